@@ -1,0 +1,6 @@
+"""`python -m checker` = `ptxmc`."""
+import sys
+
+from .cli import main
+
+sys.exit(main())

@@ -1,0 +1,204 @@
+"""The validated litmus-test AST: what the YAML front end produces and everything else reads.
+
+Frozen dataclasses only; no behaviour beyond small accessors. PTX instructions are kept as
+opcode + qualifiers + operands (checker.ptx validates them); their meaning is given by
+checker.events, the one place that turns PTX into events.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Mapping, Union
+
+from .errors import SourceLoc
+
+
+@dataclass(frozen=True, order=True)
+class Position:
+    """Where a thread runs: gpu > cluster > cta > warp. cluster is None in a launch without clusters
+    (then every CTA is its own cluster)."""
+
+    gpu: int
+    cluster: int | None
+    cta: int
+    warp: int = 0
+
+    def __str__(self) -> str:
+        cl = f".cluster{self.cluster}" if self.cluster is not None else ""
+        return f"gpu{self.gpu}{cl}.cta{self.cta}.warp{self.warp}"
+
+    def cta_key(self) -> tuple:
+        return (self.gpu, self.cluster, self.cta)
+
+    def cluster_key(self) -> tuple:
+        # Without clusters every CTA is its own cluster.
+        return (self.gpu, self.cluster) if self.cluster is not None else (self.gpu, None, self.cta)
+
+
+@dataclass(frozen=True)
+class MemoryDecl:
+    """One named location (an abstract cell). `alias_of` makes it another virtual address of that
+    cell; `view`/`view_of` make it an address seen through an ISCA'22 hypothetical proxy
+    ('texture', 'surface', 'constant'); `mbarrier` marks a pre-initialised mbarrier
+    ({'count': n}); `tensormap` maps the map's values to the global buffers they describe."""
+
+    name: str
+    space: str = "global"             # 'global' | 'shared'
+    owner: Position | None = None     # the CTA whose shared memory holds it
+    init: int = 0
+    alias_of: str | None = None
+    view: str | None = None
+    view_of: str | None = None
+    mbarrier: Mapping[str, int] | None = None
+    tensormap: Mapping[int, str] | None = None
+    where: SourceLoc | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True)
+class Reg:
+    name: str
+
+
+@dataclass(frozen=True)
+class Imm:
+    value: int
+
+
+@dataclass(frozen=True)
+class Addr:
+    """`[x]`, `[x+4]`, or `[tmap, {0, 1}]` (coords)."""
+
+    base: str
+    offset: int = 0
+    coords: tuple["Operand", ...] = ()
+
+
+@dataclass(frozen=True)
+class Vec:
+    """`{r0, r1}` braces list."""
+
+    items: tuple["Operand", ...]
+
+
+@dataclass(frozen=True)
+class Sink:
+    """`_`: a destination that is discarded."""
+
+
+@dataclass(frozen=True)
+class Name:
+    """A bare identifier operand that is not a register (e.g. a label or a memory name)."""
+
+    name: str
+
+
+Operand = Union[Reg, Imm, Addr, Vec, Sink, Name]
+
+
+@dataclass(frozen=True)
+class Instr:
+    """One PTX instruction. `op` is the opcode root ('ld', 'fence', 'cp', ...), `qualifiers` the
+    dot-separated parts after it in source order (compound parts such as 'shared::cta' kept
+    whole). `await_value` is the v of a trailing `== v` (a spin-wait)."""
+
+    op: str
+    qualifiers: tuple[str, ...]
+    operands: tuple[Operand, ...]
+    text: str
+    where: SourceLoc | None = field(default=None, compare=False)
+    await_value: int | None = None
+    predicate: str | None = None      # '@p' / '@!p' guard text, if any (not interpreted yet)
+
+    def has(self, q: str) -> bool:
+        return q in self.qualifiers
+
+    def pick(self, choices, default=None):
+        """The first qualifier among `choices`, else `default`."""
+        for q in self.qualifiers:
+            if q in choices:
+                return q
+        return default
+
+
+@dataclass(frozen=True)
+class Thread:
+    name: str
+    position: Position
+    code: tuple[Instr, ...]
+    where: SourceLoc | None = field(default=None, compare=False)
+
+
+# Conditions (herd syntax) ------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class RegRef:
+    thread: str
+    reg: str
+
+    def __str__(self) -> str:
+        return f"{self.thread}:{self.reg}"
+
+
+@dataclass(frozen=True)
+class MemRef:
+    name: str
+
+    def __str__(self) -> str:
+        return self.name
+
+
+@dataclass(frozen=True)
+class Eq:
+    lhs: RegRef | MemRef
+    value: int
+
+
+@dataclass(frozen=True)
+class Not:
+    arg: "Cond"
+
+
+@dataclass(frozen=True)
+class And:
+    args: tuple["Cond", ...]
+
+
+@dataclass(frozen=True)
+class Or:
+    args: tuple["Cond", ...]
+
+
+@dataclass(frozen=True)
+class Const:
+    value: bool
+
+
+Cond = Union[Eq, Not, And, Or, Const]
+
+
+@dataclass(frozen=True)
+class Expectation:
+    kind: str                 # 'allowed' | 'forbidden'
+    cond: Cond
+    text: str
+    where: SourceLoc | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True)
+class LitmusTest:
+    name: str
+    threads: tuple[Thread, ...]
+    memory: tuple[MemoryDecl, ...] = ()
+    expectations: tuple[Expectation, ...] = ()
+    expect_undefined: bool | None = None   # `undefined: true` / `undefined: false`
+    doc: str = ""
+    source: str = ""
+    arch: str | None = None
+    path: str = "<string>"
+    where: SourceLoc | None = field(default=None, compare=False)
+    matrix_row: tuple[tuple[str, str], ...] | None = None   # the ${name} substitutions of a row
+
+    def mem(self, name: str) -> MemoryDecl | None:
+        for m in self.memory:
+            if m.name == name:
+                return m
+        return None

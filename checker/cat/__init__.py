@@ -1,0 +1,1 @@
+"""The cat-subset model language: parser, interpreter, and the algebras it evaluates over."""

@@ -1,0 +1,285 @@
+"""The cat interpreter: loads a model and evaluates it over any checker.cat.algebra.Algebra.
+
+Every value carries its kind, 'set' or 'rel'; a kind error or an unknown name is a ModelError at
+the offending text. A model with a glossary is checked once when it is loaded (names and kinds of
+every branch, against the glossary), so a broken model fails before any engine runs.
+"""
+from __future__ import annotations
+
+import os
+from collections import ChainMap
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from ..errors import InternalError, ModelError
+from .algebra import Algebra, Constraint, Value
+from .ast import Binary, Check, Expr, IfOption, Let, Statement, Unary, Universe, Var, Zero
+from .parse import Program, parse_program, read_program
+
+__all__ = ["Check", "Model", "Evaluation", "load_model", "parse_model", "evaluate", "SET", "REL"]
+
+SET, REL = "set", "rel"
+_ARTICLE = {SET: "a set", REL: "a relation"}
+_CHECKS_ON_RELATIONS = ("acyclic", "irreflexive")
+
+
+@dataclass(frozen=True)
+class Model:
+    """A parsed model: its statements (includes spliced in), checks, glossary and the options it reads."""
+
+    path: str
+    checks: tuple[Check, ...]
+    statements: tuple[Statement, ...]
+    glossary: Mapping[str, tuple[str, str]] = field(hash=False)
+    options_used: frozenset[str]
+    title: str | None = None
+    sources: tuple[str, ...] = ()  # real paths of the file and its includes
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """Every let-bound name's (kind, value), and each check with its constraint (`~` applied)."""
+
+    env: Mapping[str, tuple[str, Value]] = field(hash=False)
+    checks: tuple[tuple[Check, Constraint], ...]
+    check_values: tuple[tuple[str, Value], ...] = ()   # (kind, value) of each check's expression
+
+
+def parse_model(text: str, path: str = "<string>") -> Model:
+    """A model from text; `include` paths are relative to the directory of `path`."""
+    return _model(parse_program(text, path), path)
+
+
+_cache: dict[tuple[str, str], tuple[tuple, Model]] = {}
+
+
+def load_model(path: str | os.PathLike) -> Model:
+    """A model from a file, cached until the file or one of its includes changes."""
+    path = str(path)
+    key = (os.path.abspath(path), path)
+    hit = _cache.get(key)
+    if hit is not None and _stamps(hit[1].sources) == hit[0]:
+        return hit[1]
+    program = read_program(path)
+    model = _model(program, path)
+    _cache[key] = (_stamps(program.sources), model)
+    return model
+
+
+def _stamps(sources: tuple[str, ...]) -> tuple:
+    out = []
+    for src in sources:
+        try:
+            st = os.stat(src)
+        except OSError:
+            return ()
+        out.append((src, st.st_mtime_ns, st.st_size))
+    return tuple(out)
+
+
+def _model(program: Program, path: str) -> Model:
+    glossary = {g.name: (g.kind, g.description) for g in program.glossary}
+    model = Model(
+        path=path,
+        checks=tuple(s for s in program.statements if isinstance(s, Check)),
+        statements=program.statements,
+        glossary=glossary,
+        options_used=frozenset(_options(program.statements)),
+        title=program.title,
+        sources=program.sources,
+    )
+    if glossary:
+        base = {name: (kind, None) for name, (kind, _) in glossary.items()}
+        _Evaluator(_KindsOnly(), frozenset(), both_branches=True).run(model.statements, base)
+    return model
+
+
+def _options(statements: tuple[Statement, ...]) -> set[str]:
+    found: set[str] = set()
+
+    def walk(e: Expr) -> None:
+        match e:
+            case IfOption(option=o, then=t, orelse=f):
+                found.add(o)
+                walk(t)
+                walk(f)
+            case Unary(arg=a):
+                walk(a)
+            case Binary(left=a, right=b):
+                walk(a)
+                walk(b)
+
+    for st in statements:
+        for e in [b.expr for b in st.bindings] if isinstance(st, Let) else [st.expr]:
+            walk(e)
+    return found
+
+
+def evaluate(
+    model: Model,
+    base: Mapping[str, tuple[str, Value]],
+    algebra: Algebra,
+    options: frozenset[str] = frozenset(),
+) -> Evaluation:
+    """Evaluate every `let` once and every check, over `base` (name -> (kind, value))."""
+    for name, (kind, _) in model.glossary.items():
+        if name not in base:
+            raise InternalError(f"the engine provides no '{name}', which the glossary of {model.path} declares")
+        if base[name][0] != kind:
+            raise InternalError(f"the engine provides '{name}' as a {base[name][0]}; the glossary of {model.path} says {kind}")
+    for name, (kind, _) in base.items():
+        if kind not in _ARTICLE:
+            raise InternalError(f"base value '{name}' has kind {kind!r}, not 'set' or 'rel'")
+    return _Evaluator(algebra, frozenset(options)).run(model.statements, base)
+
+
+class _KindsOnly:
+    """An algebra with no values: evaluating over it checks names and kinds only."""
+
+    def fix(self, step, start, label):
+        step(start)
+        return start
+
+    def __getattr__(self, name: str):
+        return lambda *args: None
+
+
+class _Evaluator:
+    """One evaluation: walks the statements in order, binding names in an environment."""
+
+    def __init__(self, algebra: Algebra, options: frozenset[str], both_branches: bool = False):
+        self.alg = algebra
+        self.options = options
+        self.both_branches = both_branches
+        self.labels: set[str] = set()
+
+    def run(self, statements: tuple[Statement, ...], base: Mapping[str, tuple[str, Value]]) -> Evaluation:
+        env: dict[str, tuple[str | None, Value]] = {"id": (REL, self.alg.identity()), **base}
+        defined: dict[str, tuple[str, Value]] = {}
+        checks, values = [], []
+        for st in statements:
+            if isinstance(st, Let):
+                bound = self.let(st, env)
+                env.update(bound)
+                defined.update(bound)
+            else:
+                constraint, value = self.check(st, env)
+                checks.append((st, constraint))
+                values.append(value)
+        return Evaluation(defined, tuple(checks), tuple(values))
+
+    def label(self, base: str) -> str:
+        name, n = base, 1
+        while name in self.labels:
+            n += 1
+            name = f"{base}#{n}"
+        self.labels.add(name)
+        return name
+
+    def let(self, st: Let, env: Mapping) -> dict[str, tuple[str, Value]]:
+        if not st.rec:
+            bound = {b.name: self.expr(b.expr, env) for b in st.bindings}
+            bind = getattr(self.alg, "bind", None)
+            if bind is None:
+                return bound
+            # A symbolic algebra names each let-bound value (shared subterms, deterministic names).
+            return {n: (k, bind(v, self.label(n))) for n, (k, v) in bound.items()}
+        names = [b.name for b in st.bindings]
+        kinds = self.rec_kinds(st, env)
+
+        def step(values: tuple) -> tuple:
+            local = ChainMap(dict(zip(names, zip(kinds, values))), env)
+            return tuple(self.expr(b.expr, local)[1] for b in st.bindings)
+
+        start = tuple(self.alg.empty_set() if k == SET else self.alg.empty_rel() for k in kinds)
+        values = self.alg.fix(step, start, self.label(",".join(names)))
+        return dict(zip(names, zip(kinds, values)))
+
+    def rec_kinds(self, st: Let, env: Mapping) -> list[str]:
+        """Kinds of a `let rec` group: inferred from the bodies, unknown ones defaulting to 'rel'."""
+        names = [b.name for b in st.bindings]
+        kinds: list[str | None] = [None] * len(names)
+        infer = _Evaluator(_KindsOnly(), self.options, self.both_branches)
+        for _ in range(len(names) + 1):
+            local = ChainMap(dict(zip(names, zip(kinds, [None] * len(names)))), env)
+            found = [infer.expr(b.expr, local)[0] for b in st.bindings]
+            if found == kinds:
+                break
+            kinds = found
+        return [k or REL for k in kinds]
+
+    def check(self, c: Check, env: Mapping) -> Constraint:
+        kind, value = self.expr(c.expr, env)
+        if c.kind in _CHECKS_ON_RELATIONS and kind == SET:
+            raise ModelError(f"{c.kind} needs a relation, not a set", c.where)
+        label = self.label(c.name if c.name.startswith("check@") else f"{c.name}@{c.where.line}")
+        test = {"acyclic": self.alg.acyclic, "irreflexive": self.alg.irreflexive, "empty": self.alg.is_empty}[c.kind]
+        constraint = test(value, label)
+        return (self.alg.negate(constraint) if c.negated else constraint), (kind, value)
+
+    def expr(self, e: Expr, env: Mapping) -> tuple[str | None, Any]:
+        alg = self.alg
+        match e:
+            case Var(name=name):
+                if name not in env:
+                    raise ModelError(f"unknown name '{name}'", e.loc)
+                return env[name]
+            case Zero():
+                return REL, alg.empty_rel()
+            case Universe():
+                return SET, alg.universe()
+            case IfOption():
+                return self.if_option(e, env)
+            case Binary():
+                (ka, a), (kb, b) = self.expr(e.left, env), self.expr(e.right, env)
+                return self.binary(e, ka, a, kb, b)
+            case Unary():
+                k, v = self.expr(e.arg, env)
+                return self.unary(e, k, v)
+        raise InternalError(f"not a cat expression: {e!r}")
+
+    def if_option(self, e: IfOption, env: Mapping) -> tuple[str | None, Any]:
+        chosen = e.then if e.option in self.options else e.orelse
+        if not self.both_branches:
+            return self.expr(chosen, env)
+        kt, vt = self.expr(e.then, env)
+        kf, vf = self.expr(e.orelse, env)
+        if kt and kf and kt != kf:
+            raise ModelError(f"the branches of if have different kinds: {_ARTICLE[kt]} and {_ARTICLE[kf]}", e.loc)
+        return kt or kf, (vt if chosen is e.then else vf)
+
+    def binary(self, e: Binary, ka, a, kb, b) -> tuple[str | None, Any]:
+        alg = self.alg
+        if e.op in ("|", "&", "\\"):
+            if ka and kb and ka != kb:
+                raise ModelError(f"'{e.op}' needs two sets or two relations, got {_ARTICLE[ka]} and {_ARTICLE[kb]}", e.loc)
+            combine = {"|": alg.union, "&": alg.inter, "\\": alg.diff}[e.op]
+            return ka or kb, combine(a, b)
+        if e.op == ";":
+            for side, k in (("left", ka), ("right", kb)):
+                if k == SET:
+                    raise ModelError(f"';' composes relations, but its {side} operand is a set", e.loc)
+            return REL, alg.compose(a, b)
+        for side, k in (("left", ka), ("right", kb)):
+            if k == REL:
+                raise ModelError(f"'*' between two operands is the product of two sets, but its {side} operand is a relation", e.loc)
+        return REL, alg.product(a, b)
+
+    def unary(self, e: Unary, k, v) -> tuple[str | None, Any]:
+        alg = self.alg
+        op = e.op
+        if op == "~":
+            if k is None:
+                return None, None
+            return k, alg.set_complement(v) if k == SET else alg.rel_complement(v)
+        if op == "[]":
+            if k == REL:
+                raise ModelError("[...] takes a set, not a relation", e.loc)
+            return REL, alg.ident(v)
+        if k == SET:
+            what = f"{op}(...)" if op in ("domain", "range") else f"postfix '{op}'"
+            raise ModelError(f"{what} takes a relation, not a set", e.loc)
+        if op in ("domain", "range"):
+            return SET, (alg.domain if op == "domain" else alg.range)(v)
+        apply = {"^-1": alg.inverse, "+": alg.plus, "*": alg.star, "?": alg.opt}[op]
+        return REL, apply(v)

@@ -1,0 +1,146 @@
+"""Checking one test: lower it, build an engine, run the sanity checks, the undefined-behaviour
+flags and outcome enumeration, and judge the expectations. Never raises for a bad test: every
+problem becomes a Result with status error/unknown."""
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+from pathlib import Path
+
+from . import AXIOMS_DIR, conditions
+from .ast import LitmusTest
+from .cat.interp import Model, load_model
+from .errors import CheckerError, LimitExceeded, LitmusError, ModelError, SolverUnknown, Unsupported
+from .events import EventStructure
+from .lower import lower
+from .result import ConditionResult, Result, UndefinedReport
+
+DEFAULT_MODEL = "ptx"
+
+
+def resolve_model(spec: str | None) -> Model:
+    """A model by name (axioms/NAME.cat) or by path."""
+    spec = spec or DEFAULT_MODEL
+    p = Path(spec)
+    if not p.suffix and not p.exists():
+        p = AXIOMS_DIR / f"{spec}.cat"
+    if not p.exists():
+        raise ModelError(f"no model '{spec}' (looked for {p})")
+    return load_model(str(p))
+
+
+def observables_of(test: LitmusTest, es: EventStructure) -> tuple[str, ...]:
+    """The outcome projection: what the expectations mention, else every register and location."""
+    keys = set()
+    for e in test.expectations:
+        keys |= conditions.atoms(e.cond, es.names)
+    if not keys:
+        keys = {f"{t}:{r}" for t, r in es.registers} | set(es.final_writes)
+    order = {t: i for i, t in enumerate(es.thread_names)}
+
+    def sort_key(k: str):
+        if ":" in k:
+            t, r = k.split(":", 1)
+            return (0, order.get(t, 99), r)
+        return (1, 0, k)
+
+    return tuple(sorted(keys, key=sort_key))
+
+
+def make_engine(name: str, es: EventStructure, model: Model, options, timeout: float):
+    if name == "brute":
+        from .engine_brute import BruteEngine
+        return BruteEngine(es, model, options)
+    from .engine_z3 import Z3Engine
+    return Z3Engine(es, model, options, timeout=timeout)
+
+
+def check_test(test: LitmusTest, model: Model, model_name: str = DEFAULT_MODEL, options=frozenset(),
+               engine: str = "z3", timeout: float = 60.0) -> Result:
+    start = time.perf_counter()
+    base = Result(name=test.name, path=test.path, status="error", expect_undefined=test.expect_undefined,
+                  engine=engine, model=model_name, matrix_row=test.matrix_row, source=test.source)
+    try:
+        es = lower(test)
+        base = replace(base, notes=es.notes)
+        result = _judge(test, es, model, options, make_engine(engine, es, model, options, timeout), base)
+    except (LitmusError, ModelError, Unsupported) as e:
+        result = replace(base, status="error", message=str(e))
+    except (SolverUnknown, LimitExceeded) as e:
+        result = replace(base, status="unknown", message=str(e))
+    return replace(result, time=time.perf_counter() - start)
+
+
+def _judge(test: LitmusTest, es: EventStructure, model: Model, options, eng, base: Result) -> Result:
+    undefined = tuple(_undefined(es, model, options, eng))
+    if undefined:
+        if test.expect_undefined:
+            return replace(base, status="pass", undefined=undefined)
+        msg = "undefined behaviour: " + "; ".join(f"{u.flag}: {u.why}" for u in undefined)
+        status = "fail" if (test.expectations or test.expect_undefined is False) else "undefined"
+        return replace(base, status=status, undefined=undefined, message=msg)
+    observe = observables_of(test, es)
+    outs, complete = eng.outcomes(observe)
+    outcomes = tuple(sorted(outs))
+    conds = []
+    for exp in test.expectations:
+        sat = [o for o in outcomes if conditions.holds(exp.cond, dict(o), es.names)]
+        sane = eng.satisfiable(_cond_for(eng, exp.cond, es), axioms=()) is not None \
+            if hasattr(eng, "enc") else _brute_sane(eng, exp.cond, es)
+        allowed = True if sat else (False if complete else None)
+        conds.append(ConditionResult(conditions.show(exp.cond), exp.kind, allowed,
+                                     len(sat), len(outcomes) - len(sat), sane))
+    status = "run"
+    message = ""
+    if test.expect_undefined:
+        status, message = "fail", "expected undefined behaviour, but the program is well defined"
+    elif test.expectations:
+        broken = [c for c in conds if not c.sane]
+        unknown = [c for c in conds if c.allowed is None]
+        if broken:
+            status = "fail"
+            message = "broken test: no execution satisfies " + ", ".join(c.text for c in broken) + \
+                      " even without axioms"
+        elif unknown:
+            status, message = "unknown", "outcome enumeration incomplete"
+        else:
+            status = "pass" if all(c.met for c in conds) else "fail"
+    return replace(base, status=status, message=message, observe=observe, outcomes=outcomes,
+                   complete=complete, conditions=tuple(conds))
+
+
+def _cond_for(eng, cond, es):
+    return conditions.to_z3(cond, eng.enc.observables, es.names)
+
+
+def _brute_sane(eng, cond, es) -> bool:
+    return any(conditions.holds(cond, dict(ex.outcome), es.names) for ex, _ in eng.executions(with_axioms=False))
+
+
+def _undefined(es: EventStructure, model: Model, options, eng):
+    from .execution import concrete_evaluation
+
+    if hasattr(eng, "enc"):
+        for name in sorted(eng.enc.flags):
+            ex = eng.flag_witness(name)
+            if ex is not None:
+                yield _ub_report(es, model, options, ex, name, concrete_evaluation)
+    else:
+        seen = set()
+        for ex, fired in eng.executions():
+            for name in sorted(fired - seen):
+                seen.add(name)
+                yield _ub_report(es, model, options, ex, name, concrete_evaluation)
+
+
+def _ub_report(es, model, options, ex, name, concrete_evaluation) -> UndefinedReport:
+    ev = concrete_evaluation(es, model, ex, options)
+    i = next(i for i, (c, fired) in enumerate(ev.checks) if c.name == name and c.flag and fired)
+    kind, value = ev.check_values[i]
+    edges = sorted(value) if kind == "rel" else [(e, e) for e in sorted(value)]
+    events = []
+    for a, b in edges[:1]:
+        for e in dict.fromkeys((a, b)):
+            ev_ = es.events[e]
+            events.append(f"{ev_.thread or 'init'}: {ev_.label}")
+    return UndefinedReport(name, tuple(events), f"{name} between " + " and ".join(events))

@@ -1,0 +1,150 @@
+"""Conditions over a test's final state, in herd's syntax -> `Cond`.
+
+    cond  := conj ('\\/' conj)*
+    conj  := unary ('/\\' unary)*
+    unary := '~' unary | '(' cond ')' | 'true' | 'false' | ref ('=' | '==' | '!=') value
+    ref   := THREAD ':' REG          final value of a register (a '%' before REG is dropped)
+           | LOCATION                final value of a memory location
+    value := integer (decimal or 0x hex, optionally negative)
+
+`~` binds tightest, then `/\\`, then `\\/`, as in herd; `a != v` is `~(a = v)`. A chain of one
+connective becomes one flat And/Or. Errors give the 1-based column and the offending token.
+"""
+from __future__ import annotations
+
+import re
+
+from .ast import And, Cond, Const, Eq, MemRef, Not, Or, RegRef
+from .errors import LitmusError, SourceLoc
+from .ptx import int_literal
+
+_TOKEN = re.compile(r"""
+    (?P<ws>\s+)
+  | (?P<op>/\\|\\/|!=|==|=|~|\(|\)|:)
+  | (?P<int>-?(?:0[xX][0-9a-fA-F]+|\d+))
+  | (?P<ident>%?[A-Za-z_$][\w$]*)
+""", re.VERBOSE)
+
+_HERD_QUANTIFIERS = ("exists", "forall")
+
+
+def parse_cond(text: str, where: SourceLoc | None = None) -> Cond:
+    """Parse one condition; LitmusError (with the column and token) if it is malformed."""
+    return _Parser(text, where or SourceLoc("<string>", 1, text)).parse()
+
+
+def refs(cond: Cond) -> list[RegRef | MemRef]:
+    """Every register and location the condition names, in order of appearance."""
+    if isinstance(cond, Eq):
+        return [cond.lhs]
+    if isinstance(cond, Not):
+        return refs(cond.arg)
+    if isinstance(cond, (And, Or)):
+        return [r for a in cond.args for r in refs(a)]
+    return []
+
+
+class _Parser:
+    def __init__(self, text: str, where: SourceLoc):
+        self.text, self.where = text, where
+        self.toks: list[tuple[str, str, int]] = []      # (kind, text, column)
+        pos = 0
+        while pos < len(text):
+            m = _TOKEN.match(text, pos)
+            if m is None:
+                self.fail(f"unexpected character '{text[pos]}' at column {pos + 1}")
+            if m.lastgroup != "ws":
+                self.toks.append((m.lastgroup, m.group(), pos + 1))
+            pos = m.end()
+        self.i = 0
+
+    def fail(self, msg: str):
+        raise LitmusError(msg, self.where)
+
+    def peek(self) -> tuple[str, str, int]:
+        return self.toks[self.i] if self.i < len(self.toks) else ("end", "", len(self.text) + 1)
+
+    def take(self) -> tuple[str, str, int]:
+        tok = self.peek()
+        self.i += 1
+        return tok
+
+    def unexpected(self, expected: str):
+        kind, tok, col = self.peek()
+        found = "the end of the condition" if kind == "end" else f"'{tok}'"
+        self.fail(f"expected {expected} at column {col}, found {found}")
+
+    def parse(self) -> Cond:
+        if not self.toks:
+            self.fail("empty condition")
+        kind, tok, col = self.peek()
+        if tok in _HERD_QUANTIFIERS:
+            self.fail(f"'{tok}' at column {col}: write the bare condition and list it under "
+                      "expect: allowed or forbidden")
+        cond = self.disj()
+        if self.peek()[0] != "end":
+            self.unexpected("'/\\', '\\/' or the end of the condition")
+        return cond
+
+    def disj(self) -> Cond:
+        args = [self.conj()]
+        while self.peek()[1] == "\\/":
+            self.take()
+            args.append(self.conj())
+        return args[0] if len(args) == 1 else Or(tuple(args))
+
+    def conj(self) -> Cond:
+        args = [self.unary()]
+        while self.peek()[1] == "/\\":
+            self.take()
+            args.append(self.unary())
+        return args[0] if len(args) == 1 else And(tuple(args))
+
+    def unary(self) -> Cond:
+        kind, tok, col = self.peek()
+        if tok == "~":
+            self.take()
+            return Not(self.unary())
+        if tok == "(":
+            self.take()
+            cond = self.disj()
+            if self.peek()[1] != ")":
+                self.unexpected(f"')' (to close the '(' of column {col})")
+            self.take()
+            return cond
+        if kind == "ident" and tok in ("true", "false"):
+            self.take()
+            return Const(tok == "true")
+        if kind != "ident":
+            self.unexpected("a register (P0:r0), a location, 'true', 'false', '~' or '('")
+        return self.compare(self.ref())
+
+    def ref(self) -> RegRef | MemRef:
+        _, name, col = self.take()
+        if self.peek()[1] != ":":
+            if name.startswith("%"):
+                self.fail(f"'{name}' at column {col} looks like a register: write THREAD:{name[1:]}")
+            return MemRef(name)
+        if name.startswith("%"):
+            self.fail(f"'{name}' at column {col} is not a thread name")
+        self.take()
+        kind, reg, _ = self.peek()
+        if kind != "ident":
+            self.unexpected(f"a register after '{name}:'")
+        self.take()
+        return RegRef(name, reg.lstrip("%"))
+
+    def compare(self, lhs: RegRef | MemRef) -> Cond:
+        _, op, _ = self.peek()
+        if op not in ("=", "==", "!="):
+            self.unexpected(f"'=' or '!=' after '{lhs}'")
+        self.take()
+        kind, tok, col = self.peek()
+        if kind != "int":
+            self.unexpected(f"an integer after '{op}'")
+        value = int_literal(tok)
+        if value is None:
+            self.fail(f"'{tok}' at column {col}: write integers without leading zeros")
+        self.take()
+        eq = Eq(lhs, value)
+        return Not(eq) if op == "!=" else eq

@@ -1,0 +1,128 @@
+"""Pure encoding of an event structure and a cat model into Z3 terms (no solver calls).
+
+`encode(es, model, options) -> Encoding`: well-formedness (rf functional and value-consistent,
+co/fsc strict partial orders with the initial writes first, final-value choice, awaits) kept
+apart from the model's checks, grouped by axiom name; flags (undefined behaviour) separately;
+and the observable terms (registers and final memory) that outcome enumeration projects onto.
+Variable names are deterministic: `rf|w|r`, `co|a|b`, `val|r`, `fin|loc|w`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import permutations
+from typing import Mapping
+
+import z3
+
+from .cat.interp import Model, evaluate
+from .events import EventStructure
+from .symbolic import TRUE, SymbolicAlgebra, as_bool, t_or
+from .values import to_z3
+
+
+@dataclass(frozen=True)
+class Encoding:
+    wellformed: tuple                       # z3 constraints
+    axioms: Mapping[str, z3.BoolRef]        # axiom name -> "the axiom holds"
+    flags: Mapping[str, tuple]              # flag name -> ("it fires" term, the flagged relation)
+    observables: Mapping[str, z3.ArithRef]  # "P1:r0" / "x" -> value term
+    env: Mapping[str, tuple]                # every let-bound name -> (kind, symbolic value)
+    rf: Mapping[tuple[int, int], object]
+    orders: Mapping[str, Mapping[tuple[int, int], object]]
+    values: Mapping[int, z3.ArithRef]       # read -> value term
+
+
+def encode(es: EventStructure, model: Model, options: frozenset[str] = frozenset()) -> Encoding:
+    wf: list = []
+    read_val = {r: z3.Int(f"val|{r}") for r in es.reads}
+
+    def term(expr):
+        return to_z3(expr, read_val.__getitem__)
+
+    # rf: every read reads exactly one write of its location, and returns its value.
+    rf: dict[tuple[int, int], object] = {}
+    for r, ws in sorted(es.rf_may.items()):
+        if len(ws) == 1:
+            rf[(ws[0], r)] = TRUE
+            wf.append(read_val[r] == term(es.write_value[ws[0]]))
+            continue
+        vs = [z3.Bool(f"rf|{w}|{r}") for w in ws]
+        wf.append(z3.PbEq([(v, 1) for v in vs], 1))
+        for w, v in zip(ws, vs):
+            rf[(w, r)] = v
+            wf.append(z3.Implies(v, read_val[r] == term(es.write_value[w])))
+
+    # orders (co, fsc): strict partial orders per class; `first` events precede the rest.
+    orders: dict[str, dict] = {}
+    for o in es.orders:
+        rel: dict[tuple[int, int], object] = {}
+        for cls in o.classes:
+            for a, b in permutations(cls, 2):
+                if a in o.first:
+                    rel[(a, b)] = TRUE
+                elif b not in o.first:
+                    rel[(a, b)] = z3.Bool(f"{o.name}|{a}|{b}")
+            free = [e for e in cls if e not in o.first]
+            for a, b in permutations(free, 2):
+                if a < b:
+                    wf.append(z3.Not(z3.And(rel[(a, b)], rel[(b, a)])))
+            for a, b, c in permutations(free, 3):
+                wf.append(z3.Implies(z3.And(rel[(a, b)], rel[(b, c)]), rel[(a, c)]))
+        orders[o.name] = rel
+
+    # final memory: some coherence-maximal write of each location.
+    observables: dict[str, z3.ArithRef] = {}
+    co = orders.get("co", {})
+    for loc, ws in sorted(es.final_writes.items()):
+        if len(ws) == 1:
+            observables[loc] = term(es.write_value[ws[0]])
+            continue
+        fins = [z3.Bool(f"fin|{loc}|{w}") for w in ws]
+        wf.append(z3.PbEq([(f, 1) for f in fins], 1))
+        value = term(es.write_value[ws[-1]])
+        for w, f in zip(ws, fins):
+            for w2 in ws:
+                t = co.get((w, w2))
+                if t is TRUE:
+                    wf.append(z3.Not(f))
+                elif t is not None:
+                    wf.append(z3.Implies(f, z3.Not(t)))
+        for w, f in reversed(list(zip(ws[:-1], fins[:-1]))):
+            value = z3.If(f, term(es.write_value[w]), value)
+        observables[loc] = value
+    for (th, reg), expr in sorted(es.registers.items()):
+        observables[f"{th}:{reg}"] = term(expr)
+
+    for r, v in es.awaits:
+        wf.append(read_val[r] == v)
+
+    # the model
+    alg = SymbolicAlgebra(range(len(es.events)))
+    base: dict[str, tuple[str, object]] = {}
+    for name, (kind, value) in es.base().items():
+        base[name] = (kind, {k: TRUE for k in value})
+    base["rf"] = ("rel", rf)
+    for name, rel in orders.items():
+        base[name] = ("rel", rel)
+    ev = evaluate(model, base, alg, options)
+    axioms: dict[str, list] = {}
+    flags: dict[str, tuple] = {}
+    for check, constraint in ev.checks:
+        if check.flag:
+            flags[check.name] = (constraint, check)
+        else:
+            axioms.setdefault(check.name, []).append(constraint)
+    wf.extend(alg.definitions)
+    return Encoding(
+        wellformed=tuple(wf),
+        axioms={n: z3.And(cs) if len(cs) > 1 else cs[0] for n, cs in axioms.items()},
+        flags=flags,
+        observables=observables,
+        env=dict(ev.env),
+        rf=rf,
+        orders=orders,
+        values=read_val,
+    )
+
+
+__all__ = ["Encoding", "encode", "as_bool", "t_or"]

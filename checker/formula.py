@@ -1,0 +1,64 @@
+"""A compact formula (herd condition syntax) for a set of outcomes, via sympy's SOPform with the
+impossible assignments (a variable with two values, or none) as don't-cares."""
+from __future__ import annotations
+
+from itertools import product
+
+from .result import Outcome
+
+MAX_ATOMS = 12
+
+
+def compact(outcomes: list[Outcome]) -> str:
+    if not outcomes:
+        return "false"
+    keys = [k for k, _ in outcomes[0]]
+    domains = {k: sorted({dict(o)[k] for o in outcomes}) for k in keys}
+    atoms = [(k, v) for k in keys for v in domains[k] if len(domains[k]) > 1]
+    if not atoms:
+        return "true"
+    if len(atoms) > MAX_ATOMS:
+        return " \\/ ".join("(" + " /\\ ".join(f"{k}={v}" for k, v in o) + ")" for o in outcomes)
+    from sympy import Symbol
+    from sympy.logic import SOPform
+
+    syms = [Symbol(f"a{i}") for i in range(len(atoms))]
+    index = {a: i for i, a in enumerate(atoms)}
+    minterms = []
+    for o in outcomes:
+        bits = [0] * len(atoms)
+        for k, v in o:
+            if (k, v) in index:
+                bits[index[(k, v)]] = 1
+        minterms.append(bits)
+    valid = set()
+    for combo in product(*(domains[k] for k in keys if len(domains[k]) > 1)):
+        bits = [0] * len(atoms)
+        for k, v in zip([k for k in keys if len(domains[k]) > 1], combo):
+            bits[index[(k, v)]] = 1
+        valid.add(tuple(bits))
+    dontcares = [list(b) for b in product((0, 1), repeat=len(atoms)) if b not in valid]
+    expr = SOPform(syms, minterms, dontcares)
+    return _show(expr, atoms, syms)
+
+
+def _show(expr, atoms, syms) -> str:
+    from sympy import And, Not, Or
+
+    name = {s: f"{k}={v}" for s, (k, v) in zip(syms, atoms)}
+
+    def go(e, top=False) -> str:
+        if e is True or str(e) == "True":
+            return "true"
+        if e in name:
+            return name[e]
+        if isinstance(e, Not):
+            return "~" + go(e.args[0])
+        if isinstance(e, And):
+            s = " /\\ ".join(sorted(go(a) for a in e.args))
+            return s if top else f"({s})"
+        if isinstance(e, Or):
+            return " \\/ ".join(sorted(go(a) for a in e.args))
+        return str(e)
+
+    return go(expr, top=not isinstance(expr, Or)) if not isinstance(expr, Or) else go(expr)

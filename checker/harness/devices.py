@@ -1,0 +1,103 @@
+"""Per-device harness configurations (devices/*.toml): iterations or time budget, grid, stress
+and pre-stress patterns, placement. A configuration is data; codegen bakes it into the program."""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+
+from ..errors import HarnessError
+
+DEVICES_DIR = Path(__file__).resolve().parent / "devices"
+STRESS_PATTERNS = ("st-st", "st-ld", "ld-st", "ld-ld")
+
+
+@dataclass(frozen=True)
+class DeviceConfig:
+    name: str = "default"
+    doc: str = ""
+    target: str = "sm_90a"
+    time_budget_s: float = 10.0
+    max_iterations: int = 100000
+    spin_cap: int = 4096
+    testing_groups: int = 256
+    stress_units: int = 64
+    shuffle_pct: int = 100
+    stride_cells: int = 4
+    permute_locations: bool = True
+    pattern: str = "st-ld"
+    line_words: int = 16
+    target_lines: int = 4
+    iterations: int = 256
+    stress_pct: int = 80
+    pre_stress_iterations: int = 32
+    pre_stress_pct: int = 50
+    barrier_pct: int = 90
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    def replace(self, **changes) -> "DeviceConfig":
+        return _checked({**asdict(self), **changes}, f"device config '{self.name}'")
+
+
+def _checked(values: dict, where: str) -> DeviceConfig:
+    known = {f.name: f.type for f in fields(DeviceConfig)}
+    for k in values:
+        if k not in known:
+            raise HarnessError(f"{where}: unknown key '{k}' (known: {', '.join(sorted(known))})")
+    cfg = DeviceConfig(**values)
+    checks = [
+        (cfg.pattern in STRESS_PATTERNS, f"stress pattern must be one of {', '.join(STRESS_PATTERNS)}"),
+        (cfg.time_budget_s > 0, "time_budget_s must be positive"),
+        (cfg.max_iterations >= 1, "max_iterations must be at least 1"),
+        (cfg.spin_cap >= 1, "spin_cap must be at least 1"),
+        (cfg.testing_groups >= 1, "testing_groups must be at least 1"),
+        (cfg.stress_units >= 0, "stress_units must be >= 0"),
+        (cfg.stride_cells >= 1, "stride_cells must be at least 1"),
+        (cfg.line_words >= 1 and cfg.target_lines >= 1, "line_words and target_lines must be >= 1"),
+        (cfg.target.startswith("sm_"), "target must look like sm_90a"),
+    ]
+    for pct in ("shuffle_pct", "stress_pct", "pre_stress_pct", "barrier_pct"):
+        checks.append((0 <= getattr(cfg, pct) <= 100, f"{pct} must be between 0 and 100"))
+    for ok, msg in checks:
+        if not ok:
+            raise HarnessError(f"{where}: {msg}")
+    return cfg
+
+
+def _flatten(data: dict) -> dict:
+    flat = {}
+    for k, v in data.items():
+        if isinstance(v, dict):
+            flat.update(v)
+        else:
+            flat[k] = v
+    return flat
+
+
+def device_names() -> list[str]:
+    return sorted(p.stem for p in DEVICES_DIR.glob("*.toml"))
+
+
+def load_device(name_or_path: str | None = None) -> DeviceConfig:
+    """A bundled configuration by name ('default', 'h100', 'b200') or a .toml file path."""
+    try:
+        import tomllib
+    except ImportError:                      # Python 3.10
+        try:
+            import tomli as tomllib          # type: ignore[no-redef]
+        except ImportError:
+            raise HarnessError("reading device configurations needs Python 3.11+ or `pip install tomli`")
+    spec = name_or_path or "default"
+    path = Path(spec)
+    if not (spec.endswith(".toml") or path.is_file()):
+        path = DEVICES_DIR / f"{spec}.toml"
+        if not path.is_file():
+            raise HarnessError(f"unknown device configuration '{spec}' (bundled: {', '.join(device_names())})")
+    try:
+        data = tomllib.loads(path.read_text())
+    except OSError as e:
+        raise HarnessError(f"{path}: cannot read: {e.strerror}")
+    except tomllib.TOMLDecodeError as e:
+        raise HarnessError(f"{path}: not valid TOML: {e}")
+    return _checked(_flatten(data), str(path))

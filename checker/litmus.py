@@ -1,0 +1,483 @@
+"""The front end: YAML litmus files -> validated `LitmusTest`s (DESIGN section 2).
+
+`load_paths` / `load_file` / `load_text` return one entry per test, in file order: the test, or
+the LitmusError that explains why it is malformed. One bad test never hides the others, not
+even in the same file (a YAML syntax error, which spoils the file, is one error for the file).
+Errors name the file, the line of the offending node and its text.
+
+A `matrix:` table turns one test into one test per row: every `${key}` in the test's text
+(keys and values) is replaced by the row's value; a list item that a substitution leaves empty
+is dropped (a row can remove an instruction); a row's `expect:` mapping replaces the test's
+`expect` entries key by key (allowed / forbidden / undefined).
+"""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Iterable
+
+import yaml
+
+from . import ptx, yamlsafe
+from .ast import Expectation, LitmusTest, MemoryDecl, MemRef, Position, RegRef, Thread
+from .cond import parse_cond, refs
+from .errors import LitmusError, SourceLoc
+from .yamlsafe import BOOL, INT, Node
+
+TEST_KEYS = ("name", "doc", "source", "arch", "memory", "threads", "expect", "matrix")
+THREAD_KEYS = ("at", "code")
+MEMORY_KEYS = ("space", "owner", "init", "alias_of", "texture_of", "surface_of", "constant_of",
+               "mbarrier", "tensormap")
+EXPECT_KEYS = ("allowed", "forbidden", "undefined")
+MBARRIER_KEYS = ("count",)
+VIEWS = {"texture_of": "texture", "surface_of": "surface", "constant_of": "constant"}
+
+_POSITION = re.compile(r"gpu(\d+)(?:\.cluster(\d+))?\.cta(\d+)(?:\.warp(\d+))?")
+_IDENT = re.compile(r"[A-Za-z_$][\w$]*")
+_PLACEHOLDER = re.compile(r"\$\{([^{}]*)\}")
+_POSITION_FORM = "gpu<N>[.cluster<N>].cta<N>[.warp<N>]"
+
+
+# ------------------------------------------------------------------------------ entry points --
+
+def load_paths(paths: Iterable[str | Path]) -> list[LitmusTest | LitmusError]:
+    """Load files and directories (recursively: *.yaml, *.yml, sorted; hidden entries skipped).
+    A test name used twice in the batch is an error at the second use."""
+    out: list[LitmusTest | LitmusError] = []
+    seen_files: set[Path] = set()
+    for p in map(Path, paths):
+        if p.is_dir():
+            files = sorted((f for f in p.rglob("*") if f.suffix in (".yaml", ".yml") and f.is_file()
+                            and not any(part.startswith(".") for part in f.relative_to(p).parts)),
+                           key=lambda f: f.as_posix())
+        elif p.exists():
+            files = [p]
+        else:
+            out.append(LitmusError("no such file or directory", SourceLoc(str(p), 0)))
+            continue
+        for f in files:
+            if f.resolve() not in seen_files:
+                seen_files.add(f.resolve())
+                out.extend(load_file(f))
+    return _unique_names(out, lambda first: f"also in {first}")
+
+
+def load_file(path: str | Path) -> list[LitmusTest | LitmusError]:
+    """Load every test of one file."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        return [LitmusError("not a UTF-8 text file", SourceLoc(str(path), 0))]
+    except OSError as e:
+        return [LitmusError(f"cannot read: {e.strerror}", SourceLoc(str(path), 0))]
+    return load_text(text, str(path))
+
+
+def load_text(text: str, path: str = "<string>") -> list[LitmusTest | LitmusError]:
+    """Load every test of a YAML text (one mapping, or a list of mappings)."""
+    try:
+        root = yamlsafe.compose(text, path)
+    except LitmusError as e:
+        return [e]
+    if root is None:
+        return [LitmusError("empty file: expected a test (a mapping) or a list of tests", SourceLoc(path, 1))]
+    items = root.value if isinstance(root, yaml.SequenceNode) and root.tag.endswith(":seq") else [root]
+    out: list[LitmusTest | LitmusError] = []
+    for item in items:
+        try:
+            out.extend(_expand(yamlsafe.convert(item, path), path))
+        except LitmusError as e:
+            out.append(e)
+    return _unique_names(out, lambda first: f"first at line {first.line}")
+
+
+def _unique_names(results, where_first):
+    seen: dict[str, SourceLoc] = {}
+    out = []
+    for r in results:
+        if isinstance(r, LitmusTest):
+            if r.name in seen:
+                r = LitmusError(f"duplicate test name '{r.name}' ({where_first(seen[r.name])})", r.where)
+            else:
+                seen[r.name] = r.where
+        out.append(r)
+    return out
+
+
+# ------------------------------------------------------------------------------ node helpers --
+
+def _fail(path: str, node: Node, msg: str, text: str | None = None):
+    raise LitmusError(msg, SourceLoc(path, node.line, node.raw if text is None else text))
+
+
+class _Map:
+    """A mapping node whose keys must come from `keys`."""
+
+    def __init__(self, node: Node, path: str, keys: tuple[str, ...], what: str):
+        if node.kind != "map":
+            _fail(path, node, f"{what} must be a mapping")
+        self.node, self.path = node, path
+        for k, _ in node.items:
+            if k.raw not in keys:
+                _fail(path, k, f"unknown key '{k.raw}' in {what} (valid keys: {', '.join(keys)})")
+        self.pairs = {k.raw: v for k, v in node.items}
+        self.keys = {k.raw: k for k, _ in node.items}
+
+    def get(self, key: str) -> Node | None:
+        return self.pairs.get(key)
+
+    def need(self, key: str, what: str) -> Node:
+        if key not in self.pairs:
+            _fail(self.path, self.node, f"{what} needs '{key}:'", "")
+        return self.pairs[key]
+
+
+def _text(node: Node, path: str, what: str) -> str:
+    if node.kind != "scalar":
+        _fail(path, node, f"{what} must be text, not a {'list' if node.kind == 'seq' else 'mapping'}")
+    return node.raw
+
+
+def _int(node: Node, path: str, what: str) -> int:
+    if node.kind != "scalar" or node.tag != INT:
+        _fail(path, node, f"{what} must be an integer")
+    return node.value
+
+
+def _seq(node: Node, path: str, what: str) -> tuple[Node, ...]:
+    if node.kind != "seq":
+        _fail(path, node, f"{what} must be a list")
+    return node.items
+
+
+def _position(node: Node, path: str, what: str, cta_only: bool = False) -> Position:
+    text = _text(node, path, what).strip()
+    m = _POSITION.fullmatch(text)
+    if m is None:
+        _fail(path, node, f"bad position '{text}': write {_POSITION_FORM}")
+    if cta_only and m.group(4) is not None:
+        _fail(path, node, f"{what} must name a CTA (gpu<N>[.cluster<N>].cta<N>), not a warp")
+    g, cl, cta, w = m.groups()
+    return Position(int(g), None if cl is None else int(cl), int(cta), int(w or 0))
+
+
+def _cta(p: Position) -> str:
+    return f"gpu{p.gpu}" + (f".cluster{p.cluster}" if p.cluster is not None else "") + f".cta{p.cta}"
+
+
+# ---------------------------------------------------------------------------------- matrix --
+
+def _expand(node: Node, path: str) -> list[LitmusTest | LitmusError]:
+    """One test, or one per matrix row (a bad row is its own error)."""
+    top = _Map(node, path, TEST_KEYS, "a test")
+    body = Node("map", node.line, items=tuple((k, v) for k, v in node.items if k.raw != "matrix"))
+    matrix = top.get("matrix")
+    if matrix is None:
+        return [_build(_subst(body, None, path), path, None, node.line)]
+    rows = _seq(matrix, path, "matrix")
+    if not rows:
+        _fail(path, matrix, "matrix needs at least one row")
+    name = top.need("name", "a test")
+    if "${" not in name.raw:
+        _fail(path, name, "a test with a matrix needs a ${...} placeholder in its name, "
+                          "so that each row's test has its own name")
+    used = set(_placeholders(body))
+    out: list[LitmusTest | LitmusError] = []
+    for n, row in enumerate(rows, 1):
+        values: dict[str, str] = {}
+        try:
+            values, row_expect = _row(row, path, used)
+            test = _with_expect(_subst(body, values, path), _subst(row_expect, values, path))
+            out.append(_build(test, path, tuple(values.items()), row.line))
+        except LitmusError as e:
+            label = ", ".join(f"{k}={v}" for k, v in values.items()) if row.kind == "map" else ""
+            out.append(LitmusError(f"{e.message} (matrix row {n}{': ' + label if label else ''})", e.where))
+    return out
+
+
+def _row(row: Node, path: str, used: set[str]) -> tuple[dict[str, str], Node | None]:
+    if row.kind != "map":
+        _fail(path, row, "a matrix row must be a mapping (placeholder: value, ...)")
+    values, expect = {}, None
+    for k, v in row.items:
+        if k.raw == "expect":
+            expect = v
+        elif k.raw not in used:
+            _fail(path, k, f"matrix key '{k.raw}' is not used: the test has no ${{{k.raw}}}")
+        else:
+            values[k.raw] = _text(v, path, f"matrix value '{k.raw}'") if v.tag != yamlsafe.NULL else ""
+    return values, expect
+
+
+def _placeholders(node: Node):
+    if node.kind == "scalar":
+        yield from _PLACEHOLDER.findall(node.raw)
+    for item in node.items:
+        for sub in (item if isinstance(item, tuple) else (item,)):
+            yield from _placeholders(sub)
+
+
+def _subst(node: Node | None, values: dict[str, str] | None, path: str) -> Node | None:
+    """`node` with every ${key} replaced (values None: the test has no matrix)."""
+    if node is None:
+        return None
+    if node.kind == "scalar":
+        if "${" not in node.raw:
+            return node
+
+        def value(m):
+            key = m.group(1)
+            if values is None:
+                _fail(path, node, f"'${{{key}}}': placeholders need a matrix: table")
+            if key not in values:
+                _fail(path, node, f"unknown matrix placeholder '${{{key}}}' "
+                                  f"(this row has: {', '.join(values) or 'nothing'})")
+            return values[key]
+        raw = _PLACEHOLDER.sub(value, node.raw)
+        if "${" in _PLACEHOLDER.sub("", node.raw):
+            _fail(path, node, "unterminated placeholder: write ${name}")
+        return node.with_raw(raw)
+    if node.kind == "seq":
+        items = [(_subst(i, values, path), i) for i in node.items]
+        kept = tuple(new for new, old in items
+                     if not (new.kind == "scalar" and new.raw.strip() == "" and "${" in old.raw))
+        return Node("seq", node.line, items=kept)
+    pairs = tuple((_subst(k, values, path), _subst(v, values, path)) for k, v in node.items)
+    yamlsafe.check_unique(pairs, path)
+    return Node("map", node.line, items=pairs)
+
+
+def _with_expect(test: Node, row_expect: Node | None) -> Node:
+    if row_expect is None:
+        return test
+    old = next((v for k, v in test.items if k.raw == "expect"), None)
+    if old is None or old.kind != "map" or row_expect.kind != "map":
+        merged = row_expect
+    else:
+        mine = {k.raw for k, _ in row_expect.items}
+        merged = Node("map", row_expect.line,
+                      items=tuple(p for p in old.items if p[0].raw not in mine) + row_expect.items)
+    key = Node("scalar", row_expect.line, raw="expect", plain=True)
+    return Node("map", test.line, items=tuple(p for p in test.items if p[0].raw != "expect") + ((key, merged),))
+
+
+# ---------------------------------------------------------------------------------- a test --
+
+def _build(node: Node, path: str, row, line: int) -> LitmusTest:
+    m = _Map(node, path, TEST_KEYS, "a test")
+    name_node = m.need("name", "a test")
+    name = _text(name_node, path, "name").strip()
+    if not name or re.search(r"\s", name):
+        _fail(path, name_node, "a test name is one word, without spaces")
+    arch = None
+    if m.get("arch") is not None:
+        arch = _text(m.get("arch"), path, "arch")
+        if not re.fullmatch(r"sm_\d+[a-z]?", arch):
+            _fail(path, m.get("arch"), "arch must look like sm_90 or sm_90a")
+    doc = _text(m.get("doc"), path, "doc") if m.get("doc") is not None else ""
+    source = _text(m.get("source"), path, "source") if m.get("source") is not None else ""
+
+    decls, targets = _memory(m.get("memory"), path)
+    declared = {d.name for d in decls}
+    threads = _threads(m.need("threads", "a test"), path, declared)
+    _check_cluster_styles(threads, decls, path)
+    regs = {t.name: {r for i in t.code for r in ptx.registers(i)} for t in threads}
+    implicit: dict[str, MemoryDecl] = {}
+    for t in threads:
+        for i in t.code:
+            for base in ptx.address_bases(i):
+                if base not in declared and base not in implicit:
+                    if any(base in rs for rs in regs.values()):
+                        raise LitmusError(f"'{base}' is used both as a register and as a location", i.where)
+                    implicit[base] = MemoryDecl(base, where=i.where)
+    memory = {d.name: d for d in decls} | implicit
+    _check_memory(memory, targets, path)
+    _check_accesses(threads, memory)
+    expectations, undefined = _expect(m.get("expect"), path, threads, regs, memory)
+    return LitmusTest(name=name, threads=tuple(threads), memory=tuple(memory.values()),
+                      expectations=expectations, expect_undefined=undefined, doc=doc, source=source,
+                      arch=arch, path=path, where=SourceLoc(path, line, name), matrix_row=row)
+
+
+def _memory(node: Node | None, path: str):
+    """Declared locations, and for each the (key, target name, node) of its *_of / tensormap
+    references, checked once every location is known."""
+    decls: list[MemoryDecl] = []
+    targets: dict[str, list[tuple[str, str, Node]]] = {}
+    if node is None or node.tag == yamlsafe.NULL and node.kind == "scalar":
+        return decls, targets
+    if node.kind != "map":
+        _fail(path, node, "memory must be a mapping of locations (x: 0, or x: {space: ..., init: ...})")
+    for k, v in node.items:
+        name = k.raw
+        if not _IDENT.fullmatch(name) or name in ("true", "false"):
+            _fail(path, k, f"'{name}' cannot name a location: use an identifier")
+        where = SourceLoc(path, k.line, name)
+        if v.kind == "scalar":
+            if v.tag != INT:
+                _fail(path, v, f"location '{name}': write its initial value ({name}: 0) "
+                               "or a mapping ({space: ..., init: ...})")
+            decls.append(MemoryDecl(name, init=v.value, where=where))
+            continue
+        f = _Map(v, path, MEMORY_KEYS, f"location '{name}'")
+        fields: dict = {}
+        space = "global"
+        if f.get("space") is not None:
+            space = _text(f.get("space"), path, "space")
+            if space not in ("global", "shared"):
+                _fail(path, f.get("space"), "space must be global or shared")
+        owner = None
+        if f.get("owner") is not None:
+            owner = _position(f.get("owner"), path, "owner", cta_only=True)
+            if space != "shared":
+                _fail(path, f.keys["owner"], f"owner is for shared memory: add 'space: shared' to '{name}'")
+        elif space == "shared":
+            _fail(path, f.keys["space"], f"shared location '{name}' needs an owner: the CTA whose "
+                                         "shared memory holds it (owner: gpu0.cta0)")
+        fields.update(space=space, owner=owner)
+        if f.get("init") is not None:
+            fields["init"] = _int(f.get("init"), path, "init")
+        refs_ = [key for key in ("alias_of", *VIEWS) if f.get(key) is not None]
+        if len(refs_) > 1:
+            _fail(path, f.keys[refs_[1]], f"'{name}' can be only one of {', '.join(refs_)}")
+        for key in refs_:
+            target = _text(f.get(key), path, key)
+            others = [x for x in ("space", "owner", "init", "mbarrier", "tensormap") if f.get(x) is not None]
+            if others:
+                _fail(path, f.keys[others[0]], f"'{name}' is {key} '{target}': its {others[0]} is that of '{target}'")
+            fields.update({"alias_of": target} if key == "alias_of" else {"view": VIEWS[key], "view_of": target})
+            targets.setdefault(name, []).append((key, target, f.get(key)))
+        if f.get("mbarrier") is not None:
+            mb = _Map(f.get("mbarrier"), path, MBARRIER_KEYS, "mbarrier")
+            count = _int(mb.need("count", "mbarrier"), path, "mbarrier count")
+            if count <= 0:
+                _fail(path, mb.get("count"), "mbarrier count must be positive")
+            if space != "shared" or "init" in fields:
+                _fail(path, f.keys["mbarrier"], "an mbarrier lives in shared memory (space: shared, owner: ...) "
+                                                "and its initial state is given by count, not init")
+            fields["mbarrier"] = {"count": count}
+        if f.get("tensormap") is not None:
+            tm = f.get("tensormap")
+            if tm.kind != "map" or not tm.items:
+                _fail(path, tm, "tensormap maps values to global buffers: {0: gA, 1: gB}")
+            if space != "global":
+                _fail(path, f.keys["tensormap"], "a tensor map lives in global memory")
+            table = {}
+            for tk, tv in tm.items:
+                table[_int(tk, path, "a tensormap value")] = _text(tv, path, "a tensormap buffer")
+                targets.setdefault(name, []).append(("tensormap", tv.raw, tv))
+            if fields.get("init", 0) not in table:
+                _fail(path, f.keys["tensormap"], f"the initial value {fields.get('init', 0)} of tensor map "
+                      f"'{name}' is none of its values ({', '.join(map(str, table))})")
+            fields["tensormap"] = table
+        decls.append(MemoryDecl(name, where=where, **fields))
+    return decls, targets
+
+
+def _threads(node: Node, path: str, declared: set[str]) -> list[Thread]:
+    if node.kind != "map" or not node.items:
+        _fail(path, node, "threads must map thread names to {at: POSITION, code: [...]}")
+    threads = []
+    for k, v in node.items:
+        if not _IDENT.fullmatch(k.raw):
+            _fail(path, k, f"thread name '{k.raw}' must be an identifier (P0, P1, ...)")
+        t = _Map(v, path, THREAD_KEYS, f"thread '{k.raw}'")
+        pos = _position(t.need("at", f"thread '{k.raw}'"), path, "at")
+        code = []
+        for item in _seq(t.need("code", f"thread '{k.raw}'"), path, "code"):
+            text = _text(item, path, "an instruction")
+            code.append(ptx.parse_instr(text, SourceLoc(path, item.line, text.strip()), declared))
+        threads.append(Thread(k.raw, pos, tuple(code), SourceLoc(path, k.line, k.raw)))
+    return threads
+
+
+def _check_cluster_styles(threads: list[Thread], decls: list[MemoryDecl], path: str) -> None:
+    """Either every position names a cluster, or none does."""
+    places = [(t.position, t.where) for t in threads] + [(d.owner, d.where) for d in decls if d.owner]
+    first_pos, first_where = places[0]
+    for pos, where in places[1:]:
+        if (pos.cluster is None) != (first_pos.cluster is None):
+            a, b = (_cta(pos), _cta(first_pos))
+            raise LitmusError(f"'{a}' {'names no' if pos.cluster is None else 'names a'} cluster, but "
+                              f"'{b}' (line {first_where.line}) {'does' if pos.cluster is None else 'does not'}: "
+                              "name a cluster in every position or in none", where)
+
+
+def _root(memory: dict[str, MemoryDecl], name: str) -> MemoryDecl:
+    d = memory[name]
+    while (d.alias_of or d.view_of) in memory:
+        d = memory[d.alias_of or d.view_of]
+    return d
+
+
+def _check_memory(memory: dict[str, MemoryDecl], targets, path: str) -> None:
+    for name, refs_ in targets.items():
+        for key, target, node in refs_:
+            if target not in memory:
+                _fail(path, node, f"{key} '{target}': no such location (declared or used)")
+            if key == "tensormap" and _root(memory, target).space != "global":
+                _fail(path, node, f"tensor map buffer '{target}' must be global memory")
+    for name, d in memory.items():
+        chain, cur = [name], d
+        while cur.alias_of or cur.view_of:
+            nxt = cur.alias_of or cur.view_of
+            if nxt in chain:
+                raise LitmusError(f"{' -> '.join(chain + [nxt])} is a cycle of aliases/views", d.where)
+            chain.append(nxt)
+            cur = memory[nxt]
+        if len(chain) > 1 and cur.space != "global":
+            raise LitmusError(f"'{name}' is an alias or view of shared memory '{cur.name}': "
+                              "only global memory has those", d.where)
+
+
+def _check_accesses(threads: list[Thread], memory: dict[str, MemoryDecl]) -> None:
+    """State-space qualifiers must fit the location; another CTA's shared memory is reachable
+    only from the same cluster, through .shared::cluster."""
+    for t in threads:
+        for i in t.code:
+            space = ptx.address_space(i)
+            for base in ptx.address_bases(i):
+                d = _root(memory, base)
+                if d.space == "global" and space and space.startswith("shared"):
+                    raise LitmusError(f"'{base}' is global memory, but the access is .{space}", i.where)
+                if d.space != "shared":
+                    continue
+                if space == "global":
+                    raise LitmusError(f"'{base}' is shared memory of {_cta(d.owner)}, but the access is .global", i.where)
+                if d.owner.cta_key() == t.position.cta_key():
+                    continue
+                if d.owner.cluster_key() != t.position.cluster_key():
+                    raise LitmusError(f"'{base}' is shared memory of {_cta(d.owner)}, outside the cluster of "
+                                      f"{t.name} ({_cta(t.position)}): no access is possible", i.where)
+                if not i.has("shared::cluster"):
+                    raise LitmusError(f"'{base}' is shared memory of another CTA ({_cta(d.owner)}): "
+                                      "access it with .shared::cluster", i.where)
+
+
+def _expect(node: Node | None, path: str, threads, regs, memory):
+    if node is None:
+        return (), None
+    e = _Map(node, path, EXPECT_KEYS, "expect")
+    out, undefined = [], None
+    names = [t.name for t in threads]
+    for key, v in e.pairs.items():
+        if key == "undefined":
+            if v.kind != "scalar" or v.tag != BOOL:
+                _fail(path, v, "undefined must be true or false")
+            undefined = v.value
+            continue
+        for item in _seq(v, path, key):
+            text = _text(item, path, "a condition").strip()
+            where = SourceLoc(path, item.line, text)
+            cond = parse_cond(text, where)
+            for r in refs(cond):
+                if isinstance(r, RegRef) and r.thread not in names:
+                    raise LitmusError(f"'{r}': there is no thread {r.thread} (threads: {', '.join(names)})", where)
+                if isinstance(r, RegRef) and r.reg not in regs[r.thread]:
+                    have = ", ".join(sorted(regs[r.thread])) or "none"
+                    raise LitmusError(f"'{r}': {r.thread} uses no register {r.reg} (its registers: {have})", where)
+                if isinstance(r, MemRef) and r.name not in memory:
+                    raise LitmusError(f"'{r.name}' is not a location of this test "
+                                      f"(locations: {', '.join(memory) or 'none'})", where)
+            out.append(Expectation(key, cond, text, where))
+    return tuple(out), undefined

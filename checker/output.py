@@ -1,0 +1,139 @@
+"""Printers for results: text (one line per test), herd (herd7's block per test), JSON (stable
+schema, documented in README) and JUnit XML. Pure: Result(s) in, str out, deterministic apart
+from timing fields (which `timing=False` leaves out)."""
+from __future__ import annotations
+
+import json
+from xml.sax.saxutils import escape, quoteattr
+
+from .result import Result
+
+JSON_SCHEMA_VERSION = 1
+
+
+def _outcome_text(o) -> str:
+    return " ".join(f"{k}={v};" for k, v in o)
+
+
+def _verdict_word(c) -> str:
+    if c.allowed is None:
+        return "Unknown"
+    return "Allowed" if c.allowed else "Forbidden"
+
+
+def text(results: list[Result], timing: bool = True) -> str:
+    lines = []
+    for r in results:
+        t = f"  {r.time * 1000:.0f}ms" if timing else ""
+        lines.append(f"{r.status.upper():9} {r.name}  ({r.path}){t}")
+        if r.message:
+            lines.append(f"          {r.message}")
+        for c in r.conditions:
+            if c.met is False:
+                lines.append(f"          expected {c.expected}, model says {_verdict_word(c)}: {c.text}")
+        for note in r.notes:
+            lines.append(f"          note: {note}")
+    lines.append(summary(results))
+    return "\n".join(lines) + "\n"
+
+
+def summary(results: list[Result]) -> str:
+    counts = {}
+    for r in results:
+        counts[r.status] = counts.get(r.status, 0) + 1
+    order = ["pass", "fail", "error", "unknown", "undefined", "run"]
+    parts = [f"{counts[k]} {k}" for k in order if counts.get(k)]
+    return f"ptxmc: {len(results)} tests: " + (", ".join(parts) if parts else "none")
+
+
+def herd(results: list[Result], timing: bool = True) -> str:
+    out = []
+    for r in results:
+        if r.status == "error":
+            out.append(f"Test {r.name} Error\n{r.message}\n")
+            continue
+        if r.undefined:
+            out.append(f"Test {r.name} Undefined\n" + "\n".join(u.why for u in r.undefined) + "\n")
+            continue
+        kind = "Allowed"
+        if r.conditions and r.conditions[0].expected == "forbidden":
+            kind = "Forbidden"
+        block = [f"Test {r.name} {kind}", f"States {len(r.outcomes)}"]
+        block += [_outcome_text(o) for o in r.outcomes]
+        for c in r.conditions:
+            ok = "Ok" if c.met else "No"
+            block.append(ok)
+            block.append("Witnesses")
+            block.append(f"Positive: {c.positive} Negative: {c.negative}")
+            quant = "~exists" if c.expected == "forbidden" else "exists"
+            validated = "validated" if (c.allowed if quant == "exists" else not c.allowed) else "NOT validated"
+            block.append(f"Condition {quant} ({c.text}) is {validated}")
+            obs = "Never" if c.positive == 0 else ("Always" if c.negative == 0 else "Sometimes")
+            block.append(f"Observation {r.name} {obs} {c.positive} {c.negative}")
+        if r.status == "unknown":
+            block.append(f"Unknown: {r.message}")
+        if timing:
+            block.append(f"Time {r.name} {r.time:.3f}")
+        out.append("\n".join(block) + "\n")
+    return "\n".join(out)
+
+
+def result_dict(r: Result, timing: bool = True) -> dict:
+    d = {
+        "name": r.name,
+        "path": r.path,
+        "status": r.status,
+        "message": r.message,
+        "model": r.model,
+        "engine": r.engine,
+        "source": r.source,
+        "matrix_row": dict(r.matrix_row) if r.matrix_row else None,
+        "observe": list(r.observe),
+        "outcomes": [dict(o) for o in r.outcomes],
+        "complete": r.complete,
+        "conditions": [
+            {"text": c.text, "expected": c.expected, "model": _verdict_word(c).lower(),
+             "met": c.met, "positive": c.positive, "negative": c.negative, "sane": c.sane,
+             "blame": [list(b) for b in c.blame]}
+            for c in r.conditions
+        ],
+        "undefined": [{"flag": u.flag, "events": list(u.events), "why": u.why} for u in r.undefined],
+        "expect_undefined": r.expect_undefined,
+        "notes": list(r.notes),
+    }
+    if timing:
+        d["time"] = round(r.time, 6)
+    return d
+
+
+def to_json(results: list[Result], timing: bool = True) -> str:
+    doc = {"schema": JSON_SCHEMA_VERSION, "tool": "ptxmc",
+           "results": [result_dict(r, timing) for r in results]}
+    return json.dumps(doc, indent=2, sort_keys=True) + "\n"
+
+
+def junit(results: list[Result], timing: bool = True) -> str:
+    fails = sum(r.status in ("fail", "undefined") for r in results)
+    errors = sum(r.status in ("error", "unknown") for r in results)
+    total_time = sum(r.time for r in results) if timing else 0.0
+    lines = ['<?xml version="1.0" encoding="UTF-8"?>',
+             f'<testsuites name="ptxmc" tests="{len(results)}" failures="{fails}" errors="{errors}" '
+             f'time="{total_time:.3f}">',
+             f'  <testsuite name="ptxmc" tests="{len(results)}" failures="{fails}" errors="{errors}" '
+             f'skipped="0" time="{total_time:.3f}">']
+    for r in results:
+        t = f"{r.time:.3f}" if timing else "0.000"
+        lines.append(f'    <testcase classname={quoteattr(r.path)} name={quoteattr(r.name)} time="{t}">')
+        detail = r.message or "; ".join(
+            f"expected {c.expected}, model says {_verdict_word(c)}: {c.text}" for c in r.conditions if c.met is False)
+        if r.status in ("fail", "undefined"):
+            lines.append(f"      <failure message={quoteattr(detail or r.status)}>{escape(detail)}</failure>")
+        elif r.status in ("error", "unknown"):
+            lines.append(f"      <error message={quoteattr(detail or r.status)} type={quoteattr(r.status)}>"
+                         f"{escape(detail)}</error>")
+        lines.append("    </testcase>")
+    lines += ["  </testsuite>", "</testsuites>"]
+    return "\n".join(lines) + "\n"
+
+
+FORMATS = {"text": text, "herd": herd, "json": to_json, "junit": junit}

@@ -1,0 +1,64 @@
+"""The registry of base sets and relations the engines provide to a cat model.
+
+This is the Python side of the contract whose other side is the glossary at the top of
+axioms/ptx.cat; tests/test_glossary.py keeps the two in step. Static names are computed by
+checker.lower; dynamic ones (DYNAMIC) are chosen by the engines.
+"""
+from __future__ import annotations
+
+SETS: dict[str, str] = {
+    "R": "reads, including the read half of atom/red",
+    "W": "writes, including the write half of atom/red and the initial writes",
+    "F": "memory fences (fence, membar)",
+    "B": "execution barriers (bar/barrier, bar.warp.sync)",
+    "INIT": "the initial writes, one per physical location",
+    "STRONG": "strong operations: non-weak memory operations and memory fences",
+    "WEAK": "weak memory operations (.weak, the default of ld/st)",
+    "RLX": "operations marked .relaxed (and .volatile/.mmio, which are relaxed)",
+    "ACQ": "acquire operations: ld.acquire, the read of atom.acquire/.acq_rel, fence.acquire",
+    "REL": "release operations: st.release, the write of atom/red.release/.acq_rel, fence.release",
+    "ACQ_REL": "fence.acq_rel (and membar/fence without .sem is not this: membar is SC)",
+    "SC": "fence.sc and membar",
+    "VOL": ".volatile accesses",
+    "MMIO": ".mmio accesses",
+    "ATOM": "both halves of atom and red",
+    "RED": "both halves of red (a reduction returns no value)",
+    "CTA": "strong operations with .cta scope",
+    "CLUSTER": "strong operations with .cluster scope",
+    "GPU": "strong operations with .gpu scope",
+    "SYS": "strong operations with .sys scope",
+    "GEN": "operations of the generic proxy (memory fences count as generic: DESIGN A3)",
+    "GLOBAL": "memory operations on .global locations",
+    "SHARED": "memory operations on .shared locations",
+    "BAR_SYNC": "bar.sync / barrier.sync",
+    "BAR_ARRIVE": "bar.arrive / barrier.arrive",
+    "BAR_RED": "bar.red / barrier.red",
+    "BAR_WARP": "bar.warp.sync",
+}
+
+RELATIONS: dict[str, str] = {
+    "po": "program order: per thread, strict and total on its own events",
+    "rmw": "from the read to the write of one atom/red",
+    "dep": "data dependencies, and control dependencies from an await to every later event",
+    "loc": "same physical location (memory events; reflexive)",
+    "vloc": "same virtual address (memory events; reflexive)",
+    "sthd": "same thread (reflexive)",
+    "swarp": "same warp (reflexive)",
+    "scta": "same CTA (reflexive)",
+    "scluster": "same cluster (reflexive; without clusters a CTA is its own cluster)",
+    "sgpu": "same GPU (reflexive)",
+    "syncbar": "bar instance synchronization: from each participant to the others' sync/red",
+    "syncwarp": "bar.warp.sync instance synchronization between the lanes of the mask",
+    "rf": "reads-from (dynamic): from a write to each read that returns its value",
+    "co": "coherence order (dynamic): a strict partial order on writes to one physical location, initial write first",
+    "fsc": "fence-SC order candidate (dynamic): a strict partial order on fence.sc events",
+}
+
+DYNAMIC = frozenset({"rf", "co", "fsc"})
+
+
+def glossary_names() -> dict[str, str]:
+    """Every base name with its kind ('set' or 'rel')."""
+    out = {n: "set" for n in SETS}
+    out.update({n: "rel" for n in RELATIONS})
+    return out

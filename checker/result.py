@@ -1,0 +1,55 @@
+"""What checking a test yields: outcomes, per-condition verdicts, undefined behaviour, status.
+Plain frozen data, consumed by the text/herd/JSON/JUnit printers and the reports."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+Outcome = tuple[tuple[str, int], ...]
+
+
+@dataclass(frozen=True)
+class ConditionResult:
+    text: str                       # herd syntax
+    expected: str | None            # 'allowed' | 'forbidden' | None (a query, not an expectation)
+    allowed: bool | None            # does the model allow an execution satisfying it? None: unknown
+    positive: int = 0               # allowed outcomes satisfying the condition
+    negative: int = 0               # allowed outcomes not satisfying it
+    sane: bool = True               # satisfiable under well-formedness alone
+    blame: tuple[tuple[str, ...], ...] = ()   # minimal sets of axioms ruling it out
+
+    @property
+    def met(self) -> bool | None:
+        if self.expected is None or self.allowed is None:
+            return None
+        return self.allowed == (self.expected == "allowed") and self.sane
+
+
+@dataclass(frozen=True)
+class UndefinedReport:
+    flag: str                       # the model's flag name, e.g. "InFlight"
+    events: tuple[str, ...]         # the offending operations, as "P0: st [x], 1"
+    why: str
+
+
+@dataclass(frozen=True)
+class Result:
+    name: str
+    path: str
+    status: str                     # pass | fail | error | unknown | undefined | run
+    message: str = ""
+    observe: tuple[str, ...] = ()
+    outcomes: tuple[Outcome, ...] = ()
+    complete: bool = True
+    conditions: tuple[ConditionResult, ...] = ()
+    undefined: tuple[UndefinedReport, ...] = ()
+    expect_undefined: bool | None = None
+    engine: str = "z3"
+    model: str = "ptx"
+    time: float = field(default=0.0, compare=False)
+    notes: tuple[str, ...] = ()
+    matrix_row: tuple[tuple[str, str], ...] | None = None
+    source: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.status in ("pass", "run")

@@ -1,0 +1,259 @@
+"""The symbolic algebra: cat operators over edge tables of Z3 Boolean terms.
+
+A set is a dict event -> term, a relation a dict (a, b) -> term, where a term is Python True or a
+z3 BoolRef; a missing key means the edge cannot exist. Constants fold as they go, so only edges
+that may exist get terms ("variables only for edges that may exist"). Every operator is exact:
+the terms define the relation for every assignment of the dynamic base relations.
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Callable, Iterable
+
+import z3
+
+TRUE = True
+
+
+def t_or(terms: Iterable) -> object | None:
+    out = []
+    for t in terms:
+        if t is None:
+            continue
+        if t is TRUE:
+            return TRUE
+        out.append(t)
+    if not out:
+        return None
+    if len(out) == 1:
+        return out[0]
+    return z3.Or(out)
+
+
+def t_and(a, b):
+    if a is None or b is None:
+        return None
+    if a is TRUE:
+        return b
+    if b is TRUE:
+        return a
+    return z3.And(a, b)
+
+
+def t_not(a):
+    if a is None:
+        return TRUE
+    if a is TRUE:
+        return None
+    return z3.Not(a)
+
+
+def as_bool(t) -> z3.BoolRef:
+    if t is None:
+        return z3.BoolVal(False)
+    if t is TRUE:
+        return z3.BoolVal(True)
+    return t
+
+
+def _put(d: dict, k, t) -> None:
+    if t is not None:
+        d[k] = t
+
+
+class SymbolicAlgebra:
+    """Implements checker.cat.algebra.Algebra over edge tables. Collects the definitions of the
+    fresh variables it introduces in `self.definitions` (to be asserted with the encoding)."""
+
+    def __init__(self, universe: Iterable[int]):
+        self.events = tuple(sorted(universe))
+        self.definitions: list = []
+        self._labels: dict[str, int] = defaultdict(int)
+
+    # constants
+    def empty_set(self):
+        return {}
+
+    def universe(self):
+        return {e: TRUE for e in self.events}
+
+    def empty_rel(self):
+        return {}
+
+    def identity(self):
+        return {(e, e): TRUE for e in self.events}
+
+    # boolean operators (sets and relations alike)
+    def union(self, a, b):
+        out = dict(a)
+        for k, t in b.items():
+            out[k] = t_or((out.get(k), t))
+        return out
+
+    def inter(self, a, b):
+        if len(b) < len(a):
+            a, b = b, a
+        out = {}
+        for k, t in a.items():
+            if k in b:
+                _put(out, k, t_and(t, b[k]))
+        return out
+
+    def diff(self, a, b):
+        out = {}
+        for k, t in a.items():
+            _put(out, k, t_and(t, t_not(b.get(k))) if k in b else t)
+        return out
+
+    def set_complement(self, s):
+        out = {}
+        for e in self.events:
+            _put(out, e, t_not(s.get(e)))
+        return out
+
+    def rel_complement(self, r):
+        out = {}
+        for a in self.events:
+            for b in self.events:
+                _put(out, (a, b), t_not(r.get((a, b))))
+        return out
+
+    # relations
+    def compose(self, a, b):
+        by_first = defaultdict(list)
+        for (m, y), t in b.items():
+            by_first[m].append((y, t))
+        acc = defaultdict(list)
+        for (x, m), t1 in a.items():
+            for y, t2 in by_first.get(m, ()):
+                acc[(x, y)].append(t_and(t1, t2))
+        out = {}
+        for k, ts in acc.items():
+            _put(out, k, t_or(ts))
+        return out
+
+    def inverse(self, r):
+        return {(b, a): t for (a, b), t in r.items()}
+
+    def plus(self, r):
+        # Warshall's algorithm, run on terms: exact for every assignment.
+        succ: dict[int, dict[int, object]] = defaultdict(dict)
+        pred: dict[int, dict[int, object]] = defaultdict(dict)
+        for (a, b), t in r.items():
+            succ[a][b] = t
+            pred[b][a] = t
+        nodes = sorted(set(succ) & set(pred))
+        for k in nodes:
+            ins = list(pred[k].items())
+            outs = list(succ[k].items())
+            for i, ti in ins:
+                for j, tj in outs:
+                    t = t_or((succ[i].get(j), t_and(ti, tj)))
+                    if t is not None:
+                        succ[i][j] = t
+                        pred[j][i] = t
+        return {(a, b): t for a, row in succ.items() for b, t in row.items()}
+
+    def star(self, r):
+        return self.union(self.plus(r), self.identity())
+
+    def opt(self, r):
+        return self.union(r, self.identity())
+
+    def ident(self, s):
+        return {(e, e): t for e, t in s.items()}
+
+    def product(self, s, t):
+        out = {}
+        for a, ta in s.items():
+            for b, tb in t.items():
+                _put(out, (a, b), t_and(ta, tb))
+        return out
+
+    def domain(self, r):
+        acc = defaultdict(list)
+        for (a, _), t in r.items():
+            acc[a].append(t)
+        return {a: t_or(ts) for a, ts in acc.items()}
+
+    def range(self, r):
+        acc = defaultdict(list)
+        for (_, b), t in r.items():
+            acc[b].append(t)
+        return {b: t_or(ts) for b, ts in acc.items()}
+
+    # naming
+    def fresh_label(self, label: str) -> str:
+        self._labels[label] += 1
+        n = self._labels[label]
+        return label if n == 1 else f"{label}#{n}"
+
+    def bind(self, value, label: str):
+        """Name every non-constant entry with a fresh variable `label|a|b` (defined equal to it)."""
+        label = self.fresh_label(label)
+        out = {}
+        for k, t in value.items():
+            if t is TRUE:
+                out[k] = t
+                continue
+            key = "|".join(map(str, k)) if isinstance(k, tuple) else str(k)
+            v = z3.Bool(f"{label}|{key}")
+            self.definitions.append(v == t)
+            out[k] = v
+        return out
+
+    def fix(self, step: Callable[[tuple], tuple], start: tuple, label: str) -> tuple:
+        # Kleene iteration. For a fixed assignment each round adds an edge or stops, so after
+        # (number of possible edges + 1) rounds the terms define the least fixpoint.
+        cur = tuple(self.bind(v, f"{label}@0") for v in start)
+        bound = 1
+        for rnd in range(1, 10_000):
+            nxt = step(cur)
+            keys_same = all(set(a) == set(b) for a, b in zip(cur, nxt))
+            if keys_same and all(all(_same(a[k], b[k]) for k in a) for a, b in zip(cur, nxt)):
+                return nxt
+            cur = tuple(self.bind(v, f"{label}@{rnd}") for v in nxt)
+            bound = max(bound, sum(len(v) for v in cur) + 1)
+            if rnd > bound:
+                return cur
+        raise RuntimeError("fixpoint did not converge")
+
+    # checks
+    def acyclic(self, r, label: str):
+        label = self.fresh_label(label)
+        cons = []
+        clk = {}
+        for (a, b), t in r.items():
+            if a == b:
+                cons.append(t_not(t))
+                continue
+            for e in (a, b):
+                if e not in clk:
+                    clk[e] = z3.Int(f"clk|{label}|{e}")
+            lt = clk[a] < clk[b]
+            cons.append(lt if t is TRUE else z3.Implies(t, lt))
+        return _conj(cons)
+
+    def irreflexive(self, r, label: str):
+        return _conj([t_not(t) for (a, b), t in r.items() if a == b])
+
+    def is_empty(self, v, label: str):
+        return _conj([t_not(t) for t in v.values()])
+
+    def negate(self, c):
+        return z3.Not(c)
+
+
+def _same(a, b) -> bool:
+    if a is TRUE or b is TRUE:
+        return a is b
+    return a.eq(b)
+
+
+def _conj(cons: list) -> z3.BoolRef:
+    if any(c is None for c in cons):
+        return z3.BoolVal(False)
+    rest = [c for c in cons if c is not TRUE]
+    if not rest:
+        return z3.BoolVal(True)
+    return z3.And(rest) if len(rest) > 1 else rest[0]

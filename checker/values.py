@@ -1,0 +1,116 @@
+"""Value expressions: what a write stores and what a register holds, in terms of the values that
+read events return. Both engines interpret them: the brute-force engine over ints, the Z3 engine
+over integer terms."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Mapping, Union
+
+
+@dataclass(frozen=True)
+class Const:
+    value: int
+
+
+@dataclass(frozen=True)
+class ReadVal:
+    """The value returned by read event `eid`."""
+
+    eid: int
+
+
+@dataclass(frozen=True)
+class Bin:
+    op: str          # add sub mul and or xor min max
+    a: "Expr"
+    b: "Expr"
+
+
+@dataclass(frozen=True)
+class Ite:
+    """`a cmp b ? then : other`, cmp one of == != < <= > >=."""
+
+    cmp: str
+    a: "Expr"
+    b: "Expr"
+    then: "Expr"
+    other: "Expr"
+
+
+Expr = Union[Const, ReadVal, Bin, Ite]
+
+ZERO = Const(0)
+
+_INT_OPS: Mapping[str, Callable[[int, int], int]] = {
+    "add": lambda a, b: a + b,
+    "sub": lambda a, b: a - b,
+    "mul": lambda a, b: a * b,
+    "and": lambda a, b: a & b,
+    "or": lambda a, b: a | b,
+    "xor": lambda a, b: a ^ b,
+    "min": min,
+    "max": max,
+}
+
+_CMPS: Mapping[str, Callable] = {
+    "==": lambda a, b: a == b,
+    "!=": lambda a, b: a != b,
+    "<": lambda a, b: a < b,
+    "<=": lambda a, b: a <= b,
+    ">": lambda a, b: a > b,
+    ">=": lambda a, b: a >= b,
+}
+
+BIN_OPS = frozenset(_INT_OPS)
+
+
+def reads_of(e: Expr) -> frozenset[int]:
+    """The read events whose values `e` depends on."""
+    if isinstance(e, ReadVal):
+        return frozenset((e.eid,))
+    if isinstance(e, Bin):
+        return reads_of(e.a) | reads_of(e.b)
+    if isinstance(e, Ite):
+        return reads_of(e.a) | reads_of(e.b) | reads_of(e.then) | reads_of(e.other)
+    return frozenset()
+
+
+def evaluate(e: Expr, read_value: Callable[[int], int]) -> int:
+    if isinstance(e, Const):
+        return e.value
+    if isinstance(e, ReadVal):
+        return read_value(e.eid)
+    if isinstance(e, Bin):
+        return _INT_OPS[e.op](evaluate(e.a, read_value), evaluate(e.b, read_value))
+    if isinstance(e, Ite):
+        if _CMPS[e.cmp](evaluate(e.a, read_value), evaluate(e.b, read_value)):
+            return evaluate(e.then, read_value)
+        return evaluate(e.other, read_value)
+    raise TypeError(e)
+
+
+def to_z3(e: Expr, read_var: Callable[[int], object]):
+    """The Z3 integer term of `e`; `read_var(eid)` gives the term of a read's value."""
+    import z3
+
+    if isinstance(e, Const):
+        return z3.IntVal(e.value)
+    if isinstance(e, ReadVal):
+        return read_var(e.eid)
+    if isinstance(e, Bin):
+        a, b = to_z3(e.a, read_var), to_z3(e.b, read_var)
+        if e.op in ("and", "or", "xor"):
+            # Bitwise operators on non-negative litmus values, through 32-bit vectors.
+            ba, bb = z3.Int2BV(a, 32), z3.Int2BV(b, 32)
+            r = {"and": ba & bb, "or": ba | bb, "xor": ba ^ bb}[e.op]
+            return z3.BV2Int(r)
+        if e.op == "min":
+            return z3.If(a <= b, a, b)
+        if e.op == "max":
+            return z3.If(a >= b, a, b)
+        return {"add": a + b, "sub": a - b, "mul": a * b}[e.op]
+    if isinstance(e, Ite):
+        a, b = to_z3(e.a, read_var), to_z3(e.b, read_var)
+        c = {"==": a == b, "!=": a != b, "<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b}[e.cmp]
+        return z3.If(c, to_z3(e.then, read_var), to_z3(e.other, read_var))
+    raise TypeError(e)

@@ -1,0 +1,143 @@
+"""Safe YAML loading that keeps the source line of every node.
+
+PyYAML's SafeLoader composes the text into nodes (no object is ever constructed from a tag); we
+turn those into `Node`s, which keep each scalar's text as written and its 1-based line, and we
+refuse what a litmus file has no use for and what would hide mistakes: duplicate keys, aliases,
+merge keys and explicit tags. Every refusal, and every YAML syntax error, is a LitmusError that
+names the file and the line.
+
+`compose` parses a whole text (a syntax error spoils the whole file); `convert` checks one
+subtree, so that the loader can reject one bad test of a file and keep the others.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+import yaml
+
+from .errors import LitmusError, SourceLoc
+
+_T = "tag:yaml.org,2002:"
+STR, INT, FLOAT, BOOL, NULL = (_T + t for t in ("str", "int", "float", "bool", "null"))
+_SCALAR_TAGS = {STR, INT, FLOAT, BOOL, NULL, _T + "timestamp"}
+_ALIAS = "ptxmc:alias"     # marks the place of an alias; `convert` reports it
+
+
+@dataclass(frozen=True)
+class Node:
+    """A YAML node with its line. Scalars keep `raw`, the text as written (after unquoting), and
+    `tag`, its YAML type; `plain` scalars (unquoted, untagged) take their type from their text.
+    A 'seq' holds Nodes in `items`; a 'map' holds (key, value) Node pairs in source order."""
+
+    kind: str                # 'scalar' | 'seq' | 'map'
+    line: int
+    raw: str = ""
+    tag: str = STR
+    plain: bool = False
+    items: tuple = ()
+
+    @property
+    def value(self) -> Any:
+        """The scalar's Python value: str, int, float, bool or None (timestamps stay text)."""
+        if self.tag in (INT, FLOAT, BOOL, NULL):
+            node = yaml.ScalarNode(self.tag, self.raw)
+            return getattr(_CONSTRUCTOR, "construct_yaml_" + self.tag[len(_T):])(node)
+        return self.raw
+
+    def with_raw(self, raw: str) -> "Node":
+        """This scalar with new text; a plain scalar's type is resolved again from the text."""
+        tag = _RESOLVER.resolve(yaml.ScalarNode, raw, (True, False)) if self.plain else self.tag
+        return replace(self, raw=raw, tag=tag if tag in _SCALAR_TAGS else STR)
+
+
+_CONSTRUCTOR = yaml.constructor.SafeConstructor()
+_RESOLVER = yaml.resolver.Resolver()
+
+
+class _Loader(yaml.SafeLoader):
+    """SafeLoader that leaves a marker where an alias was instead of sharing the anchored node,
+    and records whether a scalar's tag was written out."""
+
+    def compose_node(self, parent, index):
+        if self.check_event(yaml.AliasEvent):
+            event = self.get_event()
+            return yaml.ScalarNode(_ALIAS, event.anchor, event.start_mark, event.end_mark)
+        return super().compose_node(parent, index)
+
+    def compose_scalar_node(self, anchor):
+        explicit = self.peek_event().tag not in (None, "!")
+        node = super().compose_scalar_node(anchor)
+        node.explicit_tag = explicit
+        return node
+
+
+def _line_text(text: str, line: int) -> str:
+    lines = text.splitlines()
+    return lines[line - 1].strip() if 0 < line <= len(lines) else ""
+
+
+def compose(text: str, path: str) -> yaml.Node | None:
+    """Parse `text` into PyYAML nodes (None for an empty document); syntax errors -> LitmusError."""
+    try:
+        return yaml.compose(text, Loader=_Loader)
+    except yaml.MarkedYAMLError as e:
+        mark = e.problem_mark or e.context_mark
+        line = mark.line + 1 if mark is not None else 1
+        what = ": ".join(m for m in (e.context, e.problem) if m) or "malformed YAML"
+        raise LitmusError(f"YAML syntax error: {what}", SourceLoc(path, line, _line_text(text, line))) from None
+    except yaml.reader.ReaderError as e:   # a character YAML does not allow
+        line = text.count("\n", 0, e.position) + 1
+        char = e.character if isinstance(e.character, int) else ord(e.character[:1] or "\0")
+        what = f"character #x{char:04x}: {e.reason}"
+        raise LitmusError(f"YAML syntax error: {what}", SourceLoc(path, line, "")) from None
+
+
+def convert(node: yaml.Node, path: str) -> Node:
+    """Check and convert one composed subtree: no aliases, no merge keys, no explicit tags beyond
+    the plain YAML types, no duplicate keys."""
+    line = node.start_mark.line + 1
+    shown = node.tag.replace(_T, "!!")
+    if node.tag == _ALIAS:
+        raise LitmusError("YAML aliases are not supported", SourceLoc(path, line, "*" + node.value))
+    if isinstance(node, yaml.ScalarNode):
+        if node.tag not in _SCALAR_TAGS:
+            raise LitmusError(f"YAML tag '{shown}' is not supported", SourceLoc(path, line, node.value))
+        plain = node.style is None and not getattr(node, "explicit_tag", False)
+        tag = STR if node.tag == _T + "timestamp" else node.tag
+        return Node("scalar", line, raw=node.value, tag=tag, plain=plain)
+    if isinstance(node, yaml.SequenceNode):
+        if node.tag != _T + "seq":
+            raise LitmusError(f"YAML tag '{shown}' is not supported", SourceLoc(path, line, ""))
+        return Node("seq", line, items=tuple(convert(n, path) for n in node.value))
+    if node.tag != _T + "map":
+        raise LitmusError(f"YAML tag '{shown}' is not supported", SourceLoc(path, line, ""))
+    pairs = []
+    for k, v in node.value:
+        if k.tag == _T + "merge":
+            raise LitmusError("YAML merge keys (<<) are not supported",
+                              SourceLoc(path, k.start_mark.line + 1, "<<"))
+        key = convert(k, path)
+        if key.kind != "scalar":
+            raise LitmusError("a mapping key must be a plain value, not a list or mapping",
+                              SourceLoc(path, key.line, ""))
+        pairs.append((key, convert(v, path)))
+    check_unique(pairs, path)
+    return Node("map", line, items=tuple(pairs))
+
+
+def check_unique(pairs, path: str) -> None:
+    """Reject two keys with the same value in one mapping, naming the key and both lines."""
+    seen: dict = {}
+    for key, _ in pairs:
+        k = key.value
+        if k in seen:
+            raise LitmusError(f"duplicate key '{key.raw}' (lines {seen[k]} and {key.line})",
+                              SourceLoc(path, key.line, key.raw))
+        seen[k] = key.line
+
+
+def load(text: str, path: str) -> Node | None:
+    """compose + convert the whole text."""
+    node = compose(text, path)
+    return None if node is None else convert(node, path)

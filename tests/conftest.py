@@ -1,0 +1,29 @@
+"""Shared fixtures: the bundled suites, loaded once per session."""
+from __future__ import annotations
+
+import pytest
+
+from checker import LITMUS_DIR
+
+
+def bundled_items():
+    from checker.litmus import load_paths
+
+    return load_paths([str(LITMUS_DIR)])
+
+
+def bundled_tests():
+    from checker.errors import LitmusError
+
+    return [t for t in bundled_items() if not isinstance(t, LitmusError)]
+
+
+def test_id(t) -> str:
+    return t.name
+
+
+@pytest.fixture(scope="session")
+def ptx_model():
+    from checker.check import resolve_model
+
+    return resolve_model("ptx")
