@@ -39,19 +39,24 @@ def compact(outcomes: list[Outcome]) -> str:
         valid.add(tuple(bits))
     dontcares = [list(b) for b in product((0, 1), repeat=len(atoms)) if b not in valid]
     expr = SOPform(syms, minterms, dontcares)
-    return _show(expr, atoms, syms)
+    return _show(expr, atoms, syms, domains)
 
 
-def _show(expr, atoms, syms) -> str:
+def _show(expr, atoms, syms, domains) -> str:
     from sympy import And, Not, Or
 
     name = {s: f"{k}={v}" for s, (k, v) in zip(syms, atoms)}
+    # ~(k=v) over a two-valued k reads better as k=other.
+    negated = {s: f"{k}={[d for d in domains[k] if d != v][0]}" if len(domains[k]) == 2 else f"~{k}={v}"
+               for s, (k, v) in zip(syms, atoms)}
 
     def go(e, top=False) -> str:
         if e is True or str(e) == "True":
             return "true"
         if e in name:
             return name[e]
+        if isinstance(e, Not) and e.args[0] in negated:
+            return negated[e.args[0]]
         if isinstance(e, Not):
             return "~" + go(e.args[0])
         if isinstance(e, And):

@@ -258,7 +258,8 @@ def _with_expect(test: Node, row_expect: Node | None) -> Node:
         merged = Node("map", row_expect.line,
                       items=tuple(p for p in old.items if p[0].raw not in mine) + row_expect.items)
     key = Node("scalar", row_expect.line, raw="expect", plain=True)
-    return Node("map", test.line, items=tuple(p for p in test.items if p[0].raw != "expect") + ((key, merged),))
+    rest = tuple(p for p in test.items if p[0].raw != "expect")
+    return Node("map", test.line, items=rest + ((key, merged),))
 
 
 # ---------------------------------------------------------------------------------- a test --
@@ -301,10 +302,10 @@ def _build(node: Node, path: str, row, line: int) -> LitmusTest:
 
 def _memory(node: Node | None, path: str):
     """Declared locations, and for each the (key, target name, node) of its *_of / tensormap
-    references, checked once every location is known."""
+    references, checked once every location (declared or used) is known."""
     decls: list[MemoryDecl] = []
     targets: dict[str, list[tuple[str, str, Node]]] = {}
-    if node is None or node.tag == yamlsafe.NULL and node.kind == "scalar":
+    if node is None or node.kind == "scalar" and node.tag == yamlsafe.NULL:
         return decls, targets
     if node.kind != "map":
         _fail(path, node, "memory must be a mapping of locations (x: 0, or x: {space: ..., init: ...})")
@@ -312,66 +313,72 @@ def _memory(node: Node | None, path: str):
         name = k.raw
         if not _IDENT.fullmatch(name) or name in ("true", "false"):
             _fail(path, k, f"'{name}' cannot name a location: use an identifier")
-        where = SourceLoc(path, k.line, name)
-        if v.kind == "scalar":
-            if v.tag != INT:
-                _fail(path, v, f"location '{name}': write its initial value ({name}: 0) "
-                               "or a mapping ({space: ..., init: ...})")
-            decls.append(MemoryDecl(name, init=v.value, where=where))
-            continue
-        f = _Map(v, path, MEMORY_KEYS, f"location '{name}'")
-        fields: dict = {}
-        space = "global"
-        if f.get("space") is not None:
-            space = _text(f.get("space"), path, "space")
-            if space not in ("global", "shared"):
-                _fail(path, f.get("space"), "space must be global or shared")
-        owner = None
-        if f.get("owner") is not None:
-            owner = _position(f.get("owner"), path, "owner", cta_only=True)
-            if space != "shared":
-                _fail(path, f.keys["owner"], f"owner is for shared memory: add 'space: shared' to '{name}'")
-        elif space == "shared":
-            _fail(path, f.keys["space"], f"shared location '{name}' needs an owner: the CTA whose "
-                                         "shared memory holds it (owner: gpu0.cta0)")
-        fields.update(space=space, owner=owner)
-        if f.get("init") is not None:
-            fields["init"] = _int(f.get("init"), path, "init")
-        refs_ = [key for key in ("alias_of", *VIEWS) if f.get(key) is not None]
-        if len(refs_) > 1:
-            _fail(path, f.keys[refs_[1]], f"'{name}' can be only one of {', '.join(refs_)}")
-        for key in refs_:
-            target = _text(f.get(key), path, key)
-            others = [x for x in ("space", "owner", "init", "mbarrier", "tensormap") if f.get(x) is not None]
-            if others:
-                _fail(path, f.keys[others[0]], f"'{name}' is {key} '{target}': its {others[0]} is that of '{target}'")
-            fields.update({"alias_of": target} if key == "alias_of" else {"view": VIEWS[key], "view_of": target})
-            targets.setdefault(name, []).append((key, target, f.get(key)))
-        if f.get("mbarrier") is not None:
-            mb = _Map(f.get("mbarrier"), path, MBARRIER_KEYS, "mbarrier")
-            count = _int(mb.need("count", "mbarrier"), path, "mbarrier count")
-            if count <= 0:
-                _fail(path, mb.get("count"), "mbarrier count must be positive")
-            if space != "shared" or "init" in fields:
-                _fail(path, f.keys["mbarrier"], "an mbarrier lives in shared memory (space: shared, owner: ...) "
-                                                "and its initial state is given by count, not init")
-            fields["mbarrier"] = {"count": count}
-        if f.get("tensormap") is not None:
-            tm = f.get("tensormap")
-            if tm.kind != "map" or not tm.items:
-                _fail(path, tm, "tensormap maps values to global buffers: {0: gA, 1: gB}")
-            if space != "global":
-                _fail(path, f.keys["tensormap"], "a tensor map lives in global memory")
-            table = {}
-            for tk, tv in tm.items:
-                table[_int(tk, path, "a tensormap value")] = _text(tv, path, "a tensormap buffer")
-                targets.setdefault(name, []).append(("tensormap", tv.raw, tv))
-            if fields.get("init", 0) not in table:
-                _fail(path, f.keys["tensormap"], f"the initial value {fields.get('init', 0)} of tensor map "
-                      f"'{name}' is none of its values ({', '.join(map(str, table))})")
-            fields["tensormap"] = table
-        decls.append(MemoryDecl(name, where=where, **fields))
+        if v.kind == "scalar" and v.tag != INT:
+            _fail(path, v, f"location '{name}': write its initial value ({name}: 0) "
+                           "or a mapping ({space: ..., init: ...})")
+        fields = {"init": v.value} if v.kind == "scalar" else _location(name, v, path, targets)
+        decls.append(MemoryDecl(name, where=SourceLoc(path, k.line, name), **fields))
     return decls, targets
+
+
+def _location(name: str, node: Node, path: str, targets) -> dict:
+    """The MemoryDecl fields of a long-form declaration."""
+    f = _Map(node, path, MEMORY_KEYS, f"location '{name}'")
+    space = _text(f.get("space"), path, "space") if f.get("space") is not None else "global"
+    if space not in ("global", "shared"):
+        _fail(path, f.get("space"), "space must be global or shared")
+    owner = None
+    if f.get("owner") is not None:
+        owner = _position(f.get("owner"), path, "owner", cta_only=True)
+        if space != "shared":
+            _fail(path, f.keys["owner"], f"owner is for shared memory: add 'space: shared' to '{name}'")
+    elif space == "shared":
+        _fail(path, f.keys["space"], f"shared location '{name}' needs an owner: the CTA whose "
+                                     "shared memory holds it (owner: gpu0.cta0)")
+    fields: dict = {"space": space, "owner": owner}
+    if f.get("init") is not None:
+        fields["init"] = _int(f.get("init"), path, "init")
+    refs_ = [key for key in ("alias_of", *VIEWS) if f.get(key) is not None]
+    if len(refs_) > 1:
+        _fail(path, f.keys[refs_[1]], f"'{name}' can be only one of {', '.join(refs_)}")
+    for key in refs_:
+        target = _text(f.get(key), path, key)
+        own = [x for x in ("space", "owner", "init", "mbarrier", "tensormap") if f.get(x) is not None]
+        if own:
+            _fail(path, f.keys[own[0]], f"'{name}' is {key} '{target}': its {own[0]} is that of '{target}'")
+        if key == "alias_of":
+            fields["alias_of"] = target
+        else:
+            fields.update(view=VIEWS[key], view_of=target)
+        targets.setdefault(name, []).append((key, target, f.get(key)))
+    if f.get("mbarrier") is not None:
+        if space != "shared":
+            _fail(path, f.keys["mbarrier"], "an mbarrier lives in shared memory: add space: shared and an owner")
+        if "init" in fields:
+            _fail(path, f.keys["init"], "an mbarrier's initial state comes from its count: drop init")
+        mb = _Map(f.get("mbarrier"), path, MBARRIER_KEYS, "mbarrier")
+        count = _int(mb.need("count", "mbarrier"), path, "mbarrier count")
+        if count <= 0:
+            _fail(path, mb.get("count"), "mbarrier count must be positive")
+        fields["mbarrier"] = {"count": count}
+    if f.get("tensormap") is not None:
+        if space != "global":
+            _fail(path, f.keys["tensormap"], "a tensor map lives in global memory")
+        fields["tensormap"] = _tensormap(name, f.get("tensormap"), fields.get("init", 0), path, targets)
+    return fields
+
+
+def _tensormap(name: str, node: Node, init: int, path: str, targets) -> dict[int, str]:
+    if node.kind != "map" or not node.items:
+        _fail(path, node, "tensormap maps values to global buffers: {0: gA, 1: gB}")
+    table = {}
+    for k, v in node.items:
+        table[_int(k, path, "a tensormap value")] = _text(v, path, "a tensormap buffer")
+        targets.setdefault(name, []).append(("tensormap", v.raw, v))
+    if init not in table:
+        _fail(path, node, f"the initial value {init} of tensor map '{name}' is none of its values "
+                          f"({', '.join(map(str, table))})", "")
+    return table
 
 
 def _threads(node: Node, path: str, declared: set[str]) -> list[Thread]:
@@ -397,10 +404,9 @@ def _check_cluster_styles(threads: list[Thread], decls: list[MemoryDecl], path: 
     first_pos, first_where = places[0]
     for pos, where in places[1:]:
         if (pos.cluster is None) != (first_pos.cluster is None):
-            a, b = (_cta(pos), _cta(first_pos))
-            raise LitmusError(f"'{a}' {'names no' if pos.cluster is None else 'names a'} cluster, but "
-                              f"'{b}' (line {first_where.line}) {'does' if pos.cluster is None else 'does not'}: "
-                              "name a cluster in every position or in none", where)
+            this, other = ("names no", "does") if pos.cluster is None else ("names a", "does not")
+            raise LitmusError(f"'{_cta(pos)}' {this} cluster, but '{_cta(first_pos)}' (line {first_where.line}) "
+                              f"{other}: name a cluster in every position or in none", where)
 
 
 def _root(memory: dict[str, MemoryDecl], name: str) -> MemoryDecl:
@@ -443,7 +449,8 @@ def _check_accesses(threads: list[Thread], memory: dict[str, MemoryDecl]) -> Non
                 if d.space != "shared":
                     continue
                 if space == "global":
-                    raise LitmusError(f"'{base}' is shared memory of {_cta(d.owner)}, but the access is .global", i.where)
+                    raise LitmusError(f"'{base}' is shared memory of {_cta(d.owner)}, "
+                                      "but the access is .global", i.where)
                 if d.owner.cta_key() == t.position.cta_key():
                     continue
                 if d.owner.cluster_key() != t.position.cluster_key():
@@ -472,10 +479,12 @@ def _expect(node: Node | None, path: str, threads, regs, memory):
             cond = parse_cond(text, where)
             for r in refs(cond):
                 if isinstance(r, RegRef) and r.thread not in names:
-                    raise LitmusError(f"'{r}': there is no thread {r.thread} (threads: {', '.join(names)})", where)
+                    raise LitmusError(f"'{r}': there is no thread {r.thread} "
+                                      f"(threads: {', '.join(names)})", where)
                 if isinstance(r, RegRef) and r.reg not in regs[r.thread]:
                     have = ", ".join(sorted(regs[r.thread])) or "none"
-                    raise LitmusError(f"'{r}': {r.thread} uses no register {r.reg} (its registers: {have})", where)
+                    raise LitmusError(f"'{r}': {r.thread} uses no register {r.reg} "
+                                      f"(its registers: {have})", where)
                 if isinstance(r, MemRef) and r.name not in memory:
                     raise LitmusError(f"'{r.name}' is not a location of this test "
                                       f"(locations: {', '.join(memory) or 'none'})", where)

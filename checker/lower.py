@@ -14,7 +14,7 @@ from . import relations
 from .ast import Addr, Imm, Instr, LitmusTest, Reg, Sink, Thread
 from .errors import LitmusError, SourceLoc
 from .events import Event, EventStructure, Order
-from .values import ZERO, Bin, Const, Expr, Ite, ReadVal, reads_of
+from .values import ZERO, Bin, Const, Expr, Ite, ReadVal, binop, reads_of
 
 SCOPES = {"cta": "CTA", "cluster": "CLUSTER", "gpu": "GPU", "sys": "SYS"}
 
@@ -265,7 +265,7 @@ def _atom_value(op: str, old: Expr, args: list[Expr]) -> Expr:
         return Ite(">=", old, x, ZERO, Bin("add", old, Const(1)))
     if op == "dec":
         return Ite("==", old, ZERO, x, Ite(">", old, x, x, Bin("sub", old, Const(1))))
-    return Bin(op, old, x)
+    return binop(op, old, x)
 
 
 def _lower_rmw(b: Builder, ctx: ThreadCtx, i: Instr, is_red: bool) -> None:
@@ -356,7 +356,7 @@ def _alu(b: Builder, ctx: ThreadCtx, i: Instr) -> None:
     if i.op == "mov":
         b.set_reg(ctx, dst, vals[0])
     else:
-        b.set_reg(ctx, dst, Bin(i.op, vals[0], vals[1]))
+        b.set_reg(ctx, dst, binop(i.op, vals[0], vals[1]))
 
 
 LOWER: dict[str, Callable[[Builder, ThreadCtx, Instr], None]] = {

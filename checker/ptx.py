@@ -392,7 +392,7 @@ register(
            groups=(Group("sem", ("relaxed", "acquire", "release", "acq_rel"), default="relaxed"),
                    Group("scope", SCOPES, default="gpu"), _SPACE,
                    Group("op", ATOM_OPS, required=True), Group("type", ATOM_TYPES)),
-           operands=lambda q: sig("d:reg, a:addr, b:val, c:val" if q["op"] == "cas" else "d:reg, a:addr, b:val"),
+           operands=lambda q: sig("d:reg, a:addr, b:val" + (", c:val" if q["op"] == "cas" else "")),
            rules=(_atomic_type,), space="space",
            rejects={**_VECTOR, **dict.fromkeys(("weak", "volatile", "mmio", "sc"),
                     "atom takes only .relaxed, .acquire, .release or .acq_rel")}),
@@ -479,11 +479,6 @@ def validate(instr: Instr) -> dict[str, str | None]:
     return quals
 
 
-def resolve(instr: Instr) -> dict[str, str | None]:
-    """Alias of `validate`, for readers that want the qualifiers with PTX defaults."""
-    return validate(instr)
-
-
 def address_space(instr: Instr) -> str | None:
     """The state-space qualifier of the instruction's single address operand, for families that
     have one (ld, st, atom, red); None for generic addressing or other families."""
@@ -504,6 +499,8 @@ def _check_operands(instr: Instr, slots, fail) -> None:
     if len(ops) < len(need) and need[len(ops)].what:
         missing = need[len(ops)]
         fail(f"missing operand {missing.name}, {missing.what} (operands: {_shape(slots)})")
+    if ops and not slots:
+        fail(f"{family_of(instr)[0].key} takes no operands")
     if not len(need) <= len(ops) <= len(slots):
         count = (f"{len(slots)}" if len(need) == len(slots) else f"{len(need)} to {len(slots)}")
         fail(f"expected {count} operand{'s' if len(slots) != 1 else ''} ({_shape(slots)}), got {len(ops)}")

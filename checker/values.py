@@ -64,6 +64,18 @@ _CMPS: Mapping[str, Callable] = {
 BIN_OPS = frozenset(_INT_OPS)
 
 
+def binop(op: str, a: Expr, b: Expr) -> Expr:
+    """`a op b`, folded where no value of a read can flow through: constants, `x & 0`, `x * 0`,
+    `x ^ x`, `x - x`. Such false dependencies are not dependencies (ptxas erases them too)."""
+    if isinstance(a, Const) and isinstance(b, Const):
+        return Const(_INT_OPS[op](a.value, b.value))
+    if op in ("and", "mul") and ZERO in (a, b):
+        return ZERO
+    if op in ("xor", "sub") and a == b:
+        return ZERO
+    return Bin(op, a, b)
+
+
 def reads_of(e: Expr) -> frozenset[int]:
     """The read events whose values `e` depends on."""
     if isinstance(e, ReadVal):

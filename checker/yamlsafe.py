@@ -85,7 +85,8 @@ def compose(text: str, path: str) -> yaml.Node | None:
         mark = e.problem_mark or e.context_mark
         line = mark.line + 1 if mark is not None else 1
         what = ": ".join(m for m in (e.context, e.problem) if m) or "malformed YAML"
-        raise LitmusError(f"YAML syntax error: {what}", SourceLoc(path, line, _line_text(text, line))) from None
+        where = SourceLoc(path, line, _line_text(text, line))
+        raise LitmusError(f"YAML syntax error: {what}", where) from None
     except yaml.reader.ReaderError as e:   # a character YAML does not allow
         line = text.count("\n", 0, e.position) + 1
         char = e.character if isinstance(e.character, int) else ord(e.character[:1] or "\0")

@@ -1,0 +1,95 @@
+"""Positive controls: tests whose weak outcome the model allows and the hardware is expected to
+show, so a run proves the harness can see asynchronous effects at all (MC Mutants' idea, and
+TileLang#2634's "the silicon does race when the drain is truly absent"). If a control's weak
+outcome is never observed, coverage gaps of the related tests mean little.
+
+They are built here from PTX text (unchecked by the front end, which does not know every async
+family yet); `build_test` is also how the harness tests make hand-written tests.
+"""
+from __future__ import annotations
+
+from ..ast import Expectation, LitmusTest, MemoryDecl, Position, Thread
+from ..cond import parse_cond
+from ..ptx import parse_instr
+
+CONTROL_MARK = "positive control"
+
+
+def _position(text: str) -> Position:
+    import re
+    m = re.fullmatch(r"gpu(\d+)(?:\.cluster(\d+))?\.cta(\d+)(?:\.warp(\d+))?", text)
+    if m is None:
+        raise ValueError(f"bad position '{text}'")
+    g, c, t, w = m.groups()
+    return Position(int(g), None if c is None else int(c), int(t), int(w or 0))
+
+
+def build_test(name: str, threads: dict[str, tuple[str, list[str]]], memory: dict | None = None,
+               allowed=(), forbidden=(), doc: str = "", arch: str | None = None) -> LitmusTest:
+    """A LitmusTest from PTX text: threads = {name: (position, [instruction, ...])};
+    memory = {name: {space, owner, init, mbarrier}}."""
+    mem = []
+    for n, spec in (memory or {}).items():
+        spec = dict(spec)
+        owner = _position(spec.pop("owner")) if "owner" in spec else None
+        mem.append(MemoryDecl(n, owner=owner, **spec))
+    names = frozenset(m.name for m in mem)
+    ths = tuple(Thread(t, _position(pos), tuple(parse_instr(c, memory=names, check=False) for c in code))
+                for t, (pos, code) in threads.items())
+    exps = tuple(Expectation(k, parse_cond(c), c) for k, cs in (("allowed", allowed), ("forbidden", forbidden))
+                 for c in cs)
+    return LitmusTest(name=name, threads=ths, memory=tuple(mem), expectations=exps, doc=doc, arch=arch,
+                      path="<harness>")
+
+
+def is_control(test: LitmusTest) -> bool:
+    return CONTROL_MARK in test.doc.lower() or test.name.startswith("CTRL+")
+
+
+def controls() -> list[LitmusTest]:
+    """The bundled positive controls."""
+    return [
+        build_test(
+            "CTRL+bulk-load+no-wait",
+            {"P0": ("gpu0.cta0", [
+                "mbarrier.arrive.expect_tx.shared::cta.b64 _, [mb], 16",
+                "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [s], [g], 16, [mb]",
+                "ld.weak.shared r0, [s]"])},
+            memory={"g": {"space": "global", "init": 1},
+                    "s": {"space": "shared", "owner": "gpu0.cta0"},
+                    "mb": {"space": "shared", "owner": "gpu0.cta0", "mbarrier": {"count": 1}}},
+            allowed=["P0:r0=0"],
+            doc="Positive control: read a bulk-copy (TMA-style) destination without waiting on the "
+                "mbarrier; the old value 0 must be observable, or the harness cannot see async copies."),
+        build_test(
+            "CTRL+bulk-store+no-read-wait",
+            {"P0": ("gpu0.cta0", [
+                "st.weak.shared [s], 1",
+                "fence.proxy.async.shared::cta",
+                "cp.async.bulk.global.shared::cta.bulk_group [g], [s], 16",
+                "cp.async.bulk.commit_group",
+                "st.weak.shared [s], 2"])},
+            memory={"g": {"space": "global", "init": 0},
+                    "s": {"space": "shared", "owner": "gpu0.cta0"}},
+            allowed=["g=2"],
+            doc="Positive control: overwrite a bulk-store source without cp.async.bulk.wait_group.read; "
+                "g=2 (the copy read the new value) must be observable."),
+        build_test(
+            "CTRL+cp.async+no-wait",
+            {"P0": ("gpu0.cta0", [
+                "cp.async.ca.shared.global [s], [g], 4",
+                "cp.async.commit_group",
+                "ld.weak.shared r0, [s]"])},
+            memory={"g": {"space": "global", "init": 1},
+                    "s": {"space": "shared", "owner": "gpu0.cta0"}},
+            allowed=["P0:r0=0"],
+            doc="Positive control: read a cp.async destination without cp.async.wait_group; the old "
+                "value must be observable."),
+        build_test(
+            "CTRL+MP+relaxed",
+            {"P0": ("gpu0.cta0", ["st.weak.global [x], 1", "st.relaxed.gpu.global [f], 1"]),
+             "P1": ("gpu0.cta1", ["ld.relaxed.gpu.global r0, [f]", "ld.weak.global r1, [x]"])},
+            allowed=["P1:r0=1 /\\ P1:r1=0"],
+            doc="Positive control: message passing without synchronization; the weak outcome is "
+                "allowed, and seeing it shows the stress reaches plain generic-proxy reordering."),
+    ]

@@ -1,0 +1,161 @@
+"""Machine-code check: every fence and barrier of the test must survive into SASS.
+
+The program is compiled to a cubin with line info; nvdisasm maps each SASS instruction to its
+source line, and every test instruction sits on a line of its own (codegen marks it), so the SASS
+of each fence is known exactly. FENCE_SASS gives, per PTX fence kind, the SASS opcodes it must
+produce; the table was read off nvcc 13.0 output for sm_90a and sm_100a (see tests). A few forms
+legitimately produce no instruction (`bar.warp.sync` of a converged warp, an acquire-only
+`sync_restrict` fence): they are listed with an empty pattern and reported as such.
+"""
+from __future__ import annotations
+
+import re
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..ast import Instr, LitmusTest
+from ..errors import HarnessError
+from .codegen import Program
+from .toolchain import Toolchain, find_toolchain
+
+_SCOPE_SASS = {"cta": "CTA", "cluster": "GPU", "gpu": "GPU", "sys": "SYS"}
+
+
+def expected_sass(i: Instr) -> tuple[str, str] | None:
+    """(regex over SASS opcodes, description) that instruction `i` must produce; an empty regex
+    means no machine code is required; None: not a fence or barrier."""
+    q = set(i.qualifiers)
+    scope = i.pick(("cta", "cluster", "gpu", "sys"), "sys")
+    if i.op == "membar":
+        s = {"cta": "CTA", "gl": "GPU", "sys": "SYS"}.get(i.pick(("cta", "gl", "sys")), "SYS")
+        return rf"^MEMBAR\.SC\.{s}$", f"MEMBAR.SC.{s}"
+    if i.op == "fence":
+        if "proxy" in q:
+            if "alias" in q:
+                return r"^MEMBAR\.SC\.(GPU|SYS)$", "MEMBAR.SC.GPU"
+            if "async" in q:
+                if "global" in q:
+                    return r"^FENCE\.VIEW\.ASYNC\.G$", "FENCE.VIEW.ASYNC.G"
+                return r"^FENCE\.VIEW\.ASYNC\.S$", "FENCE.VIEW.ASYNC.S"
+            if "tensormap::generic" in q:
+                if "acquire" in q:
+                    return r"^UTMACCTL\.IV$", "UTMACCTL.IV"
+                return r"^MEMBAR\.ALL\.(GPU|SYS)$", "MEMBAR.ALL.GPU"
+            if any(x.startswith("async::generic") for x in q):
+                if "release" in q:
+                    return r"^FENCE\.VIEW\.ASYNC\.S$", "FENCE.VIEW.ASYNC.S"
+                return "", "no instruction (acquire side)"
+            return None
+        if "mbarrier_init" in q:
+            return "", "no instruction (ordered by the mbarrier's own SYNCS operations)"
+        if any(x.startswith("sync_restrict") for x in q):
+            if "release" in q:
+                return r"^MEMBAR\.ALL\.CTA$", "MEMBAR.ALL.CTA"
+            return "", "no instruction (acquire side of a restricted fence)"
+        sem = i.pick(("sc", "acq_rel", "acquire", "release"), "acq_rel")
+        s = _SCOPE_SASS[scope]
+        if sem == "sc":
+            return rf"^MEMBAR\.SC\.{s}$", f"MEMBAR.SC.{s}"
+        if sem == "acquire":
+            if scope == "cta":
+                return "", "no instruction (acquire at CTA scope)"
+            return r"^(CCTL\.IVALL|MEMBAR\..*)$", "CCTL.IVALL"
+        return rf"^MEMBAR\.ALL\.{s}$", f"MEMBAR.ALL.{s}"
+    if i.op in ("bar", "barrier"):
+        if "warp" in q:
+            return "", "no instruction when the warp is converged (WARPSYNC otherwise)"
+        if "cluster" in q:
+            if "arrive" in q:
+                return r"^UCGABAR_ARV$", "UCGABAR_ARV"
+            if "wait" in q:
+                return r"^UCGABAR_WAIT$", "UCGABAR_WAIT"
+            return None
+        if "arrive" in q:
+            return r"^BAR\.ARV$", "BAR.ARV"
+        if "red" in q:
+            return r"^BAR\.RED", "BAR.RED"
+        return r"^BAR\.SYNC", "BAR.SYNC"
+    if i.op == "cp" and ("wait_group" in q or "wait_all" in q):
+        return r"^DEPBAR", "DEPBAR"
+    return None
+
+
+@dataclass(frozen=True)
+class FenceCheck:
+    thread: str
+    index: int
+    text: str
+    expected: str          # description
+    found: tuple[str, ...]  # SASS opcodes at the instruction's line
+    ok: bool
+
+    def __str__(self) -> str:
+        mark = "ok" if self.ok else "MISSING"
+        return f"{mark:7} {self.thread}:{self.index} '{self.text}' -> {' ; '.join(self.found) or '(none)'} (expected {self.expected})"
+
+
+def disassemble(cubin: str | Path, toolchain: Toolchain | None = None) -> str:
+    tc = toolchain or find_toolchain()
+    nvdisasm = tc.require("nvdisasm")
+    try:
+        proc = subprocess.run([nvdisasm, "-g", "-c", str(cubin)], capture_output=True, text=True, timeout=300)
+    except (OSError, subprocess.SubprocessError) as e:
+        raise HarnessError(f"cannot run nvdisasm on {cubin}: {e}")
+    if proc.returncode != 0:
+        raise HarnessError(f"nvdisasm failed on {cubin}:\n{proc.stderr.strip()}")
+    return proc.stdout
+
+
+_LINE = re.compile(r'//## File ".*", line (\d+)')
+_INSTR = re.compile(r"^\s*/\*[0-9a-f]{4,}\*/\s+(.*?)\s*;?\s*$")
+_FUNC = re.compile(r"^\s*\.text\.(\S+):")
+
+
+def sass_by_line(disasm: str, function: str = "litmus_kernel") -> dict[int, list[str]]:
+    """Source line -> SASS instructions (opcode and operands) of the named kernel."""
+    out: dict[int, list[str]] = {}
+    line = None
+    inside = False
+    for text in disasm.splitlines():
+        m = _FUNC.match(text)
+        if m:
+            inside = function in m.group(1)
+            line = None
+            continue
+        if not inside:
+            continue
+        m = _LINE.search(text)
+        if m:
+            line = int(m.group(1))
+            continue
+        m = _INSTR.match(text)
+        if m and line is not None:
+            out.setdefault(line, []).append(m.group(1).rstrip(" ;"))
+    return out
+
+
+def opcode(sass: str) -> str:
+    """'@!P0 MEMBAR.SC.GPU ;' -> 'MEMBAR.SC.GPU'."""
+    parts = sass.split()
+    if parts and parts[0].startswith("@"):
+        parts = parts[1:]
+    return parts[0].rstrip(";") if parts else ""
+
+
+def check_fences(test: LitmusTest, program: Program, disasm: str) -> list[FenceCheck]:
+    """One FenceCheck per fence/barrier of the test."""
+    lines = program.instr_lines()
+    by_line = sass_by_line(disasm)
+    out = []
+    for t in test.threads:
+        for idx, i in enumerate(t.code):
+            exp = expected_sass(i)
+            if exp is None:
+                continue
+            pattern, desc = exp
+            n = lines.get((t.name, idx))
+            found = tuple(opcode(s) for s in by_line.get(n, [])) if n else ()
+            ok = (not pattern) or any(re.search(pattern, f) for f in found)
+            out.append(FenceCheck(t.name, idx, i.text, desc, found, ok))
+    return out
