@@ -17,7 +17,7 @@ SETS: dict[str, str] = {
     "RLX": "operations marked .relaxed (and .volatile/.mmio, which are relaxed)",
     "ACQ": "acquire operations: ld.acquire, the read of atom.acquire/.acq_rel, fence.acquire",
     "REL": "release operations: st.release, the write of atom/red.release/.acq_rel, fence.release",
-    "ACQ_REL": "fence.acq_rel (and membar/fence without .sem is not this: membar is SC)",
+    "ACQ_REL": "fence.acq_rel",
     "SC": "fence.sc and membar",
     "VOL": ".volatile accesses",
     "MMIO": ".mmio accesses",
@@ -27,7 +27,7 @@ SETS: dict[str, str] = {
     "CLUSTER": "strong operations with .cluster scope",
     "GPU": "strong operations with .gpu scope",
     "SYS": "strong operations with .sys scope",
-    "GEN": "operations of the generic proxy (memory fences count as generic: DESIGN A3)",
+    "GEN": "operations of the generic proxy (memory fences count as generic, A3)",
     "GLOBAL": "memory operations on .global locations",
     "SHARED": "memory operations on .shared locations",
     "BAR_SYNC": "bar.sync / barrier.sync",
@@ -49,8 +49,8 @@ RELATIONS: dict[str, str] = {
     "sgpu": "same GPU (reflexive)",
     "syncbar": "bar instance synchronization: from each participant to the others' sync/red",
     "syncwarp": "bar.warp.sync instance synchronization between the lanes of the mask",
-    "rf": "reads-from (dynamic): from a write to each read that returns its value",
-    "co": "coherence order (dynamic): a strict partial order on writes to one physical location, initial write first",
+    "rf": "reads-from (dynamic)",
+    "co": "coherence order candidate (dynamic): a strict partial order per physical location, initial write first",
     "fsc": "fence-SC order candidate (dynamic): a strict partial order on fence.sc events",
 }
 
