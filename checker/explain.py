@@ -18,7 +18,7 @@ def explain_condition(test: LitmusTest, cond: Cond, model_spec, options, timeout
     es = lower(test)
     eng = Z3Engine(es, model, options, timeout=timeout)
     term = conditions.to_z3(cond, eng.enc.observables, es.names)
-    head = [f"Test {test.name}  (model {model.path})", f"Condition {conditions.show(cond)}"]
+    head = [f"Test {test.name}  (model {_shown(model.path)})", f"Condition {conditions.show(cond)}"]
     head += [f"note: {n}" for n in es.notes]
     for name in sorted(eng.enc.flags):
         ex = eng.flag_witness(name)
@@ -44,16 +44,19 @@ def explain_condition(test: LitmusTest, cond: Cond, model_spec, options, timeout
     cand = eng.satisfiable(term, axioms=rest) or sane
     ev = concrete_evaluation(es, model, cand, options)
     lines.append("A candidate execution with this outcome, and the axioms it violates:")
+    env = {**cand.base(es), **ev.env}
     for (chk, ok), value in zip(ev.checks, ev.check_values):
         if ok or chk.flag:
             continue
-        lines.append(f"  violates {chk.name} ({chk.kind}, {chk.where})" + _shape(chk, value))
+        lines.append(f"  violates {chk.name} ({chk.kind} at {_shown(chk.where.path)}:{chk.where.line})"
+                     + _shape(chk, value, env, es, options))
     text = "\n".join(lines) + "\n" + witness.text(es, cand, dict(ev.env))
     return text, witness.dot(es, cand, dict(ev.env), f"{test.name}: forbidden candidate")
 
 
-def _shape(chk, value) -> str:
-    """What the violated check shows: the cycle, the reflexive event, or the offending edge."""
+def _shape(chk, value, env, es, options) -> str:
+    """What the violated check shows: the cycle, the reflexive event split at its `;`, or the
+    offending edge."""
     kind, v = value
     if kind != "rel" or not v:
         return ""
@@ -62,6 +65,33 @@ def _shape(chk, value) -> str:
         return ": cycle " + " -> ".join(f"e{e}" for e in cyc + cyc[:1]) if cyc else ""
     if chk.kind == "irreflexive":
         loops = sorted(a for a, b in v if a == b)
-        return f": e{loops[0]} precedes itself" if loops else ""
+        if not loops:
+            return ""
+        e = loops[0]
+        return ": " + _split(chk.expr, e, e, env, es, options)
     a, b = min(v)
     return f": edge e{a} -> e{b}"
+
+
+def _split(expr, a: int, b: int, env, es, options) -> str:
+    """`a -[left]-> m -[right]-> b` for a composition, else `a -[expr]-> b`."""
+    from .cat.ast import Binary, format_expr
+    from .cat.concrete import ConcreteAlgebra
+    from .cat.interp import evaluate_expr
+
+    if isinstance(expr, Binary) and expr.op == ";":
+        alg = ConcreteAlgebra(range(len(es.events)))
+        _, left = evaluate_expr(expr.left, env, alg, options)
+        _, right = evaluate_expr(expr.right, env, alg, options)
+        for m in range(len(es.events)):
+            if (a, m) in left and (m, b) in right:
+                return f"e{a} -[{format_expr(expr.left)}]-> {_split(expr.right, m, b, env, es, options)}"
+    return f"e{a} -[{format_expr(expr)}]-> e{b}"
+
+
+def _shown(path: str) -> str:
+    """A model path relative to the working folder when it lies below it."""
+    import os
+
+    rel = os.path.relpath(path)
+    return path if rel.startswith("..") else rel

@@ -133,6 +133,14 @@ def evaluate(
     return _Evaluator(algebra, frozenset(options)).run(model.statements, base)
 
 
+def evaluate_expr(expr: Expr, env: Mapping[str, tuple[str, Value]], algebra: Algebra,
+                  options: frozenset[str] = frozenset()) -> tuple[str, Value]:
+    """(kind, value) of one expression over `env` (base names plus an Evaluation's env):
+    explanations use it to decompose a violated check into its parts."""
+    ev = _Evaluator(algebra, frozenset(options))
+    return ev.expr(expr, {"id": (REL, algebra.identity()), **env})
+
+
 class _KindsOnly:
     """An algebra with no values: evaluating over it checks names and kinds only."""
 
