@@ -64,3 +64,11 @@ def test_strong_sys_and_fenced_is_sequentially_consistent(test):
         pytest.skip("aliases are not sequentially consistent without proxy fences")
     strong = _fenced(test, _strong_sys)
     assert _outcomes(strong, "ptx") == _outcomes(strong, "sc")
+
+
+@pytest.mark.parametrize("test", TESTS, ids=[t.name for t in TESTS])
+def test_strengthening_accesses_and_scopes_never_adds_outcomes(test):
+    """Weak -> relaxed, every scope -> .sys: more moral strength can only rule outcomes out."""
+    strong = replace(test, threads=tuple(replace(th, code=tuple(_strong_sys(i) for i in th.code))
+                                         for th in test.threads))
+    assert _outcomes(strong, "ptx") <= _outcomes(test, "ptx")
