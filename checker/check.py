@@ -47,7 +47,7 @@ def observables_of(test: LitmusTest, es: EventStructure) -> tuple[str, ...]:
     return tuple(sorted(keys, key=sort_key))
 
 
-def make_engine(name: str, es: EventStructure, model: Model, options, timeout: float):
+def make_engine(name: str, es: EventStructure, model: Model, options, timeout: float | None):
     if name == "brute":
         from .engine_brute import BruteEngine
         return BruteEngine(es, model, options)
@@ -56,7 +56,7 @@ def make_engine(name: str, es: EventStructure, model: Model, options, timeout: f
 
 
 def check_test(test: LitmusTest, model: Model, model_name: str = DEFAULT_MODEL, options=frozenset(),
-               engine: str = "z3", timeout: float = 60.0) -> Result:
+               engine: str = "z3", timeout: float | None = None) -> Result:
     start = time.perf_counter()
     base = Result(name=test.name, path=test.path, status="error", expect_undefined=test.expect_undefined,
                   engine=engine, model=model_name, matrix_row=test.matrix_row, source=test.source)

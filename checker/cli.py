@@ -6,13 +6,15 @@ malformed (each reported, the batch goes on); 2 usage or internal error.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
-from concurrent.futures import ProcessPoolExecutor
+from dataclasses import replace
 from pathlib import Path
 
-from . import LITMUS_DIR
-from .errors import CheckerError, LitmusError, SourceLoc
+from . import LITMUS_DIR, limits, pool
+from .errors import CheckerError, InternalError, LimitExceeded, LitmusError, SolverUnknown, SourceLoc
+from .limits import Limits
 from .result import Result
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
@@ -21,7 +23,13 @@ EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--model", default=None, help="model name (axioms/NAME.cat) or path; default ptx")
     p.add_argument("--option", action="append", default=[], help="model option (repeatable), e.g. strict-cta")
-    p.add_argument("--timeout", type=float, default=60.0, help="per-test time limit in seconds")
+    p.add_argument("--timeout", type=float, default=None,
+                   help=f"per-test wall-clock limit in seconds (default {limits.DEFAULT.timeout:g})")
+    p.add_argument("--rlimit", type=int, default=None,
+                   help=f"Z3 resource limit per solver call, 0 for none (default {limits.DEFAULT.rlimit})")
+    p.add_argument("--limit", action="append", default=[], metavar="NAME=VALUE",
+                   help="raise or lower a limit (repeatable): " + ", ".join(
+                       f"{k}={v}" for k, v in vars(limits.DEFAULT).items() if k not in ("timeout", "rlimit")))
     p.add_argument("--engine", choices=("z3", "brute"), default="z3")
 
 
@@ -31,9 +39,12 @@ def build_parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="run suites and judge their expectations")
     run.add_argument("paths", nargs="*", help="files or folders (default: the bundled litmus/)")
     run.add_argument("--format", choices=("text", "herd", "json", "junit"), default="text")
-    run.add_argument("--jobs", type=int, default=1)
+    run.add_argument("--jobs", type=int, default=1, help="worker processes (default 1; 0 runs in this process)")
     run.add_argument("--no-timing", action="store_true", help="leave timing fields out (byte-identical output)")
     run.add_argument("-o", "--output", help="write to this file (atomically) instead of stdout")
+    run.add_argument("--results-jsonl", metavar="FILE",
+                     help="append each finished test to FILE as a JSON line, flushed at once "
+                          "(kept on Ctrl-C; the last line says whether the run was complete)")
     _common(run)
     chk = sub.add_parser("check", help="is this outcome allowed? answer and explanation")
     chk.add_argument("test", help="FILE or FILE::NAME")
@@ -67,6 +78,9 @@ def main(argv=None) -> int:
         if args.cmd == "outcomes":
             return cmd_outcomes(args)
         return args.func(args)
+    except (SolverUnknown, LimitExceeded) as e:   # no answer is not an answer: say UNKNOWN
+        print(f"ptxmc: UNKNOWN: {e}", file=sys.stderr)
+        return EXIT_FAIL
     except CheckerError as e:
         print(f"ptxmc: {e}", file=sys.stderr)
         return EXIT_FAIL if isinstance(e, LitmusError) else EXIT_USAGE
@@ -83,39 +97,124 @@ def main(argv=None) -> int:
 
 # -- run ---------------------------------------------------------------------------------------
 
+class RunInterrupted(KeyboardInterrupt):
+    """Ctrl-C during run_tests: `results` holds the Result of every test that finished, in input
+    order; `total` is the number of items in the batch."""
+
+    def __init__(self, results: list[Result], total: int):
+        super().__init__(f"interrupted: {len(results)} of {total} tests run")
+        self.results, self.total = results, total
+
+
+def limits_of(args) -> Limits:
+    """The limits in force for a command: the defaults, then --limit, --timeout and --rlimit."""
+    lim = limits.DEFAULT.override(getattr(args, "limit", None) or [])
+    if getattr(args, "timeout", None) is not None:
+        if not args.timeout > 0:
+            raise CheckerError(f"--timeout {args.timeout:g}: must be positive")
+        lim = replace(lim, timeout=args.timeout)
+    if getattr(args, "rlimit", None) is not None:
+        if args.rlimit < 0:
+            raise CheckerError(f"--rlimit {args.rlimit}: must be 0 (none) or positive")
+        lim = replace(lim, rlimit=args.rlimit)
+    return lim
+
+
 def _run_one(job) -> Result:
     from .check import check_test, resolve_model
 
-    test, model_spec, options, engine, timeout = job
+    test, model_spec, options, engine, lim = job
+    limits.set_current(lim)
+    pool.inject_fault(test.name)
     model = resolve_model(model_spec)
-    return check_test(test, model, Path(model.path).stem, frozenset(options), engine, timeout)
+    return check_test(test, model, Path(model.path).stem, frozenset(options), engine, lim.timeout)
 
 
-def run_tests(items, model_spec, options, engine, timeout, jobs=1, on_result=None) -> list[Result]:
-    """Check a batch (LitmusTest or LitmusError items) in order; errors become error Results."""
+def run_tests(items, model_spec, options, engine, timeout=None, jobs=1, on_result=None, *,
+              lim: Limits | None = None, on_done=None) -> list[Result]:
+    """Check a batch (LitmusTest or LitmusError items); return the Results in input order.
+
+    Malformed items become error Results (too large ones: unknown). With jobs >= 1 the tests run
+    in that many worker processes (checker.pool): a worker that crashes costs only the test it
+    was running ("worker crashed"), a test past the hard time bound is stopped and reported
+    UNKNOWN, and the rest of the batch goes on. jobs == 0 runs them in this process.
+    `on_result(result)` / `on_done(index, result)` are called as each test finishes. Ctrl-C
+    raises RunInterrupted, which carries the Results finished so far."""
     from .check import resolve_model
 
-    resolve_model(model_spec)  # fail early, once, on a bad model
+    lim = lim or limits.current()
+    if timeout is not None:
+        lim = replace(lim, timeout=timeout)
+    model = resolve_model(model_spec)  # fail early, once, on a bad model
+    model_name = Path(model.path).stem
     results: list[Result | None] = [None] * len(items)
-    todo = []
-    for i, it in enumerate(items):
-        if isinstance(it, LitmusError):
-            path = it.where.path if it.where else "?"
-            results[i] = Result(name=_error_name(it), path=path, status="error", message=str(it))
-        else:
-            todo.append((i, (it, model_spec, tuple(options), engine, timeout)))
-    if jobs > 1 and len(todo) > 1:
-        with ProcessPoolExecutor(max_workers=jobs) as pool:
-            for (i, _), res in zip(todo, pool.map(_run_one, [j for _, j in todo], chunksize=1)):
-                results[i] = res
-                if on_result:
-                    on_result(res)
-    else:
-        for i, job in todo:
-            results[i] = _run_one(job)
+
+    def done(i: int, r: Result) -> None:
+        with pool.sigint_deferred():    # a result is recorded everywhere or nowhere
+            results[i] = r
+            if on_done:
+                on_done(i, r)
             if on_result:
-                on_result(results[i])
+                on_result(r)
+
+    def finished(i: int, outcome) -> None:
+        done(i, _result_of(items[i], outcome, lim, engine, model_name))
+
+    todo = []
+    try:
+        for i, it in enumerate(items):
+            if isinstance(it, LitmusError):
+                path = it.where.path if it.where else "?"
+                status = "unknown" if isinstance(it, LimitExceeded) else "error"
+                done(i, Result(name=_error_name(it), path=path, status=status, message=str(it)))
+            else:
+                todo.append(i)
+        jobs_ = [(items[i], model_spec, tuple(options), engine, lim) for i in todo]
+        if jobs >= 1 and not os.environ.get("PTXMC_DEBUG"):
+            pool.run_pool(_run_one, jobs_, min(jobs, len(jobs_)), lim.hard_timeout(),
+                          lambda k, outcome: finished(todo[k], outcome))
+        else:
+            for k, job in enumerate(jobs_):
+                finished(todo[k], _in_process(_run_one, job))
+    except KeyboardInterrupt:
+        raise RunInterrupted([r for r in results if r is not None], len(items)) from None
     return [r for r in results if r is not None]
+
+
+def _in_process(fn, job) -> pool.Outcome:
+    try:
+        return pool.Value(fn(job))
+    except CheckerError as e:
+        return pool.Raised(e)
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except Exception as e:                  # noqa: BLE001 - a bug: reported for its test only
+        if os.environ.get("PTXMC_DEBUG"):
+            raise
+        return pool.Bug(f"{type(e).__name__}: {e}", "")
+
+
+INTERNAL = "internal error: "
+
+
+def _result_of(test, outcome, lim: Limits, engine: str, model_name: str) -> Result:
+    if isinstance(outcome, pool.Value):
+        return outcome.value
+    base = Result(name=test.name, path=test.path, status="error", expect_undefined=test.expect_undefined,
+                  engine=engine, model=model_name, matrix_row=test.matrix_row, source=test.source)
+    if isinstance(outcome, pool.Raised):
+        e = outcome.error
+        status = "unknown" if isinstance(e, (SolverUnknown, LimitExceeded)) else "error"
+        return replace(base, status=status, message=str(e))
+    if isinstance(outcome, pool.Bug):
+        trace = f"\n{outcome.trace}" if os.environ.get("PTXMC_DEBUG") and outcome.trace else ""
+        return replace(base, message=f"{INTERNAL}{outcome.text} (a bug in ptxmc; set PTXMC_DEBUG=1 "
+                                     f"for a traceback){trace}")
+    if isinstance(outcome, pool.Crashed):
+        return replace(base, message=f"worker crashed ({outcome.describe()}) while checking this test")
+    return replace(base, status="unknown",
+                   message=f"timeout: no answer within {lim.timeout:g} s; the worker was stopped after "
+                           f"{outcome.seconds:g} s (raise it with {limits.flag('timeout')})")
 
 
 def _error_name(e: LitmusError) -> str:
@@ -123,31 +222,105 @@ def _error_name(e: LitmusError) -> str:
     return f"{Path(w.path).name}:{w.line}" if w else "?"
 
 
+class ResultStream:
+    """`--results-jsonl FILE`: one JSON line per finished test, written and flushed as it
+    finishes (in completion order, with its `index` in the batch), and a last line
+    {"end": {"run": N, "total": M, "interrupted": bool}} once the run is over. A stream without
+    that line was cut short (the process was killed)."""
+
+    def __init__(self, path: str, total: int, timing: bool):
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        self.f = open(path, "w", encoding="utf-8")
+        self.total, self.timing, self.count = total, timing, 0
+
+    def add(self, index: int, r: Result) -> None:
+        from .output import result_dict
+
+        self.f.write(json.dumps({"index": index, **result_dict(r, self.timing)}, sort_keys=True) + "\n")
+        self.f.flush()
+        self.count += 1
+
+    def close(self, interrupted: bool) -> None:
+        end = {"run": self.count, "total": self.total, "interrupted": interrupted}
+        self.f.write(json.dumps({"end": end}, sort_keys=True) + "\n")
+        self.f.close()
+
+
+def mark_partial(fmt: str, text: str, run: int, total: int) -> str:
+    """Output of an interrupted run, marked as such: complete for the tests it holds."""
+    note = f"interrupted: {run} of {total} tests run"
+    if fmt == "json":
+        doc = json.loads(text)
+        doc["interrupted"] = {"run": run, "total": total}
+        return json.dumps(doc, indent=2, sort_keys=True) + "\n"
+    if fmt == "junit":
+        prop = (f'    <properties>\n      <property name="ptxmc.interrupted" value="{run} of {total} tests run"/>'
+                f"\n    </properties>")
+        lines = text.split("\n")
+        at = next((k for k, line in enumerate(lines) if line.lstrip().startswith("<testsuite ")), None)
+        if at is not None:
+            lines.insert(at + 1, prop)
+        return "\n".join(lines) + f"<!-- ptxmc: {note} -->\n"
+    if fmt == "herd":
+        return text + f"\nInterrupted: {run} of {total} tests run\n"
+    return text + f"ptxmc: {note}\n"
+
+
 def cmd_run(args) -> int:
     from . import output
+    from .check import resolve_model
     from .litmus import load_paths
 
+    lim = limits_of(args)
+    limits.set_current(lim)
+    if args.jobs < 0:
+        raise CheckerError(f"--jobs {args.jobs}: must be 0 (in this process) or positive")
     paths = args.paths or [str(LITMUS_DIR)]
     for p in paths:
         if not Path(p).exists():
             print(f"ptxmc: no such file or folder: {p}", file=sys.stderr)
             return EXIT_USAGE
+    resolve_model(args.model)
     items = load_paths(paths)
-    progress = None
-    if sys.stderr.isatty() and args.format == "text" and not args.output:
-        done = [0]
+    timing = not args.no_timing
+    stream = ResultStream(args.results_jsonl, len(items), timing) if args.results_jsonl else None
+    tty = sys.stderr.isatty() and args.format == "text" and not args.output
+    count = [0]
 
-        def progress(_r):
-            done[0] += 1
-            print(f"\r{done[0]}/{len(items)}", end="", file=sys.stderr, flush=True)
-    results = run_tests(items, args.model, args.option, args.engine, args.timeout, args.jobs, progress)
-    if progress:
-        print("\r", end="", file=sys.stderr)
-    text = output.FORMATS[args.format](results, timing=not args.no_timing)
-    if args.output:
-        write_atomic(args.output, text)
-    else:
-        sys.stdout.write(text)
+    def on_done(i: int, r: Result) -> None:
+        if stream:
+            stream.add(i, r)
+        if tty:
+            count[0] += 1
+            print(f"\r{count[0]}/{len(items)}", end="", file=sys.stderr, flush=True)
+
+    interrupted = False
+    try:
+        results = run_tests(items, args.model, args.option, args.engine, jobs=args.jobs, lim=lim, on_done=on_done)
+    except RunInterrupted as e:
+        results, interrupted = e.results, True
+    except BaseException:
+        if stream:
+            stream.f.close()
+        raise
+    with pool.sigint_deferred():        # a (second) Ctrl-C must not cut the output short
+        if tty:
+            print("\r", end="", file=sys.stderr)
+        text = output.FORMATS[args.format](results, timing=timing)
+        if interrupted:
+            text = mark_partial(args.format, text, len(results), len(items))
+        if stream:
+            stream.close(interrupted)
+        if args.output:
+            write_atomic(args.output, text)
+        else:
+            sys.stdout.write(text)
+            sys.stdout.flush()
+    if interrupted:
+        print(f"ptxmc: interrupted: {len(results)} of {len(items)} tests run", file=sys.stderr)
+        return 130
+    if any(r.status == "error" and r.message.startswith(INTERNAL) for r in results):
+        return EXIT_USAGE
     return EXIT_OK if all(r.ok for r in results) else EXIT_FAIL
 
 
@@ -161,6 +334,9 @@ def write_atomic(path: str, text: str) -> None:
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)      # mkstemp makes 0600; the output is an ordinary file
         os.replace(tmp, target)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -191,14 +367,63 @@ def select_test(spec: str):
     return tests[0]
 
 
-def cmd_check(args) -> int:
+def bounded(fn, job, lim: Limits):
+    """fn(job) in a worker process, stopped at the hard time bound: its value, or its
+    CheckerError; a crash, a timeout or a bug become CheckerErrors too."""
+    if os.environ.get("PTXMC_DEBUG"):
+        return fn(job)
+    box: list = []
+    pool.run_pool(fn, [job], 1, lim.hard_timeout(), lambda _i, outcome: box.append(outcome))
+    out = box[0]
+    if isinstance(out, pool.Value):
+        return out.value
+    if isinstance(out, pool.Raised):
+        raise out.error
+    if isinstance(out, pool.Bug):
+        raise InternalError(f"{INTERNAL}{out.text} (a bug in ptxmc; set PTXMC_DEBUG=1 for a traceback)")
+    if isinstance(out, pool.Crashed):
+        raise InternalError(f"worker crashed ({out.describe()})")
+    raise SolverUnknown(f"timeout: no answer within {lim.timeout:g} s; the worker was stopped after "
+                        f"{out.seconds:g} s (raise it with {limits.flag('timeout')})")
+
+
+def _located(e: CheckerError, spec: str) -> CheckerError:
+    """`e`, naming the test when it names no place itself."""
+    return e if e.where is not None else type(e)(f"{spec}: {e.message}")
+
+
+def _explain_job(job):
     from .explain import explain_condition
 
-    test = select_test(args.test)
+    test, cond, model_spec, options, lim = job
+    limits.set_current(lim)
+    pool.inject_fault(test.name)
+    return explain_condition(test, cond, model_spec, frozenset(options), lim.timeout)
+
+
+def _outcomes_job(job) -> Result:
+    from .check import check_test, resolve_model
+
+    test, model_spec, options, engine, lim = job
+    limits.set_current(lim)
+    pool.inject_fault(test.name)
+    model = resolve_model(model_spec)
+    return check_test(test, model, Path(model.path).stem, frozenset(options), engine, lim.timeout)
+
+
+def cmd_check(args) -> int:
+    from .check import resolve_model
     from .cond import parse_cond
 
+    lim = limits_of(args)
+    limits.set_current(lim)
+    test = select_test(args.test)
     cond = parse_cond(args.cond, SourceLoc("<command line>", 1, args.cond))
-    text, dot = explain_condition(test, cond, args.model, frozenset(args.option), args.timeout)
+    resolve_model(args.model)
+    try:
+        text, dot = bounded(_explain_job, (test, cond, args.model, tuple(args.option), lim), lim)
+    except CheckerError as e:
+        raise _located(e, args.test) from None
     sys.stdout.write(text)
     if args.dot and dot:
         write_atomic(args.dot, dot)
@@ -206,17 +431,22 @@ def cmd_check(args) -> int:
 
 
 def cmd_outcomes(args) -> int:
-    from .check import check_test, resolve_model
+    from .check import resolve_model
     from .formula import compact
     from .output import herd
-    from dataclasses import replace
 
+    lim = limits_of(args)
+    limits.set_current(lim)
     test = select_test(args.test)
-    model = resolve_model(args.model)
+    resolve_model(args.model)
     bare = replace(test, expectations=(), expect_undefined=None)
-    r = check_test(bare, model, Path(model.path).stem, frozenset(args.option), args.engine, args.timeout)
+    try:
+        r = bounded(_outcomes_job, (bare, args.model, tuple(args.option), args.engine, lim), lim)
+    except CheckerError as e:
+        raise _located(e, args.test) from None
     if r.status in ("error", "unknown"):
-        print(f"ptxmc: {r.name}: {r.message}", file=sys.stderr)
+        unknown = "UNKNOWN: " if r.status == "unknown" else ""
+        print(f"ptxmc: {unknown}{r.path}::{r.name}: {r.message}", file=sys.stderr)
         return EXIT_FAIL
     if r.undefined:
         sys.stdout.write(herd([r]))

@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 
 from .ast import And, Cond, Const, Eq, MemRef, Not, Or, RegRef
+from . import limits
 from .errors import LitmusError, SourceLoc
 from .ptx import int_literal
 
@@ -57,6 +58,7 @@ class _Parser:
                 self.toks.append((m.lastgroup, m.group(), pos + 1))
             pos = m.end()
         self.i = 0
+        self.depth = 0
 
     def fail(self, msg: str):
         raise LitmusError(msg, self.where)
@@ -100,17 +102,28 @@ class _Parser:
             args.append(self.unary())
         return args[0] if len(args) == 1 else And(tuple(args))
 
+    def nest(self, col: int) -> None:
+        """One more '(' or '~': bounded, so that no condition can exhaust the stack."""
+        self.depth += 1
+        if self.depth > limits.current().nesting:
+            raise limits.too_large(f"too deeply nested: the '(' or '~' at column {col}", "nesting", self.where)
+
     def unary(self) -> Cond:
         kind, tok, col = self.peek()
         if tok == "~":
             self.take()
-            return Not(self.unary())
+            self.nest(col)
+            arg = self.unary()
+            self.depth -= 1
+            return Not(arg)
         if tok == "(":
             self.take()
+            self.nest(col)
             cond = self.disj()
             if self.peek()[1] != ")":
                 self.unexpected(f"')' (to close the '(' of column {col})")
             self.take()
+            self.depth -= 1
             return cond
         if kind == "ident" and tok in ("true", "false"):
             self.take()
@@ -142,7 +155,7 @@ class _Parser:
         kind, tok, col = self.peek()
         if kind != "int":
             self.unexpected(f"an integer after '{op}'")
-        value = int_literal(tok)
+        value = int_literal(tok, lambda msg: self.fail(f"{msg} at column {col}"))
         if value is None:
             self.fail(f"'{tok}' at column {col}: write integers without leading zeros")
         self.take()

@@ -14,9 +14,12 @@ from typing import Mapping
 
 import z3
 
+from . import prune
+from .cat.concrete import ConcreteAlgebra
 from .cat.interp import Model, evaluate
+from .cat.stage import stage, static_values
 from .events import EventStructure
-from .symbolic import TRUE, SymbolicAlgebra, as_bool, t_or
+from .symbolic import TRUE, SymbolicAlgebra, as_bool, mk_and, mk_implies, mk_not, t_or
 from .values import to_z3
 
 
@@ -41,7 +44,10 @@ def encode(es: EventStructure, model: Model, options: frozenset[str] = frozenset
 
     # rf: every read reads exactly one write of its location, and returns its value.
     rf: dict[tuple[int, int], object] = {}
-    for r, ws in sorted(es.rf_may.items()):
+    for r, ws in sorted(prune.rf_may(es).items()):
+        if not ws:
+            wf.append(z3.BoolVal(False))        # an await no write can satisfy
+            continue
         if len(ws) == 1:
             rf[(ws[0], r)] = TRUE
             wf.append(read_val[r] == term(es.write_value[ws[0]]))
@@ -50,7 +56,7 @@ def encode(es: EventStructure, model: Model, options: frozenset[str] = frozenset
         wf.append(z3.PbEq([(v, 1) for v in vs], 1))
         for w, v in zip(ws, vs):
             rf[(w, r)] = v
-            wf.append(z3.Implies(v, read_val[r] == term(es.write_value[w])))
+            wf.append(mk_implies(v, read_val[r] == term(es.write_value[w])))
 
     # orders (co, fsc): strict partial orders per class; `first` events precede the rest.
     orders: dict[str, dict] = {}
@@ -65,9 +71,9 @@ def encode(es: EventStructure, model: Model, options: frozenset[str] = frozenset
             free = [e for e in cls if e not in o.first]
             for a, b in permutations(free, 2):
                 if a < b:
-                    wf.append(z3.Not(z3.And(rel[(a, b)], rel[(b, a)])))
+                    wf.append(mk_not(mk_and((rel[(a, b)], rel[(b, a)]))))
             for a, b, c in permutations(free, 3):
-                wf.append(z3.Implies(z3.And(rel[(a, b)], rel[(b, c)]), rel[(a, c)]))
+                wf.append(mk_implies(mk_and((rel[(a, b)], rel[(b, c)])), rel[(a, c)]))
         orders[o.name] = rel
 
     # final memory: some coherence-maximal write of each location.
@@ -84,9 +90,9 @@ def encode(es: EventStructure, model: Model, options: frozenset[str] = frozenset
             for w2 in ws:
                 t = co.get((w, w2))
                 if t is TRUE:
-                    wf.append(z3.Not(f))
+                    wf.append(mk_not(f))
                 elif t is not None:
-                    wf.append(z3.Implies(f, z3.Not(t)))
+                    wf.append(mk_implies(f, mk_not(t)))
         for w, f in reversed(list(zip(ws[:-1], fins[:-1]))):
             value = z3.If(f, term(es.write_value[w]), value)
         observables[loc] = value
@@ -95,16 +101,24 @@ def encode(es: EventStructure, model: Model, options: frozenset[str] = frozenset
 
     for r, v in es.awaits:
         wf.append(read_val[r] == v)
+    for expr, v in es.guards:
+        wf.append(term(expr) == v)
 
     # the model
+    # The static part of the model (no rf/co/fsc in it) is evaluated once over concrete sets;
+    # only the residual is evaluated over symbolic edge tables.
     alg = SymbolicAlgebra(range(len(es.events)))
+    static_base = es.base()
+    dynamic = {"rf", *orders}
+    staged = stage(model, set(static_base) | dynamic, dynamic)
+    static = static_values(staged, static_base, ConcreteAlgebra(range(len(es.events))), options)
     base: dict[str, tuple[str, object]] = {}
-    for name, (kind, value) in es.base().items():
-        base[name] = (kind, {k: TRUE for k in value})
+    for name, (kind, value) in {**static_base, **static}.items():
+        base[name] = (kind, dict.fromkeys(value, TRUE))
     base["rf"] = ("rel", rf)
     for name, rel in orders.items():
         base[name] = ("rel", rel)
-    ev = evaluate(model, base, alg, options)
+    ev = evaluate(staged.residual, base, alg, options)
     axioms: dict[str, list] = {}
     flags: dict[str, tuple] = {}
     for check, constraint in ev.checks:
@@ -115,10 +129,10 @@ def encode(es: EventStructure, model: Model, options: frozenset[str] = frozenset
     wf.extend(alg.definitions)
     return Encoding(
         wellformed=tuple(wf),
-        axioms={n: z3.And(cs) if len(cs) > 1 else cs[0] for n, cs in axioms.items()},
+        axioms={n: mk_and(cs) if len(cs) > 1 else cs[0] for n, cs in axioms.items()},
         flags=flags,
         observables=observables,
-        env=dict(ev.env),
+        env={**{n: base[n] for n in static if not n.startswith("%")}, **ev.env},
         rf=rf,
         orders=orders,
         values=read_val,

@@ -4,12 +4,14 @@ small enough for it; a test whose candidate count passes `limit` raises LimitExc
 from __future__ import annotations
 
 from functools import lru_cache
-from itertools import permutations, product
+from itertools import combinations, product
 from math import prod
 from typing import Iterator, Sequence
 
+from . import limits, prune
 from .cat.concrete import ConcreteAlgebra
 from .cat.interp import Model, evaluate
+from .cat.stage import stage, static_values
 from .errors import LimitExceeded, Unsupported
 from .events import EventStructure, Order
 from .execution import Execution
@@ -18,22 +20,31 @@ from .values import evaluate as eval_expr
 DEFAULT_LIMIT = 50_000
 
 
+# Number of strict partial orders on k labelled elements (OEIS A001035).
+PARTIAL_ORDER_COUNTS = (1, 1, 3, 19, 219, 4231, 130023, 6129859, 431723379, 44511042511)
+
+
 @lru_cache(maxsize=None)
 def partial_orders(k: int) -> tuple[frozenset, ...]:
-    """Every strict partial order on range(k), as sets of pairs."""
-    pairs = [(a, b) for a, b in permutations(range(k), 2)]
+    """Every strict partial order on range(k), as sets of pairs. Built by adding one element at a
+    time: the new element goes above a down-set D and below an up-set U of an order on the others,
+    where everything in D already precedes everything in U (transitivity)."""
+    if k == 0:
+        return (frozenset(),)
     out = []
-    for bits in product((0, 1), repeat=len(pairs)):
-        rel = {p for p, bit in zip(pairs, bits) if bit}
-        if any((b, a) in rel for a, b in rel):
-            continue
-        if any((a, c) not in rel for a, b in rel for b2, c in rel if b == b2 and a != c):
-            continue
-        out.append(frozenset(rel))
+    new = k - 1
+    subsets = [frozenset(c) for n in range(k) for c in combinations(range(new), n)]
+    for po in partial_orders(k - 1):
+        below = {e: {a for a, b in po if b == e} for e in range(new)}
+        above = {e: {b for a, b in po if a == e} for e in range(new)}
+        downs = [d for d in subsets if all(below[e] <= d for e in d)]
+        ups = [u for u in subsets if all(above[e] <= u for e in u)]
+        for d in downs:
+            for u in ups:
+                if d & u or any((a, b) not in po for a in d for b in u):
+                    continue
+                out.append(po | {(a, new) for a in d} | {(new, b) for b in u})
     return tuple(out)
-
-
-_COUNTS = {0: 1, 1: 1, 2: 3, 3: 19, 4: 219}
 
 
 def _order_choices(o: Order) -> list[list[frozenset]]:
@@ -41,56 +52,88 @@ def _order_choices(o: Order) -> list[list[frozenset]]:
     for cls in o.classes:
         first = [e for e in cls if e in o.first]
         free = [e for e in cls if e not in o.first]
-        if len(free) > 4:
-            raise LimitExceeded(f"brute force: {len(free)} events in one {o.name} class (at most 4)")
         base = frozenset((a, b) for a in first for b in free)
         per_class.append([base | frozenset((free[a], free[b]) for a, b in po)
                           for po in partial_orders(len(free))])
     return per_class
 
 
+def _order_count(o: Order) -> int:
+    n = 1
+    for cls in o.classes:
+        free = sum(1 for e in cls if e not in o.first)
+        n *= PARTIAL_ORDER_COUNTS[free] if free < len(PARTIAL_ORDER_COUNTS) else 10 ** 30
+    return n
+
+
 class BruteEngine:
     name = "brute"
 
-    def __init__(self, es: EventStructure, model: Model, options=frozenset(), limit: int = DEFAULT_LIMIT):
+    def __init__(self, es: EventStructure, model: Model, options=frozenset(), limit: int | None = None):
         self.es, self.model, self.options = es, model, options
         self.reads = es.reads
-        self.order_choices = {o.name: _order_choices(o) for o in es.orders}
-        n = prod(len(ws) for ws in es.rf_may.values())
-        n *= prod(len(c) for cs in self.order_choices.values() for c in cs)
+        limits.check_events(len(es.events))
+        limit = limits.current().candidates if limit is None else limit
+        self.rf_may = prune.rf_may(es)
+        n = prod(len(ws) for ws in self.rf_may.values()) * prod(_order_count(o) for o in es.orders)
         if n > limit:
-            raise LimitExceeded(f"brute force: {n} candidate executions (limit {limit})")
+            raise LimitExceeded(f"brute force: {n} candidate executions (limit {limit}; "
+                                f"raise it with {limits.flag('candidates')})")
         self.candidates = n
+        self.order_choices = {o.name: _order_choices(o) for o in es.orders}
         self.alg = ConcreteAlgebra(range(len(es.events)))
+        # The static part of the model is evaluated once; each candidate evaluates the rest.
+        base = es.base()
+        dynamic = {"rf"} | {o.name for o in es.orders}
+        staged = stage(model, set(base) | dynamic, dynamic)
+        self.residual = staged.residual
+        self.base = {**base, **static_values(staged, base, self.alg, options)}
+        self.has_flags = any(c.flag for c in model.checks)
+        self._consistent: list | None = None
 
     def executions(self, with_axioms: bool = True) -> Iterator[tuple[Execution, dict]]:
         """Each consistent candidate (every non-flag check holds, if with_axioms) with the names of
-        the flags that fire on it, once per choice of final writes."""
+        the flags that fire on it, once per choice of final writes. The consistent ones are
+        computed once and kept: the flags, the outcomes and explanations all walk them."""
+        if not with_axioms:
+            return self._candidates(False)
+        if self._consistent is None:
+            self._consistent = list(self._candidates(True))
+        return iter(self._consistent)
+
+    def _candidates(self, with_axioms: bool) -> Iterator[tuple[Execution, dict]]:
         es = self.es
         names = [o.name for o in es.orders]
-        order_space = [list(product(*self.order_choices[n])) for n in names]
-        for rf_choice in product(*(es.rf_may[r] for r in self.reads)):
+        order_space = [[frozenset().union(*cls) if cls else frozenset() for cls in product(*self.order_choices[n])]
+                       for n in names]
+        awaits = es.awaits
+        for rf_choice in product(*(self.rf_may[r] for r in self.reads)):
             source = dict(zip(self.reads, rf_choice))
             try:
                 values = self._values(source)
             except Unsupported:
                 values = None       # a value cycle: fine only if the model rejects it
-            if values is not None and any(values[r] != v for r, v in es.awaits):
+            if values is not None and any(values[r] != v for r, v in awaits):
+                continue
+            if values is not None and any(eval_expr(e, values.__getitem__) != v for e, v in es.guards):
                 continue
             rf = frozenset((w, r) for r, w in source.items())
             for ords in product(*order_space):
-                orders = {n: frozenset().union(*cls) if cls else frozenset() for n, cls in zip(names, ords)}
-                base = es.base()
+                orders = dict(zip(names, ords))
+                base = dict(self.base)
                 base["rf"] = ("rel", rf)
                 for n, rel in orders.items():
                     base[n] = ("rel", rel)
-                ev = evaluate(self.model, base, self.alg, self.options)
-                if with_axioms and not all(c for chk, c in ev.checks if not chk.flag):
-                    continue
+                if with_axioms or self.has_flags:
+                    ev = evaluate(self.residual, base, self.alg, self.options)
+                    if with_axioms and not all(c for chk, c in ev.checks if not chk.flag):
+                        continue
+                    fired = {chk.name for chk, c in ev.checks if chk.flag and c}
+                else:
+                    fired = set()       # no flags to raise, no axioms to check: no need to evaluate
                 if values is None:
                     raise Unsupported("brute force: a consistent execution has values that depend "
                                       "on themselves (thin air)")
-                fired = {chk.name for chk, c in ev.checks if chk.flag and c}
                 for outcome in self._outcomes(values, orders.get("co", frozenset())):
                     yield Execution(rf, orders, dict(values), outcome), fired
 

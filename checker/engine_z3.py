@@ -4,12 +4,14 @@ assumption literals so the same solver serves the sanity run (no axioms), outcom
 blame (minimal sets of axioms that rule an outcome out). unknown/timeouts raise SolverUnknown."""
 from __future__ import annotations
 
+import ctypes
 import time
 from itertools import combinations
 from typing import Sequence
 
 import z3
 
+from . import limits
 from .cat.interp import Model
 from .encode import Encoding, encode
 from .errors import SolverUnknown
@@ -18,16 +20,29 @@ from .execution import Execution
 from .symbolic import TRUE
 
 
+TIMEOUT_SLACK_MS = 100
+
+
 class Z3Engine:
     name = "z3"
 
-    def __init__(self, es: EventStructure, model: Model, options=frozenset(), timeout: float = 60.0,
-                 max_outcomes: int = 4096):
+    def __init__(self, es: EventStructure, model: Model, options=frozenset(), timeout: float | None = None,
+                 max_outcomes: int | None = None, rlimit: int | None = None):
+        lim = limits.current()
+        limits.check_events(len(es.events))
         self.es = es
-        self.deadline = time.monotonic() + timeout
-        self.max_outcomes = max_outcomes
+        self.timeout = lim.timeout if timeout is None else timeout
+        self.deadline = time.monotonic() + self.timeout
+        self.max_outcomes = lim.outcomes if max_outcomes is None else max_outcomes
+        self.rlimit = lim.rlimit if rlimit is None else rlimit
         self.enc: Encoding = encode(es, model, options)
+        self._budget: int | None = None     # the timeout (ms) last given to the solver
         self.solver = z3.Solver()
+        # No relevancy filtering: every atom of this encoding matters, and the enumeration's many
+        # small incremental queries run about twice as fast without it (bench/RESULTS.md).
+        self.solver.set("relevancy", 0)
+        if self.rlimit:
+            self.solver.set("rlimit", self.rlimit)     # per check() call
         self.solver.add(*self.enc.wellformed)
         self.lits = {}
         for i, (name, ax) in enumerate(sorted(self.enc.axioms.items())):
@@ -42,12 +57,28 @@ class Z3Engine:
     def _check(self, *assumptions) -> bool:
         left = self.deadline - time.monotonic()
         if left <= 0:
-            raise SolverUnknown("timeout")
-        self.solver.set("timeout", max(1, int(left * 1000)))
+            raise self._timeout()
+        # Setting a solver parameter costs about as much as a small check, so the budget is
+        # renewed only when it has shrunk by TIMEOUT_SLACK_MS: a check may overrun the deadline by
+        # at most that much.
+        budget = max(1, int(left * 1000))
+        if self._budget is None or self._budget - budget > TIMEOUT_SLACK_MS:
+            self.solver.set("timeout", budget)
+            self._budget = budget
         r = self.solver.check(*assumptions)
         if r == z3.unknown:
-            raise SolverUnknown(f"Z3 returned unknown ({self.solver.reason_unknown()})")
+            reason = self.solver.reason_unknown()
+            if "timeout" in reason or time.monotonic() >= self.deadline:
+                raise self._timeout()
+            if self.rlimit and ("canceled" in reason or "resource" in reason):
+                raise SolverUnknown(f"Z3 resource limit exceeded (rlimit {self.rlimit} per solver call; "
+                                    f"raise it with {limits.flag('rlimit')})")
+            raise SolverUnknown(f"Z3 returned unknown ({reason})")
         return r == z3.sat
+
+    def _timeout(self) -> SolverUnknown:
+        return SolverUnknown(f"timeout: no answer within {self.timeout:g} s "
+                             f"(raise it with {limits.flag('timeout')})")
 
     def _axioms(self, names: Sequence[str] | None = None):
         names = self.axiom_names if names is None else names
@@ -70,17 +101,18 @@ class Z3Engine:
         """Every allowed projection onto `observe`; the bool is False if the cap was reached."""
         obs = [self.enc.observables.get(k, z3.IntVal(0)) for k in observe]
         found = set()
+        projection = _Projection(obs)
         self.solver.push()
         try:
             while self._check(*self._axioms()):
-                m = self.solver.model()
-                vals = tuple(m.eval(t, model_completion=True).as_long() for t in obs)
+                vals = projection.values(self.solver.model())
                 found.add(tuple(zip(observe, vals)))
                 if len(found) >= self.max_outcomes:
                     return frozenset(found), False
                 if not obs:
                     break
-                self.solver.add(z3.Or([t != v for t, v in zip(obs, vals)]))
+                # Block this projection (not the execution): the next model differs somewhere.
+                self.solver.add(projection.block(vals))
         finally:
             self.solver.pop()
         return frozenset(found), True
@@ -110,3 +142,39 @@ class Z3Engine:
         vals = {r: m.eval(v, model_completion=True).as_long() for r, v in self.enc.values.items()}
         outcome = tuple((k, m.eval(self.enc.observables[k], model_completion=True).as_long()) for k in observe)
         return Execution(rf, orders, vals, outcome)
+
+
+class _Projection:
+    """The observable terms of an enumeration: their values in a model, and the clause that
+    blocks one tuple of values. Enumeration does this once per outcome, so it goes through the
+    C API: the z3py wrappers cost about 4x more per term (bench/RESULTS.md). Every AST the C API
+    returns is read at once or wrapped (reference-counted) before the next call."""
+
+    def __init__(self, terms: Sequence[z3.ArithRef]):
+        self.terms = list(terms)
+        self.ctx = terms[0].ctx if terms else z3.main_ctx()
+        self.asts = [t.as_ast() for t in self.terms]
+        self.numerals: dict[int, z3.IntNumRef] = {}
+        self._out = z3.Ast(0)
+
+    def values(self, m: z3.ModelRef) -> tuple[int, ...]:
+        cref, out, vals = self.ctx.ref(), self._out, []
+        for t, a in zip(self.terms, self.asts):
+            if z3.Z3_model_eval(cref, m.model, a, True, ctypes.byref(out)) and z3.Z3_is_numeral_ast(cref, out):
+                vals.append(int(z3.Z3_get_numeral_string(cref, out)))
+            else:
+                vals.append(m.eval(t, True).as_long())
+        return tuple(vals)
+
+    def block(self, vals: Sequence[int]) -> z3.BoolRef:
+        cref, ctx = self.ctx.ref(), self.ctx
+        eqs = [z3.BoolRef(z3.Z3_mk_eq(cref, a, self._numeral(v).as_ast()), ctx) for a, v in zip(self.asts, vals)]
+        args = (z3.Ast * len(eqs))(*(e.as_ast() for e in eqs))
+        conj = z3.BoolRef(z3.Z3_mk_and(cref, len(eqs), args), ctx)
+        return z3.BoolRef(z3.Z3_mk_not(cref, conj.as_ast()), ctx)
+
+    def _numeral(self, v: int) -> z3.IntNumRef:
+        n = self.numerals.get(v)
+        if n is None:
+            n = self.numerals[v] = z3.IntVal(v, self.ctx)
+        return n

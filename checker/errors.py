@@ -7,6 +7,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+_MAX_SNIPPET = 200
+_MAX_MESSAGE = 2000
+
 
 @dataclass(frozen=True)
 class SourceLoc:
@@ -28,11 +31,20 @@ class CheckerError(Exception):
         self.message = message
         self.where = where
 
+    def __reduce__(self):   # keep `where` across processes (worker -> parent)
+        return (type(self), (self.message, self.where))
+
     def __str__(self) -> str:
+        message = self.message
+        if len(message) > _MAX_MESSAGE:  # it may quote a megabyte of fuzzed input
+            message = message[:_MAX_MESSAGE - 3] + "..."
         if self.where is None:
-            return self.message
-        snippet = f" '{self.where.text}'" if self.where.text else ""
-        return f"{self.where}:{snippet}: {self.message}" if snippet else f"{self.where}: {self.message}"
+            return message
+        text = self.where.text
+        if len(text) > _MAX_SNIPPET:   # a fuzzed or generated line can be megabytes long
+            text = text[:_MAX_SNIPPET - 3] + "..."
+        snippet = f" '{text}'" if text else ""
+        return f"{self.where}:{snippet}: {message}" if snippet else f"{self.where}: {message}"
 
 
 class LitmusError(CheckerError):
@@ -49,6 +61,12 @@ class SolverUnknown(CheckerError):
 
 class LimitExceeded(CheckerError):
     """A test is larger than a configured limit (threads, events, candidates): reported, not solved."""
+
+
+class TooLarge(LimitExceeded, LitmusError):
+    """A litmus input over a configured limit (file size, nesting, threads, instructions,
+    locations; see checker.limits). A LitmusError, so the loaders return it in place of the test,
+    and a LimitExceeded, so the test is reported "too large" (UNKNOWN), not malformed."""
 
 
 class Unsupported(CheckerError):

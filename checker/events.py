@@ -55,6 +55,9 @@ class EventStructure:
     names: Mapping[str, str] = field(default_factory=dict)  # declared memory name -> physical root
     thread_names: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()                   # e.g. "ISCA'22 hypothetical proxy used"
+    # (value expression, value): executions where a computed result equals value -- an await on
+    # a value that is a function of what a read returned (an mbarrier wait's predicate)
+    guards: tuple[tuple[Expr, int], ...] = ()
 
     @property
     def reads(self) -> tuple[int, ...]:

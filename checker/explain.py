@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from . import conditions
 from .ast import Cond, LitmusTest
-from .cat.concrete import find_cycle
 from .check import resolve_model
 from .engine_z3 import Z3Engine
 from .execution import concrete_evaluation
@@ -39,54 +38,103 @@ def explain_condition(test: LitmusTest, cond: Cond, model_spec, options, timeout
     lines = head + ["Forbidden"]
     for subset in blame:
         lines.append("  ruled out by: " + " + ".join(subset))
-    # A telling candidate: one that violates only the first minimal set, if there is one.
-    rest = [a for a in eng.axiom_names if a not in (blame[0] if blame else ())]
-    cand = eng.satisfiable(term, axioms=rest) or sane
+    lines += _needed_sync(test, cond, model, options, timeout)
+    # A telling candidate: one that satisfies every axiom outside the minimal sets (always exists).
+    used = {a for subset in blame for a in subset}
+    cand = eng.satisfiable(term, axioms=[a for a in eng.axiom_names if a not in used]) or sane
     ev = concrete_evaluation(es, model, cand, options)
     lines.append("A candidate execution with this outcome, and the axioms it violates:")
     env = {**cand.base(es), **ev.env}
+    highlight = None
     for (chk, ok), value in zip(ev.checks, ev.check_values):
         if ok or chk.flag:
             continue
+        steps = _steps(chk, value, env, es, options, model)
+        highlight = steps if highlight is None else highlight
         lines.append(f"  violates {chk.name} ({chk.kind} at {_shown(chk.where.path)}:{chk.where.line})"
-                     + _shape(chk, value, env, es, options))
+                     + _shape(chk, steps))
+        lines += _causality_lines(steps, env, es)
     text = "\n".join(lines) + "\n" + witness.text(es, cand, dict(ev.env))
-    return text, witness.dot(es, cand, dict(ev.env), f"{test.name}: forbidden candidate")
+    positions = {th.name: th.position for th in test.threads}
+    return text, witness.dot(es, cand, dict(ev.env), f"{test.name}: forbidden candidate", positions, highlight or ())
 
 
-def _shape(chk, value, env, es, options) -> str:
-    """What the violated check shows: the cycle, the reflexive event split at its `;`, or the
-    offending edge."""
-    kind, v = value
-    if kind != "rel" or not v:
+def _needed_sync(test, cond, model, options, timeout) -> list[str]:
+    """The fences and release/acquire annotations whose removal alone would allow the outcome."""
+    from .report.mutate import effects
+
+    effs = effects(test, cond, model, options, timeout)
+    need = [e for e in effs if e.verdict == "allowed"]
+    if need:
+        return ["Synchronization it needs (each change alone makes it allowed):"] + \
+               [f"  {e.mutation.describe()}" for e in need]
+    return ["No single fence or release/acquire annotation is needed: it stays forbidden without any one"] \
+        if effs else []
+
+
+def _steps(chk, value, env, es, options, model):
+    from .report.cycle import violation_path
+
+    return violation_path(model, chk, value, env, {}, len(es.events), options)
+
+
+def _shape(chk, steps) -> str:
+    """What the violated check shows, in the model's names: the cycle (acyclic, irreflexive) or
+    the offending path (empty), e.g. `e7 -fr-> e2 -cause-> e7`."""
+    from .report.cycle import note, show
+
+    if not steps:
         return ""
-    if chk.kind == "acyclic":
-        cyc = find_cycle(v)
-        return ": cycle " + " -> ".join(f"e{e}" for e in cyc + cyc[:1]) if cyc else ""
-    if chk.kind == "irreflexive":
-        loops = sorted(a for a, b in v if a == b)
-        if not loops:
-            return ""
-        e = loops[0]
-        return ": " + _split(chk.expr, e, e, env, es, options)
-    a, b = min(v)
-    return f": edge e{a} -> e{b}"
+    what = "cycle " if chk.kind in ("acyclic", "irreflexive") else ""
+    extra = note(chk)
+    return f": {what}{show(steps)}" + (f" ({extra})" if extra else "")
 
 
-def _split(expr, a: int, b: int, env, es, options) -> str:
-    """`a -[left]-> m -[right]-> b` for a composition, else `a -[expr]-> b`."""
-    from .cat.ast import Binary, format_expr
-    from .cat.concrete import ConcreteAlgebra
-    from .cat.interp import evaluate_expr
+# The clauses of proxy-preserved base causality order in axioms/ptx.cat, in the order tried.
+PPBC_CASES = (
+    ("ppbc_generic", "same address, generic proxy"),
+    ("ppbc_sameproxy", "same address, same proxy, same CTA"),
+    ("ppbc_source", "a proxy fence after the non-generic access, in its CTA (source side, A1)"),
+    ("ppbc_destination", "a proxy fence before the non-generic access, in its CTA (destination side, A1)"),
+    ("ppbc_both", "proxy fences for both proxies, source side then destination side (A1)"),
+    ("ppbc_alias", "an alias proxy fence on the path"),
+    ("ppbc_source_alias", "a source-side proxy fence, then an alias fence (A1)"),
+    ("ppbc_alias_destination", "an alias fence, then a destination-side proxy fence (A1)"),
+    ("ppbc_source_alias_destination", "source-side proxy fence, alias fence, destination-side proxy fence (A1)"),
+)
 
-    if isinstance(expr, Binary) and expr.op == ";":
-        alg = ConcreteAlgebra(range(len(es.events)))
-        _, left = evaluate_expr(expr.left, env, alg, options)
-        _, right = evaluate_expr(expr.right, env, alg, options)
-        for m in range(len(es.events)):
-            if (a, m) in left and (m, b) in right:
-                return f"e{a} -[{format_expr(expr.left)}]-> {_split(expr.right, m, b, env, es, options)}"
-    return f"e{a} -[{format_expr(expr)}]-> e{b}"
+
+def _causality_lines(steps, env, es) -> list[str]:
+    """For each causality step of a violation: which clause of proxy-preserved base causality
+    order makes it (the proxy fences, A1) and the fences that lie between its two ends in base
+    causality -- the fences on the causality path."""
+    def rel(name):
+        kind, v = env.get(name, ("", None))
+        return v if kind == "rel" and v is not None else frozenset()
+
+    bc, obs, ppbc = rel("bc"), rel("obs"), rel("ppbc")
+    out = []
+    for a, name, b in steps:
+        if name != "cause":
+            continue
+        x, via = a, ""
+        if (a, b) not in ppbc:
+            mids = sorted(m for (p, m) in obs if p == a and (m, b) in ppbc)
+            if not mids:
+                continue
+            x, via = mids[0], f"e{a} -obs-> e{mids[0]}, then "
+        case = next((why for n, why in PPBC_CASES if (x, b) in rel(n)), None)
+        fences = [e for e in es.events if e.kind in ("F", "C") and (x, e.eid) in bc and (e.eid, b) in bc]
+        line = f"    e{a} -cause-> e{b}: {via}proxy-preserved base causality"
+        if case:
+            line += f" by {case}"
+        out.append(line)
+        if fences:
+            out.append("      fences on the causality path: " +
+                       "; ".join(f"e{e.eid} {e.thread}: {e.label}" for e in fences))
+        else:
+            out.append("      no fence on the causality path")
+    return out
 
 
 def _shown(path: str) -> str:

@@ -18,7 +18,7 @@ from typing import Iterable
 
 import yaml
 
-from . import ptx, yamlsafe
+from . import limits, ptx, yamlsafe
 from .ast import Expectation, LitmusTest, MemoryDecl, MemRef, Position, RegRef, Thread
 from .cond import parse_cond, refs
 from .errors import LitmusError, SourceLoc
@@ -32,7 +32,7 @@ EXPECT_KEYS = ("allowed", "forbidden", "undefined")
 MBARRIER_KEYS = ("count",)
 VIEWS = {"texture_of": "texture", "surface_of": "surface", "constant_of": "constant"}
 
-_POSITION = re.compile(r"gpu(\d+)(?:\.cluster(\d+))?\.cta(\d+)(?:\.warp(\d+))?")
+_POSITION = re.compile(r"gpu(\d{1,9})(?:\.cluster(\d{1,9}))?\.cta(\d{1,9})(?:\.warp(\d{1,9}))?")
 _IDENT = re.compile(r"[A-Za-z_$][\w$]*")
 _PLACEHOLDER = re.compile(r"\$\{([^{}]*)\}")
 _POSITION_FORM = "gpu<N>[.cluster<N>].cta<N>[.warp<N>]"
@@ -65,7 +65,10 @@ def load_paths(paths: Iterable[str | Path]) -> list[LitmusTest | LitmusError]:
 def load_file(path: str | Path) -> list[LitmusTest | LitmusError]:
     """Load every test of one file."""
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        text, size = limits.read_text(path, limits.current().yaml_bytes)
+        if text is None:
+            return [limits.too_large(f"too large: a file of more than {size - 1} bytes", "yaml_bytes",
+                                     SourceLoc(str(path), 1))]
     except UnicodeDecodeError:
         return [LitmusError("not a UTF-8 text file", SourceLoc(str(path), 0))]
     except OSError as e:
@@ -75,6 +78,9 @@ def load_file(path: str | Path) -> list[LitmusTest | LitmusError]:
 
 def load_text(text: str, path: str = "<string>") -> list[LitmusTest | LitmusError]:
     """Load every test of a YAML text (one mapping, or a list of mappings)."""
+    size = len(text.encode("utf-8", "surrogatepass"))
+    if size > limits.current().yaml_bytes:
+        return [limits.too_large(f"too large: a file of {size} bytes", "yaml_bytes", SourceLoc(path, 1))]
     try:
         root = yamlsafe.compose(text, path)
     except LitmusError as e:
@@ -191,7 +197,7 @@ def _expand(node: Node, path: str) -> list[LitmusTest | LitmusError]:
             out.append(_build(test, path, tuple(values.items()), row.line))
         except LitmusError as e:
             label = ", ".join(f"{k}={v}" for k, v in values.items()) if row.kind == "map" else ""
-            out.append(LitmusError(f"{e.message} (matrix row {n}{': ' + label if label else ''})", e.where))
+            out.append(type(e)(f"{e.message} (matrix row {n}{': ' + label if label else ''})", e.where))
     return out
 
 
@@ -236,7 +242,7 @@ def _subst(node: Node | None, values: dict[str, str] | None, path: str) -> Node 
         raw = _PLACEHOLDER.sub(value, node.raw)
         if "${" in _PLACEHOLDER.sub("", node.raw):
             _fail(path, node, "unterminated placeholder: write ${name}")
-        return node.with_raw(raw)
+        return yamlsafe.check_int(node.with_raw(raw), path)
     if node.kind == "seq":
         items = [(_subst(i, values, path), i) for i in node.items]
         kept = tuple(new for new, old in items
@@ -292,6 +298,9 @@ def _build(node: Node, path: str, row, line: int) -> LitmusTest:
                         raise LitmusError(f"'{base}' is used both as a register and as a location", i.where)
                     implicit[base] = MemoryDecl(base, where=i.where)
     memory = {d.name: d for d in decls} | implicit
+    if len(memory) > limits.current().locations:
+        raise limits.too_large(f"too large: {len(memory)} memory locations", "locations",
+                               SourceLoc(path, line, name))
     _check_memory(memory, targets, path)
     _check_accesses(threads, memory)
     expectations, undefined = _expect(m.get("expect"), path, threads, regs, memory)
@@ -384,6 +393,10 @@ def _tensormap(name: str, node: Node, init: int, path: str, targets) -> dict[int
 def _threads(node: Node, path: str, declared: set[str]) -> list[Thread]:
     if node.kind != "map" or not node.items:
         _fail(path, node, "threads must map thread names to {at: POSITION, code: [...]}")
+    if len(node.items) > limits.current().threads:
+        extra = node.items[limits.current().threads][0]         # the first thread over the limit
+        raise limits.too_large(f"too large: {len(node.items)} threads", "threads",
+                               SourceLoc(path, extra.line, extra.raw))
     threads = []
     for k, v in node.items:
         if not _IDENT.fullmatch(k.raw):
@@ -391,7 +404,11 @@ def _threads(node: Node, path: str, declared: set[str]) -> list[Thread]:
         t = _Map(v, path, THREAD_KEYS, f"thread '{k.raw}'")
         pos = _position(t.need("at", f"thread '{k.raw}'"), path, "at")
         code = []
-        for item in _seq(t.need("code", f"thread '{k.raw}'"), path, "code"):
+        items = _seq(t.need("code", f"thread '{k.raw}'"), path, "code")
+        if len(items) > limits.current().instructions:
+            raise limits.too_large(f"too large: {len(items)} instructions in thread {k.raw}", "instructions",
+                                   SourceLoc(path, k.line, k.raw))
+        for item in items:
             text = _text(item, path, "an instruction")
             code.append(ptx.parse_instr(text, SourceLoc(path, item.line, text.strip()), declared))
         threads.append(Thread(k.raw, pos, tuple(code), SourceLoc(path, k.line, k.raw)))

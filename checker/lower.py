@@ -34,6 +34,7 @@ class ThreadCtx:
     events: list[int] = field(default_factory=list)        # in program order
     awaited: list[int] = field(default_factory=list)       # awaited reads so far (control deps)
     instr: Instr | None = None
+    ext: dict = field(default_factory=dict)                # per-thread state of extension lowerings
 
     def error(self, msg: str) -> LitmusError:
         i = self.instr
@@ -50,10 +51,15 @@ class Builder:
         self.write_value: dict[int, Expr] = {}
         self.rf_reads: list[int] = []
         self.awaits: list[tuple[int, int]] = []
+        self.guards: list[tuple[Expr, int]] = []     # awaits on computed values (EventStructure.guards)
         self.barriers: dict[tuple, dict[str, list[tuple[int, Instr, int | None]]]] = defaultdict(lambda: defaultdict(list))
         self.warp_syncs: dict[tuple, dict[str, list[tuple[int, int]]]] = defaultdict(lambda: defaultdict(list))
         self.notes: list[str] = []
+        self.perf_cta: dict[int, tuple] = {}     # event -> the CTA that performs it, where not its thread's (A2)
+        self.ext: dict = {}                      # state of extension lowerings (checker.lower_*)
+        self.finalizers: list[Callable[["Builder"], None]] = []   # run once all events exist
         self.roots: dict[str, str] = {m.name: _root(test, m.name) for m in test.memory}
+        self.vlocs: dict[str, str] = {m.name: _vloc(test, m.name) for m in test.memory}
         self.init_of: dict[str, int] = {}
         self.mem_tags: dict[str, frozenset[str]] = {}
         for m in test.memory:
@@ -66,7 +72,10 @@ class Builder:
                 self.write_value[self.init_of[root]] = Const(m.init)
 
     # -- events ------------------------------------------------------------------------------
-    def new_event(self, ctx: ThreadCtx | None, kind: str, tags, loc=None, vloc=None, label="") -> int:
+    def new_event(self, ctx: ThreadCtx | None, kind: str, tags, loc=None, vloc=None, label="",
+                  in_po: bool = True) -> int:
+        """A new event; with a thread context it belongs to that thread and, unless `in_po` is
+        False (the memory operations of an asynchronous instruction, A8), to its program order."""
         eid = len(self.events)
         thread = ctx.thread.name if ctx else None
         index = -1
@@ -75,18 +84,29 @@ class Builder:
             label = label or ctx.instr.text
         self.events.append(Event(eid, thread, kind, frozenset(tags), loc, vloc, label, index))
         if ctx is not None:
-            ctx.events.append(eid)
+            if in_po:
+                ctx.events.append(eid)
             for r in ctx.awaited:
                 self.pairs["dep"].add((r, eid))
         return eid
 
-    def location(self, ctx: ThreadCtx, op) -> tuple[str, str]:
-        """(physical root, virtual name) of an address operand."""
+    def location(self, ctx: ThreadCtx, op, view: str | None = None) -> tuple[str, str]:
+        """(physical root, virtual address) of an address operand. A location declared as a view
+        (texture_of / surface_of / constant_of) is accessed only by the instructions of that
+        proxy (`view`); its virtual address is that of the location it views."""
         if not isinstance(op, Addr):
             raise ctx.error("expected an address operand [name]")
         if op.base not in self.roots:
             raise ctx.error(f"unknown location '{op.base}'")
-        return self.roots[op.base], op.base
+        decl = self.test.mem(op.base)
+        has = decl.view if decl is not None else None
+        if has != view:
+            if has is None:
+                raise ctx.error(f"'{op.base}' is not a {view} view: declare one, e.g. "
+                                f"t: {{{view}_of: {op.base}}}, and access that")
+            raise ctx.error(f"'{op.base}' is the {has} view of '{decl.view_of}': access it only with "
+                            f"{VIEW_ACCESSES[has]}, or access '{decl.view_of}' itself")
+        return self.roots[op.base], self.vlocs[op.base]
 
     def value(self, ctx: ThreadCtx, op) -> Expr:
         if isinstance(op, Imm):
@@ -105,9 +125,11 @@ class Builder:
             raise ctx.error("expected a destination register")
         ctx.regs[op.name] = v
 
-    def read(self, ctx: ThreadCtx, tags, op, dst=None) -> int:
-        loc, vloc = self.location(ctx, op)
-        eid = self.new_event(ctx, "R", set(tags) | self.mem_tags[vloc], loc=loc, vloc=vloc)
+    def read(self, ctx: ThreadCtx, tags, op, dst=None, view: str | None = None, in_po: bool = True,
+             label: str = "") -> int:
+        loc, vloc = self.location(ctx, op, view)
+        eid = self.new_event(ctx, "R", set(tags) | self.mem_tags[op.base], loc=loc, vloc=vloc,
+                             label=label, in_po=in_po)
         self.rf_reads.append(eid)
         if dst is not None:
             self.set_reg(ctx, dst, ReadVal(eid))
@@ -116,9 +138,11 @@ class Builder:
             ctx.awaited.append(eid)
         return eid
 
-    def write(self, ctx: ThreadCtx, tags, op, value: Expr) -> int:
-        loc, vloc = self.location(ctx, op)
-        eid = self.new_event(ctx, "W", set(tags) | self.mem_tags[vloc], loc=loc, vloc=vloc)
+    def write(self, ctx: ThreadCtx, tags, op, value: Expr, view: str | None = None, in_po: bool = True,
+              label: str = "") -> int:
+        loc, vloc = self.location(ctx, op, view)
+        eid = self.new_event(ctx, "W", set(tags) | self.mem_tags[op.base], loc=loc, vloc=vloc,
+                             label=label, in_po=in_po)
         self.write_value[eid] = value
         for r in reads_of(value):
             self.pairs["dep"].add((r, eid))
@@ -127,6 +151,8 @@ class Builder:
     # -- freezing ----------------------------------------------------------------------------
     def build(self, contexts: list[ThreadCtx]) -> EventStructure:
         self._match_barriers()
+        for finish in self.finalizers:
+            finish(self)
         sets: dict[str, set[int]] = {name: set() for name in relations.SETS}
         for e in self.events:
             for t in e.tags:
@@ -151,6 +177,9 @@ class Builder:
         for name, f in same.items():
             rels[name] = {(a.eid, b.eid) for a in threaded for b in threaded
                           if f(pos[a.thread], pos[b.thread], a.thread, b.thread)}
+        performer = {e.eid: self.perf_cta.get(e.eid, pos[e.thread].cta_key()) for e in threaded}
+        rels["pscta"] = {(a.eid, b.eid) for a in threaded for b in threaded
+                         if performer[a.eid] == performer[b.eid]}
         mem = [e for e in self.events if e.is_memory]
         rels["loc"] = {(a.eid, b.eid) for a in mem for b in mem if a.loc == b.loc}
         rels["vloc"] = {(a.eid, b.eid) for a in mem for b in mem if a.vloc == b.vloc}
@@ -180,6 +209,7 @@ class Builder:
             names=dict(self.roots),
             thread_names=tuple(c.thread.name for c in contexts),
             notes=tuple(self.notes),
+            guards=tuple(self.guards),
         )
 
     def _match_barriers(self) -> None:
@@ -207,6 +237,21 @@ class Builder:
             for k in range(depth):
                 members = [per_thread[t][k][0] for t in per_thread if len(per_thread[t]) > k]
                 self.pairs["syncwarp"].update((a, b) for a in members for b in members if a != b)
+
+
+VIEW_ACCESSES = {"texture": "tld", "surface": "suld / sust", "constant": "ldc"}
+
+
+def _vloc(test: LitmusTest, name: str) -> str:
+    """The virtual address a name stands for: a view (texture_of/surface_of/constant_of) has the
+    address of the location it views; an alias is its own virtual address (A4)."""
+    seen = set()
+    m = test.mem(name)
+    while m is not None and m.view_of and m.name not in seen:
+        seen.add(m.name)
+        name = m.view_of
+        m = test.mem(name)
+    return name
 
 
 def _root(test: LitmusTest, name: str) -> str:
@@ -386,3 +431,9 @@ def lower(test: LitmusTest) -> EventStructure:
         ctx.instr = None
         contexts.append(ctx)
     return b.build(contexts)
+
+
+# Proxy fences, proxy instructions and the asynchronous bulk copies register themselves into
+# LOWER and FENCE_VARIANTS on import.
+from . import lower_proxy as _lower_proxy  # noqa: E402,F401
+from . import lower_async as _lower_async  # noqa: E402,F401

@@ -61,12 +61,15 @@ def herd(results: list[Result], timing: bool = True) -> str:
         block = [f"Test {r.name} {kind}", f"States {len(r.outcomes)}"]
         block += [_outcome_text(o) for o in r.outcomes]
         for c in r.conditions:
-            ok = "Ok" if c.met else "No"
+            ok = "Ok" if c.met else ("Unknown" if c.allowed is None else "No")
             block.append(ok)
             block.append("Witnesses")
             block.append(f"Positive: {c.positive} Negative: {c.negative}")
             quant = "~exists" if c.expected == "forbidden" else "exists"
-            validated = "validated" if (c.allowed if quant == "exists" else not c.allowed) else "NOT validated"
+            if c.allowed is None:     # never present an unknown as validated (or as forbidden)
+                validated = "unknown"
+            else:
+                validated = "validated" if (c.allowed if quant == "exists" else not c.allowed) else "NOT validated"
             block.append(f"Condition {quant} ({c.text}) is {validated}")
             obs = "Never" if c.positive == 0 else ("Always" if c.negative == 0 else "Sometimes")
             block.append(f"Observation {r.name} {obs} {c.positive} {c.negative}")

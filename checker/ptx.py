@@ -40,11 +40,24 @@ _INT = re.compile(r"[+-]?(?:0[xX][0-9a-fA-F]+|0[bB][01]+|[1-9][0-9]*|0)")
 _QUALIFIER = re.compile(r"[A-Za-z0-9_]+(?:::[A-Za-z0-9_]+)*")
 
 
-def int_literal(text: str) -> int | None:
+_LITERAL_RANGE = (-(2**63), 2**64 - 1)      # PTX values have at most 64 bits
+
+
+def int_literal(text: str, fail=None) -> int | None:
     """A PTX/herd integer literal's value; None if `text` is not one. Leading zeros are refused
-    (PTX reads 010 as octal, herd as decimal)."""
+    (PTX reads 010 as octal, herd as decimal). A literal outside the 64-bit range is None too,
+    or, given `fail`, reported through it."""
     text = text.strip()
-    return int(text, 0) if _INT.fullmatch(text) else None
+    if not _INT.fullmatch(text):
+        return None
+    lo, hi = _LITERAL_RANGE
+    value = int(text, 0) if len(text) <= 70 else None    # (no 64-bit literal is longer)
+    if value is None or not lo <= value <= hi:
+        if fail is not None:
+            fail(f"'{text[:30]}{'...' if len(text) > 30 else ''}': integer out of range "
+                 "(PTX values have at most 64 bits)")
+        return None
+    return value
 
 
 def parse_instr(text: str, where: SourceLoc | None = None, memory=frozenset(), *,
@@ -66,7 +79,7 @@ def parse_instr(text: str, where: SourceLoc | None = None, memory=frozenset(), *
         fail("more than one '== v'")
     if len(parts) == 2:
         body, value = parts[0].strip(), parts[1].strip()
-        await_value = int_literal(value)
+        await_value = int_literal(value, fail)
         if await_value is None:
             fail(f"'== {value}': an await needs an integer value")
     predicate = None
@@ -125,13 +138,15 @@ def _operand(s: str, memory, fail) -> Operand:
         items = s[1:-1].strip()
         if not s.endswith("}") or not items:
             fail(f"malformed vector '{s}'")
+        if any(c in items for c in "[]{}"):   # checked before recursing: no nesting, no deep stack
+            fail(f"a vector holds registers and integers only: '{s}'")
         ops = tuple(_operand(x, memory, fail) for x in _split_top(items, ",", fail))
         if any(isinstance(o, (Addr, Vec)) for o in ops):
             fail(f"a vector holds registers and integers only: '{s}'")
         return Vec(ops)
     if re.fullmatch(rf"!%?{_IDENT}", s):
         return Reg("!" + s[1:].lstrip("%"))
-    value = int_literal(s)
+    value = int_literal(s, fail)
     if value is not None:
         return Imm(value)
     if _INT.match(s) and re.fullmatch(r"[+-]?[0-9]+", s):
@@ -153,7 +168,7 @@ def _address(s: str, fail) -> Addr:
         fail(f"'{s}': an address names a memory location, not a register")
     offset = 0
     if m.group(3):
-        offset = int_literal(m.group(4))
+        offset = int_literal(m.group(4), fail)
         if offset is None:
             fail(f"malformed offset in '{s}'")
         offset = -offset if m.group(3) == "-" else offset
@@ -411,13 +426,13 @@ register(
                    Group("scope", SCOPES, required=True)),
            rejects={**dict.fromkeys(("relaxed", "weak"), "fence takes .sc, .acq_rel, .acquire or .release"),
                     "gl": "fence scopes are .cta, .cluster, .gpu and .sys (.gl is membar's)",
-                    "proxy": "proxy fences (fence.proxy) are not supported yet",
+                    "proxy": "a proxy fence is written fence.proxy.KIND (.proxy comes first)",
                     "mbarrier_init": "fence.mbarrier_init is not supported yet"}),
     Family("membar",
            groups=(Group("level", ("cta", "gl", "sys"), required=True),),
            rejects={"gpu": "membar levels are .cta, .gl and .sys (membar.gl is fence.sc.gpu)",
                     "cluster": "membar has no .cluster level: use fence.sc.cluster",
-                    "proxy": "membar.proxy is not supported yet"}),
+                    "proxy": "a proxy fence is written membar.proxy.KIND (.proxy comes first)"}),
     Family("bar", groups=_BAR_GROUPS, operands=_bar_operands, rules=(_barrier_form,),
            rejects={"aligned": "bar takes no .aligned (bar.sync is barrier.sync.aligned)"}),
     Family("barrier", groups=_BAR_GROUPS + (Group("aligned", ("aligned",)),),
@@ -519,3 +534,8 @@ def _check_operands(instr: Instr, slots, fail) -> None:
         if isinstance(o, Name):
             fail(f"'{o.name}' is a location, not a register: write [{o.name}] to access it")
         fail(f"operand {n} ('{render(o)}') must be {what}")
+
+
+# Instruction families defined elsewhere register themselves on import.
+from . import ptx_proxy as _ptx_proxy  # noqa: E402,F401  (proxy fences, tensor maps, ISCA'22 views)
+from . import ptx_async as _ptx_async  # noqa: E402,F401  (the bulk asynchronous copies)

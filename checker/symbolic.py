@@ -15,6 +15,39 @@ import z3
 TRUE = True
 
 
+# Term constructors for Boolean terms already known to be z3 Booleans of the main context. They
+# call the C API directly: z3.And/Or/Not re-check the sort of every argument, which made them
+# about 8x slower (bench/RESULTS.md), and the encoding builds tens of thousands of terms.
+def mk_and(terms) -> z3.BoolRef:
+    return _mk_n(z3.Z3_mk_and, terms)
+
+
+def mk_or(terms) -> z3.BoolRef:
+    return _mk_n(z3.Z3_mk_or, terms)
+
+
+def mk_not(t: z3.BoolRef) -> z3.BoolRef:
+    ctx = t.ctx
+    return z3.BoolRef(z3.Z3_mk_not(ctx.ref(), t.as_ast()), ctx)
+
+
+def mk_implies(a: z3.BoolRef, b: z3.BoolRef) -> z3.BoolRef:
+    ctx = a.ctx
+    return z3.BoolRef(z3.Z3_mk_implies(ctx.ref(), a.as_ast(), b.as_ast()), ctx)
+
+
+def _mk_lt(a: z3.ArithRef, b: z3.ArithRef) -> z3.BoolRef:
+    ctx = a.ctx
+    return z3.BoolRef(z3.Z3_mk_lt(ctx.ref(), a.as_ast(), b.as_ast()), ctx)
+
+
+def _mk_n(fn, terms) -> z3.BoolRef:
+    terms = list(terms)
+    ctx = terms[0].ctx
+    args = (z3.Ast * len(terms))(*(t.as_ast() for t in terms))
+    return z3.BoolRef(fn(ctx.ref(), len(terms), args), ctx)
+
+
 def t_or(terms: Iterable) -> object | None:
     out = []
     for t in terms:
@@ -27,7 +60,7 @@ def t_or(terms: Iterable) -> object | None:
         return None
     if len(out) == 1:
         return out[0]
-    return z3.Or(out)
+    return mk_or(out)
 
 
 def t_and(a, b):
@@ -37,7 +70,7 @@ def t_and(a, b):
         return b
     if b is TRUE:
         return a
-    return z3.And(a, b)
+    return mk_and((a, b))
 
 
 def t_not(a):
@@ -45,7 +78,7 @@ def t_not(a):
         return TRUE
     if a is TRUE:
         return None
-    return z3.Not(a)
+    return mk_not(a)
 
 
 def as_bool(t) -> z3.BoolRef:
@@ -63,12 +96,19 @@ def _put(d: dict, k, t) -> None:
 
 class SymbolicAlgebra:
     """Implements checker.cat.algebra.Algebra over edge tables. Collects the definitions of the
-    fresh variables it introduces in `self.definitions` (to be asserted with the encoding)."""
+    fresh variables it introduces in `self.definitions` (to be asserted with the encoding).
 
-    def __init__(self, universe: Iterable[int]):
+    With `name_lets`, every let-bound entry gets a named variable (`ms|3|5`, defined equal to its
+    term). Off by default: Z3 terms are hash-consed, so a let-bound term is shared wherever it is
+    used without a name, and the named variables only made the solver slower (measured in
+    bench/RESULTS.md: fewer variables make model extraction 2-5x cheaper during enumeration)."""
+
+    def __init__(self, universe: Iterable[int], name_lets: bool = False):
         self.events = tuple(sorted(universe))
+        self.name_lets = name_lets
         self.definitions: list = []
         self._labels: dict[str, int] = defaultdict(int)
+        self._clocked: dict[int, tuple] = {}    # id of an acyclic constraint -> (it, relation)
 
     # constants
     def empty_set(self):
@@ -189,7 +229,10 @@ class SymbolicAlgebra:
         return label if n == 1 else f"{label}#{n}"
 
     def bind(self, value, label: str):
-        """Name every non-constant entry with a fresh variable `label|a|b` (defined equal to it)."""
+        """Name every non-constant entry with a fresh variable `label|a|b` (defined equal to it),
+        if the algebra names lets."""
+        if not self.name_lets:
+            return value
         label = self.fresh_label(label)
         out = {}
         for k, t in value.items():
@@ -230,9 +273,12 @@ class SymbolicAlgebra:
             for e in (a, b):
                 if e not in clk:
                     clk[e] = z3.Int(f"clk|{label}|{e}")
-            lt = clk[a] < clk[b]
-            cons.append(lt if t is TRUE else z3.Implies(t, lt))
-        return _conj(cons)
+            lt = _mk_lt(clk[a], clk[b])
+            cons.append(lt if t is TRUE else mk_implies(t, lt))
+        c = _conj(cons)
+        if clk and not z3.is_false(c):
+            self._clocked[c.get_id()] = (c, r)
+        return c
 
     def irreflexive(self, r, label: str):
         return _conj([t_not(t) for (a, b), t in r.items() if a == b])
@@ -241,6 +287,13 @@ class SymbolicAlgebra:
         return _conj([t_not(t) for t in v.values()])
 
     def negate(self, c):
+        # The clocks of an acyclic constraint are existential: Not(it) would claim "no clock
+        # assignment orders these edges" only under a quantifier. A cycle is stated directly:
+        # some event reaches itself in the closure.
+        hit = self._clocked.get(c.get_id())
+        if hit is not None and hit[0].eq(c):
+            closure = self.plus(hit[1])
+            return _disj([t for (a, b), t in closure.items() if a == b])
         return z3.Not(c)
 
 
@@ -250,10 +303,14 @@ def _same(a, b) -> bool:
     return a.eq(b)
 
 
+def _disj(terms: list) -> z3.BoolRef:
+    return as_bool(t_or(terms))
+
+
 def _conj(cons: list) -> z3.BoolRef:
     if any(c is None for c in cons):
         return z3.BoolVal(False)
     rest = [c for c in cons if c is not TRUE]
     if not rest:
         return z3.BoolVal(True)
-    return z3.And(rest) if len(rest) > 1 else rest[0]
+    return mk_and(rest) if len(rest) > 1 else rest[0]

@@ -21,7 +21,7 @@ class ReadVal:
 
 @dataclass(frozen=True)
 class Bin:
-    op: str          # add sub mul and or xor min max
+    op: str          # add sub mul and or xor min max div mod (div/mod: by a positive constant)
     a: "Expr"
     b: "Expr"
 
@@ -41,15 +41,25 @@ Expr = Union[Const, ReadVal, Bin, Ite]
 
 ZERO = Const(0)
 
+_M32 = 2**32 - 1
+
 _INT_OPS: Mapping[str, Callable[[int, int], int]] = {
     "add": lambda a, b: a + b,
     "sub": lambda a, b: a - b,
     "mul": lambda a, b: a * b,
-    "and": lambda a, b: a & b,
-    "or": lambda a, b: a | b,
-    "xor": lambda a, b: a ^ b,
+    # Bitwise operators act on 32-bit two's-complement patterns and give the unsigned result,
+    # exactly as to_z3 encodes them (Int2BV 32 / BV2Int): the engines must agree (found by the
+    # differential fuzzer: -3 | 0 was -3 for the brute-force engine and 4294967293 for Z3).
+    "and": lambda a, b: (a & _M32) & (b & _M32),
+    "or": lambda a, b: (a & _M32) | (b & _M32),
+    "xor": lambda a, b: (a & _M32) ^ (b & _M32),
     "min": min,
     "max": max,
+    # Floor division and remainder, used only with a positive constant divisor (the fields of an
+    # mbarrier's abstract state, checker.lower_async): Python's // and % and Z3's div and mod agree
+    # there (Euclidean division with a positive divisor is floor division).
+    "div": lambda a, b: a // b,
+    "mod": lambda a, b: a % b,
 }
 
 _CMPS: Mapping[str, Callable] = {
@@ -63,12 +73,24 @@ _CMPS: Mapping[str, Callable] = {
 
 BIN_OPS = frozenset(_INT_OPS)
 
+# Litmus values are unbounded integers, but none may leave the 64-bit range: PTX has no wider
+# values, and without a bound a chain of `mul r0, r0, r0` grows without limit.
+VALUE_MIN, VALUE_MAX = -(2**63), 2**64 - 1
+
+
+def _fit(v: int) -> int:
+    if not VALUE_MIN <= v <= VALUE_MAX:
+        from .errors import LimitExceeded
+
+        raise LimitExceeded("a computed value leaves the 64-bit range (ptxmc does not model wrap-around)")
+    return v
+
 
 def binop(op: str, a: Expr, b: Expr) -> Expr:
     """`a op b`, folded where no value of a read can flow through: constants, `x & 0`, `x * 0`,
     `x ^ x`, `x - x`. Such false dependencies are not dependencies (ptxas erases them too)."""
     if isinstance(a, Const) and isinstance(b, Const):
-        return Const(_INT_OPS[op](a.value, b.value))
+        return Const(_fit(_INT_OPS[op](a.value, b.value)))
     if op in ("and", "mul") and ZERO in (a, b):
         return ZERO
     if op in ("xor", "sub") and a == b:
@@ -93,7 +115,7 @@ def evaluate(e: Expr, read_value: Callable[[int], int]) -> int:
     if isinstance(e, ReadVal):
         return read_value(e.eid)
     if isinstance(e, Bin):
-        return _INT_OPS[e.op](evaluate(e.a, read_value), evaluate(e.b, read_value))
+        return _fit(_INT_OPS[e.op](evaluate(e.a, read_value), evaluate(e.b, read_value)))
     if isinstance(e, Ite):
         if _CMPS[e.cmp](evaluate(e.a, read_value), evaluate(e.b, read_value)):
             return evaluate(e.then, read_value)
@@ -120,6 +142,10 @@ def to_z3(e: Expr, read_var: Callable[[int], object]):
             return z3.If(a <= b, a, b)
         if e.op == "max":
             return z3.If(a >= b, a, b)
+        if e.op == "div":
+            return a / b
+        if e.op == "mod":
+            return a % b
         return {"add": a + b, "sub": a - b, "mul": a * b}[e.op]
     if isinstance(e, Ite):
         a, b = to_z3(e.a, read_var), to_z3(e.b, read_var)

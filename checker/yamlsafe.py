@@ -16,6 +16,7 @@ from typing import Any
 
 import yaml
 
+from . import limits
 from .errors import LitmusError, SourceLoc
 
 _T = "tag:yaml.org,2002:"
@@ -59,17 +60,31 @@ class _Loader(yaml.SafeLoader):
     """SafeLoader that leaves a marker where an alias was instead of sharing the anchored node,
     and records whether a scalar's tag was written out."""
 
+    depth = 0
+
     def compose_node(self, parent, index):
         if self.check_event(yaml.AliasEvent):
             event = self.get_event()
             return yaml.ScalarNode(_ALIAS, event.anchor, event.start_mark, event.end_mark)
-        return super().compose_node(parent, index)
+        # PyYAML composes recursively: bound the nesting before it can exhaust the stack.
+        self.depth += 1
+        try:
+            if self.depth > limits.current().yaml_depth:
+                raise _TooDeep(self.peek_event().start_mark)
+            return super().compose_node(parent, index)
+        finally:
+            self.depth -= 1
 
     def compose_scalar_node(self, anchor):
         explicit = self.peek_event().tag not in (None, "!")
         node = super().compose_scalar_node(anchor)
         node.explicit_tag = explicit
         return node
+
+
+class _TooDeep(Exception):
+    def __init__(self, mark):
+        self.mark = mark
 
 
 def _line_text(text: str, line: int) -> str:
@@ -81,6 +96,10 @@ def compose(text: str, path: str) -> yaml.Node | None:
     """Parse `text` into PyYAML nodes (None for an empty document); syntax errors -> LitmusError."""
     try:
         return yaml.compose(text, Loader=_Loader)
+    except _TooDeep as e:
+        line = e.mark.line + 1
+        raise limits.too_large("too deeply nested: YAML lists and mappings", "yaml_depth",
+                               SourceLoc(path, line, _line_text(text, line)[:80])) from None
     except yaml.MarkedYAMLError as e:
         mark = e.problem_mark or e.context_mark
         line = mark.line + 1 if mark is not None else 1
@@ -106,7 +125,7 @@ def convert(node: yaml.Node, path: str) -> Node:
             raise LitmusError(f"YAML tag '{shown}' is not supported", SourceLoc(path, line, node.value))
         plain = node.style is None and not getattr(node, "explicit_tag", False)
         tag = STR if node.tag == _T + "timestamp" else node.tag
-        return Node("scalar", line, raw=node.value, tag=tag, plain=plain)
+        return check_int(Node("scalar", line, raw=node.value, tag=tag, plain=plain), path)
     if isinstance(node, yaml.SequenceNode):
         if node.tag != _T + "seq":
             raise LitmusError(f"YAML tag '{shown}' is not supported", SourceLoc(path, line, ""))
@@ -125,6 +144,27 @@ def convert(node: yaml.Node, path: str) -> Node:
         pairs.append((key, convert(v, path)))
     check_unique(pairs, path)
     return Node("map", line, items=tuple(pairs))
+
+
+_INT_RANGE = (-(2**63), 2**64 - 1)      # PTX values have at most 64 bits
+
+
+def check_int(node: Node, path: str) -> Node:
+    """`node`, if it is no integer or an integer in the 64-bit range; else a LitmusError (also
+    keeps Python's integer-string limit and YAML's sexagesimal ints from blowing up later)."""
+    if node.tag != INT:
+        return node
+    digits = node.raw.replace("_", "")
+    try:
+        value = node.value if len(digits) <= 70 else None
+    except ValueError:
+        value = None
+    lo, hi = _INT_RANGE
+    if value is None or not lo <= value <= hi:
+        shown = node.raw if len(node.raw) <= 30 else node.raw[:27] + "..."
+        raise LitmusError(f"integer out of range: {shown} (PTX values have at most 64 bits)",
+                          SourceLoc(path, node.line, shown))
+    return node
 
 
 def check_unique(pairs, path: str) -> None:

@@ -13,10 +13,11 @@ from functools import cache
 from pathlib import Path
 from typing import Iterator
 
-from lark import Lark, Token, Transformer, v_args
+from lark import Lark, Token, Transformer, Tree, v_args
 from lark.exceptions import LarkError, UnexpectedCharacters, UnexpectedInput, UnexpectedToken, VisitError
 from lark.lexer import PatternStr
 
+from .. import limits
 from ..errors import ModelError, SourceLoc
 from .ast import Binary, Binding, Check, Expr, IfOption, Include, Let, Statement, Unary, Universe, Var, Zero
 
@@ -92,7 +93,10 @@ def parse_program(text: str, path: str = "<string>") -> Program:
 
 def _read(path: str, stack: tuple[tuple[str, str], ...], where: SourceLoc | None = None) -> Program:
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        text, size = limits.read_text(path, limits.current().cat_bytes)
+        if text is None:
+            raise ModelError(f"model file {path} is too large: more than {size - 1} bytes (limit "
+                             f"{limits.current().cat_bytes}; raise it with {limits.flag('cat_bytes')})", where)
     except FileNotFoundError:
         raise ModelError(f"no such model file: {path}", where) from None
     except (OSError, UnicodeDecodeError) as e:
@@ -136,9 +140,13 @@ def _merge_glossary(entries: list[GlossaryEntry]) -> tuple[GlossaryEntry, ...]:
 
 def parse_statements(text: str, path: str = "<string>") -> tuple[str | None, tuple[Statement | Include, ...]]:
     """The title and the statements of one file, includes not yet resolved."""
+    if len(text) > limits.current().cat_bytes:
+        raise ModelError(f"model text is too large: {len(text)} characters (limit {limits.current().cat_bytes}; "
+                         f"raise it with {limits.flag('cat_bytes')})", SourceLoc(path, 1, ""))
     blanked, _ = _blank_comments(text, path)
     try:
         tree = _parser().parse(blanked)
+        _check_depth(tree, path, blanked)
         title, statements = _ToAst(path, blanked).transform(tree)
     except VisitError as e:
         if isinstance(e.orig_exc, ModelError):
@@ -152,6 +160,20 @@ def parse_statements(text: str, path: str = "<string>") -> tuple[str | None, tup
         if isinstance(st, Let):
             _check_let(st)
     return title, statements
+
+
+def _check_depth(tree: Tree, path: str, text: str) -> None:
+    """Refuse expressions nested deeper than the `nesting` limit (parentheses, operators, long
+    chains of a left-associative operator) before any recursive walk can exhaust the stack."""
+    lim = limits.current().nesting
+    stack = [(tree, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > lim:
+            line = getattr(node.meta, "line", 1) if not node.meta.empty else 1
+            raise ModelError(f"too deeply nested: an expression more than {lim} levels deep "
+                             f"(limit {lim}; raise it with {limits.flag('nesting')})", _line_loc(path, text, line))
+        stack.extend((c, depth + 1) for c in node.children if isinstance(c, Tree))
 
 
 # ---- comments ---------------------------------------------------------------------------------

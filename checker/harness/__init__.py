@@ -1,9 +1,12 @@
 """The hardware harness (DESIGN section 6): litmus tests as CUDA programs with inline PTX.
 
     codegen   LitmusTest + device config -> one CUDA C++ program (pure; templates/, devices/)
-    emit      the per-opcode emitter table (PTX text + value transfer functions)
+    emit      the per-opcode table; emit_generic / emit_async the emitters, operands their
+              plumbing, transfer the value transfer functions
     layout    positions -> hardware CTAs / warps / lanes, many instances per launch
+    memory    where locations live: cells, virtual aliases (VMM mappings), tensor maps
     space     observed variables and the on-device outcome buckets
+    toolchain find nvcc / cuobjdump / nvdisasm (PATH, /usr/local/cuda, the pip wheels)
     build     nvcc for the target (sm_90a; sm_100a for tcgen05; the test's arch)
     sass      every fence of the test must survive into SASS
     run       run with a time budget on a GPU -> Histogram

@@ -10,7 +10,6 @@ report folder (histograms.json, litmus7.log, compare.txt, unsupported.txt):
 """
 from __future__ import annotations
 
-import argparse
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -91,12 +90,13 @@ def _config(spec):
     return load_device(spec)
 
 
-def _programs(tests, config, out=sys.stdout):
-    """(expressible programs, [(name, reason)]) — every test is accounted for."""
+def _programs(tests, config, cuda=None):
+    """(expressible programs, [(name, reason)]) — every test is accounted for. `cuda`: the
+    toolchain release to build with (PTX forms it cannot assemble are listed as not expressible)."""
     from .codegen import generate, unsupported
     progs, skipped = [], []
     for t in tests:
-        why = unsupported(t, config)
+        why = unsupported(t, config, cuda)
         if why:
             skipped.append((t.name, why))
         else:
@@ -146,30 +146,32 @@ def _build_all(progs, outdir: Path, kind: str, jobs: int):
 
 
 def cmd_build(args) -> int:
-    from .sass import check_fences, disassemble
+    from .toolchain import find_toolchain
     cfg = _config(args.device)
     tests, errors = load_tests(args.paths, args.controls, args.name)
-    progs, skipped = _programs(tests, cfg)
+    progs, skipped = _programs(tests, cfg, find_toolchain().version)
     outdir = Path(args.output)
     _write_unsupported(outdir, skipped)
-    results = _build_all(progs, outdir, "cubin" if args.sass else "exe", args.jobs)
     failed = 0
-    for t, p, res, err in results:
-        if err is not None:
-            failed += 1
-            print(f"FAIL {err}")
-            continue
-        line = f"ok   {t.name} ({p.target}, {res.seconds:.1f} s)"
-        if args.sass:
-            checks = check_fences(t, p, disassemble(res.output))
-            missing = [c for c in checks if not c.ok]
-            line += f", fences in SASS: {len(checks) - len(missing)}/{len(checks)}"
-            for c in missing:
+    if args.sass:
+        from .build import build_cubins
+        from .sass import check_built
+        built = build_cubins([p for _, p in progs], outdir, jobs=args.jobs)
+        for (t, p), checks in zip(progs, check_built([t for t, _ in progs], built, jobs=args.jobs)):
+            if isinstance(checks, HarnessError):
                 failed += 1
-                line += f"\n     {c}"
-        print(line)
+                print(f"FAIL {checks}")
+                continue
+            missing = [c for c in checks if not c.ok]
+            failed += bool(missing)
+            print(f"{'ok  ' if not missing else 'FAIL'} {t.name} ({p.target}), fences in SASS: "
+                  f"{len(checks) - len(missing)}/{len(checks)}" + "".join(f"\n     {c}" for c in missing))
+    else:
+        for t, p, res, err in _build_all(progs, outdir, "exe", args.jobs):
+            failed += err is not None
+            print(f"FAIL {err}" if err is not None else f"ok   {t.name} ({p.target}, {res.seconds:.1f} s)")
     _report_skipped(skipped, errors, sys.stdout)
-    print(f"built {len(results) - failed}/{len(results)}; {len(skipped)} not expressible; {len(errors)} malformed")
+    print(f"built {len(progs) - failed}/{len(progs)}; {len(skipped)} not expressible; {len(errors)} malformed")
     return EXIT_FAIL if failed or errors else EXIT_OK
 
 
@@ -192,9 +194,10 @@ def cmd_run(args) -> int:
     reason = no_gpu_reason()
     if reason:
         raise HarnessError(f"hw run: {reason}; use `ptxmc hw build` here and `ptxmc hw import` the results")
+    from .toolchain import find_toolchain
     cfg = _config(args.device)
     tests, errors = load_tests(args.paths, args.controls, args.name)
-    progs, skipped = _programs(tests, cfg)
+    progs, skipped = _programs(tests, cfg, find_toolchain().version)
     outdir = Path(args.output)
     _write_unsupported(outdir, skipped)
     hists, failed = [], 0

@@ -15,12 +15,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from string import Template
 
-from ..ast import Addr, Imm, Instr, LitmusTest, Reg
+from ..ast import Addr, Instr, LitmusTest, Reg
 from ..errors import HarnessError
 from .devices import STRESS_PATTERNS, DeviceConfig, load_device
-from .emit import RESERVED_BARRIER, WIDE, Ctx, NotExpressible, opspec
+from .emit import needs_newer_cuda, opspec
 from .layout import Layout, layout_problems, make_layout
-from .space import OutcomeSpace, Var, outcome_space
+from .memory import bulk_sizing, locations, memory_problems, wide_regs
+from .operands import RESERVED_BARRIER, Ctx, NotExpressible
+from .space import OutcomeSpace, map_tables, outcome_space
 
 TEMPLATE = Path(__file__).resolve().parent / "templates" / "program.cu"
 MARK = re.compile(r"// @ptxmc (\S+):(\d+)\b")
@@ -49,104 +51,57 @@ class Program:
 
 
 def target_for(test: LitmusTest, config: DeviceConfig | None = None) -> str:
-    """sm_90a by default (or the device's target); sm_100a when the test uses tcgen05; the test's
-    own `arch:` when given."""
-    if test.arch:
-        return test.arch
+    """The newest of: the device's target (sm_90a by default), the test's `arch:` (a minimum),
+    and sm_100a when the test uses tcgen05. From sm_90 on, the arch-specific 'a' variant: the
+    harness emits arch-specific instructions (tensormap.replace, wgmma, tcgen05), and an 'a'
+    target is a superset of its plain arch."""
+    def num(arch: str) -> int:
+        m = re.fullmatch(r"sm_(\d+)[af]?", arch or "")
+        return int(m.group(1)) if m else 0
+    device = config.target if config else "sm_90a"
+    n = max(num(device), num(test.arch or ""))
     if any(i.op == "tcgen05" for t in test.threads for i in t.code):
-        return "sm_100a"
-    return config.target if config else "sm_90a"
-
-
-# -- memory -------------------------------------------------------------------------------------
-
-def _locations(test: LitmusTest) -> tuple[list[str], list[str], dict[str, int], dict]:
-    """Global and shared location names (declared, then undeclared ones met in the code)."""
-    decl = {m.name: m for m in test.memory}
-    names = [m.name for m in test.memory]
-    for t in test.threads:
-        for i in t.code:
-            for o in i.operands:
-                if isinstance(o, Addr) and o.base not in decl and o.base not in names:
-                    names.append(o.base)
-    glob = [n for n in names if n not in decl or decl[n].space != "shared"]
-    shared = [n for n in names if n in decl and decl[n].space == "shared"]
-    return glob, shared, {}, decl
-
-
-def _memory_problems(test: LitmusTest) -> list[str]:
-    out = []
-    for m in test.memory:
-        if m.alias_of:
-            out.append(f"'{m.name}' is a virtual alias: two virtual mappings of one physical page "
-                       f"(cuMemMap) are not built yet")
-        if m.view or m.view_of:
-            out.append(f"'{m.name}' is seen through the {m.view or 'texture/surface/constant'} proxy "
-                       f"(ISCA'22 hypothetical): no PTX instruction reads a plain location that way")
-        if m.tensormap is not None:
-            out.append(f"'{m.name}' is a tensor map: cuTensorMapEncodeTiled maps are not built yet")
-        if m.space not in ("global", "shared"):
-            out.append(f"'{m.name}': state space '{m.space}' is not expressible")
-        if m.mbarrier is not None and m.space != "shared":
-            out.append(f"'{m.name}': an mbarrier must live in shared memory")
-    return out
-
-
-def _bulk_sizing(test: LitmusTest) -> tuple[int, int, list[str]]:
-    """(cell bytes, tx factor, problems). A cell is 16 bytes (bulk copies move >= 16 aligned
-    bytes); a test written with smaller copy sizes has its byte counts scaled to match."""
-    sizes = set()
-    st_async = False
-    for t in test.threads:
-        for i in t.code:
-            if i.op == "cp" and "bulk" in i.qualifiers and len(i.operands) > 2 and isinstance(i.operands[2], Imm):
-                sizes.add(i.operands[2].value)
-            if i.op in ("st", "red") and i.has("async"):
-                st_async = True
-    if not sizes:
-        return 16, 1, []
-    if len(sizes) > 1:
-        return 16, 1, [f"bulk copies of different sizes {sorted(sizes)}: a cell has one size"]
-    s = sizes.pop()
-    if s <= 0:
-        return 16, 1, [f"bulk copy size {s}"]
-    if s % 16 == 0:
-        return s, 1, []
-    if 16 % s == 0:
-        if st_async:
-            return 16, 1, ["st.async/red.async together with sub-16-byte bulk copies: tx counts cannot be scaled"]
-        return 16, 16 // s, []
-    return 16, 1, [f"bulk copy size {s} is neither a multiple nor a divisor of 16 bytes"]
-
-
-def _wide_regs(test: LitmusTest) -> dict[str, frozenset[str]]:
-    out = {}
-    for t in test.threads:
-        wide = set()
-        for i in t.code:
-            dst = i.operands[0] if i.operands else None
-            if not isinstance(dst, Reg):
-                continue
-            if i.op == "mbarrier" and i.qualifiers and i.qualifiers[0].startswith("arrive"):
-                wide.add(dst.name)
-            elif i.op in ("ld", "atom", "mov", "add", "sub", "mul", "and", "or", "xor") and set(i.qualifiers) & WIDE:
-                wide.add(dst.name)
-        out[t.name] = frozenset(wide)
-    return out
+        n = max(n, 100)
+    if n == 0:
+        return device
+    return f"sm_{n}a" if n >= 90 else f"sm_{n}"
 
 
 # -- generation ---------------------------------------------------------------------------------
 
 class _Gen:
-    def __init__(self, test: LitmusTest, config: DeviceConfig):
-        self.test, self.config = test, config
+    def __init__(self, test: LitmusTest, config: DeviceConfig, cuda: str | None = None):
+        self.test, self.config, self.cuda = test, config, cuda
         self.problems: list[str] = []
         self.notes: list[str] = []
         self.problems += layout_problems(test)
-        self.problems += _memory_problems(test)
-        self.cell_bytes, self.tx_factor, bp = _bulk_sizing(test)
+        self.problems += memory_problems(test)
+        self.cell_bytes, self.tx_factor, bp = bulk_sizing(test)
         self.problems += bp
-        self.glob, self.shared, _, self.decl = _locations(test)
+        self.glob, self.shared, self.aliases, self.decl = locations(test)
+        self.maps = map_tables(test)
+        self.tmaps = [n for n in self.maps if not (n in self.decl and self.decl[n].space == "shared")]
+        self.smaps = [n for n in self.maps if n not in self.tmaps]
+        for name, table in self.maps.items():
+            if not table:
+                self.problems.append(f"'{name}' is edited as a tensor map but no global map says which buffers "
+                                     f"its values select")
+            for buf in table.values():
+                if buf not in self.glob:
+                    self.problems.append(f"tensor map '{name}' points at '{buf}', which is not a global location")
+        for e in test.expectations:
+            from .space import cond_vars
+            for v in (lambda out: (cond_vars(e.cond, out), out)[1])([]):
+                if not v.thread and v.name in self.maps:
+                    self.problems.append(f"the condition reads tensor map '{v.name}': a map's value cannot be read back")
+        for t in test.threads:
+            for idx, i in enumerate(t.code):
+                tensor_ok = i.op in ("tensormap", "fence", "membar") or (i.op == "cp" and "tensor" in i.qualifiers)
+                if not tensor_ok and any(isinstance(o, Addr) and o.base in self.maps for o in i.operands):
+                    self.problems.append(f"{t.name}:{idx} '{i.text}': plain accesses to a tensor map are not "
+                                         f"expressible (a map is a 128-byte descriptor)")
+        self.mbar_expect, mb_problems = self._completion_barriers()
+        self.problems += mb_problems
         self.layout = make_layout(test) if not layout_problems(test) else None
         try:
             self.space = outcome_space(test)
@@ -156,7 +111,7 @@ class _Gen:
 
     def owner_cta(self) -> dict[str, int]:
         out = {}
-        for name in self.shared:
+        for name in self.shared + self.smaps:
             m = self.decl[name]
             if m.owner is not None:
                 out[name] = self.layout.role_cta(m.owner)
@@ -174,12 +129,16 @@ class _Gen:
         slot = self.layout.slots[tid]
         ctx = Ctx(self.test, self.layout, slot, self.cell_bytes, self.tx_factor,
                   {n: k for k, n in enumerate(self.shared)}, {n: k for k, n in enumerate(self.glob)},
-                  owners, wide)
+                  self.aliases, self.maps, owners, wide)
         body = []
         for idx, i in enumerate(t.code):
             where = f"{t.name}:{idx}"
             if i.predicate:
                 self.problems.append(f"{where} '{i.text}': predicated instructions are not expressible yet")
+                continue
+            newer = needs_newer_cuda(i, self.cuda)
+            if newer:
+                self.problems.append(f"{where} '{i.text}': {newer}")
                 continue
             try:
                 stmt = opspec(i).emit(i, ctx)
@@ -195,8 +154,18 @@ class _Gen:
         decls = [f"unsigned long long {ctx.reg(r)} = 0ull;" if r in wide else f"unsigned {ctx.reg(r)} = 0u;"
                  for r in regs]
         addr_lines = [self._address(name, kind, var, slot.role_cta, owners) for (name, kind), var in sorted(ctx.addrs.items())]
+        addr_lines += [f"const unsigned long long {var} = to_global(gcell(p, {self.glob.index(self.maps[m][k])}, inst));"
+                       for (m, k), var in sorted(ctx.buffers.items())]
+        # The initial maps reach the tensormap proxy before the test starts (DESIGN A12: kernel
+        # start does not carry it), as pre-initialised mbarriers do.
+        first = {}
+        for (name, kind), var in sorted(ctx.addrs.items()):
+            if name in self.tmaps and kind in ("generic", "global"):
+                first.setdefault(name, var)
+        acquires = [f'asm volatile("fence.proxy.tensormap::generic.acquire.gpu [%0], 128;" :: "l"({var}) : "memory");'
+                    for var in first.values()]
         out = [f"case {tid}: {{   // {t.name} at {t.position}"]
-        out += ["    " + d for d in decls + addr_lines]
+        out += ["    " + d for d in decls + addr_lines + acquires]
         out.append("    start_barrier(p, inst);")
         out += ["    " + line for line in body]
         out += ["    " + line for line in self._cluster_padding(tid)]
@@ -226,6 +195,16 @@ class _Gen:
                 "}"]
 
     def _address(self, name: str, kind: str, var: str, here: int, owners: dict[str, int]) -> str:
+        if name in self.tmaps:
+            cell = f"tmap_at(p, {self.tmaps.index(name)}, inst)"
+            return (f"const unsigned long long {var} = to_global({cell});" if kind == "global"
+                    else f"const unsigned long long {var} = (unsigned long long){cell};")
+        if name in self.smaps:
+            if owners.get(name, here) != here:
+                raise HarnessError(f"'{name}': a shared tensor map of another CTA")
+            cell = f"(smaps + ({self.smaps.index(name)} * PER_WARP + slot) * 32)"
+            return (f"const unsigned {var} = to_cta({cell});" if kind == "cta"
+                    else f"const unsigned long long {var} = (unsigned long long){cell};")
         if name in self.shared:
             j = self.shared.index(name)
             cell = f"(smem + ({j} * PER_WARP + slot) * CELL_WORDS)"
@@ -238,10 +217,41 @@ class _Gen:
             if owner == here:
                 return f"const unsigned long long {var} = (unsigned long long){cell};"
             return f"const unsigned long long {var} = remote_generic({cell}, {rank}u);"
-        j = self.glob.index(name)
+        if name in self.aliases:
+            root, k = self.aliases[name]
+            cell = f"mapped(p, {k}, gcell(p, {self.glob.index(root)}, inst))"
+        else:
+            cell = f"gcell(p, {self.glob.index(name)}, inst)"
         if kind == "global":
-            return f"const unsigned long long {var} = to_global(gcell(p, {j}, inst));"
-        return f"const unsigned long long {var} = (unsigned long long)gcell(p, {j}, inst);"
+            return f"const unsigned long long {var} = to_global({cell});"
+        return f"const unsigned long long {var} = (unsigned long long){cell};"
+
+    def _completion_barriers(self) -> tuple[dict[str, int], list[str]]:
+        """mbarriers that async copies complete on but that nobody initialises: the harness
+        initialises them (count 1) and arrives expecting the copies' bytes, so completion can be
+        awaited in the epilogue. Returns ({location: bytes}, problems)."""
+        targets: dict[str, int] = {}
+        other_use, inits = set(), set()
+        for t in self.test.threads:
+            for i in t.code:
+                addrs = [o.base for o in i.operands if isinstance(o, Addr)]
+                if i.op == "cp" and any(q.startswith("mbarrier::complete_tx") for q in i.qualifiers) and addrs:
+                    targets[addrs[-1]] = targets.get(addrs[-1], 0) + self.cell_bytes
+                elif i.op == "mbarrier" and addrs:
+                    (inits if i.qualifiers[:1] == ("init",) else other_use).add(addrs[0])
+                elif i.op in ("st", "red") and i.has("async") and len(addrs) > 1:
+                    other_use.add(addrs[-1])
+        out, problems = {}, []
+        for name, nbytes in targets.items():
+            m = self.decl.get(name)
+            if m is None or m.space != "shared" or m.mbarrier is not None or name in inits:
+                continue
+            if name in other_use:
+                problems.append(f"mbarrier '{name}' is used but neither declared (mbarrier: {{count: n}}) "
+                                f"nor initialised by the test")
+            else:
+                out[name] = nbytes
+        return out, problems
 
     def _cluster_barrier_counts(self) -> dict[int, int]:
         return {tid: sum(1 for i in t.code if i.op == "barrier" and i.has("cluster") and i.has("arrive"))
@@ -276,9 +286,9 @@ class _Gen:
         targets = set()
         for t in self.test.threads:
             for i in t.code:
-                if i.op == "cp" and any(q.startswith("mbarrier::complete_tx") for q in i.qualifiers) and len(i.operands) > 3:
-                    if isinstance(i.operands[3], Addr):
-                        targets.add(i.operands[3].base)
+                addrs = [o.base for o in i.operands if isinstance(o, Addr)]
+                if i.op == "cp" and any(q.startswith("mbarrier::complete_tx") for q in i.qualifiers) and len(addrs) > 2:
+                    targets.add(addrs[-1])
                 if i.op in ("st", "red") and i.has("async") and len(i.operands) > 2 and isinstance(i.operands[2], Addr):
                     targets.add(i.operands[2].base)
         out = []
@@ -300,7 +310,7 @@ class _Gen:
             raise HarnessError(f"{self.test.name}: not expressible on hardware: " + "; ".join(self.problems))
         lay, space, cfg = self.layout, self.space, self.config
         owners = self.owner_cta()
-        wide = _wide_regs(self.test)
+        wide = wide_regs(self.test)
         self.obs_vars = [v for v in space.vars if v.thread]
         cases = []
         for tid in range(len(self.test.threads)):
@@ -322,16 +332,18 @@ class _Gen:
                 var_kind.append(2)
                 var_index.append(self.shared.index(v.name))
             else:
-                var_kind.append(1)
-                var_index.append(self.glob.index(v.name) if v.name in self.glob else 0)
-                if v.name not in self.glob:
+                name = self.aliases[v.name][0] if v.name in self.aliases else v.name
+                if name not in self.glob:
                     raise HarnessError(f"{self.test.name}: condition names unknown location '{v.name}'")
+                var_kind.append(1)
+                var_index.append(self.glob.index(name))
         starts, values = [0], []
         for d in space.domains:
             values += [x % 2**32 for x in d]
             starts.append(len(values))
         target = target_for(self.test, cfg)
         notes = tuple(self.notes)
+        map_values = 1 + max((k for table in self.maps.values() for k in table), default=0)
         decl = self.decl
 
         def arr(xs, fmt=str):
@@ -343,7 +355,7 @@ class _Gen:
                         f"{lay.warps} warp(s) per CTA, {lay.per_warp} instance(s) per warp"),
             observed_doc=", ".join(space.names) or "(nothing)",
             notes="\n".join(f"// Note: {n}" for n in notes),
-            n_roles=len(self.test.threads), cluster=lay.cluster, units=lay.units, warps=lay.warps,
+            n_roles=len(self.test.threads), n_maps=1 + max((k for _, k in self.aliases.values()), default=0), cluster=lay.cluster, units=lay.units, warps=lay.warps,
             per_warp=lay.per_warp, n_global=len(self.glob), n_shared=len(self.shared),
             n_obs=max(1, len(self.obs_vars)), n_vars=len(space.vars), n_buckets=space.size,
             cell_words=self.cell_bytes // 4, spin_cap=cfg.spin_cap, testing_groups=cfg.testing_groups,
@@ -356,8 +368,14 @@ class _Gen:
             global_init=arr(f"{(decl[n].init if n in decl else 0) & 0xFFFFFFFF}u" for n in self.glob),
             shared_init=arr(f"{decl[n].init & 0xFFFFFFFF}u" for n in self.shared),
             shared_owner=arr(owners[n] for n in self.shared),
-            shared_mbarrier=arr(int((decl[n].mbarrier or {}).get("count", 1)) if decl[n].mbarrier is not None else 0
-                                for n in self.shared),
+            shared_mbarrier=arr(int((decl[n].mbarrier or {}).get("count", 1)) if decl[n].mbarrier is not None
+                                else (1 if n in self.mbar_expect else 0) for n in self.shared),
+            shared_expect=arr(self.mbar_expect.get(n, 0) for n in self.shared),
+            n_tmaps=len(self.tmaps), n_smaps=len(self.smaps), map_values=map_values,
+            tmap_buffer=arr(self.glob.index(table[k]) if k in table else -1
+                            for table in (self.maps[n] for n in self.tmaps + self.smaps) for k in range(map_values)),
+            tmap_init=arr(decl[n].init if n in decl else 0 for n in self.tmaps + self.smaps),
+            smap_owner=arr(owners[n] for n in self.smaps),
             var_kind=arr(var_kind), var_index=arr(var_index), var_domain_start=arr(starts),
             n_domain_values=len(values), domain_values=arr(f"{x}u" for x in values),
             k_table=", ".join(map(str, k_table)), who_table=", ".join(map(str, who)),
@@ -372,9 +390,10 @@ class _Gen:
         return Program(self.test.name, source, target, space, lay, cfg, notes)
 
 
-def unsupported(test: LitmusTest, config: DeviceConfig | None = None) -> str | None:
-    """Why the harness cannot express `test` yet (every reason, '; '-joined), or None."""
-    g = _Gen(test, config or load_device())
+def unsupported(test: LitmusTest, config: DeviceConfig | None = None, cuda: str | None = None) -> str | None:
+    """Why the harness cannot express `test` yet (every reason, '; '-joined), or None. With `cuda`
+    (the toolchain's release, e.g. '13.0'), PTX forms that release cannot assemble count too."""
+    g = _Gen(test, config or load_device(), cuda)
     if not g.problems:
         try:
             g.generate()
@@ -383,6 +402,6 @@ def unsupported(test: LitmusTest, config: DeviceConfig | None = None) -> str | N
     return "; ".join(dict.fromkeys(g.problems)) or None
 
 
-def generate(test: LitmusTest, config: DeviceConfig | None = None) -> Program:
+def generate(test: LitmusTest, config: DeviceConfig | None = None, cuda: str | None = None) -> Program:
     """The CUDA program for `test`; HarnessError (with every reason) when not expressible."""
-    return _Gen(test, config or load_device()).generate()
+    return _Gen(test, config or load_device(), cuda).generate()

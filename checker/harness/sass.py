@@ -27,6 +27,8 @@ def expected_sass(i: Instr) -> tuple[str, str] | None:
     means no machine code is required; None: not a fence or barrier."""
     q = set(i.qualifiers)
     scope = i.pick(("cta", "cluster", "gpu", "sys"), "sys")
+    if i.op == "membar" and "proxy" in q:          # membar.proxy is fence.proxy's synonym
+        return expected_sass(Instr("fence", i.qualifiers, i.operands, i.text))
     if i.op == "membar":
         s = {"cta": "CTA", "gl": "GPU", "sys": "SYS"}.get(i.pick(("cta", "gl", "sys")), "SYS")
         return rf"^MEMBAR\.SC\.{s}$", f"MEMBAR.SC.{s}"
@@ -43,6 +45,8 @@ def expected_sass(i: Instr) -> tuple[str, str] | None:
                     return r"^UTMACCTL\.IV$", "UTMACCTL.IV"
                 return r"^MEMBAR\.ALL\.(GPU|SYS)$", "MEMBAR.ALL.GPU"
             if any(x.startswith("async::generic") for x in q):
+                if any(x.endswith("::read") for x in q):
+                    return "", "no instruction (a ::read release: nothing to order on this target)"
                 if "release" in q:
                     return r"^FENCE\.VIEW\.ASYNC\.S$", "FENCE.VIEW.ASYNC.S"
                 return "", "no instruction (acquire side)"
@@ -76,6 +80,8 @@ def expected_sass(i: Instr) -> tuple[str, str] | None:
         if "red" in q:
             return r"^BAR\.RED", "BAR.RED"
         return r"^BAR\.SYNC", "BAR.SYNC"
+    if i.op == "tensormap" and i.qualifiers[:1] == ("cp_fenceproxy",):
+        return r"^ATOMG\.E\.EXCH\.STRONG", "ATOMG.E.EXCH.STRONG (the map copied by strong exchanges)"
     if i.op == "cp" and ("wait_group" in q or "wait_all" in q):
         return r"^DEPBAR", "DEPBAR"
     return None
@@ -107,13 +113,14 @@ def disassemble(cubin: str | Path, toolchain: Toolchain | None = None) -> str:
     return proc.stdout
 
 
-_LINE = re.compile(r'//## File ".*", line (\d+)')
+_LINE = re.compile(r'//## File "(.*)", line (\d+)')
 _INSTR = re.compile(r"^\s*/\*[0-9a-f]{4,}\*/\s+(.*?)\s*;?\s*$")
 _FUNC = re.compile(r"^\s*\.text\.(\S+):")
 
 
-def sass_by_line(disasm: str, function: str = "litmus_kernel") -> dict[int, list[str]]:
-    """Source line -> SASS instructions (opcode and operands) of the named kernel."""
+def sass_by_line(disasm: str, function: str = "litmus_kernel", label: str | None = None) -> dict[int, list[str]]:
+    """Source line -> SASS instructions (opcode and operands) of the named kernel; with `label`,
+    only lines of that source file (a program inside a batch)."""
     out: dict[int, list[str]] = {}
     line = None
     inside = False
@@ -127,7 +134,8 @@ def sass_by_line(disasm: str, function: str = "litmus_kernel") -> dict[int, list
             continue
         m = _LINE.search(text)
         if m:
-            line = int(m.group(1))
+            ok = label is None or m.group(1) == label or m.group(1).endswith("/" + label)
+            line = int(m.group(2)) if ok else None
             continue
         m = _INSTR.match(text)
         if m and line is not None:
@@ -143,10 +151,10 @@ def opcode(sass: str) -> str:
     return parts[0].rstrip(";") if parts else ""
 
 
-def check_fences(test: LitmusTest, program: Program, disasm: str) -> list[FenceCheck]:
-    """One FenceCheck per fence/barrier of the test."""
+def check_fences(test: LitmusTest, program: Program, disasm: str, label: str | None = None) -> list[FenceCheck]:
+    """One FenceCheck per fence/barrier of the test (`label`: its file name inside a batch)."""
     lines = program.instr_lines()
-    by_line = sass_by_line(disasm)
+    by_line = sass_by_line(disasm, label=label)
     out = []
     for t in test.threads:
         for idx, i in enumerate(t.code):
@@ -159,3 +167,15 @@ def check_fences(test: LitmusTest, program: Program, disasm: str) -> list[FenceC
             ok = (not pattern) or any(re.search(pattern, f) for f in found)
             out.append(FenceCheck(t.name, idx, i.text, desc, found, ok))
     return out
+
+
+def check_built(tests: list[LitmusTest], built: list, toolchain: Toolchain | None = None,
+                jobs: int = 2) -> list[list[FenceCheck] | HarnessError]:
+    """check_fences for the results of build.build_cubins (each cubin disassembled once, `jobs`
+    nvdisasm processes at a time)."""
+    from concurrent.futures import ThreadPoolExecutor
+    cubins = list(dict.fromkeys(b.cubin for b in built if not isinstance(b, HarnessError)))
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as ex:
+        text = dict(zip(cubins, ex.map(lambda c: disassemble(c, toolchain), cubins)))
+    return [b if isinstance(b, HarnessError) else check_fences(t, b.program, text[b.cubin], b.label)
+            for t, b in zip(tests, built)]

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..ast import And, Const, Eq, LitmusTest, MemRef, Not, Or, RegRef
+from ..ast import And, Const, Eq, LitmusTest, Not, Or, RegRef
 from ..errors import HarnessError
-from .emit import AbsState, opspec
+from .emit import opspec
+from .transfer import AbsState
 
 MAX_VALUES = 64          # per variable
 MAX_BUCKETS = 1 << 14    # product over the variables
@@ -121,33 +122,80 @@ def observed_vars(test: LitmusTest) -> list[Var]:
     return out
 
 
-def analyse(test: LitmusTest) -> AbsState:
-    """Over-approximate value sets of every location and (final) register."""
-    mem: dict = {m.name: {m.init} for m in test.memory}
+def alias_roots(test: LitmusTest) -> dict[str, str]:
+    """Virtual alias -> the location whose memory it maps (alias chains followed)."""
+    decl = {m.name: m for m in test.memory}
+    out = {}
+    for m in test.memory:
+        seen, cur = {m.name}, m
+        while cur.alias_of and cur.alias_of in decl and cur.alias_of not in seen:
+            seen.add(cur.alias_of)
+            cur = decl[cur.alias_of]
+        if cur is not m:
+            out[m.name] = cur.name if not cur.alias_of else cur.alias_of
+    return out
+
+
+def map_tables(test: LitmusTest) -> dict[str, dict[int, str]]:
+    """Tensor maps -> {value: global buffer}. Declared maps (`tensormap:`) give their table; a
+    shared location that `tensormap.replace` edits or `tensormap.cp_fenceproxy` copies from is a
+    map too, with the table of the global map it is copied to."""
+    from ..ast import Addr
+    tables = {m.name: {int(k): str(v) for k, v in m.tensormap.items()} for m in test.memory if m.tensormap is not None}
+    edited = []
+    for t in test.threads:
+        for i in t.code:
+            if i.op == "tensormap" and i.operands and isinstance(i.operands[0], Addr):
+                if i.qualifiers[:1] == ("replace",):
+                    edited.append(i.operands[0].base)
+                elif i.qualifiers[:1] == ("cp_fenceproxy",) and len(i.operands) > 1 and isinstance(i.operands[1], Addr):
+                    src, dst = i.operands[1].base, i.operands[0].base
+                    edited.append(src)
+                    if dst in tables and src not in tables:
+                        tables[src] = dict(tables[dst])
+    for name in edited:
+        tables.setdefault(name, {})
+    return tables
+
+
+def analyse(test: LitmusTest) -> tuple[dict, dict]:
+    """Over-approximate value sets: (location -> values, 'thread:reg' -> final values); a set is
+    None when opaque."""
+    roots = alias_roots(test)
+    mem: dict = {m.name: {(m.init, frozenset())} for m in test.memory if m.name not in roots}
+
+    def snapshot():
+        return {k: (None if v is None else frozenset(v)) for k, v in mem.items()}
+
     rounds = sum(len(t.code) for t in test.threads) + 1
-    final_regs: dict[str, dict] = {}
+    final: dict[str, set | None] = {}
     for _ in range(rounds):
-        before = {k: (None if v is None else frozenset(v)) for k, v in mem.items()}
+        before = snapshot()
         for t in test.threads:
-            s = AbsState(mem, {})
-            for i in t.code:
+            s = AbsState(mem, {}, roots=roots, maps=map_tables(test))
+            for idx, i in enumerate(t.code):
+                s.here = (t.name, idx)
                 opspec(i).values(i, s)
-            final_regs[t.name] = s.regs
-        if before == {k: (None if v is None else frozenset(v)) for k, v in mem.items()}:
+            for r, v in s.regs.items():
+                final[f"{t.name}:{r}"] = v
+        if snapshot() == before:
             break
-        if any(v is not None and len(v) > MAX_VALUES for v in mem.values()):
-            break
-    return AbsState(mem, {f"{t}:{r}": v for t, regs in final_regs.items() for r, v in regs.items()})
+
+    def plain(v):
+        return None if v is None else {x for x, _ in v}
+
+    return {k: plain(v) for k, v in mem.items()}, {k: plain(v) for k, v in final.items()}
 
 
 def outcome_space(test: LitmusTest) -> OutcomeSpace:
     """The variables and value domains of `test`; HarnessError when the space is too large or a
     variable's value is opaque."""
-    state = analyse(test)
+    mem, regs = analyse(test)
     doms = []
     variables = observed_vars(test)
+    roots = alias_roots(test)
     for v in variables:
-        vals = state.regs.get(str(v), {0}) if v.thread else state.mem.get(v.name, {0})
+        vals = regs.get(str(v), {0}) if v.thread else mem.get(roots.get(v.name, v.name), {0})
         if vals is None:
             raise HarnessError(f"{v}: its value is opaque (an mbarrier state or similar), "
                                f"so the device cannot bucket it")

@@ -11,8 +11,10 @@ ${notes}
 #include <cstring>
 #include <ctime>
 #include <cuda_runtime.h>
+#include <cuda.h>                      // types only: driver entry points come through the runtime
 
 #define N_ROLES ${n_roles}
+#define N_MAPS ${n_maps}                // virtual mappings of the global buffer (> 1: virtual aliases)
 #define CLUSTER ${cluster}
 #define UNITS ${units}                 // hardware clusters (or CTAs) per instance group
 #define CTAS_PER_GROUP (UNITS * CLUSTER)
@@ -21,6 +23,9 @@ ${notes}
 #define PER_WARP ${per_warp}            // instance slots per warp
 #define N_GLOBAL ${n_global}
 #define N_SHARED ${n_shared}
+#define N_TMAPS ${n_tmaps}                // tensor maps in global memory (128 bytes per instance)
+#define N_SMAPS ${n_smaps}                // tensor maps in shared memory
+#define MAP_VALUES ${map_values}
 #define N_OBS ${n_obs}
 #define N_VARS ${n_vars}
 #define N_BUCKETS ${n_buckets}
@@ -53,6 +58,14 @@ static const unsigned global_init[N_GLOBAL + 1] = {${global_init}};
 static __device__ const unsigned shared_init[N_SHARED + 1] = {${shared_init}};
 static __device__ const int shared_owner[N_SHARED + 1] = {${shared_owner}};   // role CTA
 static __device__ const int shared_mbarrier[N_SHARED + 1] = {${shared_mbarrier}}; // init count, 0 = plain
+// Bytes the harness expects on an mbarrier that only async copies complete on (nobody else
+// initialises or arrives on it): it arrives once, so the phase completes when the copies land.
+static __device__ const unsigned shared_expect[N_SHARED + 1] = {${shared_expect}};
+// Tensor maps (global ones first, then shared ones): the global location (index) of the buffer
+// that value v selects, -1 for none; the initial value; the CTA holding each shared map.
+static __device__ const int tmap_buffer[(N_TMAPS + N_SMAPS) * MAP_VALUES + 1] = {${tmap_buffer}};
+static __device__ const int tmap_init[N_TMAPS + N_SMAPS + 1] = {${tmap_init}};
+static __device__ const int smap_owner[N_SMAPS + 1] = {${smap_owner}};
 // Observed variables: kind 0 = register (index in obs), 1 = global location, 2 = shared location.
 static __device__ const int var_kind[N_VARS + 1] = {${var_kind}};
 static __device__ const int var_index[N_VARS + 1] = {${var_index}};
@@ -64,6 +77,9 @@ static __device__ const unsigned domain_values[${n_domain_values} + 1] = {${doma
 
 struct Params {
     unsigned *mem;          // N_GLOBAL regions of N_INST * STRIDE_CELLS cells
+    unsigned *map[N_MAPS];  // map[0] == mem; map[k]: the same physical memory at another address
+    unsigned *tmaps;        // N_TMAPS * N_INST tensor maps of 32 words, 128-byte aligned
+    const unsigned *tmap_template;  // 32 words: a 1-D map of one cell (cuTensorMapEncodeTiled)
     unsigned *obs;          // N_INST * N_OBS
     unsigned *shdump;       // N_INST * N_SHARED final shared values
     unsigned *status;       // N_INST: bit 0 = an await or the epilogue timed out
@@ -79,6 +95,13 @@ struct Params {
 __device__ __forceinline__ unsigned *gcell(const Params &p, int loc, unsigned inst) {
     unsigned slot = (inst * p.loc_mul[loc] + p.loc_add[loc]) % N_INST;
     return p.mem + ((size_t)loc * N_INST + slot) * STRIDE_CELLS * CELL_WORDS;
+}
+// The cell `cell` (in mapping 0) seen through virtual mapping k: a virtual alias.
+__device__ __forceinline__ unsigned *mapped(const Params &p, int k, unsigned *cell) {
+    return p.map[k] + (cell - p.mem);
+}
+__device__ __forceinline__ unsigned *tmap_at(const Params &p, int j, unsigned inst) {
+    return p.tmaps + ((size_t)j * N_INST + inst) * 32;
 }
 __device__ __forceinline__ unsigned to_cta(const void *ptr) {
     return (unsigned)__cvta_generic_to_shared(ptr);
@@ -147,6 +170,7 @@ __device__ void start_barrier(const Params &p, unsigned inst) {
 
 __global__ void ${cluster_attr} __launch_bounds__(THREADS) litmus_kernel(Params p) {
     __shared__ __align__(16) unsigned smem[(N_SHARED * PER_WARP + 1) * CELL_WORDS];
+    __shared__ __align__(128) unsigned smaps[(N_SMAPS * PER_WARP + (N_SMAPS ? 0 : 1)) * 32];
     const unsigned hw_cta = blockIdx.x;
     const int role = p.role_of_cta[hw_cta];
     const int warp = (threadIdx.x / 32 + p.warp_rot) % WARPS;
@@ -165,10 +189,24 @@ __global__ void ${cluster_attr} __launch_bounds__(THREADS) litmus_kernel(Params 
             unsigned *cell = smem + c * CELL_WORDS;
             if (shared_mbarrier[loc]) {
                 asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" :: "r"(to_cta(cell)), "r"(shared_mbarrier[loc]) : "memory");
+                if (shared_expect[loc])
+                    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" :: "r"(to_cta(cell)), "r"(shared_expect[loc]) : "memory");
             } else {
                 for (int w = 0; w < CELL_WORDS; w++) cell[w] = w ? 0u : shared_init[loc];
             }
         }
+#if N_SMAPS
+        for (unsigned c = threadIdx.x; c < N_SMAPS * PER_WARP; c += THREADS) {
+            unsigned j = c / PER_WARP, s = c % PER_WARP;
+            if (smap_owner[j] != role_cta) continue;
+            unsigned *m = smaps + c * 32;
+            for (int w = 0; w < 32; w++) m[w] = p.tmap_template[w];
+            int buf = tmap_buffer[(N_TMAPS + j) * MAP_VALUES + tmap_init[N_TMAPS + j]];
+            if (buf >= 0)
+                asm volatile("tensormap.replace.tile.global_address.shared::cta.b1024.b64 [%0], %1;"
+                             :: "r"(to_cta(m)), "l"(to_global(gcell(p, buf, group * PER_WARP + s))) : "memory");
+        }
+#endif
         asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
         asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
     }
@@ -219,6 +257,20 @@ __global__ void init_kernel(Params p, const unsigned *init) {
         size_t cell = i / CELL_WORDS;
         p.mem[i] = (i % CELL_WORDS == 0 && cell % STRIDE_CELLS == 0) ? init[cell / ((size_t)N_INST * STRIDE_CELLS)] : 0u;
     }
+#if N_TMAPS
+    // Each instance's maps: the template, pointed at the buffer of the initial value; released to
+    // the tensormap proxy here and acquired by the test's threads before the test starts.
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < (size_t)N_TMAPS * N_INST; i += (size_t)gridDim.x * blockDim.x) {
+        unsigned j = i / N_INST, inst = i % N_INST;
+        unsigned *m = tmap_at(p, j, inst);
+        for (int w = 0; w < 32; w++) m[w] = p.tmap_template[w];
+        int buf = tmap_buffer[j * MAP_VALUES + tmap_init[j]];
+        if (buf >= 0)
+            asm volatile("tensormap.replace.tile.global_address.global.b1024.b64 [%0], %1;"
+                         :: "l"(to_global(m)), "l"(to_global(gcell(p, buf, inst))) : "memory");
+    }
+    asm volatile("fence.proxy.tensormap::generic.release.gpu;" ::: "memory");
+#endif
 }
 
 // Classifies every instance into a bucket: mixed radix over the observed variables' domains.
@@ -241,6 +293,7 @@ __global__ void count_kernel(Params p, unsigned long long *hist) {
     }
 }
 
+#ifndef PTXMC_NO_MAIN   // batch builds (checker/harness/build.py) compile device code only
 static unsigned long long rng_state;
 static unsigned long long rnd() {             // splitmix64
     unsigned long long z = (rng_state += 0x9E3779B97F4A7C15ull);
@@ -248,6 +301,43 @@ static unsigned long long rnd() {             // splitmix64
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
     return z ^ (z >> 31);
 }
+#if N_MAPS > 1 || N_TMAPS || N_SMAPS
+#define DRV(call) do { CUresult r_ = (call); if (r_ != CUDA_SUCCESS) { \
+    printf("error %s:%d driver error %d\n", __FILE__, __LINE__, (int)r_); exit(3); } } while (0)
+template <class F> static F driver_fn(const char *name) {
+    void *f = 0;
+    cudaDriverEntryPointQueryResult q;
+    CHECK(cudaGetDriverEntryPointByVersion(name, &f, 12000, cudaEnableDefault, &q));
+    if (!f || q != cudaDriverEntryPointSuccess) { printf("error driver entry point %s unavailable\n", name); exit(3); }
+    return (F)f;
+}
+#endif
+#if N_MAPS > 1
+// One physical allocation mapped at N_MAPS virtual addresses (the CUDA virtual memory API).
+static void alloc_mapped(size_t bytes, int dev, unsigned **maps) {
+    CUmemAllocationProp prop;
+    memset(&prop, 0, sizeof prop);
+    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    prop.location.id = dev;
+    size_t gran = 0;
+    DRV(driver_fn<decltype(&cuMemGetAllocationGranularity)>("cuMemGetAllocationGranularity")(&gran, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM));
+    size_t size = (bytes + gran - 1) / gran * gran;
+    CUmemGenericAllocationHandle h;
+    DRV(driver_fn<decltype(&cuMemCreate)>("cuMemCreate")(&h, size, &prop, 0));
+    CUmemAccessDesc acc;
+    memset(&acc, 0, sizeof acc);
+    acc.location = prop.location;
+    acc.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+    for (int m = 0; m < N_MAPS; m++) {
+        CUdeviceptr va = 0;
+        DRV(driver_fn<decltype(&cuMemAddressReserve)>("cuMemAddressReserve")(&va, size, 0, 0, 0));
+        DRV(driver_fn<decltype(&cuMemMap)>("cuMemMap")(va, size, 0, h, 0));
+        DRV(driver_fn<decltype(&cuMemSetAccess)>("cuMemSetAccess")(va, size, &acc, 1));
+        maps[m] = (unsigned *)va;
+    }
+}
+#endif
 static int chance(int pct) { return (int)(rnd() % 100) < pct; }
 static unsigned gcd(unsigned a, unsigned b) { while (b) { unsigned t = a % b; a = b; b = t; } return a; }
 
@@ -278,7 +368,14 @@ int main(int argc, char **argv) {
     unsigned *d_init;
     unsigned long long *d_hist;
     int *d_role;
+#if N_MAPS > 1
+    CHECK(cudaFree(0));                // a context for the driver calls
+    alloc_mapped(mem_words * 4, dev, p.map);
+    p.mem = p.map[0];
+#else
     CHECK(cudaMalloc(&p.mem, mem_words * 4));
+    p.map[0] = p.mem;
+#endif
     CHECK(cudaMalloc(&p.obs, ((size_t)N_INST * N_OBS + 1) * 4));
     CHECK(cudaMalloc(&p.shdump, ((size_t)N_INST * N_SHARED + 1) * 4));
     CHECK(cudaMalloc(&p.status, (size_t)N_INST * 4));
@@ -290,6 +387,23 @@ int main(int argc, char **argv) {
     CHECK(cudaMemcpy(d_init, global_init, sizeof global_init, cudaMemcpyHostToDevice));
     CHECK(cudaMemset(d_hist, 0, (N_BUCKETS + 2) * sizeof(unsigned long long)));
     CHECK(cudaMemset(p.scratch, 0, (size_t)SCRATCH_WORDS * 4));
+#if N_TMAPS || N_SMAPS
+    {   // The template map: a 1-D tensor of one cell (CELL_WORDS u32), box = the whole cell.
+        CUtensorMap tm;
+        cuuint64_t dim[1] = {CELL_WORDS}, stride[1] = {0};
+        cuuint32_t box[1] = {CELL_WORDS}, elem[1] = {1};
+        DRV(driver_fn<decltype(&cuTensorMapEncodeTiled)>("cuTensorMapEncodeTiled")(&tm, CU_TENSOR_MAP_DATA_TYPE_UINT32, 1,
+            p.mem, dim, stride, box, elem, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
+            CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
+        unsigned *d_tm;
+        CHECK(cudaMalloc(&d_tm, sizeof tm));
+        CHECK(cudaMemcpy(d_tm, &tm, sizeof tm, cudaMemcpyHostToDevice));
+        p.tmap_template = d_tm;
+    }
+#endif
+#if N_TMAPS
+    CHECK(cudaMalloc(&p.tmaps, (size_t)N_TMAPS * N_INST * 128));
+#endif
     p.role_of_cta = d_role;
     int *role = (int *)malloc((size_t)grid * sizeof(int));
     int *order = (int *)malloc((size_t)units * sizeof(int));
@@ -356,3 +470,4 @@ int main(int argc, char **argv) {
     printf("end\n");
     return 0;
 }
+#endif

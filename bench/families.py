@@ -1,0 +1,167 @@
+"""Generated scaling families: litmus tests whose size grows with one parameter n.
+
+Each family is a function n -> YAML text (one test, real PTX syntax, with expectations), so the
+tests go through the same front end as the bundled suites. `build(family, n)` loads one; a
+family the model does not support yet (the TMA pipeline while issues 3/4 are open) raises
+`NotSupported` with the front end's message.
+
+    mp     n-thread message-passing chain (ISA2 for n = 3): a weak write, then a release/acquire
+           chain through n-1 flags; the last thread must see the write.
+    iriw   IRIW with n readers: two writers, n readers alternating the order of their two reads,
+           fence.sc.gpu between the reads; the first two readers may not disagree.
+    sb     store buffering around a ring of n threads with fence.sc.gpu; not all reads miss.
+    co     n threads each write one location (relaxed.gpu): coherence must order them all;
+           an observer reads it twice (CoRR).
+    tma    a k-stage TMA pipeline (producer + consumer, two smem slots reused across mbarrier
+           phases, a full and an empty mbarrier per slot).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from checker.ast import LitmusTest
+from checker.errors import LitmusError
+
+
+class NotSupported(Exception):
+    """The model cannot run this family yet; the message says why."""
+
+
+def _yaml(name: str, doc: str, memory: dict[str, str] | None, threads: list[tuple[str, str, list[str]]],
+          forbidden=(), allowed=()) -> str:
+    out = [f"name: {name}", f"doc: {doc}", "source: bench/families.py (generated)"]
+    if memory:
+        out.append("memory:")
+        out += [f"  {k}: {v}" for k, v in memory.items()]
+    out.append("threads:")
+    for tname, at, code in threads:
+        out += [f"  {tname}:", f"    at: {at}", "    code:"]
+        out += [f"      - {c}" for c in code]
+    if forbidden or allowed:
+        out.append("expect:")
+        for kind, conds in (("forbidden", forbidden), ("allowed", allowed)):
+            if conds:
+                out.append(f"  {kind}:")
+                out += [f"    - '{c}'" for c in conds]
+    return "\n".join(out) + "\n"
+
+
+def _and(atoms) -> str:
+    return " /\\ ".join(atoms)
+
+
+def mp(n: int) -> str:
+    """n threads, n >= 2: P0 writes x then releases f1; Pi acquires fi, releases f(i+1); the last
+    thread acquires f(n-1) and reads x."""
+    assert n >= 2
+    threads = [("P0", "gpu0.cta0", ["st.weak.global [x], 1", "st.release.gpu.global [f1], 1"])]
+    for i in range(1, n - 1):
+        threads.append((f"P{i}", f"gpu0.cta{i}", [f"ld.acquire.gpu.global r0, [f{i}]",
+                                                 f"st.release.gpu.global [f{i + 1}], 1"]))
+    last = f"P{n - 1}"
+    threads.append((last, f"gpu0.cta{n - 1}", [f"ld.acquire.gpu.global r0, [f{n - 1}]", "ld.weak.global r1, [x]"]))
+    seen = [f"P{i}:r0=1" for i in range(1, n)]
+    return _yaml(f"MP-chain-{n}", f"{n}-thread release/acquire chain.", None, threads,
+                 forbidden=[_and(seen + [f"{last}:r1=0"])], allowed=[_and(seen + [f"{last}:r1=1"])])
+
+
+def iriw(n: int) -> str:
+    """2 writers, n >= 2 readers; reader i reads x then y (i even) or y then x (i odd)."""
+    assert n >= 2
+    threads = [("W0", "gpu0.cta0", ["st.relaxed.gpu.global [x], 1"]),
+               ("W1", "gpu0.cta1", ["st.relaxed.gpu.global [y], 1"])]
+    for i in range(n):
+        a, b = ("x", "y") if i % 2 == 0 else ("y", "x")
+        threads.append((f"R{i}", f"gpu0.cta{i + 2}", [f"ld.relaxed.gpu.global r0, [{a}]", "fence.sc.gpu",
+                                                      f"ld.relaxed.gpu.global r1, [{b}]"]))
+    return _yaml(f"IRIW-{n}", f"IRIW with {n} readers and fence.sc.gpu.", None, threads,
+                 forbidden=["R0:r0=1 /\\ R0:r1=0 /\\ R1:r0=1 /\\ R1:r1=0"],
+                 allowed=[_and(f"R{i}:r{j}=1" for i in range(n) for j in (0, 1))])
+
+
+def sb(n: int) -> str:
+    """n >= 2 threads in a ring: Pi writes x_i, fence.sc.gpu, reads x_(i+1 mod n)."""
+    assert n >= 2
+    threads = [(f"P{i}", f"gpu0.cta{i}", [f"st.relaxed.gpu.global [x{i}], 1", "fence.sc.gpu",
+                                          f"ld.relaxed.gpu.global r0, [x{(i + 1) % n}]"]) for i in range(n)]
+    return _yaml(f"SB-{n}", f"Store buffering around a ring of {n} threads, fence.sc.gpu.", None, threads,
+                 forbidden=[_and(f"P{i}:r0=0" for i in range(n))],
+                 allowed=[_and(f"P{i}:r0=1" for i in range(n))])
+
+
+def co(n: int) -> str:
+    """n >= 1 threads each write x = i+1 (relaxed.gpu, so morally strong: coherence must order
+    them); an observer reads x twice and may not go back to the initial value (CoRR)."""
+    assert n >= 1
+    threads = [(f"P{i}", f"gpu0.cta{i}", [f"st.relaxed.gpu.global [x], {i + 1}"]) for i in range(n)]
+    threads.append(("O", f"gpu0.cta{n}", ["ld.relaxed.gpu.global r0, [x]", "ld.relaxed.gpu.global r1, [x]"]))
+    return _yaml(f"CoWW-{n}", f"{n} racing relaxed writes to one location and a CoRR observer.", None, threads,
+                 forbidden=["O:r0!=0 /\\ O:r1=0"],
+                 allowed=["O:r0=1 /\\ O:r1=" + str(min(n, 2))])
+
+
+def tma(k: int) -> str:
+    """A k-stage TMA pipeline, k >= 1: the producer (warp 0) loads stage i from global g_i into
+    slot i%2 of shared memory with cp.async.bulk, completing on full_(i%2); the consumer (warp 1)
+    waits on full_(i%2) for phase (i//2)%2 and reads the slot, then arrives on empty_(i%2) so the
+    producer may refill it (the producer waits on empty before reusing a slot). Every stage must
+    read its own data."""
+    assert k >= 1
+    slots = min(k, 2)
+    memory = {}
+    for i in range(k):
+        memory[f"g{i}"] = str(i + 1)
+    for s in range(slots):
+        memory[f"s{s}"] = "{space: shared, owner: gpu0.cta0}"
+        memory[f"full{s}"] = "{space: shared, owner: gpu0.cta0, mbarrier: {count: 1}}"
+        memory[f"empty{s}"] = "{space: shared, owner: gpu0.cta0, mbarrier: {count: 1}}"
+    prod, cons = [], []
+    for i in range(k):
+        s, phase = i % 2, (i // 2) % 2
+        if i >= 2:
+            prod.append(f"mbarrier.try_wait.parity.shared::cta.b64 p{i}, [empty{s}], {1 - phase} == 1")
+        prod.append(f"mbarrier.arrive.expect_tx.shared::cta.b64 _, [full{s}], 16")
+        prod.append(f"cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [s{s}], [g{i}], 16, [full{s}]")
+        cons.append(f"mbarrier.try_wait.parity.shared::cta.b64 p{i}, [full{s}], {phase} == 1")
+        cons.append(f"ld.shared::cta.b32 r{i}, [s{s}]")
+        if i + 2 < k:
+            cons.append(f"mbarrier.arrive.shared::cta.b64 _, [empty{s}]")
+    good = [f"P1:r{i}={i + 1}" for i in range(k)]
+    return _yaml(f"TMA-pipeline-{k}", f"{k}-stage TMA pipeline over two smem slots with mbarrier phases.",
+                 memory, [("P0", "gpu0.cta0.warp0", prod), ("P1", "gpu0.cta0.warp1", cons)],
+                 forbidden=[f"~({_and(good)})"], allowed=[_and(good)])
+
+
+@dataclass(frozen=True)
+class Family:
+    name: str
+    make: Callable[[int], str]
+    sizes: tuple[int, ...]
+    what: str
+
+
+FAMILIES: dict[str, Family] = {f.name: f for f in (
+    Family("mp", mp, tuple(range(2, 17)), "threads"),
+    Family("iriw", iriw, tuple(range(2, 9)), "readers"),
+    Family("sb", sb, tuple(range(2, 11)), "threads"),
+    Family("co", co, tuple(range(1, 9)), "writers"),
+    Family("tma", tma, tuple(range(1, 9)), "stages"),
+)}
+
+
+def build(family: str, n: int) -> LitmusTest:
+    """The family's test of size n, through the real front end (and lowering, to find out early
+    whether the model supports it)."""
+    from checker.litmus import load_text
+    from checker.lower import lower
+
+    text = FAMILIES[family].make(n)
+    (item,) = load_text(text, f"<{family}-{n}>")
+    try:
+        if isinstance(item, LitmusError):
+            raise item
+        lower(item)
+    except LitmusError as e:
+        raise NotSupported(f"the model does not support the {family} family yet: {e}") from None
+    return item

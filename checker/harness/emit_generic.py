@@ -1,0 +1,135 @@
+"""Emitters of the generic PTX subset: ld/st, atom/red, fence/membar, CTA and warp barriers,
+register arithmetic. Each returns one line of CUDA C++ or raises NotExpressible."""
+from __future__ import annotations
+
+from ..ast import Imm, Instr
+from .operands import (RESERVED_BARRIER, WIDE, Asm, Ctx, NotExpressible, _addr, _dst, _literal, _no_vectors,
+                       _space, _value, has_type, mnemonic)
+
+
+def emit_ld(i: Instr, ctx: Ctx) -> str:
+    _no_vectors(i)
+    a = Asm()
+    wide = bool(set(i.qualifiers) & WIDE)
+    d = _dst(a, ctx, i.operands[0], wide)
+    return a.render(f"{mnemonic(i, 'b32')} {d}, {_addr(a, ctx, i.operands[1], _space(i))};")
+
+
+def emit_st(i: Instr, ctx: Ctx) -> str:
+    _no_vectors(i)
+    a = Asm()
+    wide = bool(set(i.qualifiers) & WIDE)
+    addr = _addr(a, ctx, i.operands[0], _space(i))
+    return a.render(f"{mnemonic(i, 'b32')} {addr}, {_value(a, ctx, i.operands[1], wide)};")
+
+
+ATOM_OPS = ("exch", "cas", "add", "inc", "dec", "min", "max", "and", "or", "xor")
+
+
+def _atom_type(i: Instr) -> str:
+    op = i.pick(ATOM_OPS)
+    if op is None:
+        raise NotExpressible(f"'{i.text}': no atomic operation (add, exch, cas, ...)")
+    return "u32" if op in ("add", "inc", "dec", "min", "max") else "b32"
+
+
+def emit_atom(i: Instr, ctx: Ctx) -> str:
+    _no_vectors(i)
+    a = Asm()
+    wide = bool(set(i.qualifiers) & WIDE)
+    d = _dst(a, ctx, i.operands[0], wide)
+    addr = _addr(a, ctx, i.operands[1], _space(i))
+    args = ", ".join(_value(a, ctx, o, wide) for o in i.operands[2:])
+    return a.render(f"{mnemonic(i, _atom_type(i))} {d}, {addr}, {args};")
+
+
+def emit_red(i: Instr, ctx: Ctx) -> str:
+    _no_vectors(i)
+    a = Asm()
+    wide = bool(set(i.qualifiers) & WIDE)
+    addr = _addr(a, ctx, i.operands[0], _space(i))
+    args = ", ".join(_value(a, ctx, o, wide) for o in i.operands[1:])
+    return a.render(f"{mnemonic(i, _atom_type(i))} {addr}, {args};")
+
+
+def emit_plain(i: Instr, ctx: Ctx) -> str:
+    """Instructions without operands, emitted as written (fences, commit/wait groups...)."""
+    if i.operands:
+        raise NotExpressible(f"'{i.text}': unexpected operands")
+    return Asm().render(f"{mnemonic(i)};")
+
+
+def emit_fence(i: Instr, ctx: Ctx) -> str:
+    if any(q.startswith("proxy") for q in i.qualifiers) and any(q in ("texture", "surface", "constant")
+                                                               for q in i.qualifiers):
+        raise NotExpressible("texture/surface/constant proxy fences belong to the ISCA'22 hypothetical "
+                             "proxies, which have no PTX instruction")
+    if i.operands:       # fence.proxy.tensormap::generic.acquire [addr], size
+        a = Asm()
+        addr = _addr(a, ctx, i.operands[0], _space(i))
+        rest = ", ".join(_literal(o) for o in i.operands[1:])
+        return a.render(f"{mnemonic(i)} {addr}{', ' + rest if rest else ''};")
+    return emit_plain(i, ctx)
+
+
+def _cta_barrier_count(i: Instr, ctx: Ctx, count_op) -> int:
+    """Hardware thread count of a CTA barrier: litmus count x instance slots per warp."""
+    lay, here = ctx.layout, ctx.slot.role_cta
+    ks = {lay.threads_in(here, w) for w in lay.warps_of(here)}
+    if any(k * lay.per_warp != 32 for k in ks):
+        raise NotExpressible("a CTA barrier in a CTA whose warps hold different numbers of litmus "
+                             f"threads ({sorted(ks)}): lanes would be left out of the barrier")
+    if count_op is None:
+        return 32 * len(lay.warps_of(here))
+    n = count_op.value * lay.per_warp
+    if n % 32:
+        raise NotExpressible(f"barrier count {count_op.value} is not a whole number of warps "
+                             f"({lay.per_warp} instances per warp)")
+    return n
+
+
+def emit_bar(i: Instr, ctx: Ctx) -> str:
+    if i.has("warp"):
+        a = Asm()
+        mask = i.operands[0].value if i.operands and isinstance(i.operands[0], Imm) else 0xFFFFFFFF
+        return a.render(f"bar.warp.sync {a.inp('r', f'harness_warp_mask({mask & 0xFFFFFFFF}u)')};")
+    if i.has("cluster"):
+        return emit_plain(i, ctx)
+    kind = i.pick(("sync", "arrive", "red"), "sync")
+    if kind == "red":
+        raise NotExpressible("bar.red's result is not modelled; the harness does not emit it")
+    ops = list(i.operands)
+    if not ops or not isinstance(ops[0], Imm):
+        raise NotExpressible("barrier id must be an immediate")
+    if ops[0].value == RESERVED_BARRIER:
+        raise NotExpressible(f"barrier {RESERVED_BARRIER} is reserved by the harness")
+    count = ops[1] if len(ops) > 1 else None
+    if count is not None and not isinstance(count, Imm):
+        raise NotExpressible("barrier count must be an immediate")
+    n = _cta_barrier_count(i, ctx, count)
+    diverged = ctx.layout.threads_in(ctx.slot.role_cta, ctx.slot.warp) > 1
+    quals = [q for q in i.qualifiers if not (diverged and q == "aligned")]
+    op = i.op
+    if diverged and op == "bar":      # bar.sync is barrier.sync.aligned: lanes of one warp diverge here
+        op = "barrier"
+        ctx.notes.append(f"'{i.text}' emitted as barrier.{kind}: litmus threads share a warp")
+    return Asm().render(f"{'.'.join([op, *quals])} {ops[0].value}, {n};")
+
+
+def emit_alu(i: Instr, ctx: Ctx) -> str:
+    a = Asm()
+    d = _dst(a, ctx, i.operands[0])
+    srcs = []
+    for o in i.operands[1:]:
+        if isinstance(o, Imm):
+            srcs.append(str(o.value))
+        else:
+            srcs.append(_value(a, ctx, o))
+    default = {"mov": "b32", "add": "s32", "sub": "s32", "mul": "s32", "and": "b32", "or": "b32",
+               "xor": "b32"}[i.op]
+    name = mnemonic(i, default)
+    if i.op == "mul" and not any(q in ("lo", "hi", "wide") for q in i.qualifiers):
+        name = ".".join(["mul", "lo", *i.qualifiers] + ([] if has_type(i) else [default]))
+    return a.render(f"{name} {d}, {', '.join(srcs)};")
+
+

@@ -1,0 +1,178 @@
+"""Value transfer functions for the outcome-space analysis (checker.harness.space): what each
+instruction may write and read, over sets of (value, writes it went through)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..ast import Addr, Imm, Instr, Reg
+from .emit_generic import ATOM_OPS
+
+#
+# Abstract values are (value, writes) pairs: `writes` are the write instructions the value flowed
+# through. A write never consumes a value that already went through itself (each instruction runs
+# once per execution), which keeps read-modify-write chains finite and tight.
+
+Val = tuple[int, frozenset]
+MAX_PAIRS = 4096
+
+
+@dataclass
+class AbsState:
+    """Sets of (value, writes) each location / register may hold; None = opaque (not a number)."""
+
+    mem: dict[str, set | None]
+    regs: dict[str, set | None]
+    here: tuple[str, int] = ("", 0)      # the instruction being interpreted (a write's identity)
+    roots: dict = field(default_factory=dict)   # virtual alias -> the location it maps
+    maps: dict = field(default_factory=dict)    # tensor map -> {value: buffer}
+
+    def val(self, op) -> set | None:
+        if isinstance(op, Imm):
+            return {(op.value, frozenset())}
+        if isinstance(op, Reg):
+            return self.regs.get(op.name, {(0, frozenset())})
+        return None
+
+    def set_reg(self, op, vals) -> None:
+        if isinstance(op, Reg):
+            self.regs[op.name] = None if vals is None else set(vals)
+
+    def loc(self, op) -> str | None:
+        return self.roots.get(op.base, op.base) if isinstance(op, Addr) else None
+
+    def read(self, op) -> set | None:
+        return self.mem.get(self.loc(op), {(0, frozenset())})
+
+    def write(self, name: str | None, vals) -> None:
+        """Values `vals` stored by the current instruction (its own earlier results excluded)."""
+        if name is None:
+            return
+        cur = self.mem.setdefault(name, {(0, frozenset())})
+        if cur is None or vals is None:
+            self.mem[name] = None
+            return
+        cur |= {(v, w | {self.here}) for v, w in vals if self.here not in w}
+        if len(cur) > MAX_PAIRS:
+            self.mem[name] = None
+
+
+_BIN = {"add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
+        "and": lambda a, b: a & b, "or": lambda a, b: a | b, "xor": lambda a, b: a ^ b,
+        "min": min, "max": max}
+
+
+def _rmw_new(op: str, old: int, args: list[int]) -> int:
+    x = args[0]
+    if op == "exch":
+        return x
+    if op == "cas":
+        return args[1] if old == x else old
+    if op == "inc":
+        return 0 if old >= x else old + 1
+    if op == "dec":
+        return x if old == 0 or old > x else old - 1
+    return _BIN[op](old, x)
+
+
+def _product(sets):
+    if any(s is None for s in sets):
+        return None
+    out = [((), frozenset())]
+    for s in sets:
+        out = [(vs + (v,), ws | w) for vs, ws in out for v, w in s]
+        if len(out) > MAX_PAIRS:
+            return None
+    return out
+
+
+def values_ld(i: Instr, s: AbsState) -> None:
+    vals = s.read(i.operands[1])
+    if i.await_value is not None and vals is not None:
+        vals = {(v, w) for v, w in vals if (v - i.await_value) % 2**32 == 0} or {(i.await_value, frozenset())}
+    s.set_reg(i.operands[0], vals)
+
+
+def values_st(i: Instr, s: AbsState) -> None:
+    s.write(s.loc(i.operands[0]), s.val(i.operands[1]))
+
+
+def _values_rmw(i: Instr, s: AbsState, ops: list):
+    op = i.pick(ATOM_OPS) or "add"
+    old = s.read(ops[0])
+    combos = _product([old] + [s.val(o) for o in ops[1:]])
+    if combos is None:
+        s.write(s.loc(ops[0]), None)
+        return old
+    s.write(s.loc(ops[0]), {(_rmw_new(op, vs[0], list(vs[1:])), w) for vs, w in combos})
+    return old
+
+
+def values_atom(i: Instr, s: AbsState) -> None:
+    old = _values_rmw(i, s, list(i.operands[1:]))
+    if i.await_value is not None and old is not None:
+        old = {(v, w) for v, w in old if (v - i.await_value) % 2**32 == 0} or {(i.await_value, frozenset())}
+    s.set_reg(i.operands[0], old)
+
+
+def values_red(i: Instr, s: AbsState) -> None:
+    _values_rmw(i, s, list(i.operands))
+
+
+def values_alu(i: Instr, s: AbsState) -> None:
+    srcs = [s.val(o) for o in i.operands[1:]]
+    if i.op == "mov":
+        s.set_reg(i.operands[0], srcs[0] if srcs else None)
+        return
+    combos = _product(srcs[:2])
+    s.set_reg(i.operands[0], None if combos is None else {(_BIN[i.op](*vs), w) for vs, w in combos})
+
+
+def _through_map(s: AbsState, op) -> list[str]:
+    """The buffers a tensor operand [tmap, {..}] may point at (the map's possible values)."""
+    table = s.maps.get(op.base, {})
+    vals = s.read(Addr(op.base))
+    if vals is None:
+        return sorted(set(table.values()))
+    return [table[v] for v in sorted({v for v, _ in vals}) if v in table]
+
+
+def values_cp(i: Instr, s: AbsState) -> None:
+    ops = [o for o in i.operands if isinstance(o, Addr)]
+    if "tensor" in i.qualifiers and len(ops) >= 2:
+        if ops[0].coords:                        # shared -> global through the map
+            for buf in _through_map(s, ops[0]):
+                s.write(buf, s.read(ops[1]))
+        else:
+            vals = set()
+            for buf in _through_map(s, ops[1]):
+                got = s.read(Addr(buf))
+                if got is None:
+                    vals = None
+                    break
+                vals |= got
+            s.write(s.loc(ops[0]), vals)
+        return
+    if len(ops) >= 2 and "arrive" not in i.qualifiers:
+        s.write(s.loc(ops[0]), s.read(ops[1]))
+
+
+def values_tensormap(i: Instr, s: AbsState) -> None:
+    if i.qualifiers[:1] == ("replace",):
+        s.write(s.loc(i.operands[0]), s.val(i.operands[1]))
+    elif i.qualifiers[:1] == ("cp_fenceproxy",):
+        s.write(s.loc(i.operands[0]), s.read(i.operands[1]))
+
+
+def values_mbarrier(i: Instr, s: AbsState) -> None:
+    q = i.qualifiers
+    if q and q[0] in ("try_wait", "test_wait"):
+        vals = {0, 1} if i.await_value is None else {i.await_value}
+        s.set_reg(i.operands[0], {(v, frozenset()) for v in vals})
+    elif q and q[0].startswith("arrive") and i.operands:
+        s.set_reg(i.operands[0], None)      # an opaque phase state
+
+
+def values_none(i: Instr, s: AbsState) -> None:
+    pass
+
+

@@ -1,0 +1,311 @@
+"""Worker processes that survive their tasks: crash isolation, hard time bounds, Ctrl-C.
+
+`run_pool(fn, jobs, workers, hard_timeout, on_done)` calls `fn(job)` for every job in long-lived
+worker processes, one task per worker at a time, and reports each job's outcome to
+`on_done(index, outcome)` as it finishes:
+
+    Value(value)        fn returned
+    Raised(error)       fn raised a CheckerError (it crosses the process boundary intact)
+    Bug(text, trace)    fn raised anything else: a bug in ptxmc
+    Crashed(exitcode)   the worker process died (os._exit, a signal, the OOM killer, a segfault
+                        in native code); only the job it was running is affected
+    TimedOut(seconds)   the job ran past the hard timeout; its worker was killed
+
+A dead or killed worker is replaced and the remaining jobs go on (concurrent.futures'
+ProcessPoolExecutor, by contrast, breaks entirely when one worker dies). Workers ignore SIGINT,
+so Ctrl-C reaches only the parent, which raises KeyboardInterrupt out of `run_pool` after
+stopping every worker: the outcomes already reported are all there is, and nothing is left
+running.
+
+Workers start through multiprocessing's forkserver (a clean, single-threaded parent for every
+worker, with the checker preloaded) where the platform has it, else spawn.
+"""
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+import signal
+import time
+import traceback
+from collections import deque
+from dataclasses import dataclass
+from multiprocessing.connection import wait
+from typing import Any, Callable, Sequence
+
+from .errors import CheckerError
+
+# Test-only fault injection: PTXMC_TEST_FAULT="exit:NAME,kill:NAME,hang:NAME,raise:NAME" makes a
+# worker os._exit, SIGKILL itself, sleep forever or raise a plain exception when it is given the
+# job whose `fault_key` is NAME. It acts only inside worker processes, never in a parent.
+FAULT_ENV = "PTXMC_TEST_FAULT"
+
+# A job's hard timeout starts when its worker takes it up; a worker that has not started within
+# this many seconds more (still importing, on a loaded machine) is stopped too.
+STARTUP_SECONDS = 60.0
+
+_in_worker = False
+
+
+@dataclass(frozen=True)
+class Value:
+    value: Any
+
+
+@dataclass(frozen=True)
+class Raised:
+    error: CheckerError
+
+
+@dataclass(frozen=True)
+class Bug:
+    text: str
+    trace: str
+
+
+@dataclass(frozen=True)
+class Crashed:
+    exitcode: int | None
+
+    def describe(self) -> str:
+        code = self.exitcode
+        if code is not None and code < 0:
+            try:
+                return f"killed by signal {signal.Signals(-code).name}"
+            except ValueError:
+                return f"killed by signal {-code}"
+        return f"exit code {code}" if code is not None else "no exit code"
+
+
+@dataclass(frozen=True)
+class TimedOut:
+    seconds: float
+
+
+Outcome = Value | Raised | Bug | Crashed | TimedOut
+
+
+def in_worker() -> bool:
+    """True inside a worker process of this module."""
+    return _in_worker
+
+
+def inject_fault(key: str) -> None:
+    """The test-only hook (see FAULT_ENV); does nothing outside worker processes."""
+    spec = os.environ.get(FAULT_ENV)
+    if not spec or not _in_worker:
+        return
+    for item in spec.split(","):
+        action, _, name = item.partition(":")
+        if name != key:
+            continue
+        if action == "exit":
+            os._exit(3)
+        if action == "kill":
+            os.kill(os.getpid(), signal.SIGKILL)
+        if action == "hang":
+            while True:
+                time.sleep(3600)
+        if action == "raise":
+            raise RuntimeError(f"injected fault for {key}")
+
+
+def _context():
+    methods = mp.get_all_start_methods()
+    if "forkserver" in methods:
+        ctx = mp.get_context("forkserver")
+        ctx.set_forkserver_preload(["checker.cli", "checker.check", "checker.explain"])
+        return ctx
+    return mp.get_context("spawn")
+
+
+def _worker_main(conn, fn) -> None:
+    global _in_worker
+    _in_worker = True
+    signal.signal(signal.SIGINT, signal.SIG_IGN)     # Ctrl-C is the parent's business
+    while True:
+        try:
+            msg = conn.recv()
+        except (EOFError, OSError):
+            return                                     # the parent is gone
+        if msg is None:
+            return
+        index, job = msg
+        try:
+            conn.send(("started", index))
+        except (BrokenPipeError, OSError):
+            return
+        try:
+            out: Outcome = Value(fn(job))
+        except CheckerError as e:
+            out = Raised(e)
+        except BaseException as e:                     # noqa: BLE001 - a bug, reported with its trace
+            out = Bug(f"{type(e).__name__}: {e}", traceback.format_exc())
+        try:
+            conn.send(("done", index, out))
+        except (BrokenPipeError, OSError):
+            return
+        except Exception as e:                         # noqa: BLE001 - e.g. an unpicklable value
+            conn.send(("done", index, Bug(f"cannot send the result back: {type(e).__name__}: {e}", "")))
+
+
+class _Worker:
+    def __init__(self, ctx, fn):
+        self.conn, child = ctx.Pipe()
+        self.proc = ctx.Process(target=_worker_main, args=(child, fn), daemon=True)
+        self.proc.start()
+        child.close()
+        self.index: int | None = None
+        self.hard_timeout: float | None = None
+        self.deadline = float("inf")
+
+    def give(self, index: int, job, hard_timeout: float | None) -> bool:
+        try:
+            self.conn.send((index, job))
+        except (BrokenPipeError, OSError):
+            return False
+        self.index = index
+        self.hard_timeout = hard_timeout
+        self.deadline = time.monotonic() + hard_timeout + STARTUP_SECONDS if hard_timeout else float("inf")
+        return True
+
+    def started(self) -> None:
+        """The worker has taken the job up: its hard timeout runs from now."""
+        if self.hard_timeout:
+            self.deadline = time.monotonic() + self.hard_timeout
+
+    def stop(self, kill: bool = False) -> None:
+        if self.proc.is_alive() and not kill:
+            try:
+                self.conn.send(None)
+            except (BrokenPipeError, OSError):
+                pass
+            self.proc.join(2.0)
+        if self.proc.is_alive():
+            self.proc.kill()
+        self.proc.join()
+        self.conn.close()
+
+
+def run_pool(fn: Callable[[Any], Any], jobs: Sequence, workers: int, hard_timeout: float | None,
+             on_done: Callable[[int, Outcome], None]) -> None:
+    """Run fn(job) for every job (see the module docstring). KeyboardInterrupt propagates, after
+    every worker has been stopped."""
+    if not jobs:
+        return
+    ctx = _context()
+    queue = deque(range(len(jobs)))
+    pool: list[_Worker] = []
+    try:
+        while queue or any(w.index is not None for w in pool):
+            # Hand out work, starting workers as needed and replacing dead ones.
+            for k, w in enumerate(pool):
+                if w.index is None and queue and not w.proc.is_alive():
+                    w.stop(kill=True)
+                    pool[k] = _Worker(ctx, fn)
+            while queue and len(pool) < max(1, workers):
+                pool.append(_Worker(ctx, fn))
+            for k, w in enumerate(pool):
+                while w.index is None and queue:
+                    i = queue.popleft()
+                    if w.give(i, jobs[i], hard_timeout):
+                        break
+                    queue.appendleft(i)           # it died idle: a fresh worker takes the job
+                    w.stop(kill=True)
+                    w = pool[k] = _Worker(ctx, fn)
+            busy = [w for w in pool if w.index is not None]
+            if not busy:
+                continue
+            left = min(w.deadline for w in busy) - time.monotonic()
+            wait([w.conn for w in busy] + [w.proc.sentinel for w in busy],
+                 timeout=None if left == float("inf") else max(0.0, left))
+            now = time.monotonic()
+            for k, w in enumerate(pool):
+                if w.index is None:
+                    continue
+                i, out = w.index, None
+                if w.conn.poll():
+                    try:
+                        msg = w.conn.recv()
+                    except (EOFError, OSError):          # it died: its end of the pipe closed
+                        w.proc.join(1.0)
+                    else:
+                        if msg[0] == "started":
+                            w.started()
+                            continue
+                        _, i, out = msg
+                elif w.proc.is_alive() and now < w.deadline:
+                    continue
+                if out is not None:
+                    w.index = None
+                    on_done(i, out)
+                    continue
+                timed_out = w.proc.is_alive() and now >= w.deadline
+                if not timed_out:
+                    w.proc.join(1.0)
+                code = w.proc.exitcode
+                w.stop(kill=True)
+                pool[k] = _Worker(ctx, fn) if queue else _Idle()
+                on_done(i, TimedOut(hard_timeout or 0.0) if timed_out else Crashed(code))
+    finally:
+        _stop_all(pool)
+
+
+class _Idle:
+    """A pool slot whose worker is gone and that no job needs any more."""
+
+    index = None
+
+    class proc:                                        # noqa: N801 - mimics a dead Process
+        @staticmethod
+        def is_alive() -> bool:
+            return False
+
+    def stop(self, kill: bool = False) -> None:
+        pass
+
+
+def _stop_all(pool: list) -> None:
+    """Stop every worker: idle ones politely, busy ones (Ctrl-C, an error) at once."""
+    old = _defer_sigint()
+    try:
+        for w in pool:
+            w.stop(kill=w.index is not None)
+    finally:
+        _restore_sigint(old)
+
+
+def _defer_sigint():
+    """Ignore SIGINT for a moment (cleanup, writing results); None where that is impossible."""
+    try:
+        return signal.signal(signal.SIGINT, signal.SIG_IGN)
+    except ValueError:          # not the main thread
+        return None
+
+
+def _restore_sigint(old) -> None:
+    if old is not None:
+        signal.signal(signal.SIGINT, old)
+
+
+class sigint_deferred:
+    """`with sigint_deferred(): ...` - Ctrl-C cannot cut the block short (recording a finished
+    result in every place it goes, writing the output): it is held, and KeyboardInterrupt is
+    raised when the block ends."""
+
+    def __enter__(self):
+        self.got = False
+        try:
+            self.old = signal.signal(signal.SIGINT, self._hold)
+        except ValueError:      # not the main thread: nothing to hold
+            self.old = None
+        return self
+
+    def _hold(self, signum, frame):
+        self.got = True
+
+    def __exit__(self, exc_type, exc, tb):
+        if self.old is not None:
+            signal.signal(signal.SIGINT, self.old)
+        if self.got and exc_type is None:
+            raise KeyboardInterrupt
+        return False

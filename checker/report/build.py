@@ -1,0 +1,193 @@
+"""Build a conformance report: check and explain every test (in worker processes when asked),
+cross the model with hardware histograms when given, render the four formats, and write the
+report folder atomically (a temporary folder beside it, renamed into place: after a crash or
+Ctrl-C there is either the old report or the new one, never half of one)."""
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from .. import ROOT
+from ..errors import LitmusError
+from ..result import Result
+from .analyze import MAX_WITNESSES, TestReport, analyze, model_hash
+
+FILES = ("index.html", "report.md", "report.json", "junit.xml")
+
+
+@dataclass(frozen=True)
+class Report:
+    model: str                          # model name (axioms/NAME.cat) or path as given
+    model_hash: str
+    options: tuple[str, ...]
+    inputs: tuple[str, ...]
+    layout: str                         # auto | builtin | graphviz, as asked
+    tests: tuple[TestReport, ...]
+    hardware: tuple = ()                # checker.harness.compare.Comparison, one per tested histogram
+    hw_files: tuple[str, ...] = ()
+    timing: bool = False
+    title: str = "ptxmc conformance report"
+    extra: dict = field(default_factory=dict, compare=False)
+
+    def comparison(self, name: str):
+        return next((c for c in self.hardware if c.test == name), None)
+
+
+def rel(path: str | os.PathLike) -> str:
+    """A path as the report shows it: relative to the repository (or the current folder) when
+    inside it, so the bytes of a report do not depend on where the checkout lives."""
+    p = Path(path)
+    if str(p).startswith("<"):
+        return str(path)
+    ap = p.resolve() if p.exists() else p.absolute()
+    for base in (ROOT, Path.cwd()):
+        try:
+            return ap.relative_to(base.resolve()).as_posix()
+        except ValueError:
+            continue
+    return p.as_posix()
+
+
+def _portable(t: TestReport) -> TestReport:
+    """Messages and notes without the checkout's absolute path (the report's bytes must not depend
+    on where the repository lives)."""
+    r = t.result
+    root = f"{ROOT.as_posix()}/"
+    cwd = f"{Path.cwd().as_posix()}/"
+
+    def clean(s: str) -> str:
+        return s.replace(root, "").replace(cwd, "")
+
+    return replace(t, result=replace(r, message=clean(r.message), notes=tuple(clean(n) for n in r.notes),
+                                     undefined=tuple(replace(u, why=clean(u.why)) for u in r.undefined)),
+                   note=clean(t.note))
+
+
+def _error_report(e: LitmusError) -> TestReport:
+    w = e.where
+    path = rel(w.path) if w else "?"
+    name = f"{Path(w.path).name}:{w.line}" if w else "?"
+    return TestReport(Result(name=name, path=path, status="error", message=str(e)), "", "", (), None, (), 0, ())
+
+
+def _fresh_z3_context() -> None:
+    """Start each test in a new Z3 context. Z3 interns terms per context and its search order
+    follows their ids, so in a context that has seen other tests it may pick another (equally
+    valid) witness execution; a fresh one makes every picture independent of which tests ran
+    before in the same process, hence the report byte-identical with any --jobs."""
+    import z3
+
+    if hasattr(z3.z3, "_main_ctx"):
+        z3.z3._main_ctx = None
+
+
+def _job(args) -> TestReport:
+    from ..check import resolve_model
+
+    test, model_spec, options, timeout, layout, max_witnesses, blame = args
+    _fresh_z3_context()
+    model = resolve_model(model_spec)
+    return analyze(test, model, Path(model.path).stem, frozenset(options), timeout, layout, max_witnesses,
+                   blame, path=rel(test.path))
+
+
+def build(paths, model_spec=None, options=(), timeout: float = 60.0, jobs: int = 1, layout: str = "auto",
+          hw_files=(), max_witnesses: int = MAX_WITNESSES, blame: bool = True, timing: bool = False,
+          on_result=None) -> Report:
+    """Check, explain and compare: everything a report shows, as data."""
+    from ..check import resolve_model
+    from ..litmus import load_paths
+
+    model = resolve_model(model_spec)
+    items = load_paths(paths)
+    out: list[TestReport | None] = [None] * len(items)
+    todo = []
+    for i, it in enumerate(items):
+        if isinstance(it, LitmusError):
+            out[i] = _error_report(it)
+        else:
+            todo.append((i, (it, model_spec, tuple(sorted(options)), timeout, layout, max_witnesses, blame)))
+    if jobs > 1 and len(todo) > 1:
+        with ProcessPoolExecutor(max_workers=jobs) as pool:
+            for (i, _), rep in zip(todo, pool.map(_job, [j for _, j in todo], chunksize=1)):
+                out[i] = rep
+                if on_result:
+                    on_result(rep)
+    else:
+        for i, job in todo:
+            out[i] = _job(job)
+            if on_result:
+                on_result(out[i])
+    tests = [_portable(t) for t in out if t is not None]
+    seen: dict[str, int] = {}
+    for k, t in enumerate(tests):          # several errors at one line (matrix rows): unique names
+        n = seen[t.result.name] = seen.get(t.result.name, 0) + 1
+        if n > 1:
+            tests[k] = replace(t, result=replace(t.result, name=f"{t.result.name}#{n}"))
+    if not timing:
+        tests = [replace(t, result=replace(t.result, time=0.0)) for t in tests]
+    order = {p: k for k, p in enumerate(sorted({t.result.path for t in tests}))}
+    tests.sort(key=lambda t: order[t.result.path])          # by file; load order within a file
+    hardware = _compare(tests, items, hw_files) if hw_files else ()
+    return Report(model=model_spec or "ptx", model_hash=model_hash(model), options=tuple(sorted(options)),
+                  inputs=tuple(rel(p) for p in paths), layout=layout, tests=tuple(tests),
+                  hardware=hardware, hw_files=tuple(rel(h) for h in hw_files), timing=timing)
+
+
+def _compare(tests, items, hw_files) -> tuple:
+    from ..harness.compare import compare, verdicts_from_result
+    from ..harness.histogram import load
+
+    hists = [h for f in hw_files for h in load(f)]
+    model = {t.result.name: verdicts_from_result(t.result) for t in tests
+             if t.result.status not in ("error", "unknown") and not t.result.undefined and t.result.outcomes}
+    by_name = {it.name: it for it in items if not isinstance(it, LitmusError)}
+    complete = all(t.result.complete for t in tests)
+    comps = compare(hists, model, by_name, complete)
+    return tuple(sorted(comps, key=lambda c: c.test))
+
+
+def render(report: Report) -> dict[str, str]:
+    """Every file of the report folder: name -> text."""
+    from . import html, jsondoc, junit, markdown
+
+    return {"index.html": html.render(report), "report.md": markdown.render(report),
+            "report.json": jsondoc.render(report), "junit.xml": junit.render(report)}
+
+
+def write_tree(out: str | os.PathLike, files: dict[str, str | bytes]) -> Path:
+    """Write `files` (relative name -> text or bytes) as the folder `out`, atomically: into a
+    temporary folder beside it, then renamed into place (the old folder, if any, moved aside
+    first and removed last). On any exception, KeyboardInterrupt included, the temporary folder
+    is removed and `out` is left as it was."""
+    target = Path(out)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp"))
+    old = None
+    try:
+        for name, data in sorted(files.items()):
+            p = tmp / name
+            p.parent.mkdir(parents=True, exist_ok=True)
+            if isinstance(data, bytes):
+                p.write_bytes(data)
+            else:
+                p.write_text(data, encoding="utf-8", newline="\n")
+        os.chmod(tmp, 0o755)
+        if target.exists():
+            old = target.parent / f".{target.name}.{os.getpid()}.old"
+            if old.exists():
+                shutil.rmtree(old)
+            os.replace(target, old)
+        os.replace(tmp, target)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        if old is not None and old.exists() and not target.exists():
+            os.replace(old, target)
+        raise
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
+    return target

@@ -1,0 +1,33 @@
+"""The report as JUnit XML: `checker.output.junit` (one testcase per test, so per matrix row),
+plus a second testsuite `ptxmc.hardware` with one testcase per hardware comparison when there
+are histograms (a violation, a harness error or an unseen positive control is a failure; a
+coverage gap passes with a note in system-out)."""
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+
+from ..output import junit as model_junit
+
+BAD = ("violation", "harness-error", "control-unseen")
+
+
+def render(report) -> str:
+    text = model_junit([t.result for t in report.tests], timing=report.timing)
+    if not report.hardware:
+        return text
+    root = ET.fromstring(text)
+    suite = ET.SubElement(root, "testsuite", {"name": "ptxmc.hardware", "tests": str(len(report.hardware)),
+                                             "failures": "0", "errors": "0", "skipped": "0", "time": "0.000"})
+    fails = 0
+    for c in report.hardware:
+        case = ET.SubElement(suite, "testcase", {"classname": "hardware", "name": c.test, "time": "0.000"})
+        if c.verdict in BAD:
+            fails += 1
+            ET.SubElement(case, "failure", {"message": c.summary(), "type": c.verdict}).text = c.summary()
+        elif c.verdict != "ok":
+            ET.SubElement(case, "system-out").text = c.summary()
+    suite.set("failures", str(fails))
+    for k in ("tests", "failures"):
+        root.set(k, str(sum(int(s.get(k, "0")) for s in root.findall("testsuite"))))
+    ET.indent(root, "  ")
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"

@@ -1,0 +1,88 @@
+"""The report as Markdown: the same content as the HTML page without the pictures (the witness
+and candidate executions are in report.json, and as DOT with `ptxmc check --dot`)."""
+from __future__ import annotations
+
+from .html import HW_WORD, STATUS_WORD, _outcome, _verdict
+from .jsondoc import summary
+
+
+def _c(s) -> str:
+    """Inline code, safe in a table cell."""
+    s = str(s).replace("|", "\\|")
+    return f"`{s}`" if "`" not in s else f"``{s}``"
+
+
+def _t(s) -> str:
+    return str(s).replace("|", "\\|").replace("\n", " ")
+
+
+def render(report) -> str:
+    s = summary(report)
+    out = [f"# {report.title}", "",
+           f"Model {_c(report.model)} (hash {_c(report.model_hash)}), options: {', '.join(report.options) or 'none'}, "
+           f"engine z3. Inputs: " + ", ".join(_c(p) for p in report.inputs) + "."]
+    if report.hw_files:
+        out.append("Hardware histograms: " + ", ".join(_c(p) for p in report.hw_files) + ".")
+    out += ["", "## Summary", "", "| | count |", "| --- | ---: |", f"| tests | {s['tests']} |"]
+    out += [f"| {STATUS_WORD[k]} ({k}) | {s['status'][k]} |" for k in
+            ("pass", "fail", "error", "unknown", "undefined", "run") if s["status"].get(k)]
+    out += [f"| conditions {k} | {v} |" for k, v in s["conditions"].items() if v]
+    out += [f"| expectations met | {s['expectations']['met']} |",
+            f"| expectations not met | {s['expectations']['unmet']} |"]
+    if s["hardware"]:
+        out += [f"| hardware: {HW_WORD.get(k, k)} | {v} |" for k, v in sorted(s["hardware"].items())]
+    out += ["", "## Tests", "", "| test | file | status | conditions | hardware |", "| --- | --- | --- | --- | --- |"]
+    for t in report.tests:
+        r = t.result
+        conds = "; ".join(f"{_verdict(c)[0]} {_c(c.text)}" for c in r.conditions)
+        if r.undefined:
+            conds = "Undefined" + (f"; {conds}" if conds else "")
+        cmp_ = report.comparison(r.name)
+        hw = HW_WORD.get(cmp_.verdict, cmp_.verdict) if cmp_ is not None else ""
+        out.append(f"| {_t(r.name)} | {_c(r.path)} | {STATUS_WORD.get(r.status, r.status)} | {conds} | {hw} |")
+    out += ["", "## Details"]
+    for t in report.tests:
+        out += [""] + _test(t, report.comparison(t.result.name))
+    return "\n".join(out).rstrip() + "\n"
+
+
+def _test(t, comparison) -> list[str]:
+    r = t.result
+    out = [f"### {r.name}", "", f"{STATUS_WORD.get(r.status, r.status)} ({r.status}) · {_c(r.path)}"
+           + (f" · hash {_c(t.hash)}" if t.hash else "")]
+    if r.message:
+        out += ["", _t(r.message)]
+    for u in r.undefined:
+        out += ["", f"Undefined: {_t(u.why)}"]
+    if r.outcomes and not r.undefined:
+        out += ["", f"States {len(r.outcomes)}: " + ", ".join(_c(_outcome(o)) for o in r.outcomes)]
+        if t.formula:
+            out.append(f"Formula: {_c(t.formula)}")
+    if r.conditions:
+        out += ["", "| expected | condition | model | | Positive/Negative | Observation |",
+                "| --- | --- | --- | --- | --- | --- |"]
+        for c in r.conditions:
+            ok = "" if c.met is None else ("Ok" if c.met else "No")
+            obs = "Never" if c.positive == 0 else ("Always" if c.negative == 0 else "Sometimes")
+            out.append(f"| {c.expected or 'query'} | {_c(c.text)} | {_verdict(c)[0]} | {ok} | "
+                       f"{c.positive}/{c.negative} | {obs} |")
+    for f in t.forbidden:
+        out += ["", f"Why {_c(f.condition)} is forbidden:"]
+        if not f.sane:
+            out.append("- no well-formed execution satisfies it, even without axioms")
+            continue
+        if f.blame:
+            out.append("- ruled out by: " + " or ".join(" + ".join(f"**{a}**" for a in s) for s in f.blame))
+        out += [f"- violates **{v.axiom}** ({v.kind}, {v.where}): {_c(v.text)}" for v in f.violations]
+        out += [f"- needs: {_c(e.mutation.describe())} makes it allowed" for e in f.needed]
+        if f.effects and not f.needed:
+            out.append("- no single fence or release/acquire annotation is needed")
+    if comparison is not None:
+        c = comparison
+        out += ["", f"Hardware: **{HW_WORD.get(c.verdict, c.verdict)}**, {c.n} instances"]
+        out += [f"- forbidden but observed {n}x: {_c(_outcome(o))}" for o, n in c.violations]
+        out += [f"- allowed, observed {n}x: {_c(_outcome(o))}" for o, n in c.witnessed]
+        out += [f"- allowed but never observed: {_c(_outcome(o))}" for o in c.gaps]
+    if t.note:
+        out += ["", t.note]
+    return out

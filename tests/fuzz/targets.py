@@ -1,0 +1,107 @@
+"""The fuzz targets: what is generated, which invariant check it goes through, and how many
+inputs the CI run gives it (tests/test_fuzz.py; the campaign scales the same shares up).
+
+The CI budgets add up to at least 2,000 inputs; the cheap front-end targets take most of them,
+the targets that run Z3 or load a whole model take few.
+"""
+from __future__ import annotations
+
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from hypothesis import strategies as st
+
+from . import props, strategies as S
+
+
+@dataclass(frozen=True)
+class Target:
+    name: str
+    strategy: Callable[[], st.SearchStrategy]
+    check: Callable[[object], None]
+    ci_budget: int
+    doc: str
+
+
+_TMP: list[Path] = []
+
+
+def _tmp() -> Path:
+    if not _TMP:
+        _TMP.append(Path(tempfile.mkdtemp(prefix="ptxmc-fuzz-")))
+    return _TMP[0]
+
+
+def _instruction(text: str) -> None:
+    props.check_instruction(text, run=hash_bucket(text, 4))
+
+
+def _condition(text: str) -> None:
+    props.check_condition(text, run=hash_bucket(text, 8))
+
+
+def _yaml(text: str) -> None:
+    props.check_litmus_text(text, "fuzz/generated.yaml", run=1)
+
+
+def _raw(text: str) -> None:
+    props.check_litmus_text(text, "fuzz/raw.yaml", run=1)
+
+
+def _mutant(arg) -> None:
+    name, text, line = arg
+    props.check_litmus_text(text, name, run=1, near_line=line + 1)
+
+
+def _cat(text: str) -> None:
+    props.check_cat_text(text, "fuzz.cat", run=True)
+
+
+def _cat_mutant(arg) -> None:
+    name, text = arg
+    props.check_cat_text(text, name, run=True)
+
+
+def _cli(arg) -> None:
+    name, text, _line = arg
+    props.check_cli_file(_tmp(), text)
+
+
+def _differential(doc) -> None:
+    import yaml
+
+    props.check_engines_agree(yaml.safe_dump(doc, sort_keys=False))
+
+
+def hash_bucket(text: str, n: int) -> bool:
+    """Deterministically true for about 1 in n texts (Python's str hash is salted per process)."""
+    import zlib
+
+    return zlib.crc32(text.encode("utf-8", "surrogatepass")) % n == 0
+
+
+TARGETS: dict[str, Target] = {t.name: t for t in (
+    Target("instruction", S.instructions, _instruction, 600,
+           "PTX instruction strings: parsed, and every 4th lowered and checked inside a small test"),
+    Target("condition", S.conditions, _condition, 500,
+           "herd conditions: parsed, printed and parsed again, evaluated; every 8th checked in a test"),
+    Target("yaml", S.yaml_texts, _yaml, 300,
+           "YAML litmus structures of the right and the wrong shape; small valid tests go through Z3"),
+    Target("raw-yaml", S.raw_yaml_texts, _raw, 200,
+           "raw YAML text: anchors, aliases, tags, merge keys, odd characters"),
+    Target("alias-bomb", S.alias_bombs, _raw, 12, "billion-laughs alias bombs (every depth 1..12)"),
+    Target("mutant", S.mutated_bundled, _mutant, 400,
+           "every bundled litmus file, mutated: lines deleted/duplicated/swapped, characters flipped, "
+           "qualifiers swapped, numbers changed; the test nearest the edit goes through Z3"),
+    Target("cat", S.cat_texts, _cat, 250, "small cat models; those that load check a small test"),
+    Target("cat-mutant", S.mutated_models, _cat_mutant, 40,
+           "the bundled cat models, mutated; those that load check a small test"),
+    Target("differential", S.valid_documents, _differential, 60,
+           "small well-formed tests: the Z3 and brute-force engines allow the same outcomes"),
+    Target("cli", S.mutated_bundled, _cli, 25,
+           "mutated bundled files through `ptxmc run`, `outcomes` and `check` (in process)"),
+)}
+
+CI_TOTAL = sum(t.ci_budget for t in TARGETS.values())

@@ -1,0 +1,309 @@
+"""Hardware harness results, on synthetic data: program output parsing, histogram JSON round trip,
+the litmus7 printer, `compare` verdict classes, and the `ptxmc hw import|compare|run` commands."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from checker.cli import main
+from checker.errors import HarnessError
+from checker.harness import histogram, litmus7
+from checker.harness.compare import compare, compare_one, exit_code, render, rule_of_three
+from checker.harness.controls import build_test
+from checker.harness.histogram import Histogram, make, parse_output
+from checker.harness.space import outcome_space
+
+MP = build_test(
+    "MP+rel+acq",
+    {"P0": ("gpu0.cta0", ["st.weak.global [x], 1", "st.release.gpu.global [flag], 1"]),
+     "P1": ("gpu0.cta1", ["ld.acquire.gpu.global r0, [flag]", "ld.weak.global r1, [x]"])},
+    forbidden=["P1:r0=1 /\\ P1:r1=0"], allowed=["P1:r0=0 /\\ P1:r1=0"])
+VARS = ("P1:r0", "P1:r1")
+
+
+def o(r0, r1):
+    return (("P1:r0", r0), ("P1:r1", r1))
+
+
+# The model's view of MP: every outcome but the weak one is allowed.
+MODEL = {o(0, 0): "allowed", o(0, 1): "allowed", o(1, 1): "allowed", o(1, 0): "forbidden"}
+
+META = dict(device="NVIDIA H100 80GB HBM3", compute_capability="9.0", driver="12080", cuda="13000",
+            target="sm_90a", config={"name": "h100", "testing_groups": 528}, seed=7, iterations=10, time_s=2.5)
+
+
+def hist(counts, **kw) -> Histogram:
+    return make("MP+rel+acq", VARS, counts, **{**META, **kw})
+
+
+OUTPUT = """\
+some driver chatter
+ptxmc-hw 1
+test MP+rel+acq
+device NVIDIA H100 80GB HBM3
+cc 9.0
+sms 132
+driver 12080
+runtime 13000
+seed 7
+iterations 10
+instances 1000
+testing_ctas 1056
+time 2.500
+bucket 0 600
+bucket 3 390
+other 0
+timeout 10
+end
+"""
+
+
+# -- program output and JSON -----------------------------------------------------------------
+
+def test_parse_program_output_decodes_buckets():
+    h = parse_output(OUTPUT, outcome_space(MP), "sm_90a", {"name": "h100"})
+    assert h.counts == ((o(0, 0), 600), (o(1, 1), 390))
+    assert (h.timeout, h.other, h.total, h.valid) == (10, 0, 1000, 990)
+    assert (h.device, h.compute_capability, h.driver, h.cuda, h.seed, h.iterations) == \
+        ("NVIDIA H100 80GB HBM3", "9.0", "12080", "13000", 7, 10)
+    assert h.time_s == 2.5 and h.target == "sm_90a"
+
+
+@pytest.mark.parametrize("text,msg", [
+    ("error kernel.cu:12 out of memory\n", "no result block: error kernel.cu:12 out of memory"),
+    ("ptxmc-hw 1\nbucket 0 5\n", "truncated"),
+    ("ptxmc-hw 1\nbucket 9 5\nend\n", "outside the outcome space"),
+])
+def test_parse_program_output_errors(text, msg):
+    with pytest.raises(HarnessError, match=msg):
+        parse_output(text, outcome_space(MP))
+
+
+def test_histogram_json_round_trip(tmp_path):
+    h = hist([(o(0, 0), 5), (o(1, 1), 3), (o(0, 0), 2), (o(0, 1), 0)], other=1, timeout=4)
+    assert h.counts == ((o(0, 0), 7), (o(1, 1), 3))           # merged, zero dropped, sorted
+    back = Histogram.from_json(json.loads(json.dumps(h.to_json())))
+    assert back == h and back.config == h.config
+    path = tmp_path / "h.json"
+    histogram.save([h], path)
+    assert histogram.load(path) == [h]
+    histogram.save([h, h], path)
+    assert histogram.load(path) == [h, h]
+    assert json.loads(path.read_text())[0]["instances"] == 15
+
+
+@pytest.mark.parametrize("mutate,msg", [
+    (lambda d: d.update(format="other"), "not a ptxmc histogram"),
+    (lambda d: d.update(version=99), "version 99"),
+    (lambda d: d["counts"][0]["outcome"].pop("P1:r1"), "an outcome names"),
+    (lambda d: d["counts"][0].update(count="many"), "malformed histogram"),
+    (lambda d: d.pop("vars"), "malformed histogram"),
+])
+def test_histogram_json_errors(mutate, msg):
+    data = hist([(o(0, 0), 5)]).to_json()
+    mutate(data)
+    with pytest.raises(HarnessError, match=msg):
+        Histogram.from_json(data, "h.json")
+
+
+def test_load_errors(tmp_path):
+    with pytest.raises(HarnessError, match="cannot read"):
+        histogram.load(tmp_path / "missing.json")
+    (tmp_path / "bad.json").write_text("{")
+    with pytest.raises(HarnessError, match="not JSON"):
+        histogram.load(tmp_path / "bad.json")
+
+
+# -- litmus7 printer -----------------------------------------------------------------------------
+
+def test_litmus7_log_forbidden_and_allowed_blocks():
+    h = hist([(o(0, 0), 96), (o(1, 0), 4), (o(1, 1), 900)], timeout=2)
+    text = litmus7.log([h], {MP.name: MP})
+    blocks = text.strip().split("\n\nTest ")
+    allowed, forbidden = blocks[0], "Test " + blocks[1]
+    assert forbidden.splitlines()[:5] == [
+        "Test MP+rel+acq#2 Forbidden",
+        "Histogram (3 states)",
+        "96    :>P1:r0=0; P1:r1=0;",
+        "4     *>P1:r0=1; P1:r1=0;",
+        "900   :>P1:r0=1; P1:r1=1;",
+    ]
+    assert "\nNo\n\nWitnesses\nPositive: 996, Negative: 4\n" in forbidden
+    assert "Condition ~exists (P1:r0=1 /\\ P1:r1=0) is NOT validated" in forbidden
+    assert "Observation MP+rel+acq#2 Sometimes 4 996" in forbidden
+    assert "Time MP+rel+acq#2 2.50" in forbidden
+    assert "Other 0, Timeout 2" in forbidden
+    assert allowed.startswith("Test MP+rel+acq Allowed\n")
+    assert "96    *>P1:r0=0; P1:r1=0;" in allowed
+    assert "\nOk\n\nWitnesses\nPositive: 96, Negative: 904\n" in allowed
+    assert "Condition exists (P1:r0=0 /\\ P1:r1=0) is validated" in allowed
+
+
+def test_litmus7_never_and_always():
+    h = hist([(o(1, 1), 10)])
+    text = litmus7.log([h], {MP.name: MP})
+    assert "Observation MP+rel+acq#2 Never 0 10" in text
+    assert "\nOk\n" in text and "~exists (P1:r0=1 /\\ P1:r1=0) is validated" in text
+    only = make("X", ("x",), [((("x", 1),), 5)])
+    assert "Observation X Never 0 5" in litmus7.log([only])      # no test known: no condition lines
+
+
+# -- compare ---------------------------------------------------------------------------------------
+
+def test_rule_of_three():
+    assert rule_of_three(0) is None
+    assert rule_of_three(3000) == pytest.approx(0.001)
+
+
+def test_compare_ok_when_every_allowed_outcome_is_seen_and_nothing_forbidden():
+    c = compare_one(hist([(o(0, 0), 1), (o(0, 1), 2), (o(1, 1), 3)]), MODEL, MP)
+    assert c.verdict == "ok" and not c.violations and not c.gaps
+    assert [(e.kind, e.status) for e in c.expectations] == [("allowed", "ok"), ("forbidden", "ok")]
+
+
+def test_compare_violation_when_a_forbidden_outcome_is_observed():
+    c = compare_one(hist([(o(0, 0), 10), (o(1, 0), 2), (o(0, 1), 1), (o(1, 1), 7)]), MODEL, MP)
+    assert c.verdict == "violation"
+    assert c.violations == ((o(1, 0), 2),)
+    assert [(e.kind, e.observed, e.status) for e in c.expectations] == [("allowed", 10, "ok"), ("forbidden", 2, "violation")]
+
+
+def test_compare_gap_reports_n_and_bound():
+    c = compare_one(hist([(o(0, 0), 1000), (o(1, 1), 2000)]), MODEL, MP)
+    assert c.verdict == "gap"
+    assert c.gaps == (o(0, 1),) and c.n == 3000 and c.bound == pytest.approx(0.001)
+    assert "1 allowed outcome(s) unseen (each < 0.001 at 95%)" in c.summary()
+
+
+def test_compare_unlisted_outcome_is_forbidden_when_the_model_is_complete():
+    model = {o(0, 0): "allowed", o(1, 1): "allowed"}
+    c = compare_one(hist([(o(0, 0), 5), (o(0, 1), 1), (o(1, 1), 5)]), model)
+    assert c.verdict == "violation" and c.violations == ((o(0, 1), 1),)
+    c = compare_one(hist([(o(0, 0), 5), (o(0, 1), 1), (o(1, 1), 5)]), model, complete=False)
+    assert c.verdict == "ok"
+
+
+def test_compare_harness_error_when_other_is_not_zero():
+    c = compare_one(hist([(o(0, 0), 1), (o(0, 1), 1), (o(1, 1), 1)], other=1), MODEL, MP)
+    assert c.verdict == "harness-error"
+
+
+def test_compare_no_data():
+    assert compare_one(hist([], timeout=50), MODEL, MP).verdict == "no-data"
+
+
+def test_compare_projects_a_wider_model_outcome_onto_the_histogram():
+    wide = {tuple(list(k) + [("x", 1)]): v for k, v in MODEL.items()}
+    assert compare_one(hist([(o(1, 0), 1)]), wide).verdict == "violation"
+
+
+def test_compare_without_model_uses_expectations():
+    assert compare_one(hist([(o(1, 0), 1), (o(0, 0), 1)]), None, MP).verdict == "violation"
+    assert compare_one(hist([(o(1, 1), 1)]), None, MP).verdict == "gap"
+    assert compare_one(hist([(o(1, 1), 1), (o(0, 0), 1)]), None, MP).verdict == "ok"
+
+
+def test_compare_positive_controls():
+    ctrl = build_test("CTRL+x", {"P0": ("gpu0.cta0", ["ld.global r0, [x]"])}, allowed=["P0:r0=0"],
+                      doc="Positive control: ...")
+    seen = make("CTRL+x", ("P0:r0",), [((("P0:r0", 0),), 3), ((("P0:r0", 1),), 97)])
+    unseen = make("CTRL+x", ("P0:r0",), [((("P0:r0", 1),), 100)])
+    assert compare_one(seen, None, ctrl).verdict == "control-seen"
+    assert compare_one(unseen, None, ctrl).verdict == "control-unseen"
+    assert exit_code([compare_one(unseen, None, ctrl)]) == 1
+
+
+def test_compare_merges_runs_and_renders():
+    a = hist([(o(0, 0), 1), (o(1, 1), 1)], iterations=1, time_s=1.0)
+    b = hist([(o(0, 1), 2), (o(1, 1), 1)], iterations=2, time_s=2.0)
+    (c,) = compare([a, b], {"MP+rel+acq": MODEL}, {"MP+rel+acq": MP})
+    assert c.verdict == "ok" and c.n == 5
+    text = render([c, compare_one(hist([(o(1, 0), 1)]), MODEL, MP)])
+    assert "MP+rel+acq: OK, N=5" in text
+    assert "forbidden but observed 1x: P1:r0=1 /\\ P1:r1=0" in text
+    assert text.splitlines()[-1] == "Summary: ok 1, violation 1"
+    with pytest.raises(HarnessError, match="cannot merge"):
+        compare([a, make("MP+rel+acq", ("P1:r0",), [])], {})
+
+
+def test_compare_rejects_bad_model_verdicts():
+    with pytest.raises(HarnessError, match="model verdict"):
+        compare_one(hist([(o(0, 0), 1)]), {o(0, 0): "maybe"})
+
+
+# -- command line ------------------------------------------------------------------------------
+
+MP_YAML = """\
+name: MP+rel+acq
+threads:
+  P0:
+    at: gpu0.cta0
+    code:
+      - st.weak.global [x], 1
+      - st.release.gpu.global [flag], 1
+  P1:
+    at: gpu0.cta1
+    code:
+      - ld.acquire.gpu.global r0, [flag]
+      - ld.weak.global r1, [x]
+expect:
+  forbidden:
+    - P1:r0=1 /\\ P1:r1=0
+  allowed:
+    - P1:r0=0 /\\ P1:r1=0
+"""
+
+
+@pytest.fixture
+def suite(tmp_path):
+    path = tmp_path / "MP.yaml"
+    path.write_text(MP_YAML)
+    return str(path)
+
+
+def test_cli_import_prints_litmus7(tmp_path, suite, capsys):
+    path = tmp_path / "h.json"
+    histogram.save([hist([(o(1, 1), 5)])], path)
+    assert main(["hw", "import", str(path), "--tests", suite]) == 0
+    out = capsys.readouterr().out
+    assert "Test MP+rel+acq Forbidden" in out and "Observation MP+rel+acq Never 0 5" in out
+
+
+def test_cli_compare_uses_the_model(tmp_path, suite, capsys):
+    good = tmp_path / "good.json"
+    histogram.save([hist([(o(0, 0), 5), (o(0, 1), 5), (o(1, 1), 5)])], good)
+    assert main(["hw", "compare", str(good), "--tests", suite]) == 0
+    assert "MP+rel+acq: OK, N=15" in capsys.readouterr().out
+    bad = tmp_path / "bad.json"
+    histogram.save([hist([(o(1, 0), 1), (o(1, 1), 5)])], bad)
+    assert main(["hw", "compare", str(bad), "--tests", suite]) == 1
+    out = capsys.readouterr().out
+    assert "MP+rel+acq: VIOLATION" in out and "forbidden but observed 1x: P1:r0=1 /\\ P1:r1=0" in out
+
+
+def test_cli_errors_are_clean(tmp_path, suite, capsys, monkeypatch):
+    (tmp_path / "bad.json").write_text("[")
+    assert main(["hw", "compare", str(tmp_path / "bad.json"), "--tests", suite]) == 2
+    assert "not JSON" in capsys.readouterr().err
+    monkeypatch.setenv("PTXMC_GPU", "0")
+    from checker.harness import run
+    run.gpus.cache_clear()
+    try:
+        assert main(["hw", "run", suite, "-o", str(tmp_path / "o")]) == 2
+        assert "no GPU on this machine" in capsys.readouterr().err
+    finally:
+        run.gpus.cache_clear()
+
+
+def test_cli_gen_writes_programs_and_the_unsupported_list(tmp_path, suite, capsys):
+    out = tmp_path / "gen"
+    assert main(["hw", "gen", suite, "--controls", "--name", "MP+rel+acq", "--name", "CTRL+cp.async+no-wait",
+                 "-o", str(out)]) == 0
+    assert sorted(p.name for p in out.glob("*.cu")) == ["CTRL+cp.async+no-wait.cu", "MP+rel+acq.cu"]
+    assert (out / "unsupported.txt").read_text() == ""
+    assert "generated 2 program(s)" in capsys.readouterr().out
+    multi = tmp_path / "multi.yaml"
+    multi.write_text(MP_YAML.replace("at: gpu0.cta1", "at: gpu1.cta1"))
+    assert main(["hw", "gen", str(multi), "-o", str(out)]) == 0
+    assert "multi-GPU" in (out / "unsupported.txt").read_text()

@@ -1,0 +1,563 @@
+"""Robustness (issue 9): every limit, YAML safety, Ctrl-C during `ptxmc run`, killed and crashing
+workers, hard time bounds, determinism across runs, --jobs and PYTHONHASHSEED, and a regression
+test for every failure the fuzzers found (tests/test_fuzz.py, tests/fuzz/campaign.py).
+
+Tests that need the real command line start `python -m checker` as a subprocess.
+"""
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+import xml.etree.ElementTree as ET
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from checker import LITMUS_DIR, ROOT, limits, pool
+from checker.cat.interp import parse_model
+from checker.check import check_test, resolve_model
+from checker.cli import main, mark_partial, run_tests, write_atomic
+from checker.cond import parse_cond
+from checker.errors import (CheckerError, LimitExceeded, LitmusError, ModelError, SolverUnknown, SourceLoc,
+                            TooLarge)
+from checker.litmus import load_file, load_text
+from checker.output import FORMATS, herd
+from checker.result import ConditionResult, Result
+
+from .fuzz import props
+
+SB = LITMUS_DIR / "core" / "SB.yaml"
+MALFORMED = Path(__file__).parent / "malformed" / "litmus"
+
+
+def small(**kw) -> limits.Limits:
+    return replace(limits.DEFAULT, **kw)
+
+
+def one(text: str, path: str = "t.yaml"):
+    [item] = load_text(text, path)
+    return item
+
+
+def threads_test(n_threads: int, n_instr: int = 1, locs: int = 1) -> str:
+    lines = ["name: T", "threads:"]
+    for t in range(n_threads):
+        lines += [f"  P{t}:", f"    at: gpu0.cta{t}", "    code:"]
+        lines += [f"      - st.global [x{(t + i) % locs}], {i + 1}" for i in range(n_instr)]
+    return "\n".join(lines) + "\n"
+
+
+def cli(*args, env=None, timeout=120, **kw) -> subprocess.CompletedProcess:
+    e = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
+    e.pop("PTXMC_DEBUG", None)
+    return subprocess.run([sys.executable, "-m", "checker", *args], cwd=ROOT, env=e, capture_output=True,
+                          text=True, timeout=timeout, **kw)
+
+
+# ============================================================================== the limits ==
+
+def test_defaults_live_in_one_place_and_are_documented():
+    doc = limits.__doc__
+    for f in limits.Limits.__dataclass_fields__:
+        assert f in doc, f"limit {f} is not documented in checker/limits.py"
+        v = getattr(limits.DEFAULT, f)
+        assert f"{v:_}" in doc or str(v) in doc, f"the default of {f} is not in the table"
+
+
+def test_limit_override_parses_and_rejects():
+    lim = limits.DEFAULT.override(["threads=4", "events=1_000", "timeout=2.5", "rlimit=0"])
+    assert (lim.threads, lim.events, lim.timeout, lim.rlimit) == (4, 1000, 2.5, 0)
+    for bad in ("threads", "nope=3", "threads=x", "threads=-1", "threads=0"):
+        with pytest.raises(CheckerError):
+            limits.DEFAULT.override([bad])
+
+
+def test_yaml_bytes_limit():
+    text = threads_test(1) + "doc: " + "x" * 5000 + "\n"
+    with limits.use(small(yaml_bytes=1000)):
+        e = one(text)
+    assert isinstance(e, TooLarge) and isinstance(e, LitmusError) and isinstance(e, LimitExceeded)
+    assert str(e).startswith("t.yaml:1: too large: a file of ")
+    assert "limit 1000; raise it with --limit yaml_bytes=N" in str(e)
+    assert isinstance(one(text), LitmusError) is False
+
+
+def test_yaml_bytes_limit_reads_no_more_than_the_limit(tmp_path):
+    # A stat size says nothing for /dev/zero: the reader stops at the limit.
+    with limits.use(small(yaml_bytes=10_000)):
+        [e] = load_file("/dev/zero")
+    assert isinstance(e, TooLarge) and "more than 10000 bytes" in str(e)
+    big = tmp_path / "big.yaml"
+    big.write_text(threads_test(1) + "doc: " + "y" * 20_000 + "\n")
+    with limits.use(small(yaml_bytes=10_000)):
+        [e] = load_file(big)
+    assert isinstance(e, TooLarge) and str(e).startswith(f"{big}:1:")
+
+
+def test_yaml_depth_limit_no_stack_overflow():
+    for opener in ("[", "{a: "):
+        e = one("name: " + opener * 100_000)
+        assert isinstance(e, TooLarge), e
+        assert "too deeply nested" in str(e) and "--limit yaml_depth=N" in str(e)
+    nested = "name: T\ndoc: " + "[" * 30 + "]" * 30 + "\n"
+    assert "doc must be text" in str(one(nested))       # within the limit: the ordinary error
+    deep_block = "\n".join("  " * i + "- " for i in range(5000))
+    assert isinstance(one(deep_block), TooLarge)
+
+
+def test_threads_instructions_locations_limits():
+    with limits.use(small(threads=3)):
+        assert not isinstance(one(threads_test(3)), LitmusError)
+        e = one(threads_test(4))
+        assert isinstance(e, TooLarge) and str(e) == \
+            "t.yaml:15: 'P3': too large: 4 threads (limit 3; raise it with --limit threads=N)"
+    with limits.use(small(instructions=5)):
+        assert not isinstance(one(threads_test(2, 5)), LitmusError)
+        e = one(threads_test(2, 6))
+        assert isinstance(e, TooLarge) and str(e) == \
+            "t.yaml:3: 'P0': too large: 6 instructions in thread P0 (limit 5; raise it with --limit instructions=N)"
+    with limits.use(small(locations=4)):
+        assert not isinstance(one(threads_test(2, 4, locs=4)), LitmusError)
+        e = one(threads_test(2, 5, locs=5))
+        assert isinstance(e, TooLarge) and "too large: 5 memory locations (limit 4" in str(e)
+        assert str(e).startswith("t.yaml:1: 'T':")
+
+
+def test_too_large_keeps_its_type_in_a_matrix_row():
+    text = ("name: T${v}\nthreads:\n  P0:\n    at: gpu0.cta0\n    code: ['st [x], 1', 'st [x], 2', 'st [x], 3']\n"
+            "matrix:\n  - {v: a}\n")
+    with limits.use(small(instructions=2)):
+        e = one(text)
+    assert isinstance(e, TooLarge) and "(matrix row 1: v=a)" in str(e)
+
+
+def test_events_limit_is_unknown_not_an_error(ptx_model):
+    t = one(threads_test(2, 3))
+    with limits.use(small(events=5)):
+        r = check_test(t, ptx_model)
+    assert r.status == "unknown"
+    assert r.message == "too large: 7 events (limit 5; raise it with --limit events=N)"
+    assert check_test(t, ptx_model).status == "run"
+
+
+def test_condition_nesting_limit():
+    for text in ("(" * 50_000 + "x=1" + ")" * 50_000, "~" * 50_000 + "x=1", "~(" * 20_000 + "x=1"):
+        with pytest.raises(TooLarge) as e:
+            parse_cond(text, SourceLoc("c.yaml", 4, text))
+        assert str(e.value).startswith("c.yaml:4:") and "--limit nesting=N" in str(e.value)
+    lim = limits.DEFAULT.nesting
+    ok = "(" * lim + "x=1" + ")" * lim
+    assert parse_cond(ok) == parse_cond("x=1")
+    with limits.use(small(nesting=3)):
+        with pytest.raises(TooLarge):
+            parse_cond("((((x=1))))")
+
+
+def test_cat_nesting_limit_and_the_limit_itself_works():
+    for text in ("let a = " + "(" * 50_000 + "po" + ")" * 50_000, "let a = " + " | ".join(["po"] * 5000),
+                 "let a = po" + "^-1" * 5000, "let a = " + "~" * 5000 + "po"):
+        with pytest.raises(ModelError) as e:
+            parse_model(text, "deep.cat")
+        assert "too deeply nested" in str(e.value) and str(e.value).startswith("deep.cat:1:")
+    # At the limit, the whole pipeline (parse, kinds, evaluation, Z3) runs within the stack.
+    depth = limits.DEFAULT.nesting - 5
+    model = parse_model("let a = " + "(" * depth + "po" + ")" * depth + "\nacyclic a as A\n", "ok.cat")
+    r = check_test(props.probe_test(), model)
+    assert r.status == "pass"
+
+
+def test_cat_bytes_limit(tmp_path):
+    with limits.use(small(cat_bytes=100)):
+        with pytest.raises(ModelError, match="too large: 550 characters"):
+            parse_model("let a = po\n" * 50, "big.cat")
+        (tmp_path / "m.cat").write_text('include "/dev/zero"\n')
+        with pytest.raises(ModelError, match="/dev/zero is too large: more than 100 bytes") as e:
+            parse_model((tmp_path / "m.cat").read_text(), str(tmp_path / "m.cat"))
+        assert e.value.where.line == 1
+
+
+def test_timeout_is_unknown_and_named(ptx_model):
+    t = next(x for x in load_file(SB) if not isinstance(x, LitmusError))
+    r = check_test(t, ptx_model, timeout=1e-9)
+    assert r.status == "unknown"
+    assert r.message.startswith("timeout: no answer within 1e-09 s (raise it with --timeout S)")
+    assert all(c.allowed is not False for c in r.conditions)
+
+
+def test_rlimit_is_unknown_and_named(ptx_model):
+    t = next(x for x in load_file(SB) if not isinstance(x, LitmusError))
+    with limits.use(small(rlimit=1)):
+        r = check_test(t, ptx_model)
+    assert r.status == "unknown"
+    assert r.message == "Z3 resource limit exceeded (rlimit 1 per solver call; raise it with --rlimit N)"
+    with limits.use(small(rlimit=0)):          # 0: no resource limit
+        assert check_test(t, ptx_model).status == "pass"
+
+
+def test_outcome_cap_is_unknown_never_forbidden(ptx_model):
+    t = next(x for x in load_file(SB) if not isinstance(x, LitmusError) and x.name == "SB+weak")
+    with limits.use(small(outcomes=1)):
+        r = check_test(t, ptx_model)
+    assert not r.complete and r.status == "unknown"
+    assert any(c.allowed is None for c in r.conditions)
+    assert all(c.allowed is not False for c in r.conditions)
+    props.check_result(r)
+
+
+def test_brute_force_candidates_limit(ptx_model):
+    t = next(x for x in load_file(SB) if not isinstance(x, LitmusError))
+    with limits.use(small(candidates=2)):
+        r = check_test(t, ptx_model, engine="brute")
+    assert r.status == "unknown" and "(limit 2; raise it with --limit candidates=N)" in r.message
+
+
+def test_limits_from_the_command_line(tmp_path):
+    f = tmp_path / "big.yaml"
+    f.write_text(threads_test(5))
+    r = cli("run", str(f), str(SB), "--no-timing", "--limit", "threads=4", "--format", "json")
+    assert r.returncode == 1, r.stderr
+    doc = json.loads(r.stdout)
+    first = doc["results"][0]
+    assert first["status"] == "unknown" and "too large: 5 threads (limit 4" in first["message"]
+    assert len(doc["results"]) == 32 and all(x["status"] == "pass" for x in doc["results"][1:])
+    r = cli("run", str(SB), "--limit", "threads=oops")
+    assert r.returncode == 2 and "--limit threads=oops" in r.stderr and "Traceback" not in r.stderr
+    r = cli("outcomes", f"{SB}::SB+weak", "--rlimit", "1")
+    assert r.returncode == 1
+    assert r.stderr.startswith("ptxmc: UNKNOWN: ") and "rlimit 1 per solver call" in r.stderr
+
+
+# =========================================================================== YAML safety ==
+
+def test_alias_bomb_is_refused_quickly():
+    lines = ['a0: &a0 ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]']
+    lines += [f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 9) + "]" for i in range(1, 30)]
+    start = time.perf_counter()
+    e = one("\n".join(lines))
+    assert time.perf_counter() - start < 2
+    assert isinstance(e, LitmusError) and "aliases are not supported" in str(e)
+    e = one("name: &n T\nthreads:\n  P0: {at: gpu0.cta0, code: ['st [x], 1']}\ndoc: *n\n")
+    assert str(e) == "t.yaml:4: '*n': YAML aliases are not supported"
+
+
+@pytest.mark.parametrize("text, message", [
+    ("name: T\nname: U\n", "t.yaml:2: 'name': duplicate key 'name' (lines 1 and 2)"),
+    ("name: !!python/object/apply:os.system ['true']\n", "YAML tag '!!python/object/apply:os.system'"),
+    ("name: !!binary aGVsbG8=\n", "YAML tag '!!binary' is not supported"),
+    ("name: T\n<<: {doc: x}\n", "t.yaml:2: '<<': YAML merge keys (<<) are not supported"),
+    ("base: &b {x: 1}\n", "unknown key 'base'"),
+    ("name: T\nmemory:\n  x: " + "9" * 5000 + "\n", "integer out of range"),
+    ("name: T\nmemory:\n  x: 0x" + "f" * 17 + "\n", "integer out of range: 0xfffffffffffffffff"),
+])
+def test_yaml_is_loaded_safely(text, message):
+    e = one(text)
+    assert isinstance(e, LitmusError) and message in str(e), str(e)
+
+
+# ============================================================= the run loop: crash, hang ==
+
+def _square(job):
+    return job * job
+
+
+def _raise_checker_error(job):
+    raise LitmusError(f"bad {job}", SourceLoc("f.yaml", job, "text"))
+
+
+def _sleep_then_report_pid(job):
+    """Job 2 writes its worker's pid to a file and sleeps (the test kills it); others are quick."""
+    index, pidfile = job
+    if index == 2:
+        Path(pidfile).write_text(str(os.getpid()))
+        time.sleep(60)
+    return index
+
+
+def test_pool_values_and_errors_cross_the_process_boundary():
+    out = {}
+    pool.run_pool(_square, list(range(7)), 3, 30, lambda i, o: out.setdefault(i, o))
+    assert out == {i: pool.Value(i * i) for i in range(7)}
+    out = {}
+    pool.run_pool(_raise_checker_error, [3], 1, 30, lambda i, o: out.setdefault(i, o))
+    err = out[0].error
+    assert isinstance(err, LitmusError) and str(err) == "f.yaml:3: 'text': bad 3"
+
+
+def test_checker_errors_pickle_with_their_place():
+    for e in (TooLarge("big", SourceLoc("a", 2, "x")), SolverUnknown("timeout"), ModelError("m", SourceLoc("c", 1))):
+        again = pickle.loads(pickle.dumps(e))
+        assert type(again) is type(e) and str(again) == str(e) and again.where == e.where
+
+
+def test_killed_worker_costs_only_its_job(tmp_path):
+    pidfile = tmp_path / "pid"
+
+    def killer():
+        deadline = time.monotonic() + 60
+        while not pidfile.exists() or not pidfile.read_text():
+            if time.monotonic() > deadline:
+                return
+            time.sleep(0.05)
+        os.kill(int(pidfile.read_text()), signal.SIGKILL)
+
+    th = threading.Thread(target=killer)
+    th.start()
+    out = {}
+    pool.run_pool(_sleep_then_report_pid, [(i, str(pidfile)) for i in range(6)], 2, 120,
+                  lambda i, o: out.setdefault(i, o))
+    th.join()
+    assert out[2] == pool.Crashed(-signal.SIGKILL) and "SIGKILL" in out[2].describe()
+    assert {i: o for i, o in out.items() if i != 2} == {i: pool.Value(i) for i in (0, 1, 3, 4, 5)}
+
+
+def test_hard_timeout_stops_a_worker():
+    out = {}
+    start = time.monotonic()
+    pool.run_pool(_hang_on_two, list(range(4)), 2, 1.0, lambda i, o: out.setdefault(i, o))
+    assert out[2] == pool.TimedOut(1.0)
+    assert {i: o for i, o in out.items() if i != 2} == {i: pool.Value(i) for i in (0, 1, 3)}
+    assert time.monotonic() - start < 20
+
+
+def _hang_on_two(job):
+    if job == 2:
+        time.sleep(120)
+    return job
+
+
+FAULTS = "kill:SB+rel+acq,exit:SB+relaxed,raise:SB+weak"
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_crashing_workers_under_run(jobs):
+    r = cli("run", str(SB), "--no-timing", "--format", "json", "--jobs", jobs, env={pool.FAULT_ENV: FAULTS})
+    assert r.returncode == 2, r.stderr         # an internal error (the raise) is exit 2, after the output
+    results = {x["name"]: x for x in json.loads(r.stdout)["results"]}
+    assert len(results) == 31
+    assert results["SB+rel+acq"]["status"] == "error"
+    assert results["SB+rel+acq"]["message"] == "worker crashed (killed by signal SIGKILL) while checking this test"
+    assert results["SB+relaxed"]["message"] == "worker crashed (exit code 3) while checking this test"
+    assert results["SB+weak"]["message"].startswith("internal error: RuntimeError: injected fault for SB+weak")
+    others = [x for n, x in results.items() if n not in ("SB+rel+acq", "SB+relaxed", "SB+weak")]
+    assert len(others) == 28 and all(x["status"] == "pass" for x in others)
+
+
+def test_hung_worker_is_stopped_and_reported_unknown():
+    r = cli("run", str(SB), "--no-timing", "--jobs", "2", "--timeout", "0.5",
+            env={pool.FAULT_ENV: "hang:SB+membar.gl"})
+    assert r.returncode == 1
+    lines = r.stdout.splitlines()
+    k = lines.index("UNKNOWN   SB+membar.gl  (" + str(SB) + ")")
+    assert lines[k + 1].strip() == ("timeout: no answer within 0.5 s; the worker was stopped after 5.5 s "
+                                    "(raise it with --timeout S)")
+    assert lines[-1] == "ptxmc: 31 tests: 30 pass, 1 unknown"
+
+
+def test_check_and_outcomes_survive_crashes_and_hangs():
+    spec = f"{SB}::SB+weak"
+    r = cli("outcomes", spec, env={pool.FAULT_ENV: "kill:SB+weak"})
+    assert r.returncode == 2 and r.stderr == f"ptxmc: {spec}: worker crashed (killed by signal SIGKILL)\n"
+    r = cli("check", spec, "P0:r0=0", "--timeout", "0.5", env={pool.FAULT_ENV: "hang:SB+weak"})
+    assert r.returncode == 1 and r.stderr.startswith(f"ptxmc: UNKNOWN: {spec}: timeout: no answer within 0.5 s")
+
+
+def test_internal_error_in_one_test_does_not_stop_the_batch(monkeypatch, ptx_model):
+    import checker.cli as cli_mod
+
+    calls = []
+
+    def flaky(job):
+        calls.append(job[0].name)
+        if len(calls) == 2:
+            raise ZeroDivisionError("boom")
+        return cli_mod.__dict__["_run_one_orig"](job)
+
+    monkeypatch.setitem(cli_mod.__dict__, "_run_one_orig", cli_mod._run_one)
+    monkeypatch.setattr(cli_mod, "_run_one", flaky)
+    monkeypatch.delenv("PTXMC_DEBUG", raising=False)
+    items = load_file(SB)[:4]
+    results = run_tests(items, None, (), "z3", jobs=0)
+    assert [r.status for r in results] == ["pass", "error", "pass", "pass"]
+    assert results[1].message.startswith("internal error: ZeroDivisionError: boom")
+
+
+# ================================================================================= Ctrl-C ==
+
+def _interrupt_run(tmp_path, jobs: str, fmt: str, group: bool):
+    out, stream = tmp_path / "out" / f"result.{fmt}", tmp_path / "out" / "results.jsonl"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env.pop("PTXMC_DEBUG", None)
+    p = subprocess.Popen([sys.executable, "-m", "checker", "run", str(LITMUS_DIR / "core"), "--no-timing",
+                          "--jobs", jobs, "--format", fmt, "-o", str(out), "--results-jsonl", str(stream)],
+                         cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         start_new_session=group)
+    deadline = time.monotonic() + 90
+    while not (stream.exists() and stream.read_text().count("\n") >= 3):
+        assert p.poll() is None, p.communicate()
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    if group:
+        os.killpg(p.pid, signal.SIGINT)       # as a terminal's Ctrl-C: the whole process group
+    else:
+        p.send_signal(signal.SIGINT)
+    stdout, stderr = p.communicate(timeout=60)
+    return p.returncode, stdout, stderr, out, stream
+
+
+@pytest.mark.parametrize("jobs, fmt, group", [("1", "text", False), ("2", "json", True), ("2", "junit", False)])
+def test_ctrl_c_keeps_finished_results(tmp_path, jobs, fmt, group):
+    code, stdout, stderr, out, stream = _interrupt_run(tmp_path, jobs, fmt, group)
+    assert code == 130, stderr
+    lines = stream.read_text().splitlines()
+    records = [json.loads(line) for line in lines]          # every line is complete JSON
+    end = records[-1]["end"]
+    total = end["total"]
+    assert end["interrupted"] is True and end["run"] == len(records) - 1 < total
+    run = end["run"]
+    assert stderr.endswith(f"ptxmc: interrupted: {run} of {total} tests run\n"), stderr
+    assert "Traceback" not in stderr
+    streamed = sorted(r["name"] for r in records[:-1])
+    text = out.read_text()
+    if fmt == "text":
+        assert text.endswith(f"ptxmc: {run} tests: {run} pass\nptxmc: interrupted: {run} of {total} tests run\n")
+        names = sorted(line.split()[1] for line in text.splitlines() if line.startswith("PASS"))
+    elif fmt == "json":
+        doc = json.loads(text)
+        assert doc["interrupted"] == {"run": run, "total": total}
+        names = sorted(r["name"] for r in doc["results"])
+    else:
+        root = ET.fromstring(text)
+        prop = root.find("testsuite/properties/property")
+        assert prop.get("name") == "ptxmc.interrupted" and prop.get("value") == f"{run} of {total} tests run"
+        names = sorted(tc.get("name") for tc in root.iter("testcase"))
+    assert names == streamed                                 # the output holds exactly the finished tests
+    assert sorted(p.name for p in out.parent.iterdir()) == sorted([out.name, stream.name])   # no temp files
+
+
+def test_mark_partial_keeps_every_format_well_formed():
+    rs = [Result("A", "a.yaml", "pass"), Result("B", "b.yaml", "error", message="x")]
+    for fmt, printer in FORMATS.items():
+        text = mark_partial(fmt, printer(rs, timing=False), 2, 5)
+        if fmt == "json":
+            assert json.loads(text)["interrupted"] == {"run": 2, "total": 5}
+        else:
+            assert "2 of 5 tests run" in text
+        if fmt == "junit":
+            ET.fromstring(text)
+
+
+def test_write_atomic_leaves_no_temporary_file(tmp_path):
+    target = tmp_path / "o.txt"
+    write_atomic(str(target), "hello\n")
+    assert target.read_text() == "hello\n"
+    assert oct(target.stat().st_mode & 0o777) == oct(0o666 & ~_umask())
+    with pytest.raises(UnicodeEncodeError):
+        write_atomic(str(target), "bad \udcff surrogate")
+    assert target.read_text() == "hello\n" and [p.name for p in tmp_path.iterdir()] == ["o.txt"]
+
+
+def _umask() -> int:
+    m = os.umask(0)
+    os.umask(m)
+    return m
+
+
+# ============================================================================ determinism ==
+
+@pytest.fixture(scope="module")
+def det_inputs(tmp_path_factory):
+    d = tmp_path_factory.mktemp("det")
+    shutil.copy(LITMUS_DIR / "core" / "CoWW.yaml", d / "CoWW.yaml")
+    shutil.copy(MALFORMED / "bad_qualifier.yaml", d / "bad_qualifier.yaml")
+    (d / "big.yaml").write_text(threads_test(33))                       # too large: unknown
+    (d / "wrong.yaml").write_text(                                      # a failed expectation
+        "name: SB-wrong\nthreads:\n  P0: {at: gpu0.cta0, code: ['st [x], 1', 'ld r0, [y]']}\n"
+        "  P1: {at: gpu0.cta1, code: ['st [y], 1', 'ld r0, [x]']}\n"
+        "expect:\n  forbidden: ['P0:r0=0 /\\ P1:r0=0']\n  allowed: ['P0:r0=1 /\\ P1:r0=1']\n")
+    return d
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "junit", "herd"])
+def test_output_is_byte_identical_across_runs_jobs_and_hash_seeds(det_inputs, fmt):
+    outs = set()
+    for jobs, seed in (("1", "0"), ("2", "1"), ("2", "4242")):
+        r = cli("run", str(det_inputs), "--no-timing", "--format", fmt, "--jobs", jobs,
+                env={"PYTHONHASHSEED": seed})
+        assert r.returncode == 1, r.stderr                               # the malformed file
+        outs.add(r.stdout)
+    assert len(outs) == 1
+    text = outs.pop()
+    assert "too large: 33 threads" in text and "bad_qualifier" in text and "SB-wrong" in text
+
+
+# ========================================================================== herd: unknown ==
+
+def test_herd_never_shows_an_unknown_as_validated():
+    c = ConditionResult("P0:r0=1", "forbidden", None, 0, 3)
+    r = Result("T", "t.yaml", "unknown", message="outcome enumeration incomplete", conditions=(c,), complete=False)
+    out = herd([r], timing=False)
+    assert "Condition ~exists (P0:r0=1) is unknown" in out and "validated" not in out
+    assert "\nUnknown\n" in out
+
+
+# ====================================================================== fuzz regressions ==
+# Every failure the fuzzers found, as the input that showed it.
+
+def test_fuzz_regression_huge_integer_literals():
+    # ValueError from Python's int-string limit (4300 digits) escaped the parsers.
+    props.check_instruction("st.global [x], " + "9" * 5000)
+    props.check_instruction("mov r0, 0x" + "f" * 5000)
+    props.check_condition("x=" + "9" * 5000, run=True)
+    props.check_litmus_text("name: T\nmemory:\n  x: " + "9" * 5000 + "\nthreads:\n  P0: {at: gpu0.cta0, "
+                            "code: ['ld r0, [x]']}\n")
+    props.check_litmus_text("name: T\nthreads:\n  P0: {at: gpu" + "9" * 5000 + ".cta0, code: ['ld r0, [x]']}\n")
+    with pytest.raises(LitmusError, match="integer out of range"):
+        parse_cond("x=18446744073709551616")
+    assert parse_cond("x=18446744073709551615") == parse_cond("x=0xffffffffffffffff")
+
+
+def test_fuzz_regression_values_stay_in_64_bits(ptx_model):
+    # `mul r0, r0, r0` forty times computed 3**(2**40): the process ran out of memory.
+    text = ("name: T\nthreads:\n  P0:\n    at: gpu0.cta0\n    code:\n      - mov r0, 3\n"
+            + "      - mul r0, r0, r0\n" * 40 + "      - st [x], r0\n")
+    with pytest.raises(LimitExceeded, match="64-bit range"):
+        from checker.lower import lower
+        lower(one(text))
+    props.check_litmus_text(text)
+
+
+def test_fuzz_regression_bare_bulk_prefixes_are_no_instructions():
+    # `cp.async.bulk.tensor;` passed validation and crashed the lowering (IndexError).
+    for text in ("cp.async.bulk.tensor;", "cp.async.bulk"):
+        props.check_instruction(text)
+        with pytest.raises(LitmusError, match="needs a d"):
+            from checker.ptx import parse_instr
+            parse_instr(text)
+
+
+def test_fuzz_regression_nested_vectors_do_not_recurse():
+    props.check_instruction("mov r0, " + "{" * 5000 + "r1" + "}" * 5000)
+
+
+def test_fuzz_regression_include_dev_zero_does_not_exhaust_memory():
+    props.check_cat_text('include "/dev/zero"\nlet a = po\n')
+
+
+def test_fuzz_regression_bitwise_ops_agree_between_engines():
+    # -3 | 0 was -3 for the brute-force engine and 4294967293 for Z3 (differential fuzzing).
+    props.check_engines_agree("name: D\nthreads:\n  P0:\n    at: gpu0.cta0\n    code:\n      - ld.global r0, [x]\n"
+                              "      - sub r1, r0, 3\n      - or r2, r1, 0\n      - xor r3, r1, r0\n"
+                              "      - st.global [y], r2\n")
+
+
+def test_fuzz_regression_long_snippets_are_shortened():
+    e = one("name: T\nthreads:\n  P0: {at: gpu0.cta0, code: ['st [x], " + "1 " * 2000 + "']}\n")
+    assert isinstance(e, LitmusError) and len(str(e)) < 2500
