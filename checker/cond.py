@@ -106,7 +106,8 @@ class _Parser:
         """One more '(' or '~': bounded, so that no condition can exhaust the stack."""
         self.depth += 1
         if self.depth > limits.current().nesting:
-            raise limits.too_large(f"too deeply nested: the '(' or '~' at column {col}", "nesting", self.where)
+            raise limits.too_large(f"too deeply nested at column {col} ('(', '~' and '!=' count)", "nesting",
+                                   self.where)
 
     def unary(self) -> Cond:
         kind, tok, col = self.peek()
@@ -148,10 +149,13 @@ class _Parser:
         return RegRef(name, reg.lstrip("%"))
 
     def compare(self, lhs: RegRef | MemRef) -> Cond:
-        _, op, _ = self.peek()
+        _, op, op_col = self.peek()
         if op not in ("=", "==", "!="):
             self.unexpected(f"'=' or '!=' after '{lhs}'")
         self.take()
+        if op == "!=":          # it becomes ~(a = v): one more level, as `show` prints it
+            self.nest(op_col)
+            self.depth -= 1
         kind, tok, col = self.peek()
         if kind != "int":
             self.unexpected(f"an integer after '{op}'")

@@ -34,7 +34,9 @@ def explain_condition(test: LitmusTest, cond: Cond, model_spec, options, timeout
     if sane is None:
         return "\n".join(head + ["Impossible: no well-formed execution satisfies it, even without axioms "
                                  "(check the condition's values and registers)"]) + "\n", None
-    blame = eng.blame(term)
+    from .report.blame import blame as minimal_sets
+
+    blame = minimal_sets(eng, term)     # every minimal set, as eng.blame, in far fewer solver calls
     lines = head + ["Forbidden"]
     for subset in blame:
         lines.append("  ruled out by: " + " + ".join(subset))

@@ -6,7 +6,7 @@ from itertools import product
 
 from .result import Outcome
 
-MAX_ATOMS = 12
+MAX_ATOMS = 7   # SOPform with don't-cares is exponential in the atoms: ~2 s at 8
 
 
 def compact(outcomes: list[Outcome]) -> str:
@@ -18,7 +18,7 @@ def compact(outcomes: list[Outcome]) -> str:
     if not atoms:
         return "true"
     if len(atoms) > MAX_ATOMS:
-        return " \\/ ".join("(" + " /\\ ".join(f"{k}={v}" for k, v in o) + ")" for o in outcomes)
+        return _merged(outcomes, keys, domains)
     from sympy import Symbol
     from sympy.logic import SOPform
 
@@ -67,3 +67,35 @@ def _show(expr, atoms, syms, domains) -> str:
         return str(e)
 
     return go(expr, top=not isinstance(expr, Or)) if not isinstance(expr, Or) else go(expr)
+
+
+def _merged(outcomes: list[Outcome], keys: list[str], domains: dict) -> str:
+    """Greedy multi-valued cube merging (for sets too large for SOPform): two cubes that agree on
+    every variable but one merge into one whose set for that variable is the union; a variable
+    that takes every value of its domain is dropped. Not always minimal; always exact."""
+    cubes = {tuple(frozenset((dict(o)[k],)) for k in keys) for o in outcomes}
+    changed = True
+    while changed:
+        changed = False
+        for i in range(len(keys)):
+            groups: dict[tuple, set] = {}
+            for c in cubes:
+                groups.setdefault(c[:i] + c[i + 1:], set()).add(c[i])
+            merged = {rest[:i] + (frozenset().union(*vals),) + rest[i:] for rest, vals in groups.items()}
+            if len(merged) < len(cubes):
+                cubes, changed = merged, True
+    full = {k: frozenset(domains[k]) for k in keys}
+
+    def term(c) -> str:
+        parts = []
+        for k, vals in zip(keys, c):
+            if vals == full[k]:
+                continue
+            alts = [f"{k}={v}" for v in sorted(vals)]
+            parts.append(alts[0] if len(alts) == 1 else "(" + " \\/ ".join(alts) + ")")
+        return " /\\ ".join(parts) if parts else "true"
+
+    terms = sorted(term(c) for c in cubes)
+    if len(terms) == 1:
+        return terms[0]
+    return " \\/ ".join(t if " /\\ " not in t else f"({t})" for t in terms)

@@ -359,3 +359,32 @@ def test_chromium_loads_the_report(report_dir, tmp_path):
     shot = tmp_path / "report.png"
     browser.screenshot(report_dir / "index.html", shot)
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 5000
+
+
+def test_minimal_axiom_sets_match_the_engine():
+    from checker import conditions
+    from checker.engine_z3 import Z3Engine
+    from checker.lower import lower
+    from checker.report.blame import minimal_sets
+
+    truth = [("A", "C"), ("B",), ("C", "D", "E")]
+    names = ("A", "B", "C", "D", "E", "F")
+    asked = []
+
+    def forbids(s):
+        asked.append(s)
+        return any(set(m) <= set(s) for m in truth)
+    assert minimal_sets(names, forbids) == [("B",), ("A", "C"), ("C", "D", "E")]
+    assert len(asked) < 2 ** len(names)
+    corr = load_text("""
+name: CoRR
+threads:
+  P0: {at: gpu0.cta0, code: ["st.relaxed.gpu.global [x], 1"]}
+  P1: {at: gpu0.cta1, code: ["ld.relaxed.gpu.global r0, [x]", "ld.relaxed.gpu.global r1, [x]"]}
+expect: {forbidden: ['P1:r0=1 /\\ P1:r1=0']}
+""")[0]
+    es = lower(corr)
+    eng = Z3Engine(es, resolve_model(None))
+    term = conditions.to_z3(corr.expectations[0].cond, eng.enc.observables, es.names)
+    from checker.report.blame import blame
+    assert blame(eng, term) == [tuple(s) for s in eng.blame(term)] and len(blame(eng, term)) >= 2

@@ -524,6 +524,14 @@ def test_fuzz_regression_huge_integer_literals():
     assert parse_cond("x=18446744073709551615") == parse_cond("x=0xffffffffffffffff")
 
 
+def test_fuzz_regression_printed_conditions_parse_again():
+    # 100 '~' and a '!=' parsed, but printed as 101 '~' it passed the nesting limit: '!=' counts.
+    props.check_condition("~" * 100 + "flag!=0xaaf59")
+    props.check_condition("~" * 99 + "flag!=0xaaf59")
+    with pytest.raises(TooLarge, match="too deeply nested at column 101"):
+        parse_cond("~" * 100 + "flag!=1")
+
+
 def test_fuzz_regression_values_stay_in_64_bits(ptx_model):
     # `mul r0, r0, r0` forty times computed 3**(2**40): the process ran out of memory.
     text = ("name: T\nthreads:\n  P0:\n    at: gpu0.cta0\n    code:\n      - mov r0, 3\n"

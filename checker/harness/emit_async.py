@@ -18,15 +18,17 @@ def _bytes(op, ctx: Ctx) -> str:
 
 def emit_cp(i: Instr, ctx: Ctx) -> str:
     q = i.qualifiers
-    if q[:1] == ("reduce",):
-        raise NotExpressible("cp.reduce.async.bulk is not expressible yet")
     if "tensor" in q:
         return emit_cp_tensor(i, ctx)
     if any(x.startswith("multicast") for x in q):
         raise NotExpressible("multicast bulk copies are not expressible yet")
-    if any(x.startswith("prefetch") for x in q):
-        raise NotExpressible("cp.async.bulk.prefetch is not expressible yet")
-    if q[:1] != ("async",):
+    if q[:1] == ("reduce",):
+        if "bulk" not in q or "tensor" in q:
+            raise NotExpressible("only the non-tensor cp.reduce.async.bulk is expressible")
+    elif any(x.startswith("prefetch") for x in q):
+        a = Asm()
+        return a.render(f"{mnemonic(i)} {_addr(a, ctx, i.operands[0], _space(i))}, {ctx.cell_bytes};")
+    elif q[:1] != ("async",):
         raise NotExpressible(f"'{i.text}' is not a cp.async form")
     if i.operands == () or any(x in q for x in ("commit_group", "wait_group", "wait_all")):
         if "wait_group" in q:
@@ -44,11 +46,18 @@ def emit_cp(i: Instr, ctx: Ctx) -> str:
     src = _addr(a, ctx, i.operands[1], sp[1])
     if "bulk" in q:
         size = str(ctx.cell_bytes)
+        extra = list(i.operands[3:])
         rest = ""
         if any(x.startswith("mbarrier::complete_tx") for x in q):
-            if len(i.operands) < 4:
+            if not extra:
                 raise NotExpressible(f"'{i.text}': missing the mbarrier operand")
-            rest = ", " + _addr(a, ctx, i.operands[3], sp[0])
+            rest = ", " + _addr(a, ctx, extra.pop(0), sp[0])
+        if any(x.startswith("L2::cache_hint") for x in q):
+            if not extra:
+                raise NotExpressible(f"'{i.text}': missing the cache-policy operand")
+            rest += ", " + _value(a, ctx, extra.pop(0), wide=True)
+        if extra:
+            raise NotExpressible(f"'{i.text}': unexpected operands for the harness")
         return a.render(f"{mnemonic(i)} {dst}, {src}, {size}{rest};")
     # non-bulk cp.async: cp-size 4, 8 or 16; a cell is 16 bytes and its value is word 0
     size = _literal(i.operands[2]) if len(i.operands) > 2 else "4"

@@ -153,8 +153,10 @@ def _value(a: Asm, ctx: Ctx, op, wide=False) -> str:
     if isinstance(op, Imm):
         return a.inp("l" if wide else "r", f"{op.value & (2**64 - 1 if wide else 0xFFFFFFFF)}u" + ("ll" if wide else ""))
     if isinstance(op, Reg):
-        return a.inp("l" if wide else "r", ctx.reg(op.name) if wide or op.name not in ctx.wide_regs
-                     else f"(unsigned){ctx.reg(op.name)}")
+        is_wide = op.name in ctx.wide_regs
+        if wide:
+            return a.inp("l", ctx.reg(op.name) if is_wide else f"(unsigned long long){ctx.reg(op.name)}")
+        return a.inp("r", f"(unsigned){ctx.reg(op.name)}" if is_wide else ctx.reg(op.name))
     raise NotExpressible("expected a register or an immediate")
 
 

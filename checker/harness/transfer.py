@@ -115,7 +115,8 @@ def values_atom(i: Instr, s: AbsState) -> None:
 
 
 def values_red(i: Instr, s: AbsState) -> None:
-    _values_rmw(i, s, list(i.operands))
+    # red.async's third operand is its mbarrier, not an argument
+    _values_rmw(i, s, list(i.operands[:2]) if i.has("async") else list(i.operands))
 
 
 def values_alu(i: Instr, s: AbsState) -> None:
@@ -152,7 +153,12 @@ def values_cp(i: Instr, s: AbsState) -> None:
                 vals |= got
             s.write(s.loc(ops[0]), vals)
         return
-    if len(ops) >= 2 and "arrive" not in i.qualifiers:
+    if i.qualifiers[:1] == ("reduce",) and len(ops) >= 2:
+        op = i.pick(ATOM_OPS) or "add"
+        combos = _product([s.read(ops[0]), s.read(ops[1])])
+        s.write(s.loc(ops[0]), None if combos is None else {(_rmw_new(op, vs[0], [vs[1]]), w) for vs, w in combos})
+        return
+    if len(ops) >= 2 and "arrive" not in i.qualifiers and "prefetch" not in i.qualifiers:
         s.write(s.loc(ops[0]), s.read(ops[1]))
 
 

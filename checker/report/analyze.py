@@ -95,7 +95,12 @@ def analyze(test: LitmusTest, model, model_name: str, options=frozenset(), timeo
             path: str | None = None) -> TestReport:
     """Check `test` and explain the verdicts. `path` replaces the test's path in the Result (the
     report shows paths relative to the repository so its bytes do not depend on the checkout)."""
-    r = check_test(test, model, model_name, options, "z3", timeout)
+    try:
+        r = check_test(test, model, model_name, options, "z3", timeout)
+    except Exception as e:      # a checker bug: report it on this test and go on with the batch
+        r = Result(name=test.name, path=test.path, status="error", engine="z3", model=model_name,
+                   message=f"internal error: {type(e).__name__}: {e}", matrix_row=test.matrix_row,
+                   source=test.source, expect_undefined=test.expect_undefined)
     if path is not None:
         r = replace(r, path=path)
     code = tuple((th.name, str(th.position), tuple(i.text for i in th.code)) for th in test.threads)
@@ -110,6 +115,8 @@ def analyze(test: LitmusTest, model, model_name: str, options=frozenset(), timeo
         return replace(base, formula=formula, note=f"explanations incomplete: {e}")
     except CheckerError as e:
         return replace(base, formula=formula, note=f"no explanations: {e}")
+    except Exception as e:      # a checker bug while explaining: keep the verdicts
+        return replace(base, formula=formula, note=f"no explanations: internal error: {type(e).__name__}: {e}")
 
 
 def _explain(test, model, options, timeout, layout, max_witnesses, blame, rep: TestReport) -> TestReport:

@@ -162,7 +162,7 @@ def _summary(report) -> str:
                        f"{badge('hw: ' + HW_WORD.get(hw.verdict, hw.verdict), hw.verdict) if hw else ''}</td>"
                        f'<td class="small">{_e(msg)}</td></tr>')
         out.append("</table></details>")
-    out.append('<details><summary class="small">How to read the pictures</summary>')
+    out.append('<details open><summary class="small">How to read the pictures</summary>')
     out.append(f"<figure>{legend().strip()}<figcaption>Events in thread columns (position in the "
                "scope tree under the name), program order downwards; each box shows the instruction, "
                "the access it performs (R/W location=value, F fence, B barrier), its scope and proxy."
