@@ -42,7 +42,7 @@ class MemoryDecl:
     ({'count': n}); `tensormap` maps the map's values to the global buffers they describe."""
 
     name: str
-    space: str = "global"             # 'global' | 'shared'
+    space: str = "global"             # 'global' | 'shared' | 'tensor' (Tensor Memory, issue 5)
     owner: Position | None = None     # the CTA whose shared memory holds it
     init: int = 0
     alias_of: str | None = None

@@ -98,24 +98,55 @@ class Z3Engine:
             self.solver.pop()
 
     def outcomes(self, observe: Sequence[str]) -> tuple[frozenset, bool]:
-        """Every allowed projection onto `observe`; the bool is False if the cap was reached."""
+        """Every allowed projection onto `observe`; the bool is False if the cap was reached.
+
+        Each model found is blocked by its projection (never the whole execution). Blocking
+        clauses make every later query slower, so after FLAT_OUTCOMES of them the rest of the
+        outcomes are enumerated by splitting on one observable at a time (_split)."""
         obs = [self.enc.observables.get(k, z3.IntVal(0)) for k in observe]
-        found = set()
-        projection = _Projection(obs)
+        found: set[tuple] = set()
+        projection = _Projection(obs, self.solver)
         self.solver.push()
         try:
             while self._check(*self._axioms()):
                 vals = projection.values(self.solver.model())
-                found.add(tuple(zip(observe, vals)))
+                found.add(vals)
                 if len(found) >= self.max_outcomes:
-                    return frozenset(found), False
+                    return _named(observe, found), False
                 if not obs:
                     break
                 # Block this projection (not the execution): the next model differs somewhere.
                 self.solver.add(projection.block(vals))
+                if len(found) >= FLAT_OUTCOMES and len(obs) <= MAX_SPLIT_DEPTH:
+                    if self._check(*self._axioms()):
+                        self._split(projection, 0, [], projection.values(self.solver.model()), found)
+                    break
+        except _CapReached:
+            return _named(observe, found), False
         finally:
             self.solver.pop()
-        return frozenset(found), True
+        return _named(observe, found), True
+
+    def _split(self, projection: "_Projection", i: int, fixed: list, vals: tuple, found: set) -> None:
+        """Every outcome not blocked yet whose first i observables are fixed (by the assumption
+        literals `fixed`), given `vals`, the projection of one model of that cell. The values of
+        observable i are enumerated in a scope of their own (an activation literal), so each
+        query carries only the few exclusions of its own cell: about two queries per outcome,
+        each as cheap as the first ones of a flat enumeration."""
+        if i == len(projection.terms):
+            found.add(vals)
+            if len(found) >= self.max_outcomes:
+                raise _CapReached
+            return
+        guard = projection.guard()
+        while True:
+            is_v = projection.literal(i, vals[i])
+            self._split(projection, i + 1, fixed + [is_v], vals, found)
+            self.solver.add(z3.Implies(guard, z3.Not(is_v)))
+            if not self._check(*self._axioms(), *fixed, guard):
+                break
+            vals = projection.values(self.solver.model())
+        self.solver.add(z3.Not(guard))     # retire this cell's exclusions
 
     def flag_witness(self, name: str) -> Execution | None:
         fires, _check = self.enc.flags[name]
@@ -144,14 +175,29 @@ class Z3Engine:
         return Execution(rf, orders, vals, outcome)
 
 
+FLAT_OUTCOMES = 256         # blocking clauses before the enumeration splits (bench/RESULTS.md)
+MAX_SPLIT_DEPTH = 400       # _split recurses once per observable
+
+
+class _CapReached(Exception):
+    pass
+
+
+def _named(observe: Sequence[str], found: set[tuple]) -> frozenset:
+    return frozenset(tuple(zip(observe, vals)) for vals in found)
+
+
 class _Projection:
     """The observable terms of an enumeration: their values in a model, and the clause that
     blocks one tuple of values. Enumeration does this once per outcome, so it goes through the
     C API: the z3py wrappers cost about 4x more per term (bench/RESULTS.md). Every AST the C API
     returns is read at once or wrapped (reference-counted) before the next call."""
 
-    def __init__(self, terms: Sequence[z3.ArithRef]):
+    def __init__(self, terms: Sequence[z3.ArithRef], solver: z3.Solver):
         self.terms = list(terms)
+        self.solver = solver
+        self.literals: dict[tuple[int, int], z3.BoolRef] = {}
+        self.guards = 0
         self.ctx = terms[0].ctx if terms else z3.main_ctx()
         self.asts = [t.as_ast() for t in self.terms]
         self.numerals: dict[int, z3.IntNumRef] = {}
@@ -172,6 +218,19 @@ class _Projection:
         args = (z3.Ast * len(eqs))(*(e.as_ast() for e in eqs))
         conj = z3.BoolRef(z3.Z3_mk_and(cref, len(eqs), args), ctx)
         return z3.BoolRef(z3.Z3_mk_not(cref, conj.as_ast()), ctx)
+
+    def literal(self, i: int, v: int) -> z3.BoolRef:
+        """A literal that stands for "observable i has value v" (made once)."""
+        lit = self.literals.get((i, v))
+        if lit is None:
+            lit = self.literals[(i, v)] = z3.Bool(f"obs|{i}|{v}", self.ctx)
+            self.solver.add(lit == (self.terms[i] == self._numeral(v)))
+        return lit
+
+    def guard(self) -> z3.BoolRef:
+        """A fresh activation literal."""
+        self.guards += 1
+        return z3.Bool(f"cell|{self.guards}", self.ctx)
 
     def _numeral(self, v: int) -> z3.IntNumRef:
         n = self.numerals.get(v)

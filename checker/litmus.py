@@ -334,16 +334,16 @@ def _location(name: str, node: Node, path: str, targets) -> dict:
     """The MemoryDecl fields of a long-form declaration."""
     f = _Map(node, path, MEMORY_KEYS, f"location '{name}'")
     space = _text(f.get("space"), path, "space") if f.get("space") is not None else "global"
-    if space not in ("global", "shared"):
-        _fail(path, f.get("space"), "space must be global or shared")
+    if space not in ("global", "shared", "tensor"):
+        _fail(path, f.get("space"), "space must be global, shared or tensor")
     owner = None
     if f.get("owner") is not None:
         owner = _position(f.get("owner"), path, "owner", cta_only=True)
-        if space != "shared":
+        if space == "global":
             _fail(path, f.keys["owner"], f"owner is for shared memory: add 'space: shared' to '{name}'")
-    elif space == "shared":
-        _fail(path, f.keys["space"], f"shared location '{name}' needs an owner: the CTA whose "
-                                     "shared memory holds it (owner: gpu0.cta0)")
+    elif space in ("shared", "tensor"):
+        _fail(path, f.keys["space"], f"{space} location '{name}' needs an owner: the CTA whose "
+                                     f"{space} memory holds it (owner: gpu0.cta0)")
     fields: dict = {"space": space, "owner": owner}
     if f.get("init") is not None:
         fields["init"] = _int(f.get("init"), path, "init")
@@ -449,7 +449,7 @@ def _check_memory(memory: dict[str, MemoryDecl], targets, path: str) -> None:
             chain.append(nxt)
             cur = memory[nxt]
         if len(chain) > 1 and cur.space != "global":
-            raise LitmusError(f"'{name}' is an alias or view of shared memory '{cur.name}': "
+            raise LitmusError(f"'{name}' is an alias or view of {cur.space} memory '{cur.name}': "
                               "only global memory has those", d.where)
 
 
@@ -461,9 +461,15 @@ def _check_accesses(threads: list[Thread], memory: dict[str, MemoryDecl]) -> Non
             space = ptx.address_space(i)
             for base in ptx.address_bases(i):
                 d = _root(memory, base)
+                if d.space == "tensor" and i.op != "tcgen05":
+                    # Tensor Memory (issue 5): only tcgen05 instructions access it
+                    raise LitmusError(f"'{base}' is Tensor Memory: only tcgen05 instructions access it "
+                                      "(tcgen05.ld / .st / .cp / .mma)", i.where)
                 if d.space == "global" and space and space.startswith("shared"):
                     raise LitmusError(f"'{base}' is global memory, but the access is .{space}", i.where)
                 if d.space != "shared":
+                    if d.space == "tensor" and space:
+                        raise LitmusError(f"'{base}' is Tensor Memory, but the access is .{space}", i.where)
                     continue
                 if space == "global":
                     raise LitmusError(f"'{base}' is shared memory of {_cta(d.owner)}, "

@@ -63,7 +63,7 @@ class Builder:
         self.init_of: dict[str, int] = {}
         self.mem_tags: dict[str, frozenset[str]] = {}
         for m in test.memory:
-            self.mem_tags[m.name] = frozenset({"SHARED" if m.space == "shared" else "GLOBAL"})
+            self.mem_tags[m.name] = frozenset({{"shared": "SHARED", "tensor": "TMEM"}.get(m.space, "GLOBAL")})
         for m in test.memory:
             root = self.roots[m.name]
             if root == m.name:
@@ -437,3 +437,4 @@ def lower(test: LitmusTest) -> EventStructure:
 # LOWER and FENCE_VARIANTS on import.
 from . import lower_proxy as _lower_proxy  # noqa: E402,F401
 from . import lower_async as _lower_async  # noqa: E402,F401
+from . import lower_tensor as _lower_tensor  # noqa: E402,F401  (wgmma, tcgen05)

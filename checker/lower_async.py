@@ -1,58 +1,103 @@
-"""Lowering of the asynchronous bulk copies: the minimal, real part of cp.async.bulk{.tensor} that
-the proxy model needs (issue 3), built to be extended by the asynchronous-completion work
-(issue 4). Registers itself into checker.lower.LOWER on import.
+"""Lowering of the asynchronous instructions and of what completes them (issues 3 and 4): cp.async
+and its groups, cp{.reduce}.async.bulk{.tensor}, the bulk groups, mbarrier objects, the cluster
+barrier, restricted fences, st.async and red.async. Registers itself into checker.lower's LOWER
+and FENCE_VARIANTS on import. The model that gives the tags and relations made here their meaning
+is the "Asynchronous operations", "mbarrier", "barrier.cluster", "Restricted fences" and
+"Undefined behaviour" parts of axioms/ptx.cat.
 
-What is modelled (PTX ISA 9.4, "Asynchronous Operations" 8.9.1.1, "cp.async.bulk",
-"cp.async.bulk.tensor", "Bulk and Tensor copy completion instructions"; DESIGN A2, A8, A9):
+PTX ISA 9.4: "Asynchronous Operations" (8.9.1.1), "Asynchronous copy" (completion mechanisms,
+async proxy), cp.async*, cp{.reduce}.async.bulk*, mbarrier, barrier.cluster, membar/fence,
+st.async, red.async; DESIGN A2, A6-A10 and section 3.
 
-- Issue. The instruction is an issue event (kind "I") in the thread's program order. Its memory
-  operations are events of the issuing thread that are NOT in program order (A8); `aso` orders
-  them after the issue event (so after every earlier instruction of the thread) and among
-  themselves: the tensor-map read, then the source reads, then the destination write.
-  Nothing orders them before later instructions of the thread.
-- Memory operations. A bulk copy is a weak async-proxy read of [src] and a weak async-proxy write
-  of [dst] with the value read (an abstract cell: one read, one write, whatever the size).
-  A tensor copy (load directions) adds a weak tensormap-proxy read of the tensor map, and reads
-  (async proxy) every buffer of the map's table (DESIGN section 2, `tensormap:`); the
-  destination receives the data of the buffer whose table value the map read returned, or -1
-  for a value outside the table. The reads of the buffers that were not selected happen in the
-  model too: they are weak reads that constrain nothing, but an "in flight" check (issue 4)
-  must ignore them (only the read of buffer k matters when the map read returns k).
-- Performing CTA (A2). An async write into another CTA's shared memory (.shared::cluster
-  destination) is performed by the CTA that owns that memory (`pscta`); every other event by its
-  thread's CTA. Model option strict-cta uses the issuing CTA throughout.
-- Completion: the simplest documented form only. `cp.async.bulk.commit_group` closes a per-thread
-  bulk async-group of the copies issued since the last commit; `cp.async.bulk.wait_group{.read}
-  N` is an event (kind "C") in program order that completes every group but the N most recent.
-  `acomp` goes from the completed memory operations to the wait, and the wait is the implicit
-  generic-async proxy fence that follows completion (A9): it is tagged PF_ASYNC and PF_TMAP and
-  `pfcover`s exactly the operations it completes. A .read wait completes (and fences) only the
-  tensor-map and source reads; so does any wait for a copy that completes through an mbarrier
-  (PTX: a bulk async-group "optionally can be used for the completion of reading data from the
-  source / reading from the tensormap" of those).
-- The trap (8.9.1.1): completion is ordered only with the instruction's own memory operations,
-  not, transitively, with the instructions issued before it. So `aso` and `acomp` are not
-  composed: in axioms/ptx.cat, base causality reaches an async operation only at the end of a
-  path (through `aso`) and leaves it only at the start of one (through `acomp`).
+Asynchronous instructions (A8)
+- An asynchronous instruction is an issue event (kind "I") in the thread's program order. Its
+  memory operations belong to the thread but are NOT in program order; `aso` orders them after
+  the issue event (so after every earlier instruction of the thread) and among themselves
+  (tensor-map read, source reads, destination writes), and orders the issue before the
+  instruction's completion signal (a complete-tx, an async arrive-on). Nothing orders them
+  before later instructions of the thread.
+- Data accesses: cp.async is a weak generic-proxy read of [src] and write of [dst]; a bulk copy
+  a weak async-proxy read and write; a bulk reduction a weak async read of the source and an
+  async-proxy RMW on the destination (.relaxed.gpu, atomic: ATOM/RED); st.async a weak generic
+  write and red.async a .relaxed.cluster generic RMW into another CTA's shared memory. An
+  abstract cell is 16 bytes (DESIGN section 2): a copy moves one cell, whatever its size.
+- A tensor copy reads the tensor map (tensormap proxy) and then, for a load, every buffer of
+  the map's table (async proxy): the destination receives the data of the buffer whose table
+  value the map read returned, or -1 for a value outside the table. A tensor store or reduction
+  reads its shared source and writes (reduces into) every buffer: the selected buffer gets the
+  data, the others are rewritten with the value they had (a read then a write, an atomic RMW
+  for a reduction). `tbuf` goes from the map read to these buffer accesses and `tsel` from each
+  write of the map to the buffer accesses its value selects (all of them when the value is not
+  a constant), so the model knows which buffer accesses really happen (the "in flight" check
+  ignores the others).
+- Performing CTA (A2): a write into another CTA's shared memory (a .shared::cluster copy, st.async,
+  red.async, and the complete-tx on that CTA's mbarrier) is performed by the CTA that owns it
+  (`pscta`); option strict-cta uses the issuing CTA throughout.
 
-Not built here (issue 4): the mbarrier complete-tx (the [mbar] operand is accepted and ignored),
-mbarrier waits, multicast, cp.async (non-bulk) and its groups, cp.reduce.async.bulk, the tensor
-store direction, the .relaxed.scope forms, and "in flight" undefined behaviour.
+Completion
+- Groups: `cp.async.commit_group` / `cp.async.bulk.commit_group` close a per-thread group of the
+  copies issued since the last commit (separate groups for cp.async and bulk copies);
+  `wait_group N` is an event (kind "C") in program order that completes every group but the N
+  most recent (groups complete in commit order; nothing orders the copies of one group);
+  `acomp` goes from the completed memory operations to it. `cp.async.wait_all` is
+  commit_group; wait_group 0. A bulk wait is the implicit generic-async proxy fence (A9): PF_ASYNC,
+  PF_TMAP, `pfcover` = exactly what it completes; .read completes (and fences) the tensor-map and
+  source reads only, and so does any bulk wait for copies that complete through an mbarrier.
+  cp.async is generic, so its waits are no proxy fences.
+- mbarrier: see "mbarrier objects" below. A bulk copy's (or st.async's, red.async's) complete-tx is
+  an RMW on the mbarrier, not in program order, after the issue (`aso`), tagged ACOMPL: a release
+  at .cluster scope of its own instruction's memory operations only (acomp from them to it), not
+  of the issuing thread's earlier instructions (8.9.1.1). For a bulk copy it also carries the
+  implicit generic-async proxy fence (A9): PF_ASYNC/PF_TMAP with `pfcover` = the instruction's
+  operations, in the CTA of the mbarrier (A2: the destination CTA). cp.async.mbarrier.arrive
+  performs, without .noinc, an increment of the pending count in program order, then an async
+  arrive-on (ACOMPL, .release.cta) that acomp orders after every earlier cp.async of the thread.
+
+mbarrier objects (A7)
+- An mbarrier is its location; every operation on it is an RMW (a wait: a read) of one abstract
+  value that packs the phase, the expected count, the pending count and the tx-count
+  (`encode` below, radix 10^4, tx-count offset by 5000). Arrive-on (count), arrive_drop (also
+  lowers the expected count), expect-tx, complete-tx and their combinations update it and, when
+  the pending count and the tx-count are both 0, complete the phase (phase + 1, pending =
+  expected). mbarrier.init writes the initial state (weak); mbarrier.inval writes 0; a
+  `memory:` mbarrier starts initialised (its initial write is an init). Tags: MB on every one,
+  MB_INIT, MB_INVAL; arrives are strong with their .sem/.scope (default .release.cta), expect_tx
+  and complete_tx strong .relaxed, waits strong reads, .acquire (default) or .relaxed.
+- A wait returns waitComplete = 1 when the phase it names has completed: with .parity P, when the
+  current phase's parity is not P (P names the current phase or the one before it, which counts
+  as complete on a fresh mbarrier); with a state token, when the current phase is past the
+  token's. A wait must be awaited (`== 1` or `== 0`), as a spin-wait would be used: only an
+  awaited `== 1` wait acquires; the await is a guard on its computed result (EventStructure.guards).
+- mbarrier.pending_count gives the pending-count field of a state token.
+
+barrier.cluster (A6): arrive and wait are events (kind "B") tagged CLU_ARRIVE / CLU_WAIT, strong
+at .cluster scope, .release (default) or .relaxed, and .acquire; `clusterbar` goes from each
+thread's k-th arrive to every other thread's k-th wait in its cluster. Every thread of a cluster
+that uses barrier.cluster must arrive at each instance.
+
+Restricted fences (A10): fence.{release,acquire}.sync_restrict::... and fence.mbarrier_init are
+fences tagged RESTRICT whose `pfcover` is what they cover: the executing CTA's .shared::cta
+cells, every .shared::cluster cell, or (fence.mbarrier_init, .op_restrict) the executing
+thread's earlier mbarrier.init.
+
+Undefined behaviour: memory operations are tagged ASRC (source and tensor-map reads: modifying
+them in flight is undefined) and ADST (destination writes: reading them in flight is undefined);
+`sgrp` pairs the destination writes of two cp.async committed in one group.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
 from . import ptx
-from .ast import Addr, Instr
-from .lower import LOWER, Builder, ThreadCtx
-from .values import Const, Expr, Ite, ReadVal
+from .ast import Addr, Imm, Instr, Reg, Sink
+from .lower import FENCE_VARIANTS, LOWER, SCOPES, Builder, ThreadCtx, _atom_value
+from .values import Const, Expr, Ite, ReadVal, binop
 
 
 @dataclass
 class BulkOp:
-    """One issued bulk copy: its memory operations, which of them are reads, and whether a bulk
-    wait_group completes all of them (bulk_group completion) or only its reads (mbarrier)."""
+    """One issued asynchronous copy: its memory operations, which of them are reads, and whether a
+    wait_group completes all of them (group completion) or only its reads (mbarrier)."""
 
     events: list[int]
     reads: list[int]
@@ -61,14 +106,16 @@ class BulkOp:
 
 @dataclass
 class BulkState:
-    """Per thread: copies issued since the last commit, and the committed groups in order."""
+    """Per thread and per kind of group: copies issued since the last commit, and the committed
+    groups in order."""
 
     uncommitted: list[BulkOp] = field(default_factory=list)
     groups: list[list[BulkOp]] = field(default_factory=list)
+    every: list[BulkOp] = field(default_factory=list)     # every copy issued so far (cp.async.mbarrier.arrive)
 
 
-def _state(ctx: ThreadCtx) -> BulkState:
-    return ctx.ext.setdefault("bulk", BulkState())
+def _state(ctx: ThreadCtx, kind: str = "bulk") -> BulkState:
+    return ctx.ext.setdefault(kind, BulkState())
 
 
 def _issue(b: Builder, ctx: ThreadCtx, i: Instr) -> int:
@@ -112,15 +159,195 @@ def _check_space(b: Builder, ctx: ThreadCtx, op, space: str, role: str) -> None:
                         "(cp.async.bulk.shared::cluster.shared::cta is strictly remote)")
 
 
-def _performed_by_owner(b: Builder, ctx: ThreadCtx, w: int, dst: Addr) -> None:
-    """A2: a write into another CTA's shared memory is performed by the CTA owning it."""
+def _performed_by_owner(b: Builder, ctx: ThreadCtx, e: int, dst: Addr) -> None:
+    """A2: an access to another CTA's shared memory is performed by the CTA owning it."""
     d = _decl(b, dst.base)
     if d.space == "shared" and d.owner.cta_key() != ctx.thread.position.cta_key():
-        b.perf_cta[w] = d.owner.cta_key()
+        b.perf_cta[e] = d.owner.cta_key()
 
 
 def _label(i: Instr, what: str) -> str:
     return f"{i.text}  [{what}]"
+
+
+# -- mbarrier state --------------------------------------------------------------------------
+
+RADIX = 10_000           # one field per 4 decimal digits: phase | expected | pending | tx-count
+TX0 = 5_000              # the tx-count is stored offset by TX0 (it may go negative)
+
+
+def encode(phase, expected, pending, tx=0) -> Expr:
+    """The abstract value of an mbarrier in this state (fields may be expressions)."""
+    def e(x):
+        return x if not isinstance(x, int) else Const(x)
+    v = binop("mul", e(phase), Const(RADIX ** 3))
+    v = binop("add", v, binop("mul", e(expected), Const(RADIX ** 2)))
+    v = binop("add", v, binop("mul", e(pending), Const(RADIX)))
+    return binop("add", v, binop("add", e(tx), Const(TX0)))
+
+
+def phase_of(v: Expr) -> Expr:
+    return binop("div", v, Const(RADIX ** 3))
+
+
+def expected_of(v: Expr) -> Expr:
+    return binop("mod", binop("div", v, Const(RADIX ** 2)), Const(RADIX))
+
+
+def pending_of(v: Expr) -> Expr:
+    return binop("mod", binop("div", v, Const(RADIX)), Const(RADIX))
+
+
+def tx_of(v: Expr) -> Expr:
+    return binop("sub", binop("mod", v, Const(RADIX)), Const(TX0))
+
+
+def mb_update(v: Expr, arrive: Expr = Const(0), expect: Expr = Const(0), complete: Expr = Const(0),
+              drop: Expr = Const(0)) -> Expr:
+    """The state after expect-tx(expect), complete-tx(complete), arrive-on(arrive) and, for
+    arrive_drop, lowering the expected count by `drop`; the phase completes when the pending
+    count and the tx-count are both 0 (then phase + 1 and pending = expected)."""
+    new_tx = binop("sub", binop("add", tx_of(v), expect), complete)
+    new_pending = binop("sub", pending_of(v), arrive)
+    new_expected = binop("sub", expected_of(v), drop)
+    stay = binop("sub", binop("add", binop("add", v, expect), binop("mul", drop, Const(-RADIX ** 2))), complete)
+    stay = binop("sub", stay, binop("mul", arrive, Const(RADIX)))
+    done = encode(binop("add", phase_of(v), Const(1)), new_expected, new_expected, 0)
+    return Ite("==", new_pending, Const(0), Ite("==", new_tx, Const(0), done, stay), stay)
+
+
+def _mb_location(b: Builder, ctx: ThreadCtx, op) -> None:
+    if not isinstance(op, Addr) or op.base not in b.roots:
+        raise ctx.error("expected the mbarrier's address [mbar]")
+    if _decl(b, op.base).space != "shared":
+        raise ctx.error(f"an mbarrier lives in shared memory: '{op.base}' is global")
+
+
+def _mb_rmw(b: Builder, ctx: ThreadCtx, op: Addr, rtags, wtags, update, in_po: bool = True,
+            what: str = "") -> tuple[int, int]:
+    """An RMW on the mbarrier at `op`: (read, write), the write storing update(value read)."""
+    r = _read(b, ctx, set(rtags) | {"MB", "GEN"}, op, in_po=in_po, label=_label(ctx.instr, what) if what else "")
+    w = b.write(ctx, set(wtags) | {"MB", "GEN"}, op, update(ReadVal(r)), in_po=in_po,
+                label=_label(ctx.instr, what) if what else "")
+    b.pairs["rmw"].add((r, w))
+    return r, w
+
+
+def _read(b: Builder, ctx: ThreadCtx, tags, op, in_po: bool = True, label: str = "") -> int:
+    """A read event that is not itself awaited (an mbarrier's waits await a computed result)."""
+    loc, vloc = b.location(ctx, op)
+    eid = b.new_event(ctx, "R", set(tags) | b.mem_tags[op.base], loc=loc, vloc=vloc, label=label, in_po=in_po)
+    b.rf_reads.append(eid)
+    return eid
+
+
+def _mb_sem_scope(i: Instr, q, default_sem: str) -> tuple[str, str]:
+    return q.get("sem") or default_sem, q.get("scope") or "cta"
+
+
+def lower_mbarrier(b: Builder, ctx: ThreadCtx, i: Instr) -> None:
+    q = ptx.validate(i)
+    kind = i.qualifiers[0]
+    ops = i.operands
+    if kind == "pending_count":
+        state = b.value(ctx, ops[1])
+        b.set_reg(ctx, ops[0], pending_of(state))
+        return
+    mb = ops[1] if kind in ("arrive", "arrive_drop", "test_wait", "try_wait") else ops[0]
+    _mb_location(b, ctx, mb)
+    if kind == "init":
+        n = b.value(ctx, ops[1])
+        w = b.write(ctx, {"WEAK", "GEN", "MB", "MB_INIT"}, mb, encode(0, n, n, 0))
+        ctx.ext.setdefault("mbinit", []).append(w)
+        _mb_objects(b).add(b.roots[mb.base])
+        return
+    _mb_objects(b).add(b.roots[mb.base])
+    if kind == "inval":
+        b.write(ctx, {"WEAK", "GEN", "MB", "MB_INVAL"}, mb, Const(0))
+        return
+    if kind in ("arrive", "arrive_drop"):
+        sem, scope = _mb_sem_scope(i, q, "release")
+        strong = {"STRONG", SCOPES[scope]}
+        rtags = strong | ({"RLX"} if sem == "relaxed" else set())
+        wtags = strong | ({"RLX"} if sem == "relaxed" else {"REL"})
+        if q["expect_tx"]:
+            tx, count = b.value(ctx, ops[2]), Const(1)
+        else:
+            tx, count = Const(0), (b.value(ctx, ops[2]) if len(ops) > 2 else Const(1))
+        drop = count if kind == "arrive_drop" else Const(0)
+        r, _ = _mb_rmw(b, ctx, mb, rtags, wtags, lambda v: mb_update(v, arrive=count, expect=tx, drop=drop))
+        if not isinstance(ops[0], Sink):
+            b.set_reg(ctx, ops[0], ReadVal(r))
+        return
+    if kind in ("expect_tx", "complete_tx"):
+        _, scope = _mb_sem_scope(i, q, "relaxed")
+        tags = {"STRONG", "RLX", SCOPES[scope]}
+        n = b.value(ctx, ops[1])
+        upd = (lambda v: mb_update(v, expect=n)) if kind == "expect_tx" else (lambda v: mb_update(v, complete=n))
+        _mb_rmw(b, ctx, mb, tags, tags, upd)
+        return
+    # test_wait / try_wait
+    sem, scope = _mb_sem_scope(i, q, "acquire")
+    if i.await_value is None:
+        raise ctx.error(f"ptxmc models an mbarrier wait as a spin-wait: end it with '== 1' (until the phase "
+                        f"completes) or '== 0' (an observation that it has not), e.g. '{i.text} == 1'")
+    acquires = sem == "acquire" and i.await_value == 1
+    tags = {"STRONG", SCOPES[scope], "MB", "GEN"} | ({"ACQ"} if acquires else {"RLX"})
+    r = _read(b, ctx, tags, mb)
+    v = ReadVal(r)
+    target = b.value(ctx, ops[2])
+    if q["parity"]:
+        done: Expr = Ite("!=", binop("mod", phase_of(v), Const(2)), binop("mod", target, Const(2)), Const(1), Const(0))
+    else:
+        done = Ite(">", phase_of(v), phase_of(target), Const(1), Const(0))
+    b.set_reg(ctx, ops[0], done)
+    b.guards.append((done, i.await_value))
+    ctx.awaited.append(r)
+
+
+def _mb_objects(b: Builder) -> set:
+    """Locations used as mbarriers (the initial write of a pre-initialised one gets its state)."""
+    objs = b.ext.get("mbobjects")
+    if objs is None:
+        objs = b.ext["mbobjects"] = set()
+        b.finalizers.append(_preinitialised)
+    return objs
+
+
+def _preinitialised(b: Builder) -> None:
+    """A `memory:` mbarrier starts initialised: its initial write is an mbarrier.init."""
+    for m in b.test.memory:
+        if m.mbarrier and m.name in b.init_of:
+            eid = b.init_of[m.name]
+            ev = b.events[eid]
+            b.events[eid] = type(ev)(ev.eid, ev.thread, ev.kind, ev.tags | {"MB", "MB_INIT"}, ev.loc, ev.vloc,
+                                     f"init {m.name}: mbarrier, count {m.mbarrier['count']}", ev.index)
+            n = m.mbarrier["count"]
+            b.write_value[eid] = encode(0, n, n, 0)
+
+
+def _complete_tx(b: Builder, ctx: ThreadCtx, i: Instr, issue: int, mbar: Addr, nbytes: int, ops: list[int],
+                 proxy_fence: bool) -> None:
+    """The complete-tx of an asynchronous instruction: an RMW on the mbarrier, after the issue,
+    completing (acomp) and releasing (ACOMPL, .release.cluster) the instruction's operations only;
+    for a bulk copy also the implicit generic-async proxy fence (A9) covering them."""
+    _mb_objects(b).add(b.roots[mbar.base])
+    tags = {"STRONG", "CLUSTER", "ACOMPL"}
+    wtags = tags | {"REL"} | ({"PF_ASYNC", "PF_TMAP"} if proxy_fence else set())
+    r, w = _mb_rmw(b, ctx, mbar, tags, wtags, lambda v: mb_update(v, complete=Const(nbytes)), in_po=False,
+                   what=f"complete-tx {nbytes} on {mbar.base}" + (" + implicit proxy fence" if proxy_fence else ""))
+    for e in (r, w):
+        _performed_by_owner(b, ctx, e, mbar)
+    b.pairs["aso"].update({(issue, r), (issue, w)})
+    b.pairs["acomp"].update((e, w) for e in ops)
+    if proxy_fence:
+        from .lower_proxy import restrict
+        restrict(b, w, "events", tuple(ops))
+
+
+# -- bulk copies --------------------------------------------------------------------------------
+
+CELL = 16       # bytes in an abstract cell (DESIGN section 2)
 
 
 def lower_bulk(b: Builder, ctx: ThreadCtx, i: Instr) -> None:
@@ -135,11 +362,83 @@ def lower_bulk(b: Builder, ctx: ThreadCtx, i: Instr) -> None:
     if mbar:
         _check_space(b, ctx, i.operands[3], "shared::cluster", "mbarrier")
     issue = _issue(b, ctx, i)
-    r = b.read(ctx, {"ASYNC", "WEAK"}, src, in_po=False, label=_label(i, f"async read {src.base}"))
-    w = b.write(ctx, {"ASYNC", "WEAK"}, dst, ReadVal(r), in_po=False, label=_label(i, f"async write {dst.base}"))
+    r = b.read(ctx, {"ASYNC", "WEAK", "ASRC"}, src, in_po=False, label=_label(i, f"async read {src.base}"))
+    w = b.write(ctx, {"ASYNC", "WEAK", "ADST"}, dst, ReadVal(r), in_po=False, label=_label(i, f"async write {dst.base}"))
     _performed_by_owner(b, ctx, w, dst)
     _order(b, issue, [r], [w])
     _state(ctx).uncommitted.append(BulkOp([r, w], [r], full=not mbar))
+    if mbar:
+        _complete_tx(b, ctx, i, issue, i.operands[3], i.operands[2].value, [r, w], proxy_fence=True)
+
+
+def lower_reduce(b: Builder, ctx: ThreadCtx, i: Instr) -> None:
+    """cp.reduce.async.bulk: a weak async read of the source, then an element-wise .relaxed.gpu
+    reduction into the destination: an atomic async-proxy RMW on the cell."""
+    from .ptx_async import REDUCE_DIRECTIONS
+
+    q = ptx.validate(i)
+    dst_space, src_space = i.qualifiers[3], i.qualifiers[4]
+    mbar = REDUCE_DIRECTIONS[(dst_space, src_space)]
+    dst, src = i.operands[0], i.operands[1]
+    _check_space(b, ctx, dst, "remote" if mbar else "global", "destination")
+    _check_space(b, ctx, src, "shared::cta", "source")
+    if mbar:
+        _check_space(b, ctx, i.operands[3], "shared::cluster", "mbarrier")
+    issue = _issue(b, ctx, i)
+    rs = b.read(ctx, {"ASYNC", "WEAK", "ASRC"}, src, in_po=False, label=_label(i, f"async read {src.base}"))
+    rd, wd = _reduction(b, ctx, i, q["op"], dst, ReadVal(rs))
+    _order(b, issue, [rs], [rd], [wd])
+    _state(ctx).uncommitted.append(BulkOp([rs, rd, wd], [rs], full=not mbar))
+    if mbar:
+        _complete_tx(b, ctx, i, issue, i.operands[3], i.operands[2].value, [rs, rd, wd], proxy_fence=True)
+
+
+def _reduction(b: Builder, ctx: ThreadCtx, i: Instr, op: str, dst: Addr, x: Expr, keep=None) -> tuple[int, int]:
+    """The async-proxy .relaxed.gpu RMW of a bulk reduction on `dst` with operand x (`keep`: a
+    condition (a, b) under which the cell is reduced; otherwise it keeps its value)."""
+    tags = {"ASYNC", "STRONG", "RLX", "GPU", "ATOM", "RED"}
+    rd = b.read(ctx, tags, dst, in_po=False, label=_label(i, f"async reduce {dst.base}: read"))
+    new = _atom_value(op, ReadVal(rd), [x])
+    if keep is not None:
+        new = Ite("==", keep[0], keep[1], new, ReadVal(rd))
+    wd = b.write(ctx, tags | {"ADST"}, dst, new, in_po=False, label=_label(i, f"async reduce {dst.base}: write"))
+    b.pairs["rmw"].add((rd, wd))
+    for e in (rd, wd):
+        _performed_by_owner(b, ctx, e, dst)
+    return rd, wd
+
+
+def _tensor_map(b: Builder, ctx: ThreadCtx, taddr: Addr):
+    if taddr.base not in b.roots:
+        raise ctx.error(f"unknown location '{taddr.base}'")
+    decl = _decl(b, taddr.base)
+    if not decl.tensormap:
+        raise ctx.error(f"'{taddr.base}' is not a tensor map: declare it with the buffers its values "
+                        f"select, e.g. {taddr.base}: {{tensormap: {{0: gA, 1: gB}}, init: 0}}")
+    return decl
+
+
+def _buffers(b: Builder, t: int, per_index: dict[int, list[int]], decl) -> None:
+    """tbuf from the map read t to the buffer accesses; tsel is computed once every write of the
+    map exists (_select)."""
+    todo = b.ext.setdefault("tensor", [])
+    if not todo:
+        b.finalizers.append(_select)
+    for evs in per_index.values():
+        b.pairs["tbuf"].update((t, e) for e in evs)
+    todo.append((b.events[t].loc, per_index))
+
+
+def _select(b: Builder) -> None:
+    """tsel: from each write of a tensor map to the buffer accesses its value selects; a value that
+    is not a constant may select any buffer."""
+    for loc, per_index in b.ext["tensor"]:
+        for w in b.events:
+            if w.kind != "W" or w.loc != loc:
+                continue
+            v = b.write_value[w.eid]
+            picked = [per_index.get(v.value, [])] if isinstance(v, Const) else list(per_index.values())
+            b.pairs["tsel"].update((w.eid, e) for evs in picked for e in evs)
 
 
 def lower_tensor(b: Builder, ctx: ThreadCtx, i: Instr) -> None:
@@ -147,65 +446,303 @@ def lower_tensor(b: Builder, ctx: ThreadCtx, i: Instr) -> None:
     dst, taddr, mb = i.operands[0], i.operands[1], i.operands[2]
     _check_space(b, ctx, dst, dst_space, "destination")
     _check_space(b, ctx, mb, "shared::cluster", "mbarrier")
-    if taddr.base not in b.roots:
-        raise ctx.error(f"unknown location '{taddr.base}'")
-    decl = _decl(b, taddr.base)
-    if not decl.tensormap:
-        raise ctx.error(f"'{taddr.base}' is not a tensor map: declare it with the buffers its values "
-                        f"select, e.g. {taddr.base}: {{tensormap: {{0: gA, 1: gB}}, init: 0}}")
+    decl = _tensor_map(b, ctx, taddr)
     issue = _issue(b, ctx, i)
-    t = b.read(ctx, {"TMAP", "WEAK"}, Addr(taddr.base), in_po=False,
+    t = b.read(ctx, {"TMAP", "WEAK", "ASRC"}, Addr(taddr.base), in_po=False,
                label=_label(i, f"tensormap read {taddr.base}"))
     reads = {}
     for k, buf in sorted(decl.tensormap.items()):
-        reads[k] = b.read(ctx, {"ASYNC", "WEAK"}, Addr(buf), in_po=False,
+        reads[k] = b.read(ctx, {"ASYNC", "WEAK", "ASRC"}, Addr(buf), in_po=False,
                           label=_label(i, f"async read {buf} (if {taddr.base}={k})"))
     value: Expr = Const(-1)
     for k, r in sorted(reads.items(), reverse=True):
         value = Ite("==", ReadVal(t), Const(k), ReadVal(r), value)
-    w = b.write(ctx, {"ASYNC", "WEAK"}, dst, value, in_po=False, label=_label(i, f"async write {dst.base}"))
+    w = b.write(ctx, {"ASYNC", "WEAK", "ADST"}, dst, value, in_po=False, label=_label(i, f"async write {dst.base}"))
     _performed_by_owner(b, ctx, w, dst)
     _order(b, issue, [t], list(reads.values()), [w])
-    _state(ctx).uncommitted.append(BulkOp([t, *reads.values(), w], [t, *reads.values()], full=False))
+    _buffers(b, t, {k: [r] for k, r in reads.items()}, decl)
+    ops = [t, *reads.values(), w]
+    _state(ctx).uncommitted.append(BulkOp(ops, [t, *reads.values()], full=False))
+    _complete_tx(b, ctx, i, issue, mb, CELL, ops, proxy_fence=True)
 
 
-def lower_commit(b: Builder, ctx: ThreadCtx, i: Instr) -> None:
-    st = _state(ctx)
+def lower_tensor_store(b: Builder, ctx: ThreadCtx, i: Instr, op: str | None = None) -> None:
+    """A tensor store (op None) or reduction (op: the .redOp) from [src] through the tensor map:
+    every buffer of the map's table is accessed, and only the one the map's value selects changes."""
+    taddr, src = i.operands[0], i.operands[1]
+    _check_space(b, ctx, src, "shared::cta", "source")
+    decl = _tensor_map(b, ctx, taddr)
+    issue = _issue(b, ctx, i)
+    t = b.read(ctx, {"TMAP", "WEAK", "ASRC"}, Addr(taddr.base), in_po=False,
+               label=_label(i, f"tensormap read {taddr.base}"))
+    rs = b.read(ctx, {"ASYNC", "WEAK", "ASRC"}, src, in_po=False, label=_label(i, f"async read {src.base}"))
+    per_index, firsts, lasts = {}, [], []
+    for k, buf in sorted(decl.tensormap.items()):
+        if op is None:
+            old = b.read(ctx, {"ASYNC", "WEAK"}, Addr(buf), in_po=False,
+                         label=_label(i, f"async read {buf} (kept unless {taddr.base}={k})"))
+            new = Ite("==", ReadVal(t), Const(k), ReadVal(rs), ReadVal(old))
+            w = b.write(ctx, {"ASYNC", "WEAK", "ADST"}, Addr(buf), new, in_po=False,
+                        label=_label(i, f"async write {buf} (if {taddr.base}={k})"))
+        else:
+            old, w = _reduction(b, ctx, i, op, Addr(buf), ReadVal(rs), keep=(ReadVal(t), Const(k)))
+        per_index[k] = [old, w]
+        firsts.append(old)
+        lasts.append(w)
+    _order(b, issue, [t], [rs], firsts, lasts)
+    _buffers(b, t, per_index, decl)
+    ops = [t, rs, *firsts, *lasts]
+    _state(ctx).uncommitted.append(BulkOp(ops, [t, rs], full=True))
+
+
+def lower_commit(b: Builder, ctx: ThreadCtx, i: Instr, kind: str = "bulk") -> None:
+    st = _state(ctx, kind)
     st.groups.append(st.uncommitted)
+    if kind == "cpasync":
+        writes = [e for op in st.uncommitted for e in op.events if b.events[e].kind == "W"]
+        b.pairs["sgrp"].update((a, c) for a in writes for c in writes if a != c)
     st.uncommitted = []
 
 
-def lower_wait(b: Builder, ctx: ThreadCtx, i: Instr) -> None:
-    st = _state(ctx)
-    n = i.operands[0].value
+def lower_wait(b: Builder, ctx: ThreadCtx, i: Instr, kind: str = "bulk") -> None:
+    st = _state(ctx, kind)
+    n = i.operands[0].value if i.operands else 0
     if n < 0:
         raise ctx.error("wait_group takes a non-negative count")
     read_only = i.has("read")
     done = st.groups[:max(0, len(st.groups) - n)]
+    covered = [e for group in done for op in group
+               for e in (op.reads if read_only or not op.full else op.events)]
+    if kind == "cpasync":
+        # cp.async is a generic-proxy copy: its wait is no proxy fence
+        wait = b.new_event(ctx, "C", set(), label=_label(i, "completion"))
+        b.pairs["acomp"].update((e, wait) for e in covered)
+        return
     # The wait: the implicit generic-async proxy fence that follows completion (A9), for
     # exactly the operations it completes.
     wait = b.new_event(ctx, "C", {"PF_ASYNC", "PF_TMAP"}, label=_label(i, "completion + implicit proxy fence"))
-    covered = [e for group in done for op in group
-               for e in (op.reads if read_only or not op.full else op.events)]
     b.pairs["acomp"].update((e, wait) for e in covered)
     from .lower_proxy import restrict
     restrict(b, wait, "events", tuple(covered))
 
 
+# -- cp.async (non-bulk) -------------------------------------------------------------------------
+
+def lower_cp_async(b: Builder, ctx: ThreadCtx, i: Instr) -> None:
+    """cp.async: a weak generic read of [src] and write of [dst], after the issue, in the thread's
+    current cp.async group. src-size (an integer): 0 writes zeros without reading (another value
+    copies the cell: cells do not split); ignore-src (a predicate): zeros when it is true."""
+    q = ptx.validate(i)
+    dst, src, size = i.operands[0], i.operands[1], i.operands[2].value
+    _check_space(b, ctx, dst, "shared::cta", "destination")
+    _check_space(b, ctx, src, "global", "source")
+    extra = i.operands[3] if len(i.operands) > 3 + bool(q["hint"]) else None
+    issue = _issue(b, ctx, i)
+    if isinstance(extra, Imm) and extra.value == 0:
+        ops = []
+        value: Expr = Const(0)
+    else:
+        r = b.read(ctx, {"GEN", "WEAK", "ASRC"}, src, in_po=False, label=_label(i, f"async read {src.base}"))
+        ops, value = [r], ReadVal(r)
+        if isinstance(extra, Reg):
+            cond = b.value(ctx, Reg(extra.name.lstrip("!")))
+            value = Ite("==", cond, Const(0), value, Const(0)) if not extra.name.startswith("!") else \
+                Ite("==", cond, Const(0), Const(0), value)
+    w = b.write(ctx, {"GEN", "WEAK", "ADST"}, dst, value, in_po=False, label=_label(i, f"async write {dst.base}"))
+    _order(b, issue, ops, [w])
+    op = BulkOp(ops + [w], ops, full=True)
+    st = _state(ctx, "cpasync")
+    st.uncommitted.append(op)
+    st.every.append(op)
+
+
+def lower_cp_async_arrive(b: Builder, ctx: ThreadCtx, i: Instr) -> None:
+    """cp.async.mbarrier.arrive{.noinc}: without .noinc, the pending count is raised by one now (an
+    RMW in program order); then an async arrive-on, ordered after every earlier cp.async of the
+    thread and after nothing else, releases them (ACOMPL, .release.cta)."""
+    ptx.validate(i)
+    mb = i.operands[0]
+    _mb_location(b, ctx, mb)
+    _check_space(b, ctx, mb, "shared::cta", "mbarrier")
+    _mb_objects(b).add(b.roots[mb.base])
+    if i.has("noinc"):
+        first = _issue(b, ctx, i)
+        after = [first]
+    else:
+        r0, w0 = _mb_rmw(b, ctx, mb, {"STRONG", "RLX", "CTA"}, {"STRONG", "RLX", "CTA"},
+                         lambda v: mb_update(v, arrive=Const(-1)), what="pending count + 1")
+        after = [r0, w0]
+    tags = {"STRONG", "CTA", "ACOMPL"}
+    r, w = _mb_rmw(b, ctx, mb, tags, tags | {"REL"}, lambda v: mb_update(v, arrive=Const(1)), in_po=False,
+                   what="async arrive-on")
+    b.pairs["aso"].update((a, e) for a in after for e in (r, w))
+    b.pairs["acomp"].update((e, w) for op in _state(ctx, "cpasync").every for e in op.events)
+
+
 def lower_cp(b: Builder, ctx: ThreadCtx, i: Instr) -> None:
     q = i.qualifiers
-    if q[:2] != ("async", "bulk") or len(q) < 3:
+    if q[:1] == ("reduce",):
+        if "tensor" in q:
+            ptx.validate(i)
+            return lower_tensor_store(b, ctx, i, op=i.pick(("add", "inc", "dec", "min", "max", "and", "or", "xor")))
+        return lower_reduce(b, ctx, i)
+    if q[:1] != ("async",) or len(q) < 2:
+        raise ctx.error(f"'{i.text}' is not supported by the model yet")
+    if q[1] != "bulk":
+        ptx.validate(i)
+        if q[1] == "commit_group":
+            return lower_commit(b, ctx, i, "cpasync")
+        if q[1] == "wait_group":
+            return lower_wait(b, ctx, i, "cpasync")
+        if q[1] == "wait_all":
+            lower_commit(b, ctx, i, "cpasync")
+            return lower_wait(b, ctx, i, "cpasync")
+        if q[1] == "mbarrier":
+            return lower_cp_async_arrive(b, ctx, i)
+        return lower_cp_async(b, ctx, i)
+    if len(q) < 3:
         raise ctx.error(f"'{i.text}' is not supported by the model yet")
     ptx.validate(i)
     if q[2] == "commit_group":
         return lower_commit(b, ctx, i)
     if q[2] == "wait_group":
         return lower_wait(b, ctx, i)
+    if q[2] == "prefetch":
+        return None          # a cache hint: no memory effect (DESIGN: prefetches are not accesses)
     if q[2] == "tensor":
+        if q[4] == "global":
+            return lower_tensor_store(b, ctx, i)
         return lower_tensor(b, ctx, i)
     return lower_bulk(b, ctx, i)
 
 
-LOWER["cp"] = lower_cp
+# -- st.async / red.async ------------------------------------------------------------------------
 
-__all__ = ["BulkOp", "BulkState", "lower_cp"]
+def lower_async_store(b: Builder, ctx: ThreadCtx, i: Instr, rmw: bool) -> None:
+    """st.async / red.async: an asynchronous generic write (red.async: an atomic RMW) that is not in
+    program order, after its issue; with an mbarrier, into another CTA's shared memory with a
+    complete-tx of the bytes written (.release.cluster for its own write only, A7); without, a
+    .release store / reduction to global memory at .gpu or .sys."""
+    from .ptx_async import TYPE_BYTES
+
+    q = ptx.validate(i)
+    dst, val = i.operands[0], b.value(ctx, i.operands[1])
+    mbar = i.operands[2] if q["completion"] else None
+    if mbar is not None:
+        _check_space(b, ctx, dst, "remote", "destination")
+        _check_space(b, ctx, mbar, "shared::cluster", "mbarrier")
+        if _decl(b, mbar.base).owner.cta_key() != _decl(b, dst.base).owner.cta_key():
+            raise ctx.error(f"the mbarrier '{mbar.base}' must be in the CTA of the destination '{dst.base}'")
+        strength = {"STRONG", "RLX", "CLUSTER"} if rmw else {"WEAK"}
+    else:
+        _check_space(b, ctx, dst, "global", "destination")
+        strength = {"STRONG", "REL", SCOPES[q["scope"]]} | ({"MMIO", "RLX"} if q["mmio"] else set())
+    issue = _issue(b, ctx, i)
+    ops = []
+    if rmw:
+        base = (strength - {"REL"}) | {"GEN", "ATOM", "RED"}
+        r = b.read(ctx, base, dst, in_po=False, label=_label(i, f"async reduce {dst.base}: read"))
+        w = b.write(ctx, base | strength | ({"ADST"} if mbar is not None else set()), dst,
+                    _atom_value(q["op"], ReadVal(r), [val]), in_po=False,
+                    label=_label(i, f"async reduce {dst.base}: write"))
+        b.pairs["rmw"].add((r, w))
+        ops = [r, w]
+    else:
+        w = b.write(ctx, strength | {"GEN"} | ({"ADST"} if mbar is not None else set()), dst, val, in_po=False,
+                    label=_label(i, f"async write {dst.base}"))
+        ops = [w]
+    for e in ops:
+        _performed_by_owner(b, ctx, e, dst)
+    _order(b, issue, *([e] for e in ops))
+    if mbar is not None:
+        _complete_tx(b, ctx, i, issue, mbar, TYPE_BYTES[q["type"]], ops, proxy_fence=False)
+
+
+def _wrap(op: str, pred, fn) -> None:
+    plain = LOWER[op]
+
+    def lower(b: Builder, ctx: ThreadCtx, i: Instr) -> None:
+        return fn(b, ctx, i) if pred(i) else plain(b, ctx, i)
+    LOWER[op] = lower
+
+
+# -- barrier.cluster (A6) --------------------------------------------------------------------------
+
+def lower_cluster_barrier(b: Builder, ctx: ThreadCtx, i: Instr) -> None:
+    q = ptx.validate(i)
+    base = {"STRONG", "GEN", "CLUSTER"}
+    if q["mode"] == "arrive":
+        e = b.new_event(ctx, "B", base | {"CLU_ARRIVE"} | ({"RLX"} if q["sem"] == "relaxed" else {"REL"}))
+    else:
+        e = b.new_event(ctx, "B", base | {"CLU_WAIT", "ACQ"})
+    todo = b.ext.setdefault("cluster_barriers", {})
+    if not todo:
+        b.finalizers.append(_match_cluster_barriers)
+    todo.setdefault(ctx.thread.name, []).append((q["mode"], e, i))
+
+
+def _match_cluster_barriers(b: Builder) -> None:
+    """The k-th arrive of every participating thread of a cluster meets the k-th waits."""
+    from .errors import LitmusError
+
+    per_thread = b.ext["cluster_barriers"]
+    clusters: dict[tuple, list[str]] = {}
+    for t in b.test.threads:
+        if t.name in per_thread:
+            clusters.setdefault(t.position.cluster_key(), []).append(t.name)
+    for key, names in clusters.items():
+        arrives = {t: [e for m, e, _ in per_thread[t] if m == "arrive"] for t in names}
+        waits = {t: [e for m, e, _ in per_thread[t] if m == "wait"] for t in names}
+        counts = {t: len(a) for t, a in arrives.items()}
+        if len(set(counts.values())) > 1:
+            who = ", ".join(f"{t} {n}" for t, n in counts.items())
+            raise LitmusError(f"barrier.cluster: every thread of the cluster that takes part arrives at each "
+                              f"cluster barrier, but the arrivals differ ({who}): it would never complete",
+                              per_thread[names[0]][0][2].where)
+        for t in names:
+            seen = 0
+            for m, e, instr in per_thread[t]:
+                seen += m == "arrive"
+                if m == "wait" and seen <= waits[t].index(e):
+                    raise LitmusError("barrier.cluster.wait without an earlier barrier.cluster.arrive of this "
+                                      "thread: it would never complete", instr.where)
+        for t in names:
+            for u in names:
+                if t != u:
+                    for k, a in enumerate(arrives[t]):
+                        if k < len(waits[u]):
+                            b.pairs["clusterbar"].add((a, waits[u][k]))
+
+
+# -- restricted fences (A10) -----------------------------------------------------------------------
+
+def lower_restricted_fence(b: Builder, ctx: ThreadCtx, i: Instr) -> None:
+    """fence.release.sync_restrict::shared::cta.cluster / fence.acquire.sync_restrict::shared::cluster
+    .cluster: a release (acquire) fence whose effect is restricted to the operations on the
+    executing CTA's .shared::cta cells (every .shared::cluster cell)."""
+    from .lower_proxy import restrict
+
+    q = ptx.validate(i)
+    f = b.new_event(ctx, "F", {"STRONG", "GEN", "CLUSTER", "RESTRICT", "REL" if q["sem"] == "release" else "ACQ"})
+    restrict(b, f, "space", q["restrict"].split("::", 1)[1])
+
+
+def lower_mbarrier_init_fence(b: Builder, ctx: ThreadCtx, i: Instr) -> None:
+    """fence.mbarrier_init.release.cluster: a release fence at .cluster scope restricted
+    (.op_restrict) to the executing thread's earlier mbarrier.init operations."""
+    from .lower_proxy import restrict
+
+    ptx.validate(i)
+    f = b.new_event(ctx, "F", {"STRONG", "GEN", "CLUSTER", "RESTRICT", "REL"})
+    restrict(b, f, "events", tuple(ctx.ext.get("mbinit", ())))
+
+
+LOWER["cp"] = lower_cp
+LOWER["mbarrier"] = lower_mbarrier
+_wrap("st", lambda i: i.has("async"), lambda b, ctx, i: lower_async_store(b, ctx, i, rmw=False))
+_wrap("red", lambda i: i.has("async"), lambda b, ctx, i: lower_async_store(b, ctx, i, rmw=True))
+_wrap("barrier", lambda i: i.qualifiers[:1] == ("cluster",), lower_cluster_barrier)
+FENCE_VARIANTS["sync_restrict"] = lower_restricted_fence
+FENCE_VARIANTS["mbarrier_init"] = lower_mbarrier_init_fence
+
+__all__ = ["BulkOp", "BulkState", "encode", "lower_cp", "lower_mbarrier", "mb_update"]

@@ -97,6 +97,8 @@ def lower_proxy_fence(b: Builder, ctx: ThreadCtx, i: Instr) -> None:
         tags |= {"STRONG", SEM_TAG[q["sem"]], SCOPES[q["scope"]]}
     if q.get("restrict") == "sync_restrict::shared::cluster::read":
         tags.add("PF_READ")
+    elif q.get("restrict"):
+        tags.add("RESTRICT")                            # A10: its release/acquire effect is restricted too
     if kind in ACCESS_TAG:
         hypothetical(b, kind, f"fence.proxy.{kind}")
     f = b.new_event(ctx, "F", tags)

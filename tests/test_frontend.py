@@ -210,7 +210,7 @@ def test_expect_undefined_and_absent_expect():
 
 
 MEMORY_ERRORS = [
-    ("  x: {space: local}", "3: 'local': space must be global or shared"),
+    ("  x: {space: local}", "3: 'local': space must be global, shared or tensor"),
     ("  x: {owner: gpu0.cta0}", "3: 'owner': owner is for shared memory: add 'space: shared' to 'x'"),
     ("  x: abc", "3: 'abc': location 'x': write its initial value (x: 0) or a mapping ({space: ..., init: ...})"),
     ("  x: [1]", "3: location 'x' must be a mapping"),

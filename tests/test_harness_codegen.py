@@ -323,3 +323,27 @@ def test_bad_device_configs(tmp_path):
         load_device(str(bad))
     with pytest.raises(HarnessError, match="barrier_pct"):
         DeviceConfig().replace(barrier_pct=101)
+
+
+def test_every_bundled_test_generates_or_says_why():
+    from checker import LITMUS_DIR
+    from checker.errors import LitmusError
+    from checker.litmus import load_paths
+    tests = [t for t in load_paths([str(LITMUS_DIR)]) if not isinstance(t, LitmusError)]
+    expressible = 0
+    for t in tests:
+        why = unsupported(t)
+        if why is None:
+            generate(t)                     # must not raise
+            expressible += 1
+        else:
+            assert why.strip(), t.name
+    assert expressible >= len(tests) // 2
+
+
+def test_undefined_only_tests_observe_plain_locations_only():
+    t = build_test("ub", {"P0": ("gpu0.cta0", ["tensormap.replace.tile.global_address.global.b1024.b64 [tm], 1",
+                                               "ld.global r0, [y]"])},
+                   memory={"tm": {"tensormap": {0: "gA", 1: "gB"}}, "gA": {}, "gB": {}, "y": {}, "z": {"alias_of": "y"},
+                           "mb": {"space": "shared", "owner": "gpu0.cta0", "mbarrier": {"count": 1}}})
+    assert outcome_space(t).names == ("P0:r0", "gA", "gB", "y")

@@ -528,7 +528,7 @@ def test_fuzz_regression_printed_conditions_parse_again():
     # 100 '~' and a '!=' parsed, but printed as 101 '~' it passed the nesting limit: '!=' counts.
     props.check_condition("~" * 100 + "flag!=0xaaf59")
     props.check_condition("~" * 99 + "flag!=0xaaf59")
-    with pytest.raises(TooLarge, match="too deeply nested at column 101"):
+    with pytest.raises(TooLarge, match="too deeply nested at column 105"):
         parse_cond("~" * 100 + "flag!=1")
 
 
@@ -564,6 +564,13 @@ def test_fuzz_regression_bitwise_ops_agree_between_engines():
     props.check_engines_agree("name: D\nthreads:\n  P0:\n    at: gpu0.cta0\n    code:\n      - ld.global r0, [x]\n"
                               "      - sub r1, r0, 3\n      - or r2, r1, 0\n      - xor r3, r1, r0\n"
                               "      - st.global [y], r2\n")
+
+
+def test_fuzz_regression_glossary_name_the_engine_lacks_is_a_model_error():
+    # A fuzzed model declaring `rel clusterbar` in its glossary escaped check_test as InternalError.
+    props.check_cat_text("(* Glossary\n  rel clusterbar : fuzz\n*)\nlet a = clusterbar\nacyclic a as A\n")
+    r = check_test(props.probe_test(), parse_model("(* Glossary\n  rel nope : x\n*)\nacyclic nope\n", "g.cat"))
+    assert r.status == "error" and "the engine provides no 'nope'" in r.message
 
 
 def test_fuzz_regression_long_snippets_are_shortened():

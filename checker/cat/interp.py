@@ -124,9 +124,10 @@ def evaluate(
     """Evaluate every `let` once and every check, over `base` (name -> (kind, value))."""
     for name, (kind, _) in model.glossary.items():
         if name not in base:
-            raise InternalError(f"the engine provides no '{name}', which the glossary of {model.path} declares")
+            # the model's fault, not ours (a user's model, or a bundled one test_glossary keeps in step)
+            raise ModelError(f"the engine provides no '{name}', which the glossary of {model.path} declares")
         if base[name][0] != kind:
-            raise InternalError(f"the engine provides '{name}' as a {base[name][0]}; the glossary of {model.path} says {kind}")
+            raise ModelError(f"the engine provides '{name}' as a {base[name][0]}; the glossary of {model.path} says {kind}")
     for name, (kind, _) in base.items():
         if kind not in _ARTICLE:
             raise InternalError(f"base value '{name}' has kind {kind!r}, not 'set' or 'rel'")

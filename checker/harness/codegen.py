@@ -397,8 +397,9 @@ def unsupported(test: LitmusTest, config: DeviceConfig | None = None, cuda: str 
     if not g.problems:
         try:
             g.generate()
-        except HarnessError:
-            pass
+        except HarnessError as e:          # never report a test as expressible that is not
+            if not g.problems:
+                g.problems.append(e.message)
     return "; ".join(dict.fromkeys(g.problems)) or None
 
 

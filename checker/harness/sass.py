@@ -1,4 +1,5 @@
-"""Machine-code check: every fence and barrier of the test must survive into SASS.
+"""Machine-code check: every fence and barrier (CTA, cluster, warp, mbarrier, async-group
+commit/wait) of the test must survive into SASS.
 
 The program is compiled to a cubin with line info; nvdisasm maps each SASS instruction to its
 source line, and every test instruction sits on a line of its own (codegen marks it), so the SASS
@@ -84,6 +85,18 @@ def expected_sass(i: Instr) -> tuple[str, str] | None:
         return r"^ATOMG\.E\.EXCH\.STRONG", "ATOMG.E.EXCH.STRONG (the map copied by strong exchanges)"
     if i.op == "cp" and ("wait_group" in q or "wait_all" in q):
         return r"^DEPBAR", "DEPBAR"
+    if i.op == "cp" and "commit_group" in q:
+        return (r"^UTMACMDFLUSH$", "UTMACMDFLUSH") if "bulk" in q else (r"^LDGDEPBAR$", "LDGDEPBAR")
+    if i.op == "cp" and "mbarrier" in q and "arrive" in q:
+        return r"^ARRIVES\.LDGSTSBAR", "ARRIVES.LDGSTSBAR"
+    if i.op == "mbarrier":
+        kind = i.qualifiers[0] if i.qualifiers else ""
+        if kind == "init":
+            return r"^SYNCS\.EXCH", "SYNCS.EXCH.64"
+        if kind in ("arrive", "arrive_drop", "expect_tx", "complete_tx"):
+            return r"^SYNCS\.ARRIVE", "SYNCS.ARRIVE.TRANS64"
+        if kind in ("try_wait", "test_wait"):
+            return r"^SYNCS\.PHASECHK", "SYNCS.PHASECHK.TRANS64"
     return None
 
 

@@ -103,7 +103,7 @@ def eval_cond(cond, valuation: dict[str, int]) -> bool:
 
 def observed_vars(test: LitmusTest) -> list[Var]:
     """The condition's variables; without expectations, every destination register and every
-    location that is written."""
+    plain location (not mbarriers, tensor maps or virtual aliases of another location)."""
     out: list[Var] = []
     for e in test.expectations:
         cond_vars(e.cond, out)
@@ -116,8 +116,9 @@ def observed_vars(test: LitmusTest) -> list[Var]:
                 v = Var(i.operands[0].name, t.name)
                 if v not in out:
                     out.append(v)
+    skip = set(map_tables(test)) | set(alias_roots(test))
     for m in test.memory:
-        if m.mbarrier is None and m.tensormap is None:
+        if m.mbarrier is None and m.name not in skip:
             out.append(Var(m.name))
     return out
 

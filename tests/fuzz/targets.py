@@ -6,6 +6,8 @@ the targets that run Z3 or load a whole model take few.
 """
 from __future__ import annotations
 
+import atexit
+import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +33,7 @@ _TMP: list[Path] = []
 def _tmp() -> Path:
     if not _TMP:
         _TMP.append(Path(tempfile.mkdtemp(prefix="ptxmc-fuzz-")))
+        atexit.register(shutil.rmtree, _TMP[0], True)
     return _TMP[0]
 
 

@@ -1,0 +1,340 @@
+"""Asynchronous completion in the model (issue 4): the pairing of the real-world patterns (every
+fixed form forbidden or defined, its buggy twin allowed or undefined), undefined behaviour
+reported with the two conflicting operations and never as an outcome verdict, the A2 rows that
+strict-cta flips, the mbarrier state arithmetic, the lowering of the asynchronous instructions,
+and their syntax errors."""
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+
+import pytest
+
+from checker import LITMUS_DIR
+from checker.ast import LitmusTest
+from checker.check import check_test
+from checker.errors import LitmusError
+from checker.litmus import load_file, load_paths, load_text
+from checker.lower import lower
+from checker.lower_async import RADIX, encode, mb_update, pending_of, phase_of, tx_of
+from checker.ptx import parse_instr
+from checker.values import Const, evaluate
+
+PATTERNS = LITMUS_DIR / "patterns"
+ASYNC = LITMUS_DIR / "async"
+# The tensor-core patterns wait for issue 5 (wgmma, tcgen05): they must fail to load with a
+# clear message, not crash, until then.
+ISSUE5 = {"P03-wgmma-operand.yaml", "P04-tcgen05-partition.yaml"}
+
+
+def _items(folder):
+    return load_paths([str(folder)])
+
+
+def _tests(folder) -> list[LitmusTest]:
+    return [t for t in _items(folder) if isinstance(t, LitmusTest)]
+
+
+def _one(text: str) -> LitmusTest:
+    items = load_text(text)
+    assert len(items) == 1 and not isinstance(items[0], LitmusError), items
+    return items[0]
+
+
+# -- the patterns: every fixed form and its buggy twin ------------------------------------------
+
+def _pairs():
+    tests = {t.name: t for t in _tests(PATTERNS)}
+    out = []
+    for name, t in sorted(tests.items()):
+        m = re.fullmatch(r"(P\d+-[a-z0-9]+)-fixed", name)
+        if m:
+            out.append((t, tests.get(m.group(1) + "-buggy")))
+    return out
+
+
+def _pending_issue5(test: LitmusTest, r) -> bool:
+    """P3/P4 use wgmma / tcgen05, which issue 5 models: while that work is pending they may not run."""
+    return r.status == "error" and test.path.replace("\\", "/").split("/")[-1] in ISSUE5
+
+
+def test_every_pattern_test_is_buggy_or_fixed_and_paired():
+    names = [t.name for t in _tests(PATTERNS)]
+    assert names and all(re.fullmatch(r"P\d+-[a-z0-9]+-(buggy|fixed)", n) for n in names), names
+    fixed = {n[:-len("-fixed")] for n in names if n.endswith("-fixed")}
+    buggy = {n[:-len("-buggy")] for n in names if n.endswith("-buggy")}
+    assert fixed == buggy
+    assert len(fixed) >= 24
+
+
+def test_patterns_load_or_wait_for_issue_5_with_a_clear_error():
+    for f in sorted(PATTERNS.glob("*.yaml")):
+        errors = [i for i in load_file(f) if isinstance(i, LitmusError)]
+        if f.name in ISSUE5:
+            assert all("is not supported by the model yet" in str(e) for e in errors), f.name
+        else:
+            assert errors == [], f.name
+
+
+@pytest.mark.parametrize("fixed, buggy", _pairs(), ids=[f.name for f, _ in _pairs()])
+def test_fixed_pattern_is_forbidden_or_defined_and_its_twin_allowed_or_undefined(fixed, buggy, ptx_model):
+    assert buggy is not None, f"{fixed.name} has no -buggy twin"
+    assert fixed.expect_undefined is not True
+    bad = [e for e in fixed.expectations if e.kind == "forbidden"]
+    assert bad, f"{fixed.name} forbids nothing"
+    rf = check_test(fixed, ptx_model)
+    if _pending_issue5(fixed, rf):
+        pytest.skip(f"tensor-core pattern, pending issue 5: {rf.message}")
+    assert rf.status == "pass" and not rf.undefined, (fixed.name, rf.message)
+    assert all(c.allowed is False for c in rf.conditions if c.expected == "forbidden")
+    # the buggy twin: undefined, or one of the fixed form's forbidden outcomes allowed
+    rb = check_test(replace(buggy, expectations=(), expect_undefined=None), ptx_model)
+    if rb.undefined:
+        assert buggy.expect_undefined is True, f"{buggy.name} is undefined: {rb.message}"
+        return
+    assert buggy.expect_undefined is not True
+    allowed = [e.text for e in bad
+               if check_test(replace(buggy, expectations=(replace(e, kind="allowed"),), expect_undefined=None),
+                             ptx_model).status == "pass"]
+    assert allowed, f"{buggy.name}: none of the fixed form's forbidden outcomes is allowed"
+    assert any(e.kind == "allowed" and e.text in allowed for e in buggy.expectations), buggy.name
+
+
+# -- undefined behaviour ------------------------------------------------------------------------
+
+def _undefined_tests():
+    return [t for t in _tests(ASYNC) + _tests(PATTERNS) if t.expect_undefined]
+
+
+@pytest.mark.parametrize("test", _undefined_tests(), ids=lambda t: t.name)
+def test_undefined_behaviour_names_two_operations_and_no_outcomes(test, ptx_model):
+    r = check_test(test, ptx_model)
+    assert r.status == "pass" and r.undefined, r.message
+    assert r.outcomes == () and r.conditions == ()          # never an outcome verdict
+    for u in r.undefined:
+        assert u.flag in ("InFlight", "CpAsyncGroupOverlap", "MbarrierUninitialised", "MbarrierReinit")
+        assert len(u.events) == 2, u
+        assert u.why.startswith(f"{u.flag} between ") and all(e in u.why for e in u.events)
+
+
+# which two operations conflict, and why
+UB_PAIRS = {
+    "UB+readdst+nowait": ("InFlight", "async write s", "ld.shared r0, [s]"),
+    "UB+writesrc+nosync": ("InFlight", "async read s", "st.shared [s], 2"),
+    "BulkStore+nowait+reuse": ("InFlight", "async read s", "st.shared [s], 2"),
+    "BulkStore+wait.read0+load": ("InFlight", "async write g", "ld.global r0, [g]"),
+    "CpAsync+nowait": ("InFlight", "async write s", "ld.shared r0, [s]"),
+    "CpAsync+order+overwrite-inflight": ("InFlight", "async read g", "st.global [g], 2"),
+    "UB+tensormap-modify-inflight+nosync": ("InFlight", "tensormap read tmap", "tensormap.replace"),
+    "P7-relaxedwait-buggy": ("InFlight", "async write s", "ld.shared r0, [s]"),
+    "UB+two-cp.async-one-group+same-dst": ("CpAsyncGroupOverlap", "cp.async.ca.shared.global [s], [g1]",
+                                            "cp.async.ca.shared.global [s], [g2]"),
+    "UB+uninit-mbarrier+arrive": ("MbarrierUninitialised", "init mb=0", "mbarrier.arrive"),
+    "UB+uninit-mbarrier+bulk-complete_tx": ("MbarrierUninitialised", "init mb=0", "complete-tx 16 on mb"),
+    "P9-init-buggy": ("MbarrierUninitialised", "mbarrier.init.shared::cta.b64 [mb], 1", "mbarrier.arrive.expect_tx"),
+    "P10-init-buggy": ("MbarrierUninitialised", "mbarrier.init.shared::cta.b64 [mb1], 1", "complete-tx 16 on mb1"),
+    "MbarrierLife+arrive-after-inval": ("MbarrierUninitialised", "mbarrier.inval", "mbarrier.arrive"),
+    "MbarrierLife+reinit-live": ("MbarrierReinit", "mbarrier.init", "mbarrier.init"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(UB_PAIRS))
+def test_undefined_behaviour_reports_the_conflicting_pair(name, ptx_model):
+    test = next(t for t in _tests(ASYNC) + _tests(PATTERNS) if t.name == name)
+    flag, first, second = UB_PAIRS[name]
+    r = check_test(test, ptx_model)
+    (u,) = [u for u in r.undefined if u.flag == flag]
+    assert first in u.events[0] and second in u.events[1], u.events
+
+
+def test_an_undefined_program_with_expectations_fails_without_verdicts(ptx_model):
+    test = next(t for t in _tests(ASYNC) if t.name == "CpAsync+nowait")
+    probe = replace(test, expect_undefined=None, expectations=load_text("""
+name: q
+memory: {g: 1, s: {space: shared, owner: gpu0.cluster0.cta0}}
+threads:
+  P0:
+    at: gpu0.cluster0.cta0
+    code:
+      - ld.shared r0, [s]
+expect: {allowed: ['P0:r0=0']}
+""")[0].expectations)
+    r = check_test(probe, ptx_model)
+    assert r.status == "fail" and r.conditions == () and "undefined behaviour: InFlight" in r.message
+
+
+# -- A2 and strict-cta ------------------------------------------------------------------------
+
+STRICT = {   # test, condition: (default verdict, strict-cta verdict); "undefined" for UB
+    ("BulkLoad+remote+wait.cta", "P1:r0=0"): ("forbidden", "undefined"),
+    ("StAsync+expect_tx+wait.cta", "P1:r0=0"): ("forbidden", "undefined"),
+    ("BulkLoad+remote-WAR+fence-in-destination-cta", "P0:r0=2"): ("forbidden", "allowed"),
+    ("BulkLoad+remote-WAR+fence-in-issuer-cta", "P0:r0=2"): ("allowed", "forbidden"),
+    ("ClusterBar+I15+acquire-fence-only", "P0:r0=2"): ("allowed", "forbidden"),
+    ("ClusterBar+I15+release-fence-only", "P0:r0=2"): ("forbidden", "allowed"),
+}
+
+
+@pytest.mark.parametrize("name, cond", sorted(STRICT), ids=[n for n, _ in sorted(STRICT)])
+def test_strict_cta_flips_the_a2_rows(name, cond, ptx_model):
+    test = next(t for t in _tests(ASYNC) if t.name == name)
+    exp = next(e for e in test.expectations if e.text == cond)
+    for options, want in zip((frozenset(), frozenset({"strict-cta"})), STRICT[(name, cond)]):
+        if want == "undefined":
+            probe = replace(test, expectations=(), expect_undefined=True)
+        else:
+            probe = replace(test, expectations=(replace(exp, kind=want),), expect_undefined=None)
+        r = check_test(probe, ptx_model, options=options)
+        assert r.status == "pass", (name, sorted(options), want, r.message)
+
+
+# -- the mbarrier state -------------------------------------------------------------------------
+
+def _val(e) -> int:
+    return evaluate(e, lambda r: 0)
+
+
+def _fields(v: int) -> tuple[int, int, int]:
+    return _val(phase_of(Const(v))), _val(pending_of(Const(v))), _val(tx_of(Const(v)))
+
+
+def test_mbarrier_phases_count_arrivals_and_bytes():
+    s = _val(encode(0, 2, 2))
+    assert _fields(s) == (0, 2, 0)
+    s = _val(mb_update(Const(s), arrive=Const(1), expect=Const(16)))      # arrive.expect_tx 16
+    assert _fields(s) == (0, 1, 16)
+    s = _val(mb_update(Const(s), arrive=Const(1)))                          # last arrival, 16 bytes due
+    assert _fields(s) == (0, 0, 16)
+    s = _val(mb_update(Const(s), complete=Const(16)))                       # complete-tx: phase done
+    assert _fields(s) == (1, 2, 0)
+
+
+def test_complete_tx_before_expect_tx_goes_negative_and_arrive_drop_lowers_the_count():
+    s = _val(mb_update(Const(_val(encode(0, 1, 1))), complete=Const(16)))
+    assert _fields(s) == (0, 1, -16)
+    s = _val(mb_update(Const(s), arrive=Const(1), expect=Const(16)))
+    assert _fields(s) == (1, 1, 0)
+    s = _val(mb_update(Const(_val(encode(3, 2, 2))), arrive=Const(1), drop=Const(1)))
+    assert _fields(s) == (3, 1, 0) and _val(Const(s)) // RADIX ** 2 % RADIX == 1     # expected count now 1
+    s = _val(mb_update(Const(s), arrive=Const(1)))
+    assert _fields(s) == (4, 1, 0)
+
+
+# -- lowering ------------------------------------------------------------------------------------
+
+BULK_LOAD = """
+name: t
+memory:
+  g: 1
+  s: {space: shared, owner: gpu0.cluster0.cta1}
+  mb: {space: shared, owner: gpu0.cluster0.cta1, mbarrier: {count: 1}}
+threads:
+  P0:
+    at: gpu0.cluster0.cta0
+    code:
+      - st.global [x], 1
+      - cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [s], [g], 16, [mb]
+"""
+
+
+def test_complete_tx_is_an_async_rmw_releasing_its_own_instruction_only():
+    es = lower(_one(BULK_LOAD))
+    ev = {e.label.split("[")[-1].rstrip("]"): e.eid for e in es.events if "[" in e.label}
+    issue, rd, wr = ev["issue"], ev["async read g"], ev["async write s"]
+    ctr = [e.eid for e in es.events if "ACOMPL" in e.tags]
+    ct_r, ct_w = sorted(ctr)
+    assert (ct_r, ct_w) in es.relations["rmw"]
+    assert {(issue, ct_r), (issue, ct_w)} <= es.relations["aso"]
+    assert {(rd, ct_w), (wr, ct_w)} <= es.relations["acomp"]
+    assert not any(ct_w in p for p in es.relations["po"])
+    assert {"REL", "CLUSTER", "MB", "GEN", "PF_ASYNC"} <= es.events[ct_w].tags
+    assert {b for a, b in es.relations["pfcover"] if a == ct_w} == {rd, wr}
+    # A2: the complete-tx on CTA 1's mbarrier is performed by CTA 1, like the write into s
+    assert (ct_w, wr) in es.relations["pscta"] and (issue, ct_w) not in es.relations["pscta"]
+    init = es.names["mb"]
+    assert {"MB", "MB_INIT"} <= next(e for e in es.events if e.thread is None and e.loc == init).tags
+
+
+def test_mbarrier_wait_awaits_its_computed_result():
+    es = lower(_one("""
+name: t
+memory:
+  mb: {space: shared, owner: gpu0.cta0, mbarrier: {count: 1}}
+threads:
+  P0:
+    at: gpu0.cta0
+    code:
+      - mbarrier.arrive.shared::cta.b64 t, [mb]
+      - mbarrier.try_wait.parity.relaxed.cta.shared::cta.b64 p, [mb], 0 == 1
+      - mbarrier.test_wait.shared::cta.b64 q, [mb], t == 1
+"""))
+    (wait1, wait2) = [e for e in es.events if e.kind == "R" and "MB" in e.tags and (e.eid, e.eid + 1) not in es.relations["rmw"]]
+    assert "RLX" in wait1.tags and "ACQ" not in wait1.tags and "ACQ" in wait2.tags
+    assert es.awaits == () and len(es.guards) == 2 and {v for _, v in es.guards} == {1}
+
+
+def test_cluster_barrier_matches_instances_per_cluster():
+    es = lower(_one("""
+name: t
+threads:
+  P0:
+    at: gpu0.cluster0.cta0
+    code: [barrier.cluster.arrive.relaxed.aligned, barrier.cluster.wait.aligned, barrier.cluster.arrive, barrier.cluster.wait]
+  P1:
+    at: gpu0.cluster0.cta1
+    code: [barrier.cluster.arrive, barrier.cluster.wait, barrier.cluster.arrive, barrier.cluster.wait]
+"""))
+    arr = {(e.thread, k): e.eid for k, e in enumerate(x for x in es.events if "CLU_ARRIVE" in x.tags)}
+    wts = [e.eid for e in es.events if "CLU_WAIT" in e.tags]
+    assert len(es.relations["clusterbar"]) == 4
+    assert all(es.events[a].thread != es.events[w].thread for a, w in es.relations["clusterbar"])
+    assert "RLX" in es.events[min(arr.values())].tags and wts
+
+
+@pytest.mark.parametrize("code, msg", [
+    (["barrier.cluster.arrive", "barrier.cluster.wait", "barrier.cluster.arrive"], "the arrivals differ"),
+    (["mbarrier.try_wait.parity.shared::cta.b64 p, [mb], 0"], "spin-wait"),
+    (["cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes [s1], [s], 16, [mb]"], "strictly remote"),
+])
+def test_lowering_errors(code, msg):
+    t = _one(f"""
+name: t
+memory:
+  s: {{space: shared, owner: gpu0.cluster0.cta0}}
+  s1: {{space: shared, owner: gpu0.cluster0.cta0}}
+  mb: {{space: shared, owner: gpu0.cluster0.cta0}}
+threads:
+  P0:
+    at: gpu0.cluster0.cta0
+    code: {code!r}
+  P1:
+    at: gpu0.cluster0.cta1
+    code:
+      - barrier.cluster.arrive
+      - barrier.cluster.wait
+""".replace("'", '"'))
+    with pytest.raises(LitmusError, match=msg):
+        lower(t)
+
+
+@pytest.mark.parametrize("text, msg", [
+    ("cp.async.ca.shared.global [s], [g], 3", "cp-size is 4, 8 or 16"),
+    ("cp.async.cg.shared.global [s], [g], 8", "cp.async.cg copies 16 bytes"),
+    ("cp.async.ca.shared.global [s], [g], 4, 8", "src-size must be at most cp-size"),
+    ("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [s], [g], 16, [mb], 3",
+     "no abstract form yet"),
+    ("cp.async.bulk.global.shared::cta.bulk_group.cp_mask [g], [s], 16, 255", "partial writes are not modelled"),
+    ("mbarrier.arrive.shared::cluster.b64 st, [mb]", "returns no state: write _"),
+    ("mbarrier.try_wait.parity.release.shared::cta.b64 p, [mb], 0", "waits are .acquire or .relaxed"),
+    ("mbarrier.expect_tx.release.cta.shared::cta.b64 [mb], 16", "is .relaxed only"),
+    ("barrier.cluster.wait.release", "barrier.cluster.wait takes no .release"),
+    ("fence.acquire.sync_restrict::shared::cta.cluster", "fence.release.sync_restrict::shared::cta.cluster"),
+    ("st.async.shared::cluster.b32 [s], 1", "without an mbarrier is the .release.gpu"),
+    ("red.async.shared::cluster.mbarrier::complete_tx::bytes.add.u32 [s], 1, [mb]", "needs .relaxed.cluster"),
+    ("cp.reduce.async.bulk.global.shared::cta.bulk_group.and.u32 [g], [s], 16", "takes .b32 or .b64"),
+    ("cp.async.bulk.tensor.2d.shared::cta.global.tile::gather4.mbarrier::complete_tx::bytes [s], [t, {0, 1}], [mb]",
+     "a column and four rows"),
+])
+def test_async_syntax_errors(text, msg):
+    with pytest.raises(LitmusError, match=re.escape(msg)):
+        parse_instr(text)
