@@ -105,8 +105,8 @@ def tma(k: int) -> str:
     """A k-stage TMA pipeline, k >= 1: the producer (warp 0) loads stage i from global g_i into
     slot i%2 of shared memory with cp.async.bulk, completing on full_(i%2); the consumer (warp 1)
     waits on full_(i%2) for phase (i//2)%2 and reads the slot, then arrives on empty_(i%2) so the
-    producer may refill it (the producer waits on empty before reusing a slot). Every stage must
-    read its own data."""
+    producer may refill it (the producer waits on empty before reusing a slot), after a
+    fence.proxy.async that orders its read before the refill. Every stage must read its own data."""
     assert k >= 1
     slots = min(k, 2)
     memory = {}
@@ -126,6 +126,10 @@ def tma(k: int) -> str:
         cons.append(f"mbarrier.try_wait.parity.shared::cta.b64 p{i}, [full{s}], {phase} == 1")
         cons.append(f"ld.shared::cta.b32 r{i}, [s{s}]")
         if i + 2 < k:
+            # The slot is refilled by the async proxy: the generic read must be ordered before
+            # that write by a proxy fence before the release (the model's answer to P5, see
+            # litmus/patterns/P05-war-stage-reuse.yaml; CUTLASS's consumer_release).
+            cons.append("fence.proxy.async.shared::cta")
             cons.append(f"mbarrier.arrive.shared::cta.b64 _, [empty{s}]")
     good = [f"P1:r{i}={i + 1}" for i in range(k)]
     return _yaml(f"TMA-pipeline-{k}", f"{k}-stage TMA pipeline over two smem slots with mbarrier phases.",

@@ -43,7 +43,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--no-timing", action="store_true", help="leave timing fields out (byte-identical output)")
     run.add_argument("-o", "--output", help="write to this file (atomically) instead of stdout")
     run.add_argument("--results-jsonl", metavar="FILE",
-                     help="append each finished test to FILE as a JSON line, flushed at once "
+                     help="write each finished test to FILE as a JSON line, flushed at once "
                           "(kept on Ctrl-C; the last line says whether the run was complete)")
     _common(run)
     chk = sub.add_parser("check", help="is this outcome allowed? answer and explanation")

@@ -66,10 +66,11 @@ def _needed_sync(test, cond, model, options, timeout) -> list[str]:
     from .report.mutate import effects
 
     effs = effects(test, cond, model, options, timeout)
-    need = [e for e in effs if e.verdict == "allowed"]
+    need = [e for e in effs if e.verdict in ("allowed", "undefined")]
     if need:
-        return ["Synchronization it needs (each change alone makes it allowed):"] + \
-               [f"  {e.mutation.describe()}" for e in need]
+        return ["Synchronization it needs (each change alone makes it allowed, or the program undefined):"] + \
+               [f"  {e.mutation.describe()}" + (" (then undefined)" if e.verdict == "undefined" else "")
+                for e in need]
     return ["No single fence or release/acquire annotation is needed: it stays forbidden without any one"] \
         if effs else []
 

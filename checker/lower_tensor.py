@@ -61,14 +61,16 @@ tcgen05
   the test writes k (0 is no address).
 - Pipelined pairs (`tcpipe`, between issue events of one CTA): mma -> mma with the same
   accumulator cell and the same shape (T4: the same .kind and the same idesc operand), and
-  cp -> mma; the model orders them when the first is issued before the second.
+  cp -> mma; the model orders them when the first is issued before the second (in program
+  order, through a before/after fence chain, or within a warp through a thread synchronization
+  and an after fence).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
 from . import ptx
-from .ast import Addr, Imm, Instr, Reg, Vec
+from .ast import Addr, Instr, Reg, Vec
 from .lower import LOWER, Builder, ThreadCtx
 from .values import ZERO, Const, Expr, Ite, ReadVal, binop
 

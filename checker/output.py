@@ -4,7 +4,8 @@ from timing fields (which `timing=False` leaves out)."""
 from __future__ import annotations
 
 import json
-from xml.sax.saxutils import escape, quoteattr
+import re
+from xml.sax.saxutils import escape as _escape, quoteattr as _quoteattr
 
 from .result import Result
 
@@ -113,6 +114,19 @@ def to_json(results: list[Result], timing: bool = True) -> str:
     doc = {"schema": JSON_SCHEMA_VERSION, "tool": "ptxmc",
            "results": [result_dict(r, timing) for r in results]}
     return json.dumps(doc, indent=2, sort_keys=True) + "\n"
+
+
+# Characters XML 1.0 does not allow at all (control characters, lone surrogates, U+FFFE/U+FFFF):
+# a test name or message holding one would make the whole JUnit file unreadable (found by fuzzing).
+_NOT_XML = re.compile("[^\x09\x0a\x0d\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def escape(text: str) -> str:
+    return _escape(_NOT_XML.sub("\ufffd", text))
+
+
+def quoteattr(text: str) -> str:
+    return _quoteattr(_NOT_XML.sub("\ufffd", text))
 
 
 def junit(results: list[Result], timing: bool = True) -> str:

@@ -110,11 +110,16 @@ def inject_fault(key: str) -> None:
 
 
 def _context():
-    methods = mp.get_all_start_methods()
-    if "forkserver" in methods:
+    if "forkserver" in mp.get_all_start_methods():
         ctx = mp.get_context("forkserver")
         ctx.set_forkserver_preload(["checker.cli", "checker.check", "checker.explain"])
-        return ctx
+        try:
+            from multiprocessing import forkserver
+
+            forkserver.ensure_running()
+            return ctx
+        except OSError:     # e.g. "AF_UNIX path too long" under a deep TMPDIR: spawn instead
+            pass
     return mp.get_context("spawn")
 
 

@@ -169,18 +169,6 @@ def _cp_multicast(i: Instr, q: Quals):
     return None
 
 
-def _ldst_split(d_slot: int):
-    """.16x32bx2 takes the immHalfSplitoff immediate; the other shapes do not."""
-    def rule(i: Instr, q: Quals):
-        n = len(i.operands)
-        if q["shape"] == "16x32bx2" and n != 3:
-            return "tcgen05.ld/st.16x32bx2 takes an immHalfSplitoff immediate"
-        if q["shape"] != "16x32bx2" and n != 2:
-            return f"only .16x32bx2 takes immHalfSplitoff: tcgen05.{i.qualifiers[0]}.{q['shape']} takes 2 operands"
-        return None
-    return rule
-
-
 def _ld_operands(q: Quals):
     if q["shape"] == "16x32bx2":
         return sig("r:regvec, taddr:addr, split:imm", taddr="the Tensor Memory cell [tD]")
@@ -253,9 +241,9 @@ register(
            operands=sig("taddr:addr, sdesc:addr", sdesc="the shared-memory source matrix [sS]"),
            rules=(_cp_multicast,), rejects=_CTA_REJECTS),
     Family("tcgen05.ld", groups=_LDST_GROUPS + (Group("pack", ("pack::16b",)), Group("type", ("b32",), required=True)),
-           operands=_ld_operands, rules=(_ldst_split(0),)),
+           operands=_ld_operands),
     Family("tcgen05.st", groups=_LDST_GROUPS + (Group("unpack", ("unpack::16b",)), Group("type", ("b32",), required=True)),
-           operands=_st_operands, rules=(_ldst_split(2),)),
+           operands=_st_operands),
     Family("tcgen05.wait::ld", groups=(_SYNC, _ALIGNED)),
     Family("tcgen05.wait::st", groups=(_SYNC, _ALIGNED)),
     Family("tcgen05.commit", groups=(_CTA_GROUP, Group("completion", ("mbarrier::arrive::one",), required=True),

@@ -11,6 +11,7 @@ subtree, so that the loader can reject one bad test of a file and keep the other
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -113,6 +114,9 @@ def compose(text: str, path: str) -> yaml.Node | None:
         raise LitmusError(f"YAML syntax error: {what}", SourceLoc(path, line, "")) from None
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def convert(node: yaml.Node, path: str) -> Node:
     """Check and convert one composed subtree: no aliases, no merge keys, no explicit tags beyond
     the plain YAML types, no duplicate keys."""
@@ -123,6 +127,10 @@ def convert(node: yaml.Node, path: str) -> Node:
     if isinstance(node, yaml.ScalarNode):
         if node.tag not in _SCALAR_TAGS:
             raise LitmusError(f"YAML tag '{shown}' is not supported", SourceLoc(path, line, node.value))
+        bad = _SURROGATE.search(node.value)
+        if bad:     # a "\ud800" escape: not a character, and no output could be written with it
+            raise LitmusError(f"'\\u{ord(bad.group()):04x}' is a lone surrogate, not a character",
+                              SourceLoc(path, line, ""))
         plain = node.style is None and not getattr(node, "explicit_tag", False)
         tag = STR if node.tag == _T + "timestamp" else node.tag
         return check_int(Node("scalar", line, raw=node.value, tag=tag, plain=plain), path)

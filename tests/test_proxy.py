@@ -70,7 +70,10 @@ def test_removing_any_fence_allows_the_forbidden_outcome(test, ptx_model):
     assert check_test(test, ptx_model).status == "pass"
     for what, mutant in mutants:
         r = check_test(mutant, ptx_model)
-        assert r.status == "pass", (
+        # without the fence the outcome is allowed -- or the program is undefined (issue 4: an
+        # access it no longer orders is in flight with an asynchronous copy), which shows the
+        # fence is needed too
+        assert r.status == "pass" or r.undefined, (
             f"{test.name}: without {what} the outcome stays forbidden: "
             + "; ".join(c.text for c in r.conditions if c.met is False))
 
@@ -213,7 +216,8 @@ threads:
     assert len(tm) == 1 and tm[0].loc == "tm" and tm[0].kind == "R"
     assert sorted(e.loc for e in es.events if "ASYNC" in e.tags and e.kind == "R") == ["gA", "gB"]
     (w,) = [e for e in es.events if "ASYNC" in e.tags and e.kind == "W"]
-    assert all((r.eid, w.eid) in es.relations["aso"] for r in es.events if r.kind == "R" and r.thread)
+    assert all((r.eid, w.eid) in es.relations["aso"] for r in es.events
+               if r.kind == "R" and r.thread and "MB" not in r.tags)
 
 
 def test_remote_async_write_is_performed_by_the_owner_cta():
@@ -332,8 +336,8 @@ threads:
     ("fence.proxy.async.shared", "write .shared::cta or .shared::cluster"),
     ("cp.async.bulk.global.shared::cta.bulk_group [g], [s], 10", "multiple of 16"),
     ("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [s], [g], 16, [mb], 3",
-     "not modelled yet"),
-    ("cp.async.bulk.tensor.1d.global.shared::cta.bulk_group [tm, {0}], [s]", "tensor store direction"),
+     "no abstract form yet"),
+    ("cp.async.bulk.tensor.1d.global.shared::cta.bulk_group [tm, {0}, 1], [s]", "malformed address"),
     ("cp.async.bulk.tensor.2d.shared::cta.global.tile.mbarrier::complete_tx::bytes [s], [tm, {0}], [mb]",
      "takes 2 coordinates"),
     ("tensormap.replace.tile.global_address.global.b1024.b32 [tm], 1", "takes .b64"),

@@ -52,7 +52,7 @@ class Forbidden:
 
     @property
     def needed(self) -> tuple[Effect, ...]:
-        return tuple(e for e in self.effects if e.verdict == "allowed")
+        return tuple(e for e in self.effects if e.verdict in ("allowed", "undefined"))
 
 
 @dataclass(frozen=True)

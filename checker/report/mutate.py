@@ -134,5 +134,6 @@ def effects(test: LitmusTest, cond: Cond, model, options=frozenset(), timeout: f
 
 
 def needed(effs: list[Effect]) -> list[Effect]:
-    """The mutations that make the outcome allowed: the synchronization it depends on."""
-    return [e for e in effs if e.verdict == "allowed"]
+    """The mutations that make the outcome allowed, or the program undefined (an access it ordered
+    is then in flight with an asynchronous copy): the synchronization it depends on."""
+    return [e for e in effs if e.verdict in ("allowed", "undefined")]

@@ -116,6 +116,7 @@ def check_result(r) -> None:
     for fmt, printer in FORMATS.items():
         out = printer([r], timing=False)
         assert isinstance(out, str) and out.endswith("\n"), fmt
+        out.encode("utf-8")                     # writable: no lone surrogates
         if fmt == "json":
             json.loads(out)
         if fmt == "junit":

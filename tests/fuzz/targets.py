@@ -103,7 +103,7 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
            "the bundled cat models, mutated; those that load check a small test"),
     Target("differential", S.valid_documents, _differential, 60,
            "small well-formed tests: the Z3 and brute-force engines allow the same outcomes"),
-    Target("cli", S.mutated_bundled, _cli, 25,
+    Target("cli", lambda: S.mutated_bundled(small=True), _cli, 25,
            "mutated bundled files through `ptxmc run`, `outcomes` and `check` (in process)"),
 )}
 
