@@ -21,6 +21,8 @@ from .symbolic import TRUE
 
 
 TIMEOUT_SLACK_MS = 100
+QUICK_MS = 100              # the short first try at a query under fewer than all axioms
+_UNKNOWN = object()
 
 
 class Z3Engine:
@@ -37,7 +39,7 @@ class Z3Engine:
         self.rlimit = lim.rlimit if rlimit is None else rlimit
         self.enc: Encoding = encode(es, model, options)
         self._budget: int | None = None     # the timeout (ms) last given to the solver
-        self._allowed: dict = {}            # condition id -> (condition, witness under all axioms)
+        self._stronger: dict = {}           # (condition id, axioms) -> (condition, witness or None)
         self.solver = z3.Solver()
         # No relevancy filtering: every atom of this encoding matters, and the enumeration's many
         # small incremental queries run about twice as fast without it (bench/RESULTS.md).
@@ -55,7 +57,9 @@ class Z3Engine:
     def axiom_names(self) -> tuple[str, ...]:
         return tuple(sorted(self.lits))
 
-    def _check(self, *assumptions) -> bool:
+    def _check(self, *assumptions, quick_ms: int | None = None) -> bool | None:
+        """sat? With `quick_ms`, a short try: None if it does not answer within that time (or
+        the resource limit); otherwise unknown raises SolverUnknown."""
         left = self.deadline - time.monotonic()
         if left <= 0:
             raise self._timeout()
@@ -63,6 +67,11 @@ class Z3Engine:
         # renewed only when it has shrunk by TIMEOUT_SLACK_MS: a check may overrun the deadline by
         # at most that much.
         budget = max(1, int(left * 1000))
+        if quick_ms is not None and quick_ms < budget:
+            self.solver.set("timeout", quick_ms)
+            self._budget = None
+            r = self.solver.check(*assumptions)
+            return None if r == z3.unknown else r == z3.sat
         if self._budget is None or self._budget - budget > TIMEOUT_SLACK_MS:
             self.solver.set("timeout", budget)
             self._budget = budget
@@ -87,31 +96,43 @@ class Z3Engine:
 
     def satisfiable(self, cond=None, axioms: Sequence[str] | None = None) -> Execution | None:
         """An execution satisfying `cond` (a z3 term over observables) under the given axioms
-        (None: all of them; (): well-formedness alone), or None."""
-        if axioms is not None and set(axioms) != set(self.lits):
-            # An execution every axiom allows is allowed by fewer of them, so the query under all
-            # axioms answers first when it can. The weaker query is often far harder for the
-            # solver (the sanity run: without the axioms, values may depend on themselves, and
-            # refuting those cycles is integer arithmetic), and most conditions asked about are
-            # allowed (bench/RESULTS.md).
-            ex = self._satisfiable_all(cond)
+        (None: all of them; (): well-formedness alone), or None.
+
+        A query under fewer axioms can be far harder for the solver than under all of them (the
+        sanity run on mbarrier tests: without the axioms, values may depend on themselves, and
+        refuting such cycles is integer arithmetic). So such a query first gets a short try of
+        QUICK_MS; if that does not answer, the stronger queries - all axioms, then all axioms but
+        one - go first, since an execution they allow is allowed by fewer axioms too; only if
+        none of them has one does the query itself run with the time left (bench/RESULTS.md)."""
+        wanted = frozenset(self.lits if axioms is None else axioms)
+        if wanted >= set(self.lits):
+            return self._satisfiable(cond, None)
+        quick = self._satisfiable(cond, wanted, quick_ms=QUICK_MS)
+        if quick is not _UNKNOWN:
+            return quick
+        every = frozenset(self.lits)
+        for stronger in [every] + [every - {a} for a in sorted(every - wanted)]:
+            ex = self._satisfiable_cached(cond, stronger)
             if ex is not None:
                 return ex
-        return self._satisfiable(cond, axioms)
+        return self._satisfiable(cond, wanted)
 
-    def _satisfiable_all(self, cond) -> Execution | None:
-        key = None if cond is None else cond.get_id()
-        hit = self._allowed.get(key)
+    def _satisfiable_cached(self, cond, axioms: frozenset) -> Execution | None:
+        key = (None if cond is None else cond.get_id(), axioms)
+        hit = self._stronger.get(key)
         if hit is None or (cond is not None and not hit[0].eq(cond)):
-            hit = self._allowed[key] = (cond, self._satisfiable(cond, None))
+            hit = self._stronger[key] = (cond, self._satisfiable(cond, axioms))
         return hit[1]
 
-    def _satisfiable(self, cond, axioms) -> Execution | None:
+    def _satisfiable(self, cond, axioms, quick_ms: int | None = None):
         self.solver.push()
         try:
             if cond is not None:
                 self.solver.add(cond)
-            if not self._check(*self._axioms(axioms)):
+            sat = self._check(*self._axioms(None if axioms is None else sorted(axioms)), quick_ms=quick_ms)
+            if sat is None:
+                return _UNKNOWN
+            if not sat:
                 return None
             return self._execution(self.solver.model(), tuple(self.enc.observables))
         finally:

@@ -15,15 +15,19 @@ raises it, and the batch goes on.
     locations                   64     memory locations of one test (declared or used)   checker.litmus
     events                     128     events of one test after lowering (the encoding   checker.engine_z3,
                                        grows with the cube of the event count)           checker.engine_brute
-    nesting                    100     nesting of a condition ('(', '~') or of a cat     checker.cond,
-                                       expression (parentheses and operators)            checker.cat.parse
+    nesting                    100     nesting of a condition ('(', '~', '!=') or of a   checker.cond,
+                                       cat expression (parentheses, operators)           checker.cat.parse
     cat_bytes            1_000_000     size of one cat model file                        checker.cat.parse
     timeout                   60.0     wall-clock seconds per test                       checker.engine_z3,
-                                                                                         checker.cli (hard)
+                                                                                         checker.pool (hard)
     rlimit              20_000_000     Z3 resource limit per solver call (deterministic, checker.engine_z3
                                        unlike the timeout; 0 = none)
     outcomes                  4096     distinct outcomes enumerated per test             checker.engine_z3
     candidates              50_000     candidate executions of the brute-force engine    checker.engine_brute
+
+Fixed, not configurable: integers (literals, YAML values, computed register values) stay in the
+64-bit range -2**63 .. 2**64-1 (checker.ptx, checker.yamlsafe, checker.values), and a stuck or
+crashed worker is stopped at `hard_timeout()` (checker.pool).
 
 The command line overrides them with `--timeout S`, `--rlimit N` and `--limit NAME=VALUE`; the
 active limits are process-wide (`current()` / `use()`), handed to worker processes explicitly.

@@ -533,7 +533,7 @@ def lower_cp_async(b: Builder, ctx: ThreadCtx, i: Instr) -> None:
     current cp.async group. src-size (an integer): 0 writes zeros without reading (another value
     copies the cell: cells do not split); ignore-src (a predicate): zeros when it is true."""
     q = ptx.validate(i)
-    dst, src, size = i.operands[0], i.operands[1], i.operands[2].value
+    dst, src = i.operands[0], i.operands[1]
     _check_space(b, ctx, dst, "shared::cta", "destination")
     _check_space(b, ctx, src, "global", "source")
     extra = i.operands[3] if len(i.operands) > 3 + bool(q["hint"]) else None

@@ -172,12 +172,14 @@ STRICT = {   # test, condition: (default verdict, strict-cta verdict); "undefine
     ("BulkLoad+remote-WAR+fence-in-issuer-cta", "P0:r0=2"): ("allowed", "forbidden"),
     ("ClusterBar+I15+acquire-fence-only", "P0:r0=2"): ("allowed", "forbidden"),
     ("ClusterBar+I15+release-fence-only", "P0:r0=2"): ("forbidden", "allowed"),
+    ("P11-remoteempty-fixed", "P0:r0=2"): ("forbidden", "allowed"),
+    ("P11-proxyfence-fixed", "P0:r0=2"): ("forbidden", "allowed"),
 }
 
 
 @pytest.mark.parametrize("name, cond", sorted(STRICT), ids=[n for n, _ in sorted(STRICT)])
 def test_strict_cta_flips_the_a2_rows(name, cond, ptx_model):
-    test = next(t for t in _tests(ASYNC) if t.name == name)
+    test = next(t for t in _tests(ASYNC) + _tests(PATTERNS) if t.name == name)
     exp = next(e for e in test.expectations if e.text == cond)
     for options, want in zip((frozenset(), frozenset({"strict-cta"})), STRICT[(name, cond)]):
         if want == "undefined":
