@@ -21,7 +21,7 @@ from .symbolic import TRUE
 
 
 TIMEOUT_SLACK_MS = 100
-QUICK_MS = 100              # the short first try at a query under fewer than all axioms
+QUICK_MS = 50               # the short first try at a query under fewer than all axioms
 _UNKNOWN = object()
 
 
