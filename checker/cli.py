@@ -158,7 +158,7 @@ def run_tests(items, model_spec, options, engine, timeout=None, jobs=1, on_resul
                 on_result(r)
 
     def finished(i: int, outcome) -> None:
-        done(i, _result_of(items[i], outcome, lim, engine, model_name))
+        done(i, result_of(items[i], outcome, lim, engine, model_name))
 
     todo = []
     try:
@@ -175,13 +175,13 @@ def run_tests(items, model_spec, options, engine, timeout=None, jobs=1, on_resul
                           lambda k, outcome: finished(todo[k], outcome))
         else:
             for k, job in enumerate(jobs_):
-                finished(todo[k], _in_process(_run_one, job))
+                finished(todo[k], in_process(_run_one, job))
     except KeyboardInterrupt:
         raise RunInterrupted([r for r in results if r is not None], len(items)) from None
     return [r for r in results if r is not None]
 
 
-def _in_process(fn, job) -> pool.Outcome:
+def in_process(fn, job) -> pool.Outcome:
     try:
         return pool.Value(fn(job))
     except CheckerError as e:
@@ -197,7 +197,7 @@ def _in_process(fn, job) -> pool.Outcome:
 INTERNAL = "internal error: "
 
 
-def _result_of(test, outcome, lim: Limits, engine: str, model_name: str) -> Result:
+def result_of(test, outcome, lim: Limits, engine: str, model_name: str) -> Result:
     if isinstance(outcome, pool.Value):
         return outcome.value
     base = Result(name=test.name, path=test.path, status="error", expect_undefined=test.expect_undefined,

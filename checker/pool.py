@@ -36,8 +36,10 @@ from .errors import CheckerError
 
 # Test-only fault injection: PTXMC_TEST_FAULT="exit:NAME,kill:NAME,hang:NAME,raise:NAME" makes a
 # worker os._exit, SIGKILL itself, sleep forever or raise a plain exception when it is given the
-# job whose `fault_key` is NAME. It acts only inside worker processes, never in a parent.
+# job whose `fault_key` is NAME. It acts only inside worker processes, never in a parent. A hang
+# first creates the file PTXMC_TEST_FAULT_MARK names, if set, so a test knows the worker is there.
 FAULT_ENV = "PTXMC_TEST_FAULT"
+FAULT_MARK_ENV = "PTXMC_TEST_FAULT_MARK"
 
 # A job's hard timeout starts when its worker takes it up; a worker that has not started within
 # this many seconds more (still importing, on a loaded machine) is stopped too.
@@ -103,6 +105,8 @@ def inject_fault(key: str) -> None:
         if action == "kill":
             os.kill(os.getpid(), signal.SIGKILL)
         if action == "hang":
+            if os.environ.get(FAULT_MARK_ENV):
+                open(os.environ[FAULT_MARK_ENV], "w").close()
             while True:
                 time.sleep(3600)
         if action == "raise":

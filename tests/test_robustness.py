@@ -453,6 +453,67 @@ def test_ctrl_c_keeps_finished_results(tmp_path, jobs, fmt, group):
     assert sorted(p.name for p in out.parent.iterdir()) == sorted([out.name, stream.name])   # no temp files
 
 
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_ctrl_c_during_report_writes_the_finished_part_marked_interrupted(tmp_path, jobs):
+    # SB+weak and SB+relaxed finish; MP+weak hangs (a worker, so the run is still going), and
+    # Ctrl-C arrives once it is hanging: the report holds what finished and says it was cut short.
+    tmpdir = Path(tempfile.mkdtemp(prefix="ptxmc-"))
+    suite = tmp_path / "in" / "suite.yaml"
+    suite.parent.mkdir()
+    tests = SUITE.read_text().split("\n- name: ")
+    suite.write_text("\n- name: ".join(tests[:4]) + "\n")      # (comments), SB+weak, SB+relaxed, SB+fence.sc
+    mark, out = tmp_path / "hanging", tmp_path / "reports" / "r"
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "TMPDIR": str(tmpdir), pool.FAULT_ENV: "hang:SB+fence.sc",
+           pool.FAULT_MARK_ENV: str(mark)}
+    env.pop("PTXMC_DEBUG", None)
+    p = subprocess.Popen([sys.executable, "-m", "checker", "report", str(suite), "--jobs", jobs, "--no-blame",
+                          "--out", str(out)], cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not mark.exists():
+            assert p.poll() is None, p.communicate()
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        if jobs == "2":
+            time.sleep(3.0)      # the other worker finishes its test (two quick ones, one each)
+        p.send_signal(signal.SIGINT)
+        stdout, stderr = p.communicate(timeout=60)
+        leftovers = list(tmpdir.iterdir())
+    finally:
+        p.kill()
+        shutil.rmtree(tmpdir, ignore_errors=True)
+    assert leftovers == []
+    assert p.returncode == 130, stderr
+    assert "Traceback" not in stderr
+    assert "ptxmc: interrupted: 2 of 3 tests run; the report holds those and says so" in stderr
+    assert sorted(x.name for x in out.parent.iterdir()) == ["r"]                 # no temporary folder
+    doc = json.loads((out / "report.json").read_text())
+    assert doc["interrupted"] == {"run": 2, "total": 3}
+    assert sorted(t["name"] for t in doc["tests"]) == ["SB+relaxed", "SB+weak"]
+    root = ET.fromstring((out / "junit.xml").read_text())
+    assert root.find("testsuite/properties/property").get("value") == "2 of 3 tests run"
+    assert sorted(tc.get("name") for tc in root.iter("testcase")) == ["SB+relaxed", "SB+weak"]
+    assert "Interrupted: 2 of 3 tests run." in (out / "report.md").read_text()
+    assert 'id="interrupted"' in (out / "index.html").read_text()
+
+
+def test_killed_worker_under_report_costs_only_its_test(tmp_path):
+    out = tmp_path / "r"
+    r = cli("report", str(SUITE), "--jobs", "2", "--no-blame", "--out", str(out),
+            env={pool.FAULT_ENV: "kill:MP+weak,raise:CoWW"})
+    assert r.returncode == 1, r.stderr
+    assert "Traceback" not in r.stderr
+    rows = {t["name"]: t for t in json.loads((out / "report.json").read_text())["tests"]}
+    assert len(rows) == 6
+    assert rows["MP+weak"]["status"] == "error"
+    assert "worker crashed (killed by signal SIGKILL)" in rows["MP+weak"]["message"]
+    assert rows["CoWW"]["status"] == "error"
+    assert rows["CoWW"]["message"].startswith("internal error: RuntimeError: injected fault for CoWW")
+    assert all(t["status"] == "pass" for n, t in rows.items() if n not in ("MP+weak", "CoWW"))
+    assert "interrupted" not in json.loads((out / "report.json").read_text())
+
+
 def test_a_deep_tmpdir_does_not_stop_the_workers(tmp_path):
     # The forkserver's AF_UNIX socket path has a length limit: found when a test set TMPDIR deep.
     deep = tmp_path / ("d" * 60) / ("e" * 60)

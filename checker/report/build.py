@@ -1,13 +1,16 @@
 """Build a conformance report: check and explain every test (in worker processes when asked),
 cross the model with hardware histograms when given, render the four formats, and write the
 report folder atomically (a temporary folder beside it, renamed into place: after a crash or
-Ctrl-C there is either the old report or the new one, never half of one)."""
+Ctrl-C there is either the old report or the new one, never half of one).
+
+Tests run in checker.pool's workers, as in `ptxmc run`: a worker that crashes or passes the hard
+time bound costs only its own test (an error / unknown row), and Ctrl-C stops the workers and
+returns the report of the tests finished so far, marked interrupted."""
 from __future__ import annotations
 
 import os
 import shutil
 import tempfile
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -30,6 +33,7 @@ class Report:
     hardware: tuple = ()                # checker.harness.compare.Comparison, one per tested histogram
     hw_files: tuple[str, ...] = ()
     timing: bool = False
+    interrupted: tuple[int, int] | None = None      # (tests run, tests in the input) after Ctrl-C
     title: str = "ptxmc conformance report"
     extra: dict = field(default_factory=dict, compare=False)
 
@@ -85,10 +89,21 @@ def _fresh_z3_context() -> None:
         z3.z3._main_ctx = None
 
 
+def _failed_report(test, outcome, timeout: float, model_name: str) -> TestReport:
+    """The row of a test whose worker did not return a report (error, bug, crash, time bound)."""
+    from .. import limits
+    from ..cli import result_of
+
+    lim = replace(limits.current(), timeout=timeout)
+    return TestReport(result_of(test, outcome, lim, "z3", model_name), "", "", (), None, (), 0, ())
+
+
 def _job(args) -> TestReport:
+    from .. import pool
     from ..check import resolve_model
 
     test, model_spec, options, timeout, layout, max_witnesses, blame = args
+    pool.inject_fault(test.name)
     _fresh_z3_context()
     model = resolve_model(model_spec)
     return analyze(test, model, Path(model.path).stem, frozenset(options), timeout, layout, max_witnesses,
@@ -111,17 +126,11 @@ def build(paths, model_spec=None, options=(), timeout: float = 60.0, jobs: int =
             out[i] = _error_report(it)
         else:
             todo.append((i, (it, model_spec, tuple(sorted(options)), timeout, layout, max_witnesses, blame)))
-    if jobs > 1 and len(todo) > 1:
-        with ProcessPoolExecutor(max_workers=jobs) as pool:
-            for (i, _), rep in zip(todo, pool.map(_job, [j for _, j in todo], chunksize=1)):
-                out[i] = rep
-                if on_result:
-                    on_result(rep)
-    else:
-        for i, job in todo:
-            out[i] = _job(job)
-            if on_result:
-                on_result(out[i])
+    interrupted = None
+    try:
+        _run(todo, jobs, timeout, out, on_result)
+    except KeyboardInterrupt:
+        interrupted = (sum(1 for t in out if t is not None), len(items))
     tests = [_portable(t) for t in out if t is not None]
     seen: dict[str, int] = {}
     for k, t in enumerate(tests):          # several errors at one line (matrix rows): unique names
@@ -135,7 +144,35 @@ def build(paths, model_spec=None, options=(), timeout: float = 60.0, jobs: int =
     hardware = _compare(tests, items, hw_files) if hw_files else ()
     return Report(model=model_spec or "ptx", model_hash=model_hash(model), options=tuple(sorted(options)),
                   inputs=tuple(rel(p) for p in paths), layout=layout, tests=tuple(tests),
-                  hardware=hardware, hw_files=tuple(rel(h) for h in hw_files), timing=timing)
+                  hardware=hardware, hw_files=tuple(rel(h) for h in hw_files), timing=timing,
+                  interrupted=interrupted)
+
+
+def _run(todo, jobs: int, timeout: float, out: list, on_result) -> None:
+    """Fill `out[i]` for every (i, job) of todo: in worker processes (jobs >= 1), or in this
+    process under PTXMC_DEBUG so that a bug shows its traceback. KeyboardInterrupt propagates,
+    with `out` holding every report finished before it."""
+    import os
+
+    from .. import limits, pool
+    from ..cli import in_process
+
+    def done(k: int, outcome) -> None:
+        i, job = todo[k]
+        rep = outcome.value if isinstance(outcome, pool.Value) else _failed_report(job[0], outcome, timeout,
+                                                                                  Path(str(job[1] or "ptx")).stem)
+        with pool.sigint_deferred():
+            out[i] = rep
+            if on_result:
+                on_result(rep)
+
+    jobs_ = [j for _, j in todo]
+    if os.environ.get("PTXMC_DEBUG"):
+        for k, job in enumerate(jobs_):
+            done(k, in_process(_job, job))
+        return
+    hard = replace(limits.current(), timeout=timeout).hard_timeout()
+    pool.run_pool(_job, jobs_, min(max(1, jobs), len(jobs_)), hard, done)
 
 
 def _compare(tests, items, hw_files) -> tuple:

@@ -6,7 +6,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
+from ..pool import sigint_deferred
+
+EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 
 def add_report_subcommand(subparsers) -> None:
@@ -34,9 +36,7 @@ def add_report_subcommand(subparsers) -> None:
 
 def handler(args) -> int:
     from .. import LITMUS_DIR
-    from . import browser
-    from .build import build, render, write_tree
-    from .html import slug
+    from .build import build
 
     paths = args.paths or [str(LITMUS_DIR)]
     for p in list(paths) + list(args.hw):
@@ -53,6 +53,15 @@ def handler(args) -> int:
         progress = tick
     report = build(paths, args.model, args.option, args.timeout, max(1, args.jobs), args.layout, args.hw,
                    args.max_witnesses, not args.no_blame, args.timing, progress)
+    with sigint_deferred():             # a second Ctrl-C must not cut the report short
+        return _write(args, report, progress)
+
+
+def _write(args, report, progress) -> int:
+    from . import browser
+    from .build import render, write_tree
+    from .html import slug
+
     if progress:
         print("\r", end="", file=sys.stderr)
     files: dict[str, str | bytes] = dict(render(report))
@@ -79,4 +88,8 @@ def handler(args) -> int:
     from ..output import summary
 
     print(f"{summary(s)}; report in {out}/ (" + ", ".join(f for f in sorted(files) if "/" not in f) + ")")
+    if report.interrupted:
+        print(f"ptxmc: interrupted: {report.interrupted[0]} of {report.interrupted[1]} tests run; "
+              "the report holds those and says so", file=sys.stderr)
+        return EXIT_INTERRUPTED
     return EXIT_OK if all(r.ok for r in s) and not bad_hw else EXIT_FAIL

@@ -28,6 +28,7 @@ h2{font-size:17px;margin:22px 0 8px;border-bottom:1px solid var(--line);padding-
 h3{font-size:15px;margin:14px 0 6px}
 code,pre,.mono{font-family:"DejaVu Sans Mono",Menlo,Consolas,monospace;font-size:12.5px}
 .meta{color:var(--muted);margin:2px 0}
+.interrupted{background:#fff3cd;border:1px solid #e0b000;padding:6px 10px}
 .cards{display:flex;flex-wrap:wrap;gap:10px;margin:10px 0}
 .card{border:1px solid var(--line);border-radius:8px;padding:8px 14px;min-width:120px;background:var(--soft)}
 .card b{display:block;font-size:22px}
@@ -321,6 +322,9 @@ def render(report) -> str:
             f'<p class="meta">model <code>{_e(report.model)}</code> (hash <code>{_e(report.model_hash)}</code>), '
             f"options: {_e(opts)}, engine z3 · inputs: "
             + ", ".join(f"<code>{_e(p)}</code>" for p in report.inputs) + "</p>"]
+    if report.interrupted:
+        head.append(f'<p class="interrupted" id="interrupted"><b>Interrupted: {report.interrupted[0]} of '
+                    f'{report.interrupted[1]} tests run.</b> The report is complete for the tests it holds.</p>')
     if report.hw_files:
         head.append('<p class="meta">hardware histograms: '
                     + ", ".join(f"<code>{_e(p)}</code>" for p in report.hw_files) + "</p>")

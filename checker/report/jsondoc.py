@@ -115,6 +115,8 @@ def render(report) -> str:
         "tests": [test_dict(t, report.timing, report.comparison(t.result.name)) for t in report.tests],
         "hardware_only": [comparison_dict(c) for c in report.hardware if c.test not in names],
     }
+    if report.interrupted:
+        doc["interrupted"] = {"run": report.interrupted[0], "total": report.interrupted[1]}
     return dumps(doc) + "\n"
 
 

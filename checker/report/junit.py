@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
+from ..cli import mark_partial
 from ..output import junit as model_junit
 
 BAD = ("violation", "harness-error", "control-unseen")
@@ -13,6 +14,8 @@ BAD = ("violation", "harness-error", "control-unseen")
 
 def render(report) -> str:
     text = model_junit([t.result for t in report.tests], timing=report.timing)
+    if report.interrupted:
+        text = mark_partial("junit", text, *report.interrupted)
     if not report.hardware:
         return text
     root = ET.fromstring(text)

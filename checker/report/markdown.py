@@ -21,6 +21,9 @@ def render(report) -> str:
     out = [f"# {report.title}", "",
            f"Model {_c(report.model)} (hash {_c(report.model_hash)}), options: {', '.join(report.options) or 'none'}, "
            f"engine z3. Inputs: " + ", ".join(_c(p) for p in report.inputs) + "."]
+    if report.interrupted:
+        out += ["", f"**Interrupted: {report.interrupted[0]} of {report.interrupted[1]} tests run.** "
+                    "The report is complete for the tests it holds."]
     if report.hw_files:
         out.append("Hardware histograms: " + ", ".join(_c(p) for p in report.hw_files) + ".")
     out += ["", "## Summary", "", "| | count |", "| --- | ---: |", f"| tests | {s['tests']} |"]
