@@ -16,12 +16,8 @@ TESTS = bundled_tests()
 @pytest.mark.parametrize("test", TESTS, ids=[t.name for t in TESTS])
 def test_sc_outcomes_are_ptx_outcomes(test):
     es = lower(test)
-    pipe = es.relations.get("tcpipe", frozenset())
     observe = tuple(sorted(f"{t}:{r}" for t, r in es.registers) + sorted(es.final_writes))
     sc, done_sc = Z3Engine(es, resolve_model("sc")).outcomes(observe)
     ptx, done_ptx = Z3Engine(es, resolve_model("ptx")).outcomes(observe)
     assert done_sc and done_ptx
-    if not sc <= ptx and len({es.events[e].thread for pair in pipe for e in pair}) > 1:
-        pytest.xfail("sc.cat orders tcgen05 pipelined pairs only by tcpipe; across threads of a "
-                     "warp (I16d) the reference still allows what PTX's pipelining forbids")
     assert sc <= ptx, f"SC allows outcomes PTX forbids: {sorted(sc - ptx)}"

@@ -73,9 +73,15 @@ def test_seed_example_needs_both_fences(ptx_model):
 
 
 def test_seed_stale_read_is_blamed_on_the_tensor_memory_axiom(ptx_model):
-    r = check_test(_by_name("TC-seed+both-fences"), ptx_model)
+    from checker.cond import parse_cond
+    from checker.explain import explain_condition
+
+    seed = _by_name("TC-seed+both-fences")
+    r = check_test(seed, ptx_model)
     (cond,) = [c for c in r.conditions if c.expected == "forbidden"]
     assert cond.allowed is False
+    text, _dot = explain_condition(seed, parse_cond(cond.text), None, (), 60.0)
+    assert "ruled out by: TensorMemoryOrder\n" in text, text
 
 
 # -- every synchronization step of a forbidden tensor-core test is needed -------------------------
@@ -103,6 +109,7 @@ def test_every_tensor_core_test_has_source_and_doc():
 
 def test_the_suites_cover_the_issue():
     names = [t.name for t in _suite()]
+    # I16 (f), a tcgen05.fence pair around an st.relaxed / ld.relaxed flag, is the seed example
     for prefix in ("TC-seed+", "I16a", "I16b", "I16c", "I16d", "I16e", "I17", "P3-", "P4-", "P18-", "P19-", "P20-"):
         assert any(n.startswith(prefix) for n in names), prefix
     # exactly one copy of each P3 / P4 test in the bundled suites
