@@ -114,7 +114,10 @@ def _cond_for(eng, cond, es):
 
 
 def _brute_sane(eng, cond, es) -> bool:
-    return any(conditions.holds(cond, dict(ex.outcome), es.names) for ex, _ in eng.executions(with_axioms=False))
+    """Some execution satisfies `cond` without the axioms: a consistent one first (as the Z3
+    engine does), then every candidate whose values do not depend on themselves."""
+    return any(conditions.holds(cond, dict(ex.outcome), es.names)
+               for consistent in (True, False) for ex, _ in eng.executions(with_axioms=consistent))
 
 
 def _undefined(es: EventStructure, model: Model, options, eng):
