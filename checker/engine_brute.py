@@ -139,6 +139,16 @@ class BruteEngine:
                 for outcome in self._outcomes(values, orders.get("co", frozenset())):
                     yield Execution(rf, orders, dict(values), outcome), fired
 
+    def has_value_cycle(self) -> bool:
+        """Some choice of rf makes values depend on themselves (such a candidate has no values
+        brute force can compute; the model's axioms must reject it, see _candidates)."""
+        for rf_choice in product(*(self.rf_may[r] for r in self.reads)):
+            try:
+                self._values(dict(zip(self.reads, rf_choice)))
+            except Unsupported:
+                return True
+        return False
+
     def _values(self, source: dict[int, int]) -> dict[int, int]:
         es, values, busy = self.es, {}, set()
 
