@@ -70,6 +70,11 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv=None) -> int:
     ap = build_parser()
     args = ap.parse_args(argv)
+    with limits.use(limits.current()):     # a command's --limit/--timeout end with it (main is
+        return _main(args)                 # also called in-process, by tests and the fuzzers)
+
+
+def _main(args) -> int:
     try:
         if args.cmd == "run":
             return cmd_run(args)

@@ -396,6 +396,12 @@ def test_internal_error_in_one_test_does_not_stop_the_batch(monkeypatch, ptx_mod
 
 # ================================================================================= Ctrl-C ==
 
+def _default_sigint() -> None:
+    """In the child before exec: Ctrl-C's default action, even if this process was started with
+    SIGINT ignored (nohup, a background job) - Python then installs no KeyboardInterrupt handler."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _interrupt_run(tmp_path, tmpdir, jobs: str, fmt: str, group: bool):
     out, stream = tmp_path / "out" / f"result.{fmt}", tmp_path / "out" / "results.jsonl"
     env = {**os.environ, "PYTHONPATH": str(ROOT), "TMPDIR": str(tmpdir)}   # where multiprocessing works
@@ -403,7 +409,7 @@ def _interrupt_run(tmp_path, tmpdir, jobs: str, fmt: str, group: bool):
     p = subprocess.Popen([sys.executable, "-m", "checker", "run", str(LITMUS_DIR / "core"), "--no-timing",
                           "--jobs", jobs, "--format", fmt, "-o", str(out), "--results-jsonl", str(stream)],
                          cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                         start_new_session=group)
+                         start_new_session=group, preexec_fn=_default_sigint)
     deadline = time.monotonic() + 90
     while not (stream.exists() and stream.read_text().count("\n") >= 3):
         assert p.poll() is None, p.communicate()
@@ -468,7 +474,7 @@ def test_ctrl_c_during_report_writes_the_finished_part_marked_interrupted(tmp_pa
     env.pop("PTXMC_DEBUG", None)
     p = subprocess.Popen([sys.executable, "-m", "checker", "report", str(suite), "--jobs", jobs, "--no-blame",
                           "--out", str(out)], cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                         text=True)
+                         text=True, preexec_fn=_default_sigint)
     try:
         deadline = time.monotonic() + 120
         while not mark.exists():
@@ -512,6 +518,14 @@ def test_killed_worker_under_report_costs_only_its_test(tmp_path):
     assert rows["CoWW"]["message"].startswith("internal error: RuntimeError: injected fault for CoWW")
     assert all(t["status"] == "pass" for n, t in rows.items() if n not in ("MP+weak", "CoWW"))
     assert "interrupted" not in json.loads((out / "report.json").read_text())
+
+
+def test_limits_of_an_in_process_command_end_with_it():
+    # Found when the whole suite ran in one worker: the fuzzers' in-process `main(...--limit
+    # events=N)` left the small limit behind for every later test of that process.
+    before = limits.current()
+    assert main(["run", str(SUITE), "--limit", "events=3", "--timeout", "7", "--format", "json"]) == 1
+    assert limits.current() is before
 
 
 def test_a_deep_tmpdir_does_not_stop_the_workers(tmp_path):
