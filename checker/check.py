@@ -85,9 +85,11 @@ def _judge(test: LitmusTest, es: EventStructure, model: Model, options, eng, bas
     conds = []
     for exp in test.expectations:
         sat = [o for o in outcomes if conditions.holds(exp.cond, dict(o), es.names)]
-        sane = eng.satisfiable(_cond_for(eng, exp.cond, es), axioms=()) is not None \
-            if hasattr(eng, "enc") else _brute_sane(eng, exp.cond, es)
         allowed = True if sat else (False if complete else None)
+        # Sane: some execution satisfies the condition without the axioms. An allowed outcome is
+        # one; a forbidden condition needs the solver (told that the model rules it out).
+        sane = bool(sat) or (eng.satisfiable(_cond_for(eng, exp.cond, es), axioms=(), forbidden=allowed is False)
+                             is not None if hasattr(eng, "enc") else _brute_sane(eng, exp.cond, es))
         conds.append(ConditionResult(conditions.show(exp.cond), exp.kind, allowed,
                                      len(sat), len(outcomes) - len(sat), sane))
     status = "run"

@@ -94,9 +94,11 @@ class Z3Engine:
         names = self.axiom_names if names is None else names
         return [self.lits[n] for n in names]
 
-    def satisfiable(self, cond=None, axioms: Sequence[str] | None = None) -> Execution | None:
+    def satisfiable(self, cond=None, axioms: Sequence[str] | None = None, forbidden: bool = False
+                    ) -> Execution | None:
         """An execution satisfying `cond` (a z3 term over observables) under the given axioms
-        (None: all of them; (): well-formedness alone), or None.
+        (None: all of them; (): well-formedness alone), or None. `forbidden`: the caller knows
+        that no execution satisfies `cond` under all the axioms (that query is skipped).
 
         A query under fewer axioms can be far harder for the solver than under all of them (the
         sanity run on mbarrier tests: without the axioms, values may depend on themselves, and
@@ -111,7 +113,7 @@ class Z3Engine:
         if quick is not _UNKNOWN:
             return quick
         every = frozenset(self.lits)
-        for stronger in [every] + [every - {a} for a in sorted(every - wanted)]:
+        for stronger in ([] if forbidden else [every]) + [every - {a} for a in sorted(every - wanted)]:
             ex = self._satisfiable_cached(cond, stronger)
             if ex is not None:
                 return ex
