@@ -39,7 +39,9 @@ class MemoryDecl:
     """One named location (an abstract cell). `alias_of` makes it another virtual address of that
     cell; `view`/`view_of` make it an address seen through an ISCA'22 hypothetical proxy
     ('texture', 'surface', 'constant'); `mbarrier` marks a pre-initialised mbarrier
-    ({'count': n}); `tensormap` maps the map's values to the global buffers they describe."""
+    ({'count': n}); `tensormap` maps the map's values to the global buffers they describe;
+    `offset_of` names the shared cell at whose CTA-relative offset this one sits in its own
+    CTA's shared memory (the cells a .multicast::cluster operation reaches)."""
 
     name: str
     space: str = "global"             # 'global' | 'shared' | 'tensor' (Tensor Memory, issue 5)
@@ -50,6 +52,7 @@ class MemoryDecl:
     view_of: str | None = None
     mbarrier: Mapping[str, int] | None = None
     tensormap: Mapping[int, str] | None = None
+    offset_of: str | None = None
     where: SourceLoc | None = field(default=None, compare=False)
 
 

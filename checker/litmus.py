@@ -27,7 +27,7 @@ from .yamlsafe import BOOL, INT, Node
 TEST_KEYS = ("name", "doc", "source", "arch", "memory", "threads", "expect", "matrix")
 THREAD_KEYS = ("at", "code")
 MEMORY_KEYS = ("space", "owner", "init", "alias_of", "texture_of", "surface_of", "constant_of",
-               "mbarrier", "tensormap")
+               "mbarrier", "tensormap", "offset_of")
 EXPECT_KEYS = ("allowed", "forbidden", "undefined")
 MBARRIER_KEYS = ("count",)
 VIEWS = {"texture_of": "texture", "surface_of": "surface", "constant_of": "constant"}
@@ -370,6 +370,13 @@ def _location(name: str, node: Node, path: str, targets) -> dict:
         if count <= 0:
             _fail(path, mb.get("count"), "mbarrier count must be positive")
         fields["mbarrier"] = {"count": count}
+    if f.get("offset_of") is not None:
+        target = _text(f.get("offset_of"), path, "offset_of")
+        if space != "shared":
+            _fail(path, f.keys["offset_of"], f"offset_of is for shared memory (the same CTA-relative offset in "
+                                             f"another CTA): '{name}' is {space} memory")
+        fields["offset_of"] = target
+        targets.setdefault(name, []).append(("offset_of", target, f.get("offset_of")))
     if f.get("tensormap") is not None:
         if space != "global":
             _fail(path, f.keys["tensormap"], "a tensor map lives in global memory")
@@ -440,6 +447,8 @@ def _check_memory(memory: dict[str, MemoryDecl], targets, path: str) -> None:
                 _fail(path, node, f"{key} '{target}': no such location (declared or used)")
             if key == "tensormap" and _root(memory, target).space != "global":
                 _fail(path, node, f"tensor map buffer '{target}' must be global memory")
+            if key == "offset_of":
+                _check_offset_of(memory, memory[name], memory[target], path, node)
     for name, d in memory.items():
         chain, cur = [name], d
         while cur.alias_of or cur.view_of:
@@ -451,6 +460,32 @@ def _check_memory(memory: dict[str, MemoryDecl], targets, path: str) -> None:
         if len(chain) > 1 and cur.space != "global":
             raise LitmusError(f"'{name}' is an alias or view of {cur.space} memory '{cur.name}': "
                               "only global memory has those", d.where)
+
+
+def _check_offset_of(memory: dict[str, MemoryDecl], d: MemoryDecl, t: MemoryDecl, path: str, node: Node) -> None:
+    """`d: {offset_of: t}`: t is the first cell of its offset (no chains, no cycles), a shared
+    cell of another CTA, and d's CTA has no other cell at that offset."""
+    chain, cur = [d.name], t
+    while cur.offset_of and cur.name not in chain:
+        chain.append(cur.name)
+        cur = memory.get(cur.offset_of) or cur
+    if cur.name in chain:
+        _fail(path, node, f"{' -> '.join(chain + [cur.name])} is a cycle of offset_of")
+    if t.offset_of:
+        _fail(path, node, f"'{t.name}' is itself offset_of '{t.offset_of}': name the first cell "
+                          f"(offset_of: {t.offset_of})")
+    if t.space != "shared":
+        _fail(path, node, f"offset_of '{t.name}': '{t.name}' is {t.space} memory, but '{d.name}' is shared "
+                          "memory (offset_of names a shared cell of another CTA)")
+    if t.owner.cta_key() == d.owner.cta_key():
+        _fail(path, node, f"offset_of '{t.name}': '{d.name}' and '{t.name}' are both shared memory of "
+                          f"{_cta(d.owner)}: offset_of names the same offset in another CTA")
+    for other in memory.values():
+        if other.name == d.name:
+            break
+        if other.offset_of == t.name and other.owner.cta_key() == d.owner.cta_key():
+            _fail(path, node, f"'{other.name}' and '{d.name}' are both at the offset of '{t.name}' in "
+                              f"{_cta(d.owner)}: one cell per CTA")
 
 
 def _check_accesses(threads: list[Thread], memory: dict[str, MemoryDecl]) -> None:

@@ -33,6 +33,13 @@ Asynchronous instructions (A8)
 - Performing CTA (A2): a write into another CTA's shared memory (a .shared::cluster copy, st.async,
   red.async, and the complete-tx on that CTA's mbarrier) is performed by the CTA that owns it
   (`pscta`); option strict-cta uses the issuing CTA throughout.
+- .multicast::cluster (cp.async.bulk and cp.async.bulk.tensor loads into .shared::cluster,
+  tcgen05.commit): ctaMask bit N names ctaN of the issuer's cluster (`cta_rank`); each named CTA
+  receives the cell at the destination's offset in its shared memory (`offset_of`,
+  `multicast_targets`): one async write per destination CTA, performed by that CTA (A2), each
+  followed by its own complete-tx on the mbarrier at [mbar]'s offset in that CTA, which completes
+  and releases the source (and tensor-map) reads and that write only, with the implicit proxy
+  fence for them (A9). The source is read once.
 
 Completion
 - Groups: `cp.async.commit_group` / `cp.async.bulk.commit_group` close a per-thread group of the
@@ -351,7 +358,13 @@ CELL = 16       # bytes in an abstract cell (DESIGN section 2)
 
 
 def lower_bulk(b: Builder, ctx: ThreadCtx, i: Instr) -> None:
-    from .ptx_async import BULK_DIRECTIONS
+    """cp.async.bulk: a weak async read of [src] (once), then a weak async write of the copied
+    value into [dst] -- with .multicast::cluster into the cell at [dst]'s offset in each CTA of
+    ctaMask -- each write followed by its own complete-tx (the copy's size) on the mbarrier at
+    [mbar]'s offset in the write's CTA, which completes and releases the source read and that write
+    and carries the implicit proxy fence for them (A9); each write and complete-tx is performed by
+    its destination CTA (A2)."""
+    from .ptx_async import BULK_DIRECTIONS, cta_mask
 
     dst_space, src_space = i.qualifiers[2], i.qualifiers[3]
     mbar = BULK_DIRECTIONS[(dst_space, src_space)]
@@ -361,14 +374,80 @@ def lower_bulk(b: Builder, ctx: ThreadCtx, i: Instr) -> None:
     _check_space(b, ctx, src, src_space, "source")
     if mbar:
         _check_space(b, ctx, i.operands[3], "shared::cluster", "mbarrier")
+    targets = multicast_targets(b, ctx, cta_mask(i, ptx.validate(i)), dst, *i.operands[3:4 if mbar else 3])
     issue = _issue(b, ctx, i)
     r = b.read(ctx, {"ASYNC", "WEAK", "ASRC"}, src, in_po=False, label=_label(i, f"async read {src.base}"))
-    w = b.write(ctx, {"ASYNC", "WEAK", "ADST"}, dst, ReadVal(r), in_po=False, label=_label(i, f"async write {dst.base}"))
-    _performed_by_owner(b, ctx, w, dst)
-    _order(b, issue, [r], [w])
-    _state(ctx).uncommitted.append(BulkOp([r, w], [r], full=not mbar))
-    if mbar:
-        _complete_tx(b, ctx, i, issue, i.operands[3], i.operands[2].value, [r, w], proxy_fence=True)
+    writes = []
+    for d, *mb in targets:
+        w = b.write(ctx, {"ASYNC", "WEAK", "ADST"}, d, ReadVal(r), in_po=False, label=_label(i, f"async write {d.base}"))
+        _performed_by_owner(b, ctx, w, d)
+        writes.append(w)
+        if mbar:
+            _complete_tx(b, ctx, i, issue, mb[0], i.operands[2].value, [r, w], proxy_fence=True)
+    _order(b, issue, [r], writes)
+    _state(ctx).uncommitted.append(BulkOp([r, *writes], [r], full=not mbar))
+
+
+# -- .multicast::cluster ---------------------------------------------------------------------------
+
+def cta_rank(pos) -> int:
+    """A CTA's rank in its cluster (%cluster_ctarank, the bit of a ctaMask that names it): the N of
+    gpuG.clusterK.ctaN; 0 in a launch without clusters (every CTA is a cluster of one)."""
+    return pos.cta if pos.cluster is not None else 0
+
+
+def _cta_text(key: tuple) -> str:
+    g, cl, cta = key
+    return f"gpu{g}" + (f".cluster{cl}" if cl is not None else "") + f".cta{cta}"
+
+
+def cell_at_offset(b: Builder, name: str, cta: tuple) -> str | None:
+    """The shared cell at the same CTA-relative offset as `name` in CTA `cta` (DESIGN section 2,
+    offset_of), or None."""
+    d = _decl(b, name)
+    first = d.offset_of or d.name
+    for m in b.test.memory:
+        if (m.name == first or m.offset_of == first) and m.owner is not None and m.owner.cta_key() == cta:
+            return m.name
+    return None
+
+
+def multicast_targets(b: Builder, ctx: ThreadCtx, mask: int | None, *ops: Addr) -> list[tuple[Addr, ...]]:
+    """For each CTA that ctaMask names (by rank), the cells at the offsets of `ops` in that CTA;
+    without a mask (no .multicast::cluster), [ops]. Bit N names ctaN of the issuer's cluster."""
+    if mask is None:
+        return [tuple(ops)]
+    here = ctx.thread.position
+    spelled = f"0b{mask:b}"
+    ctas = {t.position.cta_key() for t in b.test.threads} | \
+        {m.owner.cta_key() for m in b.test.memory if m.owner is not None}
+    ours = sorted(k for k in ctas if k[:2] == here.cluster_key()[:2]) if here.cluster is not None else []
+    named = []
+    for rank in (n for n in range(16) if mask >> n & 1):
+        if here.cluster is None:
+            if rank:
+                raise ctx.error(f"ctaMask {spelled} names CTA {rank} of the cluster, but in a launch without "
+                                "clusters every CTA is a cluster of one: only bit 0 (the executing CTA) names a CTA")
+            named.append((rank, here.cta_key()))
+            continue
+        cta = (here.gpu, here.cluster, rank)
+        if cta not in ctas:
+            raise ctx.error(f"ctaMask {spelled} names {_cta_text(cta)} (bit {rank}), which is not a CTA of "
+                            f"this test's cluster (its CTAs: {', '.join(f'cta{k[2]}' for k in ours)})")
+        named.append((rank, cta))
+    out = []
+    for rank, cta in named:
+        cells = []
+        for op in ops:
+            cell = cell_at_offset(b, op.base, cta)
+            if cell is None:
+                first = _decl(b, op.base).offset_of or op.base
+                raise ctx.error(f"ctaMask {spelled} names {_cta_text(cta)} (bit {rank}), which has no cell at "
+                                f"the offset of '{op.base}': declare one, e.g. NAME: {{space: shared, owner: "
+                                f"{_cta_text(cta)}, offset_of: {first}}}")
+            cells.append(Addr(cell, op.offset))
+        out.append(tuple(cells))
+    return out
 
 
 def lower_reduce(b: Builder, ctx: ThreadCtx, i: Instr) -> None:
@@ -443,10 +522,13 @@ def _select(b: Builder) -> None:
 
 def lower_tensor(b: Builder, ctx: ThreadCtx, i: Instr) -> None:
     dst_space = i.qualifiers[4]          # cp.async.bulk.tensor.Nd.dst.src...
+    from .ptx_async import cta_mask
+
     dst, taddr, mb = i.operands[0], i.operands[1], i.operands[2]
     _check_space(b, ctx, dst, dst_space, "destination")
     _check_space(b, ctx, mb, "shared::cluster", "mbarrier")
     decl = _tensor_map(b, ctx, taddr)
+    targets = multicast_targets(b, ctx, cta_mask(i, ptx.validate(i)), dst, mb)
     issue = _issue(b, ctx, i)
     t = b.read(ctx, {"TMAP", "WEAK", "ASRC"}, Addr(taddr.base), in_po=False,
                label=_label(i, f"tensormap read {taddr.base}"))
@@ -457,13 +539,15 @@ def lower_tensor(b: Builder, ctx: ThreadCtx, i: Instr) -> None:
     value: Expr = Const(-1)
     for k, r in sorted(reads.items(), reverse=True):
         value = Ite("==", ReadVal(t), Const(k), ReadVal(r), value)
-    w = b.write(ctx, {"ASYNC", "WEAK", "ADST"}, dst, value, in_po=False, label=_label(i, f"async write {dst.base}"))
-    _performed_by_owner(b, ctx, w, dst)
-    _order(b, issue, [t], list(reads.values()), [w])
+    writes = []
+    for d, m in targets:        # .multicast::cluster: one write and complete-tx per destination CTA
+        w = b.write(ctx, {"ASYNC", "WEAK", "ADST"}, d, value, in_po=False, label=_label(i, f"async write {d.base}"))
+        _performed_by_owner(b, ctx, w, d)
+        writes.append(w)
+        _complete_tx(b, ctx, i, issue, m, CELL, [t, *reads.values(), w], proxy_fence=True)
+    _order(b, issue, [t], list(reads.values()), writes)
     _buffers(b, t, {k: [r] for k, r in reads.items()}, decl)
-    ops = [t, *reads.values(), w]
-    _state(ctx).uncommitted.append(BulkOp(ops, [t, *reads.values()], full=False))
-    _complete_tx(b, ctx, i, issue, mb, CELL, ops, proxy_fence=True)
+    _state(ctx).uncommitted.append(BulkOp([t, *reads.values(), *writes], [t, *reads.values()], full=False))
 
 
 def lower_tensor_store(b: Builder, ctx: ThreadCtx, i: Instr, op: str | None = None) -> None:

@@ -53,7 +53,9 @@ tcgen05
   (wait::st) of the thread; tcgen05.commit issues an arrive-on (count 1) on its mbarrier, an
   mbarrier RMW not in program order built as issue 4 builds an asynchronous arrive-on (MB,
   strong, .cluster scope, ACOMPL, .release -- T5): `aso` from the commit's issue to it and
-  `acomp` from the operations of every earlier mma / cp of the thread to it.
+  `acomp` from the operations of every earlier mma / cp of the thread to it. With
+  .multicast::cluster, one such arrive-on on the mbarrier at [mbar]'s offset in each CTA of
+  ctaMask (performed by that CTA, A2), each with the same aso and acomp.
 - tcgen05.dealloc is a Tensor Memory write (TMEM, TC_SYNC) of [tD] in program order; an access to
   a cell that is not tcgen05-ordered before its dealloc is undefined (T6). tcgen05.alloc is a weak
   generic write of the allocation's abstract address to its shared-memory operand ("the store
@@ -405,20 +407,25 @@ def _commit(b: Builder, ctx: ThreadCtx, i: Instr) -> None:
     built like issue 4's asynchronous arrive-on (cp.async.mbarrier.arrive): an mbarrier RMW not in
     program order, after the issue (aso), completing and releasing only the tracked operations
     (acomp, ACOMPL) -- T5."""
-    from .lower_async import _check_space, _mb_location, _mb_objects, _mb_rmw, _performed_by_owner, mb_update
+    from .lower_async import (_check_space, _mb_location, _mb_objects, _mb_rmw, _performed_by_owner, mb_update,
+                              multicast_targets)
+    from .ptx_async import cta_mask
 
     mb = i.operands[0]
     _mb_location(b, ctx, mb)
     _check_space(b, ctx, mb, "shared::cluster", "mbarrier")
-    _mb_objects(b).add(b.roots[mb.base])
+    targets = multicast_targets(b, ctx, cta_mask(i, ptx.validate(i)), mb)
     issue = b.new_event(ctx, "I", {"TC_SYNC"}, label=_label(i, "issue"))
     tags = {"STRONG", "CLUSTER", "ACOMPL"}
-    r, w = _mb_rmw(b, ctx, mb, tags, tags | {"REL"}, lambda v: mb_update(v, arrive=Const(1)), in_po=False,
-                   what="arrive-on when the tracked tcgen05 operations complete")
-    for e in (r, w):
-        _performed_by_owner(b, ctx, e, mb)
-    b.pairs["aso"].update({(issue, r), (issue, w)})
-    b.pairs["acomp"].update((e, w) for e in _state(ctx).tracked)
+    for (m,) in targets:        # .multicast::cluster: the same arrive-on at [mbar]'s offset in each CTA of the mask
+        _mb_objects(b).add(b.roots[m.base])
+        r, w = _mb_rmw(b, ctx, m, tags, tags | {"REL"}, lambda v: mb_update(v, arrive=Const(1)), in_po=False,
+                       what="arrive-on when the tracked tcgen05 operations complete"
+                       + (f" ({m.base})" if len(targets) > 1 else ""))
+        for e in (r, w):
+            _performed_by_owner(b, ctx, e, m)
+        b.pairs["aso"].update({(issue, r), (issue, w)})
+        b.pairs["acomp"].update((e, w) for e in _state(ctx).tracked)
 
 
 def _ld_hazard(ctx: ThreadCtx, k: int, regs: set[str]) -> str | None:

@@ -13,13 +13,14 @@ cp.reduce.async.bulk.tensor, bulk commit/wait_group), "st.async", "red.async",
     cp.async.commit_group        cp.async.wait_group N        cp.async.wait_all
     cp.async.mbarrier.arrive{.noinc}{.shared{::cta}}.b64 [mbar]
     cp.async.bulk.{shared::cta,shared::cluster}.global.mbarrier::complete_tx::bytes{.L2::cache_hint} [dst], [src], size, [mbar]{, policy}
+    cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster{.L2::cache_hint} [dst], [src], size, [mbar], ctaMask{, policy}
     cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes [dst], [src], size, [mbar]
     cp.async.bulk.global.shared::cta.bulk_group{.L2::cache_hint}{.cp_mask} [dst], [src], size{, policy}{, byteMask}
     cp.reduce.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes.op.type [dst], [src], size, [mbar]
     cp.reduce.async.bulk.global.shared::cta.bulk_group{.L2::cache_hint}.op{.noftz}.type [dst], [src], size{, policy}
     cp.async.bulk.prefetch.L2.global{.L2::cache_hint} [src], size{, policy}
-    cp.async.bulk.tensor.Nd.{shared::cta,shared::cluster}.global{.load_mode}.mbarrier::complete_tx::bytes{.cta_group::1}{.L2::cache_hint}
-                                               [dst], [tmap, {c...}], [mbar]{, im2colInfo}{, policy}
+    cp.async.bulk.tensor.Nd.{shared::cta,shared::cluster}.global{.load_mode}.mbarrier::complete_tx::bytes{.multicast::cluster}{.cta_group::1}{.L2::cache_hint}
+                                               [dst], [tmap, {c...}], [mbar]{, im2colInfo}{, ctaMask}{, policy}
     cp.async.bulk.tensor.Nd.global.shared::cta{.load_mode}.bulk_group{.L2::cache_hint} [tmap, {c...}], [src]{, policy}
     cp.reduce.async.bulk.tensor.Nd.global.shared::cta.op{.load_mode}.bulk_group{.L2::cache_hint} [tmap, {c...}], [src]{, policy}
     cp.async.bulk.prefetch.tensor.Nd.L2.global{.load_mode}{.L2::cache_hint} [tmap, {c...}]{, im2colInfo}{, policy}
@@ -44,9 +45,13 @@ Accepted and ignored, as the ISA says they change no memory-consistency behaviou
 cache policies, prefetch sizes, .aligned, suspendTimeHint, im2col offsets, load modes (a tile is
 one cell whatever its layout).
 
-Not modelled (rejected with a message): .multicast::cluster (no abstract form yet: a multicast
-writes the same CTA-relative offset in several CTAs, and a litmus location names one cell),
-.cta_group::2, partial .cp_mask byte masks, the 9.3 .sem/.scope forms of the bulk copies,
+.multicast::cluster (global -> .shared::cluster only): ctaMask is an immediate (0b11, 3, 0x3); bit N
+names CTA N of the issuer's cluster (the N of gpuG.clusterK.ctaN; in a launch without clusters
+every CTA is a cluster of one, rank 0). The destination and mbarrier cells in each CTA of the mask
+are the cells declared at the same offset (`offset_of`, DESIGN section 2); checker.lower_async
+resolves them.
+
+Not modelled (rejected with a message): .cta_group::2, partial .cp_mask byte masks, the 9.3 .sem/.scope forms of the bulk copies,
 .noComplete, vector (.v2/.v4) st.async.
 """
 from __future__ import annotations
@@ -55,17 +60,19 @@ from .ast import Imm, Reg, Sink
 from .ptx import KINDS, SCOPES, Family, Group, Instr, Quals, register, sig
 
 _NOT_YET = "is not modelled yet"
-_MULTICAST = (".multicast::cluster has no abstract form yet (a multicast writes the same CTA-relative offset "
-              "in several CTAs, and a litmus location names one cell): write one .shared::cluster copy per "
-              "destination CTA")
+_MULTICAST = (".multicast::cluster copies global memory into several CTAs' shared memory: it goes with the "
+              ".shared::cluster.global direction only")
 _BULK_REJECTS = {
     "multicast::cluster": _MULTICAST,
-    "multicast::cluster::32b": _MULTICAST,
     **dict.fromkeys(("relaxed", "weak"), f"the .sem/.scope forms of the bulk copies (PTX 9.3) {_NOT_YET}"),
     **dict.fromkeys(("cta", "cluster", "gpu", "sys", "b128"),
                     f"the .sem/.scope forms of the bulk copies (PTX 9.3) {_NOT_YET}"),
 }
 _HINT = Group("hint", ("L2::cache_hint",))
+_MCAST = Group("multicast", ("multicast::cluster",))
+_MASK_WHAT = "the destination CTAs (bit N = ctaN of the cluster)"
+KINDS.setdefault("ctamask", (lambda o: isinstance(o, Imm),
+                             "an immediate mask (0b11, 3 or 0x3): a ctaMask in a register is not modelled"))
 _MBAR = Group("completion", ("mbarrier::complete_tx::bytes",), required=True)
 _BULKG = Group("completion", ("bulk_group",), required=True)
 
@@ -129,12 +136,31 @@ def _cp_async_form(i: Instr, q: Quals):
 def _bulk_operands(dst: str, src: str, mbar: bool):
     def slots(q: Quals):
         ops = "dst:addr, src:addr, size:imm" + (", mbar:addr" if mbar else "")
+        if q.get("multicast"):
+            ops += ", ctaMask:ctamask"
         if q.get("hint"):
             ops += ", policy:val"
         if q.get("mask"):
             ops += ", mask:imm"
-        return sig(ops, size="the size in bytes", mbar="the mbarrier", mask="the byte mask")
+        return sig(ops, size="the size in bytes", mbar="the mbarrier", mask="the byte mask", ctaMask=_MASK_WHAT)
     return slots
+
+
+def cta_mask(i: Instr, q: Quals) -> int | None:
+    """The ctaMask immediate of a .multicast::cluster instruction (None without .multicast)."""
+    if not q.get("multicast"):
+        return None
+    slot = {"cp": 4, "tcgen05": 1}.get(i.op, 4)
+    if i.op == "cp" and "tensor" in i.qualifiers:
+        slot = 3 + (q.get("load_mode") in IM2COL)
+    return i.operands[slot].value
+
+
+def _cta_mask(i: Instr, q: Quals):
+    mask = cta_mask(i, q)
+    if mask is not None and not 0 < mask <= 0xFFFF:
+        return f"ctaMask is a 16-bit mask naming at least one CTA of the cluster, not {mask}"
+    return None
 
 
 def _cp_mask(i: Instr, q: Quals):
@@ -146,6 +172,9 @@ def _cp_mask(i: Instr, q: Quals):
 
 def _bulk(dst: str, src: str, mbar: bool) -> Family:
     groups = [_MBAR if mbar else _BULKG, _HINT]
+    multicast = (dst, src) == ("shared::cluster", "global")
+    if multicast:
+        groups.append(_MCAST)
     if not mbar:
         groups.append(Group("mask", ("cp_mask",)))
     remote = ()
@@ -153,7 +182,8 @@ def _bulk(dst: str, src: str, mbar: bool) -> Family:
         remote = (lambda i, q: "cp.async.bulk.shared::cluster.shared::cta takes no cache policy"
                   if q["hint"] else None,)
     return Family(f"cp.async.bulk.{dst}.{src}", groups=tuple(groups), operands=_bulk_operands(dst, src, mbar),
-                  rules=(_size(), _cp_mask) + remote, rejects=_BULK_REJECTS)
+                  rules=(_size(), _cp_mask, _cta_mask) + remote,
+                  rejects={k: v for k, v in _BULK_REJECTS.items() if not (multicast and k == "multicast::cluster")})
 
 
 def _reduce(dst: str, src: str, mbar: bool) -> Family:
@@ -197,17 +227,24 @@ def _tensor_load_operands(q: Quals):
     ops = "dst:addr, tmap:taddr, mbar:addr"
     if q["load_mode"] in IM2COL:
         ops += ", info:vec"
+    if q.get("multicast"):
+        ops += ", ctaMask:ctamask"
     if q["hint"]:
         ops += ", policy:val"
-    return sig(ops, tmap="the tensor map and coordinates", mbar="the mbarrier", info="the im2col offsets")
+    return sig(ops, tmap="the tensor map and coordinates", mbar="the mbarrier", info="the im2col offsets",
+               ctaMask=_MASK_WHAT)
 
 
 def _tensor(dim: int, dst: str, src: str) -> Family:
+    multicast = dst == "shared::cluster"
+    rejects = {**_BULK_REJECTS, "cta_group::2": f".cta_group::2 (CTA pairs) {_NOT_YET}"}
+    if multicast:
+        del rejects["multicast::cluster"]
     return Family(
         f"cp.async.bulk.tensor.{dim}d.{dst}.{src}",
-        groups=(Group("load_mode", LOAD_MODES, default="tile"), _MBAR, Group("cta_group", ("cta_group::1",)), _HINT),
-        operands=_tensor_load_operands, rules=(_coords(dim, 1),),
-        rejects={**_BULK_REJECTS, "cta_group::2": f".cta_group::2 (CTA pairs) {_NOT_YET}"})
+        groups=(Group("load_mode", LOAD_MODES, default="tile"), _MBAR, Group("cta_group", ("cta_group::1",)), _HINT)
+        + ((_MCAST,) if multicast else ()),
+        operands=_tensor_load_operands, rules=(_coords(dim, 1), _cta_mask), rejects=rejects)
 
 
 def _tensor_store_operands(q: Quals):

@@ -24,6 +24,7 @@ registers -- are written as abstract operands naming the memory cells (DESIGN se
     tcgen05.st.sync.aligned.SHAPE.NUM{.unpack::16b}.b32 [tD]{, immHalfSplitoff}, {r0, ...}
     tcgen05.wait::ld.sync.aligned      tcgen05.wait::st.sync.aligned
     tcgen05.commit.cta_group::1.mbarrier::arrive::one{.shared::cluster}.b64  [mbar]
+    tcgen05.commit.cta_group::1.mbarrier::arrive::one{.shared::cluster}.multicast::cluster.b64  [mbar], ctaMask
     tcgen05.fence::before_thread_sync  tcgen05.fence::after_thread_sync
 
 - `[sA]`, `[sB]`, `[sS]` (for a-desc, b-desc, s-desc): the shared-memory cell the descriptor's
@@ -37,13 +38,16 @@ registers -- are written as abstract operands naming the memory cells (DESIGN se
 
 Qualifier values are checked against the PTX ISA lists; `.kind::*` of tcgen05.mma is opaque (no
 type arithmetic). Not modelled (rejected with a message): `.cta_group::2` (CTA pairs), the
-block-scaled kinds and `.block_scale`, tcgen05.mma.ws / .sp, tcgen05.shift, the multicast forms
-of tcgen05.commit, and the sparse wgmma.mma_async.sp.
+block-scaled kinds and `.block_scale`, tcgen05.mma.ws / .sp, tcgen05.shift, and the sparse
+wgmma.mma_async.sp. ctaMask (tcgen05.commit .multicast::cluster) is an immediate as for the bulk
+copies (checker.ptx_async): the arrive-on reaches the mbarrier at [mbar]'s offset (`offset_of`) in
+each CTA of the mask.
 """
 from __future__ import annotations
 
 from .ast import Addr, Reg, Vec
 from .ptx import KINDS, Family, Group, Instr, Quals, register, sig
+from .ptx_async import _cta_mask
 
 # -- operand kinds -----------------------------------------------------------------------------
 
@@ -247,10 +251,11 @@ register(
     Family("tcgen05.wait::ld", groups=(_SYNC, _ALIGNED)),
     Family("tcgen05.wait::st", groups=(_SYNC, _ALIGNED)),
     Family("tcgen05.commit", groups=(_CTA_GROUP, Group("completion", ("mbarrier::arrive::one",), required=True),
-                                     Group("space", ("shared::cluster",)), Group("type", ("b64",), required=True)),
-           operands=sig("mbar:addr", mbar="the mbarrier"),
-           rejects={**_CTA_REJECTS, "multicast::cluster": ".multicast::cluster is not modelled yet (no abstract "
-                                                          "form names the same offset in several CTAs)"}),
+                                     Group("space", ("shared::cluster",)), Group("multicast", ("multicast::cluster",)),
+                                     Group("type", ("b64",), required=True)),
+           operands=lambda q: sig("mbar:addr" + (", ctaMask:ctamask" if q["multicast"] else ""), mbar="the mbarrier",
+                                  ctaMask="the CTAs whose mbarrier is signalled (bit N = ctaN of the cluster)"),
+           rules=(_cta_mask,), rejects=_CTA_REJECTS),
     Family("tcgen05.fence::before_thread_sync"),
     Family("tcgen05.fence::after_thread_sync"),
 )

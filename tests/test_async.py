@@ -174,6 +174,11 @@ STRICT = {   # test, condition: (default verdict, strict-cta verdict); "undefine
     ("ClusterBar+I15+release-fence-only", "P0:r0=2"): ("forbidden", "allowed"),
     ("P11-remoteempty-fixed", "P0:r0=2"): ("forbidden", "allowed"),
     ("P11-proxyfence-fixed", "P0:r0=2"): ("forbidden", "allowed"),
+    ("Multicast+bulk+wait.cta", "P1:r0=0"): ("forbidden", "undefined"),
+    ("Multicast+tensor+wait.cta", "P1:r0=0"): ("forbidden", "undefined"),
+    ("Multicast+remote-WAR+fence-in-destination-cta", "P1:r0=2"): ("forbidden", "allowed"),
+    ("Multicast+remote-WAR+fence-in-issuer-cta", "P1:r0=2"): ("allowed", "forbidden"),
+    ("Multicast+tcgen05.commit+multicast+wait.cta", "tD=2"): ("forbidden", "undefined"),
 }
 
 
@@ -323,8 +328,8 @@ threads:
     ("cp.async.ca.shared.global [s], [g], 3", "cp-size is 4, 8 or 16"),
     ("cp.async.cg.shared.global [s], [g], 8", "cp.async.cg copies 16 bytes"),
     ("cp.async.ca.shared.global [s], [g], 4, 8", "src-size must be at most cp-size"),
-    ("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [s], [g], 16, [mb], 3",
-     "no abstract form yet"),
+    ("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [s], [g], 16, [mb], 0",
+     "ctaMask is a 16-bit mask naming at least one CTA of the cluster, not 0"),
     ("cp.async.bulk.global.shared::cta.bulk_group.cp_mask [g], [s], 16, 255", "partial writes are not modelled"),
     ("mbarrier.arrive.shared::cluster.b64 st, [mb]", "returns no state: write _"),
     ("mbarrier.try_wait.parity.release.shared::cta.b64 p, [mb], 0", "waits are .acquire or .relaxed"),
@@ -338,5 +343,188 @@ threads:
      "a column and four rows"),
 ])
 def test_async_syntax_errors(text, msg):
+    with pytest.raises(LitmusError, match=re.escape(msg)):
+        parse_instr(text)
+
+
+# -- .multicast::cluster (offset_of cells, ctaMask) ---------------------------------------------
+
+MULTICAST = """
+name: t
+memory:
+  g: 1
+  tmap: {{tensormap: {{0: g}}, init: 0}}
+  s0: {{space: shared, owner: gpu0.cluster0.cta0}}
+  s1: {{space: shared, owner: gpu0.cluster0.cta1, offset_of: s0}}
+  mb0: {{space: shared, owner: gpu0.cluster0.cta0, mbarrier: {{count: 1}}}}
+  mb1: {{space: shared, owner: gpu0.cluster0.cta1, mbarrier: {{count: 1}}, offset_of: mb0}}
+  tD: {{space: tensor, owner: gpu0.cluster0.cta0}}
+threads:
+  P0:
+    at: gpu0.cluster0.cta0
+    code:
+      - {code}
+  P1:
+    at: gpu0.cluster0.cta1
+    code:
+      - ld.shared r0, [s1]
+"""
+MC_BULK = "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [s0], [g], 16, [mb0], {}"
+MC_TENSOR = ("cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster "
+             "[s0], [tmap, {{0}}], [mb0], {}")
+MC_COMMIT = "tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.multicast::cluster.b64 [mb0], {}"
+
+
+def _multicast(code: str, mask="0b11"):
+    es = lower(_one(MULTICAST.format(code=code.format(mask))))
+    loc = {name: es.names[name] for name in ("s0", "s1", "mb0", "mb1")}
+    mine = [e for e in es.events if e.thread == "P0"]
+    writes = {n: [e.eid for e in mine if e.kind == "W" and e.loc == loc[n]] for n in loc}
+    return es, mine, writes
+
+
+def test_multicast_bulk_copy_writes_and_signals_each_destination_cta():
+    es, mine, w = _multicast(MC_BULK)
+    issue = next(e.eid for e in mine if e.kind == "I")
+    (rd,) = [e.eid for e in mine if e.kind == "R" and "ASRC" in e.tags]        # the source is read once
+    (w0,), (w1,), (c0,), (c1,) = w["s0"], w["s1"], w["mb0"], w["mb1"]
+    assert {"ASYNC", "WEAK", "ADST"} <= es.events[w0].tags and {"ASYNC", "WEAK", "ADST"} <= es.events[w1].tags
+    assert {(issue, rd), (rd, w0), (rd, w1), (issue, c0), (issue, c1)} <= es.relations["aso"]
+    # each complete-tx (16 bytes, on its own CTA's mbarrier) completes the read and its own write only
+    assert {a for a, b in es.relations["acomp"] if b == c0} == {rd, w0}
+    assert {a for a, b in es.relations["acomp"] if b == c1} == {rd, w1}
+    for c, wr in ((c0, w0), (c1, w1)):
+        assert {"ACOMPL", "REL", "CLUSTER", "PF_ASYNC"} <= es.events[c].tags
+        assert {b for a, b in es.relations["pfcover"] if a == c} == {rd, wr}
+    # A2: CTA 1's write and complete-tx are performed by CTA 1, CTA 0's by the issuer's CTA 0
+    pscta = es.relations["pscta"]
+    assert {(w1, c1), (issue, w0), (issue, c0)} <= pscta
+    assert not {(issue, w1), (issue, c1), (w0, w1)} & pscta
+
+
+def test_multicast_mask_names_the_destination_ctas():
+    es, _, w = _multicast(MC_BULK, "0b10")
+    assert (len(w["s0"]), len(w["s1"]), len(w["mb0"]), len(w["mb1"])) == (0, 1, 0, 1)
+    es, _, w = _multicast(MC_BULK, "1")
+    assert (len(w["s0"]), len(w["s1"]), len(w["mb0"]), len(w["mb1"])) == (1, 0, 1, 0)
+
+
+def test_multicast_tensor_load_reads_the_map_and_buffer_once():
+    es, mine, w = _multicast(MC_TENSOR, "0x3")
+    reads = [e for e in mine if e.kind == "R" and "ASRC" in e.tags]
+    assert sorted("TMAP" in e.tags for e in reads) == [False, True]
+    (w0,), (w1,), (c0,), (c1,) = w["s0"], w["s1"], w["mb0"], w["mb1"]
+    srcs = {e.eid for e in reads}
+    assert {a for a, b in es.relations["acomp"] if b == c0} == srcs | {w0}
+    assert {a for a, b in es.relations["acomp"] if b == c1} == srcs | {w1}
+    assert (w1, c1) in es.relations["pscta"] and (w0, w1) not in es.relations["pscta"]
+
+
+def test_multicast_tcgen05_commit_arrives_on_each_cta():
+    code = "tcgen05.mma.cta_group::1.kind::f16 [tD], [s0], [s0], idesc, q\n      - " + MC_COMMIT
+    es, mine, w = _multicast(code)
+    issue = next(e.eid for e in mine if e.kind == "I" and "TC_SYNC" in e.tags)
+    mma = {e.eid for e in mine if e.kind in ("R", "W") and e.loc not in (es.names["mb0"], es.names["mb1"])}
+    (a0,), (a1,) = w["mb0"], w["mb1"]
+    for a in (a0, a1):
+        assert {"ACOMPL", "REL", "CLUSTER", "MB"} <= es.events[a].tags
+        assert (issue, a) in es.relations["aso"] and not any(a in p for p in es.relations["po"])
+        assert {x for x, y in es.relations["acomp"] if y == a} == mma
+    assert (a1, es.events.index(next(e for e in es.events if e.thread == "P1"))) in es.relations["pscta"]
+    assert (issue, a1) not in es.relations["pscta"] and (issue, a0) in es.relations["pscta"]
+
+
+_MC_MEM = """  s0: {space: shared, owner: gpu0.cluster0.cta0}
+  s1: {space: shared, owner: gpu0.cluster0.cta1, offset_of: s0}
+  mb0: {space: shared, owner: gpu0.cluster0.cta0, mbarrier: {count: 1}}"""
+
+
+@pytest.mark.parametrize("extra, msg", [
+    ("  s2: {space: shared, owner: gpu0.cluster0.cta2, offset_of: s1}",
+     "<string>:7: 's1': 's1' is itself offset_of 's0': name the first cell (offset_of: s0)"),
+    ("  s2: {space: shared, owner: gpu0.cluster0.cta2, offset_of: s2}",
+     "<string>:7: 's2': s2 -> s2 is a cycle of offset_of"),
+    ("  s3: {space: shared, owner: gpu0.cluster0.cta2, offset_of: s4}\n"
+     "  s4: {space: shared, owner: gpu0.cluster0.cta3, offset_of: s3}",
+     "<string>:7: 's4': s3 -> s4 -> s3 is a cycle of offset_of"),
+    ("  s2: {space: shared, owner: gpu0.cluster0.cta2, offset_of: g}\n  g: 0",
+     "<string>:7: 'g': offset_of 'g': 'g' is global memory, but 's2' is shared memory (offset_of names a "
+     "shared cell of another CTA)"),
+    ("  g2: {offset_of: s0}",
+     "<string>:7: 'offset_of': offset_of is for shared memory (the same CTA-relative offset in another CTA): "
+     "'g2' is global memory"),
+    ("  s2: {space: shared, owner: gpu0.cluster0.cta0, offset_of: s0}",
+     "<string>:7: 's0': offset_of 's0': 's2' and 's0' are both shared memory of gpu0.cluster0.cta0: offset_of "
+     "names the same offset in another CTA"),
+    ("  s2: {space: shared, owner: gpu0.cluster0.cta1, offset_of: s0}",
+     "<string>:7: 's0': 's1' and 's2' are both at the offset of 's0' in gpu0.cluster0.cta1: one cell per CTA"),
+])
+def test_offset_of_errors(extra, msg):
+    (err,) = load_text(f"""
+name: t
+memory:
+{_MC_MEM}
+{extra}
+threads:
+  P0:
+    at: gpu0.cluster0.cta0
+    code: ["ld.shared r0, [s0]"]
+""")
+    assert isinstance(err, LitmusError) and str(err) == msg, str(err)
+
+
+@pytest.mark.parametrize("at, mask, msg", [
+    ("gpu0.cluster0.cta0", "0b111", "ctaMask 0b111 names gpu0.cluster0.cta2 (bit 2), which is not a CTA of this "
+                                    "test's cluster (its CTAs: cta0, cta1)"),
+    ("gpu0.cluster0.cta0", "0x8000", "ctaMask 0b1000000000000000 names gpu0.cluster0.cta15 (bit 15), which is "
+                                     "not a CTA of this test's cluster (its CTAs: cta0, cta1)"),
+    ("gpu0.cluster0.cta0", "3", "ctaMask 0b11 names gpu0.cluster0.cta1 (bit 1), which has no cell at the offset "
+                                "of 'mb0': declare one, e.g. NAME: {space: shared, owner: gpu0.cluster0.cta1, "
+                                "offset_of: mb0}"),
+])
+def test_multicast_mask_errors(at, mask, msg):
+    t = _one(f"""
+name: t
+memory:
+{_MC_MEM}
+threads:
+  P0:
+    at: {at}
+    code: ["{MC_BULK.format(mask)}"]
+""")
+    with pytest.raises(LitmusError) as e:
+        lower(t)
+    assert str(e.value) == f"<string>:10: '{MC_BULK.format(mask)}': {msg}"
+
+
+def test_multicast_mask_without_clusters_names_only_the_executing_cta():
+    t = _one(f"""
+name: t
+memory:
+  s0: {{space: shared, owner: gpu0.cta0}}
+  mb0: {{space: shared, owner: gpu0.cta0, mbarrier: {{count: 1}}}}
+threads:
+  P0:
+    at: gpu0.cta0
+    code: ["{MC_BULK.format(1)}"]
+""")
+    assert len([e for e in lower(t).events if e.kind == "W" and "ADST" in e.tags]) == 1
+    with pytest.raises(LitmusError, match=re.escape(
+            "ctaMask 0b10 names CTA 1 of the cluster, but in a launch without clusters every CTA is a cluster "
+            "of one: only bit 0 (the executing CTA) names a CTA")):
+        lower(replace(t, threads=(replace(t.threads[0], code=(parse_instr(MC_BULK.format(2)),)),)))
+
+
+@pytest.mark.parametrize("text, msg", [
+    (MC_BULK.format("0x10000"), "ctaMask is a 16-bit mask naming at least one CTA of the cluster, not 65536"),
+    (MC_BULK.format("r"), "operand 5 ('r') must be an immediate mask (0b11, 3 or 0x3): a ctaMask in a register is "
+                          "not modelled"),
+    (MC_BULK.format("").rstrip(", "), "missing operand ctaMask, the destination CTAs (bit N = ctaN of the cluster)"),
+    ("cp.async.bulk.tensor.1d.shared::cta.global.tile.mbarrier::complete_tx::bytes.multicast::cluster "
+     "[s], [t, {0}], [mb], 3", ".multicast::cluster copies global memory into several CTAs' shared memory: it goes "
+                               "with the .shared::cluster.global direction only"),
+    (MC_COMMIT.format("0"), "ctaMask is a 16-bit mask naming at least one CTA of the cluster, not 0"),
+])
+def test_multicast_syntax_errors(text, msg):
     with pytest.raises(LitmusError, match=re.escape(msg)):
         parse_instr(text)

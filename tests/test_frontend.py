@@ -75,7 +75,7 @@ MALFORMED = {
                    "memory, threads, expect, matrix)",
     "unknown_location": "15: 'z=1': 'z' is not a location of this test (locations: x, flag)",
     "unknown_memory_key": "3: 'initial': unknown key 'initial' in location 'x' (valid keys: space, owner, "
-                          "init, alias_of, texture_of, surface_of, constant_of, mbarrier, tensormap)",
+                          "init, alias_of, texture_of, surface_of, constant_of, mbarrier, tensormap, offset_of)",
     "unknown_opcode": "6: 'stx [x], 1': unknown or unsupported PTX instruction 'stx'",
     "unknown_register": "15: 'P1:r0=1 /\\ P1:r2=0': 'P1:r2': P1 uses no register r2 (its registers: r0, r1)",
     "unknown_thread": "15: 'P2:r0=1': 'P2:r0': there is no thread P2 (threads: P0, P1)",

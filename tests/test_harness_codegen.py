@@ -270,6 +270,20 @@ UNSUPPORTED = [
     (build_test("ctaremote", {"P0": ("gpu0.cluster0.cta0", ["st.shared [s], 1"])},
                 memory={"s": {"space": "shared", "owner": "gpu0.cluster0.cta1"}}), "use .shared::cluster"),
     (build_test("unknownop", {"P0": ("gpu0.cta0", ["prefetch.global.L2 [x]"])}), "no harness emitter"),
+    (build_test("multicast", {"P0": ("gpu0.cluster0.cta0", [
+        "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [s0], [g], 16, [mb0], 3"])},
+        memory={"s0": {"space": "shared", "owner": "gpu0.cluster0.cta0"},
+                "s1": {"space": "shared", "owner": "gpu0.cluster0.cta1", "offset_of": "s0"},
+                "mb0": {"space": "shared", "owner": "gpu0.cluster0.cta0", "mbarrier": {"count": 1}},
+                "mb1": {"space": "shared", "owner": "gpu0.cluster0.cta1", "mbarrier": {"count": 1},
+                        "offset_of": "mb0"}}),
+     "multicast copies (.multicast::cluster) are not expressible yet"),
+    (build_test("multicast-tensor", {"P0": ("gpu0.cluster0.cta0", [
+        "cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster "
+        "[s0], [tm, {0}], [mb0], 1"])},
+        memory={"tm": {"tensormap": {0: "g"}}, "g": {}, "s0": {"space": "shared", "owner": "gpu0.cluster0.cta0"},
+                "mb0": {"space": "shared", "owner": "gpu0.cluster0.cta0", "mbarrier": {"count": 1}}}),
+     "multicast copies (.multicast::cluster) are not expressible yet"),
 ]
 
 

@@ -192,8 +192,8 @@ INVALID = [
     ("tcgen05.st.sync.aligned.16x32bx2.x1.b32 [tD], {r0}", "missing operand r, the source registers"),
     ("tcgen05.ld.sync.aligned.32x32b.x3.b32 {r0}, [tD]", "unknown qualifier '.x3'"),
     ("tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [s], 16", "nCols is a power of 2 from 32 to 512"),
-    ("tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.multicast::cluster.b64 [mb], 3",
-     ".multicast::cluster is not modelled yet"),
+    ("tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.multicast::cluster.b64 [mb], m",
+     "must be an immediate mask (0b11, 3 or 0x3): a ctaMask in a register is not modelled"),
     ("tcgen05.shift.cta_group::1.down [tD]", "tcgen05.shift is not modelled yet"),
     ("tcgen05.fence::before_thread_sync.sync", "unknown qualifier '.sync'"),
 ]

@@ -76,7 +76,8 @@ def test_hash(t: LitmusTest) -> str:
         parts.append(f"T {th.name} {th.position} " + " ; ".join(i.text for i in th.code))
     for m in t.memory:
         parts.append("M " + repr((m.name, m.space, str(m.owner), m.init, m.alias_of, m.view, m.view_of,
-                                  sorted((m.mbarrier or {}).items()), sorted((m.tensormap or {}).items()))))
+                                  sorted((m.mbarrier or {}).items()), sorted((m.tensormap or {}).items()))
+                                 + ((m.offset_of,) if m.offset_of else ())))
     for e in t.expectations:
         parts.append(f"E {e.kind} {e.text}")
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
