@@ -49,14 +49,21 @@ Completion
   `acomp` goes from the completed memory operations to it. `cp.async.wait_all` is
   commit_group; wait_group 0. A bulk wait is the implicit generic-async proxy fence (A9): PF_ASYNC,
   PF_TMAP, `pfcover` = exactly what it completes; .read completes (and fences) the tensor-map and
-  source reads only, and so does any bulk wait for copies that complete through an mbarrier.
+  source reads only, and so does any bulk wait for copies that complete through an mbarrier:
+  the cp.async.bulk{.tensor} completion-mechanism tables give mbarrier-based completion for the
+  whole operation and say bulk async-group completion "optionally can be used for the completion
+  of reading data from the source [and] from the tensormap" (commit_group's own text names only
+  .bulk_group copies; the tables are the more specific statement, so an mbarrier copy joins the
+  next bulk group for its reads; read the other way, a bulk wait would not cover it and reusing
+  its source after that wait would be undefined).
   cp.async is generic, so its waits are no proxy fences.
 - mbarrier: see "mbarrier objects" below. A bulk copy's (or st.async's, red.async's) complete-tx is
   an RMW on the mbarrier, not in program order, after the issue (`aso`), tagged ACOMPL: a release
   at .cluster scope of its own instruction's memory operations only (acomp from them to it), not
   of the issuing thread's earlier instructions (8.9.1.1). For a bulk copy it also carries the
   implicit generic-async proxy fence (A9): PF_ASYNC/PF_TMAP with `pfcover` = the instruction's
-  operations, in the CTA of the mbarrier (A2: the destination CTA). cp.async.mbarrier.arrive
+  operations, in the CTA of the mbarrier (A2: the destination CTA); being implicit, it orders all
+  of them, also the source read the issuer's CTA performs (pfo in axioms/ptx.cat). cp.async.mbarrier.arrive
   performs, without .noinc, an increment of the pending count in program order, then an async
   arrive-on (ACOMPL, .release.cta) that acomp orders after every earlier cp.async of the thread.
 
