@@ -223,11 +223,16 @@ class Builder:
                 members = [(t, per_thread[t][k]) for t in per_thread if len(per_thread[t]) > k]
                 for t, (eid, instr, count) in members:
                     expected = count if count is not None else len(ctas_threads)
-                    if expected != len(members):
-                        who = ", ".join(sorted(m for m, _ in members))
+                    who = ", ".join(sorted(m for m, _ in members))
+                    if expected > len(members):
                         raise LitmusError(
                             f"barrier {bid} (use {k + 1}) expects {expected} threads but only {who} "
                             f"take part: it would never complete", instr.where)
+                    if expected < len(members):
+                        raise LitmusError(
+                            f"barrier {bid} (use {k + 1}) expects {expected} threads but {len(members)} take "
+                            f"part ({who}): which of them complete it together is decided at run time, "
+                            f"which ptxmc does not model; give each group its own barrier", instr.where)
                 for _, (a, _, _) in members:
                     for _, (b, _, _) in members:
                         if a != b and self.events[b].tags & {"BAR_SYNC", "BAR_RED"}:

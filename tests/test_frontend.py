@@ -619,3 +619,29 @@ def test_parse_cond_fails_only_with_litmus_errors(text):
 def test_load_text_returns_errors_never_raises(lines):
     for r in load_text("\n".join(lines), "fuzz.yaml"):
         assert isinstance(r, (LitmusTest, LitmusError))
+
+
+# -- barrier instances are matched statically: too few or too many participants ----------------
+
+def _bar_test(counts: list[str]) -> str:
+    lines = ["name: Bar", "threads:"]
+    for k, c in enumerate(counts):
+        lines += [f"  P{k}:", f"    at: gpu0.cta0.warp{k}", "    code:", f"      - bar.sync 1{c}",
+                  f"      - st.shared [s{k}], 1"]
+    return "\n".join(lines) + "\nmemory:\n" + "".join(
+        f"  s{k}: {{space: shared, owner: gpu0.cta0}}\n" for k in range(len(counts)))
+
+
+@pytest.mark.parametrize("counts, message", [
+    ([", 3", ", 3"], "barrier 1 (use 1) expects 3 threads but only P0, P1 take part: it would never complete"),
+    ([", 2"] * 4, "barrier 1 (use 1) expects 2 threads but 4 take part (P0, P1, P2, P3): which of them "
+                  "complete it together is decided at run time, which ptxmc does not model; give each "
+                  "group its own barrier"),
+])
+def test_barrier_participants_must_match_the_count(counts, message):
+    from checker.lower import lower
+
+    [test] = load_text(_bar_test(counts), "bar.yaml")
+    with pytest.raises(LitmusError) as e:
+        lower(test)
+    assert str(e.value) == f"bar.yaml:6: 'bar.sync 1{counts[0]}': {message}"
