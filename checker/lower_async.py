@@ -613,6 +613,7 @@ def lower_wait(b: Builder, ctx: ThreadCtx, i: Instr, kind: str = "bulk") -> None
     # exactly the operations it completes.
     wait = b.new_event(ctx, "C", {"PF_ASYNC", "PF_TMAP"}, label=_label(i, "completion + implicit proxy fence"))
     b.pairs["acomp"].update((e, wait) for e in covered)
+    b.pairs["mbgroup"].update((e, wait) for group in done for op in group if not op.full for e in op.reads)
     from .lower_proxy import restrict
     restrict(b, wait, "events", tuple(covered))
 

@@ -528,3 +528,19 @@ threads:
 def test_multicast_syntax_errors(text, msg):
     with pytest.raises(LitmusError, match=re.escape(msg)):
         parse_instr(text)
+
+
+# -- option bulk-group-only: a bulk wait does not cover copies completing through an mbarrier ------
+
+@pytest.mark.parametrize("name", ["P16-map-reuse+wait.read0", "P16-map-reuse+wait0"])
+def test_bulk_group_only_makes_mbarrier_copy_reuse_undefined(name, ptx_model):
+    """The two readings of the completion-mechanism tables vs commit_group's text (axioms/ptx.cat,
+    "Completion mechanisms"): by default a bulk wait completes an mbarrier copy's reads, so the map
+    may be replaced after it; under bulk-group-only it does not, and the replace races the copy."""
+    test = next(t for t in load_paths([str(LITMUS_DIR / "proxy")]) if getattr(t, "name", "") == name)
+    assert check_test(test, ptx_model).status == "pass"
+    strict = check_test(replace(test, expectations=(), expect_undefined=True), ptx_model,
+                        options=frozenset({"bulk-group-only"}))
+    assert strict.status == "pass" and [u.flag for u in strict.undefined] == ["InFlight"]
+    es = lower(test)
+    assert es.relations["mbgroup"] and es.relations["mbgroup"] <= es.relations["acomp"]
