@@ -514,6 +514,10 @@ def _check_accesses(threads: list[Thread], memory: dict[str, MemoryDecl]) -> Non
                 if d.owner.cluster_key() != t.position.cluster_key():
                     raise LitmusError(f"'{base}' is shared memory of {_cta(d.owner)}, outside the cluster of "
                                       f"{t.name} ({_cta(t.position)}): no access is possible", i.where)
+                if i.op == "clusterlaunchcontrol":
+                    raise LitmusError(f"'{base}' is shared memory of another CTA ({_cta(d.owner)}): the operands "
+                                      "of clusterlaunchcontrol.try_cancel are the executing CTA's own shared "
+                                      "memory (.multicast::cluster::all reaches the other CTAs)", i.where)
                 if not i.has("shared::cluster"):
                     raise LitmusError(f"'{base}' is shared memory of another CTA ({_cta(d.owner)}): "
                                       "access it with .shared::cluster", i.where)

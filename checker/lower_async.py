@@ -1,6 +1,6 @@
 """Lowering of the asynchronous instructions and of what completes them (issues 3 and 4): cp.async
 and its groups, cp{.reduce}.async.bulk{.tensor}, the bulk groups, mbarrier objects, the cluster
-barrier, restricted fences, st.async and red.async. Registers itself into checker.lower's LOWER
+barrier, restricted fences, st.async, red.async and clusterlaunchcontrol.*. Registers itself into checker.lower's LOWER
 and FENCE_VARIANTS on import. The model that gives the tags and relations made here their meaning
 is the "Asynchronous operations", "mbarrier", "barrier.cluster", "Restricted fences" and
 "Undefined behaviour" parts of axioms/ptx.cat.
@@ -40,6 +40,25 @@ Asynchronous instructions (A8)
   followed by its own complete-tx on the mbarrier at [mbar]'s offset in that CTA, which completes
   and releases the source (and tensor-map) reads and that write only, with the implicit proxy
   fence for them (A9). The source is read once.
+
+clusterlaunchcontrol (PTX ISA 8.6, sm_100; "clusterlaunchcontrol.try_cancel / query_cancel")
+- try_cancel is lowered like a bulk copy without a source: an issue event, a weak async-proxy
+  write of the 16-byte response into [addr] (one cell) performed by the cell's CTA (A2) and
+  followed by a complete-tx of 16 bytes (.release.cluster, ACOMPL) on [mbar]; with
+  .multicast::cluster::all, one write and one complete-tx per CTA of the cluster, at the
+  `offset_of` cells of [addr] and [mbar] there (every CTA of the test's cluster must have both).
+  It joins no bulk group: only the mbarrier completes it. Reading the response before its
+  completion is observed is undefined (ADST).
+- Decision (A9 extended): the complete-tx carries the implicit generic-async proxy fence for the
+  response write. The ISA states the implicit fence for bulk copies only, but its own try_cancel
+  example reads the response with a generic ld.shared right after an .acquire try_wait and no
+  proxy fence; without the implicit fence that read could be stale.
+- Abstract response: the k-th try_cancel of the test (threads in order, then program order)
+  writes the value k; a cell's earlier value (its init, 0 by default) is what a read sees if no
+  response reached it. query_cancel is a register operation on a value loaded with
+  ld.shared.b128: is_canceled = (value != 0); get_first_ctaid gives x = the value, y = z = 0.
+  Not modelled: the undefined behaviour of get_first_ctaid on a failed response, and of a
+  try_cancel issued after a failure was observed (success is not a modelled outcome).
 
 Completion
 - Groups: `cp.async.commit_group` / `cp.async.bulk.commit_group` close a per-thread group of the
@@ -750,6 +769,83 @@ def lower_async_store(b: Builder, ctx: ThreadCtx, i: Instr, rmw: bool) -> None:
         _complete_tx(b, ctx, i, issue, mbar, TYPE_BYTES[q["type"]], ops, proxy_fence=False)
 
 
+# -- clusterlaunchcontrol (PTX ISA 8.6, sm_100) --------------------------------------------------
+
+def lower_try_cancel(b: Builder, ctx: ThreadCtx, i: Instr) -> None:
+    """clusterlaunchcontrol.try_cancel: an issue event, then a weak async-proxy write of the
+    response into [addr] -- with .multicast::cluster::all into the cell at [addr]'s offset in every
+    CTA of the cluster -- each performed by its CTA (A2) and followed by its own complete-tx (16
+    bytes, .release.cluster) on the mbarrier at [mbar]'s offset there, which completes that write
+    and carries the implicit generic-async proxy fence for it (see the module docstring). The k-th
+    try_cancel of the test (threads in order, then program order) writes the response value k."""
+    q = ptx.validate(i)
+    addr, mbar = i.operands
+    _check_space(b, ctx, addr, "shared::cta", "response")
+    _check_space(b, ctx, mbar, "shared::cta", "mbarrier")
+    k = b.ext["clc"] = b.ext.get("clc", 0) + 1
+    targets = _cluster_targets(b, ctx, addr, mbar) if q["multicast"] else [(addr, mbar)]
+    issue = _issue(b, ctx, i)
+    writes = []
+    for d, mb in targets:
+        w = b.write(ctx, {"ASYNC", "WEAK", "ADST"}, d, Const(k), in_po=False,
+                    label=_label(i, f"async write {d.base} (response {k})"))
+        _performed_by_owner(b, ctx, w, d)
+        writes.append(w)
+        _complete_tx(b, ctx, i, issue, mb, CELL, [w], proxy_fence=True)
+    _order(b, issue, writes)
+
+
+def _cluster_targets(b: Builder, ctx: ThreadCtx, *ops: Addr) -> list[tuple[Addr, ...]]:
+    """.multicast::cluster::all: the cells at the offsets of `ops` in every CTA of the executing
+    thread's cluster (the CTAs the test names: threads and shared-memory owners); a CTA without
+    one is an error. In a launch without clusters the cluster is the executing CTA alone."""
+    here = ctx.thread.position
+    if here.cluster is None:
+        ours = [here.cta_key()]
+    else:
+        ctas = {t.position.cta_key() for t in b.test.threads} | \
+            {m.owner.cta_key() for m in b.test.memory if m.owner is not None}
+        ours = sorted(c for c in ctas if c[:2] == here.cluster_key()[:2])
+    out = []
+    for cta in ours:
+        cells = []
+        for op in ops:
+            cell = cell_at_offset(b, op.base, cta)
+            if cell is None:
+                first = _decl(b, op.base).offset_of or op.base
+                raise ctx.error(f".multicast::cluster::all reaches every CTA of the cluster, but {_cta_text(cta)} "
+                                f"has no cell at the offset of '{op.base}': declare one, e.g. NAME: {{space: shared, "
+                                f"owner: {_cta_text(cta)}, offset_of: {first}}}")
+            cells.append(Addr(cell, op.offset))
+        out.append(tuple(cells))
+    return out
+
+
+def lower_query_cancel(b: Builder, ctx: ThreadCtx, i: Instr) -> None:
+    """clusterlaunchcontrol.query_cancel: a register operation on the response value (no memory
+    access). is_canceled: 1 when the value is a response (non-zero), else 0. get_first_ctaid: the
+    response value k is the x coordinate of the canceled cluster's first CTA, y and z are 0 (and
+    the unspecified 4th element of .v4 too)."""
+    q = ptx.validate(i)
+    dst, handle = i.operands
+    v = b.value(ctx, handle)
+    what = q["query"]
+    if what == "is_canceled":
+        b.set_reg(ctx, dst, Ite("==", v, Const(0), Const(0), Const(1)))
+    elif what == "get_first_ctaid":
+        for n, item in enumerate(dst.items):
+            b.set_reg(ctx, item, v if n == 0 else Const(0))
+    else:
+        b.set_reg(ctx, dst, v if what.endswith("::x") else Const(0))
+
+
+def lower_clusterlaunchcontrol(b: Builder, ctx: ThreadCtx, i: Instr) -> None:
+    ptx.validate(i)
+    if i.qualifiers[0] == "try_cancel":
+        return lower_try_cancel(b, ctx, i)
+    return lower_query_cancel(b, ctx, i)
+
+
 def _wrap(op: str, pred, fn) -> None:
     plain = LOWER[op]
 
@@ -831,6 +927,7 @@ def lower_mbarrier_init_fence(b: Builder, ctx: ThreadCtx, i: Instr) -> None:
 
 LOWER["cp"] = lower_cp
 LOWER["mbarrier"] = lower_mbarrier
+LOWER["clusterlaunchcontrol"] = lower_clusterlaunchcontrol
 _wrap("st", lambda i: i.has("async"), lambda b, ctx, i: lower_async_store(b, ctx, i, rmw=False))
 _wrap("red", lambda i: i.has("async"), lambda b, ctx, i: lower_async_store(b, ctx, i, rmw=True))
 _wrap("barrier", lambda i: i.qualifiers[:1] == ("cluster",), lower_cluster_barrier)

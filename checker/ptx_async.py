@@ -1,7 +1,7 @@
 """PTX syntax of the asynchronous instructions and of the synchronization they complete through:
 cp.async and its groups, cp.async.mbarrier.arrive, cp{.reduce}.async.bulk{.tensor} (all
 directions), cp.async.bulk.prefetch{.tensor}, the bulk commit/wait_group, mbarrier.*,
-fence.mbarrier_init, barrier.cluster, st.async and red.async. Registered into
+fence.mbarrier_init, barrier.cluster, st.async, red.async and clusterlaunchcontrol.*. Registered into
 checker.ptx.FAMILIES on import; their meaning is in checker.lower_async.
 
 PTX ISA 9.4, "Data Movement and Conversion Instructions: Asynchronous copy" (cp.async,
@@ -39,6 +39,10 @@ cp.reduce.async.bulk.tensor, bulk commit/wait_group), "st.async", "red.async",
     st.async{.mmio}.release.{gpu,sys}{.global}.type [a], b
     red.async.relaxed.cluster{.shared::cluster}.mbarrier::complete_tx::bytes.op.type [a], b, [mbar]
     red.async{.mmio}.release.{gpu,sys}{.global}.add.type [a], b
+    clusterlaunchcontrol.try_cancel.async{.shared::cta}.mbarrier::complete_tx::bytes{.multicast::cluster::all}.b128 [addr], [mbar]
+    clusterlaunchcontrol.query_cancel.is_canceled.pred.b128 p, handle
+    clusterlaunchcontrol.query_cancel.get_first_ctaid.v4.b32.b128 {x, y, z, _}, handle
+    clusterlaunchcontrol.query_cancel.get_first_ctaid::{x,y,z}.b32.b128 r, handle
 
 Abstract cells (DESIGN section 2): a size, cp-size or byte mask describes bytes of one cell.
 Accepted and ignored, as the ISA says they change no memory-consistency behaviour: cache hints,
@@ -50,6 +54,11 @@ names CTA N of the issuer's cluster (the N of gpuG.clusterK.ctaN; in a launch wi
 every CTA is a cluster of one, rank 0). The destination and mbarrier cells in each CTA of the mask
 are the cells declared at the same offset (`offset_of`, DESIGN section 2); checker.lower_async
 resolves them.
+
+clusterlaunchcontrol (PTX ISA 8.6, sm_100; "Parallel Synchronization and Communication Instructions:
+clusterlaunchcontrol.try_cancel / query_cancel"): [addr] is one abstract cell holding the whole
+16-byte response; the handle is a register loaded from it (ld.shared.b128 handle, [addr]).
+The abstract response values are in checker.lower_async.
 
 Not modelled (rejected with a message): .cta_group::2, partial .cp_mask byte masks, the 9.3 .sem/.scope forms of the bulk copies,
 .noComplete, vector (.v2/.v4) st.async.
@@ -369,6 +378,43 @@ def _red_async_op(i: Instr, q: Quals):
     return None
 
 
+# -- clusterlaunchcontrol ------------------------------------------------------------------------
+
+_CLC_SPACE = ("the operands of clusterlaunchcontrol.try_cancel are in the executing CTA's shared memory: "
+              "write .shared::cta or no state space (generic addressing)")
+_CLC_REJECTS = {
+    **dict.fromkeys(("shared", "shared::cluster", "global"), _CLC_SPACE),
+    "multicast::cluster": ("clusterlaunchcontrol.try_cancel multicasts with .multicast::cluster::all (every CTA of "
+                           "the cluster, no ctaMask)"),
+    **dict.fromkeys(("b8", "b16", "b32", "b64"), "the response of clusterlaunchcontrol.try_cancel is 16 bytes: .b128"),
+    "bulk_group": "clusterlaunchcontrol.try_cancel completes through an mbarrier only (.mbarrier::complete_tx::bytes)",
+}
+
+
+def _query_form(i: Instr, q: Quals):
+    what = q["query"]
+    if what == "is_canceled":
+        if q["rtype"] != "pred" or q["vec"]:
+            return "clusterlaunchcontrol.query_cancel.is_canceled is .pred.b128 (a predicate from the 16-byte response)"
+        return None
+    if q["rtype"] != "b32":
+        return f"clusterlaunchcontrol.query_cancel.{what} returns .b32 values (.{what}{'.v4' if what == 'get_first_ctaid' else ''}.b32.b128)"
+    if what == "get_first_ctaid" and not q["vec"]:
+        return ("clusterlaunchcontrol.query_cancel.get_first_ctaid returns a .v4 vector {x, y, z, _}: write "
+                ".get_first_ctaid.v4.b32.b128, or .get_first_ctaid::x (::y, ::z) for one coordinate")
+    if what != "get_first_ctaid" and q["vec"]:
+        return f"clusterlaunchcontrol.query_cancel.{what} returns one coordinate: no .v4"
+    if q["vec"] and len(i.operands[0].items) != 4:
+        return "clusterlaunchcontrol.query_cancel.get_first_ctaid.v4 writes a vector of four: {x, y, z, _}"
+    return None
+
+
+def _query_operands(q: Quals):
+    if q["vec"]:
+        return sig("d:vec, handle:reg", handle="the 16-byte response register")
+    return sig("d:reg, handle:reg", handle="the 16-byte response register (ld.shared.b128 handle, [addr])")
+
+
 _VEC = {v: "vector st.async (.v2, .v4) is not supported: use one access per location" for v in ("v2", "v4", "v8")}
 
 register(
@@ -451,4 +497,18 @@ register(
                    Group("op", RED_OPS, required=True), Group("type", ("u32", "s32", "u64", "b32", "b64"), required=True)),
            operands=_async_store_operands, rules=(_async_store_form("red.async", "relaxed"), _red_async_op),
            space="ss"),
+    # -- clusterlaunchcontrol (PTX ISA 8.6, sm_100)
+    Family("clusterlaunchcontrol",
+           rules=(lambda i, q: "clusterlaunchcontrol is .try_cancel or .query_cancel",)),
+    Family("clusterlaunchcontrol.try_cancel",
+           groups=(Group("async", ("async",), required=True), Group("space", ("shared::cta",)), _MBAR,
+                   Group("multicast", ("multicast::cluster::all",)), Group("type", ("b128",), required=True)),
+           operands=sig("addr:addr, mbar:addr", addr="the response's address", mbar="the mbarrier"),
+           rejects=_CLC_REJECTS, space="space"),
+    Family("clusterlaunchcontrol.query_cancel",
+           groups=(Group("query", ("is_canceled", "get_first_ctaid", "get_first_ctaid::x", "get_first_ctaid::y",
+                                   "get_first_ctaid::z"), required=True),
+                   Group("vec", ("v4",)), Group("rtype", ("pred", "b32"), required=True),
+                   Group("type", ("b128",), required=True)),
+           operands=_query_operands, rules=(_query_form,)),
 )
