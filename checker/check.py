@@ -7,7 +7,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from . import AXIOMS_DIR, conditions
+from . import AXIOMS_DIR, conditions, limits
 from .ast import LitmusTest
 from .cat.interp import Model, load_model
 from .errors import CheckerError, LimitExceeded, LitmusError, ModelError, SolverUnknown, Unsupported
@@ -86,6 +86,9 @@ def _judge(test: LitmusTest, es: EventStructure, model: Model, options, eng, bas
     for exp in test.expectations:
         sat = [o for o in outcomes if conditions.holds(exp.cond, dict(o), es.names)]
         allowed = True if sat else (False if complete else None)
+        if allowed is None and hasattr(eng, "enc"):
+            # The enumeration stopped at the outcome cap: the condition itself is one query.
+            allowed = eng.satisfiable(_cond_for(eng, exp.cond, es)) is not None
         # Sane: some execution satisfies the condition without the axioms. An allowed outcome is
         # one; a forbidden condition needs the solver (told that the model rules it out).
         sane = bool(sat) or (eng.satisfiable(_cond_for(eng, exp.cond, es), axioms=(), forbidden=allowed is False)
@@ -107,8 +110,12 @@ def _judge(test: LitmusTest, es: EventStructure, model: Model, options, eng, bas
             status, message = "unknown", "outcome enumeration incomplete"
         else:
             status = "pass" if all(c.met for c in conds) else "fail"
+    notes = base.notes
+    if not complete:
+        notes += (f"outcome list incomplete: the first {len(outcomes)} found (the outcome cap; raise it "
+                  f"with {limits.flag('outcomes')}); each condition was decided by its own solver query",)
     return replace(base, status=status, message=message, observe=observe, outcomes=outcomes,
-                   complete=complete, conditions=tuple(conds))
+                   complete=complete, conditions=tuple(conds), notes=notes)
 
 
 def _cond_for(eng, cond, es):

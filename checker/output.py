@@ -59,7 +59,8 @@ def herd(results: list[Result], timing: bool = True) -> str:
         kind = "Allowed"
         if r.conditions and r.conditions[0].expected == "forbidden":
             kind = "Forbidden"
-        block = [f"Test {r.name} {kind}", f"States {len(r.outcomes)}"]
+        states = f"States {len(r.outcomes)}" + ("" if r.complete else " (incomplete: the outcome cap)")
+        block = [f"Test {r.name} {kind}", states]
         block += [_outcome_text(o) for o in r.outcomes]
         for c in r.conditions:
             ok = "Ok" if c.met else ("Unknown" if c.allowed is None else "No")
@@ -73,6 +74,8 @@ def herd(results: list[Result], timing: bool = True) -> str:
                 validated = "validated" if (c.allowed if quant == "exists" else not c.allowed) else "NOT validated"
             block.append(f"Condition {quant} ({c.text}) is {validated}")
             obs = "Never" if c.positive == 0 else ("Always" if c.negative == 0 else "Sometimes")
+            if not r.complete and c.allowed is not None:    # counts over a partial list: no Always
+                obs = "Sometimes" if c.allowed else "Never"
             block.append(f"Observation {r.name} {obs} {c.positive} {c.negative}")
         if r.status == "unknown":
             block.append(f"Unknown: {r.message}")

@@ -207,12 +207,28 @@ def test_rlimit_is_unknown_and_named(ptx_model):
         assert check_test(t, ptx_model).status == "pass"
 
 
-def test_outcome_cap_is_unknown_never_forbidden(ptx_model):
-    t = suite_test("SB+weak")
+@pytest.mark.parametrize("name", ["SB+weak", "SB+fence.sc", "MP+rel+acq"])
+def test_outcome_cap_keeps_the_verdicts(name, ptx_model):
+    # The enumeration stops at the cap (an incomplete list, said in a note); each condition is
+    # then decided by its own query, so the verdicts are those of the uncapped run.
+    t = suite_test(name)
+    full = check_test(t, ptx_model)
     with limits.use(small(outcomes=1)):
         r = check_test(t, ptx_model)
-    assert not r.complete and r.status == "unknown"
-    assert any(c.allowed is None for c in r.conditions)
+    assert full.complete and not r.complete and len(r.outcomes) == 1
+    assert [c.allowed for c in r.conditions] == [c.allowed for c in full.conditions]
+    assert r.status == full.status == "pass"
+    assert r.notes[-1].startswith("outcome list incomplete: the first 1 found (the outcome cap; raise it "
+                                  "with --limit outcomes=N)")
+    assert "States 1 (incomplete: the outcome cap)" in herd([r], timing=False)
+    props.check_result(r)
+
+
+def test_outcome_cap_with_a_solver_timeout_is_unknown_never_forbidden(ptx_model):
+    t = suite_test("SB+weak")
+    with limits.use(small(outcomes=1, rlimit=1)):
+        r = check_test(t, ptx_model)
+    assert r.status == "unknown" and "resource limit" in r.message
     assert all(c.allowed is not False for c in r.conditions)
     props.check_result(r)
 
