@@ -544,3 +544,163 @@ def test_bulk_group_only_makes_mbarrier_copy_reuse_undefined(name, ptx_model):
     assert strict.status == "pass" and [u.flag for u in strict.undefined] == ["InFlight"]
     es = lower(test)
     assert es.relations["mbgroup"] and es.relations["mbgroup"] <= es.relations["acomp"]
+
+
+# -- clusterlaunchcontrol.try_cancel / query_cancel (PTX ISA 8.6, sm_100) -------------------------
+
+CLC = "clusterlaunchcontrol.try_cancel.async.shared::cta.mbarrier::complete_tx::bytes{}.b128 [h0], [mb0]"
+CLC_ALL = CLC.format(".multicast::cluster::all")
+CLC_MEM = """  h0: {{space: shared, owner: gpu0.cluster0.cta0}}
+  mb0: {{space: shared, owner: gpu0.cluster0.cta0, mbarrier: {{count: 1}}}}
+  h1: {{space: shared, owner: gpu0.cluster0.cta1, offset_of: h0}}
+{mb1}"""
+MB1 = "  mb1: {space: shared, owner: gpu0.cluster0.cta1, mbarrier: {count: 1}, offset_of: mb0}"
+
+
+def _clc(code: list[str], mb1: str = MB1, p1: str = "ld.shared.b128 r0, [h1]"):
+    return _one(f"""
+name: t
+memory:
+{CLC_MEM.format(mb1=mb1)}
+threads:
+  P0:
+    at: gpu0.cluster0.cta0
+    code: {code!r}
+  P1:
+    at: gpu0.cluster0.cta1
+    code: ["{p1}"]
+""".replace("'", '"'))
+
+
+def _clc_events(es):
+    loc = {n: es.names[n] for n in ("h0", "h1", "mb0", "mb1") if n in es.names}
+    mine = [e for e in es.events if e.thread == "P0"]
+    return mine, {n: [e.eid for e in mine if e.kind == "W" and e.loc == loc[n]] for n in loc}
+
+
+def test_try_cancel_is_an_async_write_completed_by_its_own_complete_tx():
+    es = lower(_clc([CLC.format("")]))
+    mine, w = _clc_events(es)
+    (issue,) = [e.eid for e in mine if e.kind == "I"]
+    (wr,), (ct,) = w["h0"], w["mb0"]
+    assert not w["h1"] and not w["mb1"]                              # no multicast: CTA 0 only
+    assert not [e for e in mine if e.kind == "R" and "MB" not in e.tags]  # no source
+    assert {"ASYNC", "WEAK", "ADST"} <= es.events[wr].tags and es.write_value[wr] == Const(1)
+    assert {"ACOMPL", "REL", "CLUSTER", "MB", "PF_ASYNC"} <= es.events[ct].tags
+    assert {(issue, wr), (issue, ct)} <= es.relations["aso"]
+    assert {a for a, b in es.relations["acomp"] if b == ct} == {wr}
+    assert {b for a, b in es.relations["pfcover"] if a == ct} == {wr}
+    assert not any(wr in p or ct in p for p in es.relations["po"])   # not in program order (A8)
+    ct_r = next(a for a, b in es.relations["rmw"] if b == ct)       # an RMW on the mbarrier: 16 bytes
+    before = evaluate(encode(0, 1, 1, 16), lambda e: 0)
+    assert evaluate(es.write_value[ct], lambda e: before if e == ct_r else 0) == evaluate(encode(0, 1, 1, 0), lambda e: 0)
+
+
+def test_try_cancel_multicast_all_writes_and_signals_every_cta_of_the_cluster():
+    es = lower(_clc([CLC_ALL, CLC_ALL]))
+    mine, w = _clc_events(es)
+    issues = sorted(e.eid for e in mine if e.kind == "I")
+    assert [len(w[n]) for n in ("h0", "h1", "mb0", "mb1")] == [2, 2, 2, 2]
+    # the k-th try_cancel of the test writes the response value k, in both CTAs
+    assert [es.write_value[e] for e in w["h0"]] == [Const(1), Const(2)]
+    assert [es.write_value[e] for e in w["h1"]] == [Const(1), Const(2)]
+    (w0, _), (w1, _), (c0, _), (c1, _) = w["h0"], w["h1"], w["mb0"], w["mb1"]
+    assert {(issues[0], x) for x in (w0, w1, c0, c1)} <= es.relations["aso"]
+    assert {a for a, b in es.relations["acomp"] if b == c0} == {w0}
+    assert {a for a, b in es.relations["acomp"] if b == c1} == {w1}
+    # A2: CTA 1's write and complete-tx are performed by CTA 1, CTA 0's by the issuer's CTA 0
+    pscta = es.relations["pscta"]
+    assert {(w1, c1), (issues[0], w0), (issues[0], c0)} <= pscta
+    assert not {(issues[0], w1), (issues[0], c1), (w0, w1)} & pscta
+
+
+def test_query_cancel_decodes_the_abstract_response():
+    code = ["ld.shared.b128 r, [h0]",
+            "clusterlaunchcontrol.query_cancel.is_canceled.pred.b128 p, r",
+            "clusterlaunchcontrol.query_cancel.get_first_ctaid::x.b32.b128 x, r",
+            "clusterlaunchcontrol.query_cancel.get_first_ctaid::z.b32.b128 z, r",
+            "clusterlaunchcontrol.query_cancel.get_first_ctaid.v4.b32.b128 {a, b, c, _}, r"]
+    es = lower(_clc(code))
+    regs = es.registers
+    for value, want in ((0, (0, 0, 0, 0, 0, 0)), (3, (1, 3, 0, 3, 0, 0))):
+        got = tuple(evaluate(regs[("P0", n)], lambda e: value) for n in ("p", "x", "z", "a", "b", "c"))
+        assert got == want
+
+
+def test_try_cancel_strict_cta_row(ptx_model):
+    """CLC+I15+no-acquire-fence: the release proxy fence in CTA 1 is enough when CTA 1 performs the
+    write of h1 (A2); under strict-cta CTA 0 does, and P1 may read the next response."""
+    test = next(t for t in _tests(ASYNC) if t.name == "CLC+I15+no-acquire-fence")
+    exp = next(e for e in test.expectations if e.text == "P1:r0=1")
+    for options, want in ((frozenset(), "forbidden"), (frozenset({"strict-cta"}), "allowed")):
+        probe = replace(test, expectations=(replace(exp, kind=want),), expect_undefined=None)
+        assert check_test(probe, ptx_model, options=options).status == "pass", (sorted(options), want)
+
+
+@pytest.mark.parametrize("code, mb1, msg", [
+    ([CLC_ALL], "", "'" + CLC_ALL + "': .multicast::cluster::all reaches every CTA of the cluster, but "
+     "gpu0.cluster0.cta1 has no cell at the offset of 'mb0': declare one, e.g. NAME: {space: shared, owner: "
+     "gpu0.cluster0.cta1, offset_of: mb0}"),
+    (["clusterlaunchcontrol.try_cancel.async.mbarrier::complete_tx::bytes.b128 [g], [mb0]"], MB1,
+     "the response 'g' must be shared memory"),
+    (["clusterlaunchcontrol.try_cancel.async.mbarrier::complete_tx::bytes.b128 [h0], [g]"], MB1,
+     "the mbarrier 'g' must be shared memory"),
+])
+def test_try_cancel_lowering_errors(code, mb1, msg):
+    with pytest.raises(LitmusError) as e:
+        lower(_clc(code, mb1))
+    assert str(e.value).endswith(msg), str(e.value)
+
+
+def test_try_cancel_operands_are_the_executing_ctas():
+    items = load_text(f"""
+name: t
+memory:
+{CLC_MEM.format(mb1=MB1)}
+threads:
+  P0:
+    at: gpu0.cluster0.cta0
+    code: ["clusterlaunchcontrol.try_cancel.async.mbarrier::complete_tx::bytes.b128 [h1], [mb0]"]
+""")
+    assert isinstance(items[0], LitmusError)
+    assert str(items[0]).endswith(
+        "'h1' is shared memory of another CTA (gpu0.cluster0.cta1): the operands of "
+        "clusterlaunchcontrol.try_cancel are the executing CTA's own shared memory (.multicast::cluster::all "
+        "reaches the other CTAs)"), str(items[0])
+
+
+@pytest.mark.parametrize("text, msg", [
+    ("clusterlaunchcontrol.try_cancel.shared::cta.mbarrier::complete_tx::bytes.b128 [h], [mb]",
+     "clusterlaunchcontrol.try_cancel needs a .async qualifier (.async)"),
+    ("clusterlaunchcontrol.try_cancel.async.shared::cta.b128 [h], [mb]",
+     "clusterlaunchcontrol.try_cancel needs a .completion qualifier (.mbarrier::complete_tx::bytes)"),
+    ("clusterlaunchcontrol.try_cancel.async.shared::cluster.mbarrier::complete_tx::bytes.b128 [h], [mb]",
+     "the operands of clusterlaunchcontrol.try_cancel are in the executing CTA's shared memory: write "
+     ".shared::cta or no state space (generic addressing)"),
+    ("clusterlaunchcontrol.try_cancel.async.mbarrier::complete_tx::bytes.multicast::cluster.b128 [h], [mb]",
+     "clusterlaunchcontrol.try_cancel multicasts with .multicast::cluster::all (every CTA of the cluster, no "
+     "ctaMask)"),
+    ("clusterlaunchcontrol.try_cancel.async.mbarrier::complete_tx::bytes.b64 [h], [mb]",
+     "the response of clusterlaunchcontrol.try_cancel is 16 bytes: .b128"),
+    ("clusterlaunchcontrol.try_cancel.async.mbarrier::complete_tx::bytes.b128 [h]",
+     "missing operand mbar, the mbarrier (operands: [addr], [mbar])"),
+    ("clusterlaunchcontrol.try_cancel.async.mbarrier::complete_tx::bytes.b128 [h], [mb] == 1",
+     "'== 1': clusterlaunchcontrol.try_cancel returns no value to await"),
+    ("clusterlaunchcontrol.query_cancel.is_canceled.b32.b128 p, r",
+     "clusterlaunchcontrol.query_cancel.is_canceled is .pred.b128 (a predicate from the 16-byte response)"),
+    ("clusterlaunchcontrol.query_cancel.is_canceled.pred.b128 p, [h]", "operand 2 ('[h]') must be a register"),
+    ("clusterlaunchcontrol.query_cancel.get_first_ctaid.b32.b128 x, r",
+     "clusterlaunchcontrol.query_cancel.get_first_ctaid returns a .v4 vector {x, y, z, _}: write "
+     ".get_first_ctaid.v4.b32.b128, or .get_first_ctaid::x (::y, ::z) for one coordinate"),
+    ("clusterlaunchcontrol.query_cancel.get_first_ctaid::x.v4.b32.b128 {a, b, c, d}, r",
+     "clusterlaunchcontrol.query_cancel.get_first_ctaid::x returns one coordinate: no .v4"),
+    ("clusterlaunchcontrol.query_cancel.get_first_ctaid.v4.b32.b128 {a, b, c}, r",
+     "clusterlaunchcontrol.query_cancel.get_first_ctaid.v4 writes a vector of four: {x, y, z, _}"),
+    ("clusterlaunchcontrol.query_cancel.get_first_ctaid::y.pred.b128 p, r",
+     "clusterlaunchcontrol.query_cancel.get_first_ctaid::y returns .b32 values (.get_first_ctaid::y.b32.b128)"),
+    ("clusterlaunchcontrol", "clusterlaunchcontrol is .try_cancel or .query_cancel"),
+])
+def test_clusterlaunchcontrol_syntax_errors(text, msg):
+    with pytest.raises(LitmusError) as e:
+        parse_instr(text, memory=frozenset({"h", "mb"}))
+    assert str(e.value) == f"<string>:1: '{text}': {msg}"

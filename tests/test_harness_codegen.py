@@ -284,6 +284,11 @@ UNSUPPORTED = [
         memory={"tm": {"tensormap": {0: "g"}}, "g": {}, "s0": {"space": "shared", "owner": "gpu0.cluster0.cta0"},
                 "mb0": {"space": "shared", "owner": "gpu0.cluster0.cta0", "mbarrier": {"count": 1}}}),
      "multicast copies (.multicast::cluster) are not expressible yet"),
+    (build_test("try-cancel", {"P0": ("gpu0.cta0", [
+        "clusterlaunchcontrol.try_cancel.async.shared::cta.mbarrier::complete_tx::bytes.b128 [h], [mb]"])},
+        memory={"h": {"space": "shared", "owner": "gpu0.cta0"},
+                "mb": {"space": "shared", "owner": "gpu0.cta0", "mbarrier": {"count": 1}}}),
+     "clusterlaunchcontrol.* is not expressible"),
 ]
 
 

@@ -387,3 +387,26 @@ threads:
     bc = env["bc"][1]
     assert (x, a) in bc and (a, c) in bc
     assert (x, c) not in bc
+
+
+# -- option proxy-fence-any-cta: the other reading of the placement rule ---------------------------
+
+def test_proxy_fence_any_cta_only_strengthens_and_drops_the_placement_rule(ptx_model):
+    """Under the option a written proxy fence orders the accesses it covers in any CTA: verdicts can
+    only go from allowed to forbidden, and the writer-CTA fence of a remote write now orders it
+    before the owning CTA's async access (A2-remote-write+fence-in-issuer-CTA)."""
+    from checker.litmus import load_paths
+
+    tests = [t for t in load_paths([str(LITMUS_DIR)]) if not isinstance(t, LitmusError) and t.expectations]
+    flipped = []
+    for t in tests:
+        a = check_test(t, ptx_model)
+        b = check_test(t, ptx_model, options=frozenset({"proxy-fence-any-cta"}))
+        for ca, cb in zip(a.conditions, b.conditions):
+            assert not (ca.allowed is False and cb.allowed), (t.name, ca.text)
+            if ca.allowed and cb.allowed is False:
+                flipped.append(t.name)
+        if b.undefined and not a.undefined:
+            pytest.fail(f"{t.name}: the option made the program undefined")
+    assert "A2-remote-write+fence-in-issuer-CTA" in flipped
+    assert "MP+gen-async+otherCTA+writer-fence" in flipped

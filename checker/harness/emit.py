@@ -43,6 +43,10 @@ OPS: dict[str, OpSpec] = {
     "tensormap": OpSpec(emit_tensormap, values_tensormap),
     "wgmma": OpSpec(unsupported_op("wgmma needs matrix descriptors and fragments; not expressible yet")),
     "tcgen05": OpSpec(unsupported_op("tcgen05 needs TMEM allocation and descriptors; not expressible yet")),
+    "clusterlaunchcontrol": OpSpec(unsupported_op(
+        "clusterlaunchcontrol.* is not expressible: whether try_cancel succeeds depends on clusters of the grid "
+        "still waiting to launch, and its response is an opaque value (the model's response numbers have no "
+        "hardware counterpart)")),
 }
 
 
