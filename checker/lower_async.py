@@ -438,6 +438,27 @@ def cell_at_offset(b: Builder, name: str, cta: tuple) -> str | None:
     return None
 
 
+def _cluster_ctas(b: Builder, here) -> list[tuple]:
+    """The CTAs of `here`'s cluster that the test names (threads and shared-memory owners)."""
+    ctas = {t.position.cta_key() for t in b.test.threads} | \
+        {m.owner.cta_key() for m in b.test.memory if m.owner is not None}
+    return sorted(k for k in ctas if k[:2] == here.cluster_key()[:2])
+
+
+def _cells_in(b: Builder, ctx: ThreadCtx, cta: tuple, ops, who: str) -> tuple[Addr, ...]:
+    """The cells at the offsets of `ops` in CTA `cta`; for a missing one the error "`who` has no
+    cell at the offset of ..." (`who` names the CTA and why it is reached)."""
+    cells = []
+    for op in ops:
+        cell = cell_at_offset(b, op.base, cta)
+        if cell is None:
+            first = _decl(b, op.base).offset_of or op.base
+            raise ctx.error(f"{who} has no cell at the offset of '{op.base}': declare one, e.g. NAME: "
+                            f"{{space: shared, owner: {_cta_text(cta)}, offset_of: {first}}}")
+        cells.append(Addr(cell, op.offset))
+    return tuple(cells)
+
+
 def multicast_targets(b: Builder, ctx: ThreadCtx, mask: int | None, *ops: Addr) -> list[tuple[Addr, ...]]:
     """For each CTA that ctaMask names (by rank), the cells at the offsets of `ops` in that CTA;
     without a mask (no .multicast::cluster), [ops]. Bit N names ctaN of the issuer's cluster."""
@@ -445,9 +466,7 @@ def multicast_targets(b: Builder, ctx: ThreadCtx, mask: int | None, *ops: Addr) 
         return [tuple(ops)]
     here = ctx.thread.position
     spelled = f"0b{mask:b}"
-    ctas = {t.position.cta_key() for t in b.test.threads} | \
-        {m.owner.cta_key() for m in b.test.memory if m.owner is not None}
-    ours = sorted(k for k in ctas if k[:2] == here.cluster_key()[:2]) if here.cluster is not None else []
+    ours = _cluster_ctas(b, here) if here.cluster is not None else []
     named = []
     for rank in (n for n in range(16) if mask >> n & 1):
         if here.cluster is None:
@@ -457,23 +476,12 @@ def multicast_targets(b: Builder, ctx: ThreadCtx, mask: int | None, *ops: Addr) 
             named.append((rank, here.cta_key()))
             continue
         cta = (here.gpu, here.cluster, rank)
-        if cta not in ctas:
+        if cta not in ours:
             raise ctx.error(f"ctaMask {spelled} names {_cta_text(cta)} (bit {rank}), which is not a CTA of "
                             f"this test's cluster (its CTAs: {', '.join(f'cta{k[2]}' for k in ours)})")
         named.append((rank, cta))
-    out = []
-    for rank, cta in named:
-        cells = []
-        for op in ops:
-            cell = cell_at_offset(b, op.base, cta)
-            if cell is None:
-                first = _decl(b, op.base).offset_of or op.base
-                raise ctx.error(f"ctaMask {spelled} names {_cta_text(cta)} (bit {rank}), which has no cell at "
-                                f"the offset of '{op.base}': declare one, e.g. NAME: {{space: shared, owner: "
-                                f"{_cta_text(cta)}, offset_of: {first}}}")
-            cells.append(Addr(cell, op.offset))
-        out.append(tuple(cells))
-    return out
+    return [_cells_in(b, ctx, cta, ops, f"ctaMask {spelled} names {_cta_text(cta)} (bit {rank}), which")
+            for rank, cta in named]
 
 
 def lower_reduce(b: Builder, ctx: ThreadCtx, i: Instr) -> None:
@@ -800,25 +808,9 @@ def _cluster_targets(b: Builder, ctx: ThreadCtx, *ops: Addr) -> list[tuple[Addr,
     thread's cluster (the CTAs the test names: threads and shared-memory owners); a CTA without
     one is an error. In a launch without clusters the cluster is the executing CTA alone."""
     here = ctx.thread.position
-    if here.cluster is None:
-        ours = [here.cta_key()]
-    else:
-        ctas = {t.position.cta_key() for t in b.test.threads} | \
-            {m.owner.cta_key() for m in b.test.memory if m.owner is not None}
-        ours = sorted(c for c in ctas if c[:2] == here.cluster_key()[:2])
-    out = []
-    for cta in ours:
-        cells = []
-        for op in ops:
-            cell = cell_at_offset(b, op.base, cta)
-            if cell is None:
-                first = _decl(b, op.base).offset_of or op.base
-                raise ctx.error(f".multicast::cluster::all reaches every CTA of the cluster, but {_cta_text(cta)} "
-                                f"has no cell at the offset of '{op.base}': declare one, e.g. NAME: {{space: shared, "
-                                f"owner: {_cta_text(cta)}, offset_of: {first}}}")
-            cells.append(Addr(cell, op.offset))
-        out.append(tuple(cells))
-    return out
+    ours = [here.cta_key()] if here.cluster is None else _cluster_ctas(b, here)
+    return [_cells_in(b, ctx, cta, ops, f".multicast::cluster::all reaches every CTA of the cluster, but "
+                                        f"{_cta_text(cta)}") for cta in ours]
 
 
 def lower_query_cancel(b: Builder, ctx: ThreadCtx, i: Instr) -> None:
