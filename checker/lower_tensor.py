@@ -62,7 +62,9 @@ tcgen05
   operation in tcgen05.alloc is treated as a weak memory operation"): the k-th tcgen05.alloc of
   the test writes k (0 is no address).
 - Pipelined pairs (`tcpipe`, between issue events of one CTA): mma -> mma with the same
-  accumulator cell and the same shape (T4: the same .kind and the same idesc operand), and
+  accumulator cell and the same shape (T4: the same .kind and the same instruction descriptor:
+  the same value when the test gives one - an immediate or a register set by the thread - else
+  the same register name, an opaque descriptor), and
   cp -> mma; the model orders them when the first is issued before the second (in program
   order, through a before/after fence chain, or within a warp through a thread synchronization
   and an after fence).
@@ -85,7 +87,7 @@ class TcIssue:
     cta: tuple
     kind: str               # 'mma' | 'cp' | 'ld' | 'st'
     acc: str | None = None  # mma: the accumulator's physical cell
-    shape: tuple = ()       # mma: (.kind, idesc operand text)
+    shape: tuple = ()       # mma: (.kind, the descriptor: its value, or an opaque register name)
 
 
 @dataclass
@@ -371,6 +373,16 @@ def _async_ops(b: Builder, ctx: ThreadCtx, issue: int, reads: list[int], writes:
     issues.append(rec)
 
 
+def _descriptor(b: Builder, ctx: ThreadCtx, op):
+    """What identifies an instruction descriptor for the pipelined-pair rule (T4): its value when
+    the test gives it one (an immediate, or a register the thread has set), else the register's
+    name (an opaque descriptor: the same name is the same shape)."""
+    if isinstance(op, Reg) and op.name not in ctx.regs:
+        return ("opaque", op.name)
+    v = b.value(ctx, op)
+    return ("value", v.value) if isinstance(v, Const) else ("value", v)
+
+
 def _mma(b: Builder, ctx: ThreadCtx, i: Instr) -> None:
     q = ptx.validate(i)
     dop, a, bop, idesc, en = i.operands[:5]
@@ -395,7 +407,7 @@ def _mma(b: Builder, ctx: ThreadCtx, i: Instr) -> None:
         reads.append(rd)
         value = Ite("!=", on, ZERO, binop("add", ReadVal(rd), prod), prod)
     w = b.write(ctx, set(), dop, value, in_po=False, label=_label(i, f"tensor write {dop.base}"))
-    shape = (q["kind"], ptx.render(idesc))
+    shape = (q["kind"], _descriptor(b, ctx, idesc))
     _async_ops(b, ctx, issue, reads, [w],
                TcIssue(issue, ctx.thread.position.cta_key(), "mma", acc=b.roots[dop.base], shape=shape))
     _state(ctx).tracked += reads + [w]

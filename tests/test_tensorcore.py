@@ -42,13 +42,27 @@ def _without(test: LitmusTest, ti: int, k: int) -> LitmusTest:
     return replace(test, threads=threads)
 
 
+def _redundant(code, k: int) -> bool:
+    """A before_thread_sync fence right before a tcgen05.commit, which performs it implicitly."""
+    nxt = code[k + 1]
+    return code[k].qualifiers[:1] == ("fence::before_thread_sync",) and nxt.op == "tcgen05" and \
+        nxt.qualifiers[:1] == ("commit",)
+
+
 def _mutants(test: LitmusTest, keep=_is_tc_sync):
     """Each test with one instruction removed (a synchronization instruction that is not the last
-    of its thread: a final wait orders nothing)."""
+    of its thread: a final wait orders nothing; nor a fence the next instruction repeats)."""
     for ti, th in enumerate(test.threads):
         for k, ins in enumerate(th.code[:-1]):
-            if keep(ins):
+            if keep(ins) and not _redundant(th.code, k):
                 yield f"{th.name}: {ins.text}", _without(test, ti, k)
+
+
+def test_a_before_fence_right_before_a_commit_is_redundant(ptx_model):
+    test = _by_name("TC-commit-fence+st+explicit-before")
+    [(ti, k)] = [(ti, k) for ti, th in enumerate(test.threads) for k in range(len(th.code) - 1)
+                 if _redundant(th.code, k)]
+    assert check_test(_without(test, ti, k), ptx_model).status == "pass"
 
 
 def _forbidden(test: LitmusTest):
