@@ -369,6 +369,10 @@ def _location(name: str, node: Node, path: str, targets) -> dict:
         count = _int(mb.need("count", "mbarrier"), path, "mbarrier count")
         if count <= 0:
             _fail(path, mb.get("count"), "mbarrier count must be positive")
+        from .lower_async import MAX_COUNT
+        if count > MAX_COUNT:
+            _fail(path, mb.get("count"), f"mbarrier count {count}: ptxmc models mbarrier arrival counts "
+                                         f"from 0 to {MAX_COUNT}")
         fields["mbarrier"] = {"count": count}
     if f.get("offset_of") is not None:
         target = _text(f.get("offset_of"), path, "offset_of")

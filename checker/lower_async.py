@@ -205,34 +205,48 @@ def _label(i: Instr, what: str) -> str:
 
 # -- mbarrier state --------------------------------------------------------------------------
 
-RADIX = 10_000           # one field per 4 decimal digits: phase | expected | pending | tx-count
-TX0 = 5_000              # the tx-count is stored offset by TX0 (it may go negative)
+# One 63-bit value per mbarrier state, fields from the low end: the tx-count (21 bits, stored offset
+# by TX0: PTX's range is -(2^20-1)..2^20-1), the pending count and the expected count (17 bits
+# each: up to 131071 arrivals), the phase (the top 8 bits: 255 phases). Values a test gives beyond
+# these ranges are rejected when lowering (mb_range), so a field never carries into the next.
+TX_BITS, COUNT_BITS = 21, 17
+TX0 = 1 << (TX_BITS - 1)
+PENDING = 1 << TX_BITS                    # the pending count's unit
+EXPECTED = PENDING << COUNT_BITS          # the expected count's unit
+PHASE = EXPECTED << COUNT_BITS            # the phase's unit
+MAX_COUNT, MAX_TX = (1 << COUNT_BITS) - 1, TX0 - 1
+
+
+def mb_range(ctx: ThreadCtx, what: str, n: int, limit: int) -> None:
+    """A count or byte count the mbarrier model can hold, else a clear error."""
+    if not 0 <= n <= limit:
+        raise ctx.error(f"{what} {n}: ptxmc models mbarrier {what}s from 0 to {limit}")
 
 
 def encode(phase, expected, pending, tx=0) -> Expr:
     """The abstract value of an mbarrier in this state (fields may be expressions)."""
     def e(x):
         return x if not isinstance(x, int) else Const(x)
-    v = binop("mul", e(phase), Const(RADIX ** 3))
-    v = binop("add", v, binop("mul", e(expected), Const(RADIX ** 2)))
-    v = binop("add", v, binop("mul", e(pending), Const(RADIX)))
+    v = binop("mul", e(phase), Const(PHASE))
+    v = binop("add", v, binop("mul", e(expected), Const(EXPECTED)))
+    v = binop("add", v, binop("mul", e(pending), Const(PENDING)))
     return binop("add", v, binop("add", e(tx), Const(TX0)))
 
 
 def phase_of(v: Expr) -> Expr:
-    return binop("div", v, Const(RADIX ** 3))
+    return binop("div", v, Const(PHASE))
 
 
 def expected_of(v: Expr) -> Expr:
-    return binop("mod", binop("div", v, Const(RADIX ** 2)), Const(RADIX))
+    return binop("mod", binop("div", v, Const(EXPECTED)), Const(1 << COUNT_BITS))
 
 
 def pending_of(v: Expr) -> Expr:
-    return binop("mod", binop("div", v, Const(RADIX)), Const(RADIX))
+    return binop("mod", binop("div", v, Const(PENDING)), Const(1 << COUNT_BITS))
 
 
 def tx_of(v: Expr) -> Expr:
-    return binop("sub", binop("mod", v, Const(RADIX)), Const(TX0))
+    return binop("sub", binop("mod", v, Const(PENDING)), Const(TX0))
 
 
 def mb_update(v: Expr, arrive: Expr = Const(0), expect: Expr = Const(0), complete: Expr = Const(0),
@@ -243,8 +257,8 @@ def mb_update(v: Expr, arrive: Expr = Const(0), expect: Expr = Const(0), complet
     new_tx = binop("sub", binop("add", tx_of(v), expect), complete)
     new_pending = binop("sub", pending_of(v), arrive)
     new_expected = binop("sub", expected_of(v), drop)
-    stay = binop("sub", binop("add", binop("add", v, expect), binop("mul", drop, Const(-RADIX ** 2))), complete)
-    stay = binop("sub", stay, binop("mul", arrive, Const(RADIX)))
+    stay = binop("sub", binop("add", binop("add", v, expect), binop("mul", drop, Const(-EXPECTED))), complete)
+    stay = binop("sub", stay, binop("mul", arrive, Const(PENDING)))
     done = encode(binop("add", phase_of(v), Const(1)), new_expected, new_expected, 0)
     return Ite("==", new_pending, Const(0), Ite("==", new_tx, Const(0), done, stay), stay)
 
@@ -274,6 +288,14 @@ def _read(b: Builder, ctx: ThreadCtx, tags, op, in_po: bool = True, label: str =
     return eid
 
 
+def _mb_count(b: Builder, ctx: ThreadCtx, op, what: str, limit: int) -> Expr:
+    """The value of a count or byte-count operand, range-checked when it is known."""
+    v = b.value(ctx, op)
+    if isinstance(v, Const):
+        mb_range(ctx, what, v.value, limit)
+    return v
+
+
 def _mb_sem_scope(i: Instr, q, default_sem: str) -> tuple[str, str]:
     return q.get("sem") or default_sem, q.get("scope") or "cta"
 
@@ -289,7 +311,7 @@ def lower_mbarrier(b: Builder, ctx: ThreadCtx, i: Instr) -> None:
     mb = ops[1] if kind in ("arrive", "arrive_drop", "test_wait", "try_wait") else ops[0]
     _mb_location(b, ctx, mb)
     if kind == "init":
-        n = b.value(ctx, ops[1])
+        n = _mb_count(b, ctx, ops[1], "arrival count", MAX_COUNT)
         w = b.write(ctx, {"WEAK", "GEN", "MB", "MB_INIT"}, mb, encode(0, n, n, 0))
         ctx.ext.setdefault("mbinit", []).append(w)
         _mb_objects(b).add(b.roots[mb.base])
@@ -304,9 +326,9 @@ def lower_mbarrier(b: Builder, ctx: ThreadCtx, i: Instr) -> None:
         rtags = strong | ({"RLX"} if sem == "relaxed" else set())
         wtags = strong | ({"RLX"} if sem == "relaxed" else {"REL"})
         if q["expect_tx"]:
-            tx, count = b.value(ctx, ops[2]), Const(1)
+            tx, count = _mb_count(b, ctx, ops[2], "tx-count", MAX_TX), Const(1)
         else:
-            tx, count = Const(0), (b.value(ctx, ops[2]) if len(ops) > 2 else Const(1))
+            tx, count = Const(0), (_mb_count(b, ctx, ops[2], "arrival count", MAX_COUNT) if len(ops) > 2 else Const(1))
         drop = count if kind == "arrive_drop" else Const(0)
         r, _ = _mb_rmw(b, ctx, mb, rtags, wtags, lambda v: mb_update(v, arrive=count, expect=tx, drop=drop))
         if not isinstance(ops[0], Sink):
@@ -315,7 +337,7 @@ def lower_mbarrier(b: Builder, ctx: ThreadCtx, i: Instr) -> None:
     if kind in ("expect_tx", "complete_tx"):
         _, scope = _mb_sem_scope(i, q, "relaxed")
         tags = {"STRONG", "RLX", SCOPES[scope]}
-        n = b.value(ctx, ops[1])
+        n = _mb_count(b, ctx, ops[1], "tx-count", MAX_TX)
         upd = (lambda v: mb_update(v, expect=n)) if kind == "expect_tx" else (lambda v: mb_update(v, complete=n))
         _mb_rmw(b, ctx, mb, tags, tags, upd)
         return
@@ -367,6 +389,7 @@ def _complete_tx(b: Builder, ctx: ThreadCtx, i: Instr, issue: int, mbar: Addr, n
     _mb_objects(b).add(b.roots[mbar.base])
     tags = {"STRONG", "CLUSTER", "ACOMPL"}
     wtags = tags | {"REL"} | ({"PF_ASYNC", "PF_TMAP"} if proxy_fence else set())
+    mb_range(ctx, "tx-count", nbytes, MAX_TX)
     r, w = _mb_rmw(b, ctx, mbar, tags, wtags, lambda v: mb_update(v, complete=Const(nbytes)), in_po=False,
                    what=f"complete-tx {nbytes} on {mbar.base}" + (" + implicit proxy fence" if proxy_fence else ""))
     for e in (r, w):

@@ -16,7 +16,7 @@ from checker.check import check_test
 from checker.errors import LitmusError
 from checker.litmus import load_file, load_paths, load_text
 from checker.lower import lower
-from checker.lower_async import RADIX, encode, mb_update, pending_of, phase_of, tx_of
+from checker.lower_async import EXPECTED, encode, expected_of, mb_update, pending_of, phase_of, tx_of
 from checker.ptx import parse_instr
 from checker.values import Const, evaluate
 
@@ -222,7 +222,7 @@ def test_complete_tx_before_expect_tx_goes_negative_and_arrive_drop_lowers_the_c
     s = _val(mb_update(Const(s), arrive=Const(1), expect=Const(16)))
     assert _fields(s) == (1, 1, 0)
     s = _val(mb_update(Const(_val(encode(3, 2, 2))), arrive=Const(1), drop=Const(1)))
-    assert _fields(s) == (3, 1, 0) and _val(Const(s)) // RADIX ** 2 % RADIX == 1     # expected count now 1
+    assert _fields(s) == (3, 1, 0) and _val(expected_of(Const(s))) == 1     # expected count now 1
     s = _val(mb_update(Const(s), arrive=Const(1)))
     assert _fields(s) == (4, 1, 0)
 
@@ -704,3 +704,33 @@ def test_clusterlaunchcontrol_syntax_errors(text, msg):
     with pytest.raises(LitmusError) as e:
         parse_instr(text, memory=frozenset({"h", "mb"}))
     assert str(e.value) == f"<string>:1: '{text}': {msg}"
+
+
+# -- the mbarrier state's ranges: values beyond them are refused, never silently wrapped ----------
+
+@pytest.mark.parametrize("decl, code, msg", [
+    ("mb: {space: shared, owner: gpu0.cta0, mbarrier: {count: 1}}",
+     "mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [mb], 1048576",
+     "'mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [mb], 1048576': tx-count 1048576: ptxmc models "
+     "mbarrier tx-counts from 0 to 1048575"),
+    ("mb: {space: shared, owner: gpu0.cta0}", "mbarrier.init.shared::cta.b64 [mb], 131072",
+     "'mbarrier.init.shared::cta.b64 [mb], 131072': arrival count 131072: ptxmc models mbarrier arrival "
+     "counts from 0 to 131071"),
+    ("mb: {space: shared, owner: gpu0.cta0, mbarrier: {count: 1}}",
+     "mbarrier.arrive.shared::cta.b64 _, [mb], 200000",
+     "'mbarrier.arrive.shared::cta.b64 _, [mb], 200000': arrival count 200000: ptxmc models mbarrier "
+     "arrival counts from 0 to 131071"),
+])
+def test_mbarrier_values_beyond_the_modelled_ranges_are_refused(decl, code, msg):
+    [t] = load_text(f"name: t\nmemory:\n  {decl}\nthreads:\n  P0:\n    at: gpu0.cta0\n    code: ['{code}']\n",
+                    "mb.yaml")
+    with pytest.raises(LitmusError) as e:
+        lower(t)
+    assert str(e.value) == f"mb.yaml:7: {msg}"
+
+
+def test_mbarrier_count_beyond_the_range_in_memory_is_refused():
+    [err] = load_text("name: t\nmemory:\n  mb: {space: shared, owner: gpu0.cta0, mbarrier: {count: 200000}}\n"
+                      "threads:\n  P0:\n    at: gpu0.cta0\n    code: ['mbarrier.arrive.shared::cta.b64 _, [mb]']\n",
+                      "mb.yaml")
+    assert str(err).endswith("mbarrier count 200000: ptxmc models mbarrier arrival counts from 0 to 131071")
