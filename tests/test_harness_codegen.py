@@ -289,6 +289,12 @@ UNSUPPORTED = [
         memory={"h": {"space": "shared", "owner": "gpu0.cta0"},
                 "mb": {"space": "shared", "owner": "gpu0.cta0", "mbarrier": {"count": 1}}}),
      "clusterlaunchcontrol.* is not expressible"),
+    (build_test("bigcopy", {"P0": ("gpu0.cta0", [
+        "mbarrier.arrive.expect_tx.shared::cta.b64 _, [mb], 8192",
+        "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [s], [g], 8192, [mb]"])},
+        memory={"s": {"space": "shared", "owner": "gpu0.cta0"},
+                "mb": {"space": "shared", "owner": "gpu0.cta0", "mbarrier": {"count": 1}}}),
+     "bulk copy size 8192: cells over 256 bytes"),
 ]
 
 

@@ -47,6 +47,9 @@ def memory_problems(test: LitmusTest) -> list[str]:
     return out
 
 
+MAX_CELL_BYTES = 256        # a cell per location and instance must fit the device's shared memory
+
+
 def bulk_sizing(test: LitmusTest) -> tuple[int, int, list[str]]:
     """(cell bytes, tx factor, problems). A cell is 16 bytes (bulk copies move >= 16 aligned
     bytes); a test written with smaller copy sizes has its byte counts scaled to match."""
@@ -66,6 +69,9 @@ def bulk_sizing(test: LitmusTest) -> tuple[int, int, list[str]]:
     if s <= 0:
         return 16, 1, [f"bulk copy size {s}"]
     if s % 16 == 0:
+        if s > MAX_CELL_BYTES:
+            return 16, 1, [f"bulk copy size {s}: cells over {MAX_CELL_BYTES} bytes, one per instance, do not fit "
+                           "in shared memory (the harness does not scale large byte counts down yet)"]
         return s, 1, []
     if 16 % s == 0:
         if st_async:
