@@ -85,14 +85,7 @@ def _judge(test: LitmusTest, es: EventStructure, model: Model, options, eng, bas
     conds = []
     for exp in test.expectations:
         sat = [o for o in outcomes if conditions.holds(exp.cond, dict(o), es.names)]
-        allowed = True if sat else (False if complete else None)
-        if allowed is None and hasattr(eng, "enc"):
-            # The enumeration stopped at the outcome cap: the condition itself is one query.
-            allowed = eng.satisfiable(_cond_for(eng, exp.cond, es)) is not None
-        # Sane: some execution satisfies the condition without the axioms. An allowed outcome is
-        # one; a forbidden condition needs the solver (told that the model rules it out).
-        sane = bool(sat) or (eng.satisfiable(_cond_for(eng, exp.cond, es), axioms=(), forbidden=allowed is False)
-                             is not None if hasattr(eng, "enc") else _brute_sane(eng, exp.cond, es))
+        allowed, sane = _verdict(eng, exp.cond, es, bool(sat), complete)
         conds.append(ConditionResult(conditions.show(exp.cond), exp.kind, allowed,
                                      len(sat), len(outcomes) - len(sat), sane))
     status = "run"
@@ -101,13 +94,10 @@ def _judge(test: LitmusTest, es: EventStructure, model: Model, options, eng, bas
         status, message = "fail", "expected undefined behaviour, but the program is well defined"
     elif test.expectations:
         broken = [c for c in conds if not c.sane]
-        unknown = [c for c in conds if c.allowed is None]
         if broken:
             status = "fail"
             message = "broken test: no execution satisfies " + ", ".join(c.text for c in broken) + \
                       " even without axioms"
-        elif unknown:
-            status, message = "unknown", "outcome enumeration incomplete"
         else:
             status = "pass" if all(c.met for c in conds) else "fail"
     notes = base.notes
@@ -116,6 +106,20 @@ def _judge(test: LitmusTest, es: EventStructure, model: Model, options, eng, bas
                   f"with {limits.flag('outcomes')}); each condition was decided by its own solver query",)
     return replace(base, status=status, message=message, observe=observe, outcomes=outcomes,
                    complete=complete, conditions=tuple(conds), notes=notes)
+
+
+def _verdict(eng, cond, es, seen: bool, complete: bool) -> tuple[bool, bool]:
+    """(allowed, sane) for a condition some enumerated outcome satisfies (`seen`) or none does.
+    Past the outcome cap the condition is its own query. Sane: some execution satisfies it without
+    the axioms -- an allowed outcome is one; otherwise the solver is asked, told that the model
+    rules the condition out (brute force: the candidates, _brute_sane)."""
+    if not hasattr(eng, "enc"):                     # brute force always enumerates completely
+        return seen, seen or _brute_sane(eng, cond, es)
+    if seen:
+        return True, True
+    term = _cond_for(eng, cond, es)
+    allowed = False if complete else eng.satisfiable(term) is not None
+    return allowed, allowed or eng.satisfiable(term, axioms=(), forbidden=not allowed) is not None
 
 
 def _cond_for(eng, cond, es):

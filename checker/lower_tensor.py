@@ -123,26 +123,27 @@ def _decl(b: Builder, ctx: ThreadCtx, op, role: str):
     return b.test.mem(b.roots[op.base])
 
 
+def _own_cell(b: Builder, ctx: ThreadCtx, op, role: str, space: str, kind: str, hint: str, why: str) -> None:
+    """`op` must be a cell of `space` (`kind`, in messages) owned by the executing CTA."""
+    d = _decl(b, ctx, op, role)
+    if d is None or d.space != space:
+        raise ctx.error(f"the {role} '{op.base}' must be {kind}{hint}")
+    if d.owner.cta_key() != ctx.thread.position.cta_key():
+        raise ctx.error(f"the {role} '{op.base}' is {kind} of another CTA: {why}")
+
+
 def _tmem(b: Builder, ctx: ThreadCtx, op, role: str) -> None:
     """`op` must be a Tensor Memory cell of the executing CTA (.cta_group::1)."""
-    d = _decl(b, ctx, op, role)
-    if d is None or d.space != "tensor":
-        raise ctx.error(f"the {role} '{op.base}' must be Tensor Memory: declare it "
-                        f"{op.base}: {{space: tensor, owner: {_cta(ctx)}}}")
-    if d.owner.cta_key() != ctx.thread.position.cta_key():
-        raise ctx.error(f"the {role} '{op.base}' is Tensor Memory of another CTA: with .cta_group::1 a "
-                        "tcgen05 instruction accesses its own CTA's Tensor Memory")
+    _own_cell(b, ctx, op, role, "tensor", "Tensor Memory",
+              f": declare it {op.base}: {{space: tensor, owner: {_cta(ctx)}}}",
+              "with .cta_group::1 a tcgen05 instruction accesses its own CTA's Tensor Memory")
 
 
 def _smem(b: Builder, ctx: ThreadCtx, op, role: str) -> None:
     """`op` must be a shared-memory cell of the executing CTA (a matrix descriptor's start address)."""
-    d = _decl(b, ctx, op, role)
-    if d is None or d.space != "shared":
-        raise ctx.error(f"the {role} '{op.base}' must be shared memory (a matrix descriptor names a cell "
-                        f"of the executing CTA's shared memory)")
-    if d.owner.cta_key() != ctx.thread.position.cta_key():
-        raise ctx.error(f"the {role} '{op.base}' is shared memory of another CTA: a matrix descriptor "
-                        "addresses the executing CTA's shared memory")
+    _own_cell(b, ctx, op, role, "shared", "shared memory",
+              " (a matrix descriptor names a cell of the executing CTA's shared memory)",
+              "a matrix descriptor addresses the executing CTA's shared memory")
 
 
 def _cta(ctx: ThreadCtx) -> str:
