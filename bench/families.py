@@ -157,7 +157,7 @@ FAMILIES: dict[str, Family] = {f.name: f for f in (
 def build(family: str, n: int) -> LitmusTest:
     """The family's test of size n, through the real front end (and lowering, to find out early
     whether the model supports it)."""
-    from checker.litmus import load_text
+    from checker.front.litmus import load_text
     from checker.lower import lower
 
     text = FAMILIES[family].make(n)

@@ -44,15 +44,15 @@ def _child(conn, family: str, n: int, engine: str, cap: float) -> None:
     from dataclasses import replace
 
     from checker import limits
-    from checker.check import check_test, resolve_model
+    from checker.verdict.check import check_test, resolve_model
 
     # The time cap is the only limit: no candidate, event or Z3 resource limit, and Z3's own
     # (wall-clock) timeout beyond the backstop.
     wall = cap * WALL_FACTOR + WALL_EXTRA
     limits.set_current(replace(limits.current(), candidates=10 ** 30, events=10 ** 6, rlimit=0,
                                outcomes=10 ** 6, timeout=wall))
-    import checker.engine_brute  # noqa: F401  (imported before the clock starts: z3 takes ~0.1 s)
-    import checker.engine_z3  # noqa: F401
+    import checker.engines.brute  # noqa: F401  (imported before the clock starts: z3 takes ~0.1 s)
+    import checker.engines.smt  # noqa: F401
 
     model = resolve_model("ptx")
     # Warm up on the family's smallest test: the first check in a process pays one-time costs

@@ -29,9 +29,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from checker import LITMUS_DIR  # noqa: E402
-from checker.check import check_test, resolve_model  # noqa: E402
+from checker.verdict.check import check_test, resolve_model  # noqa: E402
 from checker.errors import LitmusError  # noqa: E402
-from checker.litmus import load_paths  # noqa: E402
+from checker.front.litmus import load_paths  # noqa: E402
 
 _model = None
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from . import LITMUS_DIR, limits, pool
 from .errors import CheckerError, InternalError, LimitExceeded, LitmusError, SolverUnknown, SourceLoc
 from .limits import Limits
-from .result import Result
+from .results.result import Result
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 
@@ -126,7 +126,7 @@ def limits_of(args) -> Limits:
 
 
 def _run_one(job) -> Result:
-    from .check import check_test, resolve_model
+    from .verdict.check import check_test, resolve_model
 
     test, model_spec, options, engine, lim = job
     limits.set_current(lim)
@@ -145,7 +145,7 @@ def run_tests(items, model_spec, options, engine, timeout=None, jobs=1, on_resul
     UNKNOWN, and the rest of the batch goes on. jobs == 0 runs them in this process.
     `on_result(result)` / `on_done(index, result)` are called as each test finishes. Ctrl-C
     raises RunInterrupted, which carries the Results finished so far."""
-    from .check import resolve_model
+    from .verdict.check import resolve_model
 
     lim = lim or limits.current()
     if timeout is not None:
@@ -239,7 +239,7 @@ class ResultStream:
         self.total, self.timing, self.count = total, timing, 0
 
     def add(self, index: int, r: Result) -> None:
-        from .output import result_dict
+        from .results.output import result_dict
 
         self.f.write(json.dumps({"index": index, **result_dict(r, self.timing)}, sort_keys=True) + "\n")
         self.f.flush()
@@ -272,9 +272,9 @@ def mark_partial(fmt: str, text: str, run: int, total: int) -> str:
 
 
 def cmd_run(args) -> int:
-    from . import output
-    from .check import resolve_model
-    from .litmus import load_paths
+    from .results import output
+    from .verdict.check import resolve_model
+    from .front.litmus import load_paths
 
     lim = limits_of(args)
     limits.set_current(lim)
@@ -352,7 +352,7 @@ def write_atomic(path: str, text: str) -> None:
 
 def select_test(spec: str):
     """FILE or FILE::NAME -> the one LitmusTest it names (LitmusError otherwise)."""
-    from .litmus import load_file
+    from .front.litmus import load_file
 
     path, _, name = spec.partition("::")
     if not Path(path).exists():
@@ -398,7 +398,7 @@ def _located(e: CheckerError, spec: str) -> CheckerError:
 
 
 def _explain_job(job):
-    from .explain import explain_condition
+    from .verdict.explain import explain_condition
 
     test, cond, model_spec, options, lim = job
     limits.set_current(lim)
@@ -411,8 +411,8 @@ def _outcomes_job(job) -> Result:
 
 
 def cmd_check(args) -> int:
-    from .check import resolve_model
-    from .cond import parse_cond
+    from .verdict.check import resolve_model
+    from .front.conditions import parse_cond
 
     lim = limits_of(args)
     limits.set_current(lim)
@@ -430,9 +430,9 @@ def cmd_check(args) -> int:
 
 
 def cmd_outcomes(args) -> int:
-    from .check import resolve_model
-    from .formula import compact
-    from .output import herd
+    from .verdict.check import resolve_model
+    from .results.formula import compact
+    from .results.output import herd
 
     lim = limits_of(args)
     limits.set_current(lim)

@@ -10,11 +10,11 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Callable
 
-from . import relations
+from .model import relations
 from .ast import Addr, Imm, Instr, LitmusTest, Reg, Sink, Thread
 from .errors import LitmusError, SourceLoc
-from .events import Event, EventStructure, Order
-from .values import ZERO, Bin, Const, Expr, Ite, ReadVal, binop, reads_of
+from .model.events import Event, EventStructure, Order
+from .model.values import ZERO, Bin, Const, Expr, Ite, ReadVal, binop, reads_of
 
 SCOPES = {"cta": "CTA", "cluster": "CLUSTER", "gpu": "GPU", "sys": "SYS"}
 
@@ -442,4 +442,4 @@ def lower(test: LitmusTest) -> EventStructure:
 # LOWER and FENCE_VARIANTS on import.
 from . import lower_proxy as _lower_proxy  # noqa: E402,F401
 from . import lower_async as _lower_async  # noqa: E402,F401
-from . import lower_tensor as _lower_tensor  # noqa: E402,F401  (wgmma, tcgen05)
+from . import lower_tensor as _lower_tensor  # noqa: E402, F401  (wgmma, tcgen05

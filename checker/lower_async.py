@@ -124,7 +124,7 @@ from dataclasses import dataclass, field
 from . import ptx
 from .ast import Addr, Imm, Instr, Reg, Sink
 from .lower import FENCE_VARIANTS, LOWER, SCOPES, Builder, ThreadCtx, _atom_value
-from .values import Const, Expr, Ite, ReadVal, binop
+from .model.values import Const, Expr, Ite, ReadVal, binop
 
 
 @dataclass

@@ -22,7 +22,7 @@ from __future__ import annotations
 from . import ptx
 from .ast import Addr, Instr
 from .lower import FENCE_VARIANTS, LOWER, SCOPES, Builder, ThreadCtx, lower_membar
-from .values import ReadVal
+from .model.values import ReadVal
 
 PROXY_TAG = {"alias": "PF_ALIAS", "async": "PF_ASYNC", "async::generic": "PF_ASYNC",
              "tensormap::generic": "PF_TMAP", "texture": "PF_TEX", "surface": "PF_SUR", "constant": "PF_CON"}

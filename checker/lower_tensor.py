@@ -76,7 +76,7 @@ from dataclasses import dataclass, field
 from . import ptx
 from .ast import Addr, Instr, Reg, Vec
 from .lower import LOWER, Builder, ThreadCtx
-from .values import ZERO, Const, Expr, Ite, ReadVal, binop
+from .model.values import ZERO, Const, Expr, Ite, ReadVal, binop
 
 
 @dataclass
@@ -420,8 +420,7 @@ def _commit(b: Builder, ctx: ThreadCtx, i: Instr) -> None:
     built like issue 4's asynchronous arrive-on (cp.async.mbarrier.arrive): an mbarrier RMW not in
     program order, after the issue (aso), completing and releasing only the tracked operations
     (acomp, ACOMPL) -- T5."""
-    from .lower_async import (_check_space, _mb_location, _mb_objects, _mb_rmw, _performed_by_owner, mb_update,
-                              multicast_targets)
+    from .lower_async import _check_space, _mb_location, _mb_objects, _mb_rmw, _performed_by_owner, mb_update, multicast_targets
     from .ptx_async import cta_mask
 
     mb = i.operands[0]

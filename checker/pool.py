@@ -116,7 +116,7 @@ def inject_fault(key: str) -> None:
 def _context():
     if "forkserver" in mp.get_all_start_methods():
         ctx = mp.get_context("forkserver")
-        ctx.set_forkserver_preload(["checker.cli", "checker.check", "checker.explain"])
+        ctx.set_forkserver_preload(["checker.cli", "checker.verdict.check", "checker.verdict.explain"])
         try:
             from multiprocessing import forkserver
 

@@ -565,6 +565,6 @@ def _check_operands(instr: Instr, slots, fail) -> None:
 
 
 # Instruction families defined elsewhere register themselves on import.
-from . import ptx_proxy as _ptx_proxy  # noqa: E402,F401  (proxy fences, tensor maps, ISCA'22 views)
-from . import ptx_async as _ptx_async  # noqa: E402,F401  (the bulk asynchronous copies)
-from . import ptx_tensor as _ptx_tensor  # noqa: E402,F401  (wgmma, tcgen05)
+from . import ptx_proxy as _ptx_proxy  # noqa: E402, F401  (proxy fences, tensor maps, ISCA'22 views
+from . import ptx_async as _ptx_async  # noqa: E402, F401  (the bulk asynchronous copies
+from . import ptx_tensor as _ptx_tensor  # noqa: E402, F401  (wgmma, tcgen05

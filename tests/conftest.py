@@ -7,7 +7,7 @@ from checker import LITMUS_DIR
 
 
 def bundled_items():
-    from checker.litmus import load_paths
+    from checker.front.litmus import load_paths
 
     return load_paths([str(LITMUS_DIR)])
 
@@ -24,6 +24,6 @@ def test_id(t) -> str:
 
 @pytest.fixture(scope="session")
 def ptx_model():
-    from checker.check import resolve_model
+    from checker.verdict.check import resolve_model
 
     return resolve_model("ptx")

@@ -12,13 +12,13 @@ import pytest
 
 from checker import LITMUS_DIR
 from checker.ast import LitmusTest
-from checker.check import check_test
+from checker.verdict.check import check_test
 from checker.errors import LitmusError
-from checker.litmus import load_file, load_paths, load_text
+from checker.front.litmus import load_file, load_paths, load_text
 from checker.lower import lower
 from checker.lower_async import EXPECTED, encode, expected_of, mb_update, pending_of, phase_of, tx_of
 from checker.ptx import parse_instr
-from checker.values import Const, evaluate
+from checker.model.values import Const, evaluate
 
 PATTERNS = LITMUS_DIR / "patterns"
 ASYNC = LITMUS_DIR / "async"

@@ -7,9 +7,9 @@ from dataclasses import replace
 import pytest
 
 from checker import limits
-from checker.check import check_test, resolve_model
-from checker.engine_brute import BruteEngine
-from checker.engine_z3 import Z3Engine
+from checker.verdict.check import check_test, resolve_model
+from checker.engines.brute import BruteEngine
+from checker.engines.smt import Z3Engine
 from checker.errors import LimitExceeded, LitmusError, Unsupported
 from checker.lower import lower
 

@@ -6,9 +6,9 @@ from itertools import product
 
 from hypothesis import given, settings, strategies as st
 
-from checker.cond import parse_cond
-from checker.conditions import holds
-from checker.formula import compact
+from checker.front.conditions import parse_cond
+from checker.model.observables import holds
+from checker.results.formula import compact
 
 
 @st.composite

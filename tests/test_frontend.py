@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from checker import ptx, yamlsafe
-from checker.ast import (Addr, And, Const, Eq, Expectation, Imm, Instr, LitmusTest, MemoryDecl,
-                         MemRef, Name, Not, Or, Position, Reg, RegRef, Sink, Thread, Vec)
-from checker.cond import parse_cond, refs
+from checker import ptx
+from checker.front import yamlsafe
+from checker.ast import Addr, And, Const, Eq, Expectation, Imm, Instr, LitmusTest, MemoryDecl, MemRef, Name, Not, Or, Position, Reg, RegRef, Sink, Thread, Vec
+from checker.front.conditions import parse_cond, refs
 from checker.errors import LitmusError, SourceLoc
-from checker.litmus import load_file, load_paths, load_text
+from checker.front.litmus import load_file, load_paths, load_text
 
 MALFORMED_DIR = Path(__file__).parent / "malformed" / "litmus"
 

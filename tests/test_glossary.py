@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from checker import AXIOMS_DIR, relations
+from checker import AXIOMS_DIR
+from checker.model import relations
 from checker.cat.interp import load_model
 
 DEFAULT = AXIOMS_DIR / "ptx.cat"

@@ -228,7 +228,7 @@ def test_find_toolchain_reports_every_tool():
 # -- the bundled suites ------------------------------------------------------------------------
 
 def _bundled():
-    from checker.litmus import load_paths
+    from checker.front.litmus import load_paths
     return [t for t in load_paths([str(LITMUS_DIR)]) if not isinstance(t, LitmusError)]
 
 

@@ -353,7 +353,7 @@ def test_bad_device_configs(tmp_path):
 def test_every_bundled_test_generates_or_says_why():
     from checker import LITMUS_DIR
     from checker.errors import LitmusError
-    from checker.litmus import load_paths
+    from checker.front.litmus import load_paths
     tests = [t for t in load_paths([str(LITMUS_DIR)]) if not isinstance(t, LitmusError)]
     expressible = 0
     for t in tests:

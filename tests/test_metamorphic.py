@@ -8,8 +8,8 @@ from dataclasses import replace
 import pytest
 
 from checker.ast import Instr
-from checker.check import resolve_model
-from checker.engine_z3 import Z3Engine
+from checker.verdict.check import resolve_model
+from checker.engines.smt import Z3Engine
 from checker.lower import lower
 from checker.ptx import parse_instr
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from checker.check import resolve_model
-from checker.engine_z3 import Z3Engine
+from checker.verdict.check import resolve_model
+from checker.engines.smt import Z3Engine
 from checker.lower import lower
 
 from .conftest import bundled_tests

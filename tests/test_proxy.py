@@ -13,9 +13,9 @@ from checker import LITMUS_DIR
 from checker.ast import Instr, LitmusTest
 from checker.cat.concrete import ConcreteAlgebra
 from checker.cat.interp import evaluate
-from checker.check import check_test
+from checker.verdict.check import check_test
 from checker.errors import LitmusError
-from checker.litmus import load_file, load_text
+from checker.front.litmus import load_file, load_text
 from checker.lower import lower
 from checker.ptx import parse_instr
 
@@ -395,7 +395,7 @@ def test_proxy_fence_any_cta_only_strengthens_and_drops_the_placement_rule(ptx_m
     """Under the option a written proxy fence orders the accesses it covers in any CTA: verdicts can
     only go from allowed to forbidden, and the writer-CTA fence of a remote write now orders it
     before the owning CTA's async access (A2-remote-write+fence-in-issuer-CTA)."""
-    from checker.litmus import load_paths
+    from checker.front.litmus import load_paths
 
     tests = [t for t in load_paths([str(LITMUS_DIR)]) if not isinstance(t, LitmusError) and t.expectations]
     flipped = []

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from checker.check import resolve_model
+from checker.verdict.check import resolve_model
 from checker.cli import main
-from checker.litmus import load_text
+from checker.front.litmus import load_text
 
 SUITE = r"""
 - name: MP+rel+acq
@@ -226,10 +226,10 @@ def test_report_command_crash_leaves_no_partial_folder(suite, tmp_path, monkeypa
 
 
 def _graph(name="MP+rel+acq"):
-    from checker.engine_z3 import Z3Engine
-    from checker.execution import concrete_evaluation
+    from checker.engines.smt import Z3Engine
+    from checker.engines.base import concrete_evaluation
     from checker.lower import lower
-    from checker.witness import graph
+    from checker.results.witness import graph
 
     t = next(t for t in load_text(SUITE, "mp.yaml") if t.name == name)
     model = resolve_model(None)
@@ -258,7 +258,7 @@ def test_builtin_svg_is_valid_xml():
 
 
 def test_dot_export_has_columns_and_edges():
-    from checker.witness import graph_dot
+    from checker.results.witness import graph_dot
 
     text = graph_dot(_graph())
     assert text.startswith("digraph execution {") and 'subgraph "cluster_P0"' in text
@@ -275,7 +275,7 @@ def test_graphviz_svg_when_installed():
 
 
 def test_blame_lists_the_release_and_the_acquire():
-    from checker.report.mutate import effects, needed
+    from checker.verdict.mutate import effects, needed
 
     t = next(t for t in load_text(SUITE, "mp.yaml") if t.name == "MP+rel+acq")
     effs = effects(t, t.expectations[0].cond, resolve_model(None))
@@ -362,10 +362,10 @@ def test_chromium_loads_the_report(report_dir, tmp_path):
 
 
 def test_minimal_axiom_sets_match_the_engine():
-    from checker import conditions
-    from checker.engine_z3 import Z3Engine
+    from checker.model import observables as conditions
+    from checker.engines.smt import Z3Engine
     from checker.lower import lower
-    from checker.report.blame import minimal_sets
+    from checker.verdict.blame import minimal_sets
 
     truth = [("A", "C"), ("B",), ("C", "D", "E")]
     names = ("A", "B", "C", "D", "E", "F")
@@ -386,5 +386,5 @@ expect: {forbidden: ['P1:r0=1 /\\ P1:r1=0']}
     es = lower(corr)
     eng = Z3Engine(es, resolve_model(None))
     term = conditions.to_z3(corr.expectations[0].cond, eng.enc.observables, es.names)
-    from checker.report.blame import blame
+    from checker.verdict.blame import blame
     assert blame(eng, term) == [tuple(s) for s in eng.blame(term)] and len(blame(eng, term)) >= 2

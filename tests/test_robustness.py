@@ -24,14 +24,13 @@ import pytest
 
 from checker import LITMUS_DIR, ROOT, limits, pool
 from checker.cat.interp import parse_model
-from checker.check import check_test, resolve_model
+from checker.verdict.check import check_test, resolve_model
 from checker.cli import main, mark_partial, run_tests, write_atomic
-from checker.cond import parse_cond
-from checker.errors import (CheckerError, LimitExceeded, LitmusError, ModelError, SolverUnknown, SourceLoc,
-                            TooLarge)
-from checker.litmus import load_file, load_text
-from checker.output import FORMATS, herd
-from checker.result import ConditionResult, Result
+from checker.front.conditions import parse_cond
+from checker.errors import CheckerError, LimitExceeded, LitmusError, ModelError, SolverUnknown, SourceLoc, TooLarge
+from checker.front.litmus import load_file, load_text
+from checker.results.output import FORMATS, herd
+from checker.results.result import ConditionResult, Result
 
 from .fuzz import props
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from checker.check import check_test
+from checker.verdict.check import check_test
 from checker.errors import LitmusError
 
 from .conftest import bundled_items, bundled_tests

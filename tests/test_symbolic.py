@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from checker.cat.concrete import ConcreteAlgebra
 from checker.cat.interp import evaluate, parse_model
-from checker.symbolic import TRUE, SymbolicAlgebra
+from checker.cat.symbolic import TRUE, SymbolicAlgebra
 
 MAX_EVENTS = 4
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])

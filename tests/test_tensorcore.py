@@ -10,9 +10,9 @@ import pytest
 
 from checker import LITMUS_DIR
 from checker.ast import Instr, LitmusTest
-from checker.check import check_test
+from checker.verdict.check import check_test
 from checker.errors import LitmusError
-from checker.litmus import load_paths, load_text
+from checker.front.litmus import load_paths, load_text
 from checker.lower import lower
 from checker.ptx import parse_instr, validate
 
@@ -87,8 +87,8 @@ def test_seed_example_needs_both_fences(ptx_model):
 
 
 def test_seed_stale_read_is_blamed_on_the_tensor_memory_axiom(ptx_model):
-    from checker.cond import parse_cond
-    from checker.explain import explain_condition
+    from checker.front.conditions import parse_cond
+    from checker.verdict.explain import explain_condition
 
     seed = _by_name("TC-seed+both-fences")
     r = check_test(seed, ptx_model)

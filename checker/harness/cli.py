@@ -71,7 +71,7 @@ def add_hw_subcommands(subparsers) -> None:
 # -- helpers -------------------------------------------------------------------------------------
 
 def load_tests(paths, controls: bool = False, names=()) -> tuple[list, list[LitmusError]]:
-    from ..litmus import load_paths
+    from ..front.litmus import load_paths
     from .controls import controls as bundled_controls
     items = load_paths(paths or [str(LITMUS_DIR)])
     tests = [t for t in items if not isinstance(t, LitmusError)]
@@ -176,7 +176,7 @@ def cmd_build(args) -> int:
 
 
 def _model_verdicts(tests, model_spec, options):
-    from ..check import check_test, resolve_model
+    from ..verdict.check import check_test, resolve_model
     from .compare import verdicts_from_result
     model = resolve_model(model_spec)
     out = {}

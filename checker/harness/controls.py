@@ -9,7 +9,7 @@ family yet); `build_test` is also how the harness tests make hand-written tests.
 from __future__ import annotations
 
 from ..ast import Expectation, LitmusTest, MemoryDecl, Position, Thread
-from ..cond import parse_cond
+from ..front.conditions import parse_cond
 from ..ptx import parse_instr
 
 CONTROL_MARK = "positive control"

@@ -8,14 +8,15 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, replace
 
-from .. import conditions, witness
+from ..model import observables as conditions
+from ..results import witness
 from ..ast import LitmusTest
-from ..check import check_test
+from ..verdict.check import check_test
 from ..errors import CheckerError, LimitExceeded, SolverUnknown
-from ..result import Outcome, Result
-from .blame import blame as minimal_sets
-from .cycle import Step, note, show, violation_path
-from .mutate import Effect, effects
+from ..results.result import Outcome, Result
+from ..verdict.blame import blame as minimal_sets
+from ..verdict.cycle import Step, note, show, violation_path
+from ..verdict.mutate import Effect, effects
 
 MAX_WITNESSES = 8
 
@@ -123,8 +124,8 @@ def analyze(test: LitmusTest, model, model_name: str, options=frozenset(), timeo
 def _explain(test, model, options, timeout, layout, max_witnesses, blame, rep: TestReport) -> TestReport:
     import z3
 
-    from ..engine_z3 import Z3Engine
-    from ..execution import concrete_evaluation
+    from ..engines.smt import Z3Engine
+    from ..engines.base import concrete_evaluation
     from ..lower import lower
     from .svg import render
 
@@ -189,7 +190,7 @@ def _formula(outcomes) -> str:
     """checker.formula.compact when the minimisation is cheap (its cost grows exponentially with
     the number of (variable, value) atoms: about 2 s at 8 atoms, minutes at 10); otherwise the
     plain disjunction of the outcomes."""
-    from ..formula import compact
+    from ..results.formula import compact
 
     keys = [k for k, _ in outcomes[0]]
     domains = {k: {dict(o)[k] for o in outcomes} for k in keys}

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from .. import ROOT
 from ..errors import LitmusError
-from ..result import Result
+from ..results.result import Result
 from .analyze import MAX_WITNESSES, TestReport, analyze, model_hash
 
 FILES = ("index.html", "report.md", "report.json", "junit.xml")
@@ -100,7 +100,7 @@ def _failed_report(test, outcome, timeout: float, model_name: str) -> TestReport
 
 def _job(args) -> TestReport:
     from .. import pool
-    from ..check import resolve_model
+    from ..verdict.check import resolve_model
 
     test, model_spec, options, timeout, layout, max_witnesses, blame = args
     pool.inject_fault(test.name)
@@ -114,8 +114,8 @@ def build(paths, model_spec=None, options=(), timeout: float = 60.0, jobs: int =
           hw_files=(), max_witnesses: int = MAX_WITNESSES, blame: bool = True, timing: bool = False,
           on_result=None) -> Report:
     """Check, explain and compare: everything a report shows, as data."""
-    from ..check import resolve_model
-    from ..litmus import load_paths
+    from ..verdict.check import resolve_model
+    from ..front.litmus import load_paths
 
     model = resolve_model(model_spec)
     items = load_paths(paths)

@@ -66,7 +66,7 @@ def _write(args, report, progress) -> int:
         print("\r", end="", file=sys.stderr)
     files: dict[str, str | bytes] = dict(render(report))
     if args.dot:
-        from ..witness import graph_dot
+        from ..results.witness import graph_dot
 
         for t in report.tests:
             pics = [p for _, p in t.witnesses] + [f.picture for f in t.forbidden if f.picture] \
@@ -85,7 +85,7 @@ def _write(args, report, progress) -> int:
     out = write_tree(args.out, files)
     s = [t.result for t in report.tests]
     bad_hw = any(c.verdict in ("violation", "harness-error", "control-unseen") for c in report.hardware)
-    from ..output import summary
+    from ..results.output import summary
 
     print(f"{summary(s)}; report in {out}/ (" + ", ".join(f for f in sorted(files) if "/" not in f) + ")")
     if report.interrupted:

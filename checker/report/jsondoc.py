@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from ..output import result_dict
+from ..results.output import result_dict
 from .analyze import Picture, TestReport
 
 FORMAT = "ptxmc-report"

@@ -7,7 +7,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 
 from ..cli import mark_partial
-from ..output import junit as model_junit
+from ..results.output import junit as model_junit
 
 BAD = ("violation", "harness-error", "control-unseen")
 

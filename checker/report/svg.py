@@ -15,7 +15,7 @@ import shutil
 import subprocess
 from xml.sax.saxutils import escape
 
-from ..witness import EDGE_STYLE, Graph, graph_dot
+from ..results.witness import EDGE_STYLE, Graph, graph_dot
 
 FONT = "DejaVu Sans Mono,Menlo,Consolas,monospace"
 CHAR_W = 6.7          # width of one character at 11px in the monospace font (a generous estimate)

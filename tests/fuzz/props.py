@@ -22,15 +22,16 @@ from pathlib import Path
 
 import yaml
 
-from checker import AXIOMS_DIR, conditions, limits
+from checker import AXIOMS_DIR, limits
+from checker.model import observables as conditions
 from checker.ast import LitmusTest
 from checker.cat.interp import Model, parse_model
-from checker.check import check_test, resolve_model
-from checker.cond import parse_cond
+from checker.verdict.check import check_test, resolve_model
+from checker.front.conditions import parse_cond
 from checker.errors import CheckerError, LimitExceeded, LitmusError, ModelError, SourceLoc
-from checker.litmus import load_text
+from checker.front.litmus import load_text
 from checker.lower import lower
-from checker.output import FORMATS
+from checker.results.output import FORMATS
 from checker.ptx import parse_instr
 
 FUZZ_LIMITS = replace(limits.DEFAULT, timeout=3.0, rlimit=3_000_000, outcomes=256)
@@ -280,8 +281,8 @@ def check_cli_file(tmp: Path, text: str, cond: str = "P0:r0=0") -> None:
 def check_engines_agree(text: str, path: str = "fuzz/diff.yaml", limit: int = 3000) -> None:
     """On a small well-formed test, the Z3 engine and the brute-force engine allow the same
     outcomes (over every register and final value) - a differential oracle for fuzzed tests."""
-    from checker.engine_brute import BruteEngine
-    from checker.engine_z3 import Z3Engine
+    from checker.engines.brute import BruteEngine
+    from checker.engines.smt import Z3Engine
     from checker.errors import Unsupported
 
     with limits.use(FUZZ_LIMITS):

@@ -14,7 +14,7 @@ from pathlib import Path
 import yaml
 from hypothesis import strategies as st
 
-import checker.litmus  # noqa: F401 - registers every PTX family
+import checker.front.litmus  # noqa: F401 - registers every PTX family
 from checker import AXIOMS_DIR, LITMUS_DIR, ptx
 
 BUNDLED_FILES = sorted(LITMUS_DIR.rglob("*.yaml"), key=lambda p: p.as_posix())

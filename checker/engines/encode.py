@@ -14,13 +14,13 @@ from typing import Mapping
 
 import z3
 
-from . import prune
-from .cat.concrete import ConcreteAlgebra
-from .cat.interp import Model, evaluate
-from .cat.stage import stage, static_values
-from .events import EventStructure
-from .symbolic import TRUE, SymbolicAlgebra, as_bool, mk_and, mk_implies, mk_not, t_or
-from .values import to_z3
+from ..model import prune
+from ..cat.concrete import ConcreteAlgebra
+from ..cat.interp import Model, evaluate
+from ..cat.stage import stage, static_values
+from ..model.events import EventStructure
+from ..cat.symbolic import TRUE, SymbolicAlgebra, as_bool, mk_and, mk_implies, mk_not, t_or
+from ..model.values import to_z3
 
 
 @dataclass(frozen=True)

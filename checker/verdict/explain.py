@@ -3,13 +3,13 @@ one every minimal set of named axioms that rules it out and the cycle each viola
 on a candidate execution."""
 from __future__ import annotations
 
-from . import conditions
-from .ast import Cond, LitmusTest
+from ..model import observables as conditions
+from ..ast import Cond, LitmusTest
 from .check import resolve_model
-from .engine_z3 import Z3Engine
-from .execution import concrete_evaluation
-from .lower import lower
-from . import witness
+from ..engines.smt import Z3Engine
+from ..engines.base import concrete_evaluation
+from ..lower import lower
+from ..results import witness
 
 
 def explain_condition(test: LitmusTest, cond: Cond, model_spec, options, timeout) -> tuple[str, str | None]:
@@ -34,7 +34,7 @@ def explain_condition(test: LitmusTest, cond: Cond, model_spec, options, timeout
     if sane is None:
         return "\n".join(head + ["Impossible: no well-formed execution satisfies it, even without axioms "
                                  "(check the condition's values and registers)"]) + "\n", None
-    from .report.blame import blame as minimal_sets
+    from .blame import blame as minimal_sets
 
     blame = minimal_sets(eng, term)     # every minimal set, as eng.blame, in far fewer solver calls
     lines = head + ["Forbidden"]
@@ -63,7 +63,7 @@ def explain_condition(test: LitmusTest, cond: Cond, model_spec, options, timeout
 
 def _needed_sync(test, cond, model, options, timeout) -> list[str]:
     """The fences and release/acquire annotations whose removal alone would allow the outcome."""
-    from .report.mutate import effects
+    from .mutate import effects
 
     effs = effects(test, cond, model, options, timeout)
     need = [e for e in effs if e.verdict in ("allowed", "undefined")]
@@ -76,7 +76,7 @@ def _needed_sync(test, cond, model, options, timeout) -> list[str]:
 
 
 def _steps(chk, value, env, es, options, model):
-    from .report.cycle import violation_path
+    from .cycle import violation_path
 
     return violation_path(model, chk, value, env, {}, len(es.events), options)
 
@@ -84,7 +84,7 @@ def _steps(chk, value, env, es, options, model):
 def _shape(chk, steps) -> str:
     """What the violated check shows, in the model's names: the cycle (acyclic, irreflexive) or
     the offending path (empty), e.g. `e7 -fr-> e2 -cause-> e7`."""
-    from .report.cycle import note, show
+    from .cycle import note, show
 
     if not steps:
         return ""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Mapping
 
-from .ast import And, Cond, Const, Eq, MemRef, Not, Or, RegRef
+from ..ast import And, Cond, Const, Eq, MemRef, Not, Or, RegRef
 
 
 def key(ref, names: Mapping[str, str]) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
-from .. import conditions
+from ..model import observables as conditions
 from ..ast import Cond, Instr, LitmusTest
 from ..errors import CheckerError
 
@@ -110,7 +110,7 @@ def mutations(test: LitmusTest) -> list[tuple[Mutation, LitmusTest]]:
 def verdict(test: LitmusTest, cond: Cond, model, options=frozenset(), timeout: float = 60.0) -> tuple[str, str]:
     """Is an execution satisfying `cond` allowed in `test`? ('allowed'|'forbidden'|'undefined'|
     'unknown'|'error', why)."""
-    from ..engine_z3 import Z3Engine
+    from ..engines.smt import Z3Engine
     from ..errors import SolverUnknown
     from ..lower import lower
 

@@ -8,14 +8,15 @@ from itertools import combinations, product
 from math import prod
 from typing import Iterator, Sequence
 
-from . import limits, prune
-from .cat.concrete import ConcreteAlgebra
-from .cat.interp import Model, evaluate
-from .cat.stage import stage, static_values
-from .errors import LimitExceeded, Unsupported
-from .events import EventStructure, Order
-from .execution import Execution
-from .values import evaluate as eval_expr
+from .. import limits
+from ..model import prune
+from ..cat.concrete import ConcreteAlgebra
+from ..cat.interp import Model, evaluate
+from ..cat.stage import stage, static_values
+from ..errors import LimitExceeded, Unsupported
+from ..model.events import EventStructure, Order
+from .base import Execution
+from ..model.values import evaluate as eval_expr
 
 DEFAULT_LIMIT = 50_000
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .events import EventStructure
-from .execution import Execution
+from ..model.events import EventStructure
+from ..engines.base import Execution
 
 EDGE_STYLE = {"po": "black", "rf": "red", "co": "blue", "fr": "#ffa040", "sw": "darkgreen",
               "cause": "#a0522d", "dep": "indigo", "rmw": "grey40"}
@@ -67,7 +67,7 @@ def graph(es: EventStructure, ex: Execution, env: dict, title: str = "", positio
           highlight=()) -> Graph:
     """The picture of one execution. `positions` maps thread names to their position text;
     `highlight` is a path of (src, relation, dst) steps (a violated axiom's cycle) drawn thick."""
-    from .values import evaluate
+    from ..model.values import evaluate
 
     positions = positions or {}
     rel = {"po": _reduce(es.relations["po"]), "rf": sorted(ex.rf),

@@ -11,13 +11,13 @@ from typing import Sequence
 
 import z3
 
-from . import limits
-from .cat.interp import Model
+from .. import limits
+from ..cat.interp import Model
 from .encode import Encoding, encode
-from .errors import SolverUnknown
-from .events import EventStructure
-from .execution import Execution
-from .symbolic import TRUE
+from ..errors import SolverUnknown
+from ..model.events import EventStructure
+from .base import Execution
+from ..cat.symbolic import TRUE
 
 
 TIMEOUT_SLACK_MS = 100

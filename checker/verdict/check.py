@@ -7,13 +7,14 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from . import AXIOMS_DIR, conditions, limits
-from .ast import LitmusTest
-from .cat.interp import Model, load_model
-from .errors import CheckerError, LimitExceeded, LitmusError, ModelError, SolverUnknown, Unsupported
-from .events import EventStructure
-from .lower import lower
-from .result import ConditionResult, Result, UndefinedReport
+from .. import AXIOMS_DIR, limits
+from ..model import observables as conditions
+from ..ast import LitmusTest
+from ..cat.interp import Model, load_model
+from ..errors import CheckerError, LimitExceeded, LitmusError, ModelError, SolverUnknown, Unsupported
+from ..model.events import EventStructure
+from ..lower import lower
+from ..results.result import ConditionResult, Result, UndefinedReport
 
 DEFAULT_MODEL = "ptx"
 
@@ -49,9 +50,9 @@ def observables_of(test: LitmusTest, es: EventStructure) -> tuple[str, ...]:
 
 def make_engine(name: str, es: EventStructure, model: Model, options, timeout: float | None):
     if name == "brute":
-        from .engine_brute import BruteEngine
+        from ..engines.brute import BruteEngine
         return BruteEngine(es, model, options)
-    from .engine_z3 import Z3Engine
+    from ..engines.smt import Z3Engine
     return Z3Engine(es, model, options, timeout=timeout)
 
 
@@ -137,7 +138,7 @@ def _brute_sane(eng, cond, es) -> bool:
 
 
 def _undefined(es: EventStructure, model: Model, options, eng):
-    from .execution import concrete_evaluation
+    from ..engines.base import concrete_evaluation
 
     if hasattr(eng, "enc"):
         for name in sorted(eng.enc.flags):

@@ -17,8 +17,8 @@ from typing import Any
 
 import yaml
 
-from . import limits
-from .errors import LitmusError, SourceLoc
+from .. import limits
+from ..errors import LitmusError, SourceLoc
 
 _T = "tag:yaml.org,2002:"
 STR, INT, FLOAT, BOOL, NULL = (_T + t for t in ("str", "int", "float", "bool", "null"))

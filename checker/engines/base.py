@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Mapping
 
-from .cat.concrete import ConcreteAlgebra
-from .cat.interp import Model, evaluate
-from .events import EventStructure
+from ..cat.concrete import ConcreteAlgebra
+from ..cat.interp import Model, evaluate
+from ..model.events import EventStructure
 
 Pair = tuple[int, int]
 

@@ -18,10 +18,11 @@ from typing import Iterable
 
 import yaml
 
-from . import limits, ptx, yamlsafe
-from .ast import Expectation, LitmusTest, MemoryDecl, MemRef, Position, RegRef, Thread
-from .cond import parse_cond, refs
-from .errors import LitmusError, SourceLoc
+from .. import limits, ptx
+from . import yamlsafe
+from ..ast import Expectation, LitmusTest, MemoryDecl, MemRef, Position, RegRef, Thread
+from .conditions import parse_cond, refs
+from ..errors import LitmusError, SourceLoc
 from .yamlsafe import BOOL, INT, Node
 
 TEST_KEYS = ("name", "doc", "source", "arch", "memory", "threads", "expect", "matrix")
@@ -369,7 +370,7 @@ def _location(name: str, node: Node, path: str, targets) -> dict:
         count = _int(mb.need("count", "mbarrier"), path, "mbarrier count")
         if count <= 0:
             _fail(path, mb.get("count"), "mbarrier count must be positive")
-        from .lower_async import MAX_COUNT
+        from ..lower_async import MAX_COUNT
         if count > MAX_COUNT:
             _fail(path, mb.get("count"), f"mbarrier count {count}: ptxmc models mbarrier arrival counts "
                                          f"from 0 to {MAX_COUNT}")

@@ -80,7 +80,7 @@ VALUE_MIN, VALUE_MAX = -(2**63), 2**64 - 1
 
 def _fit(v: int) -> int:
     if not VALUE_MIN <= v <= VALUE_MAX:
-        from .errors import LimitExceeded
+        from ..errors import LimitExceeded
 
         raise LimitExceeded("a computed value leaves the 64-bit range (ptxmc does not model wrap-around)")
     return v
