@@ -158,7 +158,7 @@ def build(family: str, n: int) -> LitmusTest:
     """The family's test of size n, through the real front end (and lowering, to find out early
     whether the model supports it)."""
     from checker.front.litmus import load_text
-    from checker.lower import lower
+    from checker.isa.registry import lower
 
     text = FAMILIES[family].make(n)
     (item,) = load_text(text, f"<{family}-{n}>")

@@ -105,7 +105,7 @@ def candidates(test) -> tuple[int, int]:
     """(brute-force candidate executions, events) of a test: rf choices x order choices."""
     from math import prod
 
-    from checker.lower import lower
+    from checker.isa.registry import lower
 
     es = lower(test)
     n = prod(len(ws) for ws in es.rf_may.values())

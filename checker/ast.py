@@ -1,13 +1,14 @@
 """The validated litmus-test AST: what the YAML front end produces and everything else reads.
 
 Frozen dataclasses only; no behaviour beyond small accessors. PTX instructions are kept as
-opcode + qualifiers + operands (checker.ptx validates them); their meaning is given by
-checker.events, the one place that turns PTX into events.
+opcode + qualifiers + operands; checker.isa.registry validates them once and records the
+instruction's family and every qualifier group's value (PTX defaults applied); the families'
+lowerings (checker.isa) turn them into events.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Mapping, Union
+from typing import Iterator, Mapping, Union
 
 from .errors import SourceLoc
 
@@ -29,9 +30,19 @@ class Position:
     def cta_key(self) -> tuple:
         return (self.gpu, self.cluster, self.cta)
 
+    def cta_text(self) -> str:
+        """The CTA as a test writes it: gpuG[.clusterK].ctaN."""
+        return cta_text(self.cta_key())
+
     def cluster_key(self) -> tuple:
         # Without clusters every CTA is its own cluster.
         return (self.gpu, self.cluster) if self.cluster is not None else (self.gpu, None, self.cta)
+
+
+def cta_text(key: tuple) -> str:
+    """A CTA key (gpu, cluster, cta) as a test writes it: gpuG[.clusterK].ctaN."""
+    g, cl, cta = key
+    return f"gpu{g}" + (f".cluster{cl}" if cl is not None else "") + f".cta{cta}"
 
 
 @dataclass(frozen=True)
@@ -97,11 +108,47 @@ class Name:
 Operand = Union[Reg, Imm, Addr, Vec, Sink, Name]
 
 
+class Quals(Mapping[str, Union[str, None]]):
+    """The value of each qualifier group of an instruction's family (group name -> the qualifier
+    given, or PTX's default, or None): immutable, hashable and picklable."""
+
+    __slots__ = ("_items",)
+
+    def __init__(self, items=()):
+        object.__setattr__(self, "_items", tuple(dict(items).items()))
+
+    def __getitem__(self, key: str):
+        for k, v in self._items:
+            if k == key:
+                return v
+        raise KeyError(key)
+
+    def __iter__(self) -> Iterator[str]:
+        return (k for k, _ in self._items)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __hash__(self) -> int:
+        return hash(self._items)
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Quals) and self._items == other._items
+
+    def __reduce__(self):
+        return (Quals, (self._items,))
+
+    def __repr__(self) -> str:
+        return f"Quals({dict(self._items)!r})"
+
+
 @dataclass(frozen=True)
 class Instr:
     """One PTX instruction. `op` is the opcode root ('ld', 'fence', 'cp', ...), `qualifiers` the
     dot-separated parts after it in source order (compound parts such as 'shared::cta' kept
-    whole). `await_value` is the v of a trailing `== v` (a spin-wait)."""
+    whole). `await_value` is the v of a trailing `== v` (a spin-wait). `family` and `quals` are
+    set by checker.isa.registry.validate: the key of the instruction's family, and the value of
+    each of its qualifier groups with PTX's defaults applied."""
 
     op: str
     qualifiers: tuple[str, ...]
@@ -109,7 +156,9 @@ class Instr:
     text: str
     where: SourceLoc | None = field(default=None, compare=False)
     await_value: int | None = None
-    predicate: str | None = None      # '@p' / '@!p' guard text, if any (not interpreted yet)
+    predicate: str | None = None      # '@p' / '@!p' guard text, if any
+    family: str = ""
+    quals: Quals = field(default_factory=Quals)
 
     def has(self, q: str) -> bool:
         return q in self.qualifiers

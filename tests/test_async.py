@@ -15,9 +15,10 @@ from checker.ast import LitmusTest
 from checker.verdict.check import check_test
 from checker.errors import LitmusError
 from checker.front.litmus import load_file, load_paths, load_text
-from checker.lower import lower
-from checker.lower_async import EXPECTED, encode, expected_of, mb_update, pending_of, phase_of, tx_of
-from checker.ptx import parse_instr
+from checker.isa.registry import lower
+from checker.isa.mbarrier import EXPECTED, expected_of, mb_update, pending_of, phase_of, tx_of
+from checker.isa.mbarrier import pack as encode
+from checker.isa.registry import parse_instr
 from checker.model.values import Const, evaluate
 
 PATTERNS = LITMUS_DIR / "patterns"

@@ -11,7 +11,7 @@ from checker.verdict.check import check_test, resolve_model
 from checker.engines.brute import BruteEngine
 from checker.engines.smt import Z3Engine
 from checker.errors import LimitExceeded, LitmusError, Unsupported
-from checker.lower import lower
+from checker.isa.registry import lower
 
 from .conftest import bundled_tests
 

@@ -1,4 +1,4 @@
-"""The front end: YAML -> LitmusTest (checker.yamlsafe, checker.cond, checker.ptx, checker.litmus).
+"""The front end: YAML -> LitmusTest (checker.front: yamlsafe, conditions, ptx, litmus; validation by checker.isa).
 
 Malformed inputs live in tests/malformed/litmus/, one file per error class; MALFORMED below holds
 each file's exact message (after the file path).
@@ -8,9 +8,12 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from checker import ptx
+from checker.front import ptx
+from checker.isa import registry
+from checker.isa.table import Family, Group
 from checker.front import yamlsafe
-from checker.ast import Addr, And, Const, Eq, Expectation, Imm, Instr, LitmusTest, MemoryDecl, MemRef, Name, Not, Or, Position, Reg, RegRef, Sink, Thread, Vec
+from checker.ast import (Addr, And, Const, Eq, Expectation, Imm, Instr, LitmusTest, MemoryDecl, MemRef, Name,
+                         Not, Or, Position, Reg, RegRef, Sink, Thread, Vec)
 from checker.front.conditions import parse_cond, refs
 from checker.errors import LitmusError, SourceLoc
 from checker.front.litmus import load_file, load_paths, load_text
@@ -134,7 +137,7 @@ expect:                            # conditions over final state, each with a ve
 
 
 def _instr(op, quals, operands, text, await_value=None, predicate=None):
-    return Instr(op, tuple(quals), tuple(operands), text, None, await_value, predicate)
+    return registry.validate(Instr(op, tuple(quals), tuple(operands), text, None, await_value, predicate))
 
 
 def test_design_example_parses_to_the_expected_ast():
@@ -389,10 +392,10 @@ def test_matrix_values_are_retyped_after_substitution():
 # -------------------------------------------------------------------------- instructions --
 
 def test_every_operand_form():
-    i = ptx.parse_instr("mov %r1, -5", check=False)
+    i = ptx.parse("mov %r1, -5")
     assert i.operands == (Reg("r1"), Imm(-5))
-    i = ptx.parse_instr("op d, 0x1F, 0b101, 7, [x], [x+4], [x - 8], [tmap, {0, r1}], {r0, %r2, 3}, _, !p, x",
-                        memory={"x"}, check=False)
+    i = ptx.parse("op d, 0x1F, 0b101, 7, [x], [x+4], [x - 8], [tmap, {0, r1}], {r0, %r2, 3}, _, !p, x",
+                  memory={"x"})
     assert i.operands == (Reg("d"), Imm(31), Imm(5), Imm(7), Addr("x"), Addr("x", 4), Addr("x", -8),
                           Addr("tmap", 0, (Imm(0), Reg("r1"))), Vec((Reg("r0"), Reg("r2"), Imm(3))),
                           Sink(), Reg("!p"), Name("x"))
@@ -401,8 +404,8 @@ def test_every_operand_form():
 
 
 def test_compound_qualifiers_guard_semicolon_comment():
-    i = ptx.parse_instr("@!%p1 cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes "
-                        "[s], [g], 16, [mb]; // copy", check=False)
+    i = ptx.parse("@!%p1 cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes "
+                  "[s], [g], 16, [mb]; // copy")
     assert (i.op, i.predicate) == ("cp", "@!p1")
     assert i.qualifiers == ("async", "bulk", "shared::cluster", "global", "mbarrier::complete_tx::bytes")
     assert i.text == ("@!%p1 cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes "
@@ -411,15 +414,15 @@ def test_compound_qualifiers_guard_semicolon_comment():
 
 
 def test_await():
-    i = ptx.parse_instr("ld.acquire.gpu r0, [flag] == 1;")
+    i = registry.parse_instr("ld.acquire.gpu r0, [flag] == 1;")
     assert (i.await_value, i.operands) == (1, (Reg("r0"), Addr("flag")))
-    assert ptx.parse_instr("atom.cas.b32 r0, [x], 0, 1 == -1").await_value == -1
-    assert ptx.parse_instr("ld r0, [x]").await_value is None
+    assert registry.parse_instr("atom.cas.b32 r0, [x], 0, 1 == -1").await_value == -1
+    assert registry.parse_instr("ld r0, [x]").await_value is None
     for bad, msg in [("ld r0, [x] == y", "'== y': an await needs an integer value"),
                      ("fence.sc.gpu == 1", "'== 1': fence returns no value to await"),
                      ("red.add [x], 1 == 1", "'== 1': red returns no value to await")]:
         with pytest.raises(LitmusError) as e:
-            ptx.parse_instr(bad)
+            registry.parse_instr(bad)
         assert e.value.message == msg
 
 
@@ -453,7 +456,7 @@ def test_await():
     ("xor.pred p, q, 1", {"type": "pred"}),
 ])
 def test_valid_instructions_and_their_defaults(text, quals):
-    assert ptx.validate(ptx.parse_instr(text)) == quals
+    assert dict(registry.parse_instr(text).quals) == quals
 
 
 @pytest.mark.parametrize("text, msg", [
@@ -517,13 +520,13 @@ def test_valid_instructions_and_their_defaults(text, quals):
 ])
 def test_invalid_instructions(text, msg):
     with pytest.raises(LitmusError) as e:
-        ptx.parse_instr(text)
+        registry.parse_instr(text)
     assert e.value.message == msg
     assert e.value.where == SourceLoc("<string>", 1, text.strip())
 
 
 def test_family_table_is_consistent():
-    for fam in ptx.FAMILIES.values():
+    for fam in registry.FAMILIES.values():
         choices = [c for g in fam.groups for c in g.choices]
         assert len(choices) == len(set(choices)), fam.key
         assert not set(fam.rejects) & set(choices), fam.key     # a rejected qualifier must be unreachable
@@ -533,14 +536,13 @@ def test_family_table_is_consistent():
 
 
 def test_a_new_family_is_one_table_entry():
-    fam = ptx.Family("fence.frob", groups=(ptx.Group("kind", ("alias", "async"), required=True),))
-    ptx.register(fam)
-    try:
-        assert ptx.validate(ptx.parse_instr("fence.frob.async")) == {"kind": "async"}
-        assert ptx.family_of(ptx.parse_instr("fence.frob.alias"))[0] is fam   # longest key wins
-        assert ptx.family_of(ptx.parse_instr("fence.sc.gpu"))[0].key == "fence"
-    finally:
-        del ptx.FAMILIES["fence.frob"]
+    fam = Family("fence.frob", groups=(Group("kind", ("alias", "async"), required=True),))
+    reg = registry.Registry([*registry.FAMILIES.values(), fam])
+    assert dict(reg.validate(ptx.parse("fence.frob.async")).quals) == {"kind": "async"}
+    assert reg.family_of(ptx.parse("fence.frob.alias"))[0] is fam   # longest key wins
+    assert reg.family_of(ptx.parse("fence.sc.gpu"))[0].key == "fence"
+    with pytest.raises(ValueError, match="defined twice"):
+        registry.Registry([*registry.FAMILIES.values(), Family("fence")])
 
 
 # ---------------------------------------------------------------------------- conditions --
@@ -598,7 +600,7 @@ def test_yamlsafe_constructs_no_objects():
 @given(st.text(alphabet="ldst.global[]{}x0r1,;=@!%_:-+ \n", max_size=40))
 def test_parse_instr_fails_only_with_litmus_errors(text):
     try:
-        ptx.parse_instr(text, memory={"x"})
+        registry.parse_instr(text, memory={"x"})
     except LitmusError:
         pass
 
@@ -639,7 +641,7 @@ def _bar_test(counts: list[str]) -> str:
                   "group its own barrier"),
 ])
 def test_barrier_participants_must_match_the_count(counts, message):
-    from checker.lower import lower
+    from checker.isa.registry import lower
 
     [test] = load_text(_bar_test(counts), "bar.yaml")
     with pytest.raises(LitmusError) as e:

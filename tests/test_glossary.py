@@ -32,7 +32,7 @@ def test_every_bundled_model_uses_only_engine_names(path):
 
 def test_every_static_name_is_computed_by_the_lowering():
     from checker.ast import Instr, LitmusTest, Position, Thread
-    from checker.lower import lower
+    from checker.isa.registry import lower
 
     t = LitmusTest("t", (Thread("P0", Position(0, None, 0), (Instr("fence", ("sc", "gpu"), (), "fence.sc.gpu"),)),))
     es = lower(t)

@@ -10,8 +10,8 @@ import pytest
 from checker.ast import Instr
 from checker.verdict.check import resolve_model
 from checker.engines.smt import Z3Engine
-from checker.lower import lower
-from checker.ptx import parse_instr
+from checker.isa.registry import lower
+from checker.isa.registry import parse_instr, with_qualifiers
 
 from .conftest import bundled_tests
 
@@ -33,8 +33,9 @@ def _strong_sys(i: Instr) -> Instr:
         sem = i.pick(("acquire", "release"), "relaxed")
         rest = [q for q in i.qualifiers if q not in ("weak", "relaxed", "acquire", "release", "volatile",
                                                      "mmio", "cta", "cluster", "gpu", "sys")]
-        return replace(i, qualifiers=(sem, "sys", *rest))
-    return replace(i, qualifiers=tuple("sys" if q in ("cta", "cluster", "gpu") else q for q in i.qualifiers))
+        return with_qualifiers(i, (sem, "sys", *rest))
+    scope = i.quals.get("scope")          # (bar.cta's .cta is no scope)
+    return with_qualifiers(i, tuple("sys" if q == scope else q for q in i.qualifiers)) if scope else i
 
 
 def _fenced(test, transform=lambda i: i):

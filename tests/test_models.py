@@ -6,7 +6,7 @@ import pytest
 
 from checker.verdict.check import resolve_model
 from checker.engines.smt import Z3Engine
-from checker.lower import lower
+from checker.isa.registry import lower
 
 from .conftest import bundled_tests
 

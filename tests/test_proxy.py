@@ -16,8 +16,8 @@ from checker.cat.interp import evaluate
 from checker.verdict.check import check_test
 from checker.errors import LitmusError
 from checker.front.litmus import load_file, load_text
-from checker.lower import lower
-from checker.ptx import parse_instr
+from checker.isa.registry import lower
+from checker.isa.registry import parse_instr
 
 PROXY = LITMUS_DIR / "proxy"
 # Every forbidden test in these files is fence-minimal (issue 3, "Done when").

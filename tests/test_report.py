@@ -228,7 +228,7 @@ def test_report_command_crash_leaves_no_partial_folder(suite, tmp_path, monkeypa
 def _graph(name="MP+rel+acq"):
     from checker.engines.smt import Z3Engine
     from checker.engines.base import concrete_evaluation
-    from checker.lower import lower
+    from checker.isa.registry import lower
     from checker.results.witness import graph
 
     t = next(t for t in load_text(SUITE, "mp.yaml") if t.name == name)
@@ -364,7 +364,7 @@ def test_chromium_loads_the_report(report_dir, tmp_path):
 def test_minimal_axiom_sets_match_the_engine():
     from checker.model import observables as conditions
     from checker.engines.smt import Z3Engine
-    from checker.lower import lower
+    from checker.isa.registry import lower
     from checker.verdict.blame import minimal_sets
 
     truth = [("A", "C"), ("B",), ("C", "D", "E")]

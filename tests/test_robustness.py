@@ -647,7 +647,7 @@ def test_fuzz_regression_values_stay_in_64_bits(ptx_model):
     text = ("name: T\nthreads:\n  P0:\n    at: gpu0.cta0\n    code:\n      - mov r0, 3\n"
             + "      - mul r0, r0, r0\n" * 40 + "      - st [x], r0\n")
     with pytest.raises(LimitExceeded, match="64-bit range"):
-        from checker.lower import lower
+        from checker.isa.registry import lower
         lower(one(text))
     props.check_litmus_text(text)
 
@@ -657,7 +657,7 @@ def test_fuzz_regression_bare_bulk_prefixes_are_no_instructions():
     for text in ("cp.async.bulk.tensor;", "cp.async.bulk"):
         props.check_instruction(text)
         with pytest.raises(LitmusError, match="needs a d"):
-            from checker.ptx import parse_instr
+            from checker.isa.registry import parse_instr
             parse_instr(text)
 
 

@@ -15,7 +15,7 @@ from checker.cat.stage import stage, static_values
 from checker.verdict.check import resolve_model
 from checker.engines.brute import BruteEngine
 from checker.errors import LimitExceeded, Unsupported
-from checker.lower import lower
+from checker.isa.registry import lower
 
 from .conftest import bundled_tests
 

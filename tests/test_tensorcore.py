@@ -13,8 +13,8 @@ from checker.ast import Instr, LitmusTest
 from checker.verdict.check import check_test
 from checker.errors import LitmusError
 from checker.front.litmus import load_paths, load_text
-from checker.lower import lower
-from checker.ptx import parse_instr, validate
+from checker.isa.registry import lower
+from checker.isa.registry import parse_instr, validate
 
 TC = LITMUS_DIR / "tensorcore"
 PATTERN_FILES = [LITMUS_DIR / "patterns" / "P03-wgmma-operand.yaml", LITMUS_DIR / "patterns" / "P04-tcgen05-partition.yaml"]

@@ -17,7 +17,7 @@ import re
 from ..ast import And, Cond, Const, Eq, MemRef, Not, Or, RegRef
 from .. import limits
 from ..errors import LitmusError, SourceLoc
-from ..ptx import int_literal
+from .ptx import int_literal
 
 _TOKEN = re.compile(r"""
     (?P<ws>\s+)

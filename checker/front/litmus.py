@@ -18,8 +18,10 @@ from typing import Iterable
 
 import yaml
 
-from .. import limits, ptx
-from . import yamlsafe
+from .. import limits
+from ..isa import registry
+from ..isa.mbarrier import MAX_COUNT
+from . import ptx, yamlsafe
 from ..ast import Expectation, LitmusTest, MemoryDecl, MemRef, Position, RegRef, Thread
 from .conditions import parse_cond, refs
 from ..errors import LitmusError, SourceLoc
@@ -166,10 +168,6 @@ def _position(node: Node, path: str, what: str, cta_only: bool = False) -> Posit
         _fail(path, node, f"{what} must name a CTA (gpu<N>[.cluster<N>].cta<N>), not a warp")
     g, cl, cta, w = m.groups()
     return Position(int(g), None if cl is None else int(cl), int(cta), int(w or 0))
-
-
-def _cta(p: Position) -> str:
-    return f"gpu{p.gpu}" + (f".cluster{p.cluster}" if p.cluster is not None else "") + f".cta{p.cta}"
 
 
 # ---------------------------------------------------------------------------------- matrix --
@@ -370,7 +368,6 @@ def _location(name: str, node: Node, path: str, targets) -> dict:
         count = _int(mb.need("count", "mbarrier"), path, "mbarrier count")
         if count <= 0:
             _fail(path, mb.get("count"), "mbarrier count must be positive")
-        from ..lower_async import MAX_COUNT
         if count > MAX_COUNT:
             _fail(path, mb.get("count"), f"mbarrier count {count}: ptxmc models mbarrier arrival counts "
                                          f"from 0 to {MAX_COUNT}")
@@ -422,7 +419,7 @@ def _threads(node: Node, path: str, declared: set[str]) -> list[Thread]:
                                    SourceLoc(path, k.line, k.raw))
         for item in items:
             text = _text(item, path, "an instruction")
-            code.append(ptx.parse_instr(text, SourceLoc(path, item.line, text.strip()), declared))
+            code.append(registry.parse_instr(text, SourceLoc(path, item.line, text.strip()), declared))
         threads.append(Thread(k.raw, pos, tuple(code), SourceLoc(path, k.line, k.raw)))
     return threads
 
@@ -434,7 +431,7 @@ def _check_cluster_styles(threads: list[Thread], decls: list[MemoryDecl], path: 
     for pos, where in places[1:]:
         if (pos.cluster is None) != (first_pos.cluster is None):
             this, other = ("names no", "does") if pos.cluster is None else ("names a", "does not")
-            raise LitmusError(f"'{_cta(pos)}' {this} cluster, but '{_cta(first_pos)}' (line {first_where.line}) "
+            raise LitmusError(f"'{pos.cta_text()}' {this} cluster, but '{first_pos.cta_text()}' (line {first_where.line}) "
                               f"{other}: name a cluster in every position or in none", where)
 
 
@@ -484,25 +481,26 @@ def _check_offset_of(memory: dict[str, MemoryDecl], d: MemoryDecl, t: MemoryDecl
                           "memory (offset_of names a shared cell of another CTA)")
     if t.owner.cta_key() == d.owner.cta_key():
         _fail(path, node, f"offset_of '{t.name}': '{d.name}' and '{t.name}' are both shared memory of "
-                          f"{_cta(d.owner)}: offset_of names the same offset in another CTA")
+                          f"{d.owner.cta_text()}: offset_of names the same offset in another CTA")
     for other in memory.values():
         if other.name == d.name:
             break
         if other.offset_of == t.name and other.owner.cta_key() == d.owner.cta_key():
             _fail(path, node, f"'{other.name}' and '{d.name}' are both at the offset of '{t.name}' in "
-                              f"{_cta(d.owner)}: one cell per CTA")
+                              f"{d.owner.cta_text()}: one cell per CTA")
 
 
 def _check_accesses(threads: list[Thread], memory: dict[str, MemoryDecl]) -> None:
     """State-space qualifiers must fit the location; another CTA's shared memory is reachable
-    only from the same cluster, through .shared::cluster."""
+    only from the same cluster, through .shared::cluster; Tensor Memory only by the families that
+    access it."""
     for t in threads:
         for i in t.code:
-            space = ptx.address_space(i)
+            fam = registry.family(i)
+            space = registry.address_space(i)
             for base in ptx.address_bases(i):
                 d = _root(memory, base)
-                if d.space == "tensor" and i.op != "tcgen05":
-                    # Tensor Memory (issue 5): only tcgen05 instructions access it
+                if d.space == "tensor" and not fam.tensor_memory:
                     raise LitmusError(f"'{base}' is Tensor Memory: only tcgen05 instructions access it "
                                       "(tcgen05.ld / .st / .cp / .mma)", i.where)
                 if d.space == "global" and space and space.startswith("shared"):
@@ -512,19 +510,18 @@ def _check_accesses(threads: list[Thread], memory: dict[str, MemoryDecl]) -> Non
                         raise LitmusError(f"'{base}' is Tensor Memory, but the access is .{space}", i.where)
                     continue
                 if space == "global":
-                    raise LitmusError(f"'{base}' is shared memory of {_cta(d.owner)}, "
+                    raise LitmusError(f"'{base}' is shared memory of {d.owner.cta_text()}, "
                                       "but the access is .global", i.where)
                 if d.owner.cta_key() == t.position.cta_key():
                     continue
                 if d.owner.cluster_key() != t.position.cluster_key():
-                    raise LitmusError(f"'{base}' is shared memory of {_cta(d.owner)}, outside the cluster of "
-                                      f"{t.name} ({_cta(t.position)}): no access is possible", i.where)
-                if i.op == "clusterlaunchcontrol":
-                    raise LitmusError(f"'{base}' is shared memory of another CTA ({_cta(d.owner)}): the operands "
-                                      "of clusterlaunchcontrol.try_cancel are the executing CTA's own shared "
-                                      "memory (.multicast::cluster::all reaches the other CTAs)", i.where)
+                    raise LitmusError(f"'{base}' is shared memory of {d.owner.cta_text()}, outside the cluster of "
+                                      f"{t.name} ({t.position.cta_text()}): no access is possible", i.where)
+                if fam.own_shared_only:
+                    raise LitmusError(f"'{base}' is shared memory of another CTA ({d.owner.cta_text()}): "
+                                      f"{fam.own_shared_only}", i.where)
                 if not i.has("shared::cluster"):
-                    raise LitmusError(f"'{base}' is shared memory of another CTA ({_cta(d.owner)}): "
+                    raise LitmusError(f"'{base}' is shared memory of another CTA ({d.owner.cta_text()}): "
                                       "access it with .shared::cluster", i.where)
 
 

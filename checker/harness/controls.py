@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ..ast import Expectation, LitmusTest, MemoryDecl, Position, Thread
 from ..front.conditions import parse_cond
-from ..ptx import parse_instr
+from ..front.ptx import parse as parse_instr
 
 CONTROL_MARK = "positive control"
 
@@ -34,7 +34,7 @@ def build_test(name: str, threads: dict[str, tuple[str, list[str]]], memory: dic
         owner = _position(spec.pop("owner")) if "owner" in spec else None
         mem.append(MemoryDecl(n, owner=owner, **spec))
     names = frozenset(m.name for m in mem)
-    ths = tuple(Thread(t, _position(pos), tuple(parse_instr(c, memory=names, check=False) for c in code))
+    ths = tuple(Thread(t, _position(pos), tuple(parse_instr(c, memory=names) for c in code))
                 for t, (pos, code) in threads.items())
     exps = tuple(Expectation(k, parse_cond(c), c) for k, cs in (("allowed", allowed), ("forbidden", forbidden))
                  for c in cs)

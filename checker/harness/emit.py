@@ -11,7 +11,8 @@ from ..ast import Instr
 from .emit_async import emit_cp, emit_mbarrier, emit_red_dispatch, emit_st_dispatch, emit_tensormap, unsupported_op
 from .emit_generic import emit_alu, emit_atom, emit_bar, emit_fence, emit_ld, emit_plain
 from .operands import Ctx
-from .transfer import AbsState, values_alu, values_atom, values_cp, values_ld, values_mbarrier, values_none, values_red, values_st, values_tensormap
+from .transfer import (AbsState, values_alu, values_atom, values_cp, values_ld, values_mbarrier, values_none,
+                       values_red, values_st, values_tensormap)
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,8 @@ from typing import Callable
 
 from ..ast import Addr, Imm, Instr, Reg, Sink
 from .emit_generic import _atom_type, emit_plain, emit_red, emit_st
-from .operands import WIDE, Asm, Ctx, NotExpressible, _addr, _dst, _literal, _no_vectors, _space, _value, mnemonic, spaces
+from .operands import (WIDE, Asm, Ctx, NotExpressible, _addr, _dst, _literal, _no_vectors, _space, _value,
+                       mnemonic, spaces)
 
 
 def _bytes(op, ctx: Ctx) -> str:

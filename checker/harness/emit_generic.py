@@ -3,7 +3,8 @@ register arithmetic. Each returns one line of CUDA C++ or raises NotExpressible.
 from __future__ import annotations
 
 from ..ast import Imm, Instr
-from .operands import RESERVED_BARRIER, WIDE, Asm, Ctx, NotExpressible, _addr, _dst, _literal, _no_vectors, _space, _value, has_type, mnemonic
+from .operands import (RESERVED_BARRIER, WIDE, Asm, Ctx, NotExpressible, _addr, _dst, _literal, _no_vectors,
+                       _space, _value, has_type, mnemonic)
 
 
 def emit_ld(i: Instr, ctx: Ctx) -> str:

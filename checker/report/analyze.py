@@ -126,7 +126,7 @@ def _explain(test, model, options, timeout, layout, max_witnesses, blame, rep: T
 
     from ..engines.smt import Z3Engine
     from ..engines.base import concrete_evaluation
-    from ..lower import lower
+    from ..isa.registry import lower
     from .svg import render
 
     es = lower(test)

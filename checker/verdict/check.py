@@ -13,7 +13,7 @@ from ..ast import LitmusTest
 from ..cat.interp import Model, load_model
 from ..errors import CheckerError, LimitExceeded, LitmusError, ModelError, SolverUnknown, Unsupported
 from ..model.events import EventStructure
-from ..lower import lower
+from ..isa.registry import lower
 from ..results.result import ConditionResult, Result, UndefinedReport
 
 DEFAULT_MODEL = "ptx"

@@ -8,7 +8,7 @@ from ..ast import Cond, LitmusTest
 from .check import resolve_model
 from ..engines.smt import Z3Engine
 from ..engines.base import concrete_evaluation
-from ..lower import lower
+from ..isa.registry import lower
 from ..results import witness
 
 

@@ -1,22 +1,21 @@
 """Which synchronization does a forbidden outcome depend on?
 
-Each candidate mutation removes one piece of synchronization from the test: drop a fence, a
-membar or a barrier, weaken `.release`/`.acquire`/`.acq_rel` to `.relaxed`, weaken `fence.sc` to
-`fence.acq_rel`. The mutated test is checked again; the pieces whose removal makes the outcome
-allowed are the ones it needs ("removing fence.release.gpu in P0 allows it").
+Each candidate mutation removes one piece of synchronization from the test, as the instruction's
+family says (its `weaken`, checker.isa): drop a fence, a membar or a barrier, weaken
+`.release`/`.acquire`/`.acq_rel` to `.relaxed`, weaken `fence.sc` to `fence.acq_rel`, turn
+tensormap.cp_fenceproxy into its plain copy. The mutated test is checked again; the pieces whose
+removal makes the outcome allowed are the ones it needs ("removing fence.release.gpu in P0
+allows it").
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, replace
 
 from ..model import observables as conditions
-from ..ast import Cond, Instr, LitmusTest
+from ..ast import Cond, LitmusTest
 from ..errors import CheckerError
-
-DROP_OPS = ("fence", "membar", "bar", "barrier")
-WEAKEN = {"release": "relaxed", "acquire": "relaxed", "acq_rel": "relaxed"}
-FENCE_WEAKEN = {"sc": "acq_rel"}
+from ..front.ptx import registers
+from ..isa.registry import lower, weakenings
 
 
 @dataclass(frozen=True)
@@ -45,63 +44,26 @@ class Effect:
     message: str = ""
 
 
-def _swap(instr: Instr, old: str, new: str) -> Instr | None:
-    from ..ptx import validate
-
-    quals = tuple(new if q == old else q for q in instr.qualifiers)
-    text, n = re.subn(rf"\.{old}(?=[.\s;,]|$)", f".{new}", instr.text, count=1)
-    if not n:
-        return None
-    cand = replace(instr, qualifiers=quals, text=text)
-    try:
-        validate(cand)
-    except CheckerError:
-        return None
-    return cand
-
-
-def _unfenced_copy(ins: Instr, test: LitmusTest) -> tuple[Instr, ...]:
-    """tensormap.cp_fenceproxy [dst], [src], 128 without its proxy release fence: the plain
-    generic copy it performs (ld.shared::cta + st.global through a fresh register)."""
-    from ..ptx import parse_instr, registers
-
+def _fresh(test: LitmusTest):
+    """fresh(prefix): a register name the test does not use (prefix0, prefix1, ...)."""
     used = {r for t in test.threads for i in t.code for r in registers(i)}
-    reg = next(f"rcp{n}" for n in range(len(used) + 1) if f"rcp{n}" not in used)
-    dst, src = ins.operands[0].base, ins.operands[1].base
-    names = frozenset(m.name for m in test.memory)
-    ld = parse_instr(f"ld.shared::cta {reg}, [{src}]", ins.where, names)
-    st = parse_instr(f"st.global [{dst}], {reg}", ins.where, names)
-    return ld, st
+
+    def fresh(prefix: str) -> str:
+        return next(f"{prefix}{n}" for n in range(len(used) + 1) if f"{prefix}{n}" not in used)
+    return fresh
 
 
 def mutations(test: LitmusTest) -> list[tuple[Mutation, LitmusTest]]:
-    """Every single-step weakening of the test's synchronization, in thread and program order."""
+    """Every single-step weakening of the test's synchronization, in thread and program order:
+    what each instruction's family says can be removed or weakened (checker.isa)."""
     out = []
+    fresh = _fresh(test)
     for ti, th in enumerate(test.threads):
         for i, ins in enumerate(th.code):
-            if ins.op == "tensormap" and ins.qualifiers[:1] == ("cp_fenceproxy",):
-                copy = _unfenced_copy(ins, test)
-                code = th.code[:i] + copy + th.code[i + 1:]
+            for variant in weakenings(ins, fresh):
+                code = th.code[:i] + variant + th.code[i + 1:]
                 threads = test.threads[:ti] + (replace(th, code=code),) + test.threads[ti + 1:]
-                m = Mutation(th.name, i, ins.text, "; ".join(c.text for c in copy),
-                             ins.where.line if ins.where else None)
-                out.append((m, replace(test, threads=threads)))
-                continue
-            variants: list[Instr | None] = []
-            if ins.op in DROP_OPS:
-                variants.append(None)
-                table = FENCE_WEAKEN if ins.op == "fence" else {}
-            else:
-                table = WEAKEN
-            for old, new in table.items():
-                if old in ins.qualifiers:
-                    v = _swap(ins, old, new)
-                    if v is not None:
-                        variants.append(v)
-            for v in variants:
-                code = th.code[:i] + ((v,) if v is not None else ()) + th.code[i + 1:]
-                threads = test.threads[:ti] + (replace(th, code=code),) + test.threads[ti + 1:]
-                m = Mutation(th.name, i, ins.text, None if v is None else v.text,
+                m = Mutation(th.name, i, ins.text, "; ".join(v.text for v in variant) if variant else None,
                              ins.where.line if ins.where else None)
                 out.append((m, replace(test, threads=threads)))
     return out
@@ -112,7 +74,6 @@ def verdict(test: LitmusTest, cond: Cond, model, options=frozenset(), timeout: f
     'unknown'|'error', why)."""
     from ..engines.smt import Z3Engine
     from ..errors import SolverUnknown
-    from ..lower import lower
 
     try:
         es = lower(test)

@@ -30,9 +30,9 @@ from checker.verdict.check import check_test, resolve_model
 from checker.front.conditions import parse_cond
 from checker.errors import CheckerError, LimitExceeded, LitmusError, ModelError, SourceLoc
 from checker.front.litmus import load_text
-from checker.lower import lower
+from checker.isa.registry import lower
 from checker.results.output import FORMATS
-from checker.ptx import parse_instr
+from checker.isa.registry import parse_instr
 
 FUZZ_LIMITS = replace(limits.DEFAULT, timeout=3.0, rlimit=3_000_000, outcomes=256)
 MAX_EVENTS = 24           # full runs only for tests this small

@@ -3,7 +3,7 @@ YAML litmus structures, raw YAML text, cat text, and mutations of the bundled fi
 
 Each strategy mixes well-formed inputs (so that fuzzing reaches the lowering, the encoding and
 Z3) with near misses and plain garbage (so that it exercises every error path). The instruction
-vocabulary is read from checker.ptx.FAMILIES, so new opcode families are fuzzed as they appear.
+vocabulary is read from checker.registry.FAMILIES, so new opcode families are fuzzed as they appear.
 """
 from __future__ import annotations
 
@@ -15,7 +15,8 @@ import yaml
 from hypothesis import strategies as st
 
 import checker.front.litmus  # noqa: F401 - registers every PTX family
-from checker import AXIOMS_DIR, LITMUS_DIR, ptx
+from checker import AXIOMS_DIR, LITMUS_DIR
+from checker.isa import registry
 
 BUNDLED_FILES = sorted(LITMUS_DIR.rglob("*.yaml"), key=lambda p: p.as_posix())
 BUNDLED_TEXTS = {p: p.read_text(encoding="utf-8") for p in BUNDLED_FILES}
@@ -24,13 +25,13 @@ MODEL_TEXTS = {p: p.read_text(encoding="utf-8") for p in MODEL_FILES}
 
 # ------------------------------------------------------------------------------- vocabulary --
 
-FAMILY_KEYS = sorted(ptx.FAMILIES)
-# wgmma.mma_async is registered once per shape and type combination (checker.ptx_tensor): those
+FAMILY_KEYS = sorted(registry.FAMILIES)
+# wgmma.mma_async is registered once per shape and type combination (checker.isa.wgmma): those
 # hundreds of keys are drawn as one family, so they do not crowd out the others.
 _WGMMA = "wgmma.mma_async.sync.aligned."
 WGMMA_KEYS = [k for k in FAMILY_KEYS if k.startswith(_WGMMA)]
 FAMILY_DRAW = [k for k in FAMILY_KEYS if not k.startswith(_WGMMA)] + WGMMA_KEYS[:1]
-QUALIFIERS = sorted({c for f in ptx.FAMILIES.values() for g in f.groups for c in g.choices}
+QUALIFIERS = sorted({c for f in registry.FAMILIES.values() for g in f.groups for c in g.choices}
                     | {"weak", "nc", "v2", "gl", "L1::no_allocate", "sc", "b1", "", "x"})
 OPCODES = sorted({k.split(".")[0] for k in FAMILY_KEYS} | {"bra", "ret", "cvta", "mbarrier", "wgmma",
                                                           "tcgen05", "ld.global", "prefetch"})
@@ -87,7 +88,7 @@ def _valid_instruction(draw) -> str:
     key = draw(st.sampled_from(FAMILY_DRAW))
     if key.startswith(_WGMMA):
         key = draw(st.sampled_from(WGMMA_KEYS))
-    fam = ptx.FAMILIES[key]
+    fam = registry.FAMILIES[key]
     quals = []
     for g in fam.groups:
         if g.required or draw(st.booleans()):

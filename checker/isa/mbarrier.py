@@ -1,0 +1,413 @@
+"""mbarrier objects and the synchronization around them: mbarrier.* (init, inval, arrive,
+arrive_drop, expect_tx, complete_tx, test_wait, try_wait, pending_count), fence.mbarrier_init,
+and the cluster barrier barrier.cluster.arrive / .wait. The asynchronous instructions complete
+through the public helpers here (complete_tx, arrive_on). The model that gives the tags meaning
+is the "mbarrier" and "barrier.cluster" parts of axioms/ptx.cat.
+
+PTX ISA 9.4, "Parallel Synchronization and Communication Instructions: mbarrier" and
+"barrier.cluster"; "membar/fence" (fence.mbarrier_init); decisions A6, A7, A10 (docs/model.md).
+
+    mbarrier.init{.shared{::cta}}.b64 [mbar], count          mbarrier.inval{.shared{::cta}}.b64 [mbar]
+    mbarrier.arrive{.expect_tx}{.release|.relaxed}{.cta|.cluster}{.shared{::cta}}.b64 state, [mbar]{, count | txCount}
+    mbarrier.arrive{.expect_tx}{.sem}{.scope}.shared::cluster.b64 _, [mbar]{, count | txCount}
+    mbarrier.arrive_drop{...}    (the same forms)
+    mbarrier.expect_tx{.relaxed}{.scope}{.space}.b64 [mbar], txCount      mbarrier.complete_tx{...} (the same)
+    mbarrier.test_wait{.parity}{.acquire|.relaxed}{.scope}{.shared{::cta}}.b64 p, [mbar], state | phaseParity
+    mbarrier.try_wait{.parity}{.sem}{.scope}{.shared{::cta}}.b64 p, [mbar], state | phaseParity{, suspendTimeHint}
+    mbarrier.pending_count.b64 count, state
+    fence.mbarrier_init.release.cluster
+    barrier.cluster.arrive{.release|.relaxed}{.aligned}      barrier.cluster.wait{.acquire}{.aligned}
+
+mbarrier objects (A7)
+- An mbarrier is its location; every operation on it is an RMW (a wait: a read) of one abstract
+  value that packs the phase, the expected count, the pending count and the tx-count (`pack`
+  below: binary fields of 21, 17, 17 and 8 bits). Arrive-on (count), arrive_drop (also lowers
+  the expected count), expect-tx, complete-tx and their combinations update it and, when the
+  pending count and the tx-count are both 0, complete the phase (phase + 1, pending = expected).
+  mbarrier.init writes the initial state (weak); mbarrier.inval writes 0; a `memory:` mbarrier
+  starts initialised (its initial write is an init). Tags: MB on every one, MB_INIT, MB_INVAL;
+  arrives are strong with their .sem/.scope (default .release.cta), expect_tx and complete_tx
+  strong .relaxed, waits strong reads, .acquire (default) or .relaxed.
+- A wait returns waitComplete = 1 when the phase it names has completed: with .parity P, when the
+  current phase's parity is not P (P names the current phase or the one before it, which counts
+  as complete on a fresh mbarrier); with a state token, when the current phase is past the
+  token's. A wait must be awaited (`== 1` or `== 0`), as a spin-wait would be used: only an
+  awaited `== 1` wait acquires; the await is a guard on its computed result (EventStructure.guards).
+- mbarrier.pending_count gives the pending-count field of a state token.
+- The complete-tx of an asynchronous instruction (complete_tx below) is an RMW on the mbarrier,
+  not in program order, after the issue (`aso`), tagged ACOMPL: a release at .cluster scope of
+  its own instruction's memory operations only (acomp from them to it), not of the issuing
+  thread's earlier instructions (8.9.1.1). For a bulk copy it also carries the implicit
+  generic-async proxy fence (A9): PF_ASYNC/PF_TMAP with `pfcover` = the instruction's
+  operations, in the CTA of the mbarrier (A2: the destination CTA); being implicit, it orders all
+  of them, also the source read the issuer's CTA performs (pfo in axioms/ptx.cat).
+
+barrier.cluster (A6): arrive and wait are events (kind "B") tagged CLU_ARRIVE / CLU_WAIT, strong
+at .cluster scope, .release (default) or .relaxed, and .acquire; `clusterbar` goes from each
+thread's k-th arrive to every other thread's k-th wait in its cluster. Every thread of a cluster
+that uses barrier.cluster must arrive at each instance.
+
+fence.mbarrier_init.release.cluster (A10): a release fence at .cluster scope tagged RESTRICT whose
+`pfcover` is the executing thread's earlier mbarrier.init (.op_restrict).
+"""
+from __future__ import annotations
+
+from ..ast import Addr, Imm, Instr, Quals, Sink
+from ..errors import LitmusError
+from ..model.builder import Builder, ThreadCtx
+from ..model.values import Const, Expr, Ite, ReadVal, binop
+from .common import decl, label, performed_by_owner, restrict
+from .table import SCOPE_TAG, Family, Group, drop, sig
+
+# -- the packed state --------------------------------------------------------------------------
+
+# One 63-bit value per mbarrier state, fields from the low end: the tx-count (21 bits, stored offset
+# by TX0: PTX's range is -(2^20-1)..2^20-1), the pending count and the expected count (17 bits
+# each: up to 131071 arrivals), the phase (the top 8 bits: 255 phases). Values a test gives beyond
+# these ranges are rejected when lowering (mb_range), so a field never carries into the next.
+TX_BITS, COUNT_BITS = 21, 17
+TX0 = 1 << (TX_BITS - 1)
+
+
+PENDING = 1 << TX_BITS                    # the pending count's unit
+
+
+EXPECTED = PENDING << COUNT_BITS          # the expected count's unit
+
+
+PHASE = EXPECTED << COUNT_BITS            # the phase's unit
+MAX_COUNT, MAX_TX = (1 << COUNT_BITS) - 1, TX0 - 1
+
+
+def mb_range(ctx: ThreadCtx, what: str, n: int, limit: int) -> None:
+    """A count or byte count the mbarrier model can hold, else a clear error."""
+    if not 0 <= n <= limit:
+        raise ctx.error(f"{what} {n}: ptxmc models mbarrier {what}s from 0 to {limit}")
+
+
+def pack(phase, expected, pending, tx=0) -> Expr:
+    """The abstract value of an mbarrier in this state (fields may be expressions)."""
+    def e(x):
+        return x if not isinstance(x, int) else Const(x)
+    v = binop("mul", e(phase), Const(PHASE))
+    v = binop("add", v, binop("mul", e(expected), Const(EXPECTED)))
+    v = binop("add", v, binop("mul", e(pending), Const(PENDING)))
+    return binop("add", v, binop("add", e(tx), Const(TX0)))
+
+
+def phase_of(v: Expr) -> Expr:
+    return binop("div", v, Const(PHASE))
+
+
+def expected_of(v: Expr) -> Expr:
+    return binop("mod", binop("div", v, Const(EXPECTED)), Const(1 << COUNT_BITS))
+
+
+def pending_of(v: Expr) -> Expr:
+    return binop("mod", binop("div", v, Const(PENDING)), Const(1 << COUNT_BITS))
+
+
+def tx_of(v: Expr) -> Expr:
+    return binop("sub", binop("mod", v, Const(PENDING)), Const(TX0))
+
+
+def mb_update(v: Expr, arrive: Expr = Const(0), expect: Expr = Const(0), complete: Expr = Const(0),
+              drop: Expr = Const(0)) -> Expr:
+    """The state after expect-tx(expect), complete-tx(complete), arrive-on(arrive) and, for
+    arrive_drop, lowering the expected count by `drop`; the phase completes when the pending
+    count and the tx-count are both 0 (then phase + 1 and pending = expected)."""
+    new_tx = binop("sub", binop("add", tx_of(v), expect), complete)
+    new_pending = binop("sub", pending_of(v), arrive)
+    new_expected = binop("sub", expected_of(v), drop)
+    stay = binop("sub", binop("add", binop("add", v, expect), binop("mul", drop, Const(-EXPECTED))), complete)
+    stay = binop("sub", stay, binop("mul", arrive, Const(PENDING)))
+    done = pack(binop("add", phase_of(v), Const(1)), new_expected, new_expected, 0)
+    return Ite("==", new_pending, Const(0), Ite("==", new_tx, Const(0), done, stay), stay)
+
+
+# -- helpers the asynchronous instructions use ----------------------------------------------
+
+def mb_location(b: Builder, ctx: ThreadCtx, op) -> None:
+    if not isinstance(op, Addr) or op.base not in b.roots:
+        raise ctx.error("expected the mbarrier's address [mbar]")
+    if decl(b, op.base).space != "shared":
+        raise ctx.error(f"an mbarrier lives in shared memory: '{op.base}' is global")
+
+
+def mb_rmw(b: Builder, ctx: ThreadCtx, op: Addr, rtags, wtags, update, in_po: bool = True,
+            what: str = "") -> tuple[int, int]:
+    """An RMW on the mbarrier at `op`: (read, write), the write storing update(value read)."""
+    r = _read(b, ctx, set(rtags) | {"MB", "GEN"}, op, in_po=in_po, label=label(ctx.instr, what) if what else "")
+    w = b.write(ctx, set(wtags) | {"MB", "GEN"}, op, update(ReadVal(r)), in_po=in_po,
+                label=label(ctx.instr, what) if what else "")
+    b.pairs["rmw"].add((r, w))
+    return r, w
+
+
+def _read(b: Builder, ctx: ThreadCtx, tags, op, in_po: bool = True, label: str = "") -> int:
+    """A read event that is not itself awaited (an mbarrier's waits await a computed result)."""
+    loc, vloc = b.location(ctx, op)
+    eid = b.new_event(ctx, "R", set(tags) | b.mem_tags[op.base], loc=loc, vloc=vloc, label=label, in_po=in_po)
+    b.rf_reads.append(eid)
+    return eid
+
+
+def _mb_count(b: Builder, ctx: ThreadCtx, op, what: str, limit: int) -> Expr:
+    """The value of a count or byte-count operand, range-checked when it is known."""
+    v = b.value(ctx, op)
+    if isinstance(v, Const):
+        mb_range(ctx, what, v.value, limit)
+    return v
+
+
+def _mb_sem_scope(i: Instr, q, default_sem: str) -> tuple[str, str]:
+    return q.get("sem") or default_sem, q.get("scope") or "cta"
+
+
+def mb_objects(b: Builder) -> set:
+    """Locations used as mbarriers (the initial write of a pre-initialised one gets its state)."""
+    return b.finalize("mbobjects", _preinitialised).setdefault("cells", set())
+
+
+def _preinitialised(b: Builder) -> None:
+    """A `memory:` mbarrier starts initialised: its initial write is an mbarrier.init."""
+    for m in b.test.memory:
+        if m.mbarrier and m.name in b.init_of:
+            eid = b.init_of[m.name]
+            ev = b.events[eid]
+            b.events[eid] = type(ev)(ev.eid, ev.thread, ev.kind, ev.tags | {"MB", "MB_INIT"}, ev.loc, ev.vloc,
+                                     f"init {m.name}: mbarrier, count {m.mbarrier['count']}", ev.index)
+            n = m.mbarrier["count"]
+            b.write_value[eid] = pack(0, n, n, 0)
+
+
+def complete_tx(b: Builder, ctx: ThreadCtx, i: Instr, issue: int, mbar: Addr, nbytes: int, ops: list[int],
+                 proxy_fence: bool) -> None:
+    """The complete-tx of an asynchronous instruction: an RMW on the mbarrier, after the issue,
+    completing (acomp) and releasing (ACOMPL, .release.cluster) the instruction's operations only;
+    for a bulk copy also the implicit generic-async proxy fence (A9) covering them."""
+    mb_objects(b).add(b.roots[mbar.base])
+    tags = {"STRONG", "CLUSTER", "ACOMPL"}
+    wtags = tags | {"REL"} | ({"PF_ASYNC", "PF_TMAP"} if proxy_fence else set())
+    mb_range(ctx, "tx-count", nbytes, MAX_TX)
+    r, w = mb_rmw(b, ctx, mbar, tags, wtags, lambda v: mb_update(v, complete=Const(nbytes)), in_po=False,
+                   what=f"complete-tx {nbytes} on {mbar.base}" + (" + implicit proxy fence" if proxy_fence else ""))
+    for e in (r, w):
+        performed_by_owner(b, ctx, e, mbar)
+    b.pairs["aso"].update({(issue, r), (issue, w)})
+    b.pairs["acomp"].update((e, w) for e in ops)
+    if proxy_fence:
+        restrict(b, w, "events", tuple(ops))
+
+
+def arrive_on(b: Builder, ctx: ThreadCtx, mb: Addr, tags, what: str) -> tuple[int, int]:
+    """An asynchronous arrive-on (count 1) on the mbarrier at `mb`: an RMW not in program order
+    (cp.async.mbarrier.arrive, tcgen05.commit), tagged ACOMPL and releasing (`tags` + REL on its
+    write); the caller orders it (aso) and says what it completes (acomp)."""
+    mb_objects(b).add(b.roots[mb.base])
+    return mb_rmw(b, ctx, mb, tags, set(tags) | {"REL"}, lambda v: mb_update(v, arrive=Const(1)), in_po=False,
+                  what=what)
+
+
+# -- lowering --------------------------------------------------------------------------------
+
+def lower_mbarrier(b: Builder, ctx: ThreadCtx, i: Instr) -> None:
+    q = i.quals
+    kind = i.family.split(".", 1)[1]
+    ops = i.operands
+    if kind == "pending_count":
+        state = b.value(ctx, ops[1])
+        b.set_reg(ctx, ops[0], pending_of(state))
+        return
+    mb = ops[1] if kind in ("arrive", "arrive_drop", "test_wait", "try_wait") else ops[0]
+    mb_location(b, ctx, mb)
+    if kind == "init":
+        n = _mb_count(b, ctx, ops[1], "arrival count", MAX_COUNT)
+        w = b.write(ctx, {"WEAK", "GEN", "MB", "MB_INIT"}, mb, pack(0, n, n, 0))
+        ctx.ext.setdefault("mbinit", []).append(w)
+        mb_objects(b).add(b.roots[mb.base])
+        return
+    mb_objects(b).add(b.roots[mb.base])
+    if kind == "inval":
+        b.write(ctx, {"WEAK", "GEN", "MB", "MB_INVAL"}, mb, Const(0))
+        return
+    if kind in ("arrive", "arrive_drop"):
+        sem, scope = _mb_sem_scope(i, q, "release")
+        strong = {"STRONG", SCOPE_TAG[scope]}
+        rtags = strong | ({"RLX"} if sem == "relaxed" else set())
+        wtags = strong | ({"RLX"} if sem == "relaxed" else {"REL"})
+        if q["expect_tx"]:
+            tx, count = _mb_count(b, ctx, ops[2], "tx-count", MAX_TX), Const(1)
+        else:
+            tx, count = Const(0), (_mb_count(b, ctx, ops[2], "arrival count", MAX_COUNT) if len(ops) > 2 else Const(1))
+        drop = count if kind == "arrive_drop" else Const(0)
+        r, _ = mb_rmw(b, ctx, mb, rtags, wtags, lambda v: mb_update(v, arrive=count, expect=tx, drop=drop))
+        if not isinstance(ops[0], Sink):
+            b.set_reg(ctx, ops[0], ReadVal(r))
+        return
+    if kind in ("expect_tx", "complete_tx"):
+        _, scope = _mb_sem_scope(i, q, "relaxed")
+        tags = {"STRONG", "RLX", SCOPE_TAG[scope]}
+        n = _mb_count(b, ctx, ops[1], "tx-count", MAX_TX)
+        upd = (lambda v: mb_update(v, expect=n)) if kind == "expect_tx" else (lambda v: mb_update(v, complete=n))
+        mb_rmw(b, ctx, mb, tags, tags, upd)
+        return
+    # test_wait / try_wait
+    sem, scope = _mb_sem_scope(i, q, "acquire")
+    if i.await_value is None:
+        raise ctx.error(f"ptxmc models an mbarrier wait as a spin-wait: end it with '== 1' (until the phase "
+                        f"completes) or '== 0' (an observation that it has not), e.g. '{i.text} == 1'")
+    acquires = sem == "acquire" and i.await_value == 1
+    tags = {"STRONG", SCOPE_TAG[scope], "MB", "GEN"} | ({"ACQ"} if acquires else {"RLX"})
+    r = _read(b, ctx, tags, mb)
+    v = ReadVal(r)
+    target = b.value(ctx, ops[2])
+    if q["parity"]:
+        done: Expr = Ite("!=", binop("mod", phase_of(v), Const(2)), binop("mod", target, Const(2)), Const(1), Const(0))
+    else:
+        done = Ite(">", phase_of(v), phase_of(target), Const(1), Const(0))
+    b.set_reg(ctx, ops[0], done)
+    b.guards.append((done, i.await_value))
+    ctx.awaited.append(r)
+
+
+def lower_cluster_barrier(b: Builder, ctx: ThreadCtx, i: Instr) -> None:
+    q = i.quals
+    base = {"STRONG", "GEN", "CLUSTER"}
+    if q["mode"] == "arrive":
+        e = b.new_event(ctx, "B", base | {"CLU_ARRIVE"} | ({"RLX"} if q["sem"] == "relaxed" else {"REL"}))
+    else:
+        e = b.new_event(ctx, "B", base | {"CLU_WAIT", "ACQ"})
+    todo = b.finalize("cluster_barriers", _match_cluster_barriers)
+    todo.setdefault(ctx.thread.name, []).append((q["mode"], e, i))
+
+
+def _match_cluster_barriers(b: Builder) -> None:
+    """The k-th arrive of every participating thread of a cluster meets the k-th waits."""
+    per_thread = b.ext["cluster_barriers"]
+    clusters: dict[tuple, list[str]] = {}
+    for t in b.test.threads:
+        if t.name in per_thread:
+            clusters.setdefault(t.position.cluster_key(), []).append(t.name)
+    for key, names in clusters.items():
+        arrives = {t: [e for m, e, _ in per_thread[t] if m == "arrive"] for t in names}
+        waits = {t: [e for m, e, _ in per_thread[t] if m == "wait"] for t in names}
+        counts = {t: len(a) for t, a in arrives.items()}
+        if len(set(counts.values())) > 1:
+            who = ", ".join(f"{t} {n}" for t, n in counts.items())
+            raise LitmusError(f"barrier.cluster: every thread of the cluster that takes part arrives at each "
+                              f"cluster barrier, but the arrivals differ ({who}): it would never complete",
+                              per_thread[names[0]][0][2].where)
+        for t in names:
+            seen = 0
+            for m, e, instr in per_thread[t]:
+                seen += m == "arrive"
+                if m == "wait" and seen <= waits[t].index(e):
+                    raise LitmusError("barrier.cluster.wait without an earlier barrier.cluster.arrive of this "
+                                      "thread: it would never complete", instr.where)
+        for t in names:
+            for u in names:
+                if t != u:
+                    for k, a in enumerate(arrives[t]):
+                        if k < len(waits[u]):
+                            b.pairs["clusterbar"].add((a, waits[u][k]))
+
+
+def lower_mbarrier_init_fence(b: Builder, ctx: ThreadCtx, i: Instr) -> None:
+    """fence.mbarrier_init.release.cluster: a release fence at .cluster scope restricted
+    (.op_restrict) to the executing thread's earlier mbarrier.init operations."""
+    f = b.new_event(ctx, "F", {"STRONG", "GEN", "CLUSTER", "RESTRICT", "REL"})
+    restrict(b, f, "events", tuple(ctx.ext.get("mbinit", ())))
+
+
+# -- the families ----------------------------------------------------------------------------
+
+_MB_SPACE = Group("space", ("shared", "shared::cta", "shared::cluster"))
+
+
+MB_LOCAL = Group("space", ("shared", "shared::cta"))
+
+
+B64 = Group("type", ("b64",), required=True)
+
+
+_MB_SCOPE = Group("scope", ("cta", "cluster"))
+
+
+_MB_REJECTS = {**dict.fromkeys(("gpu", "sys"), "mbarrier operations take .cta or .cluster scope"),
+               "noComplete": "mbarrier.arrive.noComplete is not modelled yet"}
+
+
+def _arrive_operands(q: Quals):
+    if q["expect_tx"]:
+        return sig("state:dst, mbar:addr, tx:val", mbar="the mbarrier", tx="the tx-count")
+    return sig("state:dst, mbar:addr, count:val?", mbar="the mbarrier")
+
+
+def _arrive_form(i: Instr, q: Quals):
+    if q["space"] == "shared::cluster" and not isinstance(i.operands[0], Sink):
+        return ("an arrive on a .shared::cluster mbarrier returns no state: write _ as the destination "
+                f"({i.op}.{'.'.join(i.qualifiers[:1])} ... _, [mbar])")
+    if q["sem"] == "acquire":
+        return "mbarrier arrives are .release or .relaxed"
+    if len(i.operands) > 2 and isinstance(i.operands[2], Imm) and i.operands[2].value < (0 if q["expect_tx"] else 1):
+        return "the count of an arrive is positive" if not q["expect_tx"] else "the tx-count is not negative"
+    return None
+
+
+def _arrive(kind: str) -> Family:
+    return Family(f"mbarrier.{kind}",
+                  groups=(Group("expect_tx", ("expect_tx",)), Group("sem", ("release", "relaxed", "acquire")),
+                          _MB_SCOPE, _MB_SPACE, B64),
+                  operands=_arrive_operands, rules=(_arrive_form,), rejects=_MB_REJECTS, space="space",
+                  lower=lower_mbarrier)
+
+
+def _tx(kind: str) -> Family:
+    return Family(f"mbarrier.{kind}",
+                  groups=(Group("sem", ("relaxed",)), _MB_SCOPE, _MB_SPACE, B64),
+                  operands=sig("mbar:addr, tx:val", mbar="the mbarrier", tx="the tx-count"),
+                  rejects={**_MB_REJECTS, **dict.fromkeys(("release", "acquire"),
+                                                          f"mbarrier.{kind} is .relaxed only (no ordering)")},
+                  space="space", lower=lower_mbarrier)
+
+
+def _wait_operands(q: Quals):
+    what = "the phase parity" if q["parity"] else "the state from an arrive"
+    return sig("p:dst, mbar:addr, phase:val" + (", hint:val?" if q["kind"] == "try_wait" else ""),
+               mbar="the mbarrier", phase=what)
+
+
+def _wait(kind: str) -> Family:
+    return Family(f"mbarrier.{kind}",
+                  groups=(Group("kind", (kind,), default=kind), Group("parity", ("parity",)),
+                          Group("sem", ("acquire", "relaxed")), _MB_SCOPE, MB_LOCAL, B64),
+                  operands=_wait_operands, space="space", lower=lower_mbarrier,
+                  rejects={**_MB_REJECTS, "release": "mbarrier waits are .acquire or .relaxed",
+                           "shared::cluster": "an mbarrier wait reads the executing CTA's own mbarrier "
+                                              "(.shared::cta)"})
+
+
+FAMILIES = (
+    Family("mbarrier.init", groups=(MB_LOCAL, B64), operands=sig("mbar:addr, count:val", count="the expected count"),
+           rules=(lambda i, q: "the count of mbarrier.init is positive"
+                  if isinstance(i.operands[1], Imm) and i.operands[1].value < 1 else None,),
+           space="space", lower=lower_mbarrier),
+    Family("mbarrier.inval", groups=(MB_LOCAL, B64), operands=sig("mbar:addr"), space="space", lower=lower_mbarrier),
+    _arrive("arrive"),
+    _arrive("arrive_drop"),
+    _tx("expect_tx"),
+    _tx("complete_tx"),
+    _wait("test_wait"),
+    _wait("try_wait"),
+    Family("mbarrier.pending_count", groups=(B64,), operands=sig("count:reg, state:val"), lower=lower_mbarrier),
+    Family("fence.mbarrier_init", groups=(Group("sem", ("release",), required=True),
+                                          Group("scope", ("cluster",), required=True)),
+           lower=lower_mbarrier_init_fence, weaken=drop),
+    Family("barrier.cluster",
+           groups=(Group("mode", ("arrive", "wait"), required=True), Group("sem", ("release", "relaxed", "acquire")),
+                   Group("aligned", ("aligned",))),
+           rules=(lambda i, q: (f"barrier.cluster.{q['mode']} takes no .{q['sem']}"
+                                if q["sem"] and (q["mode"] == "wait") != (q["sem"] == "acquire") else None),),
+           lower=lower_cluster_barrier, weaken=drop),
+)

@@ -1,0 +1,219 @@
+"""The language for describing PTX instruction families: qualifier groups, operand slots and
+their kinds, and `Family`, one row of the instruction table. A family's row carries its syntax
+(groups, operands, rules, rejects) *and* its meaning (`lower`: how it becomes events; `weaken`:
+the single-step weakenings a mutation or the fence advisor tries). The families themselves are
+in the other modules of checker.isa; checker.isa.registry lists them.
+
+To add a family: its `key` is the opcode and the leading qualifiers that name it
+('cp.async.bulk.tensor.1d.shared::cta.global'; the longest key that prefixes an instruction
+wins, so 'fence.proxy' takes precedence over 'fence'); `groups` lists the other qualifiers as
+groups of mutually exclusive choices (required, or with a PTX default); `operands` gives the
+operand slots (or a function of the chosen qualifiers that does); `rules` are extra checks
+returning an error message or None; `rejects` gives a better message than "unknown qualifier"
+for qualifiers users are likely to try. `check` returns every group's value with PTX's defaults
+applied: the one place defaults live.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Callable, Iterable, Mapping, Union
+
+from ..ast import Addr, Imm, Instr, Name, Operand, Quals, Reg, Sink, Vec
+from ..errors import LitmusError
+from ..front.ptx import render, render_instr
+
+if TYPE_CHECKING:
+    from ..model.builder import Builder, ThreadCtx
+
+@dataclass(frozen=True)
+class Group:
+    """Qualifiers of which at most one may be given. `default` is PTX's value when none is."""
+
+    name: str
+    choices: tuple[str, ...]
+    required: bool = False
+    default: str | None = None
+
+    def spelled(self) -> str:
+        qs = [f".{c}" for c in self.choices]
+        return qs[0] if len(qs) == 1 else ", ".join(qs[:-1]) + " or " + qs[-1]
+
+
+@dataclass(frozen=True)
+class Slot:
+    """One operand position: its PTX name, the kind of operand it takes, whether it may be left
+    out (only trailing slots, or the ones before a final required slot, as in `a{, b}, c`)."""
+
+    name: str
+    kind: str
+    optional: bool = False
+    what: str = ""           # what the operand means, for "missing operand" errors
+
+
+def sig(text: str, **what: str) -> tuple[Slot, ...]:
+    """Operand slots from 'd:reg, a:addr, b:val?' ('?' marks an optional slot); keyword
+    arguments describe slots by name (sig('a:imm, b:imm', b='the thread count'))."""
+    slots = []
+    for item in filter(None, (x.strip() for x in text.split(","))):
+        name, kind = item.split(":")
+        slots.append(Slot(name, kind.rstrip("?"), kind.endswith("?"), what.get(name, "")))
+        assert slots[-1].kind in KINDS, item
+    return tuple(slots)
+
+
+def _is_reg(o) -> bool:
+    return isinstance(o, Reg) and not o.name.startswith("!")
+
+
+def _reg_vec(o) -> bool:
+    return isinstance(o, Vec) and all(isinstance(x, Reg) and not x.name.startswith("!") for x in o.items)
+
+
+# kind -> (accepts, what it is called in errors): every operand kind of every family
+KINDS: Mapping[str, tuple[Callable[[Operand], bool], str]] = {
+    "reg": (_is_reg, "a register"),
+    "dst": (lambda o: _is_reg(o) or isinstance(o, Sink), "a register or _"),
+    "val": (lambda o: _is_reg(o) or isinstance(o, Imm), "a register or an integer"),
+    "imm": (lambda o: isinstance(o, Imm), "an integer"),
+    "pred": (lambda o: isinstance(o, Reg), "a predicate register (p or !p)"),
+    "addr": (lambda o: isinstance(o, Addr) and not o.coords, "an address [x]"),
+    "taddr": (lambda o: isinstance(o, Addr) and bool(o.coords), "a tensor address [tmap, {c0, ...}]"),
+    "vec": (lambda o: isinstance(o, Vec), "a vector {a, b, ...}"),
+    # an immediate ctaMask of a .multicast::cluster instruction
+    "ctamask": (lambda o: isinstance(o, Imm),
+                "an immediate mask (0b11, 3 or 0x3): a ctaMask in a register is not modelled"),
+    # cp.async's src-size (an integer) or ignore-src (a predicate register)
+    "srcsz": (lambda o: isinstance(o, (Reg, Imm)), "an integer (src-size) or a predicate (ignore-src)"),
+    "regvec": (_reg_vec, "a vector of registers {r0, ...}"),
+    "amat": (lambda o: (isinstance(o, Addr) and not o.coords) or _reg_vec(o),
+             "a shared-memory matrix [sA] or a register vector {a0, ...}"),
+}
+
+Rule = Callable[[Instr, Quals], Union[str, None]]
+
+
+Lowering = Callable[["Builder", "ThreadCtx", Instr], None]
+# A weakening of an instruction: the instructions that replace it (() drops it), not validated yet
+# (checker.isa.registry.validate keeps the valid ones). `fresh(prefix)` names a register the test
+# does not use.
+Weakening = tuple[Instr, ...]
+Weaken = Callable[[Instr, Callable[[str], str]], Iterable[Weakening]]
+
+
+def swap_qualifier(i: Instr, old: str, new: str) -> Instr:
+    """`i` with qualifier `old` replaced by `new` (text re-rendered, not validated)."""
+    quals = tuple(new if q == old else q for q in i.qualifiers)
+    return replace(i, qualifiers=quals, text=render_instr(i, quals), family="", quals=Quals())
+
+
+def weaken_semantics(i: Instr, fresh=None) -> Iterable[Weakening]:
+    """.release, .acquire and .acq_rel, where written, weakened to .relaxed (the default
+    weakening of an instruction)."""
+    for old in ("release", "acquire", "acq_rel"):
+        if old in i.qualifiers:
+            yield (swap_qualifier(i, old, "relaxed"),)
+
+
+def drop(i: Instr, fresh=None) -> Iterable[Weakening]:
+    """Synchronization that is removed whole (a barrier, a proxy fence)."""
+    yield ()
+
+
+@dataclass(frozen=True)
+class Family:
+    """One opcode family of the table (see the module docstring)."""
+
+    key: str
+    groups: tuple[Group, ...] = ()
+    operands: Union[tuple[Slot, ...], Callable[[Quals], tuple[Slot, ...]]] = ()
+    rules: tuple[Rule, ...] = ()
+    rejects: Mapping[str, str] = field(default_factory=dict)
+    space: str | None = None     # the group that gives the state space of the address operand
+    lower: Lowering | None = None          # None: no memory effect (a prefetch, a cache hint)
+    weaken: Weaken = weaken_semantics
+    tensor_memory: bool = False            # may it address Tensor Memory (space: tensor)?
+    own_shared_only: str | None = None     # why it cannot address another CTA's shared memory
+
+    def slots(self, q: Quals) -> tuple[Slot, ...]:
+        return self.operands(q) if callable(self.operands) else self.operands
+
+
+# Qualifier vocabularies ---------------------------------------------------------------------
+
+SCOPES = ("cta", "cluster", "gpu", "sys")
+SPACES = ("global", "shared", "shared::cta", "shared::cluster")
+LDST_TYPES = ("b8", "b16", "b32", "b64", "b128", "u8", "u16", "u32", "u64",
+              "s8", "s16", "s32", "s64", "f32", "f64")
+ATOM_OPS = ("exch", "cas", "add", "inc", "dec", "min", "max", "and", "or", "xor")
+ATOM_TYPES = ("b32", "b64", "u32", "u64", "s32", "s64", "f32", "f64")
+INT_TYPES = ("u16", "u32", "u64", "s16", "s32", "s64")
+
+# tag of each scope (checker.model.relations)
+SCOPE_TAG = {"cta": "CTA", "cluster": "CLUSTER", "gpu": "GPU", "sys": "SYS"}
+
+
+def check(fam: Family, instr: Instr, rest: tuple[str, ...]) -> Quals:
+    """Check the instruction against its family (`rest`: the qualifiers after the family's key);
+    return each qualifier group's value, PTX defaults applied (e.g. {'sem': 'weak', 'scope':
+    None, ...} for a bare `ld`)."""
+    def fail(msg: str):
+        raise LitmusError(msg, instr.where)
+
+    chosen: dict[str, str] = {}
+    for q in rest:
+        group = next((g for g in fam.groups if q in g.choices), None)
+        if group is None:
+            fail(fam.rejects.get(q) or f"unknown qualifier '.{q}' for {fam.key}")
+        if chosen.get(group.name) == q:
+            fail(f"qualifier '.{q}' given twice")
+        if group.name in chosen:
+            fail(f"'.{chosen[group.name]}' and '.{q}' cannot be combined (one .{group.name} only)")
+        chosen[group.name] = q
+    for g in fam.groups:
+        if g.required and g.name not in chosen:
+            fail(f"{fam.key} needs a .{g.name} qualifier ({g.spelled()})")
+    quals = Quals((g.name, chosen.get(g.name, g.default)) for g in fam.groups)
+    slots = fam.slots(quals)
+    _check_operands(fam, instr, slots, fail)
+    for rule in fam.rules:
+        msg = rule(instr, quals)
+        if msg:
+            fail(msg)
+    if instr.await_value is not None and not (slots and slots[0].kind in ("reg", "dst")):
+        fail(f"'== {instr.await_value}': {fam.key} returns no value to await")
+    return quals
+
+
+def _shape(slots) -> str:
+    out = ""
+    for k, s in enumerate(slots):
+        name = f"[{s.name}]" if "addr" in s.kind else s.name
+        out += ("{, " + name + "}" if k else "{" + name + "}") if s.optional else (", " + name if k else name)
+    return out or "no operands"
+
+
+def _check_operands(fam: Family, instr: Instr, slots, fail) -> None:
+    ops, need = instr.operands, [s for s in slots if not s.optional]
+    if len(ops) < len(need) and need[len(ops)].what:
+        missing = need[len(ops)]
+        fail(f"missing operand {missing.name}, {missing.what} (operands: {_shape(slots)})")
+    if ops and not slots:
+        fail(f"{fam.key} takes no operands")
+    if not len(need) <= len(ops) <= len(slots):
+        count = (f"{len(slots)}" if len(need) == len(slots) else f"{len(need)} to {len(slots)}")
+        fail(f"expected {count} operand{'s' if len(slots) != 1 else ''} ({_shape(slots)}), got {len(ops)}")
+    spare = len(ops) - len(need)             # optional slots filled, left to right
+    chosen = []
+    for s in slots:
+        if s.optional:
+            if spare == 0:
+                continue
+            spare -= 1
+        chosen.append(s)
+    for n, (s, o) in enumerate(zip(chosen, ops), 1):
+        accepts, what = KINDS[s.kind]
+        if accepts(o):
+            continue
+        if isinstance(o, Name):
+            fail(f"'{o.name}' is a location, not a register: write [{o.name}] to access it")
+        fail(f"operand {n} ('{render(o)}') must be {what}")
