@@ -44,7 +44,8 @@ def _child(conn, family: str, n: int, engine: str, cap: float) -> None:
     from dataclasses import replace
 
     from checker import limits
-    from checker.verdict.check import check_test, resolve_model
+    from checker.resources import resolve_model
+    from checker.verdict.check import check_test
 
     # The time cap is the only limit: no candidate, event or Z3 resource limit, and Z3's own
     # (wall-clock) timeout beyond the backstop.

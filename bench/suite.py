@@ -29,7 +29,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from checker import LITMUS_DIR  # noqa: E402
-from checker.verdict.check import check_test, resolve_model  # noqa: E402
+from checker.resources import resolve_model
+from checker.verdict.check import check_test  # noqa: E402
 from checker.errors import LitmusError  # noqa: E402
 from checker.front.litmus import load_paths  # noqa: E402
 

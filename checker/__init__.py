@@ -1,10 +1,9 @@
 """ptxmc: a model checker for the NVIDIA PTX memory consistency model.
 
-Data flows one way: YAML -> LitmusTest (checker.litmus) -> EventStructure (checker.events)
--> cat model (checker.cat) -> engine (checker.engine_z3 / checker.engine_brute) -> Result.
+Data flows one way: YAML -> LitmusTest (checker.front) -> validated instructions (checker.isa)
+-> EventStructure (checker.model) -> cat model (checker.cat) -> engine (checker.engines) ->
+Session and Result (checker.verdict, checker.results) -> printers, reports, the CLI.
 """
-from pathlib import Path
+from .resources import AXIOMS_DIR, LITMUS_DIR, ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
-AXIOMS_DIR = ROOT / "axioms"
-LITMUS_DIR = ROOT / "litmus"
+__all__ = ["AXIOMS_DIR", "LITMUS_DIR", "ROOT"]

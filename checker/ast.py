@@ -55,7 +55,7 @@ class MemoryDecl:
     CTA's shared memory (the cells a .multicast::cluster operation reaches)."""
 
     name: str
-    space: str = "global"             # 'global' | 'shared' | 'tensor' (Tensor Memory, issue 5)
+    space: str = "global"             # 'global' | 'shared' | 'tensor' (Tensor Memory)
     owner: Position | None = None     # the CTA whose shared memory holds it
     init: int = 0
     alias_of: str | None = None

@@ -8,25 +8,25 @@ UNKNOWN ("too large", or the solver limit that stopped it), with the limit named
 raises it, and the batch goes on.
 
     limit                  default     bounds                                            checked in
-    yaml_bytes           1_000_000     size of one litmus file                           checker.litmus
-    yaml_depth                  32     nesting of YAML mappings and lists                checker.yamlsafe
-    threads                     32     threads of one test                               checker.litmus
-    instructions                64     instructions of one thread                        checker.litmus
-    locations                   64     memory locations of one test (declared or used)   checker.litmus
-    events                     128     events of one test after lowering (the encoding   checker.engine_z3,
-                                       grows with the cube of the event count)           checker.engine_brute
-    nesting                    100     nesting of a condition ('(', '~', '!=') or of a   checker.cond,
+    yaml_bytes           1_000_000     size of one litmus file                           checker.front.litmus
+    yaml_depth                  32     nesting of YAML mappings and lists                checker.front.yamlsafe
+    threads                     32     threads of one test                               checker.front.litmus
+    instructions                64     instructions of one thread                        checker.front.litmus
+    locations                   64     memory locations of one test (declared or used)   checker.front.litmus
+    events                     128     events of one test after lowering (the encoding   checker.engines.smt,
+                                       grows with the cube of the event count)           checker.engines.brute
+    nesting                    100     nesting of a condition ('(', '~', '!=') or of a   checker.front.conditions,
                                        cat expression (parentheses, operators)           checker.cat.parse
     cat_bytes            1_000_000     size of one cat model file                        checker.cat.parse
-    timeout                   60.0     wall-clock seconds per test                       checker.engine_z3,
+    timeout                   60.0     wall-clock seconds per test                       checker.engines.smt,
                                                                                          checker.pool (hard)
-    rlimit              20_000_000     Z3 resource limit per solver call (deterministic, checker.engine_z3
+    rlimit              20_000_000     Z3 resource limit per solver call (deterministic, checker.engines.smt
                                        unlike the timeout; 0 = none)
-    outcomes                  4096     distinct outcomes enumerated per test             checker.engine_z3
-    candidates              50_000     candidate executions of the brute-force engine    checker.engine_brute
+    outcomes                  4096     distinct outcomes enumerated per test             checker.engines.smt
+    candidates              50_000     candidate executions of the brute-force engine    checker.engines.brute
 
 Fixed, not configurable: integers (literals, YAML values, computed register values) stay in the
-64-bit range -2**63 .. 2**64-1 (checker.ptx, checker.yamlsafe, checker.values), and a stuck or
+64-bit range -2**63 .. 2**64-1 (checker.front.ptx, checker.front.yamlsafe, checker.model.values), and a stuck or
 crashed worker is stopped at `hard_timeout()` (checker.pool).
 
 The command line overrides them with `--timeout S`, `--rlimit N` and `--limit NAME=VALUE`; the

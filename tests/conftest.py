@@ -24,6 +24,6 @@ def test_id(t) -> str:
 
 @pytest.fixture(scope="session")
 def ptx_model():
-    from checker.verdict.check import resolve_model
+    from checker.resources import resolve_model
 
     return resolve_model("ptx")

@@ -23,9 +23,6 @@ from checker.model.values import Const, evaluate
 
 PATTERNS = LITMUS_DIR / "patterns"
 ASYNC = LITMUS_DIR / "async"
-# The tensor-core patterns wait for issue 5 (wgmma, tcgen05): they must fail to load with a
-# clear message, not crash, until then.
-ISSUE5 = {"P03-wgmma-operand.yaml", "P04-tcgen05-partition.yaml"}
 
 
 def _items(folder):
@@ -54,11 +51,6 @@ def _pairs():
     return out
 
 
-def _pending_issue5(test: LitmusTest, r) -> bool:
-    """P3/P4 use wgmma / tcgen05, which issue 5 models: while that work is pending they may not run."""
-    return r.status == "error" and test.path.replace("\\", "/").split("/")[-1] in ISSUE5
-
-
 def test_every_pattern_test_is_buggy_or_fixed_and_paired():
     names = [t.name for t in _tests(PATTERNS)]
     assert names and all(re.fullmatch(r"P\d+-[a-z0-9]+-(buggy|fixed)", n) for n in names), names
@@ -68,13 +60,9 @@ def test_every_pattern_test_is_buggy_or_fixed_and_paired():
     assert len(fixed) >= 24
 
 
-def test_patterns_load_or_wait_for_issue_5_with_a_clear_error():
+def test_every_pattern_file_loads():
     for f in sorted(PATTERNS.glob("*.yaml")):
-        errors = [i for i in load_file(f) if isinstance(i, LitmusError)]
-        if f.name in ISSUE5:
-            assert all("is not supported by the model yet" in str(e) for e in errors), f.name
-        else:
-            assert errors == [], f.name
+        assert [i for i in load_file(f) if isinstance(i, LitmusError)] == [], f.name
 
 
 @pytest.mark.parametrize("fixed, buggy", _pairs(), ids=[f.name for f, _ in _pairs()])
@@ -84,8 +72,6 @@ def test_fixed_pattern_is_forbidden_or_defined_and_its_twin_allowed_or_undefined
     bad = [e for e in fixed.expectations if e.kind == "forbidden"]
     assert bad, f"{fixed.name} forbids nothing"
     rf = check_test(fixed, ptx_model)
-    if _pending_issue5(fixed, rf):
-        pytest.skip(f"tensor-core pattern, pending issue 5: {rf.message}")
     assert rf.status == "pass" and not rf.undefined, (fixed.name, rf.message)
     assert all(c.allowed is False for c in rf.conditions if c.expected == "forbidden")
     # the buggy twin: undefined, or one of the fixed form's forbidden outcomes allowed

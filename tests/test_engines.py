@@ -7,7 +7,8 @@ from dataclasses import replace
 import pytest
 
 from checker import limits
-from checker.verdict.check import check_test, resolve_model
+from checker.resources import resolve_model
+from checker.verdict.check import check_test
 from checker.engines.brute import BruteEngine
 from checker.engines.smt import Z3Engine
 from checker.errors import LimitExceeded, LitmusError, Unsupported

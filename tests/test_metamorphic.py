@@ -8,7 +8,7 @@ from dataclasses import replace
 import pytest
 
 from checker.ast import Instr
-from checker.verdict.check import resolve_model
+from checker.resources import resolve_model
 from checker.engines.smt import Z3Engine
 from checker.isa.registry import lower
 from checker.isa.registry import parse_instr, with_qualifiers

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from checker.verdict.check import resolve_model
+from checker.resources import resolve_model
 from checker.engines.smt import Z3Engine
 from checker.isa.registry import lower
 

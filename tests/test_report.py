@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from checker.verdict.check import resolve_model
+from checker.resources import resolve_model
 from checker.cli import main
 from checker.front.litmus import load_text
 
@@ -276,14 +276,15 @@ def test_graphviz_svg_when_installed():
 
 def test_blame_lists_the_release_and_the_acquire():
     from checker.verdict.mutate import effects, needed
+    from checker.verdict.session import Session
 
     t = next(t for t in load_text(SUITE, "mp.yaml") if t.name == "MP+rel+acq")
-    effs = effects(t, t.expectations[0].cond, resolve_model(None))
+    effs = effects(Session(t, resolve_model(None)), t.expectations[0].cond)
     got = {(e.mutation.thread, e.mutation.original, e.mutation.replacement) for e in needed(effs)}
     assert got == {("P0", "st.release.gpu.global [flag], 1", "st.relaxed.gpu.global [flag], 1"),
                    ("P1", "ld.acquire.gpu.global r0, [flag]", "ld.relaxed.gpu.global r0, [flag]")}
     fences = next(t for t in load_text(SUITE, "mp.yaml") if t.name == "MP+fences+gpu")
-    effs = effects(fences, fences.expectations[0].cond, resolve_model(None))
+    effs = effects(Session(fences, resolve_model(None)), fences.expectations[0].cond)
     dropped = {(e.mutation.thread, e.mutation.original) for e in needed(effs) if e.mutation.action == "drop"}
     assert dropped == {("P0", "fence.acq_rel.gpu"), ("P1", "fence.acq_rel.gpu")}
 
@@ -362,10 +363,9 @@ def test_chromium_loads_the_report(report_dir, tmp_path):
 
 
 def test_minimal_axiom_sets_match_the_engine():
-    from checker.model import observables as conditions
     from checker.engines.smt import Z3Engine
     from checker.isa.registry import lower
-    from checker.verdict.blame import minimal_sets
+    from checker.verdict.blame import _by_size, blame, minimal_sets
 
     truth = [("A", "C"), ("B",), ("C", "D", "E")]
     names = ("A", "B", "C", "D", "E", "F")
@@ -385,6 +385,5 @@ expect: {forbidden: ['P1:r0=1 /\\ P1:r1=0']}
 """)[0]
     es = lower(corr)
     eng = Z3Engine(es, resolve_model(None))
-    term = conditions.to_z3(corr.expectations[0].cond, eng.enc.observables, es.names)
-    from checker.verdict.blame import blame
-    assert blame(eng, term) == [tuple(s) for s in eng.blame(term)] and len(blame(eng, term)) >= 2
+    cond = corr.expectations[0].cond
+    assert blame(eng, cond) == _by_size(eng, cond) and len(blame(eng, cond)) >= 2

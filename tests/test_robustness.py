@@ -24,8 +24,11 @@ import pytest
 
 from checker import LITMUS_DIR, ROOT, limits, pool
 from checker.cat.interp import parse_model
-from checker.verdict.check import check_test, resolve_model
-from checker.cli import main, mark_partial, run_tests, write_atomic
+from checker.resources import resolve_model
+from checker.verdict.check import check_test
+from checker.batch import run_tests, write_atomic
+from checker.cli import main
+from checker.results.output import mark_partial
 from checker.front.conditions import parse_cond
 from checker.errors import CheckerError, LimitExceeded, LitmusError, ModelError, SolverUnknown, SourceLoc, TooLarge
 from checker.front.litmus import load_file, load_text
@@ -390,18 +393,18 @@ def test_check_and_outcomes_survive_crashes_and_hangs():
 
 
 def test_internal_error_in_one_test_does_not_stop_the_batch(monkeypatch, ptx_model):
-    import checker.cli as cli_mod
+    import checker.batch as batch_mod
 
     calls = []
+    original = batch_mod.run_one
 
     def flaky(job):
         calls.append(job[0].name)
         if len(calls) == 2:
             raise ZeroDivisionError("boom")
-        return cli_mod.__dict__["_run_one_orig"](job)
+        return original(job)
 
-    monkeypatch.setitem(cli_mod.__dict__, "_run_one_orig", cli_mod._run_one)
-    monkeypatch.setattr(cli_mod, "_run_one", flaky)
+    monkeypatch.setattr(batch_mod, "run_one", flaky)
     monkeypatch.delenv("PTXMC_DEBUG", raising=False)
     items = load_file(SUITE)[:4]
     results = run_tests(items, None, (), "z3", jobs=0)

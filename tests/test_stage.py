@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from checker.cat.concrete import ConcreteAlgebra
 from checker.cat.interp import evaluate, parse_model
 from checker.cat.stage import stage, static_values
-from checker.verdict.check import resolve_model
+from checker.resources import resolve_model
 from checker.engines.brute import BruteEngine
 from checker.errors import LimitExceeded, Unsupported
 from checker.isa.registry import lower

@@ -1,4 +1,4 @@
-"""Tensor cores (issue 5): wgmma and tcgen05. The seed example's fences are each needed, every
+"""Tensor cores: wgmma and tcgen05. The seed example's fences are each needed, every
 synchronization step of a forbidden tensor-core test is needed, the P3/P4/P18-P20 pairs keep the
 buggy/fixed rule, the syntax (real opcodes and qualifiers, abstract operands) is validated with
 clear messages, and the lowering builds the documented events and relations."""
@@ -88,13 +88,14 @@ def test_seed_example_needs_both_fences(ptx_model):
 
 def test_seed_stale_read_is_blamed_on_the_tensor_memory_axiom(ptx_model):
     from checker.front.conditions import parse_cond
-    from checker.verdict.explain import explain_condition
+    from checker.verdict.explain import explain_text
+    from checker.verdict.session import Session
 
     seed = _by_name("TC-seed+both-fences")
     r = check_test(seed, ptx_model)
     (cond,) = [c for c in r.conditions if c.expected == "forbidden"]
     assert cond.allowed is False
-    text, _dot = explain_condition(seed, parse_cond(cond.text), None, (), 60.0)
+    text, _dot = explain_text(Session(seed, ptx_model), parse_cond(cond.text))
     assert "ruled out by: TensorMemoryOrder\n" in text, text
 
 

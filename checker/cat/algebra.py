@@ -2,7 +2,7 @@
 
 The interpreter (checker.cat.interp) is written once against this protocol; the brute-force
 engine evaluates it over concrete frozensets (checker.cat.concrete), the Z3 engine over
-symbolic edge tables (checker.engine_z3). Values are opaque to the interpreter except for their
+symbolic edge tables (checker.cat.symbolic). Values are opaque to the interpreter except for their
 kind ('set' or 'rel'), which the interpreter tracks itself.
 """
 from __future__ import annotations

@@ -15,7 +15,7 @@ import z3
 TRUE = True
 
 
-# Term constructors for Boolean terms already known to be z3 Booleans of the main context. They
+# Term constructors for Boolean terms already known to be z3 Booleans (of their own context). They
 # call the C API directly: z3.And/Or/Not re-check the sort of every argument, which made them
 # about 8x slower (bench/RESULTS.md), and the encoding builds tens of thousands of terms.
 def mk_and(terms) -> z3.BoolRef:
@@ -81,11 +81,11 @@ def t_not(a):
     return mk_not(a)
 
 
-def as_bool(t) -> z3.BoolRef:
+def as_bool(t, ctx: z3.Context) -> z3.BoolRef:
     if t is None:
-        return z3.BoolVal(False)
+        return z3.BoolVal(False, ctx)
     if t is TRUE:
-        return z3.BoolVal(True)
+        return z3.BoolVal(True, ctx)
     return t
 
 
@@ -103,8 +103,9 @@ class SymbolicAlgebra:
     used without a name, and the named variables only made the solver slower (measured in
     bench/RESULTS.md: fewer variables make model extraction 2-5x cheaper during enumeration)."""
 
-    def __init__(self, universe: Iterable[int], name_lets: bool = False):
+    def __init__(self, universe: Iterable[int], ctx: z3.Context, name_lets: bool = False):
         self.events = tuple(sorted(universe))
+        self.ctx = ctx
         self.name_lets = name_lets
         self.definitions: list = []
         self._labels: dict[str, int] = defaultdict(int)
@@ -240,7 +241,7 @@ class SymbolicAlgebra:
                 out[k] = t
                 continue
             key = "|".join(map(str, k)) if isinstance(k, tuple) else str(k)
-            v = z3.Bool(f"{label}|{key}")
+            v = z3.Bool(f"{label}|{key}", self.ctx)
             self.definitions.append(v == t)
             out[k] = v
         return out
@@ -272,19 +273,19 @@ class SymbolicAlgebra:
                 continue
             for e in (a, b):
                 if e not in clk:
-                    clk[e] = z3.Int(f"clk|{label}|{e}")
+                    clk[e] = z3.Int(f"clk|{label}|{e}", self.ctx)
             lt = _mk_lt(clk[a], clk[b])
             cons.append(lt if t is TRUE else mk_implies(t, lt))
-        c = _conj(cons)
+        c = _conj(cons, self.ctx)
         if clk and not z3.is_false(c):
             self._clocked[c.get_id()] = (c, r)
         return c
 
     def irreflexive(self, r, label: str):
-        return _conj([t_not(t) for (a, b), t in r.items() if a == b])
+        return _conj([t_not(t) for (a, b), t in r.items() if a == b], self.ctx)
 
     def is_empty(self, v, label: str):
-        return _conj([t_not(t) for t in v.values()])
+        return _conj([t_not(t) for t in v.values()], self.ctx)
 
     def negate(self, c):
         # The clocks of an acyclic constraint are existential: Not(it) would claim "no clock
@@ -293,7 +294,7 @@ class SymbolicAlgebra:
         hit = self._clocked.get(c.get_id())
         if hit is not None and hit[0].eq(c):
             closure = self.plus(hit[1])
-            return _disj([t for (a, b), t in closure.items() if a == b])
+            return _disj([t for (a, b), t in closure.items() if a == b], self.ctx)
         return z3.Not(c)
 
 
@@ -303,14 +304,14 @@ def _same(a, b) -> bool:
     return a.eq(b)
 
 
-def _disj(terms: list) -> z3.BoolRef:
-    return as_bool(t_or(terms))
+def _disj(terms: list, ctx: z3.Context) -> z3.BoolRef:
+    return as_bool(t_or(terms), ctx)
 
 
-def _conj(cons: list) -> z3.BoolRef:
+def _conj(cons: list, ctx: z3.Context) -> z3.BoolRef:
     if any(c is None for c in cons):
-        return z3.BoolVal(False)
+        return z3.BoolVal(False, ctx)
     rest = [c for c in cons if c is not TRUE]
     if not rest:
-        return z3.BoolVal(True)
+        return z3.BoolVal(True, ctx)
     return mk_and(rest) if len(rest) > 1 else rest[0]

@@ -1,15 +1,22 @@
-"""A concrete candidate execution (the dynamic choices an engine made) and the concrete
-evaluation of a cat model on it: used for witnesses, cycles and blame in explanations."""
+"""What every engine answers, and the execution it answers with.
+
+An engine decides a cat model over one event structure (checker.model.events). Conditions cross
+the boundary as the `Cond` AST (checker.ast), judged over the outcome of an execution; each
+engine translates them its own way (Z3: terms over its observables; brute force: filtering its
+enumerated executions). `Execution` is a concrete candidate (the dynamic choices an engine made),
+and `concrete_evaluation` evaluates a model on it (for witnesses, cycles and blame)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Mapping
+from typing import Mapping, Protocol, Sequence
 
+from ..ast import And, Cond, Eq, MemRef, RegRef
 from ..cat.concrete import ConcreteAlgebra
 from ..cat.interp import Model, evaluate
 from ..model.events import EventStructure
 
 Pair = tuple[int, int]
+Outcome = tuple[tuple[str, int], ...]
 
 
 @dataclass(frozen=True)
@@ -32,3 +39,40 @@ class Execution:
 def concrete_evaluation(es: EventStructure, model: Model, ex: Execution, options=frozenset()):
     """The model evaluated on one execution: env of every relation, and each check's truth."""
     return evaluate(model, ex.base(es), ConcreteAlgebra(range(len(es.events))), options)
+
+
+def outcome_cond(o: Outcome) -> Cond:
+    """The condition that an execution has exactly this outcome (register and location values)."""
+    def ref(k: str):
+        if ":" in k:
+            t, r = k.split(":", 1)
+            return RegRef(t, r)
+        return MemRef(k)
+    return And(tuple(Eq(ref(k), v) for k, v in o))
+
+
+class Engine(Protocol):
+    """An engine over one event structure, model and option set."""
+
+    name: str
+
+    @property
+    def axiom_names(self) -> tuple[str, ...]: ...
+
+    @property
+    def flag_names(self) -> tuple[str, ...]: ...
+
+    def outcomes(self, observe: Sequence[str]) -> tuple[frozenset[Outcome], bool]:
+        """Every allowed outcome projected onto `observe`, and whether the list is complete
+        (False when the outcome cap stopped it)."""
+
+    def satisfiable(self, cond: Cond | None = None, axioms: Sequence[str] | None = None) -> Execution | None:
+        """An execution satisfying `cond` under the named axioms (None: all; (): well-formedness
+        alone), or None."""
+
+    def sane(self, cond: Cond, forbidden: bool) -> bool:
+        """Does some execution satisfy `cond` under well-formedness alone? `forbidden`: the
+        caller knows no execution satisfies it under every axiom."""
+
+    def flag_witness(self, name: str) -> Execution | None:
+        """A consistent execution on which the undefined-behaviour flag `name` fires, or None."""

@@ -9,7 +9,9 @@ from math import prod
 from typing import Iterator, Sequence
 
 from .. import limits
+from ..ast import Cond
 from ..model import prune
+from ..model.observables import holds
 from ..cat.concrete import ConcreteAlgebra
 from ..cat.interp import Model, evaluate
 from ..cat.stage import stage, static_values
@@ -90,6 +92,8 @@ class BruteEngine:
         self.residual = staged.residual
         self.base = {**base, **static_values(staged, base, self.alg, options)}
         self.has_flags = any(c.flag for c in model.checks)
+        self.axiom_names = tuple(sorted({c.name for c in model.checks if not c.flag}))
+        self.flag_names = tuple(sorted({c.name for c in model.checks if c.flag}))
         self._consistent: list | None = None
 
     def executions(self, with_axioms: bool = True) -> Iterator[tuple[Execution, dict]]:
@@ -97,12 +101,36 @@ class BruteEngine:
         the flags that fire on it, once per choice of final writes. The consistent ones are
         computed once and kept: the flags, the outcomes and explanations all walk them."""
         if not with_axioms:
-            return self._candidates(False)
+            return self._candidates(frozenset())
         if self._consistent is None:
-            self._consistent = list(self._candidates(True))
+            self._consistent = list(self._candidates(None))
         return iter(self._consistent)
 
-    def _candidates(self, with_axioms: bool) -> Iterator[tuple[Execution, dict]]:
+    def satisfiable(self, cond: Cond | None = None, axioms=None) -> Execution | None:
+        """The first candidate (in enumeration order) satisfying `cond` under the named axioms."""
+        wanted = None if axioms is None or set(axioms) >= set(self.axiom_names) else frozenset(axioms)
+        found = self.executions() if wanted is None else self._candidates(wanted)
+        for ex, _ in found:
+            if cond is None or holds(cond, dict(ex.outcome), self.es.names):
+                return ex
+        return None
+
+    def sane(self, cond: Cond, forbidden: bool) -> bool:
+        """Some execution satisfies `cond` without the axioms: a consistent one first (as the Z3
+        engine does), then every candidate whose values do not depend on themselves. A candidate
+        whose values do (LB with data dependencies) has no values to evaluate `cond` on, and some
+        fixed point of its values may satisfy it (Z3 finds D3's out-of-thin-air 1s): it counts as
+        satisfying."""
+        return any(holds(cond, dict(ex.outcome), self.es.names)
+                   for consistent in (True, False) for ex, _ in self.executions(with_axioms=consistent)) \
+            or self.has_value_cycle()
+
+    def flag_witness(self, name: str) -> Execution | None:
+        return next((ex for ex, fired in self.executions() if name in fired), None)
+
+    def _candidates(self, axioms: frozenset | None) -> Iterator[tuple[Execution, dict]]:
+        """Candidates on which the named axioms hold (None: every axiom)."""
+        with_axioms = axioms is None or bool(axioms)
         es = self.es
         names = [o.name for o in es.orders]
         order_space = [[frozenset().union(*cls) if cls else frozenset() for cls in product(*self.order_choices[n])]
@@ -129,7 +157,8 @@ class BruteEngine:
                     base[n] = ("rel", rel)
                 if with_axioms or self.has_flags:
                     ev = evaluate(self.residual, base, self.alg, self.options)
-                    if with_axioms and not all(c for chk, c in ev.checks if not chk.flag):
+                    if with_axioms and not all(c for chk, c in ev.checks
+                                               if not chk.flag and (axioms is None or chk.name in axioms)):
                         continue
                     fired = {chk.name for chk, c in ev.checks if chk.flag and c}
                 else:

@@ -19,7 +19,7 @@ from ..cat.concrete import ConcreteAlgebra
 from ..cat.interp import Model, evaluate
 from ..cat.stage import stage, static_values
 from ..model.events import EventStructure
-from ..cat.symbolic import TRUE, SymbolicAlgebra, as_bool, mk_and, mk_implies, mk_not, t_or
+from ..cat.symbolic import TRUE, SymbolicAlgebra, mk_and, mk_implies, mk_not
 from ..model.values import to_z3
 
 
@@ -35,24 +35,27 @@ class Encoding:
     values: Mapping[int, z3.ArithRef]       # read -> value term
 
 
-def encode(es: EventStructure, model: Model, options: frozenset[str] = frozenset()) -> Encoding:
+def encode(es: EventStructure, model: Model, options: frozenset[str] = frozenset(),
+           ctx: z3.Context | None = None) -> Encoding:
+    """The encoding of `es` under `model` in the Z3 context `ctx` (a new one if None)."""
+    ctx = ctx or z3.Context()
     wf: list = []
-    read_val = {r: z3.Int(f"val|{r}") for r in es.reads}
+    read_val = {r: z3.Int(f"val|{r}", ctx) for r in es.reads}
 
     def term(expr):
-        return to_z3(expr, read_val.__getitem__)
+        return to_z3(expr, read_val.__getitem__, ctx)
 
     # rf: every read reads exactly one write of its location, and returns its value.
     rf: dict[tuple[int, int], object] = {}
     for r, ws in sorted(prune.rf_may(es).items()):
         if not ws:
-            wf.append(z3.BoolVal(False))        # an await no write can satisfy
+            wf.append(z3.BoolVal(False, ctx))   # an await no write can satisfy
             continue
         if len(ws) == 1:
             rf[(ws[0], r)] = TRUE
             wf.append(read_val[r] == term(es.write_value[ws[0]]))
             continue
-        vs = [z3.Bool(f"rf|{w}|{r}") for w in ws]
+        vs = [z3.Bool(f"rf|{w}|{r}", ctx) for w in ws]
         wf.append(z3.PbEq([(v, 1) for v in vs], 1))
         for w, v in zip(ws, vs):
             rf[(w, r)] = v
@@ -67,7 +70,7 @@ def encode(es: EventStructure, model: Model, options: frozenset[str] = frozenset
                 if a in o.first:
                     rel[(a, b)] = TRUE
                 elif b not in o.first:
-                    rel[(a, b)] = z3.Bool(f"{o.name}|{a}|{b}")
+                    rel[(a, b)] = z3.Bool(f"{o.name}|{a}|{b}", ctx)
             free = [e for e in cls if e not in o.first]
             for a, b in permutations(free, 2):
                 if a < b:
@@ -83,7 +86,7 @@ def encode(es: EventStructure, model: Model, options: frozenset[str] = frozenset
         if len(ws) == 1:
             observables[loc] = term(es.write_value[ws[0]])
             continue
-        fins = [z3.Bool(f"fin|{loc}|{w}") for w in ws]
+        fins = [z3.Bool(f"fin|{loc}|{w}", ctx) for w in ws]
         wf.append(z3.PbEq([(f, 1) for f in fins], 1))
         value = term(es.write_value[ws[-1]])
         for w, f in zip(ws, fins):
@@ -94,7 +97,7 @@ def encode(es: EventStructure, model: Model, options: frozenset[str] = frozenset
                 elif t is not None:
                     wf.append(mk_implies(f, mk_not(t)))
         for w, f in reversed(list(zip(ws[:-1], fins[:-1]))):
-            value = z3.If(f, term(es.write_value[w]), value)
+            value = z3.If(f, term(es.write_value[w]), value, ctx)
         observables[loc] = value
     for (th, reg), expr in sorted(es.registers.items()):
         observables[f"{th}:{reg}"] = term(expr)
@@ -107,7 +110,7 @@ def encode(es: EventStructure, model: Model, options: frozenset[str] = frozenset
     # the model
     # The static part of the model (no rf/co/fsc in it) is evaluated once over concrete sets;
     # only the residual is evaluated over symbolic edge tables.
-    alg = SymbolicAlgebra(range(len(es.events)))
+    alg = SymbolicAlgebra(range(len(es.events)), ctx)
     static_base = es.base()
     dynamic = {"rf", *orders}
     staged = stage(model, set(static_base) | dynamic, dynamic)
@@ -139,4 +142,3 @@ def encode(es: EventStructure, model: Model, options: frozenset[str] = frozenset
     )
 
 
-__all__ = ["Encoding", "encode", "as_bool", "t_or"]

@@ -1,27 +1,34 @@
-"""The Z3 engine: one solver per test over the pure encoding; axioms are guarded by named
-assumption literals so the same solver serves the sanity run (no axioms), outcome enumeration
-(blocking the observable projection, never whole executions), undefined-behaviour flags, and
-blame (minimal sets of axioms that rule an outcome out). unknown/timeouts raise SolverUnknown."""
+"""The Z3 engine: one solver per test, in the test's own Z3 context, over the pure encoding;
+axioms are guarded by named assumption literals so the same solver serves the sanity run (no
+axioms), outcome enumeration (blocking the observable projection, never whole executions),
+undefined-behaviour flags, and blame (minimal sets of axioms that rule an outcome out).
+unknown/timeouts raise SolverUnknown.
+
+Determinism: every decision that can change a result or a witness is taken on Z3's resource
+count, never on the wall clock (the quick try below is an rlimit); a test's context is its own,
+so what ran before it in the process cannot change its answers. The wall-clock timeout only
+turns a query into UNKNOWN."""
 from __future__ import annotations
 
 import ctypes
 import time
-from itertools import combinations
 from typing import Sequence
 
 import z3
 
 from .. import limits
+from ..ast import And, Cond, Const, Eq, Not, Or
 from ..cat.interp import Model
-from .encode import Encoding, encode
+from ..cat.symbolic import TRUE
 from ..errors import SolverUnknown
 from ..model.events import EventStructure
+from ..model.observables import key
 from .base import Execution
-from ..cat.symbolic import TRUE
+from .encode import Encoding, encode
 
 
 TIMEOUT_SLACK_MS = 100
-QUICK_MS = 50               # the short first try at a query under fewer than all axioms
+QUICK_RLIMIT = 2_000_000    # the short first try at a query under fewer than all axioms (Z3 resource units)
 _UNKNOWN = object()
 
 
@@ -29,18 +36,20 @@ class Z3Engine:
     name = "z3"
 
     def __init__(self, es: EventStructure, model: Model, options=frozenset(), timeout: float | None = None,
-                 max_outcomes: int | None = None, rlimit: int | None = None):
+                 max_outcomes: int | None = None, rlimit: int | None = None, ctx: z3.Context | None = None):
         lim = limits.current()
         limits.check_events(len(es.events))
         self.es = es
+        self.ctx = ctx or z3.Context()
         self.timeout = lim.timeout if timeout is None else timeout
         self.deadline = time.monotonic() + self.timeout
         self.max_outcomes = lim.outcomes if max_outcomes is None else max_outcomes
         self.rlimit = lim.rlimit if rlimit is None else rlimit
-        self.enc: Encoding = encode(es, model, options)
+        self.enc: Encoding = encode(es, model, options, self.ctx)
         self._budget: int | None = None     # the timeout (ms) last given to the solver
-        self._stronger: dict = {}           # (condition id, axioms) -> (condition, witness or None)
-        self.solver = z3.Solver()
+        self._stronger: dict = {}           # (condition, axioms) -> witness or None
+        self._terms: dict = {}              # condition -> its term
+        self.solver = z3.Solver(ctx=self.ctx)
         # No relevancy filtering: every atom of this encoding matters, and the enumeration's many
         # small incremental queries run about twice as fast without it (bench/RESULTS.md).
         self.solver.set("relevancy", 0)
@@ -48,12 +57,11 @@ class Z3Engine:
         # constant radix); it halves the 4-stage TMA pipeline and speeds the suites by ~20%
         # (bench/RESULTS.md).
         self.solver.set("arith.solver", 2)
-        if self.rlimit:
-            self.solver.set("rlimit", self.rlimit)     # per check() call
+        self._rlimit_set: int | None = None
         self.solver.add(*self.enc.wellformed)
         self.lits = {}
         for i, (name, ax) in enumerate(sorted(self.enc.axioms.items())):
-            lit = z3.Bool(f"axiom|{name}")
+            lit = z3.Bool(f"axiom|{name}", self.ctx)
             self.lits[name] = lit
             self.solver.add(z3.Implies(lit, ax))
 
@@ -61,9 +69,26 @@ class Z3Engine:
     def axiom_names(self) -> tuple[str, ...]:
         return tuple(sorted(self.lits))
 
-    def _check(self, *assumptions, quick_ms: int | None = None) -> bool | None:
-        """sat? With `quick_ms`, a short try: None if it does not answer within that time (or
-        the resource limit); otherwise unknown raises SolverUnknown."""
+    @property
+    def flag_names(self) -> tuple[str, ...]:
+        return tuple(sorted(self.enc.flags))
+
+    def term(self, cond: Cond) -> z3.BoolRef:
+        """The Z3 term of a condition over this test's observables (cached)."""
+        t = self._terms.get(cond)
+        if t is None:
+            t = self._terms[cond] = _cond_term(cond, self.enc.observables, self.es.names, self.ctx)
+        return t
+
+    def _set_rlimit(self, n: int) -> None:
+        # Z3's rlimit parameter bounds each check() call (0: none); set only when it changes.
+        if self._rlimit_set != n:
+            self.solver.set("rlimit", n)
+            self._rlimit_set = n
+
+    def _check(self, *assumptions, quick: bool = False) -> bool | None:
+        """sat? With `quick`, a short try bounded by QUICK_RLIMIT resource units: None if it does
+        not answer within them; otherwise unknown raises SolverUnknown."""
         left = self.deadline - time.monotonic()
         if left <= 0:
             raise self._timeout()
@@ -71,14 +96,16 @@ class Z3Engine:
         # renewed only when it has shrunk by TIMEOUT_SLACK_MS: a check may overrun the deadline by
         # at most that much.
         budget = max(1, int(left * 1000))
-        if quick_ms is not None and quick_ms < budget:
-            self.solver.set("timeout", quick_ms)
-            self._budget = None
-            r = self.solver.check(*assumptions)
-            return None if r == z3.unknown else r == z3.sat
         if self._budget is None or self._budget - budget > TIMEOUT_SLACK_MS:
             self.solver.set("timeout", budget)
             self._budget = budget
+        if quick and (not self.rlimit or QUICK_RLIMIT < self.rlimit):
+            self._set_rlimit(QUICK_RLIMIT)
+            r = self.solver.check(*assumptions)
+            if r == z3.unknown and time.monotonic() >= self.deadline:
+                raise self._timeout()
+            return None if r == z3.unknown else r == z3.sat
+        self._set_rlimit(self.rlimit or 0)
         r = self.solver.check(*assumptions)
         if r == z3.unknown:
             reason = self.solver.reason_unknown()
@@ -98,22 +125,22 @@ class Z3Engine:
         names = self.axiom_names if names is None else names
         return [self.lits[n] for n in names]
 
-    def satisfiable(self, cond=None, axioms: Sequence[str] | None = None, forbidden: bool = False
-                    ) -> Execution | None:
-        """An execution satisfying `cond` (a z3 term over observables) under the given axioms
-        (None: all of them; (): well-formedness alone), or None. `forbidden`: the caller knows
-        that no execution satisfies `cond` under all the axioms (that query is skipped).
+    def satisfiable(self, cond: Cond | None = None, axioms: Sequence[str] | None = None,
+                    forbidden: bool = False) -> Execution | None:
+        """An execution satisfying `cond` under the given axioms (None: all of them; ():
+        well-formedness alone), or None. `forbidden`: the caller knows that no execution
+        satisfies `cond` under all the axioms (that query is skipped).
 
         A query under fewer axioms can be far harder for the solver than under all of them (the
         sanity run on mbarrier tests: without the axioms, values may depend on themselves, and
         refuting such cycles is integer arithmetic). So such a query first gets a short try of
-        QUICK_MS; if that does not answer, the stronger queries - all axioms, then all axioms but
-        one - go first, since an execution they allow is allowed by fewer axioms too; only if
-        none of them has one does the query itself run with the time left (bench/RESULTS.md)."""
+        QUICK_RLIMIT resource units; if that does not answer, the stronger queries - all axioms,
+        then all axioms but one - go first, since an execution they allow is allowed by fewer
+        axioms too; only if none of them has one does the query itself run (bench/RESULTS.md)."""
         wanted = frozenset(self.lits if axioms is None else axioms)
         if wanted >= set(self.lits):
             return self._satisfiable(cond, None)
-        quick = self._satisfiable(cond, wanted, quick_ms=QUICK_MS)
+        quick = self._satisfiable(cond, wanted, quick=True)
         if quick is not _UNKNOWN:
             return quick
         every = frozenset(self.lits)
@@ -123,19 +150,21 @@ class Z3Engine:
                 return ex
         return self._satisfiable(cond, wanted)
 
-    def _satisfiable_cached(self, cond, axioms: frozenset) -> Execution | None:
-        key = (None if cond is None else cond.get_id(), axioms)
-        hit = self._stronger.get(key)
-        if hit is None or (cond is not None and not hit[0].eq(cond)):
-            hit = self._stronger[key] = (cond, self._satisfiable(cond, axioms))
-        return hit[1]
+    def sane(self, cond: Cond, forbidden: bool) -> bool:
+        return self.satisfiable(cond, axioms=(), forbidden=forbidden) is not None
 
-    def _satisfiable(self, cond, axioms, quick_ms: int | None = None):
+    def _satisfiable_cached(self, cond, axioms: frozenset) -> Execution | None:
+        k = (cond, axioms)
+        if k not in self._stronger:
+            self._stronger[k] = self._satisfiable(cond, axioms)
+        return self._stronger[k]
+
+    def _satisfiable(self, cond, axioms, quick: bool = False):
         self.solver.push()
         try:
             if cond is not None:
-                self.solver.add(cond)
-            sat = self._check(*self._axioms(None if axioms is None else sorted(axioms)), quick_ms=quick_ms)
+                self.solver.add(self.term(cond))
+            sat = self._check(*self._axioms(None if axioms is None else sorted(axioms)), quick=quick)
             if sat is None:
                 return _UNKNOWN
             if not sat:
@@ -146,7 +175,7 @@ class Z3Engine:
 
     def outcomes(self, observe: Sequence[str]) -> tuple[frozenset, bool]:
         """Every allowed projection onto `observe`; the bool is False if the cap was reached."""
-        obs = [self.enc.observables.get(k, z3.IntVal(0)) for k in observe]
+        obs = [self.enc.observables.get(k, z3.IntVal(0, self.ctx)) for k in observe]
         found = set()
         projection = _Projection(obs)
         self.solver.push()
@@ -166,19 +195,12 @@ class Z3Engine:
 
     def flag_witness(self, name: str) -> Execution | None:
         fires, _check = self.enc.flags[name]
-        return self.satisfiable(fires)
-
-    def blame(self, cond) -> list[tuple[str, ...]]:
-        """Every minimal set of axioms that, with well-formedness, rules out `cond`."""
-        names = self.axiom_names
-        minimal: list[tuple[str, ...]] = []
-        for k in range(1, len(names) + 1):
-            for subset in combinations(names, k):
-                if any(set(m) <= set(subset) for m in minimal):
-                    continue
-                if self.satisfiable(cond, subset) is None:
-                    minimal.append(subset)
-        return minimal
+        self.solver.push()
+        try:
+            self.solver.add(fires)
+            return self._satisfiable(None, None)
+        finally:
+            self.solver.pop()
 
     def _execution(self, m: z3.ModelRef, observe) -> Execution:
         def true(t) -> bool:
@@ -199,7 +221,7 @@ class _Projection:
 
     def __init__(self, terms: Sequence[z3.ArithRef]):
         self.terms = list(terms)
-        self.ctx = terms[0].ctx if terms else z3.main_ctx()
+        self.ctx = terms[0].ctx if terms else None
         self.asts = [t.as_ast() for t in self.terms]
         self.numerals: dict[int, z3.IntNumRef] = {}
         self._out = z3.Ast(0)
@@ -225,3 +247,19 @@ class _Projection:
         if n is None:
             n = self.numerals[v] = z3.IntVal(v, self.ctx)
         return n
+
+
+def _cond_term(c: Cond, observables, names, ctx) -> z3.BoolRef:
+    """A condition as a Z3 term over the observables (an observable not in the encoding is 0)."""
+    if isinstance(c, Eq):
+        t = observables.get(key(c.lhs, names))
+        return (t if t is not None else z3.IntVal(0, ctx)) == c.value
+    if isinstance(c, Not):
+        return z3.Not(_cond_term(c.arg, observables, names, ctx), ctx)
+    if isinstance(c, And):
+        return z3.And([_cond_term(a, observables, names, ctx) for a in c.args] + [z3.BoolVal(True, ctx)])
+    if isinstance(c, Or):
+        return z3.Or([_cond_term(a, observables, names, ctx) for a in c.args] + [z3.BoolVal(False, ctx)])
+    if isinstance(c, Const):
+        return z3.BoolVal(c.value, ctx)
+    raise TypeError(c)

@@ -165,3 +165,20 @@ class _Parser:
         self.take()
         eq = Eq(lhs, value)
         return Not(eq) if op == "!=" else eq
+
+
+def show(c: Cond) -> str:
+    """A condition in herd syntax (the canonical text of a parsed condition)."""
+    if isinstance(c, Eq):
+        return f"{c.lhs}={c.value}"
+    if isinstance(c, Not):
+        return f"~{_paren(c.arg)}"
+    if isinstance(c, And):
+        return " /\\ ".join(_paren(a) for a in c.args) if c.args else "true"
+    if isinstance(c, Or):
+        return " \\/ ".join(_paren(a) for a in c.args) if c.args else "false"
+    return "true" if c.value else "false"
+
+
+def _paren(c: Cond) -> str:
+    return f"({show(c)})" if isinstance(c, (And, Or)) and len(c.args) > 1 else show(c)

@@ -176,7 +176,8 @@ def cmd_build(args) -> int:
 
 
 def _model_verdicts(tests, model_spec, options):
-    from ..verdict.check import check_test, resolve_model
+    from ..resources import resolve_model
+    from ..verdict.check import check_test
     from .compare import verdicts_from_result
     model = resolve_model(model_spec)
     out = {}

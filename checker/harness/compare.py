@@ -155,7 +155,7 @@ def merge(a: Histogram, b: Histogram) -> Histogram:
 
 
 def verdicts_from_result(result) -> dict[Outcome, str]:
-    """The model's allowed outcomes (checker.result.Result) as a verdict mapping."""
+    """The model's allowed outcomes (checker.results.result.Result) as a verdict mapping."""
     return {tuple(o): "allowed" for o in result.outcomes}
 
 

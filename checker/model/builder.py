@@ -161,7 +161,7 @@ class Builder:
         for e in self.events:
             for t in e.tags:
                 if t not in sets:
-                    raise AssertionError(f"lowering used tag {t!r} missing from checker.relations")
+                    raise AssertionError(f"lowering used tag {t!r} missing from checker.model.relations")
                 sets[t].add(e.eid)
             if e.kind in ("R", "W", "F", "B"):
                 sets[e.kind].add(e.eid)

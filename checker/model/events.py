@@ -1,6 +1,6 @@
 """The event structure: the events of a litmus test and its static relations.
 
-This is the narrow seam between PTX and the model. checker.lower builds an EventStructure from a
+This is the narrow seam between PTX and the model. checker.isa.registry.lower builds an EventStructure from a
 LitmusTest; the cat interpreter and the engines see only what is here: events with tag sets,
 static relations as sets of pairs, the may-sets of the dynamic relations (rf, and the orders
 co and fsc), and the value expressions that tie reads, writes, registers and awaits together.

@@ -2,7 +2,7 @@
 
 This is the Python side of the contract whose other side is the glossary at the top of
 axioms/ptx.cat; tests/test_glossary.py keeps the two in step. Static names are computed by
-checker.lower; dynamic ones (DYNAMIC) are chosen by the engines.
+the instruction families (checker.isa); dynamic ones (DYNAMIC) are chosen by the engines.
 """
 from __future__ import annotations
 

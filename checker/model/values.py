@@ -56,7 +56,7 @@ _INT_OPS: Mapping[str, Callable[[int, int], int]] = {
     "min": min,
     "max": max,
     # Floor division and remainder, used only with a positive constant divisor (the fields of an
-    # mbarrier's abstract state, checker.lower_async): Python's // and % and Z3's div and mod agree
+    # mbarrier's abstract state, checker.isa.mbarrier): Python's // and % and Z3's div and mod agree
     # there (Euclidean division with a positive divisor is floor division).
     "div": lambda a, b: a // b,
     "mod": lambda a, b: a % b,
@@ -123,32 +123,32 @@ def evaluate(e: Expr, read_value: Callable[[int], int]) -> int:
     raise TypeError(e)
 
 
-def to_z3(e: Expr, read_var: Callable[[int], object]):
-    """The Z3 integer term of `e`; `read_var(eid)` gives the term of a read's value."""
+def to_z3(e: Expr, read_var: Callable[[int], object], ctx):
+    """The Z3 integer term of `e` in context `ctx`; `read_var(eid)` gives the term of a read's value."""
     import z3
 
     if isinstance(e, Const):
-        return z3.IntVal(e.value)
+        return z3.IntVal(e.value, ctx)
     if isinstance(e, ReadVal):
         return read_var(e.eid)
     if isinstance(e, Bin):
-        a, b = to_z3(e.a, read_var), to_z3(e.b, read_var)
+        a, b = to_z3(e.a, read_var, ctx), to_z3(e.b, read_var, ctx)
         if e.op in ("and", "or", "xor"):
             # Bitwise operators on non-negative litmus values, through 32-bit vectors.
             ba, bb = z3.Int2BV(a, 32), z3.Int2BV(b, 32)
             r = {"and": ba & bb, "or": ba | bb, "xor": ba ^ bb}[e.op]
             return z3.BV2Int(r)
         if e.op == "min":
-            return z3.If(a <= b, a, b)
+            return z3.If(a <= b, a, b, ctx)
         if e.op == "max":
-            return z3.If(a >= b, a, b)
+            return z3.If(a >= b, a, b, ctx)
         if e.op == "div":
             return a / b
         if e.op == "mod":
             return a % b
         return {"add": a + b, "sub": a - b, "mul": a * b}[e.op]
     if isinstance(e, Ite):
-        a, b = to_z3(e.a, read_var), to_z3(e.b, read_var)
+        a, b = to_z3(e.a, read_var, ctx), to_z3(e.b, read_var, ctx)
         c = {"==": a == b, "!=": a != b, "<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b}[e.cmp]
-        return z3.If(c, to_z3(e.then, read_var), to_z3(e.other, read_var))
+        return z3.If(c, to_z3(e.then, read_var, ctx), to_z3(e.other, read_var, ctx), ctx)
     raise TypeError(e)

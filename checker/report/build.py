@@ -14,8 +14,9 @@ import tempfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from .. import ROOT
+from .. import limits, pool
 from ..errors import LitmusError
+from ..resources import ROOT, model_name, resolve_model
 from ..results.result import Result
 from .analyze import MAX_WITNESSES, TestReport, analyze, model_hash
 
@@ -78,35 +79,19 @@ def _error_report(e: LitmusError) -> TestReport:
     return TestReport(Result(name=name, path=path, status="error", message=str(e)), "", "", (), None, (), 0, ())
 
 
-def _fresh_z3_context() -> None:
-    """Start each test in a new Z3 context. Z3 interns terms per context and its search order
-    follows their ids, so in a context that has seen other tests it may pick another (equally
-    valid) witness execution; a fresh one makes every picture independent of which tests ran
-    before in the same process, hence the report byte-identical with any --jobs."""
-    import z3
-
-    if hasattr(z3.z3, "_main_ctx"):
-        z3.z3._main_ctx = None
-
-
 def _failed_report(test, outcome, timeout: float, model_name: str) -> TestReport:
     """The row of a test whose worker did not return a report (error, bug, crash, time bound)."""
-    from .. import limits
-    from ..cli import result_of
+    from ..batch import result_of
 
     lim = replace(limits.current(), timeout=timeout)
     return TestReport(result_of(test, outcome, lim, "z3", model_name), "", "", (), None, (), 0, ())
 
 
 def _job(args) -> TestReport:
-    from .. import pool
-    from ..verdict.check import resolve_model
-
     test, model_spec, options, timeout, layout, max_witnesses, blame = args
     pool.inject_fault(test.name)
-    _fresh_z3_context()
     model = resolve_model(model_spec)
-    return analyze(test, model, Path(model.path).stem, frozenset(options), timeout, layout, max_witnesses,
+    return analyze(test, model, model_name(model), frozenset(options), timeout, layout, max_witnesses,
                    blame, path=rel(test.path))
 
 
@@ -114,7 +99,6 @@ def build(paths, model_spec=None, options=(), timeout: float = 60.0, jobs: int =
           hw_files=(), max_witnesses: int = MAX_WITNESSES, blame: bool = True, timing: bool = False,
           on_result=None) -> Report:
     """Check, explain and compare: everything a report shows, as data."""
-    from ..verdict.check import resolve_model
     from ..front.litmus import load_paths
 
     model = resolve_model(model_spec)
@@ -152,10 +136,7 @@ def _run(todo, jobs: int, timeout: float, out: list, on_result) -> None:
     """Fill `out[i]` for every (i, job) of todo: in worker processes (jobs >= 1), or in this
     process under PTXMC_DEBUG so that a bug shows its traceback. KeyboardInterrupt propagates,
     with `out` holding every report finished before it."""
-    import os
-
-    from .. import limits, pool
-    from ..cli import in_process
+    from ..batch import in_process
 
     def done(k: int, outcome) -> None:
         i, job = todo[k]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from html import escape
 
+from ..results.result import outcome_text
 from .analyze import Forbidden, Picture, TestReport
 from .jsondoc import summary
 from .svg import css as svg_css, defs as svg_defs, legend
@@ -112,14 +113,9 @@ def slug(name: str) -> str:
     return "t-" + re.sub(r"[^A-Za-z0-9_.-]+", "_", name)
 
 
-def _verdict(c) -> tuple[str, str]:
-    if c.allowed is None:
-        return "Unknown", "unknown"
-    return ("Allowed", "allowed") if c.allowed else ("Forbidden", "forbidden")
-
-
-def _outcome(o) -> str:
-    return " ".join(f"{k}={v};" for k, v in o)
+def verdict_badge(c) -> tuple[str, str]:
+    """A condition's verdict word and its CSS class."""
+    return c.verdict, c.verdict.lower()
 
 
 def _figure(p: Picture) -> str:
@@ -190,7 +186,7 @@ def _conditions(t: TestReport) -> str:
     out = ["<table><tr><th>expected</th><th>condition</th><th>model</th><th></th>"
            "<th>Positive / Negative</th><th>Observation</th></tr>"]
     for c in r.conditions:
-        word, cls = _verdict(c)
+        word, cls = verdict_badge(c)
         ok = "" if c.met is None else badge("Ok", "ok") if c.met else badge("No", "no")
         obs = "Never" if c.positive == 0 else ("Always" if c.negative == 0 else "Sometimes")
         extra = "" if c.sane else ' <span class="small">(no execution satisfies it even without axioms)</span>'
@@ -253,7 +249,7 @@ def _hardware(c) -> str:
         for o, n, cls in rows:
             model = "forbidden" if cls == "violation" else "allowed"
             width = 0 if n == 0 else max(1, round(200 * n / top))
-            out.append(f'<tr class="c-{cls}"><td><code>{_e(_outcome(o))}</code></td><td>{badge(model.capitalize(), model)}'
+            out.append(f'<tr class="c-{cls}"><td><code>{_e(outcome_text(o))}</code></td><td>{badge(model.capitalize(), model)}'
                        f'</td><td>{n}</td><td><span class="bar {model}" style="width:{width}px"></span></td>'
                        f"<td>{badge(HW_WORD.get(cls, cls), cls)}</td></tr>")
         out.append("</table>")
@@ -269,7 +265,7 @@ def _test(t: TestReport, comparison, open_: bool) -> str:
     badges = [badge(STATUS_WORD.get(r.status, r.status), r.status)]
     if r.undefined:
         badges.append(badge("Undefined", "undefined"))
-    badges += [badge(_verdict(c)[0], _verdict(c)[1]) for c in r.conditions]
+    badges += [badge(verdict_badge(c)[0], verdict_badge(c)[1]) for c in r.conditions]
     if comparison is not None:
         badges.append(badge("hw: " + HW_WORD.get(comparison.verdict, comparison.verdict), comparison.verdict))
     out = [f'<details class="test" id="{_e(slug(r.name))}" data-name="{_e(r.name)}" data-status="{_e(r.status)}"'
@@ -295,7 +291,7 @@ def _test(t: TestReport, comparison, open_: bool) -> str:
     if t.undefined is not None:
         out.append(f'<div class="figs">{_figure(t.undefined)}</div>')
     if r.outcomes and not r.undefined:
-        states = "".join(f"<li><code>{_e(_outcome(o))}</code></li>" for o in r.outcomes)
+        states = "".join(f"<li><code>{_e(outcome_text(o))}</code></li>" for o in r.outcomes)
         out.append(f"<h3>States {len(r.outcomes)}{'' if r.complete else ' (enumeration stopped at the cap)'}"
                    f"</h3><ul>{states}</ul>")
         if t.formula:

@@ -1,4 +1,4 @@
-"""The report as JSON: `checker.output.result_dict` per test, extended with the explanations and
+"""The report as JSON: `checker.results.output.result_dict` per test, extended with the explanations and
 the hardware comparison. The schema is documented in reports/README.md; `format` and `version`
 name it, and any incompatible change bumps `version`. Keys are sorted, lists are in report order
 (tests by file, then as loaded; outcomes sorted), so the bytes are stable."""

@@ -1,4 +1,4 @@
-"""The report as JUnit XML: `checker.output.junit` (one testcase per test, so per matrix row),
+"""The report as JUnit XML: `checker.results.output.junit` (one testcase per test, so per matrix row),
 plus a second testsuite `ptxmc.hardware` with one testcase per hardware comparison when there
 are histograms (a violation, a harness error or an unseen positive control is a failure; a
 coverage gap passes with a note in system-out)."""
@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
-from ..cli import mark_partial
-from ..results.output import junit as model_junit
+from ..results.output import junit as model_junit, mark_partial
 
 BAD = ("violation", "harness-error", "control-unseen")
 

@@ -2,7 +2,8 @@
 and candidate executions are in report.json, and as DOT with `ptxmc check --dot`)."""
 from __future__ import annotations
 
-from .html import HW_WORD, STATUS_WORD, _outcome, _verdict
+from ..results.result import outcome_text
+from .html import HW_WORD, STATUS_WORD, verdict_badge
 from .jsondoc import summary
 
 
@@ -37,7 +38,7 @@ def render(report) -> str:
     out += ["", "## Tests", "", "| test | file | status | conditions | hardware |", "| --- | --- | --- | --- | --- |"]
     for t in report.tests:
         r = t.result
-        conds = "; ".join(f"{_verdict(c)[0]} {_c(c.text)}" for c in r.conditions)
+        conds = "; ".join(f"{verdict_badge(c)[0]} {_c(c.text)}" for c in r.conditions)
         if r.undefined:
             conds = "Undefined" + (f"; {conds}" if conds else "")
         cmp_ = report.comparison(r.name)
@@ -58,7 +59,7 @@ def _test(t, comparison) -> list[str]:
     for u in r.undefined:
         out += ["", f"Undefined: {_t(u.why)}"]
     if r.outcomes and not r.undefined:
-        out += ["", f"States {len(r.outcomes)}: " + ", ".join(_c(_outcome(o)) for o in r.outcomes)]
+        out += ["", f"States {len(r.outcomes)}: " + ", ".join(_c(outcome_text(o)) for o in r.outcomes)]
         if t.formula:
             out.append(f"Formula: {_c(t.formula)}")
     if r.conditions:
@@ -67,7 +68,7 @@ def _test(t, comparison) -> list[str]:
         for c in r.conditions:
             ok = "" if c.met is None else ("Ok" if c.met else "No")
             obs = "Never" if c.positive == 0 else ("Always" if c.negative == 0 else "Sometimes")
-            out.append(f"| {c.expected or 'query'} | {_c(c.text)} | {_verdict(c)[0]} | {ok} | "
+            out.append(f"| {c.expected or 'query'} | {_c(c.text)} | {verdict_badge(c)[0]} | {ok} | "
                        f"{c.positive}/{c.negative} | {obs} |")
     for f in t.forbidden:
         out += ["", f"Why {_c(f.condition)} is forbidden:"]
@@ -83,9 +84,9 @@ def _test(t, comparison) -> list[str]:
     if comparison is not None:
         c = comparison
         out += ["", f"Hardware: **{HW_WORD.get(c.verdict, c.verdict)}**, {c.n} instances"]
-        out += [f"- forbidden but observed {n}x: {_c(_outcome(o))}" for o, n in c.violations]
-        out += [f"- allowed, observed {n}x: {_c(_outcome(o))}" for o, n in c.witnessed]
-        out += [f"- allowed but never observed: {_c(_outcome(o))}" for o in c.gaps]
+        out += [f"- forbidden but observed {n}x: {_c(outcome_text(o))}" for o, n in c.violations]
+        out += [f"- allowed, observed {n}x: {_c(outcome_text(o))}" for o, n in c.witnessed]
+        out += [f"- allowed but never observed: {_c(outcome_text(o))}" for o in c.gaps]
     if t.note:
         out += ["", t.note]
     return out

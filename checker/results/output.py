@@ -7,19 +7,9 @@ import json
 import re
 from xml.sax.saxutils import escape as _escape, quoteattr as _quoteattr
 
-from .result import Result
+from .result import Result, outcome_text
 
 JSON_SCHEMA_VERSION = 1
-
-
-def _outcome_text(o) -> str:
-    return " ".join(f"{k}={v};" for k, v in o)
-
-
-def _verdict_word(c) -> str:
-    if c.allowed is None:
-        return "Unknown"
-    return "Allowed" if c.allowed else "Forbidden"
 
 
 def text(results: list[Result], timing: bool = True) -> str:
@@ -31,7 +21,7 @@ def text(results: list[Result], timing: bool = True) -> str:
             lines.append(f"          {r.message}")
         for c in r.conditions:
             if c.met is False:
-                lines.append(f"          expected {c.expected}, model says {_verdict_word(c)}: {c.text}")
+                lines.append(f"          expected {c.expected}, model says {c.verdict}: {c.text}")
         for note in r.notes:
             lines.append(f"          note: {note}")
     lines.append(summary(results))
@@ -61,7 +51,7 @@ def herd(results: list[Result], timing: bool = True) -> str:
             kind = "Forbidden"
         states = f"States {len(r.outcomes)}" + ("" if r.complete else " (incomplete: the outcome cap)")
         block = [f"Test {r.name} {kind}", states]
-        block += [_outcome_text(o) for o in r.outcomes]
+        block += [outcome_text(o) for o in r.outcomes]
         for c in r.conditions:
             ok = "Ok" if c.met else ("Unknown" if c.allowed is None else "No")
             block.append(ok)
@@ -99,7 +89,7 @@ def result_dict(r: Result, timing: bool = True) -> dict:
         "outcomes": [dict(o) for o in r.outcomes],
         "complete": r.complete,
         "conditions": [
-            {"text": c.text, "expected": c.expected, "model": _verdict_word(c).lower(),
+            {"text": c.text, "expected": c.expected, "model": c.verdict.lower(),
              "met": c.met, "positive": c.positive, "negative": c.negative, "sane": c.sane,
              "blame": [list(b) for b in c.blame]}
             for c in r.conditions
@@ -145,7 +135,7 @@ def junit(results: list[Result], timing: bool = True) -> str:
         t = f"{r.time:.3f}" if timing else "0.000"
         lines.append(f'    <testcase classname={quoteattr(r.path)} name={quoteattr(r.name)} time="{t}">')
         detail = r.message or "; ".join(
-            f"expected {c.expected}, model says {_verdict_word(c)}: {c.text}" for c in r.conditions if c.met is False)
+            f"expected {c.expected}, model says {c.verdict}: {c.text}" for c in r.conditions if c.met is False)
         if r.status in ("fail", "undefined"):
             lines.append(f"      <failure message={quoteattr(detail or r.status)}>{escape(detail)}</failure>")
         elif r.status in ("error", "unknown"):
@@ -157,3 +147,23 @@ def junit(results: list[Result], timing: bool = True) -> str:
 
 
 FORMATS = {"text": text, "herd": herd, "json": to_json, "junit": junit}
+
+
+def mark_partial(fmt: str, text: str, run: int, total: int) -> str:
+    """Output of an interrupted run, marked as such: complete for the tests it holds."""
+    note = f"interrupted: {run} of {total} tests run"
+    if fmt == "json":
+        doc = json.loads(text)
+        doc["interrupted"] = {"run": run, "total": total}
+        return json.dumps(doc, indent=2, sort_keys=True) + "\n"
+    if fmt == "junit":
+        prop = (f'    <properties>\n      <property name="ptxmc.interrupted" value="{run} of {total} tests run"/>'
+                f"\n    </properties>")
+        lines = text.split("\n")
+        at = next((k for k, line in enumerate(lines) if line.lstrip().startswith("<testsuite ")), None)
+        if at is not None:
+            lines.insert(at + 1, prop)
+        return "\n".join(lines) + f"<!-- ptxmc: {note} -->\n"
+    if fmt == "herd":
+        return text + f"\nInterrupted: {run} of {total} tests run\n"
+    return text + f"ptxmc: {note}\n"

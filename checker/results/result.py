@@ -18,6 +18,13 @@ class ConditionResult:
     blame: tuple[tuple[str, ...], ...] = ()   # minimal sets of axioms ruling it out
 
     @property
+    def verdict(self) -> str:
+        """The model's verdict as a word: Allowed, Forbidden or Unknown."""
+        if self.allowed is None:
+            return "Unknown"
+        return "Allowed" if self.allowed else "Forbidden"
+
+    @property
     def met(self) -> bool | None:
         if self.expected is None or self.allowed is None:
             return None
@@ -53,3 +60,8 @@ class Result:
     @property
     def ok(self) -> bool:
         return self.status in ("pass", "run")
+
+
+def outcome_text(o: Outcome) -> str:
+    """An outcome as herd prints it: `P1:r0=1; x=2;`."""
+    return " ".join(f"{k}={v};" for k, v in o)

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from ..model.events import EventStructure
 from ..engines.base import Execution
+from .result import outcome_text
 
 EDGE_STYLE = {"po": "black", "rf": "red", "co": "blue", "fr": "#ffa040", "sw": "darkgreen",
               "cause": "#a0522d", "dep": "indigo", "rmw": "grey40"}
@@ -111,7 +112,7 @@ def graph(es: EventStructure, ex: Execution, env: dict, title: str = "", positio
         scope = next((v for k, v in SCOPE_TAGS.items() if k in ev.tags), None)
         proxy = next((v for k, v in PROXY_TAGS.items() if k in ev.tags), None)
         nodes.append(Node(ev.eid, ev.thread, ev.kind, ev.label, value(ev), scope, proxy))
-    outcome = " ".join(f"{k}={v};" for k, v in ex.outcome)
+    outcome = outcome_text(ex.outcome)
     return Graph(title, tuple(columns), tuple(nodes),
                  tuple(Edge(a, b, n, h) for a, b, n, h in ordered if a in shown and b in shown), outcome)
 
@@ -142,7 +143,7 @@ def text(es: EventStructure, ex: Execution, env: dict) -> str:
         if rel == "po" or not es_:
             continue
         lines.append(f"  {rel}: " + ", ".join(f"e{a}->e{b}" for a, b in es_))
-    lines.append("  outcome: " + " ".join(f"{k}={v};" for k, v in ex.outcome))
+    lines.append("  outcome: " + outcome_text(ex.outcome))
     return "\n".join(lines) + "\n"
 
 

@@ -2,8 +2,8 @@
 largest subset of axioms not yet explained; if it still forbids the condition, shrink it to a
 minimal set (a MUS); if not, grow it to a maximal allowing set. Each set found rules out all its
 supersets (or subsets) as seeds, so a typical forbidden outcome takes n+2 solver calls instead of
-the 2^n of trying every subset. Same answer as Z3Engine.blame, in the same order (by size, then
-by name)."""
+the 2^n of trying every subset. Same answer as trying subsets by size (_by_size), in the same order (by size,
+then by name)."""
 from __future__ import annotations
 
 from itertools import combinations
@@ -47,8 +47,21 @@ def minimal_sets(names: Sequence[str], forbids: Callable[[tuple[str, ...]], bool
     return sorted((tuple(sorted(m)) for m in muses), key=lambda m: (len(m), m))
 
 
-def blame(eng, term) -> list[tuple[str, ...]]:
-    """Every minimal set of the engine's axioms that rules out `term` (a Z3Engine)."""
+def blame(eng, cond) -> list[tuple[str, ...]]:
+    """Every minimal set of the engine's axioms that rules out `cond` (checker.engines.base.Engine)."""
     if len(eng.axiom_names) > MAX_AXIOMS:
-        return eng.blame(term)
-    return minimal_sets(eng.axiom_names, lambda axioms: eng.satisfiable(term, axioms) is None)
+        return _by_size(eng, cond)
+    return minimal_sets(eng.axiom_names, lambda axioms: eng.satisfiable(cond, axioms) is None)
+
+
+def _by_size(eng, cond) -> list[tuple[str, ...]]:
+    """The same sets by trying subsets in order of size (no seed search over 2^n subsets)."""
+    names = eng.axiom_names
+    minimal: list[tuple[str, ...]] = []
+    for k in range(1, len(names) + 1):
+        for subset in combinations(names, k):
+            if any(set(m) <= set(subset) for m in minimal):
+                continue
+            if eng.satisfiable(cond, subset) is None:
+                minimal.append(subset)
+    return minimal

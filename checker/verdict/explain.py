@@ -1,96 +1,144 @@
-"""Explanations for `ptxmc check`: for an allowed outcome a witness execution; for a forbidden
-one every minimal set of named axioms that rules it out and the cycle each violated axiom shows
-on a candidate execution."""
+"""Why a condition is allowed or forbidden, as data (`explain` -> Explanation) and as the text
+`ptxmc check` prints: for an allowed outcome a witness execution; for a forbidden one every
+minimal set of named axioms that rules it out, the synchronization whose removal alone would
+allow it, and the path each violated axiom shows on a candidate execution."""
 from __future__ import annotations
 
-from ..model import observables as conditions
-from ..ast import Cond, LitmusTest
-from .check import resolve_model
-from ..engines.smt import Z3Engine
-from ..engines.base import concrete_evaluation
-from ..isa.registry import lower
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..ast import Cond
+from ..engines.base import Execution
+from ..front.conditions import show
+from ..resources import ROOT
 from ..results import witness
+from .cycle import Step, note, show as show_steps, violation_path
+from .mutate import Effect, effects as mutation_effects
+from .session import Session
 
 
-def explain_condition(test: LitmusTest, cond: Cond, model_spec, options, timeout) -> tuple[str, str | None]:
-    model = resolve_model(model_spec)
-    es = lower(test)
-    eng = Z3Engine(es, model, options, timeout=timeout)
-    term = conditions.to_z3(cond, eng.enc.observables, es.names)
-    head = [f"Test {test.name}  (model {_shown(model.path)})", f"Condition {conditions.show(cond)}"]
-    head += [f"note: {n}" for n in es.notes]
-    for name in sorted(eng.enc.flags):
-        ex = eng.flag_witness(name)
-        if ex is not None:
-            head.append(f"Undefined: the program has undefined behaviour ({name}); outcomes are meaningless")
-            ev = concrete_evaluation(es, model, ex, options)
-            return "\n".join(head) + "\n" + witness.text(es, ex, dict(ev.env)), None
-    ex = eng.satisfiable(term)
+@dataclass(frozen=True)
+class Violation:
+    axiom: str
+    kind: str                   # acyclic | irreflexive | empty
+    path: str                   # the model file of the check
+    line: int                   # the check's line in it
+    steps: tuple[Step, ...]
+    note: str = ""              # e.g. "not in co | co^-1" for `empty X \ co`
+
+    @property
+    def text(self) -> str:
+        return show_steps(list(self.steps)) + (f" ({self.note})" if self.note else "")
+
+    @property
+    def where(self) -> str:
+        """The check's place, the model's path relative to the repository (as reports show it)."""
+        p = Path(self.path)
+        try:
+            return f"{p.resolve().relative_to(ROOT.resolve()).as_posix()}:{self.line}"
+        except ValueError:
+            return f"{p.name}:{self.line}"
+
+
+@dataclass(frozen=True)
+class Explanation:
+    cond: Cond
+    status: str                             # undefined | allowed | impossible | forbidden
+    execution: Execution | None             # the flag's witness, the allowed witness, or the candidate
+    flag: str | None = None                 # undefined: the flag that fires
+    blame: tuple[tuple[str, ...], ...] = ()
+    violations: tuple[Violation, ...] = ()
+    effects: tuple[Effect, ...] = ()
+
+    @property
+    def needed(self) -> tuple[Effect, ...]:
+        return tuple(e for e in self.effects if e.verdict in ("allowed", "undefined"))
+
+
+def explain(s: Session, cond: Cond, blame: bool = True, effects: bool = True, undefined: bool = True) -> Explanation:
+    """The explanation of `cond` in Session `s`. With `undefined`, a program with undefined
+    behaviour is explained by its first flag's witness instead."""
+    eng = s.engine
+    if undefined:
+        for name in eng.flag_names:
+            ex = eng.flag_witness(name)
+            if ex is not None:
+                return Explanation(cond, "undefined", ex, flag=name)
+    ex = s.witness(cond)
     if ex is not None:
-        ev = concrete_evaluation(es, model, ex, options)
-        text = "\n".join(head + ["Allowed", "Witness execution:"]) + "\n" + witness.text(es, ex, dict(ev.env))
-        return text, witness.dot(es, ex, dict(ev.env), f"{test.name}: allowed witness")
-    sane = eng.satisfiable(term, axioms=())
-    if sane is None:
-        return "\n".join(head + ["Impossible: no well-formed execution satisfies it, even without axioms "
-                                 "(check the condition's values and registers)"]) + "\n", None
-    from .blame import blame as minimal_sets
+        return Explanation(cond, "allowed", ex)
+    if not eng.sane(cond, forbidden=True):
+        return Explanation(cond, "impossible", None)
+    sets = s.blame(cond) if blame else ()
+    effs = tuple(mutation_effects(s, cond)) if effects else ()
+    cand = s.candidate(cond, sets)
+    return Explanation(cond, "forbidden", cand, blame=sets, violations=violations(s, cand) if cand else (),
+                       effects=effs)
 
-    blame = minimal_sets(eng, term)     # every minimal set, as eng.blame, in far fewer solver calls
-    lines = head + ["Forbidden"]
-    for subset in blame:
-        lines.append("  ruled out by: " + " + ".join(subset))
-    lines += _needed_sync(test, cond, model, options, timeout)
-    # A telling candidate: one that satisfies every axiom outside the minimal sets (always exists).
-    used = {a for subset in blame for a in subset}
-    cand = eng.satisfiable(term, axioms=[a for a in eng.axiom_names if a not in used]) or sane
-    ev = concrete_evaluation(es, model, cand, options)
-    lines.append("A candidate execution with this outcome, and the axioms it violates:")
-    env = {**cand.base(es), **ev.env}
-    highlight = None
+
+def violations(s: Session, ex: Execution) -> tuple[Violation, ...]:
+    """Each check of the model that fails on `ex` (flags aside), with the path it shows."""
+    ev = s.evaluation(ex)
+    out = []
     for (chk, ok), value in zip(ev.checks, ev.check_values):
         if ok or chk.flag:
             continue
-        steps = _steps(chk, value, env, es, options, model)
-        highlight = steps if highlight is None else highlight
-        lines.append(f"  violates {chk.name} ({chk.kind} at {_shown(chk.where.path)}:{chk.where.line})"
-                     + _shape(chk, steps))
-        lines += _causality_lines(steps, env, es)
-    text = "\n".join(lines) + "\n" + witness.text(es, cand, dict(ev.env))
+        steps = tuple(violation_path(s.model, chk, value, ex.base(s.es), dict(ev.env), len(s.es.events), s.options))
+        out.append(Violation(chk.name, chk.kind, chk.where.path, chk.where.line, steps, note(chk)))
+    return tuple(out)
+
+
+# -- `ptxmc check` ------------------------------------------------------------------------
+
+def explain_text(s: Session, cond: Cond) -> tuple[str, str | None]:
+    """What `ptxmc check` prints for `cond`, and the DOT graph of its execution (if any)."""
+    x = explain(s, cond)
+    test, es = s.test, s.es
+    head = [f"Test {test.name}  (model {shown(s.model.path)})", f"Condition {show(cond)}"]
+    head += [f"note: {n}" for n in es.notes]
+    env = dict(s.evaluation(x.execution).env) if x.execution is not None else {}
+    if x.status == "undefined":
+        head.append(f"Undefined: the program has undefined behaviour ({x.flag}); outcomes are meaningless")
+        return "\n".join(head) + "\n" + witness.text(es, x.execution, env), None
+    if x.status == "allowed":
+        text = "\n".join(head + ["Allowed", "Witness execution:"]) + "\n" + witness.text(es, x.execution, env)
+        return text, witness.dot(es, x.execution, env, f"{test.name}: allowed witness")
+    if x.status == "impossible":
+        return "\n".join(head + ["Impossible: no well-formed execution satisfies it, even without axioms "
+                                 "(check the condition's values and registers)"]) + "\n", None
+    lines = head + ["Forbidden"]
+    for subset in x.blame:
+        lines.append("  ruled out by: " + " + ".join(subset))
+    lines += _needed_sync(x)
+    lines.append("A candidate execution with this outcome, and the axioms it violates:")
+    full = {**x.execution.base(es), **env}
+    for v in x.violations:
+        lines.append(f"  violates {v.axiom} ({v.kind} at {shown(v.path)}:{v.line})" + _shape(v))
+        lines += _causality_lines(v.steps, full, es)
+    text = "\n".join(lines) + "\n" + witness.text(es, x.execution, env)
     positions = {th.name: th.position for th in test.threads}
-    return text, witness.dot(es, cand, dict(ev.env), f"{test.name}: forbidden candidate", positions, highlight or ())
+    highlight = x.violations[0].steps if x.violations else ()
+    return text, witness.dot(es, x.execution, env, f"{test.name}: forbidden candidate", positions, highlight)
 
 
-def _needed_sync(test, cond, model, options, timeout) -> list[str]:
+def _needed_sync(x: Explanation) -> list[str]:
     """The fences and release/acquire annotations whose removal alone would allow the outcome."""
-    from .mutate import effects
-
-    effs = effects(test, cond, model, options, timeout)
-    need = [e for e in effs if e.verdict in ("allowed", "undefined")]
-    if need:
+    if x.needed:
         return ["Synchronization it needs (each change alone makes it allowed, or the program undefined):"] + \
                [f"  {e.mutation.describe()}" + (" (then undefined)" if e.verdict == "undefined" else "")
-                for e in need]
+                for e in x.needed]
     return ["No single fence or release/acquire annotation is needed: it stays forbidden without any one"] \
-        if effs else []
+        if x.effects else []
 
 
-def _steps(chk, value, env, es, options, model):
-    from .cycle import violation_path
-
-    return violation_path(model, chk, value, env, {}, len(es.events), options)
-
-
-def _shape(chk, steps) -> str:
+def _shape(v: Violation) -> str:
     """What the violated check shows, in the model's names: the cycle (acyclic, irreflexive) or
     the offending path (empty), e.g. `e7 -fr-> e2 -cause-> e7`."""
-    from .cycle import note, show
-
-    if not steps:
+    if not v.steps:
         return ""
-    what = "cycle " if chk.kind in ("acyclic", "irreflexive") else ""
-    extra = note(chk)
-    return f": {what}{show(steps)}" + (f" ({extra})" if extra else "")
+    what = "cycle " if v.kind in ("acyclic", "irreflexive") else ""
+    return f": {what}{show_steps(list(v.steps))}" + (f" ({v.note})" if v.note else "")
 
 
 # The clauses of proxy-preserved base causality order in axioms/ptx.cat, in the order tried.
@@ -140,9 +188,7 @@ def _causality_lines(steps, env, es) -> list[str]:
     return out
 
 
-def _shown(path: str) -> str:
+def shown(path: str) -> str:
     """A model path relative to the working folder when it lies below it."""
-    import os
-
     rel = os.path.relpath(path)
     return path if rel.startswith("..") else rel

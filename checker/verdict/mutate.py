@@ -11,11 +11,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from ..model import observables as conditions
 from ..ast import Cond, LitmusTest
-from ..errors import CheckerError
+from ..errors import CheckerError, SolverUnknown
 from ..front.ptx import registers
-from ..isa.registry import lower, weakenings
+from ..isa.registry import weakenings
 
 
 @dataclass(frozen=True)
@@ -69,29 +68,23 @@ def mutations(test: LitmusTest) -> list[tuple[Mutation, LitmusTest]]:
     return out
 
 
-def verdict(test: LitmusTest, cond: Cond, model, options=frozenset(), timeout: float = 60.0) -> tuple[str, str]:
-    """Is an execution satisfying `cond` allowed in `test`? ('allowed'|'forbidden'|'undefined'|
-    'unknown'|'error', why)."""
-    from ..engines.smt import Z3Engine
-    from ..errors import SolverUnknown
-
+def verdict(s, cond: Cond) -> tuple[str, str]:
+    """Is an execution satisfying `cond` allowed by Session `s`? ('allowed'|'forbidden'|
+    'undefined'|'unknown'|'error', why)."""
     try:
-        es = lower(test)
-        eng = Z3Engine(es, model, options, timeout=timeout)
-        for name in sorted(eng.enc.flags):
-            if eng.flag_witness(name) is not None:
+        for name in s.engine.flag_names:
+            if s.engine.flag_witness(name) is not None:
                 return "undefined", f"the program then has undefined behaviour ({name})"
-        term = conditions.to_z3(cond, eng.enc.observables, es.names)
-        return ("allowed" if eng.satisfiable(term) is not None else "forbidden"), ""
+        return ("allowed" if s.witness(cond) is not None else "forbidden"), ""
     except SolverUnknown as e:
         return "unknown", str(e)
     except CheckerError as e:
         return "error", str(e)
 
 
-def effects(test: LitmusTest, cond: Cond, model, options=frozenset(), timeout: float = 60.0) -> list[Effect]:
-    """The verdict on `cond` after each mutation of the test."""
-    return [Effect(m, *verdict(t, cond, model, options, timeout)) for m, t in mutations(test)]
+def effects(s, cond: Cond) -> list[Effect]:
+    """The verdict on `cond` after each mutation of Session `s`'s test."""
+    return [Effect(m, *verdict(ms, cond)) for m, ms in s.mutants()]
 
 
 def needed(effs: list[Effect]) -> list[Effect]:

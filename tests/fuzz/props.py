@@ -26,8 +26,9 @@ from checker import AXIOMS_DIR, limits
 from checker.model import observables as conditions
 from checker.ast import LitmusTest
 from checker.cat.interp import Model, parse_model
-from checker.verdict.check import check_test, resolve_model
-from checker.front.conditions import parse_cond
+from checker.resources import resolve_model
+from checker.verdict.check import check_test
+from checker.front.conditions import parse_cond, show
 from checker.errors import CheckerError, LimitExceeded, LitmusError, ModelError, SourceLoc
 from checker.front.litmus import load_text
 from checker.isa.registry import lower
@@ -169,14 +170,12 @@ def check_condition(text: str, run: bool = False) -> None:
         except LitmusError as e:
             assert e.where == where
             return
-        shown = conditions.show(c)
+        shown = show(c)
         again = parse_cond(shown, SourceLoc("fuzz/cond.yaml", 3, shown))
         assert again == c, (text, shown, again, c)
         names = {"x": "x", "y": "y", "flag": "flag"}
         outcome = {"P0:r0": 1, "P1:r1": 0, "x": 2}
         conditions.holds(c, outcome, names)
-        import z3
-        conditions.to_z3(c, {k: z3.IntVal(v) for k, v in outcome.items()}, names)
         conditions.atoms(c, names)
     if run:
         doc = {"name": "probe", "threads": {

@@ -1,0 +1,188 @@
+"""Batches of tests in worker processes (checker.pool): judge each test, turn what a worker
+returns (a value, an error, a crash, a timeout) into a Result, stream results as they finish,
+and keep what finished when the run is interrupted. Used by `ptxmc run`, `ptxmc report` and the
+one-test commands (`bounded`)."""
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import replace
+from pathlib import Path
+
+from . import limits, pool
+from .errors import CheckerError, InternalError, LimitExceeded, LitmusError, SolverUnknown
+from .limits import Limits
+from .resources import model_name, resolve_model
+from .results.result import Result
+from .verdict.check import base_result, check_test
+
+
+class RunInterrupted(KeyboardInterrupt):
+    """Ctrl-C during run_tests: `results` holds the Result of every test that finished, in input
+    order; `total` is the number of items in the batch."""
+
+    def __init__(self, results: list[Result], total: int):
+        super().__init__(f"interrupted: {len(results)} of {total} tests run")
+        self.results, self.total = results, total
+
+
+def run_one(job) -> Result:
+    """Judge one test in a worker: (test, model spec, options, engine, limits) -> Result."""
+    test, model_spec, options, engine, lim = job
+    limits.set_current(lim)
+    pool.inject_fault(test.name)
+    model = resolve_model(model_spec)
+    return check_test(test, model, model_name(model), frozenset(options), engine, lim.timeout)
+
+
+def run_tests(items, model_spec, options, engine, timeout=None, jobs=1, on_result=None, *,
+              lim: Limits | None = None, on_done=None) -> list[Result]:
+    """Check a batch (LitmusTest or LitmusError items); return the Results in input order.
+
+    Malformed items become error Results (too large ones: unknown). With jobs >= 1 the tests run
+    in that many worker processes (checker.pool): a worker that crashes costs only the test it
+    was running ("worker crashed"), a test past the hard time bound is stopped and reported
+    UNKNOWN, and the rest of the batch goes on. jobs == 0 runs them in this process.
+    `on_result(result)` / `on_done(index, result)` are called as each test finishes. Ctrl-C
+    raises RunInterrupted, which carries the Results finished so far."""
+    lim = lim or limits.current()
+    if timeout is not None:
+        lim = replace(lim, timeout=timeout)
+    name = model_name(resolve_model(model_spec))  # fail early, once, on a bad model
+    results: list[Result | None] = [None] * len(items)
+
+    def done(i: int, r: Result) -> None:
+        with pool.sigint_deferred():    # a result is recorded everywhere or nowhere
+            results[i] = r
+            if on_done:
+                on_done(i, r)
+            if on_result:
+                on_result(r)
+
+    def finished(i: int, outcome) -> None:
+        done(i, result_of(items[i], outcome, lim, engine, name))
+
+    todo = []
+    try:
+        for i, it in enumerate(items):
+            if isinstance(it, LitmusError):
+                path = it.where.path if it.where else "?"
+                status = "unknown" if isinstance(it, LimitExceeded) else "error"
+                done(i, Result(name=_error_name(it), path=path, status=status, message=str(it)))
+            else:
+                todo.append(i)
+        jobs_ = [(items[i], model_spec, tuple(options), engine, lim) for i in todo]
+        if jobs >= 1 and not os.environ.get("PTXMC_DEBUG"):
+            pool.run_pool(run_one, jobs_, min(jobs, len(jobs_)), lim.hard_timeout(),
+                          lambda k, outcome: finished(todo[k], outcome))
+        else:
+            for k, job in enumerate(jobs_):
+                finished(todo[k], in_process(run_one, job))
+    except KeyboardInterrupt:
+        raise RunInterrupted([r for r in results if r is not None], len(items)) from None
+    return [r for r in results if r is not None]
+
+
+def in_process(fn, job) -> pool.Outcome:
+    try:
+        return pool.Value(fn(job))
+    except CheckerError as e:
+        return pool.Raised(e)
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except Exception as e:                  # noqa: BLE001 - a bug: reported for its test only
+        if os.environ.get("PTXMC_DEBUG"):
+            raise
+        return pool.Bug(f"{type(e).__name__}: {e}", "")
+
+
+INTERNAL = "internal error: "
+
+
+def result_of(test, outcome, lim: Limits, engine: str, model_name: str) -> Result:
+    if isinstance(outcome, pool.Value):
+        return outcome.value
+    base = base_result(test, engine, model_name)
+    if isinstance(outcome, pool.Raised):
+        e = outcome.error
+        status = "unknown" if isinstance(e, (SolverUnknown, LimitExceeded)) else "error"
+        return replace(base, status=status, message=str(e))
+    if isinstance(outcome, pool.Bug):
+        trace = f"\n{outcome.trace}" if os.environ.get("PTXMC_DEBUG") and outcome.trace else ""
+        return replace(base, message=f"{INTERNAL}{outcome.text} (a bug in ptxmc; set PTXMC_DEBUG=1 "
+                                     f"for a traceback){trace}")
+    if isinstance(outcome, pool.Crashed):
+        return replace(base, message=f"worker crashed ({outcome.describe()}) while checking this test")
+    return replace(base, status="unknown",
+                   message=f"timeout: no answer within {lim.timeout:g} s; the worker was stopped after "
+                           f"{outcome.seconds:g} s (raise it with {limits.flag('timeout')})")
+
+
+def _error_name(e: LitmusError) -> str:
+    w = e.where
+    return f"{Path(w.path).name}:{w.line}" if w else "?"
+
+
+class ResultStream:
+    """`--results-jsonl FILE`: one JSON line per finished test, written and flushed as it
+    finishes (in completion order, with its `index` in the batch), and a last line
+    {"end": {"run": N, "total": M, "interrupted": bool}} once the run is over. A stream without
+    that line was cut short (the process was killed)."""
+
+    def __init__(self, path: str, total: int, timing: bool):
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        self.f = open(path, "w", encoding="utf-8")
+        self.total, self.timing, self.count = total, timing, 0
+
+    def add(self, index: int, r: Result) -> None:
+        from .results.output import result_dict
+
+        self.f.write(json.dumps({"index": index, **result_dict(r, self.timing)}, sort_keys=True) + "\n")
+        self.f.flush()
+        self.count += 1
+
+    def close(self, interrupted: bool) -> None:
+        end = {"run": self.count, "total": self.total, "interrupted": interrupted}
+        self.f.write(json.dumps({"end": end}, sort_keys=True) + "\n")
+        self.f.close()
+
+
+def bounded(fn, job, lim: Limits):
+    """fn(job) in a worker process, stopped at the hard time bound: its value, or its
+    CheckerError; a crash, a timeout or a bug become CheckerErrors too."""
+    if os.environ.get("PTXMC_DEBUG"):
+        return fn(job)
+    box: list = []
+    pool.run_pool(fn, [job], 1, lim.hard_timeout(), lambda _i, outcome: box.append(outcome))
+    out = box[0]
+    if isinstance(out, pool.Value):
+        return out.value
+    if isinstance(out, pool.Raised):
+        raise out.error
+    if isinstance(out, pool.Bug):
+        raise InternalError(f"{INTERNAL}{out.text} (a bug in ptxmc; set PTXMC_DEBUG=1 for a traceback)")
+    if isinstance(out, pool.Crashed):
+        raise InternalError(f"worker crashed ({out.describe()})")
+    raise SolverUnknown(f"timeout: no answer within {lim.timeout:g} s; the worker was stopped after "
+                        f"{out.seconds:g} s (raise it with {limits.flag('timeout')})")
+
+
+def write_atomic(path: str, text: str) -> None:
+    """Write via a temporary file in the same folder and rename: never a half-written file."""
+    import tempfile
+
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)      # mkstemp makes 0600; the output is an ordinary file
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+

@@ -1,0 +1,139 @@
+"""A Session: one test under one model, option set and engine, lowered and encoded once, that
+answers every question about the test -- undefined behaviour, allowed outcomes, the verdict on a
+condition, a witness, the minimal sets of axioms that rule a condition out, the violations a
+candidate execution shows, and the mutants of the test (each its own Session). `ptxmc run`,
+`check` and `report` all ask a Session (Dat3M's VerificationTask plus ModelChecker: the witness
+comes from the run that produced the verdict)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Iterator, Sequence
+
+from .. import limits
+from ..ast import Cond, LitmusTest
+from ..cat.interp import Model
+from ..engines import registry as engines
+from ..engines.base import Engine, Execution, concrete_evaluation
+from ..isa.registry import lower
+from ..limits import Limits
+from ..model.events import EventStructure
+from ..model.observables import atoms, holds
+from ..resources import model_name
+from ..results.result import Outcome, UndefinedReport
+from .blame import blame
+from .mutate import Mutation, mutations
+
+
+@dataclass(frozen=True)
+class Verdict:
+    allowed: bool           # does the model allow an execution satisfying the condition?
+    sane: bool              # does any execution satisfy it under well-formedness alone?
+
+
+class Session:
+    """See the module docstring. Everything is computed on first use and kept."""
+
+    def __init__(self, test: LitmusTest, model: Model, options=frozenset(), engine: str = "z3",
+                 lim: Limits | None = None):
+        self.test = test
+        self.model = model
+        self.options = frozenset(options)
+        self.engine_name = engine
+        self.lim = lim or limits.current()
+        self.model_name = model_name(model)
+        self._outcomes: tuple[frozenset[Outcome], bool] | None = None
+
+    @cached_property
+    def es(self) -> EventStructure:
+        return lower(self.test)
+
+    @cached_property
+    def engine(self) -> Engine:
+        return engines.make(self.engine_name, self.es, self.model, self.options, self.lim)
+
+    @cached_property
+    def observe(self) -> tuple[str, ...]:
+        """The outcome projection: what the expectations mention, else every register and location."""
+        es = self.es
+        keys = set()
+        for e in self.test.expectations:
+            keys |= atoms(e.cond, es.names)
+        if not keys:
+            keys = {f"{t}:{r}" for t, r in es.registers} | set(es.final_writes)
+        order = {t: i for i, t in enumerate(es.thread_names)}
+
+        def sort_key(k: str):
+            if ":" in k:
+                t, r = k.split(":", 1)
+                return (0, order.get(t, 99), r)
+            return (1, 0, k)
+
+        return tuple(sorted(keys, key=sort_key))
+
+    # -- questions -------------------------------------------------------------------------
+    @cached_property
+    def undefined(self) -> tuple[UndefinedReport, ...]:
+        """Every undefined-behaviour flag that fires on some consistent execution, by name."""
+        out = []
+        for name in self.engine.flag_names:
+            ex = self.engine.flag_witness(name)
+            if ex is not None:
+                out.append(self._ub_report(name, ex))
+        return tuple(out)
+
+    def outcomes(self) -> tuple[frozenset[Outcome], bool]:
+        """Every allowed outcome over `observe`, and whether the list is complete."""
+        if self._outcomes is None:
+            self._outcomes = self.engine.outcomes(self.observe)
+        return self._outcomes
+
+    def verdict(self, cond: Cond) -> Verdict:
+        """Is `cond` allowed, and is it sane? Read off the enumerated outcomes when they are
+        complete and cover the condition; otherwise the condition is its own query."""
+        seen = False
+        complete = False
+        if self._outcomes is not None and atoms(cond, self.es.names) <= set(self.observe):
+            outs, complete = self._outcomes
+            seen = any(holds(cond, dict(o), self.es.names) for o in outs)
+        allowed = seen or (not complete and self.engine.satisfiable(cond) is not None)
+        return Verdict(allowed, allowed or self.engine.sane(cond, forbidden=not allowed))
+
+    def witness(self, cond: Cond | None = None) -> Execution | None:
+        """An allowed execution satisfying `cond`, or None."""
+        return self.engine.satisfiable(cond)
+
+    def blame(self, cond: Cond) -> tuple[tuple[str, ...], ...]:
+        """Every minimal set of named axioms that rules `cond` out (none if it is allowed)."""
+        return tuple(blame(self.engine, cond))
+
+    def candidate(self, cond: Cond, blame: Sequence[tuple[str, ...]]) -> Execution | None:
+        """A telling execution satisfying a forbidden `cond`: one that satisfies every axiom outside
+        the minimal sets (it always exists), else one that is merely well-formed."""
+        used = {a for s in blame for a in s}
+        return self.engine.satisfiable(cond, axioms=[a for a in self.engine.axiom_names if a not in used]) \
+            or self.engine.satisfiable(cond, axioms=())
+
+    def evaluation(self, ex: Execution):
+        """The model evaluated concretely on `ex` (env of every relation, each check's truth)."""
+        return concrete_evaluation(self.es, self.model, ex, self.options)
+
+    def mutants(self) -> Iterator[tuple[Mutation, "Session"]]:
+        """Each single-step weakening of the test's synchronization, as its own Session."""
+        for m, t in mutations(self.test):
+            yield m, Session(t, self.model, self.options, self.engine_name, self.lim)
+
+    # -- helpers ---------------------------------------------------------------------------
+    def _ub_report(self, name: str, ex: Execution) -> UndefinedReport:
+        es = self.es
+        ev = self.evaluation(ex)
+        i = next(i for i, (c, fired) in enumerate(ev.checks) if c.name == name and c.flag and fired)
+        kind, value = ev.check_values[i]
+        edges = sorted(value) if kind == "rel" else [(e, e) for e in sorted(value)]
+        events = []
+        for a, b in edges[:1]:
+            for e in dict.fromkeys((a, b)):
+                ev_ = es.events[e]
+                events.append(f"{ev_.thread or 'init'}: {ev_.label}")
+        return UndefinedReport(name, tuple(events), f"{name} between " + " and ".join(events))
+
