@@ -1,6 +1,6 @@
 """The user documentation in docs/ stays in step with the code.
 
-- Every instruction family the parser accepts (checker.ptx.FAMILIES) is listed in docs/format.md,
+- Every instruction family the parser accepts (checker.isa.registry.FAMILIES) is listed in docs/format.md,
   on a line that starts with `Keys:`, and nothing else is: each entry is a family key in
   backticks or a shell-style brace pattern (`{a,b}`, `{1..5}`, `{8..256..8}`, nested) that this
   test expands. Every entry has an example in a ```ptx block that the parser accepts and that
@@ -22,28 +22,29 @@ from pathlib import Path
 import pytest
 
 # The checker internals this test uses, in one place (re-point them here when modules move).
-from checker import ptx as _ptx
 from checker.cat.interp import load_model
-from checker.check import check_test
 from checker.errors import LitmusError
-from checker.litmus import load_text
+from checker.front import ptx as _ptx
+from checker.front.litmus import load_text
+from checker.isa import registry
+from checker.verdict.check import check_test
 
-FAMILIES = _ptx.FAMILIES                       # family key -> Family (groups, operands, ...)
+FAMILIES = registry.FAMILIES                   # family key -> Family (groups, operands, ...)
 
 
 def parse_checked(text: str):
     """One instruction, parsed and validated against its family (LitmusError if malformed)."""
-    return _ptx.parse_instr(text)
+    return registry.parse_instr(text)
 
 
 def family_key(text: str) -> str:
     """The key of the family a valid instruction belongs to."""
-    return _ptx.family_of(_ptx.parse_instr(text))[0].key
+    return registry.parse_instr(text).family
 
 
 def validate_key_alone(key: str) -> None:
     """Validate the bare family key as an instruction (LitmusError if that is not one)."""
-    _ptx.validate(_ptx.parse_instr(key, check=False))
+    registry.validate(_ptx.parse(key))
 
 
 ROOT = Path(__file__).resolve().parent.parent

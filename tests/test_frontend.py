@@ -103,7 +103,7 @@ def test_malformed(stem):
     assert [str(e) for e in errors] == [f"{path}:{MALFORMED[stem]}"]
 
 
-# --------------------------------------------------------------------- the DESIGN example --
+# ---------------------------------------------------------------- the format reference example --
 
 DESIGN_EXAMPLE = r"""
 name: MP+rel.gpu+acq.gpu           # required, unique in a suite

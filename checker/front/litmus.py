@@ -1,4 +1,4 @@
-"""The front end: YAML litmus files -> validated `LitmusTest`s (DESIGN section 2).
+"""The front end: YAML litmus files -> validated `LitmusTest`s (docs/format.md).
 
 `load_paths` / `load_file` / `load_text` return one entry per test, in file order: the test, or
 the LitmusError that explains why it is malformed. One bad test never hides the others, not

@@ -1,4 +1,4 @@
-"""The hardware harness (DESIGN section 6): litmus tests as CUDA programs with inline PTX.
+"""The hardware harness (docs/hardware-harness.md): litmus tests as CUDA programs with inline PTX.
 
     codegen   LitmusTest + device config -> one CUDA C++ program (pure; templates/, devices/)
     emit      the per-opcode table; emit_generic / emit_async the emitters, operands their

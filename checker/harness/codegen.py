@@ -156,7 +156,7 @@ class _Gen:
         addr_lines = [self._address(name, kind, var, slot.role_cta, owners) for (name, kind), var in sorted(ctx.addrs.items())]
         addr_lines += [f"const unsigned long long {var} = to_global(gcell(p, {self.glob.index(self.maps[m][k])}, inst));"
                        for (m, k), var in sorted(ctx.buffers.items())]
-        # The initial maps reach the tensormap proxy before the test starts (DESIGN A12: kernel
+        # The initial maps reach the tensormap proxy before the test starts (docs/model.md#a12: kernel
         # start does not carry it), as pre-initialised mbarriers do.
         first = {}
         for (name, kind), var in sorted(ctx.addrs.items()):

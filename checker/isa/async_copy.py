@@ -154,7 +154,7 @@ LOAD_MODES = ("tile", "tile::gather4", "im2col", "im2col::w", "im2col::w::128")
 STORE_MODES = ("tile", "tile::scatter4", "im2col_no_offs")
 
 
-# bytes of one element of each type (st.async / red.async complete-tx counts, DESIGN section 2)
+# bytes of one element of each type (st.async / red.async complete-tx counts, docs/format.md)
 TYPE_BYTES = {"b32": 4, "u32": 4, "s32": 4, "f32": 4, "b64": 8, "u64": 8, "s64": 8, "f64": 8,
               "b8": 1, "u8": 1, "s8": 1, "b16": 2, "u16": 2, "s16": 2, "f16": 2, "bf16": 2}
 
@@ -383,7 +383,7 @@ def _state(ctx: ThreadCtx, kind: str = "bulk") -> BulkState:
     return ctx.ext.setdefault(kind, BulkState())
 
 
-CELL = 16       # bytes in an abstract cell (DESIGN section 2)
+CELL = 16       # bytes in an abstract cell (docs/format.md)
 
 
 def lower_bulk(b: Builder, ctx: ThreadCtx, i: Instr, dst: str, src: str, mbar: bool) -> None:

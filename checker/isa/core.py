@@ -275,7 +275,7 @@ FAMILIES = (
                     **dict.fromkeys(("exch", "cas"), "red has no .exch or .cas: use atom")}),
     Family("fence",
            groups=(Group("sem", ("sc", "acq_rel", "acquire", "release"), default="acq_rel"),
-                   # restricted fences (PTX 8.6): the effect is limited to one state space (DESIGN A10)
+                   # restricted fences (PTX 8.6): the effect is limited to one state space (docs/model.md#a10)
                    Group("restrict", ("sync_restrict::shared::cta", "sync_restrict::shared::cluster")),
                    Group("scope", SCOPES, required=True)),
            rules=(_restricted_fence,), lower=lower_fence, weaken=weaken_fence,

@@ -153,7 +153,7 @@ def hypothetical(b: Builder, proxy: str, what: str) -> None:
 def _hypothetical_note(b: Builder) -> None:
     used = "; ".join(f"{p}: {', '.join(whats)}" for p, whats in b.ext["hypothetical"].items())
     b.notes.append(f"ISCA'22 hypothetical proxies ({used}): not part of the PTX ISA memory model; "
-                   "the verdict follows the mixed-proxy extensions paper (DESIGN A11)")
+                   "the verdict follows the mixed-proxy extensions paper (docs/model.md#a11)")
 
 
 # -- fences ----------------------------------------------------------------------------------
@@ -277,7 +277,7 @@ FAMILIES = (
                    Group("aligned", ("aligned",), required=True)),
            operands=sig("dst:addr, src:addr, size:imm", size="the size, 128"),
            rules=(_cp_fenceproxy_size,), lower=lower_cp_fenceproxy, weaken=weaken_cp_fenceproxy),
-    # ISCA'22 hypothetical proxies (DESIGN section 2, A11): weak accesses through a view.
+    # ISCA'22 hypothetical proxies (docs/format.md, A11): weak accesses through a view.
     Family("tld", groups=(_VIEW_TYPE,), operands=sig("d:reg, a:addr"), lower=lower_view_access),
     Family("suld", groups=(_VIEW_TYPE,), operands=sig("d:reg, a:addr"), lower=lower_view_access),
     Family("sust", groups=(_VIEW_TYPE,), operands=sig("a:addr, b:val"), lower=lower_view_access),

@@ -45,7 +45,7 @@ tcgen05
   tcgen05 instruction of its thread (T3), so base causality (and the proxy rules) reach them.
 - Completion: `acomp` from the operations of each tcgen05.ld (st) to the next wait::ld
   (wait::st) of the thread; tcgen05.commit issues an arrive-on (count 1) on its mbarrier, an
-  mbarrier RMW not in program order built as issue 4 builds an asynchronous arrive-on (MB,
+  mbarrier RMW not in program order, built as cp.async.mbarrier.arrive builds its arrive-on (MB,
   strong, .cluster scope, ACOMPL, .release -- T5): `aso` from the commit's issue to it and
   `acomp` from the operations of every earlier mma / cp of the thread to it. With
   .multicast::cluster, one such arrive-on on the mbarrier at [mbar]'s offset in each CTA of
@@ -224,7 +224,7 @@ def _mma(b: Builder, ctx: ThreadCtx, i: Instr) -> None:
 def _commit(b: Builder, ctx: ThreadCtx, i: Instr) -> None:
     """tcgen05.commit: the issue (synchronous, in program order), then the arrive-on (count 1,
     .cluster scope) on the mbarrier once every earlier mma / cp of the thread has completed,
-    built like issue 4's asynchronous arrive-on (cp.async.mbarrier.arrive): an mbarrier RMW not in
+    built like the asynchronous arrive-on of cp.async.mbarrier.arrive: an mbarrier RMW not in
     program order, after the issue (aso), completing and releasing only the tracked operations
     (acomp, ACOMPL) -- T5."""
     mb = i.operands[0]

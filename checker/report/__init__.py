@@ -1,4 +1,4 @@
-"""Conformance reports and explanations (DESIGN §4, §7): `ptxmc report`.
+"""Conformance reports and explanations (docs/cli.md, §7): `ptxmc report`.
 
     analyze   one test: Result, formula, witness per allowed outcome, blame per forbidden condition
     cycle     a violated axiom as a path of named relations (e7 -fr-> e2 -cause-> e7)
