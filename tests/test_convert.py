@@ -49,6 +49,7 @@ EXPECTED = {
         "Cvt": ("herd/Cvt.litmus:8", "unknown or unsupported PTX instruction 'cvt'"),
         "Ordering": ("herd/Ordering.litmus:8", "ordering comparison '<'"),
         "Unplaced": ("herd/Unplaced.litmus:6", "no thread placement"),
+        "Multimem": ("herd/Multimem.litmus:7", "unknown or unsupported PTX instruction 'multimem'"),
     },
     "mixedproxy": {
         "MP_rel_acq_gpu": "stated", "MP_cta_two_blocks": "stated", "Alias_fence": "stated",

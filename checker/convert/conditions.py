@@ -24,6 +24,7 @@ import re
 from typing import Callable
 
 from ..ast import And, Cond, Const, Eq, MemRef, Not, Or, RegRef
+from .. import limits
 from ..conditions import show
 from .model import fail
 
@@ -48,6 +49,17 @@ def translate(text: str, resolve: Resolve, path: str, line: int, *, loose_not: b
 
 def text_of(cond: Cond) -> str:
     return show(cond)
+
+
+def registers_in(cond: Cond) -> set[tuple[str, str]]:
+    """(thread, register) of every register the condition names."""
+    if isinstance(cond, Eq):
+        return {(cond.lhs.thread, cond.lhs.reg)} if isinstance(cond.lhs, RegRef) else set()
+    if isinstance(cond, Not):
+        return registers_in(cond.arg)
+    if isinstance(cond, (And, Or)):
+        return set().union(*(registers_in(a) for a in cond.args))
+    return set()
 
 
 def negate(cond: Cond) -> Cond:
@@ -116,8 +128,8 @@ class _Parser:
     def unary(self) -> Cond:
         kind, tok = self.peek()
         self.depth += 1
-        if self.depth > 200:
-            self.fail("condition nested too deeply")
+        if self.depth > limits.current().nesting:
+            self.fail(f"condition nested more than {limits.current().nesting} deep (ptxmc's nesting limit)")
         try:
             if tok in ("~", "not"):
                 self.take()

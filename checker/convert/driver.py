@@ -93,7 +93,7 @@ def import_paths(paths, fmt: str) -> ImportRun:
         try:
             text = _read(src)
             irs.append((src, convert(text, src.shown)))
-        except Unconvertible as e:
+        except LitmusError as e:
             skipped.append(Skipped(src.shown, _name_in(src), e))
     converted = []
     names: dict[str, str] = {}
@@ -101,6 +101,7 @@ def import_paths(paths, fmt: str) -> ImportRun:
         ir = _unique(ir, names)
         result = validate(ir, src.out)
         (converted if isinstance(result, Converted) else skipped).append(result)
+    skipped.sort(key=lambda s: s.path)          # stable: a file's own order is kept
     return ImportRun(fmt, len(srcs), tuple(converted), tuple(skipped))
 
 
@@ -108,7 +109,7 @@ def import_text(text: str, fmt: str, path: str = "<string>") -> Converted | Skip
     """Convert one source text (the Python entry point; nothing is written)."""
     try:
         ir = IMPORTERS[fmt][0](text, path)
-    except Unconvertible as e:
+    except LitmusError as e:
         return Skipped(path, "", e)
     return validate(ir, re.sub(r"\.\w+$", "", Path(path).name) + ".yaml")
 

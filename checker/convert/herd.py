@@ -6,7 +6,8 @@ Accepted subset (layout, placement, initial state and conditions: checker.conver
   dialect). Every instruction cell is PTX as ptxmc accepts it (checker.ptx): `ld.acquire.gpu r0,
   [x]`, `st.relaxed.cta.global [x], 1`, `atom.add r0, [x], 1`, `fence.sc.gpu`, `membar.gl`,
   `bar.sync 0`, `mov`/`add`/..., proxy fences, async copies; PTX's defaults apply (a bare `ld`
-  is .weak, `atom` .relaxed.gpu). Instructions ptxmc rejects are reported with its message.
+  is .weak, `atom` .relaxed.gpu), ptxmc's await (`== v`) included. Instructions ptxmc rejects
+  are reported with its message and the source line.
 - Placement: `P0@cta N,gpu G[,cluster K][,warp W]` in the thread header, or herd's `scopeTree`.
 - herd's memory map after the condition: `x: global` (the default) or `x: shared`, which becomes
   the shared memory of the one CTA whose threads access x (herd gives each CTA its own copy of a

@@ -36,8 +36,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..ast import RegRef
-from .conditions import expectation, herd_resolver, text_of, translate
+from .conditions import expectation, herd_resolver, registers_in, text_of, translate
 from .herdfile import HerdFile, Piece
 from .model import Code, Control, Item, TestIR, ThreadIR, fail
 
@@ -157,7 +156,7 @@ def _scope_tree(piece: Piece, names: list[str], path: str) -> dict[str, Place]:
     roots = []
     while pos < len(toks):
         roots.append(parse())
-    has_cluster = "cluster" in piece.text.split() or "(cluster" in piece.text
+    has_cluster = re.search(r"\(\s*cluster\b", piece.text) is not None
     counters = {"gpu": 0, "cluster": 0, "cta": 0}
     places: dict[str, Place] = {}
 
@@ -299,6 +298,7 @@ class Verdicts:
     notes: tuple[str, ...]
     cites: str
     arch: str | None
+    registers: frozenset[tuple[str, str]] = frozenset()   # (thread, reg) the conditions name
 
 
 def verdicts(hf: HerdFile, names: list[str], path: str) -> Verdicts:
@@ -312,10 +312,12 @@ def verdicts(hf: HerdFile, names: list[str], path: str) -> Verdicts:
         notes.append(f"'locations [{post.locations.text}]' dropped: it only selects what herd prints "
                      "(ptxmc lists every register and location)")
     by_name = {n: n for n in names}
+    regs: set[tuple[str, str]] = set()
     cond = None
     if post.condition is not None:
         c = post.condition
         cond = translate(c.text, herd_resolver(by_name, path, c.line, c.text), path, c.line)
+        regs |= registers_in(cond)
     pragmas = {"allowed": allowed, "forbidden": forbidden}
     cites, arch = "", None
     for p in hf.pragmas:
@@ -323,6 +325,7 @@ def verdicts(hf: HerdFile, names: list[str], path: str) -> Verdicts:
         key, value = key.strip(), value.strip()
         if key in pragmas:
             pc = translate(value, herd_resolver(by_name, path, p.line, value), path, p.line)
+            regs |= registers_in(pc)
             pragmas[key].append(text_of(pc))
         elif key == "source":
             cites = value
@@ -338,9 +341,9 @@ def verdicts(hf: HerdFile, names: list[str], path: str) -> Verdicts:
             unstated_from_line = f"{post.quantifier} ({text_of(cond)})"
             notes.append(f"the expectations come from the file's ptxmc comments; its condition line "
                          f"'{unstated_from_line}' agrees with them when the file was written by ptxmc export")
-        return Verdicts(tuple(allowed), tuple(forbidden), (), tuple(notes), cites, arch)
+        return Verdicts(tuple(allowed), tuple(forbidden), (), tuple(notes), cites, arch, frozenset(regs))
     if cond is None:
-        return Verdicts((), (), (), tuple(notes), cites, arch)
+        return Verdicts((), (), (), tuple(notes), cites, arch, frozenset(regs))
     if post.quantifier == "final":
         stated_default = dict(post.outcomes).get("default")
         others = [f"{m}: {q}" for m, q in post.outcomes if m != "default"]
@@ -352,19 +355,14 @@ def verdicts(hf: HerdFile, names: list[str], path: str) -> Verdicts:
             forbidden.append(text_of(cond))
         else:
             unstated.append(text_of(cond))
-        return Verdicts(tuple(allowed), tuple(forbidden), tuple(unstated), tuple(notes), cites, arch)
+        return Verdicts(tuple(allowed), tuple(forbidden), tuple(unstated), tuple(notes), cites, arch, frozenset(regs))
     kind, text = expectation(post.quantifier, cond)
     (forbidden if kind == "forbidden" else unstated).append(text)
-    return Verdicts(tuple(allowed), tuple(forbidden), tuple(unstated), tuple(notes), cites, arch)
+    return Verdicts(tuple(allowed), tuple(forbidden), tuple(unstated), tuple(notes), cites, arch, frozenset(regs))
 
 
 def referenced_registers(v: Verdicts) -> set[tuple[str, str]]:
-    from ..cond import parse_cond, refs
-
-    out = set()
-    for text in v.allowed + v.forbidden + v.unstated:
-        out |= {(r.thread, r.reg) for r in refs(parse_cond(text)) if isinstance(r, RegRef)}
-    return out
+    return set(v.registers)
 
 
 def assemble(hf: HerdFile, fmt: str, path: str, names: list[str], at: dict[str, str],

@@ -250,6 +250,8 @@ def _balanced(text: str, start: int, line_at, path: str) -> int:
         c = text[i]
         if c == "(":
             depth += 1
+            if depth > 16:
+                fail("the scope tree is nested too deeply", path, line_at(i))
         elif c == ")":
             depth -= 1
             if depth < 0:
