@@ -76,7 +76,7 @@ def convert(text: str, path: str) -> TestIR:
     for k, name in enumerate(names):
         items: list[Item] = []
         for row in hf.rows:
-            items += _cell(row[k], path, declared, cta_size[name], notes)
+            items += _cell(row[k], path, cta_size[name], notes)
         bodies[name] = items
     v = hc.verdicts(hf, names, path)
     wanted = hc.referenced_registers(v)
@@ -88,7 +88,7 @@ def convert(text: str, path: str) -> TestIR:
     return hc.assemble(hf, "dat3m", path, names, at, bodies, memory, v, sorted(set(notes)))
 
 
-def _cell(cell: Piece, path: str, declared: set[str], cta_size: int, notes: list[str]) -> list[Item]:
+def _cell(cell: Piece, path: str, cta_size: int, notes: list[str]) -> list[Item]:
     items, text = hc.label_prefix(cell)
     text = text.strip().rstrip(";").strip()
     if not text:
