@@ -58,11 +58,13 @@ def build_parser() -> argparse.ArgumentParser:
     out = sub.add_parser("outcomes", help="every allowed outcome, herd style, and a compact formula")
     out.add_argument("test", help="FILE or FILE::NAME")
     _common(out)
+    from .convert.cli import add_subcommands as add_convert_subcommands
     from .harness.cli import add_hw_subcommands
     from .report.cli import add_report_subcommand
 
     add_hw_subcommands(sub)
     add_report_subcommand(sub)
+    add_convert_subcommands(sub)
     return ap
 
 

@@ -16,14 +16,15 @@ from pathlib import Path
 import pytest
 
 from checker import LITMUS_DIR
-from checker.check import check_test, resolve_model
+from checker.resources import resolve_model
+from checker.verdict.check import check_test
 from checker.convert import export_paths, import_paths, import_text
 from checker.convert.cli import add_subcommands
 from checker.convert.controlflow import straight_line
 from checker.convert.export import outside_subset, write as write_export
 from checker.convert.model import Code, Control, Unconvertible
 from checker.errors import LitmusError
-from checker.litmus import load_paths, load_text
+from checker.front.litmus import load_paths, load_text
 
 DATA = Path(__file__).parent / "convert_data"
 

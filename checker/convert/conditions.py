@@ -25,7 +25,7 @@ from typing import Callable
 
 from ..ast import And, Cond, Const, Eq, MemRef, Not, Or, RegRef
 from .. import limits
-from ..conditions import show
+from ..front.conditions import show
 from .model import fail
 
 _TOKEN = re.compile(r"""

@@ -2,8 +2,8 @@
 unique name, check the result with ptxmc's own loader and lowering, write the YAML files and
 the report.
 
-A test counts as converted only if its YAML loads with checker.litmus.load_text and lowers to
-events (checker.lower): what ptxmc would refuse when checking it is reported here, against the
+A test counts as converted only if its YAML loads with checker.front.litmus.load_text and lowers to
+events (checker.isa.registry.lower): what ptxmc would refuse when checking it is reported here, against the
 source line it came from, instead. One bad file never stops the others.
 """
 from __future__ import annotations
@@ -116,8 +116,8 @@ def import_text(text: str, fmt: str, path: str = "<string>") -> Converted | Skip
 
 def validate(ir: TestIR, out: str) -> Converted | Skipped:
     """The YAML of `ir`, if ptxmc's loader and lowering accept it; else why not, at the source line."""
-    from ..litmus import load_text
-    from ..lower import lower
+    from ..front.litmus import load_text
+    from ..isa.registry import lower
 
     try:
         text, where = to_yaml_mapped(ir)

@@ -32,7 +32,7 @@ import re
 from dataclasses import dataclass
 
 from ..ast import And, Cond, Eq, LitmusTest, Not, Or, RegRef
-from ..conditions import show
+from ..front.conditions import show
 from ..errors import CheckerError, LitmusError, SourceLoc
 from .model import Skipped
 
@@ -72,8 +72,6 @@ class ExportRun:
 
 def outside_subset(test: LitmusTest) -> CheckerError | None:
     """Why the test is outside the generic subset (an error at the offending place), or None."""
-    from ..ptx import family_of, validate
-
     def no(msg, where):
         return LitmusError(msg, where or test.where)
 
@@ -92,14 +90,13 @@ def outside_subset(test: LitmusTest) -> CheckerError | None:
                 return no("an await (== v): herd's filter is not the same (it adds no dependencies)", i.where)
             if i.predicate:
                 return no("a guarded instruction", i.where)
-            fam, _ = family_of(i)
-            if fam.key not in GENERIC:
-                return no(f"{fam.key} is outside the generic subset (ld, st, atom, red, fence, membar, bar, "
+            key, q = i.family, i.quals          # validated when the test was loaded
+            if key not in GENERIC:
+                return no(f"{key} is outside the generic subset (ld, st, atom, red, fence, membar, bar, "
                           "register instructions)", i.where)
-            q = validate(i)
-            if fam.key == "fence" and q.get("restrict"):
+            if key == "fence" and q.get("restrict"):
                 return no("a restricted fence (shared memory only)", i.where)
-            if fam.key in ("bar", "barrier") and q.get("mode") == "red":
+            if key in ("bar", "barrier") and q.get("mode") == "red":
                 return no("bar.red (its result is not modelled)", i.where)
             if q.get("space") not in (None, "global"):
                 return no(f".{q['space']} accesses", i.where)
@@ -108,7 +105,7 @@ def outside_subset(test: LitmusTest) -> CheckerError | None:
 
 def to_herd(test: LitmusTest) -> str:
     """The herd-layout text of a test in the generic subset."""
-    from ..ptx import render
+    from ..front.ptx import render
 
     names = {t.name: f"P{k}" for k, t in enumerate(test.threads)}
     clusters = any(t.position.cluster is not None for t in test.threads)
@@ -173,7 +170,7 @@ def _rename(c: Cond, names: dict[str, str]) -> Cond:
 
 def export_paths(paths) -> ExportRun:
     """Export every test under `paths` in the generic subset (nothing is written)."""
-    from ..litmus import load_paths
+    from ..front.litmus import load_paths
 
     exported, skipped, taken = [], [], set()
     for item in load_paths(paths):

@@ -3,7 +3,7 @@
 Accepted subset (layout, placement, initial state and conditions: checker.convert.herdcommon):
 
 - Header `PTX NAME` (what `ptxmc export --to herd` writes) or `GPU_PTX NAME` (herd7's GPU
-  dialect). Every instruction cell is PTX as ptxmc accepts it (checker.ptx): `ld.acquire.gpu r0,
+  dialect). Every instruction cell is PTX as ptxmc accepts it (checker.isa): `ld.acquire.gpu r0,
   [x]`, `st.relaxed.cta.global [x], 1`, `atom.add r0, [x], 1`, `fence.sc.gpu`, `membar.gl`,
   `bar.sync 0`, `mov`/`add`/..., proxy fences, async copies; PTX's defaults apply (a bare `ld`
   is .weak, `atom` .relaxed.gpu), ptxmc's await (`== v`) included. Instructions ptxmc rejects
@@ -116,13 +116,13 @@ def _check_address_registers(items: list[Item], regs: dict[str, str], path: str)
 
 def _bases(items: list[Item]) -> set[str]:
     from ..errors import LitmusError
-    from ..ptx import address_bases, parse_instr
+    from ..front.ptx import address_bases, parse
 
     out = set()
     for it in items:
         if isinstance(it, Code):
             try:
-                out |= set(address_bases(parse_instr(it.text, None, check=False)))
+                out |= set(address_bases(parse(it.text, None)))
             except LitmusError:
                 pass
     return out

@@ -262,13 +262,13 @@ def registers_used(items: list[Item], declared: set[str]) -> set[str]:
     """The registers the thread's instructions name (an instruction ptxmc cannot parse is left to
     the final load, which reports it with its source line)."""
     from ..errors import LitmusError
-    from ..ptx import parse_instr, registers
+    from ..front.ptx import parse, registers
 
     out = set()
     for it in items:
         if isinstance(it, Code):
             try:
-                out |= set(registers(parse_instr(it.text, None, declared, check=False)))
+                out |= set(registers(parse(it.text, None, declared)))
             except LitmusError:
                 pass
     return out
