@@ -129,7 +129,7 @@ def test_generate_is_deterministic():
 def test_clusters_awaits_and_remote_shared_memory():
     src = generate(CLUSTER).source
     assert "__cluster_dims__(2, 1, 1)" in src
-    assert "to_cluster((smem + (0 * PER_WARP + slot) * CELL_WORDS), 1u)" in src   # owner has rank 1
+    assert "to_cluster((smem + (0 * PER_WARP + slot) * SLOT_WORDS), 1u)" in src   # owner has rank 1
     assert re.search(r"for \(unsigned n_ = 0;; n_\+\+\) \{   // await r0 == 1", src)
     assert "if (n_ >= SPIN_CAP) { timed_out = 1; break; }" in src
     assert "barrier.cluster.arrive.release; barrier.cluster.wait.acquire;" in src
@@ -194,7 +194,7 @@ def test_tensor_maps_per_instance_with_buffer_addresses():
     assert "tmap_buffer[(N_TMAPS + N_SMAPS) * MAP_VALUES + 1] = {0, 1, 0}" in src     # value 0 -> gA, 1 -> gB
     assert "B_tmap_1 = to_global(gcell(p, 1, inst));" in src
     lines = marked_lines(src)
-    assert '[%0], %1;" :  : "l"(A_tmap_global), "l"(B_tmap_1)' in lines[1]
+    assert '[%0], %1;" :  : "l"((A_tmap_global + p.zero[1])), "l"(B_tmap_1)' in lines[1]
     assert re.search(r"\[%\d, \{%\d\}\]", lines[6])                          # [map, {coord}]
     # the initial map is acquired by the harness before the test starts
     assert 'fence.proxy.tensormap::generic.acquire.gpu [%0], 128;" :: "l"(A_tmap_generic)' in src

@@ -20,12 +20,14 @@ from ..errors import HarnessError
 from .devices import STRESS_PATTERNS, DeviceConfig, load_device
 from .emit import needs_newer_cuda, opspec
 from .layout import Layout, layout_problems, make_layout
+from .mbarriers import accounts
 from .memory import bulk_sizing, locations, memory_problems, wide_regs
 from .operands import RESERVED_BARRIER, Ctx, NotExpressible
 from .space import OutcomeSpace, map_tables, outcome_space
 
 TEMPLATE = Path(__file__).resolve().parent / "templates" / "program.cu"
 MARK = re.compile(r"// @ptxmc (\S+):(\d+)\b")
+STATIC_SMEM_LIMIT = 48 * 1024        # static __shared__ per CTA without the dynamic opt-in
 
 
 @dataclass(frozen=True)
@@ -100,9 +102,20 @@ class _Gen:
                 if not tensor_ok and any(isinstance(o, Addr) and o.base in self.maps for o in i.operands):
                     self.problems.append(f"{t.name}:{idx} '{i.text}': plain accesses to a tensor map are not "
                                          f"expressible (a map is a 128-byte descriptor)")
+        self.zeros = [0]                 # p.zero[] slots handed out (checker.harness.operands.Ctx.opaque)
         self.mbar_expect, mb_problems = self._completion_barriers()
         self.problems += mb_problems
+        self.mbars, mb_problems = accounts(test, self.cell_bytes, self.tx_factor, self.mbar_expect)
+        self.problems += mb_problems
+        self.slot_words, self.smem_align = self._slot_sizing()
         self.layout = make_layout(test) if not layout_problems(test) else None
+        if self.layout is not None:
+            smem = ((len(self.shared) * self.layout.per_warp + 1) * self.slot_words * 4
+                    + max(1, len(self.smaps) * self.layout.per_warp) * 128)
+            if smem > STATIC_SMEM_LIMIT:
+                self.problems.append(f"{len(self.shared)} shared location(s) x {self.layout.per_warp} instances per "
+                                     f"warp x {self.slot_words * 4}-byte slots need {smem} bytes of static shared "
+                                     f"memory (limit {STATIC_SMEM_LIMIT})")
         try:
             self.space = outcome_space(test)
         except HarnessError as e:
@@ -129,7 +142,7 @@ class _Gen:
         slot = self.layout.slots[tid]
         ctx = Ctx(self.test, self.layout, slot, self.cell_bytes, self.tx_factor,
                   {n: k for k, n in enumerate(self.shared)}, {n: k for k, n in enumerate(self.glob)},
-                  self.aliases, self.maps, owners, wide)
+                  self.aliases, self.maps, owners, wide, zeros=self.zeros)
         body = []
         for idx, i in enumerate(t.code):
             where = f"{t.name}:{idx}"
@@ -173,6 +186,9 @@ class _Gen:
             if v.thread == t.name:
                 out.append(f"    p.obs[inst * N_OBS + {k}] = (unsigned){ctx.reg(v.name)};"
                            if v.name in regs else f"    p.obs[inst * N_OBS + {k}] = 0u;")
+        if regs:     # every register stays live, so ptxas cannot delete an unobserved load
+            fold = " ^ ".join(f"(unsigned){ctx.reg(r)}" for r in regs)
+            out.append(f"    if (p.keep_regs) p.scratch[inst % SCRATCH_WORDS] = {fold};")
         out.append("    if (timed_out) atomicOr(&p.status[inst], 1u);")
         out.append("    break;")
         out.append("}")
@@ -207,7 +223,7 @@ class _Gen:
                     else f"const unsigned long long {var} = (unsigned long long){cell};")
         if name in self.shared:
             j = self.shared.index(name)
-            cell = f"(smem + ({j} * PER_WARP + slot) * CELL_WORDS)"
+            cell = f"(smem + ({j} * PER_WARP + slot) * SLOT_WORDS)"
             owner = owners[name]
             rank = self.layout.rank(owner)
             if kind == "cta":
@@ -253,6 +269,18 @@ class _Gen:
                 out[name] = nbytes
         return out, problems
 
+    def _initialised(self) -> set[str]:
+        """mbarriers that are valid at the end: declared or harness-managed (the prologue
+        initialises them) or initialised by the test's code."""
+        out = {n for n, m in self.decl.items() if m.mbarrier is not None} | set(self.mbar_expect)
+        out |= {o.base for t in self.test.threads for i in t.code
+                if i.op == "mbarrier" and i.qualifiers[:1] == ("init",) for o in i.operands if isinstance(o, Addr)}
+        return out
+
+    def _invalidated(self) -> set[str]:
+        return {o.base for t in self.test.threads for i in t.code
+                if i.op == "mbarrier" and i.qualifiers[:1] == ("inval",) for o in i.operands if isinstance(o, Addr)}
+
     def _cluster_barrier_counts(self) -> dict[int, int]:
         return {tid: sum(1 for i in t.code if i.op == "barrier" and i.has("cluster") and i.has("arrive"))
                 for tid, t in enumerate(self.test.threads)}
@@ -280,28 +308,42 @@ class _Gen:
                 "              for (int b_ = 0; b_ < pad_[role_cta / CLUSTER]; b_++) "
                 "asm volatile(\"barrier.cluster.arrive.relaxed; barrier.cluster.wait;\" ::: \"memory\"); }")
 
+    def _slot_sizing(self) -> tuple[int, int]:
+        """(words per shared slot, alignment of the shared array in bytes): tensor copies need
+        128-byte aligned shared memory (CUDA Programming Guide, alignment requirements of bulk
+        tensor copies), bulk copies 16, mbarriers 8; every slot is a multiple of the strictest."""
+        tensor = any(i.op == "cp" and "tensor" in i.qualifiers for t in self.test.threads for i in t.code)
+        align = 128 if tensor else 16
+        words = -(-self.cell_bytes // align) * align // 4
+        return words, align
+
     def epilogue_waits(self, owners: dict[str, int]) -> str:
-        """Bounded wait for mbarriers that async copies complete on (phase 0), so no CTA exits
-        with a copy into its shared memory in flight; a give-up counts as a timeout."""
-        targets = set()
-        for t in self.test.threads:
-            for i in t.code:
-                addrs = [o.base for o in i.operands if isinstance(o, Addr)]
-                if i.op == "cp" and any(q.startswith("mbarrier::complete_tx") for q in i.qualifiers) and len(addrs) > 2:
-                    targets.add(addrs[-1])
-                if i.op in ("st", "red") and i.has("async") and len(i.operands) > 2 and isinstance(i.operands[2], Addr):
-                    targets.add(i.operands[2].base)
+        """For each mbarrier that asynchronous operations complete on: the arrivals the test does
+        not make (checker.harness.mbarriers), then a bounded wait for phase 0, so no CTA exits
+        with a copy into its shared memory in flight and the dumped values are final. A give-up
+        marks the instance (status bit 1: the `epilogue` count, apart from await timeouts)."""
         out = []
-        for name in sorted(targets):
-            if name not in self.shared:
-                continue
+        for name in sorted(n for n, acc in self.mbars.items() if acc.waited and n in self.shared):
+            acc = self.mbars[name]
             j = self.shared.index(name)
+            makeup = ""
+            if acc.makeup_expect:
+                makeup += (f"        asm volatile(\"mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;\" "
+                           f":: \"r\"(a_), \"r\"({acc.makeup_expect}u) : \"memory\");   // expect\n")
+            if acc.makeup_complete:
+                makeup += (f"        asm volatile(\"mbarrier.complete_tx.relaxed.cta.shared::cta.b64 [%0], %1;\" "
+                           f":: \"r\"(a_), \"r\"({acc.makeup_complete}u) : \"memory\");   // complete\n")
+            if acc.makeup:
+                makeup += (f"        asm volatile(\"mbarrier.arrive.release.cta.shared::cta.b64 _, [%0], %1;\" "
+                           f":: \"r\"(a_), \"r\"({acc.makeup}u) : \"memory\");   // arrive\n")
             out.append(
-                f"    if (role >= 0 && role_cta == {owners[name]} && threadIdx.x < PER_WARP) {{\n"
-                f"        unsigned a_ = to_cta(smem + ({j} * PER_WARP + threadIdx.x) * CELL_WORDS), ok_ = 0;\n"
+                f"    if (role >= 0 && role_cta == {owners[name]} && threadIdx.x < PER_WARP) {{   // {name}: "
+                f"count {acc.count}, test arrivals {acc.arrivals}, tx {acc.expected}/{acc.completed}\n"
+                f"        unsigned a_ = to_cta(smem + ({j} * PER_WARP + threadIdx.x) * SLOT_WORDS), ok_ = 0;\n"
+                + makeup +
                 f"        for (unsigned n_ = 0; n_ < SPIN_CAP && !ok_; n_++)\n"
                 f"            asm volatile(\"{{ .reg .pred P; mbarrier.test_wait.parity.shared::cta.b64 P, [%1], 0; selp.u32 %0, 1, 0, P; }}\" : \"=r\"(ok_) : \"r\"(a_) : \"memory\");\n"
-                f"        if (!ok_) atomicOr(&p.status[group * PER_WARP + threadIdx.x], 1u);\n"
+                f"        if (!ok_) atomicOr(&p.status[group * PER_WARP + threadIdx.x], 2u);\n"
                 f"    }}")
         return "\n".join(out)
 
@@ -371,6 +413,8 @@ class _Gen:
             shared_mbarrier=arr(int((decl[n].mbarrier or {}).get("count", 1)) if decl[n].mbarrier is not None
                                 else (1 if n in self.mbar_expect else 0) for n in self.shared),
             shared_expect=arr(self.mbar_expect.get(n, 0) for n in self.shared),
+            shared_inval=arr(int(n in self._initialised() and n not in self._invalidated()) for n in self.shared),
+            slot_words=self.slot_words, smem_align=self.smem_align,
             n_tmaps=len(self.tmaps), n_smaps=len(self.smaps), map_values=map_values,
             tmap_buffer=arr(self.glob.index(table[k]) if k in table else -1
                             for table in (self.maps[n] for n in self.tmaps + self.smaps) for k in range(map_values)),
@@ -384,6 +428,7 @@ class _Gen:
             role_cases="\n".join(" " * 8 + line for line in cases),
             idle_cluster_barriers=self.idle_padding(),
             epilogue_waits=self.epilogue_waits(owners),
+            n_zero=max(1, self.zeros[0]),
             test_name_c=self.test.name.replace("\\", "\\\\").replace('"', '\\"'),
         )
         source = Template(TEMPLATE.read_text()).substitute(fields)

@@ -27,11 +27,19 @@ ${notes}
 #define N_SMAPS ${n_smaps}                // tensor maps in shared memory
 #define MAP_VALUES ${map_values}
 #define N_OBS ${n_obs}
+#define N_ZERO ${n_zero}
 #define N_VARS ${n_vars}
 #define N_BUCKETS ${n_buckets}
 #define BUCKET_OTHER N_BUCKETS
 #define BUCKET_TIMEOUT (N_BUCKETS + 1)
+#define BUCKET_EPILOGUE (N_BUCKETS + 2)
+#define COUNT_UNSYNCED (N_BUCKETS + 3)      // not a bucket: instances whose start barrier gave up
+#define N_COUNTERS (N_BUCKETS + 4)
 #define CELL_WORDS ${cell_words}
+// Shared-memory slot per location and instance: a cell, rounded up to the strictest alignment an
+// instruction of the test needs (128 bytes for tensor copies, 16 for bulk copies and mbarriers).
+#define SLOT_WORDS ${slot_words}
+#define SMEM_ALIGN ${smem_align}
 #define SPIN_CAP ${spin_cap}u
 #define TESTING_GROUPS ${testing_groups}
 #define STRESS_UNITS ${stress_units}
@@ -58,6 +66,7 @@ static const unsigned global_init[N_GLOBAL + 1] = {${global_init}};
 static __device__ const unsigned shared_init[N_SHARED + 1] = {${shared_init}};
 static __device__ const int shared_owner[N_SHARED + 1] = {${shared_owner}};   // role CTA
 static __device__ const int shared_mbarrier[N_SHARED + 1] = {${shared_mbarrier}}; // init count, 0 = plain
+static __device__ const int shared_inval[N_SHARED + 1] = {${shared_inval}};   // mbarriers the harness invalidates at the end
 // Bytes the harness expects on an mbarrier that only async copies complete on (nobody else
 // initialises or arrives on it): it arrives once, so the phase completes when the copies land.
 static __device__ const unsigned shared_expect[N_SHARED + 1] = {${shared_expect}};
@@ -82,7 +91,8 @@ struct Params {
     const unsigned *tmap_template;  // 32 words: a 1-D map of one cell (cuTensorMapEncodeTiled)
     unsigned *obs;          // N_INST * N_OBS
     unsigned *shdump;       // N_INST * N_SHARED final shared values
-    unsigned *status;       // N_INST: bit 0 = an await or the epilogue timed out
+    unsigned *status;       // N_INST: bit 0 = an await gave up, bit 1 = the epilogue's wait gave up,
+                            // bit 2 = the start barrier gave up (the instance still counts)
     unsigned *sync;         // N_INST start-barrier counters
     unsigned *scratch;      // stress lines
     const int *role_of_cta; // per hardware CTA: group * CTAS_PER_GROUP + role CTA, or -1 (stress)
@@ -90,6 +100,10 @@ struct Params {
     unsigned lane_mul, lane_add, warp_rot;
     int do_barrier, do_pre_stress, do_stress;
     unsigned stress_line[TARGET_LINES];
+    // Always 0 at run time, unknown to ptxas: one per test access operand (see operands.Ctx.opaque),
+    // and the flag that keeps every test register live.
+    unsigned zero[N_ZERO];
+    int keep_regs;
 };
 
 __device__ __forceinline__ unsigned *gcell(const Params &p, int loc, unsigned inst) {
@@ -165,11 +179,13 @@ __device__ void start_barrier(const Params &p, unsigned inst) {
     if (p.do_pre_stress) stress(p, PRE_STRESS_ITERS, inst);
     if (!p.do_barrier) return;
     add_relaxed(&p.sync[inst], 1);
-    for (unsigned n = 0; n < SPIN_CAP && ld_relaxed(&p.sync[inst]) < N_ROLES; n++) { }
+    unsigned n = 0;
+    for (; n < SPIN_CAP && ld_relaxed(&p.sync[inst]) < N_ROLES; n++) { }
+    if (n >= SPIN_CAP) atomicOr(&p.status[inst], 4u);
 }
 
 __global__ void ${cluster_attr} __launch_bounds__(THREADS) litmus_kernel(Params p) {
-    __shared__ __align__(16) unsigned smem[(N_SHARED * PER_WARP + 1) * CELL_WORDS];
+    __shared__ __align__(SMEM_ALIGN) unsigned smem[(N_SHARED * PER_WARP + 1) * SLOT_WORDS];
     __shared__ __align__(128) unsigned smaps[(N_SMAPS * PER_WARP + (N_SMAPS ? 0 : 1)) * 32];
     const unsigned hw_cta = blockIdx.x;
     const int role = p.role_of_cta[hw_cta];
@@ -186,7 +202,7 @@ __global__ void ${cluster_attr} __launch_bounds__(THREADS) litmus_kernel(Params 
         for (unsigned c = threadIdx.x; c < N_SHARED * PER_WARP; c += THREADS) {
             unsigned loc = c / PER_WARP;
             if (shared_owner[loc] != role_cta) continue;
-            unsigned *cell = smem + c * CELL_WORDS;
+            unsigned *cell = smem + c * SLOT_WORDS;
             if (shared_mbarrier[loc]) {
                 asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" :: "r"(to_cta(cell)), "r"(shared_mbarrier[loc]) : "memory");
                 if (shared_expect[loc])
@@ -232,9 +248,17 @@ ${idle_cluster_barriers}
         }
     }
 
-    // Epilogue: wait for the test's async operations, meet, dump this CTA's shared cells.
+    // Epilogue: wait for the test's async operations; meet (every test thread of the cluster is
+    // done, remote arrivals included); complete the phase copies land on (checker.harness.mbarriers:
+    // make up the arrivals the test does not perform, then a bounded wait); meet; dump this CTA's
+    // shared cells.
     asm volatile("cp.async.wait_all;" ::: "memory");
     asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
+#if ${clustered}
+    asm volatile("barrier.cluster.arrive.release; barrier.cluster.wait.acquire;" ::: "memory");
+#else
+    asm volatile("barrier.sync %0;" :: "n"(${reserved_barrier}) : "memory");
+#endif
 ${epilogue_waits}
 #if ${clustered}
     asm volatile("barrier.cluster.arrive.release; barrier.cluster.wait.acquire;" ::: "memory");
@@ -245,7 +269,14 @@ ${epilogue_waits}
         for (unsigned c = threadIdx.x; c < N_SHARED * PER_WARP; c += THREADS) {
             unsigned loc = c / PER_WARP, s = c % PER_WARP;
             if (shared_owner[loc] == role_cta && !shared_mbarrier[loc])
-                p.shdump[(group * PER_WARP + s) * N_SHARED + loc] = smem[c * CELL_WORDS];
+                p.shdump[(group * PER_WARP + s) * N_SHARED + loc] = smem[c * SLOT_WORDS];
+        }
+        // Invalidate the mbarriers before the shared memory is handed to the next CTA (PTX:
+        // mbarrier.inval before the memory is reused for anything else).
+        for (unsigned c = threadIdx.x; c < N_SHARED * PER_WARP; c += THREADS) {
+            unsigned loc = c / PER_WARP;
+            if (shared_owner[loc] == role_cta && shared_inval[loc])
+                asm volatile("mbarrier.inval.shared::cta.b64 [%0];" :: "r"(to_cta(smem + c * SLOT_WORDS)) : "memory");
         }
     }
     (void)timed_out;
@@ -277,7 +308,9 @@ __global__ void init_kernel(Params p, const unsigned *init) {
 __global__ void count_kernel(Params p, unsigned long long *hist) {
     for (unsigned inst = blockIdx.x * blockDim.x + threadIdx.x; inst < N_INST; inst += gridDim.x * blockDim.x) {
         unsigned bucket = 0;
+        if (p.status[inst] & 4) atomicAdd(&hist[COUNT_UNSYNCED], 1ull);
         if (p.status[inst] & 1) { bucket = BUCKET_TIMEOUT; }
+        else if (p.status[inst] & 2) { bucket = BUCKET_EPILOGUE; }
         else {
             for (int v = 0; v < N_VARS; v++) {
                 unsigned val = var_kind[v] == 0 ? p.obs[inst * N_OBS + var_index[v]]
@@ -302,8 +335,6 @@ static unsigned long long rnd() {             // splitmix64
     return z ^ (z >> 31);
 }
 #if N_MAPS > 1 || N_TMAPS || N_SMAPS
-#define DRV(call) do { CUresult r_ = (call); if (r_ != CUDA_SUCCESS) { \
-    printf("error %s:%d driver error %d\n", __FILE__, __LINE__, (int)r_); exit(3); } } while (0)
 template <class F> static F driver_fn(const char *name) {
     void *f = 0;
     cudaDriverEntryPointQueryResult q;
@@ -311,6 +342,13 @@ template <class F> static F driver_fn(const char *name) {
     if (!f || q != cudaDriverEntryPointSuccess) { printf("error driver entry point %s unavailable\n", name); exit(3); }
     return (F)f;
 }
+static void drv_fail(CUresult r, const char *file, int line) {
+    const char *name = "?";
+    driver_fn<decltype(&cuGetErrorName)>("cuGetErrorName")(r, &name);
+    printf("error %s:%d driver error %d (%s)\n", file, line, (int)r, name ? name : "?");
+    exit(3);
+}
+#define DRV(call) do { CUresult r_ = (call); if (r_ != CUDA_SUCCESS) drv_fail(r_, __FILE__, __LINE__); } while (0)
 #endif
 #if N_MAPS > 1
 // One physical allocation mapped at N_MAPS virtual addresses (the CUDA virtual memory API).
@@ -383,9 +421,9 @@ int main(int argc, char **argv) {
     CHECK(cudaMalloc(&p.scratch, (size_t)SCRATCH_WORDS * 4));
     CHECK(cudaMalloc(&d_init, sizeof global_init));
     CHECK(cudaMalloc(&d_role, (size_t)grid * sizeof(int)));
-    CHECK(cudaMalloc(&d_hist, (N_BUCKETS + 2) * sizeof(unsigned long long)));
+    CHECK(cudaMalloc(&d_hist, N_COUNTERS * sizeof(unsigned long long)));
     CHECK(cudaMemcpy(d_init, global_init, sizeof global_init, cudaMemcpyHostToDevice));
-    CHECK(cudaMemset(d_hist, 0, (N_BUCKETS + 2) * sizeof(unsigned long long)));
+    CHECK(cudaMemset(d_hist, 0, N_COUNTERS * sizeof(unsigned long long)));
     CHECK(cudaMemset(p.scratch, 0, (size_t)SCRATCH_WORDS * 4));
 #if N_TMAPS || N_SMAPS
     {   // The template map: a 1-D tensor of one cell (CELL_WORDS u32), box = the whole cell.
@@ -438,6 +476,7 @@ int main(int argc, char **argv) {
         for (int l = 0; l < TARGET_LINES; l++) p.stress_line[l] = (unsigned)(rnd() % (SCRATCH_WORDS / LINE_WORDS));
 
         init_kernel<<<64, 256>>>(p, d_init);
+        CHECK(cudaGetLastError());
         CHECK(cudaMemset(p.obs, 0, ((size_t)N_INST * N_OBS + 1) * 4));
         CHECK(cudaMemset(p.shdump, 0, ((size_t)N_INST * N_SHARED + 1) * 4));
         CHECK(cudaMemset(p.status, 0, (size_t)N_INST * 4));
@@ -445,11 +484,12 @@ int main(int argc, char **argv) {
         litmus_kernel<<<grid, THREADS>>>(p);
         CHECK(cudaGetLastError());
         count_kernel<<<(N_INST + 255) / 256, 256>>>(p, d_hist);
+        CHECK(cudaGetLastError());
         CHECK(cudaDeviceSynchronize());
         clock_gettime(CLOCK_MONOTONIC, &t1);
         elapsed = (t1.tv_sec - t0.tv_sec) + 1e-9 * (t1.tv_nsec - t0.tv_nsec);
     }
-    unsigned long long hist[N_BUCKETS + 2];
+    unsigned long long hist[N_COUNTERS];
     CHECK(cudaMemcpy(hist, d_hist, sizeof hist, cudaMemcpyDeviceToHost));
     printf("ptxmc-hw 1\n");
     printf("test %s\n", "${test_name_c}");
@@ -467,6 +507,8 @@ int main(int argc, char **argv) {
         if (hist[b]) printf("bucket %d %llu\n", b, hist[b]);
     printf("other %llu\n", hist[BUCKET_OTHER]);
     printf("timeout %llu\n", hist[BUCKET_TIMEOUT]);
+    printf("epilogue %llu\n", hist[BUCKET_EPILOGUE]);
+    printf("unsynced %llu\n", hist[COUNT_UNSYNCED]);
     printf("end\n");
     return 0;
 }
