@@ -224,7 +224,7 @@ def test_compare_merges_runs_and_renders():
     assert "forbidden but observed 1x: P1:r0=1 /\\ P1:r1=0" in text
     assert text.splitlines()[-1] == "Summary: ok 1, violation 1"
     with pytest.raises(HarnessError, match="cannot merge"):
-        compare([a, make("MP+rel+acq", ("P1:r0",), [])], {})
+        compare([a, make("MP+rel+acq", ("P1:r0",), [], **META)], {})
 
 
 def test_compare_rejects_bad_model_verdicts():
@@ -307,3 +307,83 @@ def test_cli_gen_writes_programs_and_the_unsupported_list(tmp_path, suite, capsy
     multi.write_text(MP_YAML.replace("at: gpu0.cta1", "at: gpu1.cta1"))
     assert main(["hw", "gen", str(multi), "-o", str(out)]) == 0
     assert "multi-GPU" in (out / "unsupported.txt").read_text()
+
+
+# -- review defects D2, D9, D14 ------------------------------------------------------------------
+
+def test_no_valid_instance_renders_and_fails_the_run():
+    """D2: a test whose instances all timed out (N=0) with model gaps crashed render()."""
+    c = compare_one(hist([], timeout=81920), MODEL, MP)
+    assert c.verdict == "no-data" and c.bound is None
+    text = render([c])
+    assert "MP+rel+acq: NO-DATA, N=0, 3 allowed outcome(s) unseen (no valid instance), timeout=81920" in text
+    assert exit_code([c]) == 1
+
+
+def test_timeouts_over_the_threshold_fail_the_run():
+    """D9: a test with 99.99% timeouts and a few valid instances was 'ok'."""
+    few = compare_one(hist([(o(0, 0), 1), (o(0, 1), 1), (o(1, 1), 1)], timeout=30000), MODEL, MP)
+    assert few.verdict == "timeouts" and exit_code([few]) == 1
+    some = compare_one(hist([(o(0, 0), 100), (o(0, 1), 100), (o(1, 1), 100)], timeout=3), MODEL, MP)
+    assert some.verdict == "ok"
+    assert compare_one(hist([(o(0, 0), 1), (o(0, 1), 1), (o(1, 1), 1)], timeout=1), MODEL, MP,
+                       max_timeout_fraction=0.1).verdict == "timeouts"
+
+
+def test_epilogue_give_ups_are_a_harness_error():
+    c = compare_one(hist([(o(0, 0), 1), (o(0, 1), 1), (o(1, 1), 1)], epilogue=1), MODEL, MP)
+    assert c.verdict == "harness-error" and "epilogue=1" in c.summary()
+
+
+def test_counts_must_add_up_to_the_instances_run():
+    """D9: the program's `instances` line was ignored."""
+    with pytest.raises(HarnessError, match="add up to 1000 instances, the program ran 2000"):
+        parse_output(OUTPUT.replace("instances 1000", "instances 2000"), outcome_space(MP))
+    h = parse_output(OUTPUT.replace("timeout 10", "timeout 5\nepilogue 5\nunsynced 7"), outcome_space(MP))
+    assert (h.timeout, h.epilogue, h.unsynced, h.total) == (5, 5, 7, 1000)
+
+
+@pytest.mark.parametrize("line", ["bucket 3", "bucket x 5", "bucket 1 2 3"])
+def test_malformed_bucket_line_is_a_harness_error(line):
+    """D5: 'bucket 3' raised a bare ValueError that aborted the whole suite run."""
+    with pytest.raises(HarnessError, match="malformed result line"):
+        parse_output(OUTPUT.replace("bucket 3 390", line), outcome_space(MP))
+
+
+def test_stale_or_foreign_histograms_are_refused():
+    """D14: a histogram observing only P1:r0 was compared as if P1:r1 were 0 (a false violation)."""
+    partial = make("MP+rel+acq", ("P1:r0",), [((("P1:r0", 1),), 10)], **META)
+    with pytest.raises(HarnessError, match="stale or foreign"):
+        compare_one(partial, MODEL, MP)
+    from checker.harness.space import fingerprint
+    good = hist([(o(0, 0), 1)], fingerprint=fingerprint(MP))
+    assert compare_one(good, MODEL, MP).n == 1
+    with pytest.raises(HarnessError, match="another version of the test"):
+        compare_one(hist([(o(0, 0), 1)], fingerprint="0123456789abcdef"), MODEL, MP)
+
+
+def test_runs_on_different_devices_are_not_added_up():
+    """D14: merge added up histograms of different devices, keeping the first one's metadata."""
+    h100 = hist([(o(0, 0), 1), (o(0, 1), 1), (o(1, 1), 1)])
+    b200 = hist([(o(1, 0), 1)], device="NVIDIA B200", compute_capability="10.0", target="sm_100a",
+                config={"name": "b200"})
+    comps = compare([h100, b200], {"MP+rel+acq": MODEL}, {"MP+rel+acq": MP})
+    assert [c.verdict for c in comps] == ["ok", "violation"]
+    text = render(comps)
+    assert "== Device NVIDIA H100 80GB HBM3 (cc 9.0, sm_90a, config h100): 1 test(s)" in text
+    assert "== Device NVIDIA B200 (cc 10.0, sm_100a, config b200): 1 test(s)" in text
+    assert text.count("Device summary:") == 2 and text.splitlines()[-1] == "Summary: ok 1, violation 1"
+
+
+def test_non_utf8_and_jsonl_files(tmp_path):
+    bad = tmp_path / "bin.json"
+    bad.write_bytes(b"\xff\xfe\x00garbage")
+    with pytest.raises(HarnessError, match="not UTF-8"):
+        histogram.load(bad)
+    lines = tmp_path / "histograms.jsonl"
+    a, b = hist([(o(0, 0), 1)]), hist([(o(1, 1), 2)])
+    histogram.append_jsonl(a, lines)
+    histogram.append_jsonl(b, lines)
+    with open(lines, "a") as f:
+        f.write('{"format": "ptxmc-hist')           # a run killed while writing
+    assert histogram.load(lines) == [a, b]

@@ -202,6 +202,14 @@ class _Gen:
         if not isinstance(dst, Reg):
             self.problems.append(f"{where} '{i.text}': an await needs a destination register")
             return []
+        if not _retryable(i):
+            # The await is a spin loop that repeats the instruction: only a pure read may be
+            # repeated. A repeated atom/red/cp/arrive performs its write again, which gives final
+            # values no single execution has (false violations).
+            self.problems.append(f"{where} '{i.text}': an await on {i.op} is not expressible (the harness "
+                                 f"would repeat the instruction until it returns {i.await_value}, repeating its "
+                                 f"side effects); only ld and mbarrier test_wait/try_wait can be awaited")
+            return []
         reg = ctx.reg(dst.name)
         v = i.await_value & 0xFFFFFFFF
         return [f"for (unsigned n_ = 0;; n_++) {{   // await {dst.name} == {i.await_value}",
@@ -342,7 +350,7 @@ class _Gen:
                 f"        unsigned a_ = to_cta(smem + ({j} * PER_WARP + threadIdx.x) * SLOT_WORDS), ok_ = 0;\n"
                 + makeup +
                 f"        for (unsigned n_ = 0; n_ < SPIN_CAP && !ok_; n_++)\n"
-                f"            asm volatile(\"{{ .reg .pred P; mbarrier.test_wait.parity.shared::cta.b64 P, [%1], 0; selp.u32 %0, 1, 0, P; }}\" : \"=r\"(ok_) : \"r\"(a_) : \"memory\");\n"
+                f"            asm volatile(\"{{ .reg .pred P; mbarrier.try_wait.parity.shared::cta.b64 P, [%1], 0; selp.u32 %0, 1, 0, P; }}\" : \"=r\"(ok_) : \"r\"(a_) : \"memory\");\n"
                 f"        if (!ok_) atomicOr(&p.status[group * PER_WARP + threadIdx.x], 2u);\n"
                 f"    }}")
         return "\n".join(out)
@@ -433,6 +441,13 @@ class _Gen:
         )
         source = Template(TEMPLATE.read_text()).substitute(fields)
         return Program(self.test.name, source, target, space, lay, cfg, notes)
+
+
+def _retryable(i: Instr) -> bool:
+    """Instructions an await may repeat: those without side effects (loads, phase tests)."""
+    if i.op == "ld":
+        return True
+    return i.op == "mbarrier" and i.qualifiers[:1] in (("try_wait",), ("test_wait",))
 
 
 def unsupported(test: LitmusTest, config: DeviceConfig | None = None, cuda: str | None = None) -> str | None:

@@ -78,7 +78,7 @@ def _tensor_operand(a: Asm, ctx: Ctx, op) -> str:
     if any(not isinstance(c, Imm) or c.value != 0 for c in op.coords):
         raise NotExpressible("tensor coordinates other than 0 (a map describes one cell)")
     coords = ", ".join(a.inp("r", "0") for _ in op.coords)
-    return f"[{a.inp('l', ctx.address(Addr(op.base), 'generic'))}, {{{coords}}}]"
+    return f"[{a.inp('l', ctx.opaque(ctx.address(Addr(op.base), 'generic')))}, {{{coords}}}]"
 
 
 def emit_cp_tensor(i: Instr, ctx: Ctx) -> str:

@@ -36,6 +36,7 @@ class Ctx:
     addrs: dict[tuple[str, str], str] = field(default_factory=dict)  # (loc, kind) -> C++ variable
     buffers: dict[tuple[str, int], str] = field(default_factory=dict)  # (map, value) -> C++ variable
     notes: list[str] = field(default_factory=list)
+    zeros: list[int] = field(default_factory=lambda: [0])   # next free p.zero[] slot, shared by all threads
 
     # -- operands -----------------------------------------------------------------------------
     def reg(self, name: str) -> str:
@@ -74,6 +75,15 @@ class Ctx:
         var = f"A_{name}_{kind}"
         self.addrs[(name, kind)] = var
         return var
+
+    def opaque(self, var: str) -> str:
+        """`var` plus a zero that ptxas cannot see (a Params field, 0 at run time): every access
+        operand gets its own, so ptxas can neither merge two accesses to one location nor forward
+        a store to a load, nor delete an overwritten store (inline asm is volatile to nvcc only;
+        ptxas optimises the PTX as PTX)."""
+        n = self.zeros[0]
+        self.zeros[0] += 1
+        return f"({var} + p.zero[{n}])"
 
     def buffer(self, tmap: str, value) -> str:
         """C++ variable holding the global address of the buffer map value `value` selects."""
@@ -181,7 +191,7 @@ def _no_vectors(i: Instr) -> None:
 
 def _addr(a: Asm, ctx: Ctx, op, kind: str) -> str:
     var = ctx.address(op, kind)
-    return "[" + a.inp("r" if kind in ("cta", "cluster") else "l", var) + "]"
+    return "[" + a.inp("r" if kind in ("cta", "cluster") else "l", ctx.opaque(var)) + "]"
 
 
 def _space(i: Instr, n: int = 0) -> str:

@@ -210,3 +210,21 @@ def outcome_space(test: LitmusTest) -> OutcomeSpace:
     if space.size > MAX_BUCKETS:
         raise HarnessError(f"outcome space of {space.size} buckets exceeds {MAX_BUCKETS}")
     return space
+
+
+def fingerprint(test: LitmusTest) -> str:
+    """A short hash of what a hardware run of `test` depends on (threads, positions, code, memory,
+    conditions, observed variables): a histogram carries it, and compare/import refuse a histogram
+    whose test has changed since (a stale or foreign histogram would read missing variables as 0)."""
+    import hashlib
+    parts = [test.name]
+    for t in test.threads:
+        p = t.position
+        parts.append(f"T {t.name} {p.gpu}.{p.cluster}.{p.cta}.{p.warp}: " + " ; ".join(i.text for i in t.code))
+    for m in test.memory:
+        parts.append(f"M {m.name} {m.space} {m.owner} {m.init} {m.alias_of} {m.view} {m.view_of} "
+                     f"{dict(m.mbarrier) if m.mbarrier is not None else None} "
+                     f"{dict(m.tensormap) if m.tensormap is not None else None} {m.offset_of}")
+    parts += [f"E {e.kind} {e.text}" for e in test.expectations]
+    parts.append("V " + " ".join(str(v) for v in observed_vars(test)))
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
