@@ -159,7 +159,7 @@ def test_bulk_copy_sizes_are_scaled_to_cells():
     lines = marked_lines(src)
     assert "_, [%0], 16;" in lines[0] and "[%1], 16, [%2];" in lines[1]
     assert "selp.u32 %0, 1, 0, P;" in lines[2]
-    assert "mbarrier.test_wait.parity.shared::cta.b64" in src        # epilogue waits for the copy
+    assert "mbarrier.try_wait.parity.shared::cta.b64 P, [%1], 0" in src        # epilogue waits for the copy
 
 
 def test_virtual_aliases_are_other_mappings_of_the_same_cell():
@@ -372,3 +372,39 @@ def test_undefined_only_tests_observe_plain_locations_only():
                    memory={"tm": {"tensormap": {0: "gA", 1: "gB"}}, "gA": {}, "gB": {}, "y": {}, "z": {"alias_of": "y"},
                            "mb": {"space": "shared", "owner": "gpu0.cta0", "mbarrier": {"count": 1}}})
     assert outcome_space(t).names == ("P0:r0", "gA", "gB", "y")
+
+
+# -- review defects D10, D11 --------------------------------------------------------------------
+
+@pytest.mark.parametrize("code", [
+    "atom.relaxed.gpu.global.add r0, [x], 1 == 1",
+    "atom.global.exch r0, [x], 2 == 1",
+])
+def test_awaits_that_would_repeat_a_write_are_refused(code):
+    """D10: an await is a retry loop; repeating an atom gives x=1 after two atoms (a false violation)."""
+    t = build_test("aw-rmw", {"P0": ("gpu0.cta0", ["st.relaxed.gpu.global [x], 1"]),
+                              "P1": ("gpu0.cta1", [code])},
+                   memory={"s": {"space": "shared", "owner": "gpu0.cta1"}}, allowed=["x=2"])
+    why = unsupported(t)
+    assert why is not None and "only ld and mbarrier test_wait/try_wait can be awaited" in why
+    ok = build_test("aw-ld", {"P0": ("gpu0.cta0", ["st.relaxed.gpu.global [x], 1"]),
+                              "P1": ("gpu0.cta1", ["ld.relaxed.gpu.global r0, [x] == 1"])}, allowed=["P1:r0=1"])
+    assert unsupported(ok) is None
+
+
+def test_aligned_cluster_barrier_in_a_shared_warp_loses_aligned():
+    """D11: barrier.cluster.arrive.aligned in two switch cases of one warp (and idle lanes padding
+    with the non-aligned form) is undefined behaviour."""
+    t = build_test("cb-shared-warp", {
+        "P0": ("gpu0.cluster0.cta0", ["barrier.cluster.arrive.aligned", "barrier.cluster.wait.aligned"]),
+        "P1": ("gpu0.cluster0.cta0", ["barrier.cluster.arrive.aligned", "barrier.cluster.wait.aligned"]),
+        "P2": ("gpu0.cluster0.cta1", ["barrier.cluster.arrive.aligned", "barrier.cluster.wait.aligned"])})
+    prog = generate(t)
+    lines = marked_lines(prog.source)
+    assert all(".aligned" not in l.split("//")[0] for l in lines), lines
+    assert any("without .aligned" in n for n in prog.notes)
+    whole = build_test("cb-whole-warp", {
+        "P0": ("gpu0.cluster0.cta0", ["barrier.cluster.arrive.aligned", "barrier.cluster.wait.aligned"]),
+        "P1": ("gpu0.cluster0.cta1", ["barrier.cluster.arrive.aligned", "barrier.cluster.wait.aligned"])})
+    assert all("barrier.cluster.arrive.aligned;" in l or "barrier.cluster.wait.aligned;" in l
+               for l in marked_lines(generate(whole).source))
