@@ -117,36 +117,62 @@ def test_load_errors(tmp_path):
 
 # -- litmus7 printer -----------------------------------------------------------------------------
 
-def test_litmus7_log_forbidden_and_allowed_blocks():
+def test_litmus7_log_one_block_per_test_like_the_herd_log():
+    """D15: one block per test under the test's own name (the herd log's pairing), registers named
+    1:r0 as litmus7 does, a Hash= line; the conditions repeat their lines as in the herd log."""
     h = hist([(o(0, 0), 96), (o(1, 0), 4), (o(1, 1), 900)], timeout=2)
     text = litmus7.log([h], {MP.name: MP})
-    blocks = text.strip().split("\n\nTest ")
-    allowed, forbidden = blocks[0], "Test " + blocks[1]
-    assert forbidden.splitlines()[:5] == [
-        "Test MP+rel+acq#2 Forbidden",
+    assert text.count("Test ") == 1 and "#2" not in text
+    lines = text.splitlines()
+    assert lines[:5] == [
+        "Test MP+rel+acq Allowed",           # the first condition's kind, as in the herd log
         "Histogram (3 states)",
-        "96    :>P1:r0=0; P1:r1=0;",
-        "4     *>P1:r0=1; P1:r1=0;",
-        "900   :>P1:r0=1; P1:r1=1;",
+        "96    *>1:r0=0; 1:r1=0;",           # '*': satisfies the first condition
+        "4     :>1:r0=1; 1:r1=0;",
+        "900   :>1:r0=1; 1:r1=1;",
     ]
-    assert "\nNo\n\nWitnesses\nPositive: 996, Negative: 4\n" in forbidden
-    assert "Condition ~exists (P1:r0=1 /\\ P1:r1=0) is NOT validated" in forbidden
-    assert "Observation MP+rel+acq#2 Sometimes 4 996" in forbidden
-    assert "Time MP+rel+acq#2 2.50" in forbidden
-    assert "Other 0, Timeout 2" in forbidden
-    assert allowed.startswith("Test MP+rel+acq Allowed\n")
-    assert "96    *>P1:r0=0; P1:r1=0;" in allowed
-    assert "\nOk\n\nWitnesses\nPositive: 96, Negative: 904\n" in allowed
-    assert "Condition exists (P1:r0=0 /\\ P1:r1=0) is validated" in allowed
+    assert "\nNo\n\nWitnesses\nPositive: 996, Negative: 4\n" in text
+    assert "Condition ~exists (1:r0=1 /\\ 1:r1=0) is NOT validated" in text
+    assert "Observation MP+rel+acq Sometimes 4 996" in text
+    assert "\nOk\n\nWitnesses\nPositive: 96, Negative: 904\n" in text
+    assert "Condition exists (1:r0=0 /\\ 1:r1=0) is validated" in text
+    assert "Time MP+rel+acq 2.50" in text and "Other 0, Timeout 2, Epilogue 0" in text
+    from checker.harness.space import fingerprint
+    assert f"Hash={fingerprint(MP)}" in text
+    # the same test names and block order as the model's herd log
+    from checker.check import check_test, resolve_model
+    from checker.output import herd
+    herd_log = herd([check_test(MP, resolve_model(None))])
+    assert [l.split()[1] for l in herd_log.splitlines() if l.startswith("Test ")] == ["MP+rel+acq"]
+    assert herd_log.splitlines()[0] == lines[0]
 
 
 def test_litmus7_never_and_always():
     h = hist([(o(1, 1), 10)])
     text = litmus7.log([h], {MP.name: MP})
-    assert "Observation MP+rel+acq#2 Never 0 10" in text
-    assert "\nOk\n" in text and "~exists (P1:r0=1 /\\ P1:r1=0) is validated" in text
+    assert "Observation MP+rel+acq Never 0 10" in text
+    assert "\nOk\n" in text and "~exists (1:r0=1 /\\ 1:r1=0) is validated" in text
     only = make("X", ("x",), [((("x", 1),), 5)])
     assert "Observation X Never 0 5" in litmus7.log([only])      # no test known: no condition lines
+
+
+def test_litmus7_log_reads_back():
+    """D15: litmus7 logs (ours, or litmus7's own naming) import as histograms."""
+    from checker.harness.space import fingerprint
+    h = hist([(o(0, 0), 96), (o(1, 1), 900)], timeout=2, fingerprint=fingerprint(MP))
+    (back,) = litmus7.parse_log(litmus7.log([h], {MP.name: MP}), {MP.name: MP})
+    assert back.counts == h.counts and back.timeout == 2 and back.fingerprint == h.fingerprint
+    assert (back.device, back.target, back.time_s, back.iterations, back.seed) == (h.device, "sm_90a", 2.5, 10, 7)
+    theirs = ("Test MP+rel+acq Allowed\nHistogram (2 states)\n5     *>1:r0=1; 1:r1=0; [x]=1; flag=1;\n"
+              "995   :>1:r0=1; 1:r1=1; [x]=1; flag=1;\nOk\nHash=d41d8cd98f00b204e9800998ecf8427e\n"
+              "Observation MP+rel+acq Sometimes 5 995\nTime MP+rel+acq 0.11\n")
+    (lt,) = litmus7.parse_log(theirs, {MP.name: MP})
+    assert lt.counts == ((o(1, 0), 5), (o(1, 1), 995)) and lt.fingerprint == "" and lt.time_s == 0.11
+    assert compare_one(lt, MODEL, MP).verdict == "violation"
+    with pytest.raises(HarnessError, match="missing"):
+        litmus7.parse_log("Test MP+rel+acq Allowed\n5 *>1:r0=1;\n", {MP.name: MP})
+    with pytest.raises(HarnessError, match="not a litmus7 log"):
+        litmus7.parse_log("hello\n")
 
 
 # -- compare ---------------------------------------------------------------------------------------

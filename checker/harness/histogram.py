@@ -175,8 +175,20 @@ def save(hists: list[Histogram], path: str | Path) -> None:
     Path(path).write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
 
 
-def load(path: str | Path) -> list[Histogram]:
-    """Histograms from a JSON file (an object or a list of objects)."""
+def load(path: str | Path, allow_simulated: bool = False) -> list[Histogram]:
+    """Histograms from a JSON file (an object or a list of objects) or a .jsonl file (one per
+    line). Simulated histograms (the fake device) are refused unless `allow_simulated`: they are
+    never observations, and a report must not take them for some."""
+    hists = _load(path)
+    if not allow_simulated:
+        fake = [h.test for h in hists if h.simulated]
+        if fake:
+            raise HarnessError(f"{path}: SIMULATED histograms (the fake device) of {', '.join(fake[:3])}"
+                               f"{' ...' if len(fake) > 3 else ''}: not observations of a GPU")
+    return hists
+
+
+def _load(path: str | Path) -> list[Histogram]:
     p = Path(path)
     try:
         text = p.read_text(encoding="utf-8")

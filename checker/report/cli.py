@@ -84,7 +84,8 @@ def _write(args, report, progress) -> int:
                 files["screenshot.png"] = (Path(d) / "screenshot.png").read_bytes()
     out = write_tree(args.out, files)
     s = [t.result for t in report.tests]
-    bad_hw = any(c.verdict in ("violation", "harness-error", "control-unseen") for c in report.hardware)
+    from ..harness.compare import BAD
+    bad_hw = any(c.verdict in BAD for c in report.hardware)
     from ..output import summary
 
     print(f"{summary(s)}; report in {out}/ (" + ", ".join(f for f in sorted(files) if "/" not in f) + ")")
