@@ -408,3 +408,18 @@ def test_aligned_cluster_barrier_in_a_shared_warp_loses_aligned():
         "P1": ("gpu0.cluster0.cta1", ["barrier.cluster.arrive.aligned", "barrier.cluster.wait.aligned"])})
     assert all("barrier.cluster.arrive.aligned;" in l or "barrier.cluster.wait.aligned;" in l
                for l in marked_lines(generate(whole).source))
+
+
+def test_value_analysis_uses_the_models_arithmetic():
+    """transfer.py had its own operator table: `and` on -3 gave -3 (Python), the model gives the
+    unsigned pattern 4294967293, so atom.min then picked a different value and y=7, which the model
+    allows, had no bucket (it would have been counted as 'other')."""
+    t = build_test("neg", {"P0": ("gpu0.cta0", ["ld.global r0, [x]", "and r1, r0, -1", "atom.global.exch r2, [y], r1",
+                                                "atom.global.min r3, [y], 7"])},
+                   memory={"x": {"init": -3}, "y": {"init": 5}}, allowed=["y=7"])
+    dom = dict(zip(outcome_space(t).names, outcome_space(t).domains))
+    assert 7 in dom["y"]
+    from checker.check import check_test, resolve_model
+    res = check_test(t, resolve_model(None))
+    assert all(outcome_space(t).index(tuple(dict(o)[v] for v in outcome_space(t).names)) is not None
+               for o in res.outcomes)
