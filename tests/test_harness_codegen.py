@@ -197,7 +197,7 @@ def test_tensor_maps_per_instance_with_buffer_addresses():
     assert '[%0], %1;" :  : "l"((A_tmap_global + p.zero[1])), "l"(B_tmap_1)' in lines[1]
     assert re.search(r"\[%\d, \{%\d\}\]", lines[6])                          # [map, {coord}]
     # the initial map is acquired by the harness before the test starts
-    assert 'fence.proxy.tensormap::generic.acquire.gpu [%0], 128;" :: "l"(A_tmap_generic)' in src
+    assert 'fence.proxy.tensormap::generic.acquire.gpu [%0], 128; prefetch.tensormap [%0];" :: "l"(A_tmap_generic)' in src
     # nobody initialises mb: the harness does, expecting the copy's 16 bytes
     assert "shared_expect[N_SHARED + 1] = {0, 16, 0}" in src
     assert "cuTensorMapEncodeTiled" in src
@@ -423,3 +423,38 @@ def test_value_analysis_uses_the_models_arithmetic():
     res = check_test(t, resolve_model(None))
     assert all(outcome_space(t).index(tuple(dict(o)[v] for v in outcome_space(t).names)) is not None
                for o in res.outcomes)
+
+
+# -- stress and co-residency (D7, D6) ---------------------------------------------------------------
+
+def test_testing_ctas_are_a_minority_of_the_grid():
+    """D7: testing CTAs were 80-94% of the grid while the configuration's comment (and the research
+    it cites) wants a 15-20% minority."""
+    for name in device_names():
+        cfg = load_device(name)
+        src = generate(MP, cfg).source
+        groups = int(re.search(r"#define TESTING_GROUPS (\d+)", src).group(1))
+        stress = int(re.search(r"#define STRESS_UNITS (\d+)", src).group(1))
+        testing = groups * 2                       # MP: 2 CTAs per group, 1 CTA per unit
+        assert testing / (testing + stress) == pytest.approx(cfg.testing_fraction, abs=0.01), name
+        assert cfg.testing_fraction <= 0.2 and "#define STRESS_TEST_LINES 1" in src
+    src = generate(MP, load_device().replace(stress_target="scratch", testing_fraction=0.5)).source
+    assert "#define STRESS_TEST_LINES 0" in src and "#define STRESS_UNITS 256" in src
+
+
+def test_program_checks_co_residency_and_the_device_architecture():
+    src = generate(MP).source
+    assert "cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, litmus_kernel, THREADS, 0)" in src
+    assert "error not co-resident" in src and "#define TARGET_CC 90" in src
+    assert "cudaOccupancyMaxActiveClusters(&clusters, litmus_kernel, &lc)" in generate(CLUSTER).source
+    assert "#define TARGET_CC 100" in generate(MP, load_device("b200")).source
+
+
+@pytest.mark.parametrize("change,msg", [
+    (dict(testing_fraction=0), "testing_fraction"),
+    (dict(stress_target="l2"), "stress_target"),
+    (dict(stress_target="test-lines", stride_cells=1), "stride_cells >= 2"),
+])
+def test_stress_parameters_are_checked(change, msg):
+    with pytest.raises(HarnessError, match=msg):
+        DeviceConfig().replace(**change)

@@ -175,8 +175,11 @@ class _Gen:
         for (name, kind), var in sorted(ctx.addrs.items()):
             if name in self.tmaps and kind in ("generic", "global"):
                 first.setdefault(name, var)
-        acquires = [f'asm volatile("fence.proxy.tensormap::generic.acquire.gpu [%0], 128;" :: "l"({var}) : "memory");'
-                    for var in first.values()]
+        # Then the descriptor is prefetched into the cache, so a test that edits the map later and
+        # omits its own acquire can actually use the stale cached descriptor (review D16: the
+        # harness's acquire alone left the cache cold, hiding the weak outcome).
+        acquires = [f'asm volatile("fence.proxy.tensormap::generic.acquire.gpu [%0], 128; prefetch.tensormap [%0];" '
+                    f':: "l"({var}) : "memory");' for var in first.values()]
         out = [f"case {tid}: {{   // {t.name} at {t.position}"]
         out += ["    " + d for d in decls + addr_lines + acquires]
         out.append("    start_barrier(p, inst);")
@@ -409,7 +412,8 @@ class _Gen:
             per_warp=lay.per_warp, n_global=len(self.glob), n_shared=len(self.shared),
             n_obs=max(1, len(self.obs_vars)), n_vars=len(space.vars), n_buckets=space.size,
             cell_words=self.cell_bytes // 4, spin_cap=cfg.spin_cap, testing_groups=cfg.testing_groups,
-            stress_units=cfg.stress_units, shuffle_pct=cfg.shuffle_pct, stride_cells=cfg.stride_cells,
+            stress_units=max(0, round(cfg.testing_groups * lay.units * (1 - cfg.testing_fraction) / cfg.testing_fraction)),
+            stress_test_lines=int(cfg.stress_target == "test-lines"), shuffle_pct=cfg.shuffle_pct, stride_cells=cfg.stride_cells,
             permute_locations=int(cfg.permute_locations), stress_pattern=STRESS_PATTERNS.index(cfg.pattern),
             line_words=cfg.line_words, target_lines=cfg.target_lines, stress_iterations=cfg.iterations,
             stress_pct=cfg.stress_pct, pre_stress_iterations=cfg.pre_stress_iterations,
@@ -437,6 +441,7 @@ class _Gen:
             idle_cluster_barriers=self.idle_padding(),
             epilogue_waits=self.epilogue_waits(owners),
             n_zero=max(1, self.zeros[0]),
+            target_cc=int(re.sub(r"\D", "", target) or 0),
             test_name_c=self.test.name.replace("\\", "\\\\").replace('"', '\\"'),
         )
         source = Template(TEMPLATE.read_text()).substitute(fields)

@@ -14,6 +14,7 @@ ${notes}
 #include <cuda.h>                      // types only: driver entry points come through the runtime
 
 #define N_ROLES ${n_roles}
+#define TARGET_CC ${target_cc}             // the compute capability the target runs on (90 for sm_90a)
 #define N_MAPS ${n_maps}                // virtual mappings of the global buffer (> 1: virtual aliases)
 #define CLUSTER ${cluster}
 #define UNITS ${units}                 // hardware clusters (or CTAs) per instance group
@@ -42,7 +43,8 @@ ${notes}
 #define SMEM_ALIGN ${smem_align}
 #define SPIN_CAP ${spin_cap}u
 #define TESTING_GROUPS ${testing_groups}
-#define STRESS_UNITS ${stress_units}
+#define STRESS_UNITS ${stress_units}     // wanted: testing units x (1 - testing_fraction) / testing_fraction
+#define STRESS_TEST_LINES ${stress_test_lines}   // 1: stress the padding cells between the test's cells
 #define SHUFFLE_PCT ${shuffle_pct}
 #define STRIDE_CELLS ${stride_cells}
 #define PERMUTE_LOCATIONS ${permute_locations}
@@ -159,8 +161,17 @@ __device__ unsigned harness_lane_mask(const Params &p, int k, unsigned test_mask
 
 __device__ void stress(const Params &p, unsigned iters, unsigned salt) {
     for (unsigned i = 0; i < iters; i++) {
+#if STRESS_TEST_LINES && N_GLOBAL > 0 && STRIDE_CELLS > 1
+        // A padding cell next to some instance's cell of some location: never read for an
+        // outcome, but on the lines the test's accesses use.
+        unsigned inst_ = (p.stress_line[(i + salt) % TARGET_LINES] + salt) % N_INST;
+        unsigned *line = p.mem + (((size_t)((i + salt) % N_GLOBAL) * N_INST + inst_) * STRIDE_CELLS
+                                  + 1 + (i % (STRIDE_CELLS - 1))) * CELL_WORDS;
+        unsigned w = (threadIdx.x + salt) % CELL_WORDS;
+#else
         unsigned *line = p.scratch + p.stress_line[(i + salt) % TARGET_LINES] * LINE_WORDS;
         unsigned w = (threadIdx.x + salt) % LINE_WORDS;
+#endif
         volatile unsigned *a = line + w;
 #if STRESS_PATTERN == 0
         *a = i; *a = i + 1;
@@ -396,9 +407,40 @@ int main(int argc, char **argv) {
     CHECK(cudaGetDeviceProperties(&prop, dev));
     CHECK(cudaDriverGetVersion(&driver));
     CHECK(cudaRuntimeGetVersion(&runtime));
+    if (prop.major * 10 + prop.minor != TARGET_CC) {   // an 'a' target runs on its own architecture only
+        printf("error device %s is cc %d.%d but this program was built for ${target}\n", prop.name, prop.major, prop.minor);
+        return 3;
+    }
 
     const int testing_ctas = TESTING_GROUPS * CTAS_PER_GROUP;
-    const int units = TESTING_GROUPS * UNITS + STRESS_UNITS;
+    // Co-residency: every CTA of the grid must be resident at once, or an instance's threads do not
+    // run concurrently. Occupancy API: how many CTAs (clusters) the GPU holds of this kernel.
+    long capacity = 0;
+#if ${clustered}
+    {
+        cudaLaunchConfig_t lc;
+        memset(&lc, 0, sizeof lc);
+        lc.gridDim = dim3(CLUSTER, 1, 1);
+        lc.blockDim = dim3(THREADS, 1, 1);
+        int clusters = 0;
+        CHECK(cudaOccupancyMaxActiveClusters(&clusters, litmus_kernel, &lc));
+        capacity = clusters;                      // units are clusters
+    }
+#else
+    {
+        int per_sm = 0;
+        CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, litmus_kernel, THREADS, 0));
+        capacity = (long)per_sm * prop.multiProcessorCount;
+    }
+#endif
+    if ((long)TESTING_GROUPS * UNITS > capacity) {
+        printf("error not co-resident: %d testing units of %d CTA(s), the GPU holds %ld at once; lower testing_groups\n",
+               TESTING_GROUPS * UNITS, CLUSTER, capacity);
+        return 4;
+    }
+    const int stress_units = (int)((long)STRESS_UNITS < capacity - (long)TESTING_GROUPS * UNITS
+                                   ? (long)STRESS_UNITS : capacity - (long)TESTING_GROUPS * UNITS);
+    const int units = TESTING_GROUPS * UNITS + stress_units;
     const int grid = units * CLUSTER;
     Params p;
     memset(&p, 0, sizeof p);
@@ -502,6 +544,8 @@ int main(int argc, char **argv) {
     printf("iterations %lld\n", it);
     printf("instances %lld\n", it * (long long)N_INST);
     printf("testing_ctas %d\n", testing_ctas);
+    printf("stress_ctas %d\n", stress_units * CLUSTER);
+    printf("capacity_units %ld\n", capacity);
     printf("time %.3f\n", elapsed);
     for (int b = 0; b < N_BUCKETS; b++)
         if (hist[b]) printf("bucket %d %llu\n", b, hist[b]);
