@@ -458,3 +458,13 @@ def test_program_checks_co_residency_and_the_device_architecture():
 def test_stress_parameters_are_checked(change, msg):
     with pytest.raises(HarnessError, match=msg):
         DeviceConfig().replace(**change)
+
+
+def test_values_wider_than_32_bits_are_refused():
+    """D16: 64-bit registers were stored as (unsigned): the high half was lost, silently."""
+    t = build_test("wide", {"P0": ("gpu0.cta0", ["st.global.b64 [x], 4294967297", "ld.global.b64 r0, [x]"])},
+                   allowed=["P0:r0=4294967297"])
+    assert "needs more than 32 bits" in unsupported(t)
+    ok = build_test("wide-small", {"P0": ("gpu0.cta0", ["st.global.b64 [x], 5", "ld.global.b64 r0, [x]"])},
+                    allowed=["P0:r0=5"])
+    assert unsupported(ok) is None

@@ -202,6 +202,11 @@ def outcome_space(test: LitmusTest) -> OutcomeSpace:
                                f"so the device cannot bucket it")
         if len(vals) > MAX_VALUES:
             raise HarnessError(f"{v}: more than {MAX_VALUES} possible values")
+        wide = [x for x in vals if not -(2**31) <= x < 2**32]
+        if wide:
+            # Observed values are 32-bit words on the device: a value that needs more bits would be
+            # bucketed by its low half, merging outcomes the model tells apart (review D16).
+            raise HarnessError(f"{v}: value {wide[0]} needs more than 32 bits; the device observes 32-bit words")
         uniq = {}
         for x in sorted(vals):
             uniq.setdefault(x % 2**32, x)
