@@ -252,11 +252,12 @@ UNSUPPORTED = [
         "cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [s], [g, {0}], [mb]"])},
         memory={"s": {"space": "shared", "owner": "gpu0.cta0"}, "mb": {"space": "shared", "owner": "gpu0.cta0"}}),
      "not a tensor map"),
-    (build_test("tensor2d", {"P0": ("gpu0.cta0", [
-        "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [s], [tm, {0, 0}], [mb]"])},
+    (build_test("tensor-mixed-rank", {"P0": ("gpu0.cta0", [
+        "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [s], [tm, {0, 0}], [mb]",
+        "cp.async.bulk.tensor.1d.global.shared::cta.tile.bulk_group [tm, {0}], [s]"])},
         memory={"tm": {"tensormap": {0: "g"}}, "g": {}, "s": {"space": "shared", "owner": "gpu0.cta0"},
                 "mb": {"space": "shared", "owner": "gpu0.cta0"}}),
-     "only 1-D tensor copies"),
+     "tensor copies of different ranks [1, 2]"),
     (build_test("mbuse", {"P0": ("gpu0.cta0", [
         "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [s], [g], 16, [mb]",
         "mbarrier.try_wait.parity.shared::cta.b64 p, [mb], 0"])},

@@ -103,6 +103,12 @@ class _Gen:
                     self.problems.append(f"{t.name}:{idx} '{i.text}': plain accesses to a tensor map are not "
                                          f"expressible (a map is a 128-byte descriptor)")
         self.zeros = [0]                 # p.zero[] slots handed out (checker.harness.operands.Ctx.opaque)
+        from .emit_async import tensor_rank
+        ranks = {tensor_rank(i) for t in test.threads for i in t.code if i.op == "cp" and "tensor" in i.qualifiers}
+        ranks.discard(None)
+        if len(ranks) > 1:
+            self.problems.append(f"tensor copies of different ranks {sorted(ranks)}: the harness gives every map one rank")
+        self.tmap_rank = max(ranks, default=1)
         self.mbar_expect, mb_problems = self._completion_barriers()
         self.problems += mb_problems
         self.mbars, mb_problems = accounts(test, self.cell_bytes, self.tx_factor, self.mbar_expect)
@@ -440,7 +446,7 @@ class _Gen:
             role_cases="\n".join(" " * 8 + line for line in cases),
             idle_cluster_barriers=self.idle_padding(),
             epilogue_waits=self.epilogue_waits(owners),
-            n_zero=max(1, self.zeros[0]),
+            n_zero=max(1, self.zeros[0]), tmap_rank=self.tmap_rank,
             target_cc=int(re.sub(r"\D", "", target) or 0),
             test_name_c=self.test.name.replace("\\", "\\\\").replace('"', '\\"'),
         )

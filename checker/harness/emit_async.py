@@ -69,6 +69,14 @@ def emit_cp(i: Instr, ctx: Ctx) -> str:
     return a.render(f"{mnemonic(i)} {dst}, {src}, {size};")
 
 
+def tensor_rank(i: Instr) -> int | None:
+    """The .Nd of a tensor copy (1..5), or None."""
+    for q in i.qualifiers:
+        if len(q) == 2 and q[1] == "d" and q[0] in "12345":
+            return int(q[0])
+    return None
+
+
 def _tensor_operand(a: Asm, ctx: Ctx, op) -> str:
     """`[tmap, {0}]`: the map's generic address and its coordinates (one cell: all 0)."""
     if not isinstance(op, Addr) or not op.coords:
@@ -82,10 +90,13 @@ def _tensor_operand(a: Asm, ctx: Ctx, op) -> str:
 
 
 def emit_cp_tensor(i: Instr, ctx: Ctx) -> str:
-    """cp.async.bulk.tensor.1d, global<->shared through a tensor map (a box of one cell)."""
+    """cp.async.bulk.tensor.{1..5}d, global<->shared through a tensor map: a tensor of one cell
+    (the cell along dimension 0, extent 1 along the others; codegen gives every map the test's
+    rank), so every coordinate is 0."""
     q = i.qualifiers
-    if "1d" not in q:
-        raise NotExpressible("only 1-D tensor copies (a map describes one cell)")
+    rank = tensor_rank(i)
+    if rank is None:
+        raise NotExpressible("a tensor copy needs .1d ... .5d")
     if not ("tile" in q):
         raise NotExpressible("only .tile tensor copies")
     a = Asm()

@@ -27,6 +27,7 @@ ${notes}
 #define N_TMAPS ${n_tmaps}                // tensor maps in global memory (128 bytes per instance)
 #define N_SMAPS ${n_smaps}                // tensor maps in shared memory
 #define MAP_VALUES ${map_values}
+#define TMAP_RANK ${tmap_rank}              // dimensions of the tensor maps (the test's tensor copies)
 #define N_OBS ${n_obs}
 #define N_ZERO ${n_zero}
 #define N_VARS ${n_vars}
@@ -90,7 +91,7 @@ struct Params {
     unsigned *mem;          // N_GLOBAL regions of N_INST * STRIDE_CELLS cells
     unsigned *map[N_MAPS];  // map[0] == mem; map[k]: the same physical memory at another address
     unsigned *tmaps;        // N_TMAPS * N_INST tensor maps of 32 words, 128-byte aligned
-    const unsigned *tmap_template;  // 32 words: a 1-D map of one cell (cuTensorMapEncodeTiled)
+    const unsigned *tmap_template;  // 32 words: a TMAP_RANK-D map of one cell (cuTensorMapEncodeTiled)
     unsigned *obs;          // N_INST * N_OBS
     unsigned *shdump;       // N_INST * N_SHARED final shared values
     unsigned *status;       // N_INST: bit 0 = an await gave up, bit 1 = the epilogue's wait gave up,
@@ -468,11 +469,13 @@ int main(int argc, char **argv) {
     CHECK(cudaMemset(d_hist, 0, N_COUNTERS * sizeof(unsigned long long)));
     CHECK(cudaMemset(p.scratch, 0, (size_t)SCRATCH_WORDS * 4));
 #if N_TMAPS || N_SMAPS
-    {   // The template map: a 1-D tensor of one cell (CELL_WORDS u32), box = the whole cell.
+    {   // The template map: a TMAP_RANK-D tensor of one cell (CELL_WORDS u32 along dimension 0, extent
+        // 1 along the others), box = the whole cell: every coordinate of the test is 0.
         CUtensorMap tm;
-        cuuint64_t dim[1] = {CELL_WORDS}, stride[1] = {0};
-        cuuint32_t box[1] = {CELL_WORDS}, elem[1] = {1};
-        DRV(driver_fn<decltype(&cuTensorMapEncodeTiled)>("cuTensorMapEncodeTiled")(&tm, CU_TENSOR_MAP_DATA_TYPE_UINT32, 1,
+        cuuint64_t dim[5] = {CELL_WORDS, 1, 1, 1, 1}, stride[5] = {0, 0, 0, 0, 0};
+        cuuint32_t box[5] = {CELL_WORDS, 1, 1, 1, 1}, elem[5] = {1, 1, 1, 1, 1};
+        for (int d = 0; d + 1 < TMAP_RANK; d++) stride[d] = (cuuint64_t)CELL_WORDS * 4;   // bytes, multiples of 16
+        DRV(driver_fn<decltype(&cuTensorMapEncodeTiled)>("cuTensorMapEncodeTiled")(&tm, CU_TENSOR_MAP_DATA_TYPE_UINT32, TMAP_RANK,
             p.mem, dim, stride, box, elem, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
             CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
         unsigned *d_tm;
