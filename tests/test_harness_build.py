@@ -120,6 +120,23 @@ FEATURES = [
         "P0": ("gpu0.cta0", ["fence.proxy.tensormap::generic.acquire.gpu [tmap], 128",
                              "cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [d], [tmap, {0, 0, 0, 0, 0}], [mb]"])},
         memory={"tmap": {"tensormap": {0: "gA"}}, "gA": {"init": 10}, "d": S, "mb": S}, allowed=["d=10"]),
+    build_test("F+multicast", {
+        "P0": ("gpu0.cluster0.cta0", ["mbarrier.arrive.expect_tx.shared::cta.b64 _, [mb0], 32",
+                                       "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster "
+                                       "[s0], [g], 16, [mb0], 0b11",
+                                       "cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+                                       ".multicast::cluster [t0], [tmap, {0}], [mb0], 0b11",
+                                       "mbarrier.try_wait.parity.shared::cta.b64 p, [mb0], 0 == 1", "ld.shared r0, [s0]"]),
+        "P1": ("gpu0.cluster0.cta1", ["mbarrier.arrive.expect_tx.shared::cta.b64 _, [mb1], 32",
+                                       "mbarrier.try_wait.parity.shared::cta.b64 p, [mb1], 0 == 1", "ld.shared r0, [t1]"])},
+        memory={"g": {"init": 1}, "tmap": {"tensormap": {0: "g"}},
+                "s0": {"space": "shared", "owner": "gpu0.cluster0.cta0"},
+                "s1": {"space": "shared", "owner": "gpu0.cluster0.cta1", "offset_of": "s0"},
+                "t0": {"space": "shared", "owner": "gpu0.cluster0.cta0"},
+                "t1": {"space": "shared", "owner": "gpu0.cluster0.cta1", "offset_of": "t0"},
+                "mb0": {"space": "shared", "owner": "gpu0.cluster0.cta0", "mbarrier": {"count": 1}},
+                "mb1": {"space": "shared", "owner": "gpu0.cluster0.cta1", "mbarrier": {"count": 1}, "offset_of": "mb0"}},
+        allowed=["P0:r0=1 /\\ P1:r0=1"]),
     build_test("F+samewarp", {
         "P0": ("gpu0.cta0", ["st.relaxed.cta.shared [s], 1", "bar.warp.sync 7"]),
         "P1": ("gpu0.cta0", ["bar.warp.sync 7", "ld.relaxed.cta.shared r0, [s]"]),

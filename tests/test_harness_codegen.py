@@ -199,7 +199,7 @@ def test_tensor_maps_per_instance_with_buffer_addresses():
     # the initial map is acquired by the harness before the test starts
     assert 'fence.proxy.tensormap::generic.acquire.gpu [%0], 128; prefetch.tensormap [%0];" :: "l"(A_tmap_generic)' in src
     # nobody initialises mb: the harness does, expecting the copy's 16 bytes
-    assert "shared_expect[N_SHARED + 1] = {0, 16, 0}" in src
+    assert "shared_expect[SH_CELLS + 1] = {0, 0, 0, 16, 0}" in src      # (slot mb, role CTA 1)
     assert "cuTensorMapEncodeTiled" in src
     assert dict(zip(prog.space.names, prog.space.domains)) == {"d": (0, 10, 20, 21)}
 
@@ -271,20 +271,18 @@ UNSUPPORTED = [
     (build_test("ctaremote", {"P0": ("gpu0.cluster0.cta0", ["st.shared [s], 1"])},
                 memory={"s": {"space": "shared", "owner": "gpu0.cluster0.cta1"}}), "use .shared::cluster"),
     (build_test("unknownop", {"P0": ("gpu0.cta0", ["prefetch.global.L2 [x]"])}), "no harness emitter"),
-    (build_test("multicast", {"P0": ("gpu0.cluster0.cta0", [
+    (build_test("multicast-no-peer-mbarrier", {"P0": ("gpu0.cluster0.cta0", [
         "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [s0], [g], 16, [mb0], 3"])},
         memory={"s0": {"space": "shared", "owner": "gpu0.cluster0.cta0"},
                 "s1": {"space": "shared", "owner": "gpu0.cluster0.cta1", "offset_of": "s0"},
-                "mb0": {"space": "shared", "owner": "gpu0.cluster0.cta0", "mbarrier": {"count": 1}},
-                "mb1": {"space": "shared", "owner": "gpu0.cluster0.cta1", "mbarrier": {"count": 1},
-                        "offset_of": "mb0"}}),
-     "multicast copies (.multicast::cluster) are not expressible yet"),
-    (build_test("multicast-tensor", {"P0": ("gpu0.cluster0.cta0", [
-        "cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster "
-        "[s0], [tm, {0}], [mb0], 1"])},
-        memory={"tm": {"tensormap": {0: "g"}}, "g": {}, "s0": {"space": "shared", "owner": "gpu0.cluster0.cta0"},
                 "mb0": {"space": "shared", "owner": "gpu0.cluster0.cta0", "mbarrier": {"count": 1}}}),
-     "multicast copies (.multicast::cluster) are not expressible yet"),
+     "the ctaMask reaches cta1, where no mbarrier is declared at 'mb0''s offset"),
+    (build_test("multicast-mask-outside", {"P0": ("gpu0.cluster0.cta0", [
+        "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [s0], [g], 16, [mb0], 4"])},
+        memory={"s0": {"space": "shared", "owner": "gpu0.cluster0.cta0"},
+                "mb0": {"space": "shared", "owner": "gpu0.cluster0.cta0", "mbarrier": {"count": 1}},
+                "mb2": {"space": "shared", "owner": "gpu0.cluster1.cta2", "offset_of": "mb0", "mbarrier": {"count": 1}}}),
+     "the ctaMask reaches cta2, where no mbarrier is declared"),
     (build_test("try-cancel", {"P0": ("gpu0.cta0", [
         "clusterlaunchcontrol.try_cancel.async.shared::cta.mbarrier::complete_tx::bytes.b128 [h], [mb]"])},
         memory={"h": {"space": "shared", "owner": "gpu0.cta0"},
@@ -469,3 +467,34 @@ def test_values_wider_than_32_bits_are_refused():
     ok = build_test("wide-small", {"P0": ("gpu0.cta0", ["st.global.b64 [x], 5", "ld.global.b64 r0, [x]"])},
                     allowed=["P0:r0=5"])
     assert unsupported(ok) is None
+
+
+MULTICAST = build_test("mc", {
+    "P0": ("gpu0.cluster0.cta0", ["mbarrier.arrive.expect_tx.shared::cta.b64 _, [mb0], 16",
+                                   "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster "
+                                   "[s0], [g], 16, [mb0], 0b101",
+                                   "mbarrier.try_wait.parity.shared::cta.b64 p, [mb0], 0 == 1", "ld.shared r0, [s0]"]),
+    "P2": ("gpu0.cluster0.cta2", ["mbarrier.try_wait.parity.shared::cta.b64 p, [mb2], 0 == 1", "ld.shared r0, [s2]"])},
+    memory={"g": {"init": 7}, "s0": {"space": "shared", "owner": "gpu0.cluster0.cta0"},
+            "s2": {"space": "shared", "owner": "gpu0.cluster0.cta2", "offset_of": "s0"},
+            "mb0": {"space": "shared", "owner": "gpu0.cluster0.cta0", "mbarrier": {"count": 1}},
+            "mb2": {"space": "shared", "owner": "gpu0.cluster0.cta2", "mbarrier": {"count": 1}, "offset_of": "mb0"}},
+    allowed=["P0:r0=7 /\\ P2:r0=7 /\\ s2=7"])
+
+
+def test_multicast_copies_reach_one_offset_in_each_cta_of_the_mask():
+    """.multicast::cluster: offset_of locations share one shared-memory slot (the same CTA-relative
+    offset in their own CTAs); the test's ctaMask (bit N = ctaN) becomes the hardware's
+    (bit = %cluster_ctarank: cta0 and cta2 are ranks 0 and 1); the epilogue waits on the mbarrier
+    of every CTA the copy signals, making up the arrival P2 never makes."""
+    from checker.harness.static_check import check_program
+    prog = generate(MULTICAST)
+    src = prog.source
+    assert "#define N_SHARED 2" in src and "#define CLUSTER 2" in src      # (s0, s2) and (mb0, mb2)
+    (cp,) = [l for l in marked_lines(src) if "multicast::cluster" in l]
+    assert '"h"((unsigned short)3)' in cp
+    epi = src[src.index("// Epilogue"):]
+    assert "// mb0:" in epi and "// mb2:" in epi
+    assert check_program(prog) == []
+    dom = dict(zip(prog.space.names, prog.space.domains))
+    assert dom["s2"] == (0, 7) and dom["P2:r0"] == (0, 7)

@@ -81,6 +81,7 @@ class _Gen:
         self.cell_bytes, self.tx_factor, bp = bulk_sizing(test)
         self.problems += bp
         self.glob, self.shared, self.aliases, self.decl = locations(test)
+        self.sidx = self._shared_slots()
         self.maps = map_tables(test)
         self.tmaps = [n for n in self.maps if not (n in self.decl and self.decl[n].space == "shared")]
         self.smaps = [n for n in self.maps if n not in self.tmaps]
@@ -116,10 +117,10 @@ class _Gen:
         self.slot_words, self.smem_align = self._slot_sizing()
         self.layout = make_layout(test) if not layout_problems(test) else None
         if self.layout is not None:
-            smem = ((len(self.shared) * self.layout.per_warp + 1) * self.slot_words * 4
+            smem = ((self.n_slots * self.layout.per_warp + 1) * self.slot_words * 4
                     + max(1, len(self.smaps) * self.layout.per_warp) * 128)
             if smem > STATIC_SMEM_LIMIT:
-                self.problems.append(f"{len(self.shared)} shared location(s) x {self.layout.per_warp} instances per "
+                self.problems.append(f"{self.n_slots} shared slot(s) x {self.layout.per_warp} instances per "
                                      f"warp x {self.slot_words * 4}-byte slots need {smem} bytes of static shared "
                                      f"memory (limit {STATIC_SMEM_LIMIT})")
         try:
@@ -147,7 +148,7 @@ class _Gen:
         t = self.test.threads[tid]
         slot = self.layout.slots[tid]
         ctx = Ctx(self.test, self.layout, slot, self.cell_bytes, self.tx_factor,
-                  {n: k for k, n in enumerate(self.shared)}, {n: k for k, n in enumerate(self.glob)},
+                  dict(self.sidx), {n: k for k, n in enumerate(self.glob)},
                   self.aliases, self.maps, owners, wide, zeros=self.zeros)
         body = []
         for idx, i in enumerate(t.code):
@@ -186,7 +187,7 @@ class _Gen:
         # harness's acquire alone left the cache cold, hiding the weak outcome).
         acquires = [f'asm volatile("fence.proxy.tensormap::generic.acquire.gpu [%0], 128; prefetch.tensormap [%0];" '
                     f':: "l"({var}) : "memory");' for var in first.values()]
-        out = [f"case {tid}: {{   // {t.name} at {t.position}"]
+        out = [f"case {tid}: {{   // {t.name} at {t.position}, role CTA {slot.role_cta}"]
         out += ["    " + d for d in decls + addr_lines + acquires]
         out.append("    start_barrier(p, inst);")
         out += ["    " + line for line in body]
@@ -239,7 +240,7 @@ class _Gen:
             return (f"const unsigned {var} = to_cta({cell});" if kind == "cta"
                     else f"const unsigned long long {var} = (unsigned long long){cell};")
         if name in self.shared:
-            j = self.shared.index(name)
+            j = self.sidx[name]
             cell = f"(smem + ({j} * PER_WARP + slot) * SLOT_WORDS)"
             owner = owners[name]
             rank = self.layout.rank(owner)
@@ -325,6 +326,22 @@ class _Gen:
                 "              for (int b_ = 0; b_ < pad_[role_cta / CLUSTER]; b_++) "
                 "asm volatile(\"barrier.cluster.arrive.relaxed; barrier.cluster.wait;\" ::: \"memory\"); }")
 
+    def _shared_slots(self) -> dict[str, int]:
+        """Shared location -> its slot (CTA-relative offset index): locations declared with
+        `offset_of` share their root's slot, in their own CTAs (the multicast layout)."""
+        out: dict[str, int] = {}
+        roots: list[str] = []
+        for n in self.shared:
+            root, seen = n, {n}
+            while self.decl.get(root) is not None and self.decl[root].offset_of and self.decl[root].offset_of not in seen:
+                root = self.decl[root].offset_of
+                seen.add(root)
+            if root not in roots:
+                roots.append(root)
+            out[n] = roots.index(root)
+        self.n_slots = len(roots)
+        return out
+
     def _slot_sizing(self) -> tuple[int, int]:
         """(words per shared slot, alignment of the shared array in bytes): tensor copies need
         128-byte aligned shared memory (CUDA Programming Guide, alignment requirements of bulk
@@ -342,7 +359,7 @@ class _Gen:
         out = []
         for name in sorted(n for n, acc in self.mbars.items() if acc.waited and n in self.shared):
             acc = self.mbars[name]
-            j = self.shared.index(name)
+            j = self.sidx[name]
             makeup = ""
             if acc.makeup_expect:
                 makeup += (f"        asm volatile(\"mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;\" "
@@ -389,7 +406,7 @@ class _Gen:
                 var_index.append(self.obs_vars.index(v))
             elif v.name in self.shared:
                 var_kind.append(2)
-                var_index.append(self.shared.index(v.name))
+                var_index.append(self.sidx[v.name] * lay.ctas_per_group + owners[v.name])
             else:
                 name = self.aliases[v.name][0] if v.name in self.aliases else v.name
                 if name not in self.glob:
@@ -403,6 +420,12 @@ class _Gen:
         target = target_for(self.test, cfg)
         notes = tuple(self.notes)
         map_values = 1 + max((k for table in self.maps.values() for k in table), default=0)
+        cells: list[str | None] = [None] * (self.n_slots * lay.ctas_per_group)   # (slot, role CTA) -> location
+        for n in self.shared:
+            k = self.sidx[n] * lay.ctas_per_group + owners[n]
+            if cells[k] is not None:
+                raise HarnessError(f"{self.test.name}: '{cells[k]}' and '{n}' are at one offset in one CTA")
+            cells[k] = n
         decl = self.decl
 
         def arr(xs, fmt=str):
@@ -415,7 +438,7 @@ class _Gen:
             observed_doc=", ".join(space.names) or "(nothing)",
             notes="\n".join(f"// Note: {n}" for n in notes),
             n_roles=len(self.test.threads), n_maps=1 + max((k for _, k in self.aliases.values()), default=0), cluster=lay.cluster, units=lay.units, warps=lay.warps,
-            per_warp=lay.per_warp, n_global=len(self.glob), n_shared=len(self.shared),
+            per_warp=lay.per_warp, n_global=len(self.glob), n_shared=self.n_slots,
             n_obs=max(1, len(self.obs_vars)), n_vars=len(space.vars), n_buckets=space.size,
             cell_words=self.cell_bytes // 4, spin_cap=cfg.spin_cap, testing_groups=cfg.testing_groups,
             stress_units=max(0, round(cfg.testing_groups * lay.units * (1 - cfg.testing_fraction) / cfg.testing_fraction)),
@@ -426,12 +449,12 @@ class _Gen:
             pre_stress_pct=cfg.pre_stress_pct, barrier_pct=cfg.barrier_pct,
             time_budget_s=repr(float(cfg.time_budget_s)), max_iterations=cfg.max_iterations,
             global_init=arr(f"{(decl[n].init if n in decl else 0) & 0xFFFFFFFF}u" for n in self.glob),
-            shared_init=arr(f"{decl[n].init & 0xFFFFFFFF}u" for n in self.shared),
-            shared_owner=arr(owners[n] for n in self.shared),
-            shared_mbarrier=arr(int((decl[n].mbarrier or {}).get("count", 1)) if decl[n].mbarrier is not None
-                                else (1 if n in self.mbar_expect else 0) for n in self.shared),
-            shared_expect=arr(self.mbar_expect.get(n, 0) for n in self.shared),
-            shared_inval=arr(int(n in self._initialised() and n not in self._invalidated()) for n in self.shared),
+            shared_here=arr(int(n is not None) for n in cells),
+            shared_init=arr(f"{decl[n].init & 0xFFFFFFFF}u" if n else "0u" for n in cells),
+            shared_mbarrier=arr((int((decl[n].mbarrier or {}).get("count", 1)) if decl[n].mbarrier is not None
+                                 else (1 if n in self.mbar_expect else 0)) if n else 0 for n in cells),
+            shared_expect=arr(self.mbar_expect.get(n, 0) if n else 0 for n in cells),
+            shared_inval=arr(int(n in self._initialised() and n not in self._invalidated()) if n else 0 for n in cells),
             slot_words=self.slot_words, smem_align=self.smem_align,
             n_tmaps=len(self.tmaps), n_smaps=len(self.smaps), map_values=map_values,
             tmap_buffer=arr(self.glob.index(table[k]) if k in table else -1

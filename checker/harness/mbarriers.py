@@ -84,6 +84,32 @@ def _imm(op, default: int) -> int:
     return op.value if isinstance(op, Imm) else default
 
 
+def _root(decl: dict, name: str) -> str:
+    seen = {name}
+    while decl.get(name) is not None and decl[name].offset_of and decl[name].offset_of not in seen:
+        name = decl[name].offset_of
+        seen.add(name)
+    return name
+
+
+def multicast_targets(test: LitmusTest, i: Instr, issuer, name: str) -> tuple[list[str], list[str]]:
+    """The locations at `name`'s offset in each CTA of a .multicast::cluster operation's ctaMask
+    (issued by a thread at position `issuer`), and the CTAs of the mask where none is declared."""
+    decl = {m.name: m for m in test.memory}
+    mask_op = [o for o in i.operands if isinstance(o, Imm)]
+    mask = mask_op[-1].value if mask_op else 0
+    root = _root(decl, name)
+    out, missing = [], []
+    for n in range(16):
+        if not mask >> n & 1:
+            continue
+        key = (issuer.gpu, issuer.cluster, n)
+        hit = [m.name for m in test.memory if m.space == "shared" and m.owner is not None
+               and m.owner.cta_key() == key and _root(decl, m.name) == root]
+        (out.append(hit[0]) if hit else missing.append(f"cta{n}"))
+    return out, missing
+
+
 def accounts(test: LitmusTest, cell_bytes: int, tx_factor: int, harness_expect: dict[str, int]) -> tuple[dict[str, Account], list[str]]:
     """Per mbarrier that something arrives on or completes on: its Account; and the problems that
     make the epilogue's wait unsound (every reason, with the mbarrier's name)."""
@@ -100,11 +126,19 @@ def accounts(test: LitmusTest, cell_bytes: int, tx_factor: int, harness_expect: 
     for m in test.memory:
         if m.mbarrier is not None:
             count[m.name] = int(m.mbarrier.get("count", 1))
+    problems = []
     for t in test.threads:
         for i in t.code:
             a = _addrs(i)
             target = completion_target(i)
-            if target is not None:
+            targets = [target] if target is not None else []
+            if target is not None and "multicast::cluster" in i.qualifiers:
+                targets, missing = multicast_targets(test, i, t.position, target)
+                if missing:
+                    problems.append(f"'{i.text}': the ctaMask reaches {', '.join(missing)}, where no mbarrier is "
+                                    f"declared at '{target}''s offset (offset_of): its complete-tx would hit "
+                                    f"uninitialised shared memory")
+            for target in targets:
                 waited.add(target)
                 completed[target] = completed.get(target, 0) + _completed_bytes(i, cell_bytes)
             if i.op == "mbarrier" and a and i.qualifiers:
@@ -133,7 +167,6 @@ def accounts(test: LitmusTest, cell_bytes: int, tx_factor: int, harness_expect: 
     names = sorted(set(count) | set(arrivals) | set(waited))
     out = {n: Account(n, count.get(n, 1), arrivals.get(n, 0), expected.get(n, 0), completed.get(n, 0), n in waited)
            for n in names}
-    problems = []
     for n, acc in out.items():
         if not acc.waited:
             continue

@@ -98,6 +98,17 @@ class Ctx:
         self.buffers[(tmap, value.value)] = var
         return var
 
+    def peer_rank(self, n: int) -> int:
+        """%cluster_ctarank of ctaN of this thread's cluster (ctaMask bit N)."""
+        from ..ast import Position
+        p = self.test.threads[self.slot.tid].position
+        key = Position(p.gpu, p.cluster, n).cta_key()
+        cta_of = dict(self.layout.cta_of)
+        if p.cluster is None or key not in cta_of:
+            raise NotExpressible(f"the ctaMask names cta{n}, which holds no thread or location of the test in this "
+                                 f"thread's cluster")
+        return self.layout.rank(cta_of[key])
+
     def warp_is_one_role(self) -> None:
         """Warp-collective (.sync.aligned) instructions need every lane of the warp in this role."""
         if self.layout.threads_in(self.slot.role_cta, self.slot.warp) != 1 or self.layout.per_warp != 32:

@@ -173,7 +173,9 @@ def analyse(test: LitmusTest) -> tuple[dict, dict]:
     for _ in range(rounds):
         before = snapshot()
         for t in test.threads:
-            s = AbsState(mem, {}, roots=roots, maps=map_tables(test))
+            from .mbarriers import multicast_targets
+            s = AbsState(mem, {}, roots=roots, maps=map_tables(test),
+                         multicast=lambda i, name, _p=t.position: multicast_targets(test, i, _p, name)[0])
             for idx, i in enumerate(t.code):
                 s.here = (t.name, idx)
                 opspec(i).values(i, s)

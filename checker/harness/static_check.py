@@ -26,18 +26,20 @@ from .codegen import Program
 _ASM = re.compile(r'asm volatile\("((?:[^"\\]|\\.)*)"\s*:(.*?):(.*?):\s*"memory"\);')
 _OPERAND = re.compile(r'"=?[a-z]+"\((.*?)\)(?:,|$)')
 _ADDR_VAR = re.compile(r"\b(A_\w+)\b")
-_CASE = re.compile(r"^\s*case (\d+): \{   // (\S+) at ")
+_CASE = re.compile(r"^\s*case (\d+): \{   // (\S+) at \S+, role CTA (\d+)")
 _MARK = re.compile(r"// @ptxmc (\S+):(\d+)")
 
 
 @dataclass(frozen=True)
 class Place:
     """Where an address variable points: space ('shared', 'smap', 'global', 'tmap'), the index of
-    the location in its table, and the alignment guaranteed for every instance."""
+    the location in its table (for shared memory: the slot), the alignment guaranteed for every
+    instance, and for shared memory the role CTA whose memory it is."""
 
     space: str
     index: int
     align: int
+    cta: int = -1
 
 
 def _macro(src: str, name: str) -> int:
@@ -54,19 +56,21 @@ def _table(src: str, name: str) -> list[int]:
     return [int(x.strip().rstrip("u")) for x in m.group(1).split(",") if x.strip()]
 
 
-def _places(src: str) -> dict[str, Place]:
+def _places(src: str, role_cta: int = 0) -> dict[str, Place]:
+    """The address variables defined in `src` (one role case), for a thread in `role_cta`."""
     smem_align, slot = _macro(src, "SMEM_ALIGN"), _macro(src, "SLOT_WORDS")
     stride, cell = _macro(src, "STRIDE_CELLS"), _macro(src, "CELL_WORDS")
+    cluster = _macro(src, "CLUSTER")
     shared_align = gcd(smem_align, slot * 4)
     global_align = gcd(256, stride * cell * 4)        # cudaMalloc / VMM bases are 256-byte aligned
     out = {}
     for m in re.finditer(r"const unsigned(?: long long)? (A_\w+) = (.*);", src):
         var, expr = m.group(1), m.group(2)
         if (s := re.search(r"smem \+ \((\d+) \* PER_WARP \+ slot\) \* (\w+)\)", expr)):
-            if s.group(2) != "SLOT_WORDS":
-                out[var] = Place("shared", int(s.group(1)), gcd(smem_align, 4))
-            else:
-                out[var] = Place("shared", int(s.group(1)), shared_align)
+            rank = re.search(r",\s*(\d+)u\)$", expr)
+            cta = role_cta // cluster * cluster + int(rank.group(1)) if rank else role_cta
+            align = shared_align if s.group(2) == "SLOT_WORDS" else gcd(smem_align, 4)
+            out[var] = Place("shared", int(s.group(1)), align, cta)
         elif (s := re.search(r"smaps \+ \((\d+) \* PER_WARP \+ slot\) \* 32\)", expr)):
             out[var] = Place("smap", int(s.group(1)), 128)
         elif (s := re.search(r"tmap_at\(p, (\d+), inst\)", expr)):
@@ -103,6 +107,8 @@ class Stmt:
     ptx: str                   # the template with %n replaced by the C expressions
     operands: tuple[str, ...]
     template: str = ""         # the asm template as emitted (%n operands)
+    role_cta: int = 0
+    places: dict = None        # the address variables of its role case
 
     def addresses(self) -> list[str]:
         """The C expression of each [...] address operand, in order (a tensor operand [%2, {%1}]:
@@ -115,8 +121,32 @@ class Stmt:
         return out
 
 
+def _cases(src: str) -> list[tuple[int, str]]:
+    """(role CTA, text) of each role case of the litmus kernel."""
+    out, cur, cta = [], [], None
+    for line in src.splitlines():
+        m = _CASE.match(line)
+        if m or line.strip() == "default:":
+            if cta is not None:
+                out.append((cta, "\n".join(cur)))
+            cta, cur = (int(m.group(3)) if m else None), []
+        if cta is not None:
+            cur.append(line)
+    return out
+
+
 def statements(src: str) -> list[Stmt]:
-    """The test's emitted instructions (marked lines), each with its operand expressions."""
+    """The test's emitted instructions (marked lines), each with its operand expressions, role CTA
+    and the address variables of its case."""
+    out = []
+    head = src[:src.index("__global__")] if "__global__" in src else src
+    for cta, text in _cases(src):
+        places = _places(head + "\n" + text, cta)
+        out += _statements(text, cta, places)
+    return out
+
+
+def _statements(src: str, cta: int, places: dict) -> list[Stmt]:
     out = []
     for line in src.splitlines():
         mark = _MARK.search(line)
@@ -131,7 +161,7 @@ def statements(src: str) -> list[Stmt]:
         def sub(k):
             n = int(k.group(1))
             return ops[n] if n < len(ops) else k.group(0)
-        out.append(Stmt(mark.group(1), int(mark.group(2)), re.sub(r"%(\d+)", sub, tmpl), tuple(ops), tmpl))
+        out.append(Stmt(mark.group(1), int(mark.group(2)), re.sub(r"%(\d+)", sub, tmpl), tuple(ops), tmpl, cta, places))
     return out
 
 
@@ -172,9 +202,9 @@ def _needs(mn: str, k: int, n_addr: int, ptx: str, space: str) -> int:
 
 def alignment_problems(program: Program) -> list[str]:
     src = program.source
-    places = _places(src)
     out = []
     for st in statements(src):
+        places = st.places
         mn = _mnemonic(st.ptx)
         addrs = st.addresses()
         for k, expr in enumerate(addrs):
@@ -206,17 +236,20 @@ def _imm(expr: str) -> int | None:
 
 def wait_problems(program: Program) -> list[str]:
     """Every mbarrier an emitted asynchronous operation completes on is awaited by the epilogue,
-    and that wait can complete: count == arrivals and expected bytes == delivered bytes."""
+    and that wait can complete: count == arrivals and expected bytes == delivered bytes. Keys are
+    (slot, role CTA): a multicast copy delivers to the slot of its mbarrier in each CTA of its mask."""
     src = program.source
-    places = _places(src)
     cell_bytes = _macro(src, "CELL_WORDS") * 4
+    cluster = _macro(src, "CLUSTER")
+    ctas = _macro(src, "UNITS") * cluster
     counts, expect = _table(src, "shared_mbarrier"), _table(src, "shared_expect")
-    n_shared = _macro(src, "N_SHARED")
-    tally = {j: _Tally(count=counts[j], arrivals=1 if expect[j] else 0, expected=expect[j]) for j in range(n_shared)}
+    n_cells = _macro(src, "N_SHARED") * ctas
+    tally = {(k // ctas, k % ctas): _Tally(count=counts[k], arrivals=1 if expect[k] else 0, expected=expect[k])
+             for k in range(n_cells)}
 
-    def loc(expr):
-        p = places.get(_var(expr) or "")
-        return p.index if p is not None and p.space == "shared" else None
+    def loc(st, expr):
+        p = st.places.get(_var(expr) or "")
+        return (p.index, p.cta) if p is not None and p.space == "shared" else None
 
     for st in statements(src):
         mn = _mnemonic(st.ptx)
@@ -226,10 +259,10 @@ def wait_problems(program: Program) -> list[str]:
                       st.template.split("]")[-1])          # operands after the last address
         imms = [int(x) for x in re.findall(r"(?<![%\w])(\d+)u?(?:ll)?\b", rest)]
         if q[0] == "mbarrier" and addrs:
-            j = loc(addrs[0])
-            if j is None:
+            key = loc(st, addrs[0])
+            if key is None:
                 continue
-            t = tally[j]
+            t = tally[key]
             if q[1] == "init":
                 t.count, t.init_in_code = (imms[0] if imms else 1), True
             elif q[1] in ("arrive", "arrive_drop"):
@@ -243,12 +276,12 @@ def wait_problems(program: Program) -> list[str]:
             elif q[1] == "complete_tx":
                 t.completed += imms[0] if imms else 0
         elif q[0] == "cp" and "mbarrier" in q and "arrive" in q and "noinc" in q and addrs:
-            j = loc(addrs[0])
-            if j is not None:
-                tally[j].arrivals += 1
+            key = loc(st, addrs[0])
+            if key is not None:
+                tally[key].arrivals += 1
         elif "mbarrier::complete_tx::bytes" in mn and addrs:
-            j = loc(addrs[-1])
-            if j is None:
+            key = loc(st, addrs[-1])
+            if key is None:
                 continue
             if q[0] == "cp":
                 size = cell_bytes if "tensor" in q else None
@@ -257,42 +290,44 @@ def wait_problems(program: Program) -> list[str]:
                     size = int(m.group(1)) if m else 0
             else:
                 size = 8 if any(x in q for x in ("b64", "u64", "s64")) else 4
-            tally[j].completed += size
-            tally[j].completes_here = True
+            keys = [key]
+            if "multicast::cluster" in q:      # the same slot in each CTA of the mask
+                mask = imms[-1] if imms else 0
+                base = st.role_cta // cluster * cluster
+                keys = [(key[0], base + r) for r in range(cluster) if mask >> r & 1]
+            for kk in keys:
+                if kk not in tally:
+                    tally[kk] = _Tally()
+                tally[kk].completed += size
+                tally[kk].completes_here = True
     waited = {}
-    for m in re.finditer(r"smem \+ \((\d+) \* PER_WARP \+ threadIdx\.x\) \* SLOT_WORDS\), ok_ = 0;(.*?)for \(unsigned n_", src, re.S):
-        j = int(m.group(1))
-        made = {kind: int(n) for n, kind in re.findall(r'"r"\((\d+)u\) : "memory"\);   // (\w+)', m.group(2))}
-        waited[j] = made.get("arrive", 0)
-        tally[j].expected += made.get("expect", 0)
-        tally[j].completed += made.get("complete", 0)
-    names = _location_names(src)
+    for m in re.finditer(r"role_cta == (\d+) && threadIdx.x < PER_WARP\) \{   // (\S+):.*?\n.*?smem \+ \((\d+) \* PER_WARP \+ "
+                         r"threadIdx\.x\) \* SLOT_WORDS\), ok_ = 0;(.*?)for \(unsigned n_", src, re.S):
+        key = (int(m.group(3)), int(m.group(1)))
+        made = {kind: int(n) for n, kind in re.findall(r'"r"\((\d+)u\) : "memory"\);   // (\w+)', m.group(4))}
+        waited[key] = (made.get("arrive", 0), m.group(2))
+        tally.setdefault(key, _Tally())
+        tally[key].expected += made.get("expect", 0)
+        tally[key].completed += made.get("complete", 0)
     out = []
-    for j, t in tally.items():
+    for key, t in sorted(tally.items()):
         if not t.completes_here:
             continue
-        name = names.get(j, f"shared location {j}")
-        if j not in waited:
+        name = f"'{waited[key][1]}'" if key in waited else f"slot {key[0]} of role CTA {key[1]}"
+        if key not in waited:
             out.append(f"{name}: asynchronous operations complete on it but the epilogue never waits for it "
                        f"(a CTA could exit with a copy in flight)")
             continue
         if t.count <= 0:
             out.append(f"{name}: the epilogue waits on an mbarrier nothing initialises")
-        total = t.arrivals + waited[j]
+        total = t.arrivals + waited[key][0]
         if total != t.count:
             out.append(f"{name}: phase 0 needs {t.count} arrivals, the program makes {total} "
-                       f"({t.arrivals} + {waited[j]} in the epilogue): the epilogue wait "
+                       f"({t.arrivals} + {waited[key][0]} in the epilogue): the epilogue wait "
                        f"{'can never complete' if total < t.count else 'may see a later phase'}")
         if t.expected != t.completed:
             out.append(f"{name}: {t.expected} transaction bytes expected, {t.completed} delivered: phase 0 "
                        f"{'never completes' if t.expected > t.completed else 'can complete before the data lands'}")
-    return out
-
-
-def _location_names(src: str) -> dict[int, str]:
-    out = {}
-    for m in re.finditer(r"const unsigned(?: long long)? A_(\w+?)_(?:cta|cluster|generic) = .*?smem \+ \((\d+) \* PER_WARP", src):
-        out.setdefault(int(m.group(2)), f"'{m.group(1)}'")
     return out
 
 

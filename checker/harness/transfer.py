@@ -26,6 +26,7 @@ class AbsState:
     here: tuple[str, int] = ("", 0)      # the instruction being interpreted (a write's identity)
     roots: dict = field(default_factory=dict)   # virtual alias -> the location it maps
     maps: dict = field(default_factory=dict)    # tensor map -> {value: buffer}
+    multicast: object = None                    # (instr, name) -> the locations a multicast writes
 
     def val(self, op) -> set | None:
         if isinstance(op, Imm):
@@ -147,6 +148,14 @@ def _through_map(s: AbsState, op) -> list[str]:
     return [table[v] for v in sorted({v for v, _ in vals}) if v in table]
 
 
+def _dests(i: Instr, s: AbsState, op) -> list[str | None]:
+    """The locations a copy writes: its destination, or with .multicast::cluster the location at
+    that offset in each CTA of the mask (checker.harness.mbarriers.multicast_targets)."""
+    if "multicast::cluster" in i.qualifiers and s.multicast is not None:
+        return list(s.multicast(i, op.base))
+    return [s.loc(op)]
+
+
 def values_cp(i: Instr, s: AbsState) -> None:
     ops = [o for o in i.operands if isinstance(o, Addr)]
     if "tensor" in i.qualifiers and len(ops) >= 2:
@@ -161,7 +170,8 @@ def values_cp(i: Instr, s: AbsState) -> None:
                     vals = None
                     break
                 vals |= got
-            s.write(s.loc(ops[0]), vals)
+            for d in _dests(i, s, ops[0]):
+                s.write(d, vals)
         return
     if i.qualifiers[:1] == ("reduce",) and len(ops) >= 2:
         op = i.pick(ATOM_OPS) or "add"
@@ -172,7 +182,8 @@ def values_cp(i: Instr, s: AbsState) -> None:
             s.write(s.loc(ops[0]), None)
         return
     if len(ops) >= 2 and "arrive" not in i.qualifiers and "prefetch" not in i.qualifiers:
-        s.write(s.loc(ops[0]), s.read(ops[1]))
+        for d in _dests(i, s, ops[0]):
+            s.write(d, s.read(ops[1]))
 
 
 def values_tensormap(i: Instr, s: AbsState) -> None:

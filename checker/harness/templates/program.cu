@@ -23,7 +23,8 @@ ${notes}
 #define THREADS (WARPS * 32)
 #define PER_WARP ${per_warp}            // instance slots per warp
 #define N_GLOBAL ${n_global}
-#define N_SHARED ${n_shared}
+#define N_SHARED ${n_shared}           // shared slots per CTA (locations declared at one offset_of share one)
+#define SH_CELLS (N_SHARED * CTAS_PER_GROUP)   // (slot, role CTA) pairs: the tables below
 #define N_TMAPS ${n_tmaps}                // tensor maps in global memory (128 bytes per instance)
 #define N_SMAPS ${n_smaps}                // tensor maps in shared memory
 #define MAP_VALUES ${map_values}
@@ -66,19 +67,21 @@ ${notes}
     printf("error %s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(e_)); exit(3); } } while (0)
 
 static const unsigned global_init[N_GLOBAL + 1] = {${global_init}};
-static __device__ const unsigned shared_init[N_SHARED + 1] = {${shared_init}};
-static __device__ const int shared_owner[N_SHARED + 1] = {${shared_owner}};   // role CTA
-static __device__ const int shared_mbarrier[N_SHARED + 1] = {${shared_mbarrier}}; // init count, 0 = plain
-static __device__ const int shared_inval[N_SHARED + 1] = {${shared_inval}};   // mbarriers the harness invalidates at the end
+// Per (slot, role CTA), index slot * CTAS_PER_GROUP + role CTA:
+static __device__ const int shared_here[SH_CELLS + 1] = {${shared_here}};      // a location of the test lives there
+static __device__ const unsigned shared_init[SH_CELLS + 1] = {${shared_init}};
+static __device__ const int shared_mbarrier[SH_CELLS + 1] = {${shared_mbarrier}}; // init count, 0 = plain
+static __device__ const int shared_inval[SH_CELLS + 1] = {${shared_inval}};   // mbarriers the harness invalidates at the end
 // Bytes the harness expects on an mbarrier that only async copies complete on (nobody else
 // initialises or arrives on it): it arrives once, so the phase completes when the copies land.
-static __device__ const unsigned shared_expect[N_SHARED + 1] = {${shared_expect}};
+static __device__ const unsigned shared_expect[SH_CELLS + 1] = {${shared_expect}};
 // Tensor maps (global ones first, then shared ones): the global location (index) of the buffer
 // that value v selects, -1 for none; the initial value; the CTA holding each shared map.
 static __device__ const int tmap_buffer[(N_TMAPS + N_SMAPS) * MAP_VALUES + 1] = {${tmap_buffer}};
 static __device__ const int tmap_init[N_TMAPS + N_SMAPS + 1] = {${tmap_init}};
 static __device__ const int smap_owner[N_SMAPS + 1] = {${smap_owner}};
-// Observed variables: kind 0 = register (index in obs), 1 = global location, 2 = shared location.
+// Observed variables: kind 0 = register (index in obs), 1 = global location, 2 = shared location
+// (index slot * CTAS_PER_GROUP + role CTA).
 static __device__ const int var_kind[N_VARS + 1] = {${var_kind}};
 static __device__ const int var_index[N_VARS + 1] = {${var_index}};
 static __device__ const int var_domain_start[N_VARS + 2] = {${var_domain_start}};
@@ -93,7 +96,7 @@ struct Params {
     unsigned *tmaps;        // N_TMAPS * N_INST tensor maps of 32 words, 128-byte aligned
     const unsigned *tmap_template;  // 32 words: a TMAP_RANK-D map of one cell (cuTensorMapEncodeTiled)
     unsigned *obs;          // N_INST * N_OBS
-    unsigned *shdump;       // N_INST * N_SHARED final shared values
+    unsigned *shdump;       // N_INST * SH_CELLS final shared values
     unsigned *status;       // N_INST: bit 0 = an await gave up, bit 1 = the epilogue's wait gave up,
                             // bit 2 = the start barrier gave up (the instance still counts)
     unsigned *sync;         // N_INST start-barrier counters
@@ -212,15 +215,15 @@ __global__ void ${cluster_attr} __launch_bounds__(THREADS) litmus_kernel(Params 
     // Prologue: shared cells to their initial values; pre-initialised mbarriers.
     if (role >= 0) {
         for (unsigned c = threadIdx.x; c < N_SHARED * PER_WARP; c += THREADS) {
-            unsigned loc = c / PER_WARP;
-            if (shared_owner[loc] != role_cta) continue;
+            unsigned k = (c / PER_WARP) * CTAS_PER_GROUP + role_cta;
+            if (!shared_here[k]) continue;
             unsigned *cell = smem + c * SLOT_WORDS;
-            if (shared_mbarrier[loc]) {
-                asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" :: "r"(to_cta(cell)), "r"(shared_mbarrier[loc]) : "memory");
-                if (shared_expect[loc])
-                    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" :: "r"(to_cta(cell)), "r"(shared_expect[loc]) : "memory");
+            if (shared_mbarrier[k]) {
+                asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" :: "r"(to_cta(cell)), "r"(shared_mbarrier[k]) : "memory");
+                if (shared_expect[k])
+                    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" :: "r"(to_cta(cell)), "r"(shared_expect[k]) : "memory");
             } else {
-                for (int w = 0; w < CELL_WORDS; w++) cell[w] = w ? 0u : shared_init[loc];
+                for (int w = 0; w < CELL_WORDS; w++) cell[w] = w ? 0u : shared_init[k];
             }
         }
 #if N_SMAPS
@@ -279,15 +282,15 @@ ${epilogue_waits}
 #endif
     if (role >= 0) {
         for (unsigned c = threadIdx.x; c < N_SHARED * PER_WARP; c += THREADS) {
-            unsigned loc = c / PER_WARP, s = c % PER_WARP;
-            if (shared_owner[loc] == role_cta && !shared_mbarrier[loc])
-                p.shdump[(group * PER_WARP + s) * N_SHARED + loc] = smem[c * SLOT_WORDS];
+            unsigned k = (c / PER_WARP) * CTAS_PER_GROUP + role_cta, s = c % PER_WARP;
+            if (shared_here[k] && !shared_mbarrier[k])
+                p.shdump[(group * PER_WARP + s) * SH_CELLS + k] = smem[c * SLOT_WORDS];
         }
         // Invalidate the mbarriers before the shared memory is handed to the next CTA (PTX:
         // mbarrier.inval before the memory is reused for anything else).
         for (unsigned c = threadIdx.x; c < N_SHARED * PER_WARP; c += THREADS) {
-            unsigned loc = c / PER_WARP;
-            if (shared_owner[loc] == role_cta && shared_inval[loc])
+            unsigned k = (c / PER_WARP) * CTAS_PER_GROUP + role_cta;
+            if (shared_here[k] && shared_inval[k])
                 asm volatile("mbarrier.inval.shared::cta.b64 [%0];" :: "r"(to_cta(smem + c * SLOT_WORDS)) : "memory");
         }
     }
@@ -327,7 +330,7 @@ __global__ void count_kernel(Params p, unsigned long long *hist) {
             for (int v = 0; v < N_VARS; v++) {
                 unsigned val = var_kind[v] == 0 ? p.obs[inst * N_OBS + var_index[v]]
                              : var_kind[v] == 1 ? *gcell(p, var_index[v], inst)
-                             : p.shdump[inst * N_SHARED + var_index[v]];
+                             : p.shdump[inst * SH_CELLS + var_index[v]];
                 int lo = var_domain_start[v], hi = var_domain_start[v + 1], hit = -1;
                 for (int d = lo; d < hi; d++) if (domain_values[d] == val) { hit = d - lo; break; }
                 if (hit < 0) { bucket = BUCKET_OTHER; break; }
@@ -458,7 +461,7 @@ int main(int argc, char **argv) {
     p.map[0] = p.mem;
 #endif
     CHECK(cudaMalloc(&p.obs, ((size_t)N_INST * N_OBS + 1) * 4));
-    CHECK(cudaMalloc(&p.shdump, ((size_t)N_INST * N_SHARED + 1) * 4));
+    CHECK(cudaMalloc(&p.shdump, ((size_t)N_INST * SH_CELLS + 1) * 4));
     CHECK(cudaMalloc(&p.status, (size_t)N_INST * 4));
     CHECK(cudaMalloc(&p.sync, (size_t)N_INST * 4));
     CHECK(cudaMalloc(&p.scratch, (size_t)SCRATCH_WORDS * 4));
@@ -523,7 +526,7 @@ int main(int argc, char **argv) {
         init_kernel<<<64, 256>>>(p, d_init);
         CHECK(cudaGetLastError());
         CHECK(cudaMemset(p.obs, 0, ((size_t)N_INST * N_OBS + 1) * 4));
-        CHECK(cudaMemset(p.shdump, 0, ((size_t)N_INST * N_SHARED + 1) * 4));
+        CHECK(cudaMemset(p.shdump, 0, ((size_t)N_INST * SH_CELLS + 1) * 4));
         CHECK(cudaMemset(p.status, 0, (size_t)N_INST * 4));
         CHECK(cudaMemset(p.sync, 0, (size_t)N_INST * 4));
         litmus_kernel<<<grid, THREADS>>>(p);
