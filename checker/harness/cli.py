@@ -258,8 +258,9 @@ def cmd_run(args) -> int:
     progs, skipped = _programs(tests, cfg, cuda)
     _write_unsupported(outdir, skipped)
     by_name = {t.name: t for t in tests}
-    model = _model_verdicts([t for t, _ in progs], args.model, args.option, say=print)
-    if args.fake_device is not None:
+    model: dict = {}
+    if args.fake_device is not None:      # the fake device samples the model's outcomes: needed first
+        model = _model_verdicts([t for t, _ in progs], args.model, args.option, say=print)
         backend = FakeBackend({n: list(v) for n, v in model.items()}, spec)
     else:
         backend = GpuBackend(Path(args.prebuilt) if args.prebuilt else None, args.sanitize, tc.version or "")
