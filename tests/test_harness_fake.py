@@ -174,3 +174,21 @@ def test_forced_gpu_without_nvidia_smi(monkeypatch):
         assert p.target == "sm_100a" and any("unknown" in n for n in p.notes)
     finally:
         hwrun.gpus.cache_clear()
+
+
+def test_sanitizer_pass_reports_errors_and_a_missing_tool(tmp_path, monkeypatch):
+    """--sanitize runs each program under compute-sanitizer on a GPU machine; here the tool is a
+    script that prints a racecheck report, and then none at all."""
+    import shutil
+    from checker.harness import runner, toolchain
+    prog = generate(controls()[3])
+    tool = tmp_path / "compute-sanitizer"
+    tool.write_text("#!/bin/sh\necho '========= Error: Race reported between Write access at 0x80'\nexit 97\n")
+    tool.chmod(0o755)
+    monkeypatch.setattr(shutil, "which", lambda name: str(tool) if name == "compute-sanitizer" else None)
+    with pytest.raises(HarnessError, match="racecheck reports errors:\n========= Error: Race reported"):
+        runner.sanitizer_pass(prog, tmp_path / "exe", "racecheck", {})
+    monkeypatch.setattr(shutil, "which", lambda name: None)
+    monkeypatch.setattr(toolchain, "search_dirs", lambda: [])
+    with pytest.raises(HarnessError, match="compute-sanitizer not found"):
+        runner.sanitizer_pass(prog, tmp_path / "exe", "synccheck", {})
