@@ -129,7 +129,7 @@ def test_generate_is_deterministic():
 def test_clusters_awaits_and_remote_shared_memory():
     src = generate(CLUSTER).source
     assert "__cluster_dims__(2, 1, 1)" in src
-    assert "to_cluster((smem + (0 * PER_WARP + slot) * CELL_WORDS), 1u)" in src   # owner has rank 1
+    assert "to_cluster((smem + (0 * PER_WARP + slot) * SLOT_WORDS), 1u)" in src   # owner has rank 1
     assert re.search(r"for \(unsigned n_ = 0;; n_\+\+\) \{   // await r0 == 1", src)
     assert "if (n_ >= SPIN_CAP) { timed_out = 1; break; }" in src
     assert "barrier.cluster.arrive.release; barrier.cluster.wait.acquire;" in src
@@ -159,7 +159,7 @@ def test_bulk_copy_sizes_are_scaled_to_cells():
     lines = marked_lines(src)
     assert "_, [%0], 16;" in lines[0] and "[%1], 16, [%2];" in lines[1]
     assert "selp.u32 %0, 1, 0, P;" in lines[2]
-    assert "mbarrier.test_wait.parity.shared::cta.b64" in src        # epilogue waits for the copy
+    assert "mbarrier.try_wait.parity.shared::cta.b64 P, [%1], 0" in src        # epilogue waits for the copy
 
 
 def test_virtual_aliases_are_other_mappings_of_the_same_cell():
@@ -194,12 +194,12 @@ def test_tensor_maps_per_instance_with_buffer_addresses():
     assert "tmap_buffer[(N_TMAPS + N_SMAPS) * MAP_VALUES + 1] = {0, 1, 0}" in src     # value 0 -> gA, 1 -> gB
     assert "B_tmap_1 = to_global(gcell(p, 1, inst));" in src
     lines = marked_lines(src)
-    assert '[%0], %1;" :  : "l"(A_tmap_global), "l"(B_tmap_1)' in lines[1]
+    assert '[%0], %1;" :  : "l"((A_tmap_global + p.zero[1])), "l"(B_tmap_1)' in lines[1]
     assert re.search(r"\[%\d, \{%\d\}\]", lines[6])                          # [map, {coord}]
     # the initial map is acquired by the harness before the test starts
-    assert 'fence.proxy.tensormap::generic.acquire.gpu [%0], 128;" :: "l"(A_tmap_generic)' in src
+    assert 'fence.proxy.tensormap::generic.acquire.gpu [%0], 128; prefetch.tensormap [%0];" :: "l"(A_tmap_generic)' in src
     # nobody initialises mb: the harness does, expecting the copy's 16 bytes
-    assert "shared_expect[N_SHARED + 1] = {0, 16, 0}" in src
+    assert "shared_expect[SH_CELLS + 1] = {0, 0, 0, 16, 0}" in src      # (slot mb, role CTA 1)
     assert "cuTensorMapEncodeTiled" in src
     assert dict(zip(prog.space.names, prog.space.domains)) == {"d": (0, 10, 20, 21)}
 
@@ -252,11 +252,12 @@ UNSUPPORTED = [
         "cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [s], [g, {0}], [mb]"])},
         memory={"s": {"space": "shared", "owner": "gpu0.cta0"}, "mb": {"space": "shared", "owner": "gpu0.cta0"}}),
      "not a tensor map"),
-    (build_test("tensor2d", {"P0": ("gpu0.cta0", [
-        "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [s], [tm, {0, 0}], [mb]"])},
+    (build_test("tensor-mixed-rank", {"P0": ("gpu0.cta0", [
+        "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [s], [tm, {0, 0}], [mb]",
+        "cp.async.bulk.tensor.1d.global.shared::cta.tile.bulk_group [tm, {0}], [s]"])},
         memory={"tm": {"tensormap": {0: "g"}}, "g": {}, "s": {"space": "shared", "owner": "gpu0.cta0"},
                 "mb": {"space": "shared", "owner": "gpu0.cta0"}}),
-     "only 1-D tensor copies"),
+     "tensor copies of different ranks [1, 2]"),
     (build_test("mbuse", {"P0": ("gpu0.cta0", [
         "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [s], [g], 16, [mb]",
         "mbarrier.try_wait.parity.shared::cta.b64 p, [mb], 0"])},
@@ -270,20 +271,18 @@ UNSUPPORTED = [
     (build_test("ctaremote", {"P0": ("gpu0.cluster0.cta0", ["st.shared [s], 1"])},
                 memory={"s": {"space": "shared", "owner": "gpu0.cluster0.cta1"}}), "use .shared::cluster"),
     (build_test("unknownop", {"P0": ("gpu0.cta0", ["prefetch.global.L2 [x]"])}), "no harness emitter"),
-    (build_test("multicast", {"P0": ("gpu0.cluster0.cta0", [
+    (build_test("multicast-no-peer-mbarrier", {"P0": ("gpu0.cluster0.cta0", [
         "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [s0], [g], 16, [mb0], 3"])},
         memory={"s0": {"space": "shared", "owner": "gpu0.cluster0.cta0"},
                 "s1": {"space": "shared", "owner": "gpu0.cluster0.cta1", "offset_of": "s0"},
-                "mb0": {"space": "shared", "owner": "gpu0.cluster0.cta0", "mbarrier": {"count": 1}},
-                "mb1": {"space": "shared", "owner": "gpu0.cluster0.cta1", "mbarrier": {"count": 1},
-                        "offset_of": "mb0"}}),
-     "multicast copies (.multicast::cluster) are not expressible yet"),
-    (build_test("multicast-tensor", {"P0": ("gpu0.cluster0.cta0", [
-        "cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster "
-        "[s0], [tm, {0}], [mb0], 1"])},
-        memory={"tm": {"tensormap": {0: "g"}}, "g": {}, "s0": {"space": "shared", "owner": "gpu0.cluster0.cta0"},
                 "mb0": {"space": "shared", "owner": "gpu0.cluster0.cta0", "mbarrier": {"count": 1}}}),
-     "multicast copies (.multicast::cluster) are not expressible yet"),
+     "the ctaMask reaches cta1, where no mbarrier is declared at 'mb0''s offset"),
+    (build_test("multicast-mask-outside", {"P0": ("gpu0.cluster0.cta0", [
+        "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [s0], [g], 16, [mb0], 4"])},
+        memory={"s0": {"space": "shared", "owner": "gpu0.cluster0.cta0"},
+                "mb0": {"space": "shared", "owner": "gpu0.cluster0.cta0", "mbarrier": {"count": 1}},
+                "mb2": {"space": "shared", "owner": "gpu0.cluster1.cta2", "offset_of": "mb0", "mbarrier": {"count": 1}}}),
+     "the ctaMask reaches cta2, where no mbarrier is declared"),
     (build_test("try-cancel", {"P0": ("gpu0.cta0", [
         "clusterlaunchcontrol.try_cancel.async.shared::cta.mbarrier::complete_tx::bytes.b128 [h], [mb]"])},
         memory={"h": {"space": "shared", "owner": "gpu0.cta0"},
@@ -372,3 +371,131 @@ def test_undefined_only_tests_observe_plain_locations_only():
                    memory={"tm": {"tensormap": {0: "gA", 1: "gB"}}, "gA": {}, "gB": {}, "y": {}, "z": {"alias_of": "y"},
                            "mb": {"space": "shared", "owner": "gpu0.cta0", "mbarrier": {"count": 1}}})
     assert outcome_space(t).names == ("P0:r0", "gA", "gB", "y")
+
+
+# -- review defects D10, D11 --------------------------------------------------------------------
+
+@pytest.mark.parametrize("code", [
+    "atom.relaxed.gpu.global.add r0, [x], 1 == 1",
+    "atom.global.exch r0, [x], 2 == 1",
+])
+def test_awaits_that_would_repeat_a_write_are_refused(code):
+    """D10: an await is a retry loop; repeating an atom gives x=1 after two atoms (a false violation)."""
+    t = build_test("aw-rmw", {"P0": ("gpu0.cta0", ["st.relaxed.gpu.global [x], 1"]),
+                              "P1": ("gpu0.cta1", [code])},
+                   memory={"s": {"space": "shared", "owner": "gpu0.cta1"}}, allowed=["x=2"])
+    why = unsupported(t)
+    assert why is not None and "only ld and mbarrier test_wait/try_wait can be awaited" in why
+    ok = build_test("aw-ld", {"P0": ("gpu0.cta0", ["st.relaxed.gpu.global [x], 1"]),
+                              "P1": ("gpu0.cta1", ["ld.relaxed.gpu.global r0, [x] == 1"])}, allowed=["P1:r0=1"])
+    assert unsupported(ok) is None
+
+
+def test_aligned_cluster_barrier_in_a_shared_warp_loses_aligned():
+    """D11: barrier.cluster.arrive.aligned in two switch cases of one warp (and idle lanes padding
+    with the non-aligned form) is undefined behaviour."""
+    t = build_test("cb-shared-warp", {
+        "P0": ("gpu0.cluster0.cta0", ["barrier.cluster.arrive.aligned", "barrier.cluster.wait.aligned"]),
+        "P1": ("gpu0.cluster0.cta0", ["barrier.cluster.arrive.aligned", "barrier.cluster.wait.aligned"]),
+        "P2": ("gpu0.cluster0.cta1", ["barrier.cluster.arrive.aligned", "barrier.cluster.wait.aligned"])})
+    prog = generate(t)
+    lines = marked_lines(prog.source)
+    assert all(".aligned" not in l.split("//")[0] for l in lines), lines
+    assert any("without .aligned" in n for n in prog.notes)
+    whole = build_test("cb-whole-warp", {
+        "P0": ("gpu0.cluster0.cta0", ["barrier.cluster.arrive.aligned", "barrier.cluster.wait.aligned"]),
+        "P1": ("gpu0.cluster0.cta1", ["barrier.cluster.arrive.aligned", "barrier.cluster.wait.aligned"])})
+    assert all("barrier.cluster.arrive.aligned;" in l or "barrier.cluster.wait.aligned;" in l
+               for l in marked_lines(generate(whole).source))
+
+
+def test_value_analysis_uses_the_models_arithmetic():
+    """transfer.py had its own operator table: `and` on -3 gave -3 (Python), the model gives the
+    unsigned pattern 4294967293, so atom.min then picked a different value and y=7, which the model
+    allows, had no bucket (it would have been counted as 'other')."""
+    t = build_test("neg", {"P0": ("gpu0.cta0", ["ld.global r0, [x]", "and r1, r0, -1", "atom.global.exch r2, [y], r1",
+                                                "atom.global.min r3, [y], 7"])},
+                   memory={"x": {"init": -3}, "y": {"init": 5}}, allowed=["y=7"])
+    dom = dict(zip(outcome_space(t).names, outcome_space(t).domains))
+    assert 7 in dom["y"]
+    from checker.resources import resolve_model
+    from checker.verdict.check import check_test
+    res = check_test(t, resolve_model(None))
+    assert all(outcome_space(t).index(tuple(dict(o)[v] for v in outcome_space(t).names)) is not None
+               for o in res.outcomes)
+
+
+# -- stress and co-residency (D7, D6) ---------------------------------------------------------------
+
+def test_testing_ctas_are_a_minority_of_the_grid():
+    """D7: testing CTAs were 80-94% of the grid while the configuration's comment (and the research
+    it cites) wants a 15-20% minority."""
+    for name in device_names():
+        cfg = load_device(name)
+        src = generate(MP, cfg).source
+        groups = int(re.search(r"#define TESTING_GROUPS (\d+)", src).group(1))
+        stress = int(re.search(r"#define STRESS_UNITS (\d+)", src).group(1))
+        testing = groups * 2                       # MP: 2 CTAs per group, 1 CTA per unit
+        assert testing / (testing + stress) == pytest.approx(cfg.testing_fraction, abs=0.01), name
+        assert cfg.testing_fraction <= 0.2 and "#define STRESS_TEST_LINES 1" in src
+    src = generate(MP, load_device().replace(stress_target="scratch", testing_fraction=0.5)).source
+    assert "#define STRESS_TEST_LINES 0" in src and "#define STRESS_UNITS 256" in src
+
+
+def test_program_checks_co_residency_and_the_device_architecture():
+    src = generate(MP).source
+    assert "cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, litmus_kernel, THREADS, 0)" in src
+    assert "error not co-resident" in src and "#define TARGET_CC 90" in src
+    assert "cudaOccupancyMaxActiveClusters(&clusters, litmus_kernel, &lc)" in generate(CLUSTER).source
+    assert "#define TARGET_CC 100" in generate(MP, load_device("b200")).source
+
+
+@pytest.mark.parametrize("change,msg", [
+    (dict(testing_fraction=0), "testing_fraction"),
+    (dict(stress_target="l2"), "stress_target"),
+    (dict(stress_target="test-lines", stride_cells=1), "stride_cells >= 2"),
+])
+def test_stress_parameters_are_checked(change, msg):
+    with pytest.raises(HarnessError, match=msg):
+        DeviceConfig().replace(**change)
+
+
+def test_values_wider_than_32_bits_are_refused():
+    """D16: 64-bit registers were stored as (unsigned): the high half was lost, silently."""
+    t = build_test("wide", {"P0": ("gpu0.cta0", ["st.global.b64 [x], 4294967297", "ld.global.b64 r0, [x]"])},
+                   allowed=["P0:r0=4294967297"])
+    assert "needs more than 32 bits" in unsupported(t)
+    ok = build_test("wide-small", {"P0": ("gpu0.cta0", ["st.global.b64 [x], 5", "ld.global.b64 r0, [x]"])},
+                    allowed=["P0:r0=5"])
+    assert unsupported(ok) is None
+
+
+MULTICAST = build_test("mc", {
+    "P0": ("gpu0.cluster0.cta0", ["mbarrier.arrive.expect_tx.shared::cta.b64 _, [mb0], 16",
+                                   "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster "
+                                   "[s0], [g], 16, [mb0], 0b101",
+                                   "mbarrier.try_wait.parity.shared::cta.b64 p, [mb0], 0 == 1", "ld.shared r0, [s0]"]),
+    "P2": ("gpu0.cluster0.cta2", ["mbarrier.try_wait.parity.shared::cta.b64 p, [mb2], 0 == 1", "ld.shared r0, [s2]"])},
+    memory={"g": {"init": 7}, "s0": {"space": "shared", "owner": "gpu0.cluster0.cta0"},
+            "s2": {"space": "shared", "owner": "gpu0.cluster0.cta2", "offset_of": "s0"},
+            "mb0": {"space": "shared", "owner": "gpu0.cluster0.cta0", "mbarrier": {"count": 1}},
+            "mb2": {"space": "shared", "owner": "gpu0.cluster0.cta2", "mbarrier": {"count": 1}, "offset_of": "mb0"}},
+    allowed=["P0:r0=7 /\\ P2:r0=7 /\\ s2=7"])
+
+
+def test_multicast_copies_reach_one_offset_in_each_cta_of_the_mask():
+    """.multicast::cluster: offset_of locations share one shared-memory slot (the same CTA-relative
+    offset in their own CTAs); the test's ctaMask (bit N = ctaN) becomes the hardware's
+    (bit = %cluster_ctarank: cta0 and cta2 are ranks 0 and 1); the epilogue waits on the mbarrier
+    of every CTA the copy signals, making up the arrival P2 never makes."""
+    from checker.harness.static_check import check_program
+    prog = generate(MULTICAST)
+    src = prog.source
+    assert "#define N_SHARED 2" in src and "#define CLUSTER 2" in src      # (s0, s2) and (mb0, mb2)
+    (cp,) = [l for l in marked_lines(src) if "multicast::cluster" in l]
+    assert '"h"((unsigned short)3)' in cp
+    epi = src[src.index("// Epilogue"):]
+    assert "// mb0:" in epi and "// mb2:" in epi
+    assert check_program(prog) == []
+    dom = dict(zip(prog.space.names, prog.space.domains))
+    assert dom["s2"] == (0, 7) and dom["P2:r0"] == (0, 7)

@@ -117,36 +117,63 @@ def test_load_errors(tmp_path):
 
 # -- litmus7 printer -----------------------------------------------------------------------------
 
-def test_litmus7_log_forbidden_and_allowed_blocks():
+def test_litmus7_log_one_block_per_test_like_the_herd_log():
+    """D15: one block per test under the test's own name (the herd log's pairing), registers named
+    1:r0 as litmus7 does, a Hash= line; the conditions repeat their lines as in the herd log."""
     h = hist([(o(0, 0), 96), (o(1, 0), 4), (o(1, 1), 900)], timeout=2)
     text = litmus7.log([h], {MP.name: MP})
-    blocks = text.strip().split("\n\nTest ")
-    allowed, forbidden = blocks[0], "Test " + blocks[1]
-    assert forbidden.splitlines()[:5] == [
-        "Test MP+rel+acq#2 Forbidden",
+    assert text.count("Test ") == 1 and "#2" not in text
+    lines = text.splitlines()
+    assert lines[:5] == [
+        "Test MP+rel+acq Allowed",           # the first condition's kind, as in the herd log
         "Histogram (3 states)",
-        "96    :>P1:r0=0; P1:r1=0;",
-        "4     *>P1:r0=1; P1:r1=0;",
-        "900   :>P1:r0=1; P1:r1=1;",
+        "96    *>1:r0=0; 1:r1=0;",           # '*': satisfies the first condition
+        "4     :>1:r0=1; 1:r1=0;",
+        "900   :>1:r0=1; 1:r1=1;",
     ]
-    assert "\nNo\n\nWitnesses\nPositive: 996, Negative: 4\n" in forbidden
-    assert "Condition ~exists (P1:r0=1 /\\ P1:r1=0) is NOT validated" in forbidden
-    assert "Observation MP+rel+acq#2 Sometimes 4 996" in forbidden
-    assert "Time MP+rel+acq#2 2.50" in forbidden
-    assert "Other 0, Timeout 2" in forbidden
-    assert allowed.startswith("Test MP+rel+acq Allowed\n")
-    assert "96    *>P1:r0=0; P1:r1=0;" in allowed
-    assert "\nOk\n\nWitnesses\nPositive: 96, Negative: 904\n" in allowed
-    assert "Condition exists (P1:r0=0 /\\ P1:r1=0) is validated" in allowed
+    assert "\nNo\n\nWitnesses\nPositive: 996, Negative: 4\n" in text
+    assert "Condition ~exists (1:r0=1 /\\ 1:r1=0) is NOT validated" in text
+    assert "Observation MP+rel+acq Sometimes 4 996" in text
+    assert "\nOk\n\nWitnesses\nPositive: 96, Negative: 904\n" in text
+    assert "Condition exists (1:r0=0 /\\ 1:r1=0) is validated" in text
+    assert "Time MP+rel+acq 2.50" in text and "Other 0, Timeout 2, Epilogue 0" in text
+    from checker.harness.space import fingerprint
+    assert f"Hash={fingerprint(MP)}" in text
+    # the same test names and block order as the model's herd log
+    from checker.resources import resolve_model
+    from checker.verdict.check import check_test
+    from checker.results.output import herd
+    herd_log = herd([check_test(MP, resolve_model(None))])
+    assert [l.split()[1] for l in herd_log.splitlines() if l.startswith("Test ")] == ["MP+rel+acq"]
+    assert herd_log.splitlines()[0] == lines[0]
 
 
 def test_litmus7_never_and_always():
     h = hist([(o(1, 1), 10)])
     text = litmus7.log([h], {MP.name: MP})
-    assert "Observation MP+rel+acq#2 Never 0 10" in text
-    assert "\nOk\n" in text and "~exists (P1:r0=1 /\\ P1:r1=0) is validated" in text
+    assert "Observation MP+rel+acq Never 0 10" in text
+    assert "\nOk\n" in text and "~exists (1:r0=1 /\\ 1:r1=0) is validated" in text
     only = make("X", ("x",), [((("x", 1),), 5)])
     assert "Observation X Never 0 5" in litmus7.log([only])      # no test known: no condition lines
+
+
+def test_litmus7_log_reads_back():
+    """D15: litmus7 logs (ours, or litmus7's own naming) import as histograms."""
+    from checker.harness.space import fingerprint
+    h = hist([(o(0, 0), 96), (o(1, 1), 900)], timeout=2, fingerprint=fingerprint(MP))
+    (back,) = litmus7.parse_log(litmus7.log([h], {MP.name: MP}), {MP.name: MP})
+    assert back.counts == h.counts and back.timeout == 2 and back.fingerprint == h.fingerprint
+    assert (back.device, back.target, back.time_s, back.iterations, back.seed) == (h.device, "sm_90a", 2.5, 10, 7)
+    theirs = ("Test MP+rel+acq Allowed\nHistogram (2 states)\n5     *>1:r0=1; 1:r1=0; [x]=1; flag=1;\n"
+              "995   :>1:r0=1; 1:r1=1; [x]=1; flag=1;\nOk\nHash=d41d8cd98f00b204e9800998ecf8427e\n"
+              "Observation MP+rel+acq Sometimes 5 995\nTime MP+rel+acq 0.11\n")
+    (lt,) = litmus7.parse_log(theirs, {MP.name: MP})
+    assert lt.counts == ((o(1, 0), 5), (o(1, 1), 995)) and lt.fingerprint == "" and lt.time_s == 0.11
+    assert compare_one(lt, MODEL, MP).verdict == "violation"
+    with pytest.raises(HarnessError, match="missing"):
+        litmus7.parse_log("Test MP+rel+acq Allowed\n5 *>1:r0=1;\n", {MP.name: MP})
+    with pytest.raises(HarnessError, match="not a litmus7 log"):
+        litmus7.parse_log("hello\n")
 
 
 # -- compare ---------------------------------------------------------------------------------------
@@ -224,7 +251,7 @@ def test_compare_merges_runs_and_renders():
     assert "forbidden but observed 1x: P1:r0=1 /\\ P1:r1=0" in text
     assert text.splitlines()[-1] == "Summary: ok 1, violation 1"
     with pytest.raises(HarnessError, match="cannot merge"):
-        compare([a, make("MP+rel+acq", ("P1:r0",), [])], {})
+        compare([a, make("MP+rel+acq", ("P1:r0",), [], **META)], {})
 
 
 def test_compare_rejects_bad_model_verdicts():
@@ -307,3 +334,83 @@ def test_cli_gen_writes_programs_and_the_unsupported_list(tmp_path, suite, capsy
     multi.write_text(MP_YAML.replace("at: gpu0.cta1", "at: gpu1.cta1"))
     assert main(["hw", "gen", str(multi), "-o", str(out)]) == 0
     assert "multi-GPU" in (out / "unsupported.txt").read_text()
+
+
+# -- review defects D2, D9, D14 ------------------------------------------------------------------
+
+def test_no_valid_instance_renders_and_fails_the_run():
+    """D2: a test whose instances all timed out (N=0) with model gaps crashed render()."""
+    c = compare_one(hist([], timeout=81920), MODEL, MP)
+    assert c.verdict == "no-data" and c.bound is None
+    text = render([c])
+    assert "MP+rel+acq: NO-DATA, N=0, 3 allowed outcome(s) unseen (no valid instance), timeout=81920" in text
+    assert exit_code([c]) == 1
+
+
+def test_timeouts_over_the_threshold_fail_the_run():
+    """D9: a test with 99.99% timeouts and a few valid instances was 'ok'."""
+    few = compare_one(hist([(o(0, 0), 1), (o(0, 1), 1), (o(1, 1), 1)], timeout=30000), MODEL, MP)
+    assert few.verdict == "timeouts" and exit_code([few]) == 1
+    some = compare_one(hist([(o(0, 0), 100), (o(0, 1), 100), (o(1, 1), 100)], timeout=3), MODEL, MP)
+    assert some.verdict == "ok"
+    assert compare_one(hist([(o(0, 0), 1), (o(0, 1), 1), (o(1, 1), 1)], timeout=1), MODEL, MP,
+                       max_timeout_fraction=0.1).verdict == "timeouts"
+
+
+def test_epilogue_give_ups_are_a_harness_error():
+    c = compare_one(hist([(o(0, 0), 1), (o(0, 1), 1), (o(1, 1), 1)], epilogue=1), MODEL, MP)
+    assert c.verdict == "harness-error" and "epilogue=1" in c.summary()
+
+
+def test_counts_must_add_up_to_the_instances_run():
+    """D9: the program's `instances` line was ignored."""
+    with pytest.raises(HarnessError, match="add up to 1000 instances, the program ran 2000"):
+        parse_output(OUTPUT.replace("instances 1000", "instances 2000"), outcome_space(MP))
+    h = parse_output(OUTPUT.replace("timeout 10", "timeout 5\nepilogue 5\nunsynced 7"), outcome_space(MP))
+    assert (h.timeout, h.epilogue, h.unsynced, h.total) == (5, 5, 7, 1000)
+
+
+@pytest.mark.parametrize("line", ["bucket 3", "bucket x 5", "bucket 1 2 3"])
+def test_malformed_bucket_line_is_a_harness_error(line):
+    """D5: 'bucket 3' raised a bare ValueError that aborted the whole suite run."""
+    with pytest.raises(HarnessError, match="malformed result line"):
+        parse_output(OUTPUT.replace("bucket 3 390", line), outcome_space(MP))
+
+
+def test_stale_or_foreign_histograms_are_refused():
+    """D14: a histogram observing only P1:r0 was compared as if P1:r1 were 0 (a false violation)."""
+    partial = make("MP+rel+acq", ("P1:r0",), [((("P1:r0", 1),), 10)], **META)
+    with pytest.raises(HarnessError, match="stale or foreign"):
+        compare_one(partial, MODEL, MP)
+    from checker.harness.space import fingerprint
+    good = hist([(o(0, 0), 1)], fingerprint=fingerprint(MP))
+    assert compare_one(good, MODEL, MP).n == 1
+    with pytest.raises(HarnessError, match="another version of the test"):
+        compare_one(hist([(o(0, 0), 1)], fingerprint="0123456789abcdef"), MODEL, MP)
+
+
+def test_runs_on_different_devices_are_not_added_up():
+    """D14: merge added up histograms of different devices, keeping the first one's metadata."""
+    h100 = hist([(o(0, 0), 1), (o(0, 1), 1), (o(1, 1), 1)])
+    b200 = hist([(o(1, 0), 1)], device="NVIDIA B200", compute_capability="10.0", target="sm_100a",
+                config={"name": "b200"})
+    comps = compare([h100, b200], {"MP+rel+acq": MODEL}, {"MP+rel+acq": MP})
+    assert [c.verdict for c in comps] == ["ok", "violation"]
+    text = render(comps)
+    assert "== Device NVIDIA H100 80GB HBM3 (cc 9.0, sm_90a, config h100): 1 test(s)" in text
+    assert "== Device NVIDIA B200 (cc 10.0, sm_100a, config b200): 1 test(s)" in text
+    assert text.count("Device summary:") == 2 and text.splitlines()[-1] == "Summary: ok 1, violation 1"
+
+
+def test_non_utf8_and_jsonl_files(tmp_path):
+    bad = tmp_path / "bin.json"
+    bad.write_bytes(b"\xff\xfe\x00garbage")
+    with pytest.raises(HarnessError, match="not UTF-8"):
+        histogram.load(bad)
+    lines = tmp_path / "histograms.jsonl"
+    a, b = hist([(o(0, 0), 1)]), hist([(o(1, 1), 2)])
+    histogram.append_jsonl(a, lines)
+    histogram.append_jsonl(b, lines)
+    with open(lines, "a") as f:
+        f.write('{"format": "ptxmc-hist')           # a run killed while writing
+    assert histogram.load(lines) == [a, b]

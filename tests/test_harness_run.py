@@ -54,7 +54,7 @@ MP = build_test(
 @needs_gpu
 @pytest.mark.parametrize("test", [MP, *controls()], ids=lambda t: t.name)
 def test_run_on_the_gpu(test, tmp_path):
-    cfg = load_device("default").replace(testing_groups=64, stress_units=8)
+    cfg = load_device("default").replace(testing_groups=64, testing_fraction=0.5)
     prog = generate(test, cfg)
     exe = build(prog, tmp_path, "exe")
     hist = hwrun.run(prog, exe.output, seed=3, time_s=1.0, iterations=50)

@@ -8,9 +8,14 @@
     space     observed variables and the on-device outcome buckets
     toolchain find nvcc / cuobjdump / nvdisasm (PATH, /usr/local/cuda, the pip wheels)
     build     nvcc for the target (sm_90a; sm_100a for tcgen05; the test's arch)
-    sass      every fence of the test must survive into SASS
-    run       run with a time budget on a GPU -> Histogram
-    histogram JSON histograms; litmus7   litmus7-format log
+    mbarriers static accounting of the mbarriers async copies complete on (the epilogue's make-up)
+    static_check  every generated program read back: waits can complete, operands are aligned
+    sass      every fence and every memory access of the test must survive into SASS, per target
+    devicecheck  GPU / target / driver fit, before building
+    run       GPU detection, one program run -> Histogram
+    runner    a suite test by test: histograms.jsonl, --resume, --budget, --devices, --prebuilt
+    fakegpu   a simulated GPU for the plumbing tests (output labelled SIMULATED)
+    histogram JSON histograms; litmus7   litmus7-format logs, written and read
     compare   histograms x model verdicts: violation / coverage gap / ok, positive controls
     controls  the positive controls;     cli   `ptxmc hw gen|build|run|import|compare`
 """

@@ -4,9 +4,16 @@ checker/cli.py calls `add_hw_subcommands(subparsers)`; each handler returns the 
 printed by checker/cli.py without a traceback.
 
 One command on a GPU machine runs the bundled suites and the positive controls and writes a
-report folder (histograms.json, litmus7.log, compare.txt, unsupported.txt):
+report folder (histograms.jsonl, appended test by test; histograms.json, litmus7.log,
+compare.txt, unsupported.txt):
 
     ptxmc hw run --controls -o reports/hw
+
+It checks the GPU, target and driver first, builds and runs one test at a time, survives
+interruption (--resume goes on where it stopped), fits a lease (--budget SECONDS), spreads tests
+over GPUs (--devices 0,1) or machines (--shard i/n), and can run executables built elsewhere
+(--prebuilt DIR from `ptxmc hw build`). `--fake-device SPEC` drives the same path with a
+simulated GPU (checker.harness.fakegpu): its output is labelled SIMULATED throughout.
 """
 from __future__ import annotations
 
@@ -44,23 +51,36 @@ def add_hw_subcommands(subparsers) -> None:
 
     r = sub.add_parser("run", help="build, run on the GPU, write histograms, a litmus7 log and the comparison")
     common(r)
-    r.add_argument("--jobs", type=int, default=2, help="parallel nvcc processes (default 2)")
     r.add_argument("--seed", type=int, default=1)
+    r.add_argument("--devices", default=None, help="GPU indices to spread the tests over, e.g. 0,1 (default: GPU 0)")
+    r.add_argument("--shard", default=None, help="I/N: only the I-th of N equal shares of the tests (1 <= I <= N)")
+    r.add_argument("--budget", type=float, default=None, help="stop starting tests after this many seconds")
+    r.add_argument("--resume", action="store_true", help="skip tests already in OUTPUT/histograms.jsonl")
+    r.add_argument("--prebuilt", default=None, help="run the executables of a `ptxmc hw build` folder")
+    r.add_argument("--sanitize", choices=("racecheck", "synccheck"), default=None,
+                   help="also run each program under compute-sanitizer (GPU machines with the sanitizer only)")
+    r.add_argument("--max-timeouts", type=float, default=None,
+                   help="fraction of instances whose awaits may give up before a test fails (default 0.1)")
+    r.add_argument("--fake-device", default=None, metavar="SPEC",
+                   help="simulate a GPU (plumbing tests; output labelled SIMULATED): '' or KIND:TEST,...")
     r.add_argument("--time", type=float, default=None, help="seconds per test (default: the device configuration's)")
     r.add_argument("--iterations", type=int, default=None, help="at most this many launches per test")
     r.add_argument("--model", default=None, help="model for the comparison (default ptx)")
     r.add_argument("--option", action="append", default=[], help="model option (repeatable)")
     r.set_defaults(func=cmd_run)
 
-    i = sub.add_parser("import", help="read histogram JSON files from elsewhere; print their litmus7 log")
-    i.add_argument("files", nargs="+", help="histogram JSON files")
+    i = sub.add_parser("import", help="read histograms (JSON, JSONL, or litmus7 logs); print their litmus7 log")
+    i.add_argument("files", nargs="+", help="histogram JSON/JSONL files or litmus7 logs (.log)")
+    i.add_argument("--json", default=None, help="also write the histograms as JSON here")
     i.add_argument("--tests", nargs="*", default=None, help="litmus files for the conditions (default: bundled)")
     i.add_argument("--controls", action="store_true", help="also look tests up among the positive controls")
     i.add_argument("-o", "--output", default=None, help="write the log here instead of stdout")
     i.set_defaults(func=cmd_import)
 
     c = sub.add_parser("compare", help="cross histograms with the model: violations, coverage gaps, controls")
-    c.add_argument("files", nargs="+", help="histogram JSON files")
+    c.add_argument("files", nargs="+", help="histogram JSON/JSONL files or litmus7 logs (.log)")
+    c.add_argument("--max-timeouts", type=float, default=None,
+                   help="fraction of instances whose awaits may give up before a test fails (default 0.1)")
     c.add_argument("--tests", nargs="*", default=None, help="litmus files of the tests (default: bundled)")
     c.add_argument("--controls", action="store_true", help="also look tests up among the positive controls")
     c.add_argument("--model", default=None, help="model name or .cat path (default ptx)")
@@ -69,6 +89,18 @@ def add_hw_subcommands(subparsers) -> None:
 
 
 # -- helpers -------------------------------------------------------------------------------------
+
+def _shard(tests: list, spec: str | None) -> list:
+    if spec is None:
+        return tests
+    try:
+        i, n = (int(x) for x in spec.split("/"))
+    except ValueError:
+        raise HarnessError(f"--shard {spec!r}: expected I/N, e.g. 1/4")
+    if not 1 <= i <= n:
+        raise HarnessError(f"--shard {spec!r}: I must be between 1 and N")
+    return [t for k, t in enumerate(tests) if k % n == i - 1]
+
 
 def load_tests(paths, controls: bool = False, names=()) -> tuple[list, list[LitmusError]]:
     from ..front.litmus import load_paths
@@ -79,9 +111,10 @@ def load_tests(paths, controls: bool = False, names=()) -> tuple[list, list[Litm
     if controls:
         tests += bundled_controls()
     if names:
+        unknown = sorted(set(names) - {t.name for t in tests})
+        if unknown:
+            raise HarnessError(f"no test named {', '.join(unknown)}")
         tests = [t for t in tests if t.name in set(names)]
-        if not tests:
-            raise HarnessError(f"no test named {', '.join(names)}")
     return tests, errors
 
 
@@ -164,7 +197,7 @@ def cmd_build(args) -> int:
                 continue
             missing = [c for c in checks if not c.ok]
             failed += bool(missing)
-            print(f"{'ok  ' if not missing else 'FAIL'} {t.name} ({p.target}), fences in SASS: "
+            print(f"{'ok  ' if not missing else 'FAIL'} {t.name} ({p.target}), fences and accesses in SASS: "
                   f"{len(checks) - len(missing)}/{len(checks)}" + "".join(f"\n     {c}" for c in missing))
     else:
         for t, p, res, err in _build_all(progs, outdir, "exe", args.jobs):
@@ -175,57 +208,87 @@ def cmd_build(args) -> int:
     return EXIT_FAIL if failed or errors else EXIT_OK
 
 
-def _model_verdicts(tests, model_spec, options):
+def _model_verdicts(tests, model_spec, options, say=None):
+    """test name -> {outcome: 'allowed'} for the tests whose outcome list the model gives."""
     from ..resources import resolve_model
     from ..verdict.check import check_test
     from .compare import verdicts_from_result
     model = resolve_model(model_spec)
     out = {}
     for t in tests:
-        res = check_test(t, model, options=frozenset(options))
-        if res.outcomes and res.complete:
+        try:
+            res = check_test(t, model, options=frozenset(options))
+        except Exception as e:             # the comparison goes on without this test's model side
+            if say:
+                say(f"model: {t.name}: {type(e).__name__}: {e}")
+            continue
+        if res.outcomes and res.complete and not res.undefined:
             out[t.name] = verdicts_from_result(res)
     return out
 
 
 def cmd_run(args) -> int:
     from . import histogram, litmus7
-    from .compare import compare, exit_code, render
-    from .run import no_gpu_reason, run
-    reason = no_gpu_reason()
-    if reason:
-        raise HarnessError(f"hw run: {reason}; use `ptxmc hw build` here and `ptxmc hw import` the results")
+    from .compare import MAX_TIMEOUT_FRACTION, compare, exit_code, render
+    from .runner import GpuBackend, run_suite
     from .toolchain import find_toolchain
-    cfg = _config(args.device)
-    tests, errors = load_tests(args.paths, args.controls, args.name)
-    progs, skipped = _programs(tests, cfg, find_toolchain().version)
     outdir = Path(args.output)
+    tests, errors = load_tests(args.paths, args.controls, args.name)
+    tests = _shard(tests, args.shard)
+    if args.fake_device is not None:
+        from .fakegpu import FakeBackend, parse_spec
+        spec = parse_spec(args.fake_device)
+        cfg = _config(args.device)
+        cuda = None
+        devices = tuple(args.devices.split(",")) if args.devices else ("",)
+        print("SIMULATED: --fake-device: no GPU is used; nothing below is an observation")
+    else:
+        from .devicecheck import plan
+        from .devices import load_device
+        from .run import gpus
+        tc = find_toolchain()
+        given = load_device(args.device).target if args.device else None
+        pl = plan(gpus(), args.devices, args.device, given, tc.version)
+        for n in pl.notes:
+            print(f"note: {n}")
+        cfg = _config(pl.config)
+        cuda = tc.version
+        devices = pl.devices
+        if args.prebuilt is None:
+            tc.require("nvcc")
+    progs, skipped = _programs(tests, cfg, cuda)
     _write_unsupported(outdir, skipped)
-    hists, failed = [], 0
-    for t, p, res, err in _build_all(progs, outdir / "build", "exe", args.jobs):
-        if err is not None:
-            failed += 1
-            print(f"FAIL {err}")
-            continue
-        try:
-            h = run(p, res.output, seed=args.seed, time_s=args.time, iterations=args.iterations)
-        except HarnessError as e:
-            failed += 1
-            print(f"FAIL {e}")
-            continue
-        hists.append(h)
-        print(f"ran  {t.name}: {h.total} instances in {h.time_s:.1f} s, {len(h.counts)} outcome(s)")
+    by_name = {t.name: t for t in tests}
+    model: dict = {}
+    if args.fake_device is not None:      # the fake device samples the model's outcomes: needed first
+        model = _model_verdicts([t for t, _ in progs], args.model, args.option, say=print)
+        backend = FakeBackend({n: list(v) for n, v in model.items()}, spec)
+    else:
+        backend = GpuBackend(Path(args.prebuilt) if args.prebuilt else None, args.sanitize, tc.version or "")
+    run = run_suite(progs, outdir, backend, devices, seed=args.seed, time_s=args.time, iterations=args.iterations,
+                    budget_s=args.budget, resume=args.resume, nvcc=cuda or "")
+    jsonl = outdir / "histograms.jsonl"
+    hists = histogram.load(jsonl, allow_simulated=True) if jsonl.exists() else []
+    comps = []
     if hists:
         histogram.save(hists, outdir / "histograms.json")
-        by_name = {t.name: t for t in tests}
-        (outdir / "litmus7.log").write_text(litmus7.log(hists, by_name))
-        comps = compare(hists, _model_verdicts([by_name[h.test] for h in hists], args.model, args.option), by_name)
+        known = {**by_name, **_tests_by_name(None, True)} if args.resume else by_name
+        (outdir / "litmus7.log").write_text(litmus7.log(hists, known))
+        missing = [t for t in {h.test for h in hists} if t not in model and t in known]
+        if missing:
+            model.update(_model_verdicts([known[t] for t in missing], args.model, args.option, say=print))
+        comps = compare([h for h in hists if h.test in known], model, known,
+                        max_timeout_fraction=args.max_timeouts if args.max_timeouts is not None else MAX_TIMEOUT_FRACTION)
         text = render(comps)
         (outdir / "compare.txt").write_text(text + "\n")
         print(text)
     _report_skipped(skipped, errors, sys.stdout)
-    print(f"wrote {outdir}/histograms.json, litmus7.log, compare.txt, unsupported.txt")
-    return EXIT_FAIL if failed or errors else (exit_code(comps) if hists else EXIT_OK)
+    failed, not_run = run.count("failed"), run.count("not-run")
+    print(f"ran {run.count('ran')}, resumed {run.count('skipped')}, failed {failed}, not run {not_run} (budget); "
+          f"wrote {outdir}/histograms.jsonl, histograms.json, litmus7.log, compare.txt, unsupported.txt")
+    if not_run:
+        print(f"incomplete: {not_run} test(s) not run; `ptxmc hw run ... --resume -o {outdir}` goes on")
+    return EXIT_FAIL if failed or errors or not_run else exit_code(comps)
 
 
 def _tests_by_name(paths, controls) -> dict:
@@ -233,10 +296,37 @@ def _tests_by_name(paths, controls) -> dict:
     return {t.name: t for t in tests}
 
 
+def _load_any(files, tests) -> list:
+    """Histograms from ptxmc JSON/JSONL files and litmus7 logs (.log / 'Test ' first line)."""
+    from . import histogram
+    from .litmus7 import parse_log
+    out = []
+    for f in files:
+        p = Path(f)
+        head = ""
+        try:
+            with open(p, "rb") as fh:
+                head = fh.read(5).decode("utf-8", "replace")
+        except OSError:
+            pass
+        if p.suffix == ".log" or head.startswith("Test "):
+            try:
+                text = p.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as e:
+                raise HarnessError(f"{p}: cannot read: {e}")
+            out += parse_log(text, tests, str(p))
+        else:
+            out += histogram.load(p, allow_simulated=True)
+    return out
+
+
 def cmd_import(args) -> int:
     from . import histogram, litmus7
-    hists = [h for f in args.files for h in histogram.load(f)]
-    text = litmus7.log(hists, _tests_by_name(args.tests, args.controls))
+    tests = _tests_by_name(args.tests, args.controls)
+    hists = _load_any(args.files, tests)
+    if args.json:
+        histogram.save(hists, args.json)
+    text = litmus7.log(hists, tests)
     if args.output:
         Path(args.output).write_text(text)
         print(f"imported {len(hists)} histogram(s) into {args.output}")
@@ -246,15 +336,15 @@ def cmd_import(args) -> int:
 
 
 def cmd_compare(args) -> int:
-    from . import histogram
-    from .compare import compare, exit_code, render
-    hists = [h for f in args.files for h in histogram.load(f)]
+    from .compare import MAX_TIMEOUT_FRACTION, compare, exit_code, render
     tests = _tests_by_name(args.tests, args.controls)
+    hists = _load_any(args.files, tests)
     unknown = sorted({h.test for h in hists} - set(tests))
     if unknown:
         print(f"warning: no litmus test for {', '.join(unknown)}: compared without expectations or model",
               file=sys.stderr)
     model = _model_verdicts([tests[h.test] for h in hists if h.test in tests], args.model, args.option)
-    comps = compare(hists, model, tests)
+    comps = compare(hists, model, tests,
+                    max_timeout_fraction=args.max_timeouts if args.max_timeouts is not None else MAX_TIMEOUT_FRACTION)
     print(render(comps))
     return exit_code(comps)

@@ -20,12 +20,14 @@ from ..errors import HarnessError
 from .devices import STRESS_PATTERNS, DeviceConfig, load_device
 from .emit import needs_newer_cuda, opspec
 from .layout import Layout, layout_problems, make_layout
+from .mbarriers import accounts
 from .memory import bulk_sizing, locations, memory_problems, wide_regs
 from .operands import RESERVED_BARRIER, Ctx, NotExpressible
 from .space import OutcomeSpace, map_tables, outcome_space
 
 TEMPLATE = Path(__file__).resolve().parent / "templates" / "program.cu"
 MARK = re.compile(r"// @ptxmc (\S+):(\d+)\b")
+STATIC_SMEM_LIMIT = 48 * 1024        # static __shared__ per CTA without the dynamic opt-in
 
 
 @dataclass(frozen=True)
@@ -79,6 +81,7 @@ class _Gen:
         self.cell_bytes, self.tx_factor, bp = bulk_sizing(test)
         self.problems += bp
         self.glob, self.shared, self.aliases, self.decl = locations(test)
+        self.sidx = self._shared_slots()
         self.maps = map_tables(test)
         self.tmaps = [n for n in self.maps if not (n in self.decl and self.decl[n].space == "shared")]
         self.smaps = [n for n in self.maps if n not in self.tmaps]
@@ -100,9 +103,26 @@ class _Gen:
                 if not tensor_ok and any(isinstance(o, Addr) and o.base in self.maps for o in i.operands):
                     self.problems.append(f"{t.name}:{idx} '{i.text}': plain accesses to a tensor map are not "
                                          f"expressible (a map is a 128-byte descriptor)")
+        self.zeros = [0]                 # p.zero[] slots handed out (checker.harness.operands.Ctx.opaque)
+        from .emit_async import tensor_rank
+        ranks = {tensor_rank(i) for t in test.threads for i in t.code if i.op == "cp" and "tensor" in i.qualifiers}
+        ranks.discard(None)
+        if len(ranks) > 1:
+            self.problems.append(f"tensor copies of different ranks {sorted(ranks)}: the harness gives every map one rank")
+        self.tmap_rank = max(ranks, default=1)
         self.mbar_expect, mb_problems = self._completion_barriers()
         self.problems += mb_problems
+        self.mbars, mb_problems = accounts(test, self.cell_bytes, self.tx_factor, self.mbar_expect)
+        self.problems += mb_problems
+        self.slot_words, self.smem_align = self._slot_sizing()
         self.layout = make_layout(test) if not layout_problems(test) else None
+        if self.layout is not None:
+            smem = ((self.n_slots * self.layout.per_warp + 1) * self.slot_words * 4
+                    + max(1, len(self.smaps) * self.layout.per_warp) * 128)
+            if smem > STATIC_SMEM_LIMIT:
+                self.problems.append(f"{self.n_slots} shared slot(s) x {self.layout.per_warp} instances per "
+                                     f"warp x {self.slot_words * 4}-byte slots need {smem} bytes of static shared "
+                                     f"memory (limit {STATIC_SMEM_LIMIT})")
         try:
             self.space = outcome_space(test)
         except HarnessError as e:
@@ -128,8 +148,8 @@ class _Gen:
         t = self.test.threads[tid]
         slot = self.layout.slots[tid]
         ctx = Ctx(self.test, self.layout, slot, self.cell_bytes, self.tx_factor,
-                  {n: k for k, n in enumerate(self.shared)}, {n: k for k, n in enumerate(self.glob)},
-                  self.aliases, self.maps, owners, wide)
+                  dict(self.sidx), {n: k for k, n in enumerate(self.glob)},
+                  self.aliases, self.maps, owners, wide, zeros=self.zeros)
         body = []
         for idx, i in enumerate(t.code):
             where = f"{t.name}:{idx}"
@@ -162,9 +182,12 @@ class _Gen:
         for (name, kind), var in sorted(ctx.addrs.items()):
             if name in self.tmaps and kind in ("generic", "global"):
                 first.setdefault(name, var)
-        acquires = [f'asm volatile("fence.proxy.tensormap::generic.acquire.gpu [%0], 128;" :: "l"({var}) : "memory");'
-                    for var in first.values()]
-        out = [f"case {tid}: {{   // {t.name} at {t.position}"]
+        # Then the descriptor is prefetched into the cache, so a test that edits the map later and
+        # omits its own acquire can actually use the stale cached descriptor (review D16: the
+        # harness's acquire alone left the cache cold, hiding the weak outcome).
+        acquires = [f'asm volatile("fence.proxy.tensormap::generic.acquire.gpu [%0], 128; prefetch.tensormap [%0];" '
+                    f':: "l"({var}) : "memory");' for var in first.values()]
+        out = [f"case {tid}: {{   // {t.name} at {t.position}, role CTA {slot.role_cta}"]
         out += ["    " + d for d in decls + addr_lines + acquires]
         out.append("    start_barrier(p, inst);")
         out += ["    " + line for line in body]
@@ -173,6 +196,9 @@ class _Gen:
             if v.thread == t.name:
                 out.append(f"    p.obs[inst * N_OBS + {k}] = (unsigned){ctx.reg(v.name)};"
                            if v.name in regs else f"    p.obs[inst * N_OBS + {k}] = 0u;")
+        if regs:     # every register stays live, so ptxas cannot delete an unobserved load
+            fold = " ^ ".join(f"(unsigned){ctx.reg(r)}" for r in regs)
+            out.append(f"    if (p.keep_regs) p.scratch[inst % SCRATCH_WORDS] = {fold};")
         out.append("    if (timed_out) atomicOr(&p.status[inst], 1u);")
         out.append("    break;")
         out.append("}")
@@ -185,6 +211,14 @@ class _Gen:
         dst = i.operands[0]
         if not isinstance(dst, Reg):
             self.problems.append(f"{where} '{i.text}': an await needs a destination register")
+            return []
+        if not _retryable(i):
+            # The await is a spin loop that repeats the instruction: only a pure read may be
+            # repeated. A repeated atom/red/cp/arrive performs its write again, which gives final
+            # values no single execution has (false violations).
+            self.problems.append(f"{where} '{i.text}': an await on {i.op} is not expressible (the harness "
+                                 f"would repeat the instruction until it returns {i.await_value}, repeating its "
+                                 f"side effects); only ld and mbarrier test_wait/try_wait can be awaited")
             return []
         reg = ctx.reg(dst.name)
         v = i.await_value & 0xFFFFFFFF
@@ -206,8 +240,8 @@ class _Gen:
             return (f"const unsigned {var} = to_cta({cell});" if kind == "cta"
                     else f"const unsigned long long {var} = (unsigned long long){cell};")
         if name in self.shared:
-            j = self.shared.index(name)
-            cell = f"(smem + ({j} * PER_WARP + slot) * CELL_WORDS)"
+            j = self.sidx[name]
+            cell = f"(smem + ({j} * PER_WARP + slot) * SLOT_WORDS)"
             owner = owners[name]
             rank = self.layout.rank(owner)
             if kind == "cta":
@@ -253,6 +287,18 @@ class _Gen:
                 out[name] = nbytes
         return out, problems
 
+    def _initialised(self) -> set[str]:
+        """mbarriers that are valid at the end: declared or harness-managed (the prologue
+        initialises them) or initialised by the test's code."""
+        out = {n for n, m in self.decl.items() if m.mbarrier is not None} | set(self.mbar_expect)
+        out |= {o.base for t in self.test.threads for i in t.code
+                if i.op == "mbarrier" and i.qualifiers[:1] == ("init",) for o in i.operands if isinstance(o, Addr)}
+        return out
+
+    def _invalidated(self) -> set[str]:
+        return {o.base for t in self.test.threads for i in t.code
+                if i.op == "mbarrier" and i.qualifiers[:1] == ("inval",) for o in i.operands if isinstance(o, Addr)}
+
     def _cluster_barrier_counts(self) -> dict[int, int]:
         return {tid: sum(1 for i in t.code if i.op == "barrier" and i.has("cluster") and i.has("arrive"))
                 for tid, t in enumerate(self.test.threads)}
@@ -280,28 +326,58 @@ class _Gen:
                 "              for (int b_ = 0; b_ < pad_[role_cta / CLUSTER]; b_++) "
                 "asm volatile(\"barrier.cluster.arrive.relaxed; barrier.cluster.wait;\" ::: \"memory\"); }")
 
+    def _shared_slots(self) -> dict[str, int]:
+        """Shared location -> its slot (CTA-relative offset index): locations declared with
+        `offset_of` share their root's slot, in their own CTAs (the multicast layout)."""
+        out: dict[str, int] = {}
+        roots: list[str] = []
+        for n in self.shared:
+            root, seen = n, {n}
+            while self.decl.get(root) is not None and self.decl[root].offset_of and self.decl[root].offset_of not in seen:
+                root = self.decl[root].offset_of
+                seen.add(root)
+            if root not in roots:
+                roots.append(root)
+            out[n] = roots.index(root)
+        self.n_slots = len(roots)
+        return out
+
+    def _slot_sizing(self) -> tuple[int, int]:
+        """(words per shared slot, alignment of the shared array in bytes): tensor copies need
+        128-byte aligned shared memory (CUDA Programming Guide, alignment requirements of bulk
+        tensor copies), bulk copies 16, mbarriers 8; every slot is a multiple of the strictest."""
+        tensor = any(i.op == "cp" and "tensor" in i.qualifiers for t in self.test.threads for i in t.code)
+        align = 128 if tensor else 16
+        words = -(-self.cell_bytes // align) * align // 4
+        return words, align
+
     def epilogue_waits(self, owners: dict[str, int]) -> str:
-        """Bounded wait for mbarriers that async copies complete on (phase 0), so no CTA exits
-        with a copy into its shared memory in flight; a give-up counts as a timeout."""
-        targets = set()
-        for t in self.test.threads:
-            for i in t.code:
-                addrs = [o.base for o in i.operands if isinstance(o, Addr)]
-                if i.op == "cp" and any(q.startswith("mbarrier::complete_tx") for q in i.qualifiers) and len(addrs) > 2:
-                    targets.add(addrs[-1])
-                if i.op in ("st", "red") and i.has("async") and len(i.operands) > 2 and isinstance(i.operands[2], Addr):
-                    targets.add(i.operands[2].base)
+        """For each mbarrier that asynchronous operations complete on: the arrivals the test does
+        not make (checker.harness.mbarriers), then a bounded wait for phase 0, so no CTA exits
+        with a copy into its shared memory in flight and the dumped values are final. A give-up
+        marks the instance (status bit 1: the `epilogue` count, apart from await timeouts)."""
         out = []
-        for name in sorted(targets):
-            if name not in self.shared:
-                continue
-            j = self.shared.index(name)
+        for name in sorted(n for n, acc in self.mbars.items() if acc.waited and n in self.shared):
+            acc = self.mbars[name]
+            j = self.sidx[name]
+            makeup = ""
+            if acc.makeup_expect:
+                makeup += (f"        asm volatile(\"mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;\" "
+                           f":: \"r\"(a_), \"r\"({acc.makeup_expect}u) : \"memory\");   // expect\n")
+            if acc.makeup_complete:
+                makeup += (f"        asm volatile(\"mbarrier.complete_tx.relaxed.cta.shared::cta.b64 [%0], %1;\" "
+                           f":: \"r\"(a_), \"r\"({acc.makeup_complete}u) : \"memory\");   // complete\n")
+            if acc.makeup:
+                makeup += (f"        asm volatile(\"mbarrier.arrive.release.cta.shared::cta.b64 _, [%0], %1;\" "
+                           f":: \"r\"(a_), \"r\"({acc.makeup}u) : \"memory\");   // arrive\n")
             out.append(
-                f"    if (role >= 0 && role_cta == {owners[name]} && threadIdx.x < PER_WARP) {{\n"
-                f"        unsigned a_ = to_cta(smem + ({j} * PER_WARP + threadIdx.x) * CELL_WORDS), ok_ = 0;\n"
+                f"    if (role >= 0 && role_cta == {owners[name]} && threadIdx.x < PER_WARP) {{   // {name}: "
+                f"count {acc.count}, test arrivals {acc.arrivals}, tx {acc.expected}/{acc.completed}\n"
+                f"        unsigned a_ = to_cta(smem + ({j} * PER_WARP + threadIdx.x) * SLOT_WORDS), ok_ = 0;\n"
+                + makeup +
                 f"        for (unsigned n_ = 0; n_ < SPIN_CAP && !ok_; n_++)\n"
-                f"            asm volatile(\"{{ .reg .pred P; mbarrier.test_wait.parity.shared::cta.b64 P, [%1], 0; selp.u32 %0, 1, 0, P; }}\" : \"=r\"(ok_) : \"r\"(a_) : \"memory\");\n"
-                f"        if (!ok_) atomicOr(&p.status[group * PER_WARP + threadIdx.x], 1u);\n"
+                f"            asm volatile(\"{{ .reg .pred P; mbarrier.try_wait.parity.shared::cta.b64 P, [%1], 0; selp.u32 %0, 1, 0, P; }}\" : \"=r\"(ok_) : \"r\"(a_) : \"memory\");\n"
+                f"        if (!ok_) atomicOr(&p.status[group * PER_WARP + threadIdx.x], 2u);\n"
                 f"    }}")
         return "\n".join(out)
 
@@ -330,7 +406,7 @@ class _Gen:
                 var_index.append(self.obs_vars.index(v))
             elif v.name in self.shared:
                 var_kind.append(2)
-                var_index.append(self.shared.index(v.name))
+                var_index.append(self.sidx[v.name] * lay.ctas_per_group + owners[v.name])
             else:
                 name = self.aliases[v.name][0] if v.name in self.aliases else v.name
                 if name not in self.glob:
@@ -344,6 +420,12 @@ class _Gen:
         target = target_for(self.test, cfg)
         notes = tuple(self.notes)
         map_values = 1 + max((k for table in self.maps.values() for k in table), default=0)
+        cells: list[str | None] = [None] * (self.n_slots * lay.ctas_per_group)   # (slot, role CTA) -> location
+        for n in self.shared:
+            k = self.sidx[n] * lay.ctas_per_group + owners[n]
+            if cells[k] is not None:
+                raise HarnessError(f"{self.test.name}: '{cells[k]}' and '{n}' are at one offset in one CTA")
+            cells[k] = n
         decl = self.decl
 
         def arr(xs, fmt=str):
@@ -356,21 +438,24 @@ class _Gen:
             observed_doc=", ".join(space.names) or "(nothing)",
             notes="\n".join(f"// Note: {n}" for n in notes),
             n_roles=len(self.test.threads), n_maps=1 + max((k for _, k in self.aliases.values()), default=0), cluster=lay.cluster, units=lay.units, warps=lay.warps,
-            per_warp=lay.per_warp, n_global=len(self.glob), n_shared=len(self.shared),
+            per_warp=lay.per_warp, n_global=len(self.glob), n_shared=self.n_slots,
             n_obs=max(1, len(self.obs_vars)), n_vars=len(space.vars), n_buckets=space.size,
             cell_words=self.cell_bytes // 4, spin_cap=cfg.spin_cap, testing_groups=cfg.testing_groups,
-            stress_units=cfg.stress_units, shuffle_pct=cfg.shuffle_pct, stride_cells=cfg.stride_cells,
+            stress_units=max(0, round(cfg.testing_groups * lay.units * (1 - cfg.testing_fraction) / cfg.testing_fraction)),
+            stress_test_lines=int(cfg.stress_target == "test-lines"), shuffle_pct=cfg.shuffle_pct, stride_cells=cfg.stride_cells,
             permute_locations=int(cfg.permute_locations), stress_pattern=STRESS_PATTERNS.index(cfg.pattern),
             line_words=cfg.line_words, target_lines=cfg.target_lines, stress_iterations=cfg.iterations,
             stress_pct=cfg.stress_pct, pre_stress_iterations=cfg.pre_stress_iterations,
             pre_stress_pct=cfg.pre_stress_pct, barrier_pct=cfg.barrier_pct,
             time_budget_s=repr(float(cfg.time_budget_s)), max_iterations=cfg.max_iterations,
             global_init=arr(f"{(decl[n].init if n in decl else 0) & 0xFFFFFFFF}u" for n in self.glob),
-            shared_init=arr(f"{decl[n].init & 0xFFFFFFFF}u" for n in self.shared),
-            shared_owner=arr(owners[n] for n in self.shared),
-            shared_mbarrier=arr(int((decl[n].mbarrier or {}).get("count", 1)) if decl[n].mbarrier is not None
-                                else (1 if n in self.mbar_expect else 0) for n in self.shared),
-            shared_expect=arr(self.mbar_expect.get(n, 0) for n in self.shared),
+            shared_here=arr(int(n is not None) for n in cells),
+            shared_init=arr(f"{decl[n].init & 0xFFFFFFFF}u" if n else "0u" for n in cells),
+            shared_mbarrier=arr((int((decl[n].mbarrier or {}).get("count", 1)) if decl[n].mbarrier is not None
+                                 else (1 if n in self.mbar_expect else 0)) if n else 0 for n in cells),
+            shared_expect=arr(self.mbar_expect.get(n, 0) if n else 0 for n in cells),
+            shared_inval=arr(int(n in self._initialised() and n not in self._invalidated()) if n else 0 for n in cells),
+            slot_words=self.slot_words, smem_align=self.smem_align,
             n_tmaps=len(self.tmaps), n_smaps=len(self.smaps), map_values=map_values,
             tmap_buffer=arr(self.glob.index(table[k]) if k in table else -1
                             for table in (self.maps[n] for n in self.tmaps + self.smaps) for k in range(map_values)),
@@ -384,10 +469,19 @@ class _Gen:
             role_cases="\n".join(" " * 8 + line for line in cases),
             idle_cluster_barriers=self.idle_padding(),
             epilogue_waits=self.epilogue_waits(owners),
+            n_zero=max(1, self.zeros[0]), tmap_rank=self.tmap_rank,
+            target_cc=int(re.sub(r"\D", "", target) or 0),
             test_name_c=self.test.name.replace("\\", "\\\\").replace('"', '\\"'),
         )
         source = Template(TEMPLATE.read_text()).substitute(fields)
         return Program(self.test.name, source, target, space, lay, cfg, notes)
+
+
+def _retryable(i: Instr) -> bool:
+    """Instructions an await may repeat: those without side effects (loads, phase tests)."""
+    if i.op == "ld":
+        return True
+    return i.op == "mbarrier" and i.qualifiers[:1] in (("try_wait",), ("test_wait",))
 
 
 def unsupported(test: LitmusTest, config: DeviceConfig | None = None, cuda: str | None = None) -> str | None:

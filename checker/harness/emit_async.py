@@ -18,9 +18,8 @@ def _bytes(op, ctx: Ctx) -> str:
 
 def emit_cp(i: Instr, ctx: Ctx) -> str:
     q = i.qualifiers
-    if any(x.startswith("multicast") for x in q):      # before the tensor forms: they multicast too
-        raise NotExpressible("multicast copies (.multicast::cluster) are not expressible yet: the harness "
-                             "does not place offset_of cells at one CTA-relative offset")
+    if any(x.startswith("multicast") for x in q) and "multicast::cluster" not in q:
+        raise NotExpressible(f"'{i.text}': only .multicast::cluster is expressible")
     if "tensor" in q:
         return emit_cp_tensor(i, ctx)
     if q[:1] == ("reduce",):
@@ -53,6 +52,10 @@ def emit_cp(i: Instr, ctx: Ctx) -> str:
             if not extra:
                 raise NotExpressible(f"'{i.text}': missing the mbarrier operand")
             rest = ", " + _addr(a, ctx, extra.pop(0), sp[0])
+        if "multicast::cluster" in q:
+            if not extra:
+                raise NotExpressible(f"'{i.text}': missing the ctaMask operand")
+            rest += ", " + cta_mask(a, ctx, extra.pop(0))
         if any(x.startswith("L2::cache_hint") for x in q):
             if not extra:
                 raise NotExpressible(f"'{i.text}': missing the cache-policy operand")
@@ -69,6 +72,14 @@ def emit_cp(i: Instr, ctx: Ctx) -> str:
     return a.render(f"{mnemonic(i)} {dst}, {src}, {size};")
 
 
+def tensor_rank(i: Instr) -> int | None:
+    """The .Nd of a tensor copy (1..5), or None."""
+    for q in i.qualifiers:
+        if len(q) == 2 and q[1] == "d" and q[0] in "12345":
+            return int(q[0])
+    return None
+
+
 def _tensor_operand(a: Asm, ctx: Ctx, op) -> str:
     """`[tmap, {0}]`: the map's generic address and its coordinates (one cell: all 0)."""
     if not isinstance(op, Addr) or not op.coords:
@@ -78,14 +89,17 @@ def _tensor_operand(a: Asm, ctx: Ctx, op) -> str:
     if any(not isinstance(c, Imm) or c.value != 0 for c in op.coords):
         raise NotExpressible("tensor coordinates other than 0 (a map describes one cell)")
     coords = ", ".join(a.inp("r", "0") for _ in op.coords)
-    return f"[{a.inp('l', ctx.address(Addr(op.base), 'generic'))}, {{{coords}}}]"
+    return f"[{a.inp('l', ctx.opaque(ctx.address(Addr(op.base), 'generic')))}, {{{coords}}}]"
 
 
 def emit_cp_tensor(i: Instr, ctx: Ctx) -> str:
-    """cp.async.bulk.tensor.1d, global<->shared through a tensor map (a box of one cell)."""
+    """cp.async.bulk.tensor.{1..5}d, global<->shared through a tensor map: a tensor of one cell
+    (the cell along dimension 0, extent 1 along the others; codegen gives every map the test's
+    rank), so every coordinate is 0."""
     q = i.qualifiers
-    if "1d" not in q:
-        raise NotExpressible("only 1-D tensor copies (a map describes one cell)")
+    rank = tensor_rank(i)
+    if rank is None:
+        raise NotExpressible("a tensor copy needs .1d ... .5d")
     if not ("tile" in q):
         raise NotExpressible("only .tile tensor copies")
     a = Asm()
@@ -98,7 +112,23 @@ def emit_cp_tensor(i: Instr, ctx: Ctx) -> str:
     rest = ""
     if any(x.startswith("mbarrier::complete_tx") for x in q):
         rest = ", " + _addr(a, ctx, i.operands[2], sp[0] if sp else "cluster")
+    if "multicast::cluster" in q:
+        if len(i.operands) < 4:
+            raise NotExpressible(f"'{i.text}': missing the ctaMask operand")
+        rest += ", " + cta_mask(a, ctx, i.operands[3])
     return a.render(f"{mnemonic(i)} {dst}, {src}{rest};")
+
+
+def cta_mask(a: Asm, ctx: Ctx, op) -> str:
+    """A test ctaMask (bit N = ctaN of the issuer's cluster) as the hardware's (bit = %cluster_ctarank),
+    a 16-bit operand."""
+    if not isinstance(op, Imm):
+        raise NotExpressible("the ctaMask must be an immediate")
+    mask = 0
+    for n in range(16):
+        if op.value >> n & 1:
+            mask |= 1 << ctx.peer_rank(n)
+    return a.inp("h", f"(unsigned short){mask}")
 
 
 def emit_tensormap(i: Instr, ctx: Ctx) -> str:

@@ -94,6 +94,15 @@ def emit_bar(i: Instr, ctx: Ctx) -> str:
         mask = i.operands[0].value if i.operands and isinstance(i.operands[0], Imm) else 0xFFFFFFFF
         return a.render(f"bar.warp.sync {a.inp('r', f'harness_warp_mask({mask & 0xFFFFFFFF}u)')};")
     if i.has("cluster"):
+        # .aligned: every thread of the warp executes the same barrier.cluster instruction. Where
+        # the warp holds more than one litmus thread (each its own switch case) or idle lanes
+        # (which pad with the non-aligned form), that does not hold: emit the non-aligned form.
+        lay = ctx.layout
+        shared_warp = lay.threads_in(ctx.slot.role_cta, ctx.slot.warp) * lay.per_warp != 32 or \
+            lay.threads_in(ctx.slot.role_cta, ctx.slot.warp) > 1
+        if shared_warp and i.has("aligned"):
+            ctx.notes.append(f"'{i.text}' emitted without .aligned: its warp also runs other litmus threads or idle lanes")
+            return emit_plain(Instr(i.op, tuple(q for q in i.qualifiers if q != "aligned"), i.operands, i.text), ctx)
         return emit_plain(i, ctx)
     kind = i.pick(("sync", "arrive", "red"), "sync")
     if kind == "red":

@@ -1,6 +1,12 @@
 """Hardware histograms: what one run of one test observed, with everything needed to reproduce
-it (device, driver, CUDA version, target, configuration, seed). JSON on disk; `parse_output`
-reads the block a generated program prints, decoding bucket indices through the outcome space."""
+it (device, driver, CUDA version, target, configuration, seed) and to refuse it later when it no
+longer belongs to the test (the test's fingerprint). JSON on disk (one histogram, a list, or
+JSON lines appended per test: histograms.jsonl); `parse_output` reads the block a generated
+program prints, decoding bucket indices through the outcome space and checking that the counts
+add up to the instances run.
+
+A histogram whose `simulated` field is set came from the fake device (checker.harness.fakegpu):
+it is never an observation, and compare/import say so on every line."""
 from __future__ import annotations
 
 import json
@@ -20,7 +26,9 @@ class Histogram:
     vars: tuple[str, ...]
     counts: tuple[tuple[Outcome, int], ...]      # observed outcomes (count > 0), sorted
     other: int = 0                               # outside the outcome space: must stay 0
-    timeout: int = 0                             # an await or the epilogue gave up
+    timeout: int = 0                             # an await gave up
+    epilogue: int = 0                            # the epilogue's wait for async copies gave up
+    unsynced: int = 0                            # (informative) the start barrier gave up
     device: str = ""
     compute_capability: str = ""
     driver: str = ""
@@ -30,11 +38,21 @@ class Histogram:
     seed: int = 0
     iterations: int = 0
     time_s: float = 0.0
+    fingerprint: str = ""                        # checker.harness.space.fingerprint(test) at run time
+    sms: int = 0
+    nvcc: str = ""
+    device_index: str = ""                       # CUDA_VISIBLE_DEVICES the run used ('' = default)
+    simulated: bool = False                      # from the fake device: never an observation
 
     @property
     def total(self) -> int:
         """Instances run (N), timeouts and other included."""
-        return sum(c for _, c in self.counts) + self.other + self.timeout
+        return sum(c for _, c in self.counts) + self.other + self.timeout + self.epilogue
+
+    def key(self) -> tuple:
+        """What must agree for two runs to be added up: device, target, configuration, toolchain."""
+        return (self.device, self.compute_capability, self.target, self.config.get("name", ""),
+                json.dumps(self.config, sort_keys=True), self.cuda, self.simulated)
 
     @property
     def valid(self) -> int:
@@ -48,7 +66,9 @@ class Histogram:
         return {
             "format": FORMAT, "version": VERSION, "test": self.test, "vars": list(self.vars),
             "counts": [{"outcome": {k: v for k, v in o}, "count": c} for o, c in self.counts],
-            "other": self.other, "timeout": self.timeout, "device": self.device,
+            "other": self.other, "timeout": self.timeout, "epilogue": self.epilogue, "unsynced": self.unsynced,
+            "fingerprint": self.fingerprint, "sms": self.sms, "nvcc": self.nvcc, "device_index": self.device_index,
+            "simulated": self.simulated, "device": self.device,
             "compute_capability": self.compute_capability, "driver": self.driver, "cuda": self.cuda,
             "target": self.target, "config": self.config, "seed": self.seed,
             "iterations": self.iterations, "instances": self.total, "time_s": self.time_s,
@@ -74,7 +94,11 @@ class Histogram:
                 compute_capability=str(data.get("compute_capability", "")), driver=str(data.get("driver", "")),
                 cuda=str(data.get("cuda", "")), target=str(data.get("target", "")),
                 config=dict(data.get("config", {})), seed=int(data.get("seed", 0)),
-                iterations=int(data.get("iterations", 0)), time_s=float(data.get("time_s", 0.0)))
+                iterations=int(data.get("iterations", 0)), time_s=float(data.get("time_s", 0.0)),
+                epilogue=int(data.get("epilogue", 0)), unsynced=int(data.get("unsynced", 0)),
+                fingerprint=str(data.get("fingerprint", "")), sms=int(data.get("sms", 0)),
+                nvcc=str(data.get("nvcc", "")), device_index=str(data.get("device_index", "")),
+                simulated=bool(data.get("simulated", False)))
         except (KeyError, TypeError, ValueError, AttributeError) as e:
             raise HarnessError(f"{where}: malformed histogram ({type(e).__name__}: {e})")
 
@@ -94,8 +118,11 @@ def make(test: str, space_names, counts, **meta) -> Histogram:
     return Histogram(test=test, vars=tuple(space_names), counts=_normal(counts), **meta)
 
 
-def parse_output(text: str, space: OutcomeSpace, target: str = "", config: dict | None = None) -> Histogram:
-    """Read the 'ptxmc-hw 1' block a generated program printed."""
+def parse_output(text: str, space: OutcomeSpace, target: str = "", config: dict | None = None,
+                 **extra) -> Histogram:
+    """Read the 'ptxmc-hw 1' block a generated program printed; HarnessError for a malformed or
+    truncated block, or counts that do not add up to the instances the program says it ran.
+    `extra`: further Histogram fields (fingerprint, nvcc, device_index, simulated)."""
     lines = [l.strip() for l in text.splitlines() if l.strip()]
     if "ptxmc-hw 1" not in lines:
         errs = [l for l in lines if l.startswith("error")]
@@ -109,21 +136,37 @@ def parse_output(text: str, space: OutcomeSpace, target: str = "", config: dict 
             done = True
             break
         if key == "bucket":
-            idx, c = rest.split()
-            counts.append((space.decode(int(idx)), int(c)))
+            parts = rest.split()
+            if len(parts) != 2 or not all(x.isdigit() for x in parts):
+                raise HarnessError(f"malformed result line {l!r} (expected 'bucket INDEX COUNT')")
+            counts.append((space.decode(int(parts[0])), int(parts[1])))
         else:
             meta[key] = rest
     if not done:
         raise HarnessError("the program's result block is truncated (no 'end' line)")
     try:
-        return make(meta.get("test", ""), space.names, counts, other=int(meta.get("other", 0)),
-                    timeout=int(meta.get("timeout", 0)), device=meta.get("device", ""),
-                    compute_capability=meta.get("cc", ""), driver=meta.get("driver", ""),
-                    cuda=meta.get("runtime", ""), target=target, config=dict(config or {}),
-                    seed=int(meta.get("seed", 0)), iterations=int(meta.get("iterations", 0)),
-                    time_s=float(meta.get("time", 0.0)))
-    except ValueError as e:
+        h = make(meta.get("test", ""), space.names, counts, other=int(meta.get("other", 0)),
+                 timeout=int(meta.get("timeout", 0)), epilogue=int(meta.get("epilogue", 0)),
+                 unsynced=int(meta.get("unsynced", 0)), device=meta.get("device", ""),
+                 compute_capability=meta.get("cc", ""), driver=meta.get("driver", ""),
+                 cuda=meta.get("runtime", ""), target=target, config=dict(config or {}),
+                 seed=int(meta.get("seed", 0)), iterations=int(meta.get("iterations", 0)),
+                 time_s=float(meta.get("time", 0.0)), sms=int(meta.get("sms", 0) or 0), **extra)
+        instances = int(meta["instances"]) if "instances" in meta else None
+    except (ValueError, TypeError) as e:
         raise HarnessError(f"malformed result block: {e}")
+    if instances is not None and instances != h.total:
+        raise HarnessError(f"{h.test}: the counts add up to {h.total} instances, the program ran {instances} "
+                           f"(buckets {h.valid} + other {h.other} + timeout {h.timeout} + epilogue {h.epilogue})")
+    return h
+
+
+def append_jsonl(h: Histogram, path: str | Path) -> None:
+    """Append one histogram as a line of `path` (histograms.jsonl), flushed at once, so a run
+    that is killed keeps every test it finished."""
+    with open(path, "a", encoding="utf-8") as f:
+        f.write(json.dumps(h.to_json(), sort_keys=True) + "\n")
+        f.flush()
 
 
 def save(hists: list[Histogram], path: str | Path) -> None:
@@ -132,13 +175,41 @@ def save(hists: list[Histogram], path: str | Path) -> None:
     Path(path).write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
 
 
-def load(path: str | Path) -> list[Histogram]:
-    """Histograms from a JSON file (an object or a list of objects)."""
+def load(path: str | Path, allow_simulated: bool = False) -> list[Histogram]:
+    """Histograms from a JSON file (an object or a list of objects) or a .jsonl file (one per
+    line). Simulated histograms (the fake device) are refused unless `allow_simulated`: they are
+    never observations, and a report must not take them for some."""
+    hists = _load(path)
+    if not allow_simulated:
+        fake = [h.test for h in hists if h.simulated]
+        if fake:
+            raise HarnessError(f"{path}: SIMULATED histograms (the fake device) of {', '.join(fake[:3])}"
+                               f"{' ...' if len(fake) > 3 else ''}: not observations of a GPU")
+    return hists
+
+
+def _load(path: str | Path) -> list[Histogram]:
     p = Path(path)
     try:
-        data = json.loads(p.read_text())
+        text = p.read_text(encoding="utf-8")
     except OSError as e:
         raise HarnessError(f"{p}: cannot read: {e.strerror}")
+    except UnicodeDecodeError as e:
+        raise HarnessError(f"{p}: not UTF-8 text (byte {e.start}): not a histogram file")
+    if p.suffix == ".jsonl":
+        out = []
+        for n, line in enumerate(text.splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                out.append(Histogram.from_json(json.loads(line), f"{p}:{n}"))
+            except json.JSONDecodeError as e:
+                if n == len(text.splitlines()):     # a run killed while writing its last line
+                    break
+                raise HarnessError(f"{p}:{n}: not JSON: {e}")
+        return out
+    try:
+        data = json.loads(text)
     except json.JSONDecodeError as e:
         raise HarnessError(f"{p}: not JSON: {e}")
     items = data if isinstance(data, list) else [data]

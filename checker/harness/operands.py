@@ -36,6 +36,7 @@ class Ctx:
     addrs: dict[tuple[str, str], str] = field(default_factory=dict)  # (loc, kind) -> C++ variable
     buffers: dict[tuple[str, int], str] = field(default_factory=dict)  # (map, value) -> C++ variable
     notes: list[str] = field(default_factory=list)
+    zeros: list[int] = field(default_factory=lambda: [0])   # next free p.zero[] slot, shared by all threads
 
     # -- operands -----------------------------------------------------------------------------
     def reg(self, name: str) -> str:
@@ -75,6 +76,15 @@ class Ctx:
         self.addrs[(name, kind)] = var
         return var
 
+    def opaque(self, var: str) -> str:
+        """`var` plus a zero that ptxas cannot see (a Params field, 0 at run time): every access
+        operand gets its own, so ptxas can neither merge two accesses to one location nor forward
+        a store to a load, nor delete an overwritten store (inline asm is volatile to nvcc only;
+        ptxas optimises the PTX as PTX)."""
+        n = self.zeros[0]
+        self.zeros[0] += 1
+        return f"({var} + p.zero[{n}])"
+
     def buffer(self, tmap: str, value) -> str:
         """C++ variable holding the global address of the buffer map value `value` selects."""
         if not isinstance(value, Imm):
@@ -87,6 +97,17 @@ class Ctx:
         var = f"B_{tmap}_{value.value}"
         self.buffers[(tmap, value.value)] = var
         return var
+
+    def peer_rank(self, n: int) -> int:
+        """%cluster_ctarank of ctaN of this thread's cluster (ctaMask bit N)."""
+        from ..ast import Position
+        p = self.test.threads[self.slot.tid].position
+        key = Position(p.gpu, p.cluster, n).cta_key()
+        cta_of = dict(self.layout.cta_of)
+        if p.cluster is None or key not in cta_of:
+            raise NotExpressible(f"the ctaMask names cta{n}, which holds no thread or location of the test in this "
+                                 f"thread's cluster")
+        return self.layout.rank(cta_of[key])
 
     def warp_is_one_role(self) -> None:
         """Warp-collective (.sync.aligned) instructions need every lane of the warp in this role."""
@@ -181,7 +202,7 @@ def _no_vectors(i: Instr) -> None:
 
 def _addr(a: Asm, ctx: Ctx, op, kind: str) -> str:
     var = ctx.address(op, kind)
-    return "[" + a.inp("r" if kind in ("cta", "cluster") else "l", var) + "]"
+    return "[" + a.inp("r" if kind in ("cta", "cluster") else "l", ctx.opaque(var)) + "]"
 
 
 def _space(i: Instr, n: int = 0) -> str:

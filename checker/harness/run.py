@@ -1,6 +1,7 @@
 """Run a built program on a GPU with a time budget and read its histogram back. Needs a GPU:
 `gpu_available()` says whether this machine has one (nvidia-smi, then the driver library);
-without one, `run` raises HarnessError and tests skip. PTXMC_GPU=0/1 forces the answer."""
+without one, `run` raises HarnessError and tests skip. PTXMC_GPU=0 forces "no GPU"; PTXMC_GPU=1
+reports one even when neither nvidia-smi nor libcuda finds it (its architecture then unknown)."""
 from __future__ import annotations
 
 import ctypes
@@ -29,6 +30,13 @@ def gpus() -> tuple[Gpu, ...]:
     force = os.environ.get("PTXMC_GPU")
     if force == "0":
         return ()
+    found = _detect()
+    if not found and force == "1":          # forced on: trust the user (e.g. a container without nvidia-smi)
+        return (Gpu("GPU forced by PTXMC_GPU=1", "", ""),)
+    return found
+
+
+def _detect() -> tuple[Gpu, ...]:
     smi = shutil.which("nvidia-smi")
     if smi:
         try:
@@ -43,7 +51,16 @@ def gpus() -> tuple[Gpu, ...]:
         cuda = ctypes.CDLL("libcuda.so.1")
         n = ctypes.c_int(0)
         if cuda.cuInit(0) == 0 and cuda.cuDeviceGetCount(ctypes.byref(n)) == 0 and n.value > 0:
-            return tuple(Gpu(f"cuda device {k}", "", "") for k in range(n.value))
+            out = []
+            for k in range(n.value):
+                dev, major, minor = ctypes.c_int(0), ctypes.c_int(0), ctypes.c_int(0)
+                cc = ""
+                if (cuda.cuDeviceGet(ctypes.byref(dev), k) == 0
+                        and cuda.cuDeviceGetAttribute(ctypes.byref(major), 75, dev) == 0     # ..._COMPUTE_CAPABILITY_MAJOR
+                        and cuda.cuDeviceGetAttribute(ctypes.byref(minor), 76, dev) == 0):   # ..._MINOR
+                    cc = f"{major.value}.{minor.value}"
+                out.append(Gpu(f"cuda device {k}", cc, ""))
+            return tuple(out)
     except OSError:
         pass
     return ()

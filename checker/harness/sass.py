@@ -1,5 +1,5 @@
 """Machine-code check: every fence and barrier (CTA, cluster, warp, mbarrier, async-group
-commit/wait) of the test must survive into SASS.
+commit/wait) and every memory access of the test must survive into SASS, per target.
 
 The program is compiled to a cubin with line info; nvdisasm maps each SASS instruction to its
 source line, and every test instruction sits on a line of its own (codegen marks it), so the SASS
@@ -7,6 +7,13 @@ of each fence is known exactly. FENCE_SASS gives, per PTX fence kind, the SASS o
 produce; the table was read off nvcc 13.0 output for sm_90a and sm_100a (see tests). A few forms
 legitimately produce no instruction (`bar.warp.sync` of a converged warp, an acquire-only
 `sync_restrict` fence): they are listed with an empty pattern and reported as such.
+
+Accesses (`expected_access`): ptxas optimises inline PTX as PTX, so it may merge two loads of one
+address, forward a store to a load, delete an overwritten store or an unused load. Each such loss
+makes an allowed outcome unobservable (a certain "gap"). The generator prevents it (a per-access
+zero offset ptxas cannot see, every register kept live); this check proves it: every access must
+have a memory opcode of its kind on its line, and a strong (relaxed/acquire/release/volatile)
+global or generic ld/st must carry `.STRONG.` with a scope at least as wide as the PTX scope.
 """
 from __future__ import annotations
 
@@ -23,13 +30,13 @@ from .toolchain import Toolchain, find_toolchain
 _SCOPE_SASS = {"cta": "CTA", "cluster": "GPU", "gpu": "GPU", "sys": "SYS"}
 
 
-def expected_sass(i: Instr) -> tuple[str, str] | None:
-    """(regex over SASS opcodes, description) that instruction `i` must produce; an empty regex
-    means no machine code is required; None: not a fence or barrier."""
+def expected_sass(i: Instr, target: str = "sm_90a") -> tuple[str, str] | None:
+    """(regex over SASS opcodes, description) that instruction `i` must produce on `target`; an
+    empty regex means no machine code is required; None: not a fence or barrier."""
     q = set(i.qualifiers)
     scope = i.pick(("cta", "cluster", "gpu", "sys"), "sys")
     if i.op == "membar" and "proxy" in q:          # membar.proxy is fence.proxy's synonym
-        return expected_sass(Instr("fence", i.qualifiers, i.operands, i.text))
+        return expected_sass(Instr("fence", i.qualifiers, i.operands, i.text), target)
     if i.op == "membar":
         s = {"cta": "CTA", "gl": "GPU", "sys": "SYS"}.get(i.pick(("cta", "gl", "sys")), "SYS")
         return rf"^MEMBAR\.SC\.{s}$", f"MEMBAR.SC.{s}"
@@ -92,12 +99,77 @@ def expected_sass(i: Instr) -> tuple[str, str] | None:
     if i.op == "mbarrier":
         kind = i.qualifiers[0] if i.qualifiers else ""
         if kind == "init":
+            if _arch(target) >= 100:      # nvcc 13 for sm_100a: a plain 64-bit shared store
+                return r"^(SYNCS\.EXCH|STS\.64)", "SYNCS.EXCH.64 or STS.64"
             return r"^SYNCS\.EXCH", "SYNCS.EXCH.64"
         if kind in ("arrive", "arrive_drop", "expect_tx", "complete_tx"):
             return r"^SYNCS\.ARRIVE", "SYNCS.ARRIVE.TRANS64"
         if kind in ("try_wait", "test_wait"):
             return r"^SYNCS\.PHASECHK", "SYNCS.PHASECHK.TRANS64"
     return None
+
+
+def _arch(target: str) -> int:
+    m = re.fullmatch(r"sm_(\d+)[af]?", target or "")
+    return int(m.group(1)) if m else 0
+
+
+_LOADS, _STORES = r"^(LD|LDG|LDS)\b", r"^(ST|STG|STS)\b"
+_ATOMICS = r"^(ATOM|ATOMG|ATOMS|RED|REDG|REDS)\b"
+_STRONG_RANK = {"SM": 0, "GPU": 1, "SYS": 2}
+_PTX_RANK = {"cta": 0, "cluster": 1, "gpu": 1, "sys": 2}
+
+
+def expected_access(i: Instr, target: str = "sm_90a") -> tuple[str, str, int | None] | None:
+    """(regex over SASS opcodes, description, minimum STRONG scope rank or None) of a memory access
+    of the test; None: not a memory access (fences, barriers and mbarrier operations are
+    expected_sass's)."""
+    q = set(i.qualifiers)
+    if i.op == "ld":
+        strong = None
+        if q & {"relaxed", "acquire", "volatile"}:
+            strong = _PTX_RANK.get(i.pick(("cta", "cluster", "gpu", "sys"), "sys"), 2)
+        return _LOADS, "a load (LD/LDG/LDS)", strong
+    if i.op == "st" and "async" in q:
+        return r"^STAS\b", "STAS", None
+    if i.op == "red" and "async" in q:
+        return r"^(REDAS|STAS|ATOMS|REDS|RED)\b", "REDAS", None
+    if i.op == "st" and "bulk" not in q:
+        strong = None
+        if q & {"relaxed", "release", "volatile"}:
+            strong = _PTX_RANK.get(i.pick(("cta", "cluster", "gpu", "sys"), "sys"), 2)
+        return _STORES, "a store (ST/STG/STS)", strong
+    if i.op in ("atom", "red"):
+        return _ATOMICS, "an atomic (ATOM*/RED*)", None
+    if i.op == "cp":
+        if q & {"commit_group", "wait_group", "wait_all"} or ("mbarrier" in q and "arrive" in q):
+            return None
+        if "tensor" in q:
+            return r"^UTMA(LDG|STG|REDG|PF)\b", "UTMALDG/UTMASTG", None
+        if "bulk" in q:
+            return r"^(UBLKCP|UBLKRED|UBLKPF|UTMAPF)\b", "UBLKCP/UBLKRED", None
+        if "async" in q:
+            return r"^LDGSTS\b", "LDGSTS", None
+    if i.op == "tensormap" and i.qualifiers[:1] == ("replace",):
+        return r"^(ST|STG|STS)\b", "a store of the map field", None
+    return None
+
+
+def _strong_ok(found: list[str], pattern: str, rank: int | None) -> bool:
+    """Some access opcode matching `pattern`, and (for a strong global/generic access) strong
+    at a scope of at least `rank`. Shared-memory opcodes carry no scope: always coherent."""
+    hits = [f for f in found if re.search(pattern, f)]
+    if not hits:
+        return False
+    if rank is None:
+        return True
+    for f in hits:
+        if f.startswith(("LDS", "STS")):
+            return True
+        m = re.search(r"\.STRONG\.(SM|GPU|SYS)\b", f)
+        if m and _STRONG_RANK[m.group(1)] >= rank:
+            return True
+    return False
 
 
 @dataclass(frozen=True)
@@ -108,6 +180,7 @@ class FenceCheck:
     expected: str          # description
     found: tuple[str, ...]  # SASS opcodes at the instruction's line
     ok: bool
+    kind: str = "fence"     # 'fence' (fences, barriers, mbarrier, groups) | 'access' (memory accesses)
 
     def __str__(self) -> str:
         mark = "ok" if self.ok else "MISSING"
@@ -165,21 +238,35 @@ def opcode(sass: str) -> str:
 
 
 def check_fences(test: LitmusTest, program: Program, disasm: str, label: str | None = None) -> list[FenceCheck]:
-    """One FenceCheck per fence/barrier of the test (`label`: its file name inside a batch)."""
+    """One FenceCheck per fence/barrier and per memory access of the test (`label`: its file name
+    inside a batch), against the expectations for the program's target."""
     lines = program.instr_lines()
     by_line = sass_by_line(disasm, label=label)
     out = []
     for t in test.threads:
         for idx, i in enumerate(t.code):
-            exp = expected_sass(i)
-            if exp is None:
-                continue
-            pattern, desc = exp
             n = lines.get((t.name, idx))
             found = tuple(opcode(s) for s in by_line.get(n, [])) if n else ()
-            ok = (not pattern) or any(re.search(pattern, f) for f in found)
-            out.append(FenceCheck(t.name, idx, i.text, desc, found, ok))
+            exp = expected_sass(i, program.target)
+            if exp is not None:
+                pattern, desc = exp
+                ok = (not pattern) or any(re.search(pattern, f) for f in found)
+                out.append(FenceCheck(t.name, idx, i.text, desc, found, ok))
+            acc = expected_access(i, program.target)
+            if acc is not None:
+                pattern, desc, rank = acc
+                full = tuple(_full(s) for s in by_line.get(n, [])) if n else ()
+                if rank is not None:
+                    desc += f" (.STRONG.{['SM', 'GPU', 'SYS'][rank]} or wider)"
+                out.append(FenceCheck(t.name, idx, i.text, desc, found, _strong_ok(list(full), pattern, rank),
+                                      kind="access"))
     return out
+
+
+def _full(sass: str) -> str:
+    """The opcode with its operands, without a predicate: 'LDG.E.STRONG.GPU R9, desc[...]'."""
+    parts = sass.split(None, 1)
+    return parts[1] if parts and parts[0].startswith("@") and len(parts) > 1 else sass
 
 
 def check_built(tests: list[LitmusTest], built: list, toolchain: Toolchain | None = None,

@@ -173,7 +173,9 @@ def analyse(test: LitmusTest) -> tuple[dict, dict]:
     for _ in range(rounds):
         before = snapshot()
         for t in test.threads:
-            s = AbsState(mem, {}, roots=roots, maps=map_tables(test))
+            from .mbarriers import multicast_targets
+            s = AbsState(mem, {}, roots=roots, maps=map_tables(test),
+                         multicast=lambda i, name, _p=t.position: multicast_targets(test, i, _p, name)[0])
             for idx, i in enumerate(t.code):
                 s.here = (t.name, idx)
                 opspec(i).values(i, s)
@@ -202,6 +204,11 @@ def outcome_space(test: LitmusTest) -> OutcomeSpace:
                                f"so the device cannot bucket it")
         if len(vals) > MAX_VALUES:
             raise HarnessError(f"{v}: more than {MAX_VALUES} possible values")
+        wide = [x for x in vals if not -(2**31) <= x < 2**32]
+        if wide:
+            # Observed values are 32-bit words on the device: a value that needs more bits would be
+            # bucketed by its low half, merging outcomes the model tells apart (review D16).
+            raise HarnessError(f"{v}: value {wide[0]} needs more than 32 bits; the device observes 32-bit words")
         uniq = {}
         for x in sorted(vals):
             uniq.setdefault(x % 2**32, x)
@@ -210,3 +217,21 @@ def outcome_space(test: LitmusTest) -> OutcomeSpace:
     if space.size > MAX_BUCKETS:
         raise HarnessError(f"outcome space of {space.size} buckets exceeds {MAX_BUCKETS}")
     return space
+
+
+def fingerprint(test: LitmusTest) -> str:
+    """A short hash of what a hardware run of `test` depends on (threads, positions, code, memory,
+    conditions, observed variables): a histogram carries it, and compare/import refuse a histogram
+    whose test has changed since (a stale or foreign histogram would read missing variables as 0)."""
+    import hashlib
+    parts = [test.name]
+    for t in test.threads:
+        p = t.position
+        parts.append(f"T {t.name} {p.gpu}.{p.cluster}.{p.cta}.{p.warp}: " + " ; ".join(i.text for i in t.code))
+    for m in test.memory:
+        parts.append(f"M {m.name} {m.space} {m.owner} {m.init} {m.alias_of} {m.view} {m.view_of} "
+                     f"{dict(m.mbarrier) if m.mbarrier is not None else None} "
+                     f"{dict(m.tensormap) if m.tensormap is not None else None} {m.offset_of}")
+    parts += [f"E {e.kind} {e.text}" for e in test.expectations]
+    parts.append("V " + " ".join(str(v) for v in observed_vars(test)))
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]

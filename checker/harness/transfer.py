@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..ast import Addr, Imm, Instr, Reg
+from ..errors import CheckerError
 from .emit_generic import ATOM_OPS
 
 #
@@ -25,6 +26,7 @@ class AbsState:
     here: tuple[str, int] = ("", 0)      # the instruction being interpreted (a write's identity)
     roots: dict = field(default_factory=dict)   # virtual alias -> the location it maps
     maps: dict = field(default_factory=dict)    # tensor map -> {value: buffer}
+    multicast: object = None                    # (instr, name) -> the locations a multicast writes
 
     def val(self, op) -> set | None:
         if isinstance(op, Imm):
@@ -56,22 +58,25 @@ class AbsState:
             self.mem[name] = None
 
 
-_BIN = {"add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
-        "and": lambda a, b: a & b, "or": lambda a, b: a | b, "xor": lambda a, b: a ^ b,
-        "min": min, "max": max}
+# The value semantics of atom/red and ALU instructions are the model's (checker.isa.common's
+# atom_value and checker.model.values' integer operators), evaluated here on constants: a second copy
+# diverged (bitwise ops on negative values gave Python's infinite-precision results, the model
+# gives the unsigned 32-bit pattern). These two imports are the harness's only dependence on the
+# model's arithmetic; a value outside the model's 64-bit range makes the result opaque.
+from ..isa.common import atom_value as _model_atom_value   # noqa: E402
+from ..model.values import Const as _Const, evaluate as _evaluate, binop as _binop  # noqa: E402
+
+
+def _eval(expr) -> int:
+    return _evaluate(expr, lambda eid: 0)
 
 
 def _rmw_new(op: str, old: int, args: list[int]) -> int:
-    x = args[0]
-    if op == "exch":
-        return x
-    if op == "cas":
-        return args[1] if old == x else old
-    if op == "inc":
-        return 0 if old >= x else old + 1
-    if op == "dec":
-        return x if old == 0 or old > x else old - 1
-    return _BIN[op](old, x)
+    return _eval(_model_atom_value(op, _Const(old), [_Const(a) for a in args]))
+
+
+def _alu(op: str, a: int, b: int) -> int:
+    return _eval(_binop(op, _Const(a), _Const(b)))
 
 
 def _product(sets):
@@ -103,7 +108,10 @@ def _values_rmw(i: Instr, s: AbsState, ops: list):
     if combos is None:
         s.write(s.loc(ops[0]), None)
         return old
-    s.write(s.loc(ops[0]), {(_rmw_new(op, vs[0], list(vs[1:])), w) for vs, w in combos})
+    try:
+        s.write(s.loc(ops[0]), {(_rmw_new(op, vs[0], list(vs[1:])), w) for vs, w in combos})
+    except CheckerError:
+        s.write(s.loc(ops[0]), None)
     return old
 
 
@@ -125,7 +133,10 @@ def values_alu(i: Instr, s: AbsState) -> None:
         s.set_reg(i.operands[0], srcs[0] if srcs else None)
         return
     combos = _product(srcs[:2])
-    s.set_reg(i.operands[0], None if combos is None else {(_BIN[i.op](*vs), w) for vs, w in combos})
+    try:
+        s.set_reg(i.operands[0], None if combos is None else {(_alu(i.op, *vs), w) for vs, w in combos})
+    except CheckerError:              # leaves the model's value range: opaque, as the model refuses it
+        s.set_reg(i.operands[0], None)
 
 
 def _through_map(s: AbsState, op) -> list[str]:
@@ -135,6 +146,14 @@ def _through_map(s: AbsState, op) -> list[str]:
     if vals is None:
         return sorted(set(table.values()))
     return [table[v] for v in sorted({v for v, _ in vals}) if v in table]
+
+
+def _dests(i: Instr, s: AbsState, op) -> list[str | None]:
+    """The locations a copy writes: its destination, or with .multicast::cluster the location at
+    that offset in each CTA of the mask (checker.harness.mbarriers.multicast_targets)."""
+    if "multicast::cluster" in i.qualifiers and s.multicast is not None:
+        return list(s.multicast(i, op.base))
+    return [s.loc(op)]
 
 
 def values_cp(i: Instr, s: AbsState) -> None:
@@ -151,15 +170,20 @@ def values_cp(i: Instr, s: AbsState) -> None:
                     vals = None
                     break
                 vals |= got
-            s.write(s.loc(ops[0]), vals)
+            for d in _dests(i, s, ops[0]):
+                s.write(d, vals)
         return
     if i.qualifiers[:1] == ("reduce",) and len(ops) >= 2:
         op = i.pick(ATOM_OPS) or "add"
         combos = _product([s.read(ops[0]), s.read(ops[1])])
-        s.write(s.loc(ops[0]), None if combos is None else {(_rmw_new(op, vs[0], [vs[1]]), w) for vs, w in combos})
+        try:
+            s.write(s.loc(ops[0]), None if combos is None else {(_rmw_new(op, vs[0], [vs[1]]), w) for vs, w in combos})
+        except CheckerError:
+            s.write(s.loc(ops[0]), None)
         return
     if len(ops) >= 2 and "arrive" not in i.qualifiers and "prefetch" not in i.qualifiers:
-        s.write(s.loc(ops[0]), s.read(ops[1]))
+        for d in _dests(i, s, ops[0]):
+            s.write(d, s.read(ops[1]))
 
 
 def values_tensormap(i: Instr, s: AbsState) -> None:

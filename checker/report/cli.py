@@ -84,8 +84,10 @@ def _write(args, report, progress) -> int:
                 files["screenshot.png"] = (Path(d) / "screenshot.png").read_bytes()
     out = write_tree(args.out, files)
     s = [t.result for t in report.tests]
-    bad_hw = any(c.verdict in ("violation", "harness-error", "control-unseen") for c in report.hardware)
+    from ..harness.compare import BAD
     from ..results.output import summary
+
+    bad_hw = any(c.verdict in BAD for c in report.hardware)
 
     print(f"{summary(s)}; report in {out}/ (" + ", ".join(f for f in sorted(files) if "/" not in f) + ")")
     if report.interrupted:

@@ -14,6 +14,7 @@ ${notes}
 #include <cuda.h>                      // types only: driver entry points come through the runtime
 
 #define N_ROLES ${n_roles}
+#define TARGET_CC ${target_cc}             // the compute capability the target runs on (90 for sm_90a)
 #define N_MAPS ${n_maps}                // virtual mappings of the global buffer (> 1: virtual aliases)
 #define CLUSTER ${cluster}
 #define UNITS ${units}                 // hardware clusters (or CTAs) per instance group
@@ -22,19 +23,30 @@ ${notes}
 #define THREADS (WARPS * 32)
 #define PER_WARP ${per_warp}            // instance slots per warp
 #define N_GLOBAL ${n_global}
-#define N_SHARED ${n_shared}
+#define N_SHARED ${n_shared}           // shared slots per CTA (locations declared at one offset_of share one)
+#define SH_CELLS (N_SHARED * CTAS_PER_GROUP)   // (slot, role CTA) pairs: the tables below
 #define N_TMAPS ${n_tmaps}                // tensor maps in global memory (128 bytes per instance)
 #define N_SMAPS ${n_smaps}                // tensor maps in shared memory
 #define MAP_VALUES ${map_values}
+#define TMAP_RANK ${tmap_rank}              // dimensions of the tensor maps (the test's tensor copies)
 #define N_OBS ${n_obs}
+#define N_ZERO ${n_zero}
 #define N_VARS ${n_vars}
 #define N_BUCKETS ${n_buckets}
 #define BUCKET_OTHER N_BUCKETS
 #define BUCKET_TIMEOUT (N_BUCKETS + 1)
+#define BUCKET_EPILOGUE (N_BUCKETS + 2)
+#define COUNT_UNSYNCED (N_BUCKETS + 3)      // not a bucket: instances whose start barrier gave up
+#define N_COUNTERS (N_BUCKETS + 4)
 #define CELL_WORDS ${cell_words}
+// Shared-memory slot per location and instance: a cell, rounded up to the strictest alignment an
+// instruction of the test needs (128 bytes for tensor copies, 16 for bulk copies and mbarriers).
+#define SLOT_WORDS ${slot_words}
+#define SMEM_ALIGN ${smem_align}
 #define SPIN_CAP ${spin_cap}u
 #define TESTING_GROUPS ${testing_groups}
-#define STRESS_UNITS ${stress_units}
+#define STRESS_UNITS ${stress_units}     // wanted: testing units x (1 - testing_fraction) / testing_fraction
+#define STRESS_TEST_LINES ${stress_test_lines}   // 1: stress the padding cells between the test's cells
 #define SHUFFLE_PCT ${shuffle_pct}
 #define STRIDE_CELLS ${stride_cells}
 #define PERMUTE_LOCATIONS ${permute_locations}
@@ -55,18 +67,21 @@ ${notes}
     printf("error %s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(e_)); exit(3); } } while (0)
 
 static const unsigned global_init[N_GLOBAL + 1] = {${global_init}};
-static __device__ const unsigned shared_init[N_SHARED + 1] = {${shared_init}};
-static __device__ const int shared_owner[N_SHARED + 1] = {${shared_owner}};   // role CTA
-static __device__ const int shared_mbarrier[N_SHARED + 1] = {${shared_mbarrier}}; // init count, 0 = plain
+// Per (slot, role CTA), index slot * CTAS_PER_GROUP + role CTA:
+static __device__ const int shared_here[SH_CELLS + 1] = {${shared_here}};      // a location of the test lives there
+static __device__ const unsigned shared_init[SH_CELLS + 1] = {${shared_init}};
+static __device__ const int shared_mbarrier[SH_CELLS + 1] = {${shared_mbarrier}}; // init count, 0 = plain
+static __device__ const int shared_inval[SH_CELLS + 1] = {${shared_inval}};   // mbarriers the harness invalidates at the end
 // Bytes the harness expects on an mbarrier that only async copies complete on (nobody else
 // initialises or arrives on it): it arrives once, so the phase completes when the copies land.
-static __device__ const unsigned shared_expect[N_SHARED + 1] = {${shared_expect}};
+static __device__ const unsigned shared_expect[SH_CELLS + 1] = {${shared_expect}};
 // Tensor maps (global ones first, then shared ones): the global location (index) of the buffer
 // that value v selects, -1 for none; the initial value; the CTA holding each shared map.
 static __device__ const int tmap_buffer[(N_TMAPS + N_SMAPS) * MAP_VALUES + 1] = {${tmap_buffer}};
 static __device__ const int tmap_init[N_TMAPS + N_SMAPS + 1] = {${tmap_init}};
 static __device__ const int smap_owner[N_SMAPS + 1] = {${smap_owner}};
-// Observed variables: kind 0 = register (index in obs), 1 = global location, 2 = shared location.
+// Observed variables: kind 0 = register (index in obs), 1 = global location, 2 = shared location
+// (index slot * CTAS_PER_GROUP + role CTA).
 static __device__ const int var_kind[N_VARS + 1] = {${var_kind}};
 static __device__ const int var_index[N_VARS + 1] = {${var_index}};
 static __device__ const int var_domain_start[N_VARS + 2] = {${var_domain_start}};
@@ -79,10 +94,11 @@ struct Params {
     unsigned *mem;          // N_GLOBAL regions of N_INST * STRIDE_CELLS cells
     unsigned *map[N_MAPS];  // map[0] == mem; map[k]: the same physical memory at another address
     unsigned *tmaps;        // N_TMAPS * N_INST tensor maps of 32 words, 128-byte aligned
-    const unsigned *tmap_template;  // 32 words: a 1-D map of one cell (cuTensorMapEncodeTiled)
+    const unsigned *tmap_template;  // 32 words: a TMAP_RANK-D map of one cell (cuTensorMapEncodeTiled)
     unsigned *obs;          // N_INST * N_OBS
-    unsigned *shdump;       // N_INST * N_SHARED final shared values
-    unsigned *status;       // N_INST: bit 0 = an await or the epilogue timed out
+    unsigned *shdump;       // N_INST * SH_CELLS final shared values
+    unsigned *status;       // N_INST: bit 0 = an await gave up, bit 1 = the epilogue's wait gave up,
+                            // bit 2 = the start barrier gave up (the instance still counts)
     unsigned *sync;         // N_INST start-barrier counters
     unsigned *scratch;      // stress lines
     const int *role_of_cta; // per hardware CTA: group * CTAS_PER_GROUP + role CTA, or -1 (stress)
@@ -90,6 +106,10 @@ struct Params {
     unsigned lane_mul, lane_add, warp_rot;
     int do_barrier, do_pre_stress, do_stress;
     unsigned stress_line[TARGET_LINES];
+    // Always 0 at run time, unknown to ptxas: one per test access operand (see operands.Ctx.opaque),
+    // and the flag that keeps every test register live.
+    unsigned zero[N_ZERO];
+    int keep_regs;
 };
 
 __device__ __forceinline__ unsigned *gcell(const Params &p, int loc, unsigned inst) {
@@ -145,8 +165,17 @@ __device__ unsigned harness_lane_mask(const Params &p, int k, unsigned test_mask
 
 __device__ void stress(const Params &p, unsigned iters, unsigned salt) {
     for (unsigned i = 0; i < iters; i++) {
+#if STRESS_TEST_LINES && N_GLOBAL > 0 && STRIDE_CELLS > 1
+        // A padding cell next to some instance's cell of some location: never read for an
+        // outcome, but on the lines the test's accesses use.
+        unsigned inst_ = (p.stress_line[(i + salt) % TARGET_LINES] + salt) % N_INST;
+        unsigned *line = p.mem + (((size_t)((i + salt) % N_GLOBAL) * N_INST + inst_) * STRIDE_CELLS
+                                  + 1 + (i % (STRIDE_CELLS - 1))) * CELL_WORDS;
+        unsigned w = (threadIdx.x + salt) % CELL_WORDS;
+#else
         unsigned *line = p.scratch + p.stress_line[(i + salt) % TARGET_LINES] * LINE_WORDS;
         unsigned w = (threadIdx.x + salt) % LINE_WORDS;
+#endif
         volatile unsigned *a = line + w;
 #if STRESS_PATTERN == 0
         *a = i; *a = i + 1;
@@ -165,11 +194,13 @@ __device__ void start_barrier(const Params &p, unsigned inst) {
     if (p.do_pre_stress) stress(p, PRE_STRESS_ITERS, inst);
     if (!p.do_barrier) return;
     add_relaxed(&p.sync[inst], 1);
-    for (unsigned n = 0; n < SPIN_CAP && ld_relaxed(&p.sync[inst]) < N_ROLES; n++) { }
+    unsigned n = 0;
+    for (; n < SPIN_CAP && ld_relaxed(&p.sync[inst]) < N_ROLES; n++) { }
+    if (n >= SPIN_CAP) atomicOr(&p.status[inst], 4u);
 }
 
 __global__ void ${cluster_attr} __launch_bounds__(THREADS) litmus_kernel(Params p) {
-    __shared__ __align__(16) unsigned smem[(N_SHARED * PER_WARP + 1) * CELL_WORDS];
+    __shared__ __align__(SMEM_ALIGN) unsigned smem[(N_SHARED * PER_WARP + 1) * SLOT_WORDS];
     __shared__ __align__(128) unsigned smaps[(N_SMAPS * PER_WARP + (N_SMAPS ? 0 : 1)) * 32];
     const unsigned hw_cta = blockIdx.x;
     const int role = p.role_of_cta[hw_cta];
@@ -184,15 +215,15 @@ __global__ void ${cluster_attr} __launch_bounds__(THREADS) litmus_kernel(Params 
     // Prologue: shared cells to their initial values; pre-initialised mbarriers.
     if (role >= 0) {
         for (unsigned c = threadIdx.x; c < N_SHARED * PER_WARP; c += THREADS) {
-            unsigned loc = c / PER_WARP;
-            if (shared_owner[loc] != role_cta) continue;
-            unsigned *cell = smem + c * CELL_WORDS;
-            if (shared_mbarrier[loc]) {
-                asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" :: "r"(to_cta(cell)), "r"(shared_mbarrier[loc]) : "memory");
-                if (shared_expect[loc])
-                    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" :: "r"(to_cta(cell)), "r"(shared_expect[loc]) : "memory");
+            unsigned k = (c / PER_WARP) * CTAS_PER_GROUP + role_cta;
+            if (!shared_here[k]) continue;
+            unsigned *cell = smem + c * SLOT_WORDS;
+            if (shared_mbarrier[k]) {
+                asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" :: "r"(to_cta(cell)), "r"(shared_mbarrier[k]) : "memory");
+                if (shared_expect[k])
+                    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" :: "r"(to_cta(cell)), "r"(shared_expect[k]) : "memory");
             } else {
-                for (int w = 0; w < CELL_WORDS; w++) cell[w] = w ? 0u : shared_init[loc];
+                for (int w = 0; w < CELL_WORDS; w++) cell[w] = w ? 0u : shared_init[k];
             }
         }
 #if N_SMAPS
@@ -232,9 +263,17 @@ ${idle_cluster_barriers}
         }
     }
 
-    // Epilogue: wait for the test's async operations, meet, dump this CTA's shared cells.
+    // Epilogue: wait for the test's async operations; meet (every test thread of the cluster is
+    // done, remote arrivals included); complete the phase copies land on (checker.harness.mbarriers:
+    // make up the arrivals the test does not perform, then a bounded wait); meet; dump this CTA's
+    // shared cells.
     asm volatile("cp.async.wait_all;" ::: "memory");
     asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
+#if ${clustered}
+    asm volatile("barrier.cluster.arrive.release; barrier.cluster.wait.acquire;" ::: "memory");
+#else
+    asm volatile("barrier.sync %0;" :: "n"(${reserved_barrier}) : "memory");
+#endif
 ${epilogue_waits}
 #if ${clustered}
     asm volatile("barrier.cluster.arrive.release; barrier.cluster.wait.acquire;" ::: "memory");
@@ -243,9 +282,16 @@ ${epilogue_waits}
 #endif
     if (role >= 0) {
         for (unsigned c = threadIdx.x; c < N_SHARED * PER_WARP; c += THREADS) {
-            unsigned loc = c / PER_WARP, s = c % PER_WARP;
-            if (shared_owner[loc] == role_cta && !shared_mbarrier[loc])
-                p.shdump[(group * PER_WARP + s) * N_SHARED + loc] = smem[c * CELL_WORDS];
+            unsigned k = (c / PER_WARP) * CTAS_PER_GROUP + role_cta, s = c % PER_WARP;
+            if (shared_here[k] && !shared_mbarrier[k])
+                p.shdump[(group * PER_WARP + s) * SH_CELLS + k] = smem[c * SLOT_WORDS];
+        }
+        // Invalidate the mbarriers before the shared memory is handed to the next CTA (PTX:
+        // mbarrier.inval before the memory is reused for anything else).
+        for (unsigned c = threadIdx.x; c < N_SHARED * PER_WARP; c += THREADS) {
+            unsigned k = (c / PER_WARP) * CTAS_PER_GROUP + role_cta;
+            if (shared_here[k] && shared_inval[k])
+                asm volatile("mbarrier.inval.shared::cta.b64 [%0];" :: "r"(to_cta(smem + c * SLOT_WORDS)) : "memory");
         }
     }
     (void)timed_out;
@@ -277,12 +323,14 @@ __global__ void init_kernel(Params p, const unsigned *init) {
 __global__ void count_kernel(Params p, unsigned long long *hist) {
     for (unsigned inst = blockIdx.x * blockDim.x + threadIdx.x; inst < N_INST; inst += gridDim.x * blockDim.x) {
         unsigned bucket = 0;
+        if (p.status[inst] & 4) atomicAdd(&hist[COUNT_UNSYNCED], 1ull);
         if (p.status[inst] & 1) { bucket = BUCKET_TIMEOUT; }
+        else if (p.status[inst] & 2) { bucket = BUCKET_EPILOGUE; }
         else {
             for (int v = 0; v < N_VARS; v++) {
                 unsigned val = var_kind[v] == 0 ? p.obs[inst * N_OBS + var_index[v]]
                              : var_kind[v] == 1 ? *gcell(p, var_index[v], inst)
-                             : p.shdump[inst * N_SHARED + var_index[v]];
+                             : p.shdump[inst * SH_CELLS + var_index[v]];
                 int lo = var_domain_start[v], hi = var_domain_start[v + 1], hit = -1;
                 for (int d = lo; d < hi; d++) if (domain_values[d] == val) { hit = d - lo; break; }
                 if (hit < 0) { bucket = BUCKET_OTHER; break; }
@@ -302,8 +350,6 @@ static unsigned long long rnd() {             // splitmix64
     return z ^ (z >> 31);
 }
 #if N_MAPS > 1 || N_TMAPS || N_SMAPS
-#define DRV(call) do { CUresult r_ = (call); if (r_ != CUDA_SUCCESS) { \
-    printf("error %s:%d driver error %d\n", __FILE__, __LINE__, (int)r_); exit(3); } } while (0)
 template <class F> static F driver_fn(const char *name) {
     void *f = 0;
     cudaDriverEntryPointQueryResult q;
@@ -311,6 +357,13 @@ template <class F> static F driver_fn(const char *name) {
     if (!f || q != cudaDriverEntryPointSuccess) { printf("error driver entry point %s unavailable\n", name); exit(3); }
     return (F)f;
 }
+static void drv_fail(CUresult r, const char *file, int line) {
+    const char *name = "?";
+    driver_fn<decltype(&cuGetErrorName)>("cuGetErrorName")(r, &name);
+    printf("error %s:%d driver error %d (%s)\n", file, line, (int)r, name ? name : "?");
+    exit(3);
+}
+#define DRV(call) do { CUresult r_ = (call); if (r_ != CUDA_SUCCESS) drv_fail(r_, __FILE__, __LINE__); } while (0)
 #endif
 #if N_MAPS > 1
 // One physical allocation mapped at N_MAPS virtual addresses (the CUDA virtual memory API).
@@ -358,9 +411,40 @@ int main(int argc, char **argv) {
     CHECK(cudaGetDeviceProperties(&prop, dev));
     CHECK(cudaDriverGetVersion(&driver));
     CHECK(cudaRuntimeGetVersion(&runtime));
+    if (prop.major * 10 + prop.minor != TARGET_CC) {   // an 'a' target runs on its own architecture only
+        printf("error device %s is cc %d.%d but this program was built for ${target}\n", prop.name, prop.major, prop.minor);
+        return 3;
+    }
 
     const int testing_ctas = TESTING_GROUPS * CTAS_PER_GROUP;
-    const int units = TESTING_GROUPS * UNITS + STRESS_UNITS;
+    // Co-residency: every CTA of the grid must be resident at once, or an instance's threads do not
+    // run concurrently. Occupancy API: how many CTAs (clusters) the GPU holds of this kernel.
+    long capacity = 0;
+#if ${clustered}
+    {
+        cudaLaunchConfig_t lc;
+        memset(&lc, 0, sizeof lc);
+        lc.gridDim = dim3(CLUSTER, 1, 1);
+        lc.blockDim = dim3(THREADS, 1, 1);
+        int clusters = 0;
+        CHECK(cudaOccupancyMaxActiveClusters(&clusters, litmus_kernel, &lc));
+        capacity = clusters;                      // units are clusters
+    }
+#else
+    {
+        int per_sm = 0;
+        CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, litmus_kernel, THREADS, 0));
+        capacity = (long)per_sm * prop.multiProcessorCount;
+    }
+#endif
+    if ((long)TESTING_GROUPS * UNITS > capacity) {
+        printf("error not co-resident: %d testing units of %d CTA(s), the GPU holds %ld at once; lower testing_groups\n",
+               TESTING_GROUPS * UNITS, CLUSTER, capacity);
+        return 4;
+    }
+    const int stress_units = (int)((long)STRESS_UNITS < capacity - (long)TESTING_GROUPS * UNITS
+                                   ? (long)STRESS_UNITS : capacity - (long)TESTING_GROUPS * UNITS);
+    const int units = TESTING_GROUPS * UNITS + stress_units;
     const int grid = units * CLUSTER;
     Params p;
     memset(&p, 0, sizeof p);
@@ -377,22 +461,24 @@ int main(int argc, char **argv) {
     p.map[0] = p.mem;
 #endif
     CHECK(cudaMalloc(&p.obs, ((size_t)N_INST * N_OBS + 1) * 4));
-    CHECK(cudaMalloc(&p.shdump, ((size_t)N_INST * N_SHARED + 1) * 4));
+    CHECK(cudaMalloc(&p.shdump, ((size_t)N_INST * SH_CELLS + 1) * 4));
     CHECK(cudaMalloc(&p.status, (size_t)N_INST * 4));
     CHECK(cudaMalloc(&p.sync, (size_t)N_INST * 4));
     CHECK(cudaMalloc(&p.scratch, (size_t)SCRATCH_WORDS * 4));
     CHECK(cudaMalloc(&d_init, sizeof global_init));
     CHECK(cudaMalloc(&d_role, (size_t)grid * sizeof(int)));
-    CHECK(cudaMalloc(&d_hist, (N_BUCKETS + 2) * sizeof(unsigned long long)));
+    CHECK(cudaMalloc(&d_hist, N_COUNTERS * sizeof(unsigned long long)));
     CHECK(cudaMemcpy(d_init, global_init, sizeof global_init, cudaMemcpyHostToDevice));
-    CHECK(cudaMemset(d_hist, 0, (N_BUCKETS + 2) * sizeof(unsigned long long)));
+    CHECK(cudaMemset(d_hist, 0, N_COUNTERS * sizeof(unsigned long long)));
     CHECK(cudaMemset(p.scratch, 0, (size_t)SCRATCH_WORDS * 4));
 #if N_TMAPS || N_SMAPS
-    {   // The template map: a 1-D tensor of one cell (CELL_WORDS u32), box = the whole cell.
+    {   // The template map: a TMAP_RANK-D tensor of one cell (CELL_WORDS u32 along dimension 0, extent
+        // 1 along the others), box = the whole cell: every coordinate of the test is 0.
         CUtensorMap tm;
-        cuuint64_t dim[1] = {CELL_WORDS}, stride[1] = {0};
-        cuuint32_t box[1] = {CELL_WORDS}, elem[1] = {1};
-        DRV(driver_fn<decltype(&cuTensorMapEncodeTiled)>("cuTensorMapEncodeTiled")(&tm, CU_TENSOR_MAP_DATA_TYPE_UINT32, 1,
+        cuuint64_t dim[5] = {CELL_WORDS, 1, 1, 1, 1}, stride[5] = {0, 0, 0, 0, 0};
+        cuuint32_t box[5] = {CELL_WORDS, 1, 1, 1, 1}, elem[5] = {1, 1, 1, 1, 1};
+        for (int d = 0; d + 1 < TMAP_RANK; d++) stride[d] = (cuuint64_t)CELL_WORDS * 4;   // bytes, multiples of 16
+        DRV(driver_fn<decltype(&cuTensorMapEncodeTiled)>("cuTensorMapEncodeTiled")(&tm, CU_TENSOR_MAP_DATA_TYPE_UINT32, TMAP_RANK,
             p.mem, dim, stride, box, elem, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
             CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
         unsigned *d_tm;
@@ -438,18 +524,20 @@ int main(int argc, char **argv) {
         for (int l = 0; l < TARGET_LINES; l++) p.stress_line[l] = (unsigned)(rnd() % (SCRATCH_WORDS / LINE_WORDS));
 
         init_kernel<<<64, 256>>>(p, d_init);
+        CHECK(cudaGetLastError());
         CHECK(cudaMemset(p.obs, 0, ((size_t)N_INST * N_OBS + 1) * 4));
-        CHECK(cudaMemset(p.shdump, 0, ((size_t)N_INST * N_SHARED + 1) * 4));
+        CHECK(cudaMemset(p.shdump, 0, ((size_t)N_INST * SH_CELLS + 1) * 4));
         CHECK(cudaMemset(p.status, 0, (size_t)N_INST * 4));
         CHECK(cudaMemset(p.sync, 0, (size_t)N_INST * 4));
         litmus_kernel<<<grid, THREADS>>>(p);
         CHECK(cudaGetLastError());
         count_kernel<<<(N_INST + 255) / 256, 256>>>(p, d_hist);
+        CHECK(cudaGetLastError());
         CHECK(cudaDeviceSynchronize());
         clock_gettime(CLOCK_MONOTONIC, &t1);
         elapsed = (t1.tv_sec - t0.tv_sec) + 1e-9 * (t1.tv_nsec - t0.tv_nsec);
     }
-    unsigned long long hist[N_BUCKETS + 2];
+    unsigned long long hist[N_COUNTERS];
     CHECK(cudaMemcpy(hist, d_hist, sizeof hist, cudaMemcpyDeviceToHost));
     printf("ptxmc-hw 1\n");
     printf("test %s\n", "${test_name_c}");
@@ -462,11 +550,15 @@ int main(int argc, char **argv) {
     printf("iterations %lld\n", it);
     printf("instances %lld\n", it * (long long)N_INST);
     printf("testing_ctas %d\n", testing_ctas);
+    printf("stress_ctas %d\n", stress_units * CLUSTER);
+    printf("capacity_units %ld\n", capacity);
     printf("time %.3f\n", elapsed);
     for (int b = 0; b < N_BUCKETS; b++)
         if (hist[b]) printf("bucket %d %llu\n", b, hist[b]);
     printf("other %llu\n", hist[BUCKET_OTHER]);
     printf("timeout %llu\n", hist[BUCKET_TIMEOUT]);
+    printf("epilogue %llu\n", hist[BUCKET_EPILOGUE]);
+    printf("unsynced %llu\n", hist[COUNT_UNSYNCED]);
     printf("end\n");
     return 0;
 }
