@@ -79,7 +79,7 @@ def _check_agrees(alg: SymbolicAlgebra, assignment, constraint, holds: bool) -> 
 
 
 def _algebras(n: int, named: bool = False):
-    return SymbolicAlgebra(range(n), name_lets=named), ConcreteAlgebra(range(n))
+    return SymbolicAlgebra(range(n), z3.main_ctx(), name_lets=named), ConcreteAlgebra(range(n))
 
 
 # ---- one operator at a time ---------------------------------------------------------------------
