@@ -22,6 +22,8 @@ from .results.output import mark_partial
 from .results.result import Result, outcome_text
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
+# `ptxmc check` only: the answer was UNKNOWN (a solver limit or timeout); the test or condition is malformed
+EXIT_UNKNOWN, EXIT_MALFORMED = 3, 4
 
 
 def _common(p: argparse.ArgumentParser) -> None:
@@ -54,6 +56,8 @@ def build_parser() -> argparse.ArgumentParser:
     chk.add_argument("test", help="FILE or FILE::NAME")
     chk.add_argument("cond", help="a herd condition, e.g. 'P1:r0=1 /\\ P1:r1=0'")
     chk.add_argument("--dot", help="write the witness / counterexample graph as DOT to this file")
+    chk.add_argument("--expect", choices=("allowed", "forbidden", "undefined"),
+                     help="exit 0 if this is the verdict, 1 if not (herd's ~exists / exists)")
     _common(chk)
     out = sub.add_parser("outcomes", help="every allowed outcome, herd style, and a compact formula")
     out.add_argument("test", help="FILE or FILE::NAME")
@@ -222,17 +226,29 @@ def cmd_check(args) -> int:
 
     lim = limits_of(args)
     limits.set_current(lim)
-    test = select_test(args.test)
-    cond = parse_cond(args.cond, SourceLoc("<command line>", 1, args.cond))
-    resolve_model(args.model)
     try:
-        text, dot = bounded(_explain_job, (test, cond, args.model, tuple(args.option), args.engine, lim), lim)
+        test = select_test(args.test)
+        cond = parse_cond(args.cond, SourceLoc("<command line>", 1, args.cond))
+        resolve_model(args.model)
+        verdict, text, dot = bounded(_explain_job, (test, cond, args.model, tuple(args.option), args.engine, lim),
+                                     lim)
+    except (SolverUnknown, LimitExceeded) as e:
+        print(f"ptxmc: UNKNOWN: {_located(e, args.test)}", file=sys.stderr)
+        return EXIT_UNKNOWN
+    except LitmusError as e:
+        print(f"ptxmc: {_located(e, args.test)}", file=sys.stderr)
+        return EXIT_MALFORMED
     except CheckerError as e:
         raise _located(e, args.test) from None
     sys.stdout.write(text)
     if args.dot and dot:
         write_atomic(args.dot, dot)
-    return EXIT_OK
+    if args.expect is None:
+        return EXIT_OK
+    if verdict == args.expect:
+        return EXIT_OK
+    print(f"ptxmc: expected {args.expect}, the model says {verdict}", file=sys.stderr)
+    return EXIT_FAIL
 
 
 def cmd_outcomes(args) -> int:
