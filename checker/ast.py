@@ -65,6 +65,8 @@ class MemoryDecl:
     tensormap: Mapping[int, str] | None = None
     offset_of: str | None = None
     size: int | None = None           # bytes; None: the largest end of its sized accesses, or unsized
+    box: int | None = None            # tensor maps: bytes of the box a tensor copy moves
+    strides: tuple[int, ...] | None = None  # tensor maps: bytes per unit of each coordinate
     where: SourceLoc | None = field(default=None, compare=False)
 
 
@@ -80,11 +82,22 @@ class Imm:
 
 @dataclass(frozen=True)
 class Addr:
-    """`[x]`, `[x+4]`, or `[tmap, {0, 1}]` (coords)."""
+    """`[x]`, `[x+4]`, or `[tmap, {0, 1}]` (coords); `[%rd]`, `[rd+8]` (`register`: the base is a
+    register holding an address, resolved to a location when the test is loaded)."""
 
     base: str
     offset: int = 0
     coords: tuple["Operand", ...] = ()
+    register: bool = False
+
+
+@dataclass(frozen=True)
+class Float:
+    """A decimal floating-point literal (`1.5`, `-2e3`), as written: it becomes the .f32 or .f64
+    bit pattern of the instruction that uses it. (PTX's exact forms `0f3F800000` and
+    `0d3FF0000000000000` are integers: the bit patterns themselves.)"""
+
+    text: str
 
 
 @dataclass(frozen=True)
@@ -106,7 +119,7 @@ class Name:
     name: str
 
 
-Operand = Union[Reg, Imm, Addr, Vec, Sink, Name]
+Operand = Union[Reg, Imm, Float, Addr, Vec, Sink, Name]
 
 
 class Quals(Mapping[str, Union[str, None]]):
@@ -202,7 +215,15 @@ class MemRef:
 @dataclass(frozen=True)
 class Eq:
     lhs: RegRef | MemRef
-    value: int
+    value: int | float      # float: a decimal floating-point literal (compared as a bit pattern)
+
+
+def value_text(v: int | float) -> str:
+    """A value as ptxmc prints it: decimal within 64 bits, hexadecimal beyond (the value of a
+    large access: a 8192-byte copy is a 65536-bit number)."""
+    if isinstance(v, int) and not -(1 << 64) < v < (1 << 64):
+        return f"-{-v:#x}" if v < 0 else f"{v:#x}"
+    return str(v)
 
 
 @dataclass(frozen=True)
@@ -252,6 +273,7 @@ class LitmusTest:
     locations: tuple["RegRef | MemRef", ...] = ()   # what `outcomes` shows besides the conditions (herd's locations)
     filter: "Cond | None" = None                    # only executions satisfying it count (herd's filter)
     rlimit: int | None = None                       # this test's Z3 resource limit per solver call
+    threads_per_litmus_thread: int = 1              # PTX threads one litmus thread stands for (barrier counts)
 
     def mem(self, name: str) -> MemoryDecl | None:
         for m in self.memory:

@@ -188,6 +188,17 @@ def _val(e) -> int:
     return evaluate(e, lambda r: 0)
 
 
+def _step(v: int, **kw) -> int:
+    """The state after one update; the update must be defined."""
+    new, bad = mb_update(Const(v), **kw)
+    assert _val(bad) == 0
+    return _val(new)
+
+
+def _undefined(v: int, **kw) -> bool:
+    return _val(mb_update(Const(v), **kw)[1]) == 1
+
+
 def _fields(v: int) -> tuple[int, int, int]:
     return _val(phase_of(Const(v))), _val(pending_of(Const(v))), _val(tx_of(Const(v)))
 
@@ -195,23 +206,48 @@ def _fields(v: int) -> tuple[int, int, int]:
 def test_mbarrier_phases_count_arrivals_and_bytes():
     s = _val(encode(0, 2, 2))
     assert _fields(s) == (0, 2, 0)
-    s = _val(mb_update(Const(s), arrive=Const(1), expect=Const(16)))      # arrive.expect_tx 16
+    s = _step(s, arrive=Const(1), expect=Const(16))      # arrive.expect_tx 16
     assert _fields(s) == (0, 1, 16)
-    s = _val(mb_update(Const(s), arrive=Const(1)))                          # last arrival, 16 bytes due
+    s = _step(s, arrive=Const(1))                          # last arrival, 16 bytes due
     assert _fields(s) == (0, 0, 16)
-    s = _val(mb_update(Const(s), complete=Const(16)))                       # complete-tx: phase done
+    s = _step(s, complete=Const(16))                       # complete-tx: phase done
     assert _fields(s) == (1, 2, 0)
 
 
 def test_complete_tx_before_expect_tx_goes_negative_and_arrive_drop_lowers_the_count():
-    s = _val(mb_update(Const(_val(encode(0, 1, 1))), complete=Const(16)))
+    s = _step(_val(encode(0, 1, 1)), complete=Const(16))
     assert _fields(s) == (0, 1, -16)
-    s = _val(mb_update(Const(s), arrive=Const(1), expect=Const(16)))
+    s = _step(s, arrive=Const(1), expect=Const(16))
     assert _fields(s) == (1, 1, 0)
-    s = _val(mb_update(Const(_val(encode(3, 2, 2))), arrive=Const(1), drop=Const(1)))
+    s = _step(_val(encode(3, 2, 2)), arrive=Const(1), drop=Const(1))
     assert _fields(s) == (3, 1, 0) and _val(expected_of(Const(s))) == 1     # expected count now 1
-    s = _val(mb_update(Const(s), arrive=Const(1)))
+    s = _step(s, arrive=Const(1))
     assert _fields(s) == (4, 1, 0)
+
+
+def test_a_state_out_of_range_is_undefined_and_never_carries():
+    """PTX's ranges (tx-count +-(2^20-1), pending 0..2^20-1): leaving one is undefined, and a
+    state at the edge of a range still decodes exactly (no carry into the next field)."""
+    limit = (1 << 20) - 1
+    s = _step(_val(encode(0, 1, 1)), complete=Const(limit))
+    assert _fields(s) == (0, 1, -limit)
+    assert _undefined(s, complete=Const(1))                                   # tx below -(2^20-1)
+    s = _step(_val(encode(0, 2, 2)), expect=Const(limit))
+    assert _fields(s) == (0, 2, limit)
+    assert _undefined(s, expect=Const(1))                                     # tx above 2^20-1
+    assert _undefined(_val(encode(0, 1, 1)), arrive=Const(2))                 # more arrivals than pending
+    assert not _undefined(_val(encode(0, 2, 2)), arrive=Const(2))
+    s = _val(encode(0, limit, limit))
+    assert _fields(s) == (0, limit, 0) and _val(expected_of(Const(s))) == limit
+    assert _undefined(s, arrive=Const(-1))                                    # pending above 2^20-1
+    r = Const(200000)
+    assert _undefined(s, arrive=Const(1), operands=((Const(0), 1, limit),))   # a register count of 0
+    assert not _undefined(s, arrive=r, operands=((r, 1, limit),))
+
+
+def test_an_operation_on_no_mbarrier_leaves_none_and_flags_nothing_more():
+    new, bad = mb_update(Const(0), arrive=Const(5), complete=Const(7))
+    assert _val(new) == 0 and _val(bad) == 0
 
 
 # -- lowering ------------------------------------------------------------------------------------
@@ -317,7 +353,7 @@ threads:
     ("cp.async.ca.shared.global [s], [g], 4, 8", "src-size must be at most cp-size"),
     ("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [s], [g], 16, [mb], 0",
      "ctaMask is a 16-bit mask naming at least one CTA of the cluster, not 0"),
-    ("cp.async.bulk.global.shared::cta.bulk_group.cp_mask [g], [s], 16, 255", "partial writes are not modelled"),
+    ("cp.async.bulk.global.shared::cta.bulk_group.cp_mask [g], [s], 16, 255", "byte-masked writes are not modelled"),
     ("mbarrier.arrive.shared::cluster.b64 st, [mb]", "returns no state: write _"),
     ("mbarrier.try_wait.parity.release.shared::cta.b64 p, [mb], 0", "waits are .acquire or .relaxed"),
     ("mbarrier.expect_tx.release.cta.shared::cta.b64 [mb], 16", "is .relaxed only"),
@@ -698,15 +734,14 @@ def test_clusterlaunchcontrol_syntax_errors(text, msg):
 @pytest.mark.parametrize("decl, code, msg", [
     ("mb: {space: shared, owner: gpu0.cta0, mbarrier: {count: 1}}",
      "mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [mb], 1048576",
-     "'mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [mb], 1048576': tx-count 1048576: ptxmc models "
-     "mbarrier tx-counts from 0 to 1048575"),
-    ("mb: {space: shared, owner: gpu0.cta0}", "mbarrier.init.shared::cta.b64 [mb], 131072",
-     "'mbarrier.init.shared::cta.b64 [mb], 131072': arrival count 131072: ptxmc models mbarrier arrival "
-     "counts from 0 to 131071"),
+     "'mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [mb], 1048576': tx-count 1048576: PTX allows 0 to "
+     "1048575 (2^20-1)"),
+    ("mb: {space: shared, owner: gpu0.cta0}", "mbarrier.init.shared::cta.b64 [mb], 1048576",
+     "'mbarrier.init.shared::cta.b64 [mb], 1048576': arrival count 1048576: PTX allows 1 to 1048575 (2^20-1)"),
     ("mb: {space: shared, owner: gpu0.cta0, mbarrier: {count: 1}}",
-     "mbarrier.arrive.shared::cta.b64 _, [mb], 200000",
-     "'mbarrier.arrive.shared::cta.b64 _, [mb], 200000': arrival count 200000: ptxmc models mbarrier "
-     "arrival counts from 0 to 131071"),
+     "mbarrier.arrive.shared::cta.b64 _, [mb], 2000000",
+     "'mbarrier.arrive.shared::cta.b64 _, [mb], 2000000': arrival count 2000000: PTX allows 1 to 1048575 "
+     "(2^20-1)"),
 ])
 def test_mbarrier_values_beyond_the_modelled_ranges_are_refused(decl, code, msg):
     [t] = load_text(f"name: t\nmemory:\n  {decl}\nthreads:\n  P0:\n    at: gpu0.cta0\n    code: ['{code}']\n",
@@ -717,7 +752,7 @@ def test_mbarrier_values_beyond_the_modelled_ranges_are_refused(decl, code, msg)
 
 
 def test_mbarrier_count_beyond_the_range_in_memory_is_refused():
-    [err] = load_text("name: t\nmemory:\n  mb: {space: shared, owner: gpu0.cta0, mbarrier: {count: 200000}}\n"
+    [err] = load_text("name: t\nmemory:\n  mb: {space: shared, owner: gpu0.cta0, mbarrier: {count: 2000000}}\n"
                       "threads:\n  P0:\n    at: gpu0.cta0\n    code: ['mbarrier.arrive.shared::cta.b64 _, [mb]']\n",
                       "mb.yaml")
-    assert str(err).endswith("mbarrier count 200000: ptxmc models mbarrier arrival counts from 0 to 131071")
+    assert str(err).endswith("mbarrier count 2000000: PTX allows expected arrival counts from 1 to 1048575 (2^20-1)")

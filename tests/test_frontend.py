@@ -32,7 +32,8 @@ MALFORMED = {
     "bad_condition": "15: 'P1:r0=1 /\\ (P1:r1=0': expected ')' (to close the '(' of column 12) at column 20, "
                      "found the end of the condition",
     "bad_operand_count": "6: 'atom.cas.b32 r5, [x], 0': expected 4 operands (d, [a], b, c), got 3",
-    "bad_operand_kind": "6: 'st [x], [flag]': operand 2 ('[flag]') must be a register or an integer",
+    "bad_operand_kind": "6: 'st [x], [flag]': operand 2 ('[flag]') must be a register, a number, or a vector "
+                        "of them {a, b, ...}",
     "bad_position": "9: 'gpu0.block1': bad position 'gpu0.block1': write gpu<N>[.cluster<N>].cta<N>[.warp<N>]",
     "bad_qualifier": "6: 'st.weak.global.nc [x], 1': unknown qualifier '.nc' for st",
     "bar_arrive_without_count": "6: 'bar.arrive 1': missing operand b, the thread count (operands: a, b)",
@@ -85,8 +86,7 @@ MALFORMED = {
                         "did you mean P1:r1?",
     "unknown_thread": "15: 'P2:r0=1': 'P2:r0': there is no thread P2 (threads: P0, P1); did you mean P1:r0?",
     "unknown_thread_key": "9: 'where': unknown key 'where' in thread 'P1' (valid keys: at, code)",
-    "vector_access": "6: 'st.v2.u32 [x], {1, 2}': vector accesses (.v2, .v4, .v8) are not supported: "
-                     "use one access per location",
+    "vector_access": "6: 'st.v2.u32 [x], {1, 2, 3}': st.v2 takes a vector of 2 elements {a, b, ...}",
     "weak_with_scope": "6: 'st.weak.gpu [x], 1': .weak accesses take no scope",
     "yaml_syntax": "3: 'P0: {at: gpu0.cta0, code: [st [x], 1]': YAML syntax error: while parsing a flow "
                    "sequence: expected ',' or ']', but got '['",
@@ -429,13 +429,15 @@ def test_await():
 
 
 @pytest.mark.parametrize("text, quals", [
-    ("ld r0, [x]", {"sem": "weak", "mmio": None, "scope": None, "space": None, "type": None}),
+    ("ld r0, [x]", {"sem": "weak", "mmio": None, "scope": None, "space": None, "vec": None, "type": None}),
     ("ld.volatile.shared::cta.u32 r0, [x]", {"sem": "volatile", "mmio": None, "scope": None,
-                                              "space": "shared::cta", "type": "u32"}),
+                                              "space": "shared::cta", "vec": None, "type": "u32"}),
     ("ld.mmio.relaxed.sys.global.b32 r0, [x]", {"sem": "relaxed", "mmio": "mmio", "scope": "sys",
-                                                "space": "global", "type": "b32"}),
+                                                "space": "global", "vec": None, "type": "b32"}),
     ("st.global.release.cluster.b64 [x], r1", {"sem": "release", "mmio": None, "scope": "cluster",
-                                               "space": "global", "type": "b64"}),
+                                               "space": "global", "vec": None, "type": "b64"}),
+    ("ld.v4.b32 {r0, r1, _, r3}, [x]", {"sem": "weak", "mmio": None, "scope": None, "space": None,
+                                        "vec": "v4", "type": "b32"}),
     ("atom.exch.b32 r0, [x], 1", {"sem": "relaxed", "scope": "gpu", "space": None, "op": "exch", "type": "b32"}),
     ("atom.acq_rel.sys.shared::cluster.inc.u32 r0, [x], 1",
      {"sem": "acq_rel", "scope": "sys", "space": "shared::cluster", "op": "inc", "type": "u32"}),
@@ -469,9 +471,13 @@ def test_valid_instructions_and_their_defaults(text, quals):
     ("ld.mmio.relaxed.gpu r0, [x]", "ld.mmio must be .relaxed.sys (ld.mmio.relaxed.sys)"),
     ("st.mmio.relaxed.sys.shared [x], 1", ".mmio accesses are to .global memory only"),
     ("ld.acq_rel.gpu r0, [x]", "ld.release does not exist: a load is .weak, .relaxed, .acquire, .volatile or .mmio"),
-    ("ld.v4.u32 {a, b, c, d}, [x]", "vector accesses (.v2, .v4, .v8) are not supported: use one access per location"),
+    ("ld.v4.u32 {a, b, c}, [x]", "ld.v4 takes a vector of 4 elements {a, b, ...}"),
+    ("ld.v4 {a, b, c, d}, [x]", "ld.v4 needs a type (e.g. .v4.b32)"),
+    ("ld.v8.b64 {a, b, c, d, e, f, g, h}, [x]", ".v8 moves 32-bit elements"),
+    ("ld.u32 {a, b}, [x]", "a vector operand goes with .v2, .v4 or .v8"),
+    ("atom.v2.add.u32 r0, [x], 1", "vector atomics (.v2, .v4, .v8) are not modelled"),
     ("ld.global.shared r0, [x]", "'.global' and '.shared' cannot be combined (one .space only)"),
-    ("ld [x], r0", "operand 1 ('[x]') must be a register"),
+    ("ld [x], r0", "operand 1 ('[x]') must be a register or a vector of registers {r0, r1, ...}"),
     ("ld r0, x", "operand 2 ('x') must be an address [x]"),
     ("st [x]", "expected 2 operands ([a], b), got 1"),
     ("atom.add.u32 r0, [x]", "expected 3 operands (d, [a], b), got 2"),
@@ -496,9 +502,9 @@ def test_valid_instructions_and_their_defaults(text, quals):
     ("bar.red.and.pred p, 0, 1", "operand 3 ('1') must be a predicate register (p or !p)"),
     ("barrier.cluster.arrive.acquire", "barrier.cluster.arrive takes no .acquire"),
     ("bar.warp.sync", "expected 1 operand (membermask), got 0"),
-    ("mov r0, [x]", "operand 2 ('[x]') must be a register or an integer"),
+    ("mov r0, [x]", "operand 2 ('[x]') must be a register or a number"),
     ("mov 1, r0", "operand 1 ('1') must be a register"),
-    ("mov r0, !p", "operand 2 ('!p') must be a register or an integer"),
+    ("mov r0, !p", "operand 2 ('!p') must be a register or a number"),
     ("mul.wide.s32 r0, r1, 2", "mul.hi and mul.wide are not supported (use mul.lo)"),
     ("xor.u32 r0, r1, 2", "unknown qualifier '.u32' for xor"),
     ("cp.async.ca.shared.global [s], [g], 5", "cp-size is 4, 8 or 16, not 5"),
@@ -517,7 +523,7 @@ def test_valid_instructions_and_their_defaults(text, quals):
     ("mov r0, {}", "malformed vector '{}'"),
     ("mov r0, {[x]}", "a vector holds registers and integers only: '{[x]}'"),
     ("mov r0, 08", "'08': write integers without leading zeros (PTX reads them as octal)"),
-    ("mov r0, 1.5", "malformed operand '1.5'"),
+    ("mov r0, 1.5.2", "malformed operand '1.5.2'"),
     ("ld r0, [x] == 1 == 2", "more than one '== v'"),
 ])
 def test_invalid_instructions(text, msg):

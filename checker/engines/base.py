@@ -13,6 +13,7 @@ from typing import Mapping, Protocol, Sequence
 from ..ast import And, Cond, Eq, MemRef, RegRef
 from ..cat.concrete import ConcreteAlgebra
 from ..cat.interp import Model, evaluate
+from ..model import relations
 from ..model.events import EventStructure
 
 Pair = tuple[int, int]
@@ -33,6 +34,8 @@ class Execution:
             base[name] = ("rel", rel)
         for o in es.orders:
             base.setdefault(o.name, ("rel", frozenset()))
+        for name in relations.VALUE_SETS:
+            base[name] = ("set", es.value_set(name, self.read_values.__getitem__))
         return base
 
 

@@ -10,7 +10,7 @@ from typing import Iterator, Sequence
 
 from .. import limits
 from ..ast import Cond
-from ..model import prune
+from ..model import prune, relations
 from ..model.observables import holds
 from ..cat.concrete import ConcreteAlgebra
 from ..cat.interp import Model, evaluate
@@ -89,7 +89,7 @@ class BruteEngine:
         self.alg = ConcreteAlgebra(range(len(es.events)))
         # The static part of the model is evaluated once; each candidate evaluates the rest.
         base = es.base()
-        dynamic = {"rf"} | {o.name for o in es.orders}
+        dynamic = {"rf", *relations.VALUE_SETS} | {o.name for o in es.orders}
         staged = stage(model, set(base) | dynamic, dynamic)
         self.residual = staged.residual
         self.base = {**base, **static_values(staged, base, self.alg, options)}
@@ -146,15 +146,19 @@ class BruteEngine:
                 if not with_axioms:
                     continue        # no values to judge by; the sanity check needs none of these
                 values = None       # a value cycle: fine only if the model rejects it
-            if values is not None and any(values[r] != v for r, v in awaits):
-                continue
-            if values is not None and any(eval_expr(e, values.__getitem__) != v for e, v in es.guards):
-                continue
+            # an execution with value-dependent undefined behaviour need not satisfy its awaits (A7)
+            if values is not None and not any(es.value_set(n, values.__getitem__) for n in relations.VALUE_SETS):
+                if any(values[r] != v for r, v in awaits):
+                    continue
+                if any(eval_expr(e, values.__getitem__) != v for e, v in es.guards):
+                    continue
             rf = frozenset((w, r) for r, w in source.items())
             for ords in product(*order_space):
                 orders = dict(zip(names, ords))
                 base = dict(self.base)
                 base["rf"] = ("rel", rf)
+                for n in relations.VALUE_SETS:
+                    base[n] = ("set", es.value_set(n, values.__getitem__) if values is not None else frozenset())
                 for n, rel in orders.items():
                     base[n] = ("rel", rel)
                 if with_axioms or self.has_flags:
@@ -207,7 +211,10 @@ class BruteEngine:
             maximal = [w for w in ws if not any((w, w2) in co for w2 in ws)]
             finals.append([(loc, eval_expr(es.write_value[w], values.__getitem__)) for w in maximal])
         for pick in product(*finals):
-            yield tuple(sorted(regs + list(pick)))
+            mem = dict(pick)
+            for root, parts in es.compose.items():      # a location cut into atoms (A15)
+                mem[root] = sum(mem.pop(atom) << (8 * pos) for atom, pos in parts)
+            yield tuple(sorted(regs + list(mem.items())))
 
     def outcomes(self, observe: Sequence[str]) -> tuple[frozenset, bool]:
         found = set()

@@ -14,13 +14,13 @@ from typing import Mapping
 
 import z3
 
-from ..model import prune
+from ..model import prune, relations
 from ..cat.concrete import ConcreteAlgebra
 from ..cat.interp import Model, evaluate
 from ..cat.stage import stage, static_values
 from ..model.events import EventStructure
 from ..cat.symbolic import TRUE, SymbolicAlgebra, mk_and, mk_implies, mk_not
-from ..model.values import to_z3
+from ..model.values import int_val, to_z3
 
 
 @dataclass(frozen=True)
@@ -99,26 +99,31 @@ def encode(es: EventStructure, model: Model, options: frozenset[str] = frozenset
         for w, f in reversed(list(zip(ws[:-1], fins[:-1]))):
             value = z3.If(f, term(es.write_value[w]), value, ctx)
         observables[loc] = value
+    for root, parts in sorted(es.compose.items()):       # a location cut into atoms (A15)
+        observables[root] = z3.Sum([observables.pop(atom) * int_val(1 << (8 * pos), ctx) for atom, pos in parts])
     for (th, reg), expr in sorted(es.registers.items()):
         observables[f"{th}:{reg}"] = term(expr)
 
-    for r, v in es.awaits:
-        wf.append(read_val[r] == v)
-    for expr, v in es.guards:
-        wf.append(term(expr) == v)
+    # An execution with value-dependent undefined behaviour (an mbarrier state out of range) may
+    # do anything after it: its awaits need not hold (A7).
+    ub = [term(x) != 0 for name in relations.VALUE_SETS for _, x in es.value_sets.get(name, ())]
+    for c in [read_val[r] == v for r, v in es.awaits] + [term(expr) == v for expr, v in es.guards]:
+        wf.append(z3.Or(c, *ub) if ub else c)
 
     # the model
     # The static part of the model (no rf/co/fsc in it) is evaluated once over concrete sets;
     # only the residual is evaluated over symbolic edge tables.
     alg = SymbolicAlgebra(range(len(es.events)), ctx)
     static_base = es.base()
-    dynamic = {"rf", *orders}
+    dynamic = {"rf", *orders, *relations.VALUE_SETS}
     staged = stage(model, set(static_base) | dynamic, dynamic)
     static = static_values(staged, static_base, ConcreteAlgebra(range(len(es.events))), options)
     base: dict[str, tuple[str, object]] = {}
     for name, (kind, value) in {**static_base, **static}.items():
         base[name] = (kind, dict.fromkeys(value, TRUE))
     base["rf"] = ("rel", rf)
+    for name in relations.VALUE_SETS:
+        base[name] = ("set", {e: term(x) != 0 for e, x in es.value_sets.get(name, ())})
     for name, rel in orders.items():
         base[name] = ("rel", rel)
     ev = evaluate(staged.residual, base, alg, options)

@@ -23,6 +23,7 @@ from ..cat.symbolic import TRUE
 from ..errors import SolverUnknown
 from ..model.events import EventStructure
 from ..model.observables import key
+from ..model.values import from_z3, int_of, int_val
 from .base import Execution
 from .encode import Encoding, encode
 
@@ -211,8 +212,8 @@ class Z3Engine:
 
         rf = frozenset(k for k, t in self.enc.rf.items() if true(t))
         orders = {n: frozenset(k for k, t in rel.items() if true(t)) for n, rel in self.enc.orders.items()}
-        vals = {r: m.eval(v, model_completion=True).as_long() for r, v in self.enc.values.items()}
-        outcome = tuple((k, m.eval(self.enc.observables[k], model_completion=True).as_long()) for k in observe)
+        vals = {r: from_z3(m.eval(v, model_completion=True)) for r, v in self.enc.values.items()}
+        outcome = tuple((k, from_z3(m.eval(self.enc.observables[k], model_completion=True))) for k in observe)
         return Execution(rf, orders, vals, outcome)
 
 
@@ -233,9 +234,9 @@ class _Projection:
         cref, out, vals = self.ctx.ref(), self._out, []
         for t, a in zip(self.terms, self.asts):
             if z3.Z3_model_eval(cref, m.model, a, True, ctypes.byref(out)) and z3.Z3_is_numeral_ast(cref, out):
-                vals.append(int(z3.Z3_get_numeral_string(cref, out)))
+                vals.append(int_of(z3.Z3_get_numeral_string(cref, out)))
             else:
-                vals.append(m.eval(t, True).as_long())
+                vals.append(from_z3(m.eval(t, True)))
         return tuple(vals)
 
     def block(self, vals: Sequence[int]) -> z3.BoolRef:
@@ -248,7 +249,7 @@ class _Projection:
     def _numeral(self, v: int) -> z3.IntNumRef:
         n = self.numerals.get(v)
         if n is None:
-            n = self.numerals[v] = z3.IntVal(v, self.ctx)
+            n = self.numerals[v] = int_val(v, self.ctx)
         return n
 
 
@@ -256,7 +257,7 @@ def _cond_term(c: Cond, observables, names, ctx) -> z3.BoolRef:
     """A condition as a Z3 term over the observables (an observable not in the encoding is 0)."""
     if isinstance(c, Eq):
         t = observables.get(key(c.lhs, names))
-        return (t if t is not None else z3.IntVal(0, ctx)) == c.value
+        return (t if t is not None else z3.IntVal(0, ctx)) == int_val(c.value, ctx)
     if isinstance(c, Not):
         return z3.Not(_cond_term(c.arg, observables, names, ctx), ctx)
     if isinstance(c, And):

@@ -5,7 +5,9 @@
     unary := '~' unary | '(' cond ')' | 'true' | 'false' | ref ('=' | '==' | '!=') value
     ref   := THREAD ':' REG          final value of a register (a '%' before REG is dropped)
            | LOCATION                final value of a memory location
-    value := integer (decimal or 0x hex, optionally negative)
+    value := integer (decimal or 0x hex, optionally negative; 0f / 0d + hex digits: a floating-point
+             bit pattern) | decimal floating-point number (compared as the .f32 / .f64 bit
+             pattern of the register it is compared with)
 
 `~` binds tightest, then `/\\`, then `\\/`, as in herd; `a != v` is `~(a = v)`. A chain of one
 connective becomes one flat And/Or. Errors give the 1-based column and the offending token.
@@ -16,15 +18,17 @@ import difflib
 import re
 from typing import Mapping
 
-from ..ast import And, Cond, Const, Eq, MemRef, Not, Or, RegRef
+from ..ast import And, Cond, Const, Eq, MemRef, Not, Or, RegRef, value_text
 from .. import limits
 from ..errors import LitmusError, SourceLoc
+from . import yamlsafe
 from .ptx import int_literal
 
 _TOKEN = re.compile(r"""
     (?P<ws>\s+)
   | (?P<op>/\\|\\/|!=|==|=|~|\(|\)|:)
-  | (?P<int>-?(?:0[xX][0-9a-fA-F]+|\d+))
+  | (?P<float>-?(?:[0-9]+\.[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)
+  | (?P<int>-?(?:0[xX][0-9a-fA-F]+|0[fF][0-9a-fA-F]{8}|0[dD][0-9a-fA-F]{16}|\d+))
   | (?P<ident>%?[A-Za-z_$][\w$]*)
 """, re.VERBOSE)
 
@@ -159,9 +163,13 @@ class _Parser:
             self.nest(op_col)
             self.depth -= 1
         kind, tok, col = self.peek()
+        if kind == "float":
+            self.take()
+            eq = Eq(lhs, float(tok))
+            return Not(eq) if op == "!=" else eq
         if kind != "int":
             self.unexpected(f"an integer after '{op}'")
-        value = int_literal(tok, lambda msg: self.fail(f"{msg} at column {col}"))
+        value = int_literal(tok, lambda msg: self.fail(f"{msg} at column {col}"), yamlsafe.INT_BITS)
         if value is None:
             self.fail(f"'{tok}' at column {col}: write integers without leading zeros")
         self.take()
@@ -172,7 +180,7 @@ class _Parser:
 def show(c: Cond) -> str:
     """A condition in herd syntax (the canonical text of a parsed condition)."""
     if isinstance(c, Eq):
-        return f"{c.lhs}={c.value}"
+        return f"{c.lhs}={value_text(c.value)}"
     if isinstance(c, Not):
         return f"~{_paren(c.arg)}"
     if isinstance(c, And):

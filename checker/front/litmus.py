@@ -14,25 +14,27 @@ from __future__ import annotations
 
 import difflib
 import re
+from dataclasses import replace
 from pathlib import Path
 from typing import Iterable
 
 import yaml
 
 from .. import limits
-from ..isa import registry
+from ..isa import address, registry
 from ..isa.mbarrier import MAX_COUNT
+from ..model.memory import MAX_BYTES
 from . import ptx, yamlsafe
-from ..ast import Eq, Expectation, LitmusTest, MemoryDecl, Position, Thread
+from ..ast import Addr, Eq, Expectation, LitmusTest, MemoryDecl, Name, Position, Reg, Thread
 from .conditions import check_refs, parse_cond
 from ..errors import LitmusError, SourceLoc
 from .yamlsafe import BOOL, INT, Node
 
 TEST_KEYS = ("name", "doc", "source", "arch", "memory", "threads", "expect", "matrix", "locations", "filter",
-             "rlimit")
+             "rlimit", "threads_per_litmus_thread")
 THREAD_KEYS = ("at", "code")
 MEMORY_KEYS = ("space", "owner", "init", "size", "alias_of", "texture_of", "surface_of", "constant_of",
-               "mbarrier", "tensormap", "offset_of")
+               "mbarrier", "tensormap", "box", "strides", "offset_of")
 EXPECT_KEYS = ("allowed", "forbidden", "undefined")
 MBARRIER_KEYS = ("count",)
 VIEWS = {"texture_of": "texture", "surface_of": "surface", "constant_of": "constant"}
@@ -151,9 +153,12 @@ def _text(node: Node, path: str, what: str) -> str:
     return node.raw
 
 
-def _int(node: Node, path: str, what: str) -> int:
+def _int(node: Node, path: str, what: str, bits: int = 64) -> int:
+    """An integer of at most `bits` bits (a location's init may be wider than 64)."""
     if node.kind != "scalar" or node.tag != INT:
         _fail(path, node, f"{what} must be an integer")
+    if not -(1 << (bits - 1)) <= node.value < (1 << bits):
+        _fail(path, node, f"{what}: integer out of range (at most {bits} bits)")
     return node.value
 
 
@@ -291,16 +296,17 @@ def _build(node: Node, path: str, row, line: int) -> LitmusTest:
     declared = {d.name for d in decls}
     threads = _threads(m.need("threads", "a test"), path, declared)
     _check_cluster_styles(threads, decls, path)
-    regs = {t.name: {r for i in t.code for r in ptx.registers(i)} for t in threads}
+    dests = {t.name: {r for i in t.code for r in address.destinations(i, registry.family(i))} for t in threads}
+    threads = [_register_addresses(t, declared, dests[t.name]) for t in threads]
     implicit: dict[str, MemoryDecl] = {}
     for t in threads:
         for i in t.code:
-            for base in ptx.address_bases(i):
-                if base not in declared and base not in implicit:
-                    if any(base in rs for rs in regs.values()):
-                        raise LitmusError(f"'{base}' is used both as a register and as a location", i.where)
-                    implicit[base] = MemoryDecl(base, where=i.where)
+            for o in i.operands:
+                if isinstance(o, Addr) and not o.register and o.base not in declared and o.base not in implicit:
+                    implicit[o.base] = MemoryDecl(o.base, where=i.where)
     memory = {d.name: d for d in decls} | implicit
+    threads = address.resolve([_location_names(t, memory, dests[t.name]) for t in threads], memory, dests)
+    regs = {t.name: {r for i in t.code for r in ptx.registers(i)} for t in threads}
     if len(memory) > limits.current().locations:
         raise limits.too_large(f"too large: {len(memory)} memory locations", "locations",
                                SourceLoc(path, line, name))
@@ -320,10 +326,39 @@ def _build(node: Node, path: str, row, line: int) -> LitmusTest:
         rlimit = _int(m.get("rlimit"), path, "rlimit")
         if rlimit < 0:
             _fail(path, m.get("rlimit"), "rlimit is 0 (none) or a positive number of Z3 resource units")
+    per_thread = 1
+    if m.get("threads_per_litmus_thread") is not None:
+        per_thread = _int(m.get("threads_per_litmus_thread"), path, "threads_per_litmus_thread")
+        if per_thread <= 0:
+            _fail(path, m.get("threads_per_litmus_thread"),
+                  "threads_per_litmus_thread is the positive number of PTX threads one litmus thread stands for")
     return LitmusTest(name=name, threads=tuple(threads), memory=tuple(memory.values()),
                       expectations=expectations, expect_undefined=undefined, doc=doc, source=source,
                       arch=arch, path=path, where=SourceLoc(path, line, name), matrix_row=row,
-                      locations=locations, filter=filt, rlimit=rlimit)
+                      locations=locations, filter=filt, rlimit=rlimit, threads_per_litmus_thread=per_thread)
+
+
+def _register_addresses(t: Thread, declared: set[str], dests: set[str]) -> Thread:
+    """Mark `[r]` as a register-held address when r is a register the thread writes (and no
+    declared location); `[%r]` is one already."""
+    def mark(i):
+        ops = tuple(replace(o, register=True) if isinstance(o, Addr) and not o.register and o.base in dests
+                    and o.base not in declared else o for o in i.operands)
+        for o in ops:
+            if isinstance(o, Addr) and not o.register and o.base in declared and o.base in dests:
+                raise LitmusError(f"'{o.base}' is a declared location and a register {t.name} writes", i.where)
+        return replace(i, operands=ops) if ops != i.operands else i
+    return replace(t, code=tuple(mark(i) for i in t.code))
+
+
+def _location_names(t: Thread, memory: dict[str, MemoryDecl], dests: set[str]) -> Thread:
+    """A register operand named like a location the thread never writes is that location's
+    address (`mov.u64 rd, x` with x used as [x] elsewhere, not declared)."""
+    def fix(i):
+        ops = tuple(Name(o.name) if isinstance(o, Reg) and o.name in memory and o.name not in dests else o
+                    for o in i.operands)
+        return replace(i, operands=ops) if ops != i.operands else i
+    return replace(t, code=tuple(fix(i) for i in t.code))
 
 
 def _locations(node: Node | None, path: str, known, memory) -> tuple:
@@ -379,11 +414,11 @@ def _location(name: str, node: Node, path: str, targets) -> dict:
                                      f"{space} memory holds it (owner: gpu0.cta0)")
     fields: dict = {"space": space, "owner": owner}
     if f.get("init") is not None:
-        fields["init"] = _int(f.get("init"), path, "init")
+        fields["init"] = _int(f.get("init"), path, "init", yamlsafe.INT_BITS)
     if f.get("size") is not None:
         fields["size"] = _int(f.get("size"), path, "size")
-        if fields["size"] <= 0:
-            _fail(path, f.get("size"), "size is a positive number of bytes")
+        if not 0 < fields["size"] <= MAX_BYTES:
+            _fail(path, f.get("size"), f"size is a positive number of bytes, at most {MAX_BYTES} (1 MiB)")
     refs_ = [key for key in ("alias_of", *VIEWS) if f.get(key) is not None]
     if len(refs_) > 1:
         _fail(path, f.keys[refs_[1]], f"'{name}' can be only one of {', '.join(refs_)}")
@@ -407,8 +442,8 @@ def _location(name: str, node: Node, path: str, targets) -> dict:
         if count <= 0:
             _fail(path, mb.get("count"), "mbarrier count must be positive")
         if count > MAX_COUNT:
-            _fail(path, mb.get("count"), f"mbarrier count {count}: ptxmc models mbarrier arrival counts "
-                                         f"from 0 to {MAX_COUNT}")
+            _fail(path, mb.get("count"), f"mbarrier count {count}: PTX allows expected arrival counts "
+                                         f"from 1 to {MAX_COUNT} (2^20-1)")
         fields["mbarrier"] = {"count": count}
     if f.get("offset_of") is not None:
         target = _text(f.get("offset_of"), path, "offset_of")
@@ -421,6 +456,23 @@ def _location(name: str, node: Node, path: str, targets) -> dict:
         if space != "global":
             _fail(path, f.keys["tensormap"], "a tensor map lives in global memory")
         fields["tensormap"] = _tensormap(name, f.get("tensormap"), fields.get("init", 0), path, targets)
+    for key in ("box", "strides"):
+        if f.get(key) is not None and f.get("tensormap") is None:
+            _fail(path, f.keys[key], f"{key} describes a tensor map's box: '{name}' declares no tensormap")
+    if f.get("box") is not None:
+        fields["box"] = _int(f.get("box"), path, "box")
+        if not 0 < fields["box"] <= MAX_BYTES or fields["box"] % 16:
+            _fail(path, f.get("box"), f"box is the bytes a tensor copy moves: a positive multiple of 16, at most "
+                                      f"{MAX_BYTES} (1 MiB)")
+    if f.get("strides") is not None:
+        if f.get("box") is None:
+            _fail(path, f.keys["strides"], "strides place boxes of a declared size: add box: BYTES")
+        items = _seq(f.get("strides"), path, "strides")
+        if not 1 <= len(items) <= 5:
+            _fail(path, f.get("strides"), "strides: one to five byte strides, one per coordinate")
+        fields["strides"] = tuple(_int(x, path, "a stride") for x in items)
+        if any(not 0 <= x <= MAX_BYTES for x in fields["strides"]):
+            _fail(path, f.get("strides"), f"strides are byte counts from 0 to {MAX_BYTES} (1 MiB)")
     return fields
 
 

@@ -18,32 +18,37 @@ from __future__ import annotations
 import re
 from typing import Iterator
 
-from ..ast import Addr, Imm, Instr, Name, Operand, Reg, Sink, Vec
+from ..ast import Addr, Float, Imm, Instr, Name, Operand, Reg, Sink, Vec
 from ..errors import LitmusError, SourceLoc
 
 # ---------------------------------------------------------------------------------- parsing --
 
 _IDENT = r"[A-Za-z_$][\w$]*"
 _INT = re.compile(r"[+-]?(?:0[xX][0-9a-fA-F]+|0[bB][01]+|[1-9][0-9]*|0)")
+# PTX's exact floating-point forms: 0f + 8 hex digits (.f32 bits), 0d + 16 hex digits (.f64 bits)
+_FBITS = re.compile(r"0[fF]([0-9a-fA-F]{8})|0[dD]([0-9a-fA-F]{16})")
+FLOAT = re.compile(r"[+-]?(?:[0-9]+\.[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|[+-]?[0-9]+[eE][+-]?[0-9]+")
 _QUALIFIER = re.compile(r"[A-Za-z0-9_]+(?:::[A-Za-z0-9_]+)*")
 
 
-_LITERAL_RANGE = (-(2**63), 2**64 - 1)      # PTX values have at most 64 bits
 
 
-def int_literal(text: str, fail=None) -> int | None:
+def int_literal(text: str, fail=None, bits: int = 64) -> int | None:
     """A PTX/herd integer literal's value; None if `text` is not one. Leading zeros are refused
-    (PTX reads 010 as octal, herd as decimal). A literal outside the 64-bit range is None too,
-    or, given `fail`, reported through it."""
+    (PTX reads 010 as octal, herd as decimal). A literal of more than `bits` bits (an
+    instruction's: 64) is None too, or, given `fail`, reported through it."""
     text = text.strip()
+    m = _FBITS.fullmatch(text)
+    if m:
+        return int(m.group(1) or m.group(2), 16)
     if not _INT.fullmatch(text):
         return None
-    lo, hi = _LITERAL_RANGE
-    value = int(text, 0) if len(text) <= 70 else None    # (no 64-bit literal is longer)
+    lo, hi = -(1 << (bits - 1)), (1 << bits) - 1
+    value = int(text, 0) if len(text) <= 3 + bits else None    # (no literal of `bits` bits is longer)
     if value is None or not lo <= value <= hi:
         if fail is not None:
             fail(f"'{text[:30]}{'...' if len(text) > 30 else ''}': integer out of range "
-                 "(PTX values have at most 64 bits)")
+                 + ("(PTX values have at most 64 bits)" if bits == 64 else f"(at most {bits} bits)"))
         return None
     return value
 
@@ -133,6 +138,8 @@ def _operand(s: str, memory, fail) -> Operand:
     value = int_literal(s, fail)
     if value is not None:
         return Imm(value)
+    if FLOAT.fullmatch(s):
+        return Float(s)
     if _INT.match(s) and re.fullmatch(r"[+-]?[0-9]+", s):
         fail(f"'{s}': write integers without leading zeros (PTX reads them as octal)")
     if re.fullmatch(rf"%?{_IDENT}", s):
@@ -148,8 +155,6 @@ def _address(s: str, fail) -> Addr:
     m = re.fullmatch(rf"\s*(%?)({_IDENT})\s*(?:([+-])\s*(\w+))?\s*", parts[0])
     if m is None:
         fail(f"malformed address '{s}': write [x], [x+4] or [tmap, {{0, 1}}]")
-    if m.group(1):
-        fail(f"'{s}': an address names a memory location, not a register")
     offset = 0
     if m.group(3):
         offset = int_literal(m.group(4), fail)
@@ -164,7 +169,7 @@ def _address(s: str, fail) -> Addr:
         if not isinstance(vec, Vec):
             fail(f"'{s}': the coordinates of a tensor address are a vector {{c0, c1, ...}}")
         coords = vec.items
-    return Addr(m.group(2), offset, coords)
+    return Addr(m.group(2), offset, coords, register=bool(m.group(1)))
 
 
 def address_bases(instr: Instr) -> Iterator[str]:
@@ -197,8 +202,8 @@ def render(o: Operand) -> str:
         return str(o.value)
     if isinstance(o, Sink):
         return "_"
-    if isinstance(o, Name):
-        return o.name
+    if isinstance(o, (Name, Float)):
+        return o.name if isinstance(o, Name) else o.text
     if isinstance(o, Vec):
         return "{" + ", ".join(render(i) for i in o.items) + "}"
     off = f"+{o.offset}" if o.offset > 0 else (f"{o.offset}" if o.offset else "")

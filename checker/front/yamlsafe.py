@@ -154,23 +154,26 @@ def convert(node: yaml.Node, path: str) -> Node:
     return Node("map", line, items=tuple(pairs))
 
 
-_INT_RANGE = (-(2**63), 2**64 - 1)      # PTX values have at most 64 bits
+# The widest integer a test may write: a location's initial value (checker.front.litmus limits
+# every other integer to 64 bits).
+INT_BITS = 1024
+_INT_RANGE = (-(2 ** (INT_BITS - 1)), 2 ** INT_BITS - 1)
 
 
 def check_int(node: Node, path: str) -> Node:
-    """`node`, if it is no integer or an integer in the 64-bit range; else a LitmusError (also
-    keeps Python's integer-string limit and YAML's sexagesimal ints from blowing up later)."""
+    """`node`, if it is no integer or an integer of at most INT_BITS bits; else a LitmusError
+    (also keeps Python's integer-string limit and YAML's sexagesimal ints from blowing up later)."""
     if node.tag != INT:
         return node
     digits = node.raw.replace("_", "")
     try:
-        value = node.value if len(digits) <= 70 else None
+        value = node.value if len(digits) <= 2 + INT_BITS else None
     except ValueError:
         value = None
     lo, hi = _INT_RANGE
     if value is None or not lo <= value <= hi:
         shown = node.raw if len(node.raw) <= 30 else node.raw[:27] + "..."
-        raise LitmusError(f"integer out of range: {shown} (PTX values have at most 64 bits)",
+        raise LitmusError(f"integer out of range: {shown} (at most {INT_BITS} bits)",
                           SourceLoc(path, node.line, shown))
     return node
 

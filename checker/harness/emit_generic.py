@@ -73,7 +73,7 @@ def emit_fence(i: Instr, ctx: Ctx) -> str:
 
 
 def _cta_barrier_count(i: Instr, ctx: Ctx, count_op) -> int:
-    """Hardware thread count of a CTA barrier: litmus count x instance slots per warp."""
+    """Hardware thread count of a CTA barrier: the litmus threads it counts x instance slots per warp."""
     lay, here = ctx.layout, ctx.slot.role_cta
     ks = {lay.threads_in(here, w) for w in lay.warps_of(here)}
     if any(k * lay.per_warp != 32 for k in ks):
@@ -81,7 +81,8 @@ def _cta_barrier_count(i: Instr, ctx: Ctx, count_op) -> int:
                              f"threads ({sorted(ks)}): lanes would be left out of the barrier")
     if count_op is None:
         return 32 * len(lay.warps_of(here))
-    n = count_op.value * lay.per_warp
+    litmus = count_op.value // ctx.test.threads_per_litmus_thread   # the count is in PTX threads (format.md)
+    n = litmus * lay.per_warp
     if n % 32:
         raise NotExpressible(f"barrier count {count_op.value} is not a whole number of warps "
                              f"({lay.per_warp} instances per warp)")

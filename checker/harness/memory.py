@@ -44,6 +44,26 @@ def memory_problems(test: LitmusTest) -> list[str]:
             out.append(f"'{m.name}': state space '{m.space}' is not expressible")
         if m.mbarrier is not None and m.space != "shared":
             out.append(f"'{m.name}': an mbarrier must live in shared memory")
+        if m.size is not None or m.box is not None:
+            out.append(f"'{m.name}' declares its {'size' if m.size is not None else 'box'}: the harness places "
+                       f"whole cells, not byte layouts")
+    return out + layout_problems_of_bytes(test)
+
+
+def layout_problems_of_bytes(test: LitmusTest) -> list[str]:
+    """What the harness cannot place because it gives every location one cell: vector accesses,
+    and a location its accesses cut into several byte ranges (docs/model.md#a15)."""
+    from ..errors import CheckerError
+    from ..isa.registry import lower
+
+    out = [f"{t.name}: '{i.text}': vector accesses are not expressible (one cell per location)"
+           for t in test.threads for i in t.code if i.family in ("ld", "st") and i.quals.get("vec")]
+    try:
+        es = lower(test)
+    except CheckerError:
+        return out                  # the model refuses it; the harness says so elsewhere
+    out += [f"'{root}' is accessed at different byte ranges: the harness places whole cells"
+            for root in sorted(es.compose)]
     return out
 
 

@@ -29,13 +29,15 @@ st.async, red.async; decisions A2, A8, A9 (docs/model.md).
     red.async.relaxed.cluster{.shared::cluster}.mbarrier::complete_tx::bytes.op.type [a], b, [mbar]
     red.async{.mmio}.release.{gpu,sys}{.global}.add.type [a], b
 
-Abstract cells (docs/format.md): a size, cp-size or byte mask describes bytes of one cell.
-Accepted and ignored, as the ISA says they change no memory-consistency behaviour: cache hints,
-cache policies, prefetch sizes, .aligned, im2col offsets, load modes (a tile is one cell
-whatever its layout). .multicast::cluster (global -> .shared::cluster only): ctaMask is an
+Bytes (A15): a copy moves the bytes its size (cp-size, src-size, a tensor map's box) names,
+and its complete-tx counts them; a tensor box sits at sum(coordinate * stride) bytes into the
+buffer (tile mode only; without a declared box, the whole buffer at coordinates 0, counting 16
+bytes). Accepted and ignored, as the ISA says they change no memory-consistency behaviour: cache
+hints, cache policies, prefetch sizes, .aligned, im2col offsets. .multicast::cluster (global -> .shared::cluster only): ctaMask is an
 immediate; bit N names CTA N of the issuer's cluster (checker.isa.common.multicast_targets).
 Not modelled (rejected with a message): .cta_group::2, partial .cp_mask byte masks, the 9.3
-.sem/.scope forms of the bulk copies, vector (.v2/.v4) st.async.
+.sem/.scope forms of the bulk copies, vector (.v2/.v4) st.async, boxes of the im2col and
+gather/scatter modes, floating-point reductions.
 
 Asynchronous instructions (A8)
 - An asynchronous instruction is an issue event (kind "I") in the thread's program order. Its
@@ -47,8 +49,8 @@ Asynchronous instructions (A8)
 - Data accesses: cp.async is a weak generic-proxy read of [src] and write of [dst]; a bulk copy
   a weak async-proxy read and write; a bulk reduction a weak async read of the source and an
   async-proxy RMW on the destination (.relaxed.gpu, atomic: ATOM/RED); st.async a weak generic
-  write and red.async a .relaxed.cluster generic RMW into another CTA's shared memory. An
-  abstract cell is 16 bytes: a copy moves one cell, whatever its size.
+  write and red.async a .relaxed.cluster generic RMW into another CTA's shared memory. A bulk
+  reduction combines element by element, each element wrapping in its type.
 - A tensor copy reads the tensor map (tensormap proxy) and then, for a load, every buffer of
   the map's table (async proxy): the destination receives the data of the buffer whose table
   value the map read returned, or -1 for a value outside the table. A tensor store or reduction
@@ -61,7 +63,7 @@ Asynchronous instructions (A8)
 - Performing CTA (A2): a write into another CTA's shared memory (a .shared::cluster copy, st.async,
   red.async, and the complete-tx on that CTA's mbarrier) is performed by the CTA that owns it
   (`pscta`); option strict-cta uses the issuing CTA throughout.
-- .multicast::cluster: each CTA named by ctaMask receives the cell at the destination's offset in
+- .multicast::cluster: each CTA named by ctaMask receives the bytes at the destination's offset in
   its shared memory (`offset_of`): one async write per destination CTA, performed by that CTA
   (A2), each followed by its own complete-tx on the mbarrier at [mbar]'s offset in that CTA,
   which completes and releases the source (and tensor-map) reads and that write only, with the
@@ -98,11 +100,12 @@ from functools import partial
 
 from ..ast import Addr, Imm, Instr, Quals, Reg
 from ..model.builder import Builder, ThreadCtx
+from ..model.memory import MAX_BYTES, compose, slice_value
 from ..model.values import Const, Expr, Ite, ReadVal
 from .common import (IM2COL, atom_value, check_space, cta_mask, cta_mask_rule, decl, issue, label,
                      multicast_targets, order, performed_by_owner, restrict)
 from .mbarrier import B64, MB_LOCAL, complete_tx, mb_location, mb_objects, mb_rmw, mb_update
-from .table import SCOPE_TAG, SCOPES, Family, Group, sig
+from .table import FLOAT_TYPES, SCOPE_TAG, SCOPES, SIGNED_TYPES, TYPE_BITS, Family, Group, sig
 
 _NOT_YET = "is not modelled yet"
 
@@ -164,6 +167,8 @@ def _size(slot: int = 2):
         size = i.operands[slot].value
         if size <= 0 or size % 16:
             return f"the size of a bulk operation is a positive multiple of 16 bytes, not {size}"
+        if size > MAX_BYTES:
+            return f"a bulk operation of {size} bytes: ptxmc models up to {MAX_BYTES} (1 MiB)"
         return None
     return rule
 
@@ -209,8 +214,8 @@ def _bulk_operands(dst: str, src: str, mbar: bool):
 
 def _cp_mask(i: Instr, q: Quals):
     if q.get("mask") and i.operands[-1].value & 0xFFFF != 0xFFFF:
-        return ("a .cp_mask byte mask other than 0xffff writes part of a cell: partial writes are not "
-                "modelled (abstract cells are whole)")
+        return ("a .cp_mask byte mask other than 0xffff writes some bytes of each 16 and skips the others: "
+                "byte-masked writes are not modelled")
     return None
 
 
@@ -388,7 +393,7 @@ CELL = 16       # bytes in an abstract cell (docs/format.md)
 
 def lower_bulk(b: Builder, ctx: ThreadCtx, i: Instr, dst: str, src: str, mbar: bool) -> None:
     """cp.async.bulk: a weak async read of [src] (once), then a weak async write of the copied
-    value into [dst] -- with .multicast::cluster into the cell at [dst]'s offset in each CTA of
+    value into [dst] -- with .multicast::cluster into the location at [dst]'s offset in each CTA of
     ctaMask -- each write followed by its own complete-tx (the copy's size) on the mbarrier at
     [mbar]'s offset in the write's CTA, which completes and releases the source read and that write
     and carries the implicit proxy fence for them (A9); each write and complete-tx is performed by
@@ -401,46 +406,70 @@ def lower_bulk(b: Builder, ctx: ThreadCtx, i: Instr, dst: str, src: str, mbar: b
     if mbar:
         check_space(b, ctx, i.operands[3], "shared::cluster", "mbarrier")
     targets = multicast_targets(b, ctx, cta_mask(i), dst, *i.operands[3:4 if mbar else 3])
+    size = i.operands[2].value
     start = issue(b, ctx, i)
-    r = b.read(ctx, {"ASYNC", "WEAK", "ASRC"}, src, in_po=False, label=label(i, f"async read {src.base}"))
+    r = b.read(ctx, {"ASYNC", "WEAK", "ASRC"}, src, in_po=False, label=label(i, f"async read {src.base}"),
+               size=size, align=16)
     writes = []
     for d, *mb in targets:
-        w = b.write(ctx, {"ASYNC", "WEAK", "ADST"}, d, ReadVal(r), in_po=False, label=label(i, f"async write {d.base}"))
+        w = b.write(ctx, {"ASYNC", "WEAK", "ADST"}, d, ReadVal(r), in_po=False, label=label(i, f"async write {d.base}"),
+                    size=size, align=16)
         performed_by_owner(b, ctx, w, d)
         writes.append(w)
         if mbar:
-            complete_tx(b, ctx, i, start, mb[0], i.operands[2].value, [r, w], proxy_fence=True)
+            complete_tx(b, ctx, i, start, mb[0], size, [r, w], proxy_fence=True)
     order(b, start, [r], writes)
     _state(ctx).uncommitted.append(BulkOp([r, *writes], [r], full=not mbar))
 
 
 def lower_reduce(b: Builder, ctx: ThreadCtx, i: Instr, dst: str, src: str, mbar: bool) -> None:
     """cp.reduce.async.bulk: a weak async read of the source, then an element-wise .relaxed.gpu
-    reduction into the destination: an atomic async-proxy RMW on the cell."""
+    reduction into the destination: an atomic async-proxy RMW on its bytes."""
     q = i.quals
     dst, src = i.operands[0], i.operands[1]
     check_space(b, ctx, dst, "remote" if mbar else "global", "destination")
     check_space(b, ctx, src, "shared::cta", "source")
     if mbar:
         check_space(b, ctx, i.operands[3], "shared::cluster", "mbarrier")
+    size = i.operands[2].value
     start = issue(b, ctx, i)
-    rs = b.read(ctx, {"ASYNC", "WEAK", "ASRC"}, src, in_po=False, label=label(i, f"async read {src.base}"))
-    rd, wd = _reduction(b, ctx, i, q["op"], dst, ReadVal(rs))
+    rs = b.read(ctx, {"ASYNC", "WEAK", "ASRC"}, src, in_po=False, label=label(i, f"async read {src.base}"),
+                size=size, align=16)
+    rd, wd = _reduction(b, ctx, i, q["op"], dst, ReadVal(rs), size=size, elem=q["type"])
     order(b, start, [rs], [rd], [wd])
     _state(ctx).uncommitted.append(BulkOp([rs, rd, wd], [rs], full=not mbar))
     if mbar:
-        complete_tx(b, ctx, i, start, i.operands[3], i.operands[2].value, [rs, rd, wd], proxy_fence=True)
+        complete_tx(b, ctx, i, start, i.operands[3], size, [rs, rd, wd], proxy_fence=True)
 
 
-def _reduction(b: Builder, ctx: ThreadCtx, i: Instr, op: str, dst: Addr, x: Expr, keep=None) -> tuple[int, int]:
+MAX_REDUCE_ELEMENTS = 64
+
+
+def _reduction(b: Builder, ctx: ThreadCtx, i: Instr, op: str, dst: Addr, x: Expr, keep=None,
+               size: int | None = None, elem: str | None = None) -> tuple[int, int]:
     """The async-proxy .relaxed.gpu RMW of a bulk reduction on `dst` with operand x (`keep`: a
-    condition (a, b) under which the cell is reduced; otherwise it keeps its value)."""
+    condition (a, b) under which the bytes are reduced; otherwise they keep their value). Sized: an
+    element-wise reduction of the `elem`-typed elements of `size` bytes, each wrapping around in
+    its element. One RMW event: its elements are updated atomically together, which no
+    element-wise interleaving of these commutative operations can tell apart."""
     tags = {"ASYNC", "STRONG", "RLX", "GPU", "ATOM", "RED"}
-    rd = b.read(ctx, tags, dst, in_po=False, label=label(i, f"async reduce {dst.base}: read"))
-    new = atom_value(op, ReadVal(rd), [x])
+    rd = b.read(ctx, tags, dst, in_po=False, label=label(i, f"async reduce {dst.base}: read"), size=size, align=16)
+    if size is None or elem is None:
+        new = atom_value(op, ReadVal(rd), [x])
+    else:
+        bits, is_signed = TYPE_BITS[elem], elem in SIGNED_TYPES
+        if elem in FLOAT_TYPES:
+            raise ctx.error(f"{i.op} .{op}.{elem}: floating-point reductions are not modelled")
+        n = 8 * size // bits
+        if n > MAX_REDUCE_ELEMENTS:
+            raise ctx.error(f"a bulk reduction of {n} elements: ptxmc models at most {MAX_REDUCE_ELEMENTS}")
+        new = compose([(atom_value(op, slice_value(ReadVal(rd), k * bits // 8, bits // 8),
+                                   [slice_value(x, k * bits // 8, bits // 8)], bits, is_signed), k * bits // 8)
+                       for k in range(n)])
     if keep is not None:
         new = Ite("==", keep[0], keep[1], new, ReadVal(rd))
-    wd = b.write(ctx, tags | {"ADST"}, dst, new, in_po=False, label=label(i, f"async reduce {dst.base}: write"))
+    wd = b.write(ctx, tags | {"ADST"}, dst, new, in_po=False, label=label(i, f"async reduce {dst.base}: write"),
+                 size=size, align=16)
     b.pairs["rmw"].add((rd, wd))
     for e in (rd, wd):
         performed_by_owner(b, ctx, e, dst)
@@ -455,6 +484,36 @@ def _tensor_map(b: Builder, ctx: ThreadCtx, taddr: Addr):
         raise ctx.error(f"'{taddr.base}' is not a tensor map: declare it with the buffers its values "
                         f"select, e.g. {taddr.base}: {{tensormap: {{0: gA, 1: gB}}, init: 0}}")
     return d
+
+
+def _box(ctx: ThreadCtx, tmap, taddr: Addr) -> tuple[int, int | None]:
+    """(byte offset, bytes) of the box a tensor copy moves in each of the map's buffers: with the
+    map's `box:` (bytes) and `strides:` (bytes per unit of each coordinate; one coordinate:
+    the box), the box at coordinates c starts at sum(c_i * strides_i) -- the tiles of the tensor
+    laid out one after the other, exact for boxes that coincide or do not overlap (A15). Without
+    `box:`, the whole buffer, at coordinates 0 only."""
+    coords = []
+    for c in taddr.coords:
+        if not isinstance(c, Imm):
+            raise ctx.error("a tensor coordinate in a register is not modelled: write the coordinate")
+        coords.append(c.value)
+    if tmap.box is None:
+        if any(coords):
+            raise ctx.error(f"coordinates {tuple(coords)} select a box of '{taddr.base}', which declares none: "
+                            f"declare its bytes and strides ({taddr.base}: {{tensormap: ..., box: BYTES, "
+                            "strides: [BYTES, ...]}})")
+        return 0, None
+    mode = ctx.instr.quals.get("load_mode") or "tile"
+    if mode != "tile":
+        raise ctx.error(f"a box through .{mode} is not modelled (only .tile boxes are placed by their "
+                        f"coordinates): declare '{taddr.base}' without box")
+    if tmap.strides is None and len(coords) > 1:
+        raise ctx.error(f"'{taddr.base}' declares a box but no strides: give one stride in bytes per coordinate "
+                        f"(strides: [{', '.join(['BYTES'] * len(coords))}])")
+    strides = tmap.strides or (tmap.box,)
+    if len(strides) != len(coords):
+        raise ctx.error(f"'{taddr.base}' declares {len(strides)} strides for {len(coords)} coordinates")
+    return sum(c * st for c, st in zip(coords, strides)), tmap.box
 
 
 def _buffers(b: Builder, t: int, per_index: dict[int, list[int]], tmap) -> None:
@@ -481,29 +540,31 @@ def _select(b: Builder) -> None:
 def lower_tensor_load(b: Builder, ctx: ThreadCtx, i: Instr, dst: str) -> None:
     """A tensor load: the tensor-map read, a read of every buffer of the map's table, and the write
     of the selected buffer's data into [dst] (per destination CTA with .multicast::cluster), each
-    write completed by its own complete-tx (the copy's cell) with the implicit proxy fence."""
+    write completed by its own complete-tx (the box's bytes) with the implicit proxy fence."""
     dst_space = dst
     dst, taddr, mb = i.operands[0], i.operands[1], i.operands[2]
     check_space(b, ctx, dst, dst_space, "destination")
     check_space(b, ctx, mb, "shared::cluster", "mbarrier")
     tmap = _tensor_map(b, ctx, taddr)
+    off, box = _box(ctx, tmap, taddr)
     targets = multicast_targets(b, ctx, cta_mask(i), dst, mb)
     start = issue(b, ctx, i)
     t = b.read(ctx, {"TMAP", "WEAK", "ASRC"}, Addr(taddr.base), in_po=False,
                label=label(i, f"tensormap read {taddr.base}"))
     reads = {}
     for k, buf in sorted(tmap.tensormap.items()):
-        reads[k] = b.read(ctx, {"ASYNC", "WEAK", "ASRC"}, Addr(buf), in_po=False,
-                          label=label(i, f"async read {buf} (if {taddr.base}={k})"))
+        reads[k] = b.read(ctx, {"ASYNC", "WEAK", "ASRC"}, Addr(buf, off), in_po=False,
+                          label=label(i, f"async read {buf} (if {taddr.base}={k})"), size=box, align=0)
     value: Expr = Const(-1)
     for k, r in sorted(reads.items(), reverse=True):
         value = Ite("==", ReadVal(t), Const(k), ReadVal(r), value)
     writes = []
     for d, m in targets:        # .multicast::cluster: one write and complete-tx per destination CTA
-        w = b.write(ctx, {"ASYNC", "WEAK", "ADST"}, d, value, in_po=False, label=label(i, f"async write {d.base}"))
+        w = b.write(ctx, {"ASYNC", "WEAK", "ADST"}, d, value, in_po=False, label=label(i, f"async write {d.base}"),
+                    size=box, align=128)
         performed_by_owner(b, ctx, w, d)
         writes.append(w)
-        complete_tx(b, ctx, i, start, m, CELL, [t, *reads.values(), w], proxy_fence=True)
+        complete_tx(b, ctx, i, start, m, CELL if box is None else box, [t, *reads.values(), w], proxy_fence=True)
     order(b, start, [t], list(reads.values()), writes)
     _buffers(b, t, {k: [r] for k, r in reads.items()}, tmap)
     _state(ctx).uncommitted.append(BulkOp([t, *reads.values(), *writes], [t, *reads.values()], full=False))
@@ -517,19 +578,24 @@ def lower_tensor_store(b: Builder, ctx: ThreadCtx, i: Instr) -> None:
     taddr, src = i.operands[0], i.operands[1]
     check_space(b, ctx, src, "shared::cta", "source")
     tmap = _tensor_map(b, ctx, taddr)
+    off, box = _box(ctx, tmap, taddr)
     start = issue(b, ctx, i)
     t = b.read(ctx, {"TMAP", "WEAK", "ASRC"}, Addr(taddr.base), in_po=False,
                label=label(i, f"tensormap read {taddr.base}"))
-    rs = b.read(ctx, {"ASYNC", "WEAK", "ASRC"}, src, in_po=False, label=label(i, f"async read {src.base}"))
+    rs = b.read(ctx, {"ASYNC", "WEAK", "ASRC"}, src, in_po=False, label=label(i, f"async read {src.base}"),
+                size=box, align=128)
     per_index, firsts, lasts = {}, [], []
     for k, buf in sorted(tmap.tensormap.items()):
         if op is None:
-            old = b.read(ctx, {"ASYNC", "WEAK"}, Addr(buf), in_po=False,
-                         label=label(i, f"async read {buf} (kept unless {taddr.base}={k})"))
+            old = b.read(ctx, {"ASYNC", "WEAK"}, Addr(buf, off), in_po=False,
+                         label=label(i, f"async read {buf} (kept unless {taddr.base}={k})"), size=box, align=0)
             new = Ite("==", ReadVal(t), Const(k), ReadVal(rs), ReadVal(old))
-            w = b.write(ctx, {"ASYNC", "WEAK", "ADST"}, Addr(buf), new, in_po=False,
-                        label=label(i, f"async write {buf} (if {taddr.base}={k})"))
+            w = b.write(ctx, {"ASYNC", "WEAK", "ADST"}, Addr(buf, off), new, in_po=False,
+                        label=label(i, f"async write {buf} (if {taddr.base}={k})"), size=box, align=0)
         else:
+            if box is not None:
+                raise ctx.error("a tensor reduction over a declared box is not modelled (its element type is not "
+                                "known): declare the map without box")
             old, w = _reduction(b, ctx, i, op, Addr(buf), ReadVal(rs), keep=(ReadVal(t), Const(k)))
         per_index[k] = [old, w]
         firsts.append(old)
@@ -571,27 +637,54 @@ def lower_wait(b: Builder, ctx: ThreadCtx, i: Instr, kind: str = "bulk") -> None
     restrict(b, wait, "events", tuple(covered))
 
 
+def _ignore_src(ctx: ThreadCtx, reg: Reg) -> bool:
+    """Whether cp.async's register operand is ignore-src (a predicate: set by a .pred instruction,
+    or negated) rather than src-size (a typed integer); an untyped register says neither."""
+    if reg.name.startswith("!"):
+        return True
+    bits = ctx.formats.get(reg.name, (None, "int"))[0]
+    if bits is None:
+        raise ctx.error(f"cp.async's operand '{reg.name}' is ignore-src if it is a predicate, src-size if it is "
+                        "an integer: set it with a typed mov (mov.pred p, 1 or mov.u32 r, 8)")
+    return bits == 1
+
+
 def lower_cp_async(b: Builder, ctx: ThreadCtx, i: Instr) -> None:
-    """cp.async: a weak generic read of [src] and write of [dst], after the issue, in the thread's
-    current cp.async group. src-size (an integer): 0 writes zeros without reading (another value
-    copies the cell: cells do not split); ignore-src (a predicate): zeros when it is true."""
+    """cp.async: a weak generic read of src-size bytes at [src] (cp-size without src-size) and a
+    write of cp-size bytes at [dst] -- the bytes read, then zeros -- after the issue, in the
+    thread's current cp.async group. src-size 0 writes zeros without reading; ignore-src (a
+    predicate): zeros when it is true."""
     q = i.quals
     dst, src = i.operands[0], i.operands[1]
+    size = i.operands[2].value
     check_space(b, ctx, dst, "shared::cta", "destination")
     check_space(b, ctx, src, "global", "source")
     extra = i.operands[3] if len(i.operands) > 3 + bool(q["hint"]) else None
+    read_size = size
+    if isinstance(extra, Reg) and not _ignore_src(ctx, extra):
+        known = b.value(ctx, extra)
+        if not isinstance(known, Const):
+            raise ctx.error(f"src-size '{extra.name}' is not a known number: ptxmc needs the bytes a cp.async "
+                            "reads (write it as an immediate, or mov an immediate into the register)")
+        if not 0 <= known.value <= size:
+            raise ctx.error(f"src-size {known.value} must be at most cp-size ({size}): larger is undefined behaviour")
+        extra = Imm(known.value)
+    if isinstance(extra, Imm):
+        read_size = extra.value
     start = issue(b, ctx, i)
-    if isinstance(extra, Imm) and extra.value == 0:
+    if read_size == 0:
         ops = []
         value: Expr = Const(0)
     else:
-        r = b.read(ctx, {"GEN", "WEAK", "ASRC"}, src, in_po=False, label=label(i, f"async read {src.base}"))
+        r = b.read(ctx, {"GEN", "WEAK", "ASRC"}, src, in_po=False, label=label(i, f"async read {src.base}"),
+                   size=read_size, align=size)
         ops, value = [r], ReadVal(r)
         if isinstance(extra, Reg):
             cond = b.value(ctx, Reg(extra.name.lstrip("!")))
             value = Ite("==", cond, Const(0), value, Const(0)) if not extra.name.startswith("!") else \
                 Ite("==", cond, Const(0), Const(0), value)
-    w = b.write(ctx, {"GEN", "WEAK", "ADST"}, dst, value, in_po=False, label=label(i, f"async write {dst.base}"))
+    w = b.write(ctx, {"GEN", "WEAK", "ADST"}, dst, value, in_po=False, label=label(i, f"async write {dst.base}"),
+                size=size)
     order(b, start, ops, [w])
     op = BulkOp(ops + [w], ops, full=True)
     st = _state(ctx, "cpasync")
@@ -628,7 +721,8 @@ def lower_async_store(b: Builder, ctx: ThreadCtx, i: Instr) -> None:
     .release store / reduction to global memory at .gpu or .sys."""
     rmw = i.op == "red"
     q = i.quals
-    dst, val = i.operands[0], b.value(ctx, i.operands[1])
+    nbytes = TYPE_BYTES[q["type"]]
+    dst, val = i.operands[0], b.value(ctx, i.operands[1], 8 * nbytes, "float" if q["type"] in FLOAT_TYPES else "int")
     mbar = i.operands[2] if q["completion"] else None
     if mbar is not None:
         check_space(b, ctx, dst, "remote", "destination")
@@ -643,21 +737,21 @@ def lower_async_store(b: Builder, ctx: ThreadCtx, i: Instr) -> None:
     ops = []
     if rmw:
         base = (strength - {"REL"}) | {"GEN", "ATOM", "RED"}
-        r = b.read(ctx, base, dst, in_po=False, label=label(i, f"async reduce {dst.base}: read"))
+        r = b.read(ctx, base, dst, in_po=False, label=label(i, f"async reduce {dst.base}: read"), size=nbytes)
         w = b.write(ctx, base | strength | ({"ADST"} if mbar is not None else set()), dst,
-                    atom_value(q["op"], ReadVal(r), [val]), in_po=False,
-                    label=label(i, f"async reduce {dst.base}: write"))
+                    atom_value(q["op"], ReadVal(r), [val], 8 * nbytes, q["type"] in SIGNED_TYPES), in_po=False,
+                    label=label(i, f"async reduce {dst.base}: write"), size=nbytes)
         b.pairs["rmw"].add((r, w))
         ops = [r, w]
     else:
         w = b.write(ctx, strength | {"GEN"} | ({"ADST"} if mbar is not None else set()), dst, val, in_po=False,
-                    label=label(i, f"async write {dst.base}"))
+                    label=label(i, f"async write {dst.base}"), size=nbytes)
         ops = [w]
     for e in ops:
         performed_by_owner(b, ctx, e, dst)
     order(b, start, *([e] for e in ops))
     if mbar is not None:
-        complete_tx(b, ctx, i, start, mbar, TYPE_BYTES[q["type"]], ops, proxy_fence=False)
+        complete_tx(b, ctx, i, start, mbar, nbytes, ops, proxy_fence=False)
 
 
 def lower_wait_all(b: Builder, ctx: ThreadCtx, i: Instr) -> None:

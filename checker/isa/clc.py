@@ -6,11 +6,11 @@ Synchronization and Communication Instructions: clusterlaunchcontrol.try_cancel 
     clusterlaunchcontrol.query_cancel.get_first_ctaid.v4.b32.b128 {x, y, z, _}, handle
     clusterlaunchcontrol.query_cancel.get_first_ctaid::{x,y,z}.b32.b128 r, handle
 
-[addr] is one abstract cell holding the whole 16-byte response; the handle is a register loaded
-from it (ld.shared.b128 handle, [addr]).
+[addr] holds the 16-byte response (16-byte aligned); the handle is a register loaded from it
+(ld.shared.b128 handle, [addr]).
 
 - try_cancel is lowered like a bulk copy without a source: an issue event, a weak async-proxy
-  write of the 16-byte response into [addr] (one cell) performed by the cell's CTA (A2) and
+  write of the 16-byte response into the 16 bytes at [addr], performed by their CTA (A2) and
   followed by a complete-tx of 16 bytes (.release.cluster, ACOMPL) on [mbar]; with
   .multicast::cluster::all, one write and one complete-tx per CTA of the cluster, at the
   `offset_of` cells of [addr] and [mbar] there (every CTA of the test's cluster must have both).
@@ -21,7 +21,7 @@ from it (ld.shared.b128 handle, [addr]).
   example reads the response with a generic ld.shared right after an .acquire try_wait and no
   proxy fence; without the implicit fence that read could be stale.
 - Abstract response: the k-th try_cancel of the test (threads in order, then program order)
-  writes the value k; a cell's earlier value (its init, 0 by default) is what a read sees if no
+  writes the value k; the location's earlier value (its init, 0 by default) is what a read sees if no
   response reached it. query_cancel is a register operation on a value loaded with
   ld.shared.b128: is_canceled = (value != 0); get_first_ctaid gives x = the value, y = z = 0.
   Not modelled: the undefined behaviour of get_first_ctaid on a failed response, and of a
@@ -44,7 +44,7 @@ _OWN_SHARED = ("the operands of clusterlaunchcontrol.try_cancel are the executin
 
 def lower_try_cancel(b: Builder, ctx: ThreadCtx, i: Instr) -> None:
     """clusterlaunchcontrol.try_cancel: an issue event, then a weak async-proxy write of the
-    response into [addr] -- with .multicast::cluster::all into the cell at [addr]'s offset in every
+    response into [addr] -- with .multicast::cluster::all into the location at [addr]'s offset in every
     CTA of the cluster -- each performed by its CTA (A2) and followed by its own complete-tx (16
     bytes, .release.cluster) on the mbarrier at [mbar]'s offset there, which completes that write
     and carries the implicit generic-async proxy fence for it (see the module docstring). The k-th
@@ -59,7 +59,7 @@ def lower_try_cancel(b: Builder, ctx: ThreadCtx, i: Instr) -> None:
     writes = []
     for d, mb in targets:
         w = b.write(ctx, {"ASYNC", "WEAK", "ADST"}, d, Const(k), in_po=False,
-                    label=label(i, f"async write {d.base} (response {k})"))
+                    label=label(i, f"async write {d.base} (response {k})"), size=RESPONSE_BYTES)
         performed_by_owner(b, ctx, w, d)
         writes.append(w)
         complete_tx(b, ctx, i, issue_event, mb, RESPONSE_BYTES, [w], proxy_fence=True)

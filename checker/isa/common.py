@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from ..ast import Addr, Instr, Quals, Reg, cta_text
 from ..model.builder import Builder, ThreadCtx
-from ..model.values import ZERO, Bin, Const, Expr, Ite, binop
+from ..model.values import ZERO, Bin, Const, Expr, Ite, binop, signed, wrap
 from .table import SCOPE_TAG
 
 # -- strength --------------------------------------------------------------------------------
@@ -125,9 +125,11 @@ def _pfcover(b: Builder) -> None:
 
 # -- atom / red arithmetic -------------------------------------------------------------------
 
-def atom_value(op: str, old: Expr, args: list[Expr]) -> Expr:
+def atom_value(op: str, old: Expr, args: list[Expr], bits: int | None = None, is_signed: bool = False) -> Expr:
     """The value an atom/red (or a reduction) of operation `op` writes, from the old value and its
-    operands (PTX ISA, atom: exch, cas, add, inc, dec, min, max, and, or, xor)."""
+    operands (PTX ISA, atom: exch, cas, add, inc, dec, min, max, and, or, xor). Typed (`bits`):
+    on `bits`-bit patterns, wrapping around, min/max comparing signed values for a signed type;
+    untyped: exact integers (bitwise operators on 32-bit patterns)."""
     x = args[0]
     if op == "exch":
         return x
@@ -138,7 +140,13 @@ def atom_value(op: str, old: Expr, args: list[Expr]) -> Expr:
         return Ite(">=", old, x, ZERO, Bin("add", old, Const(1)))
     if op == "dec":
         return Ite("==", old, ZERO, x, Ite(">", old, x, x, Bin("sub", old, Const(1))))
-    return binop(op, old, x)
+    if op in ("and", "or", "xor"):
+        return binop(op, old, x, bits or 32)
+    if op in ("min", "max") and bits is not None and is_signed:
+        a, b = signed(old, bits), signed(x, bits)
+        return wrap(Ite("<=" if op == "min" else ">=", a, b, a, b), bits)
+    v = binop(op, old, x)
+    return v if bits is None else wrap(v, bits)
 
 
 # -- .multicast::cluster ---------------------------------------------------------------------

@@ -15,18 +15,18 @@ threads that take part. bar.warp.sync is a B event synchronizing the lanes of it
 """
 from __future__ import annotations
 
-from ..ast import Imm, Instr, Quals
+from ..ast import Addr, Imm, Instr, Name, Quals, Vec
 from ..errors import LitmusError
-from ..model.builder import Builder, ThreadCtx, Unmodelled
-from ..model.values import ReadVal, binop
+from ..model.builder import AddressValue, Builder, ThreadCtx, Unmodelled
+from ..model.values import ReadVal, binop, signed, wrap
 from .common import access_tags, atom_value, restrict, strength_tags
-from .table import (ATOM_OPS, ATOM_TYPES, INT_TYPES, LDST_TYPES, SCOPE_TAG, SCOPES, SPACES, Family, Group,
-                    Slot, drop, sig, swap_qualifier)
+from .table import (ATOM_OPS, ATOM_TYPES, FLOAT_TYPES, INT_TYPES, LDST_TYPES, SCOPE_TAG, SCOPES, SIGNED_TYPES,
+                    SPACES, TYPE_BITS, Family, Group, Slot, drop, sig, swap_qualifier)
 
 _SCOPE = Group("scope", SCOPES)
 _SPACE = Group("space", SPACES)
-_VECTOR = {v: "vector accesses (.v2, .v4, .v8) are not supported: use one access per location"
-           for v in ("v2", "v4", "v8")}
+_VECTOR = {v: "vector atomics (.v2, .v4, .v8) are not modelled" for v in ("v2", "v4", "v8")}
+_VEC = Group("vec", ("v2", "v4", "v8"))
 
 
 # -- rules (each returns an error message or None) ------------------------------------------
@@ -58,6 +58,26 @@ _ATOM_TYPES_OF = {  # PTX ISA, atom: which types each operation takes (integer l
     "add": ("u32", "s32", "u64", "f32", "f64"), "inc": ("u32",), "dec": ("u32",),
     "min": ("u32", "s32", "u64", "s64"), "max": ("u32", "s32", "u64", "s64"),
 }
+
+
+def _vector(i: Instr, q: Quals):
+    # PTX ISA, ld / st: .v2 / .v4 (and .v8 of 32-bit types) move that many elements of the type;
+    # a scalar access takes a register, a vector access a vector of that many.
+    operand = i.operands[0 if i.op == "ld" else 1]
+    n = int(q["vec"][1:]) if q["vec"] else None
+    if n is None:
+        return "a vector operand goes with .v2, .v4 or .v8" if isinstance(operand, Vec) else None
+    if not q["type"]:
+        return f"{i.op}.{q['vec']} needs a type (e.g. .{q['vec']}.b32)"
+    if n == 8 and TYPE_BITS[q["type"]] != 32:
+        return ".v8 moves 32-bit elements"
+    if TYPE_BITS[q["type"]] * n > 256:
+        return f".{q['vec']}.{q['type']} is more than 32 bytes"
+    if not isinstance(operand, Vec) or len(operand.items) != n:
+        return f"{i.op}.{q['vec']} takes a vector of {n} elements {{a, b, ...}}"
+    if i.await_value is not None:
+        return "an await (== v) on a vector load is not modelled"
+    return None
 
 
 def _atomic_type(i: Instr, q: Quals):
@@ -110,12 +130,53 @@ _BAR_GROUPS = (Group("cta", ("cta",)), Group("mode", ("sync", "arrive", "red"), 
 
 # -- lowering ---------------------------------------------------------------------------------
 
+def value_type(t: str | None) -> tuple[int | None, bool, str]:
+    """(bits, signed, format) of the values of type `t` (None: untyped, an exact integer)."""
+    if t is None:
+        return None, False, "int"
+    fmt = t if t in ("f32", "f64") else ("float" if t in FLOAT_TYPES else "int")
+    return TYPE_BITS[t], t in SIGNED_TYPES, fmt
+
+
+def _register_of(v, t: str):
+    """What a typed load puts in its register: the value, widened to 32 bits for a narrower
+    type (sign-extended for .s8 / .s16, zero-extended otherwise); (value, register bits)."""
+    bits, is_signed, _ = value_type(t)
+    if bits >= 32:
+        return v, bits
+    return (wrap(signed(v, bits), 32) if is_signed else v), 32
+
+
 def lower_ld(b: Builder, ctx: ThreadCtx, i: Instr) -> None:
-    b.read(ctx, access_tags(i.quals), i.operands[1], i.operands[0])
+    q = i.quals
+    dst, addr = i.operands
+    t = q["type"]
+    if t is None:                               # untyped: the whole location, an exact integer
+        b.read(ctx, access_tags(q), addr, dst)
+        return
+    bits, _, fmt = value_type(t)
+    size = bits // 8
+    items = dst.items if isinstance(dst, Vec) else (dst,)
+    for k, d in enumerate(items):
+        r = b.read(ctx, access_tags(q), Addr(addr.base, addr.offset + k * size), size=size,
+                   align=size * len(items) if k == 0 else size, join=k > 0)
+        value, reg_bits = _register_of(ReadVal(r), t)
+        b.set_reg(ctx, d, value, reg_bits, fmt)
 
 
 def lower_st(b: Builder, ctx: ThreadCtx, i: Instr) -> None:
-    b.write(ctx, access_tags(i.quals), i.operands[0], b.value(ctx, i.operands[1]))
+    q = i.quals
+    addr, src = i.operands
+    t = q["type"]
+    if t is None:
+        b.write(ctx, access_tags(q), addr, b.value(ctx, src))
+        return
+    bits, _, fmt = value_type(t)
+    size = bits // 8
+    items = src.items if isinstance(src, Vec) else (src,)
+    for k, x in enumerate(items):
+        b.write(ctx, access_tags(q), Addr(addr.base, addr.offset + k * size), b.value(ctx, x, bits, fmt),
+                size=size, align=size * len(items) if k == 0 else size, join=k > 0)
 
 
 def _lower_rmw(b: Builder, ctx: ThreadCtx, i: Instr, is_red: bool) -> None:
@@ -123,13 +184,19 @@ def _lower_rmw(b: Builder, ctx: ThreadCtx, i: Instr, is_red: bool) -> None:
     sem = q["sem"]
     ops = list(i.operands)
     dst = None if is_red else ops.pop(0)
-    addr, args = ops[0], [b.value(ctx, a) for a in ops[1:]]
+    bits, is_signed, fmt = value_type(q["type"])
+    if fmt != "int":
+        raise ctx.error(f"{i.op}.{q['op']}.{q['type']}: floating-point read-modify-writes are not modelled")
+    addr, args = ops[0], [b.value(ctx, a, bits) for a in ops[1:]]
     base = strength_tags("relaxed", q["scope"]) - ({"RLX"} if sem != "relaxed" else set())
     kind = {"ATOM"} | ({"RED"} if is_red else set())
     rtags = base | kind | ({"ACQ"} if sem in ("acquire", "acq_rel") else set())
     wtags = base | kind | ({"REL"} if sem in ("release", "acq_rel") else set())
-    r = b.read(ctx, rtags, addr, None if is_red else dst)
-    w = b.write(ctx, wtags, addr, atom_value(q["op"], ReadVal(r), args))
+    size = None if bits is None else bits // 8
+    r = b.read(ctx, rtags, addr, size=size)
+    if dst is not None:
+        b.set_reg(ctx, dst, ReadVal(r), bits)
+    w = b.write(ctx, wtags, addr, atom_value(q["op"], ReadVal(r), args, bits, is_signed), size=size)
     b.pairs["rmw"].add((r, w))
 
 
@@ -203,17 +270,18 @@ def _match_barriers(b: Builder) -> None:
         for k in range(depth):
             members = [(t, per_thread[t][k]) for t in per_thread if len(per_thread[t]) > k]
             for t, (eid, instr, count) in members:
-                expected = count if count is not None else len(ctas_threads)
+                expected = _litmus_threads(test, count, instr) if count is not None else len(ctas_threads)
                 who = ", ".join(sorted(m for m, _ in members))
                 if expected > len(members):
                     raise LitmusError(
                         f"barrier {bid} (use {k + 1}) expects {expected} threads but only {who} "
-                        f"take part: it would never complete", instr.where)
+                        f"take part: it would never complete{_convention(test, count)}", instr.where)
                 if expected < len(members):
                     raise LitmusError(
                         f"barrier {bid} (use {k + 1}) expects {expected} threads but {len(members)} take "
                         f"part ({who}): which of them complete it together is decided at run time, "
-                        f"which ptxmc does not model; give each group its own barrier", instr.where)
+                        f"which ptxmc does not model; give each group its own barrier{_convention(test, count)}",
+                        instr.where)
             for _, (x, _, _) in members:
                 for _, (y, _, _) in members:
                     if x != y and b.events[y].tags & {"BAR_SYNC", "BAR_RED"}:
@@ -225,10 +293,47 @@ def _match_barriers(b: Builder) -> None:
             b.pairs["syncwarp"].update((x, y) for x in members for y in members if x != y)
 
 
+def _litmus_threads(test, count: int, instr: Instr) -> int:
+    """The litmus threads a barrier's thread count stands for: the count is in PTX threads, and
+    one litmus thread stands for `threads_per_litmus_thread` of them (default 1)."""
+    n = test.threads_per_litmus_thread
+    if count % n:
+        raise LitmusError(f"the barrier's thread count {count} is not a multiple of threads_per_litmus_thread ({n}): "
+                          "counts are in PTX threads, and each litmus thread stands for that many", instr.where)
+    return count // n
+
+
+def _convention(test, count: int | None) -> str:
+    """How a barrier count is read, for an error about it."""
+    if count is None:
+        return ""
+    n = test.threads_per_litmus_thread
+    return (f" (the count {count} is in PTX threads, and each litmus thread stands for {n}: "
+            f"threads_per_litmus_thread: {n}{'' if n > 1 else ', the default'})")
+
+
 def lower_alu(b: Builder, ctx: ThreadCtx, i: Instr) -> None:
+    """mov, add, sub, mul.lo, and, or, xor. Typed: on `bits`-bit patterns (the result wraps
+    around; .pred is one bit); untyped: exact integers (a result that leaves the 64-bit range is
+    refused), bitwise operators on 32-bit patterns."""
     dst, *srcs = i.operands
-    vals = [b.value(ctx, s) for s in srcs]
-    b.set_reg(ctx, dst, vals[0] if i.op == "mov" else binop(i.op, vals[0], vals[1]))
+    if i.op in ("mov", "add", "sub") and any(isinstance(x, Name) or isinstance(ctx.regs.get(getattr(x, "name", None)),
+                                                                                AddressValue) for x in srcs):
+        b.set_reg(ctx, dst, AddressValue(f"an address ({i.text})"))   # resolved by checker.isa.address
+        return
+    bits, _, fmt = value_type(i.quals["type"])
+    if fmt != "int" and i.op != "mov":
+        raise ctx.error(f"{i.op}.{i.quals['type']}: floating-point arithmetic is not modelled (mov, ld and st "
+                        "move floating-point bit patterns)")
+    vals = [b.value(ctx, s, bits, fmt) for s in srcs]
+    if i.op == "mov":
+        v = vals[0] if bits is None else wrap(vals[0], bits)
+    elif i.op in ("and", "or", "xor"):
+        v = binop(i.op, vals[0], vals[1], bits or 32)
+    else:
+        v = binop(i.op, vals[0], vals[1])
+        v = v if bits is None else wrap(v, bits)
+    b.set_reg(ctx, dst, v, bits, fmt)
 
 
 def weaken_fence(i: Instr, fresh=None):
@@ -245,16 +350,16 @@ _LD_ST_RULES = (_mmio_form, _weak_takes_no_scope, _strong_needs_scope)
 FAMILIES = (
     Family("ld",
            groups=(Group("sem", ("weak", "relaxed", "acquire", "volatile"), default="weak"),
-                   Group("mmio", ("mmio",)), _SCOPE, _SPACE, Group("type", LDST_TYPES)),
-           operands=sig("d:reg, a:addr"), rules=_LD_ST_RULES, space="space", lower=lower_ld,
-           rejects={**_VECTOR, **dict.fromkeys(("release", "acq_rel", "sc"),
-                    "ld.release does not exist: a load is .weak, .relaxed, .acquire, .volatile or .mmio")}),
+                   Group("mmio", ("mmio",)), _SCOPE, _SPACE, _VEC, Group("type", LDST_TYPES)),
+           operands=sig("d:dvec, a:addr"), rules=_LD_ST_RULES + (_vector,), space="space", lower=lower_ld,
+           rejects=dict.fromkeys(("release", "acq_rel", "sc"),
+                                 "ld.release does not exist: a load is .weak, .relaxed, .acquire, .volatile or .mmio")),
     Family("st",
            groups=(Group("sem", ("weak", "relaxed", "release", "volatile"), default="weak"),
-                   Group("mmio", ("mmio",)), _SCOPE, _SPACE, Group("type", LDST_TYPES)),
-           operands=sig("a:addr, b:val"), rules=_LD_ST_RULES, space="space", lower=lower_st,
-           rejects={**_VECTOR, **dict.fromkeys(("acquire", "acq_rel", "sc"),
-                    "st.acquire does not exist: a store is .weak, .relaxed, .release, .volatile or .mmio")}),
+                   Group("mmio", ("mmio",)), _SCOPE, _SPACE, _VEC, Group("type", LDST_TYPES)),
+           operands=sig("a:addr, b:vvec"), rules=_LD_ST_RULES + (_vector,), space="space", lower=lower_st,
+           rejects=dict.fromkeys(("acquire", "acq_rel", "sc"),
+                                 "st.acquire does not exist: a store is .weak, .relaxed, .release, .volatile or .mmio")),
     Family("atom",
            groups=(Group("sem", ("relaxed", "acquire", "release", "acq_rel"), default="relaxed"),
                    Group("scope", SCOPES, default="gpu"), _SPACE,
@@ -296,8 +401,8 @@ FAMILIES = (
     Family("bar.warp", groups=(Group("mode", ("sync",), required=True),), operands=sig("membermask:val"),
            lower=lower_bar_warp, weaken=drop),
     Family("mov", groups=(Group("type", ("pred", "b16", "b32", "b64") + INT_TYPES + ("f32", "f64")),),
-           operands=sig("d:reg, a:val"), lower=lower_alu),
-    *(Family(op, groups=(Group("type", INT_TYPES + ("f32", "f64")),), operands=sig("d:reg, a:val, b:val"),
+           operands=sig("d:reg, a:movsrc"), lower=lower_alu),
+    *(Family(op, groups=(Group("type", INT_TYPES + ("f32", "f64")),), operands=sig("d:reg, a:movsrc, b:movsrc"),
              lower=lower_alu)
       for op in ("add", "sub")),
     Family("mul", groups=(Group("mode", ("lo",)), Group("type", INT_TYPES + ("f32", "f64"))),

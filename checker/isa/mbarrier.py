@@ -61,38 +61,35 @@ from .table import SCOPE_TAG, Family, Group, drop, sig
 
 # -- the packed state --------------------------------------------------------------------------
 
-# One 63-bit value per mbarrier state, fields from the low end: the tx-count (21 bits, stored offset
-# by TX0: PTX's range is -(2^20-1)..2^20-1), the pending count and the expected count (17 bits
-# each: up to 131071 arrivals), the phase (the top 8 bits: 255 phases). Values a test gives beyond
-# these ranges are rejected when lowering (mb_range), so a field never carries into the next.
-TX_BITS, COUNT_BITS = 21, 17
+# One value per mbarrier state, fields from the low end: the tx-count (stored offset by TX0), the
+# pending count and the expected count, then the phase (unbounded). The fields hold PTX's ranges
+# (the mbarrier object's contents): tx-count -(2^20-1)..2^20-1, pending 0..2^20-1, expected
+# 1..2^20-1, so every state reached without undefined behaviour decodes exactly. A write whose
+# state leaves a range is in the value set MB_RANGE (undefined behaviour, flag MbarrierRange);
+# what its packed value then means does not matter. The fields are placed with the layout
+# operators (shl, join), which do not bound their results: a state is wider than 64 bits.
+TX_BITS, COUNT_BITS = 21, 20
 TX0 = 1 << (TX_BITS - 1)
+PENDING_AT, EXPECTED_AT = TX_BITS, TX_BITS + COUNT_BITS
+PHASE_AT = EXPECTED_AT + COUNT_BITS
+PENDING, EXPECTED, PHASE = 1 << PENDING_AT, 1 << EXPECTED_AT, 1 << PHASE_AT     # the fields' units
+LIMIT = (1 << 20) - 1                     # PTX's bound on counts and tx-counts
+MAX_COUNT = MAX_TX = LIMIT
 
 
-PENDING = 1 << TX_BITS                    # the pending count's unit
-
-
-EXPECTED = PENDING << COUNT_BITS          # the expected count's unit
-
-
-PHASE = EXPECTED << COUNT_BITS            # the phase's unit
-MAX_COUNT, MAX_TX = (1 << COUNT_BITS) - 1, TX0 - 1
-
-
-def mb_range(ctx: ThreadCtx, what: str, n: int, limit: int) -> None:
-    """A count or byte count the mbarrier model can hold, else a clear error."""
-    if not 0 <= n <= limit:
-        raise ctx.error(f"{what} {n}: ptxmc models mbarrier {what}s from 0 to {limit}")
+def mb_range(ctx: ThreadCtx, what: str, n: int, low: int = 0, limit: int = LIMIT) -> None:
+    """A count or byte count an instruction gives as a number is in the range PTX allows."""
+    if not low <= n <= limit:
+        raise ctx.error(f"{what} {n}: PTX allows {low} to {limit} (2^20-1)")
 
 
 def pack(phase, expected, pending, tx=0) -> Expr:
     """The abstract value of an mbarrier in this state (fields may be expressions)."""
     def e(x):
         return x if not isinstance(x, int) else Const(x)
-    v = binop("mul", e(phase), Const(PHASE))
-    v = binop("add", v, binop("mul", e(expected), Const(EXPECTED)))
-    v = binop("add", v, binop("mul", e(pending), Const(PENDING)))
-    return binop("add", v, binop("add", e(tx), Const(TX0)))
+    v = binop("join", binop("shl", e(phase), Const(PHASE_AT)), binop("shl", e(expected), Const(EXPECTED_AT)))
+    v = binop("join", v, binop("shl", e(pending), Const(PENDING_AT)))
+    return binop("join", v, binop("add", e(tx), Const(TX0)))
 
 
 def describe(v: int) -> str:
@@ -121,18 +118,32 @@ def tx_of(v: Expr) -> Expr:
     return binop("sub", binop("mod", v, Const(PENDING)), Const(TX0))
 
 
+def _outside(x: Expr, low: int, high: int, then: Expr = Const(1)) -> Expr:
+    """1 when x is outside low..high, else `then`."""
+    return Ite("<", x, Const(low), Const(1), Ite(">", x, Const(high), Const(1), then))
+
+
 def mb_update(v: Expr, arrive: Expr = Const(0), expect: Expr = Const(0), complete: Expr = Const(0),
-              drop: Expr = Const(0)) -> Expr:
-    """The state after expect-tx(expect), complete-tx(complete), arrive-on(arrive) and, for
-    arrive_drop, lowering the expected count by `drop`; the phase completes when the pending
-    count and the tx-count are both 0 (then phase + 1 and pending = expected)."""
+              drop: Expr = Const(0), operands: tuple = ()) -> tuple[Expr, Expr]:
+    """(the state after expect-tx(expect), complete-tx(complete), arrive-on(arrive) and, for
+    arrive_drop, lowering the expected count by `drop`; whether that is undefined). The phase
+    completes when the pending count and the tx-count are both 0 (then phase + 1 and pending =
+    expected). Undefined (1): a field of the new state out of PTX's range, or one of `operands`
+    ((value, low, high): a count a register gave) out of its range. On no mbarrier state (0:
+    uninitialised or invalidated, which is MbarrierUninitialised) the state stays 0 and nothing
+    more is flagged."""
     new_tx = binop("sub", binop("add", tx_of(v), expect), complete)
     new_pending = binop("sub", pending_of(v), arrive)
     new_expected = binop("sub", expected_of(v), drop)
-    stay = binop("sub", binop("add", binop("add", v, expect), binop("mul", drop, Const(-EXPECTED))), complete)
-    stay = binop("sub", stay, binop("mul", arrive, Const(PENDING)))
+    stay = pack(phase_of(v), new_expected, new_pending, new_tx)
     done = pack(binop("add", phase_of(v), Const(1)), new_expected, new_expected, 0)
-    return Ite("==", new_pending, Const(0), Ite("==", new_tx, Const(0), done, stay), stay)
+    new = Ite("==", new_pending, Const(0), Ite("==", new_tx, Const(0), done, stay), stay)
+    bad: Expr = Const(0)
+    for x, low, high in operands:
+        bad = _outside(x, low, high, bad)
+    bad = _outside(new_tx, -LIMIT, LIMIT, _outside(new_pending, 0, LIMIT, _outside(new_expected, 0, LIMIT, bad)))
+    # an operation on no mbarrier state (0: uninitialised or invalidated) leaves it none
+    return Ite("==", v, Const(0), Const(0), new), Ite("==", v, Const(0), Const(0), bad)
 
 
 # -- helpers the asynchronous instructions use ----------------------------------------------
@@ -146,21 +157,27 @@ def mb_location(b: Builder, ctx: ThreadCtx, op) -> None:
 
 def mb_rmw(b: Builder, ctx: ThreadCtx, op: Addr, rtags, wtags, update, in_po: bool = True,
             what: str = "") -> tuple[int, int]:
-    """An RMW on the mbarrier at `op`: (read, write), the write storing update(value read)."""
+    """An RMW on the mbarrier at `op`: (read, write), the write storing the state update(value
+    read) gives (checker.isa.mbarrier.mb_update), and in MB_RANGE when that is undefined."""
     r = b.read(ctx, set(rtags) | {"MB", "GEN"}, op, in_po=in_po, label=label(ctx.instr, what) if what else "",
                awaited=False)
-    w = b.write(ctx, set(wtags) | {"MB", "GEN"}, op, update(ReadVal(r)), in_po=in_po,
+    new, bad = update(ReadVal(r))
+    w = b.write(ctx, set(wtags) | {"MB", "GEN"}, op, new, in_po=in_po,
                 label=label(ctx.instr, what) if what else "")
     b.pairs["rmw"].add((r, w))
+    if bad != Const(0):
+        b.value_sets["MB_RANGE"].append((w, bad))
     return r, w
 
 
-def _mb_count(b: Builder, ctx: ThreadCtx, op, what: str, limit: int) -> Expr:
-    """The value of a count or byte-count operand, range-checked when it is known."""
-    v = b.value(ctx, op)
+def _mb_count(b: Builder, ctx: ThreadCtx, op, what: str, low: int) -> tuple[Expr, tuple]:
+    """The value of a count or byte-count operand (a .b32 value), and the range check it needs at
+    run time (none when it is a number, which is checked now)."""
+    v = b.value(ctx, op, 32)
     if isinstance(v, Const):
-        mb_range(ctx, what, v.value, limit)
-    return v
+        mb_range(ctx, what, v.value, low)
+        return v, ()
+    return v, ((v, low, LIMIT),)
 
 
 def _mb_sem_scope(i: Instr, q, default_sem: str) -> tuple[str, str]:
@@ -192,7 +209,7 @@ def complete_tx(b: Builder, ctx: ThreadCtx, i: Instr, issue: int, mbar: Addr, nb
     mb_objects(b).add(b.roots[mbar.base])
     tags = {"STRONG", "CLUSTER", "ACOMPL"}
     wtags = tags | {"REL"} | ({"PF_ASYNC", "PF_TMAP"} if proxy_fence else set())
-    mb_range(ctx, "tx-count", nbytes, MAX_TX)
+    mb_range(ctx, "tx-count", nbytes)
     r, w = mb_rmw(b, ctx, mbar, tags, wtags, lambda v: mb_update(v, complete=Const(nbytes)), in_po=False,
                    what=f"complete-tx {nbytes} on {mbar.base}" + (" + implicit proxy fence" if proxy_fence else ""))
     for e in (r, w):
@@ -225,8 +242,10 @@ def lower_mbarrier(b: Builder, ctx: ThreadCtx, i: Instr) -> None:
     mb = ops[1] if kind in ("arrive", "arrive_drop", "test_wait", "try_wait") else ops[0]
     mb_location(b, ctx, mb)
     if kind == "init":
-        n = _mb_count(b, ctx, ops[1], "arrival count", MAX_COUNT)
+        n, check = _mb_count(b, ctx, ops[1], "arrival count", 1)
         w = b.write(ctx, {"WEAK", "GEN", "MB", "MB_INIT"}, mb, pack(0, n, n, 0))
+        if check:
+            b.value_sets["MB_RANGE"].append((w, _outside(n, 1, LIMIT, Const(0))))
         ctx.ext.setdefault("mbinit", []).append(w)
         mb_objects(b).add(b.roots[mb.base])
         return
@@ -239,20 +258,24 @@ def lower_mbarrier(b: Builder, ctx: ThreadCtx, i: Instr) -> None:
         strong = {"STRONG", SCOPE_TAG[scope]}
         rtags = strong | ({"RLX"} if sem == "relaxed" else set())
         wtags = strong | ({"RLX"} if sem == "relaxed" else {"REL"})
+        check: tuple = ()
+        tx, count = Const(0), Const(1)
         if q["expect_tx"]:
-            tx, count = _mb_count(b, ctx, ops[2], "tx-count", MAX_TX), Const(1)
-        else:
-            tx, count = Const(0), (_mb_count(b, ctx, ops[2], "arrival count", MAX_COUNT) if len(ops) > 2 else Const(1))
+            tx, check = _mb_count(b, ctx, ops[2], "tx-count", 0)
+        elif len(ops) > 2:
+            count, check = _mb_count(b, ctx, ops[2], "arrival count", 1)
         drop = count if kind == "arrive_drop" else Const(0)
-        r, _ = mb_rmw(b, ctx, mb, rtags, wtags, lambda v: mb_update(v, arrive=count, expect=tx, drop=drop))
+        r, _ = mb_rmw(b, ctx, mb, rtags, wtags,
+                      lambda v: mb_update(v, arrive=count, expect=tx, drop=drop, operands=check))
         if not isinstance(ops[0], Sink):
             b.set_reg(ctx, ops[0], ReadVal(r))
         return
     if kind in ("expect_tx", "complete_tx"):
         _, scope = _mb_sem_scope(i, q, "relaxed")
         tags = {"STRONG", "RLX", SCOPE_TAG[scope]}
-        n = _mb_count(b, ctx, ops[1], "tx-count", MAX_TX)
-        upd = (lambda v: mb_update(v, expect=n)) if kind == "expect_tx" else (lambda v: mb_update(v, complete=n))
+        n, check = _mb_count(b, ctx, ops[1], "tx-count", 0)
+        upd = (lambda v: mb_update(v, expect=n, operands=check)) if kind == "expect_tx" else \
+            (lambda v: mb_update(v, complete=n, operands=check))
         mb_rmw(b, ctx, mb, tags, tags, upd)
         return
     # test_wait / try_wait

@@ -17,10 +17,10 @@ from ..errors import LitmusError, SourceLoc
 from ..front import ptx
 from ..model.builder import Builder, ThreadCtx
 from ..model.events import EventStructure
-from . import async_copy, clc, core, mbarrier, proxy, tcgen05, wgmma
+from . import address, async_copy, clc, core, mbarrier, proxy, tcgen05, wgmma
 from .table import Family, check
 
-FAMILY_MODULES = (core, proxy, async_copy, mbarrier, clc, wgmma, tcgen05)
+FAMILY_MODULES = (core, address, proxy, async_copy, mbarrier, clc, wgmma, tcgen05)
 
 
 class Registry:

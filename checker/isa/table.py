@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Callable, Iterable, Mapping, Union
 
-from ..ast import Addr, Imm, Instr, Name, Operand, Quals, Reg, Sink, Vec
+from ..ast import Addr, Float, Imm, Instr, Name, Operand, Quals, Reg, Sink, Vec
 from ..errors import LitmusError
 from ..front.ptx import render, render_instr
 
@@ -73,7 +73,7 @@ def _reg_vec(o) -> bool:
 KINDS: Mapping[str, tuple[Callable[[Operand], bool], str]] = {
     "reg": (_is_reg, "a register"),
     "dst": (lambda o: _is_reg(o) or isinstance(o, Sink), "a register or _"),
-    "val": (lambda o: _is_reg(o) or isinstance(o, Imm), "a register or an integer"),
+    "val": (lambda o: _is_reg(o) or isinstance(o, (Imm, Float)), "a register or a number"),
     "imm": (lambda o: isinstance(o, Imm), "an integer"),
     "pred": (lambda o: isinstance(o, Reg), "a predicate register (p or !p)"),
     "addr": (lambda o: isinstance(o, Addr) and not o.coords, "an address [x]"),
@@ -85,6 +85,16 @@ KINDS: Mapping[str, tuple[Callable[[Operand], bool], str]] = {
     # cp.async's src-size (an integer) or ignore-src (a predicate register)
     "srcsz": (lambda o: isinstance(o, (Reg, Imm)), "an integer (src-size) or a predicate (ignore-src)"),
     "regvec": (_reg_vec, "a vector of registers {r0, ...}"),
+    # an address: a location (its address) or a register holding one (checker.isa.address)
+    "addrsrc": (lambda o: _is_reg(o) or isinstance(o, Name), "a location or a register holding its address"),
+    # mov / add / sub: a value, or a location's address
+    "movsrc": (lambda o: _is_reg(o) or isinstance(o, (Imm, Float, Name)), "a register, a number or a location"),
+    # ld / st: one register (value), or a vector of them for .v2 / .v4 / .v8
+    "dvec": (lambda o: _is_reg(o) or (isinstance(o, Vec) and all(_is_reg(x) or isinstance(x, Sink) for x in o.items)),
+             "a register or a vector of registers {r0, r1, ...}"),
+    "vvec": (lambda o: _is_reg(o) or isinstance(o, (Imm, Float))
+             or (isinstance(o, Vec) and all(_is_reg(x) or isinstance(x, (Imm, Float)) for x in o.items)),
+             "a register, a number, or a vector of them {a, b, ...}"),
     "amat": (lambda o: (isinstance(o, Addr) and not o.coords) or _reg_vec(o),
              "a shared-memory matrix [sA] or a register vector {a0, ...}"),
 }
@@ -148,6 +158,13 @@ ATOM_OPS = ("exch", "cas", "add", "inc", "dec", "min", "max", "and", "or", "xor"
 ATOM_TYPES = ("b32", "b64", "u32", "u64", "s32", "s64", "f32", "f64")
 INT_TYPES = ("u16", "u32", "u64", "s16", "s32", "s64")
 
+# bits of each type's values (.pred: one bit)
+TYPE_BITS = {"b8": 8, "u8": 8, "s8": 8, "b16": 16, "u16": 16, "s16": 16, "f16": 16, "bf16": 16,
+             "b32": 32, "u32": 32, "s32": 32, "f32": 32, "b64": 64, "u64": 64, "s64": 64, "f64": 64,
+             "b128": 128, "pred": 1}
+FLOAT_TYPES = ("f16", "bf16", "f32", "f64")
+SIGNED_TYPES = ("s8", "s16", "s32", "s64")
+
 # tag of each scope (checker.model.relations)
 SCOPE_TAG = {"cta": "CTA", "cluster": "CLUSTER", "gpu": "GPU", "sys": "SYS"}
 
@@ -179,7 +196,7 @@ def check(fam: Family, instr: Instr, rest: tuple[str, ...]) -> Quals:
         msg = rule(instr, quals)
         if msg:
             fail(msg)
-    if instr.await_value is not None and not (slots and slots[0].kind in ("reg", "dst")):
+    if instr.await_value is not None and not (slots and slots[0].kind in ("reg", "dst", "dvec")):
         fail(f"'== {instr.await_value}': {fam.key} returns no value to await")
     return quals
 

@@ -11,11 +11,11 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from . import relations
-from ..ast import Addr, Imm, Instr, LitmusTest, Reg, Sink, Thread
-from ..errors import LitmusError, SourceLoc
+from ..ast import Addr, Float, Imm, Instr, LitmusTest, Name, Reg, Sink, Thread
+from ..errors import LitmusError
 from .events import Event, EventStructure, Order
-from .memory import Access, Layout, Span, compose, plan, slice_value, split_events, substitute
-from .values import ZERO, Const, Expr, ReadVal, reads_of, wrap
+from .memory import MAX_BYTES, Access, Layout, Span, compose, plan, slice_value, split_events, substitute
+from .values import FLOAT_FORMATS, ZERO, Const, Expr, ReadVal, float_bits, reads_of, wrap
 
 
 class Unmodelled:
@@ -25,12 +25,18 @@ class Unmodelled:
         self.why = why
 
 
+class AddressValue(Unmodelled):
+    """A register holding an address (checker.isa.address resolves accesses through it when the
+    test is loaded; as a value it is not modelled: ptxmc does not model pointers in memory)."""
+
+
 @dataclass
 class ThreadCtx:
     thread: Thread
     tid: int
     index: int = -1                                        # the current instruction's index in the code
     regs: dict[str, object] = field(default_factory=dict)
+    formats: dict[str, tuple[int | None, str]] = field(default_factory=dict)  # register -> (bits, int|f32|f64)
     events: list[int] = field(default_factory=list)        # in program order (Builder.unit: which are unordered)
     awaited: list[int] = field(default_factory=list)       # awaited reads so far (control deps)
     instr: Instr | None = None
@@ -52,6 +58,7 @@ class Builder:
         self.rf_reads: list[int] = []
         self.awaits: list[tuple[int, int]] = []
         self.guards: list[tuple[Expr, int]] = []     # awaits on computed values (EventStructure.guards)
+        self.value_sets: dict[str, list[tuple[int, Expr]]] = defaultdict(list)   # EventStructure.value_sets
         self.notes: list[str] = []
         self.perf_cta: dict[int, tuple] = {}     # event -> the CTA that performs it, where not its thread's (A2)
         self.ext: dict = {}                      # per-test state of the instruction families
@@ -61,6 +68,7 @@ class Builder:
         self.init_of: dict[str, int] = {}
         self.mem_tags: dict[str, frozenset[str]] = {}
         self.accesses: dict[int, Access] = {}    # memory event -> the bytes it accesses
+        self.location_bits: dict[str, int] = {}  # sized location -> bits of its value
         self.unit: dict[int, int] = {}           # event in po -> its program-order unit
         for m in test.memory:
             self.mem_tags[m.name] = frozenset({{"shared": "SHARED", "tensor": "TMEM"}.get(m.space, "GLOBAL")})
@@ -112,22 +120,38 @@ class Builder:
                             f"{VIEW_ACCESSES[has]}, or access '{decl.view_of}' itself")
         return self.roots[op.base], self.vlocs[op.base]
 
-    def value(self, ctx: ThreadCtx, op) -> Expr:
+    def value(self, ctx: ThreadCtx, op, bits: int | None = None, fmt: str = "int") -> Expr:
+        """The value of a register or immediate operand used as a `bits`-bit value of format `fmt`
+        (int, f32, f64): an immediate must fit (a negative one is its two's complement), a
+        decimal floating-point literal needs an f32/f64 format."""
         if isinstance(op, Imm):
-            return Const(op.value)
+            return Const(self.fit(ctx, op.value, bits, "the value"))
+        if isinstance(op, Float):
+            if fmt not in FLOAT_FORMATS:
+                raise ctx.error(f"'{op.text}': a floating-point literal needs a .f32 or .f64 instruction")
+            try:
+                return Const(float_bits(op.text, fmt))
+            except OverflowError:
+                raise ctx.error(f"'{op.text}' does not fit in .{fmt}") from None
         if isinstance(op, Reg):
             v = ctx.regs.get(op.name, ZERO)
             if isinstance(v, Unmodelled):
                 raise ctx.error(f"register '{op.name}' holds {v.why}")
             return v
+        if isinstance(op, Name):
+            raise ctx.error(f"'{op.name}' is the address of a location: ptxmc does not model addresses as values "
+                            "(access it with [{op.name}])")
         raise ctx.error("expected a register or an immediate value")
 
-    def set_reg(self, ctx: ThreadCtx, op, v) -> None:
+    def set_reg(self, ctx: ThreadCtx, op, v, bits: int | None = None, fmt: str = "int") -> None:
+        """Register `op` gets value `v`, a `bits`-bit value of format `fmt` (bits None: an exact
+        integer, the value of an untyped operation)."""
         if isinstance(op, Sink):
             return
         if not isinstance(op, Reg):
             raise ctx.error("expected a destination register")
         ctx.regs[op.name] = v
+        ctx.formats[op.name] = (bits, fmt)
 
     def _access(self, ctx: ThreadCtx, op, view: str | None, size: int | None, align: int | None,
                 spans: tuple[Span, ...] | None) -> tuple[str, str, tuple[Span, ...]]:
@@ -142,6 +166,8 @@ class Builder:
             if op.offset < 0:
                 raise ctx.error(f"'{op.base}{op.offset:+d}': a negative offset is before the location")
             spans = (Span(op.offset, size),)
+        if any(sp.offset + (sp.size or 0) > MAX_BYTES for sp in spans):
+            raise ctx.error(f"'{op.base}': an access past byte {MAX_BYTES}: ptxmc models locations of up to 1 MiB")
         align = size if align is None else align
         for sp in spans:
             if align and sp.offset % align:
@@ -208,6 +234,9 @@ class Builder:
             finish(self)
         compose_of, groups, ranges = self._split(contexts)
         sets: dict[str, set[int]] = {name: set() for name in relations.SETS}
+        for name in self.value_sets:
+            if name not in relations.VALUE_SETS:
+                raise AssertionError(f"lowering used value set {name!r} missing from checker.model.relations")
         for e in self.events:
             for t in e.tags:
                 if t not in sets:
@@ -248,11 +277,14 @@ class Builder:
         co = Order("co", tuple(tuple(ws) for _, ws in sorted(writes_at.items()) if len(ws) > 1),
                    frozenset(e.eid for e in self.events if "INIT" in e.tags))
         fsc = Order("fsc", (tuple(sorted(sets["F"] & sets["SC"])),) if len(sets["F"] & sets["SC"]) > 1 else ())
-        registers = {}
+        registers, formats = {}, {}
         for ctx in contexts:
             for r, v in sorted(ctx.regs.items()):
                 if not isinstance(v, Unmodelled):
                     registers[(ctx.thread.name, r)] = v
+                    formats[f"{ctx.thread.name}:{r}"] = ctx.formats.get(r, (None, "int"))
+        for root, bits in self.location_bits.items():
+            formats[root] = (bits, "int")
         return EventStructure(
             events=tuple(self.events),
             sets={k: frozenset(v) for k, v in sets.items()},
@@ -267,7 +299,9 @@ class Builder:
             thread_names=tuple(c.thread.name for c in contexts),
             notes=tuple(self.notes),
             guards=tuple(self.guards),
+            value_sets={k: tuple(v) for k, v in sorted(self.value_sets.items())},
             compose=compose_of,
+            formats=formats,
         )
 
     # -- bytes -------------------------------------------------------------------------------
@@ -279,6 +313,7 @@ class Builder:
         sizes = {m.name: m.size for m in self.test.memory}
         layouts = plan(sizes, self.accesses, {e: self.events[e].tags for e in self.accesses})
         self._check_inits(layouts)
+        self.location_bits = {r: 8 * lay.extent for r, lay in layouts.items() if lay.extent is not None}
         if all(len(lay.atoms) == 1 for lay in layouts.values()):
             groups = {e: e for e in self.accesses}
             ranges = {e: (a.root, frozenset(layouts[a.root].resolved(sp) for sp in a.spans))
@@ -333,6 +368,8 @@ class Builder:
         self.rf_reads = [n for r in self.rf_reads for n in new_of[r]]
         self.events, self.write_value, self.pairs = sp.events, write_value, pairs
         self.awaits, self.guards = awaits, guards
+        self.value_sets = defaultdict(list, {name: [(n, substitute(x, reads)) for e, x in members for n in new_of[e]]
+                                             for name, members in self.value_sets.items()})
         self.accesses = {n: old_accesses[old] for old in old_accesses for n in new_of[old]}
         compose_of = {}
         for root, lay in layouts.items():
@@ -348,7 +385,9 @@ class Builder:
                 continue
             bits = 8 * lay.extent
             if not -(1 << (bits - 1)) <= m.init < (1 << bits):
-                raise LitmusError(f"the initial value {m.init} of '{m.name}' does not fit its {lay.extent} bytes",
+                how = "" if m.size is not None else \
+                    f" (the bytes its accesses reach; declare more with {m.name}: {{size: N, init: ...}})"
+                raise LitmusError(f"the initial value {m.init} of '{m.name}' does not fit its {lay.extent} bytes{how}",
                                   m.where)
             if m.init < 0:
                 self.write_value[self.init_of[m.name]] = Const(m.init + (1 << bits))

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Mapping
 
-from .values import Expr
+from .values import Expr, evaluate
 
 Pair = tuple[int, int]
 
@@ -61,6 +61,12 @@ class EventStructure:
     # a location cut into atoms (checker.model.memory) -> (atom, byte position) of each: its
     # value is the little-endian composition of its atoms' values
     compose: Mapping[str, tuple[tuple[str, int], ...]] = field(default_factory=dict)
+    # observable ("P1:r0", or a sized location) -> (bits of its value, int | f32 | f64); bits None:
+    # an exact integer (untyped operations, unsized locations)
+    formats: Mapping[str, tuple[int | None, str]] = field(default_factory=dict)
+    # value-dependent set (relations.VALUE_SETS) -> (write, expression): the write is a member on
+    # an execution where the expression over the values read is non-zero
+    value_sets: Mapping[str, tuple[tuple[int, Expr], ...]] = field(default_factory=dict)
 
     @property
     def reads(self) -> tuple[int, ...]:
@@ -74,6 +80,10 @@ class EventStructure:
         out: dict[str, tuple[str, object]] = {n: ("set", s) for n, s in self.sets.items()}
         out.update({n: ("rel", r) for n, r in self.relations.items()})
         return out
+
+    def value_set(self, name: str, read_value) -> frozenset[int]:
+        """The members of value set `name` when read r returns read_value(r)."""
+        return frozenset(e for e, x in self.value_sets.get(name, ()) if evaluate(x, read_value) != 0)
 
     def order(self, name: str) -> Order:
         for o in self.orders:

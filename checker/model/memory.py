@@ -50,6 +50,10 @@ class Access:
     where: SourceLoc | None = None
 
 
+# The largest location, and access, ptxmc models (the largest byte count an mbarrier can wait for).
+MAX_BYTES = 1 << 20
+
+
 # Objects whose value is abstract: they cannot be cut into bytes.
 WHOLE_OBJECTS = {"MB": "an mbarrier object", "TMEM": "a Tensor Memory cell", "TMAP": "a tensor map"}
 
@@ -167,7 +171,8 @@ def split_events(events, accesses: Mapping[int, Access], layouts: Mapping[str, L
             eid = len(out)
             loc = atom_name(ev.loc, lay, atom)
             vloc = atom_name(ev.vloc, lay, atom)
-            out.append(replace(ev, eid=eid, loc=loc, vloc=vloc))
+            label = f"{ev.label}  [bytes {atom[0]}..{atom[1] - 1} of {ev.loc}]" if len(parts) > 1 else ev.label
+            out.append(replace(ev, eid=eid, loc=loc, vloc=vloc, label=label))
             atom_of[eid] = (a.root, atom, pos)
             mine.append(eid)
         new_of[ev.eid] = mine

@@ -95,11 +95,19 @@ RELATIONS: dict[str, str] = {
     "fsc": "fence-SC order candidate (dynamic): a strict partial order on fence.sc events",
 }
 
-DYNAMIC = frozenset({"rf", "co", "fsc"})
+# Sets whose members depend on the values of an execution: each member is a write whose value
+# makes it one (EventStructure.value_sets); the engines compute them per execution.
+VALUE_SETS: dict[str, str] = {
+    "MB_RANGE": "writes of an mbarrier state with a field outside the range PTX gives it: a tx-count beyond "
+                "+-(2^20-1), a pending arrival count below 0 or above 2^20-1, an expected count below 0, or an "
+                "arrival count operand outside 1..2^20-1 (undefined behaviour, A7) (dynamic)",
+}
+
+DYNAMIC = frozenset({"rf", "co", "fsc", *VALUE_SETS})
 
 
 def glossary_names() -> dict[str, str]:
     """Every base name with its kind ('set' or 'rel')."""
-    out = {n: "set" for n in SETS}
+    out = {n: "set" for n in (*SETS, *VALUE_SETS)}
     out.update({n: "rel" for n in RELATIONS})
     return out

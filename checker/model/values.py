@@ -3,6 +3,8 @@ read events return. Both engines interpret them: the brute-force engine over int
 over integer terms."""
 from __future__ import annotations
 
+import weakref
+
 from dataclasses import dataclass
 from typing import Callable, Mapping, Union
 
@@ -139,6 +141,18 @@ def signed(v: Expr, bits: int) -> Expr:
         Ite(">=", v, half, binop("sub", v, Const(1 << bits)), v)
 
 
+FLOAT_FORMATS = ("f32", "f64")
+
+
+def float_bits(text: str, fmt: str) -> int:
+    """The IEEE-754 bit pattern of a decimal literal as .f32 or .f64 (round to nearest)."""
+    import struct
+
+    x = float(text)
+    return struct.unpack("<I", struct.pack("<f", x))[0] if fmt == "f32" else \
+        struct.unpack("<Q", struct.pack("<d", x))[0]
+
+
 def reads_of(e: Expr) -> frozenset[int]:
     """The read events whose values `e` depends on."""
     if isinstance(e, ReadVal):
@@ -164,12 +178,68 @@ def evaluate(e: Expr, read_value: Callable[[int], int]) -> int:
     raise TypeError(e)
 
 
+def _decimal(n: int) -> str:
+    """n in decimal, also past Python's limit on int -> str conversion (the values of large
+    accesses: a 8192-byte bulk copy is a 65536-bit number)."""
+    if n < 0:
+        return "-" + _decimal(-n)
+    if n < _CHUNK:
+        return str(n)
+    high, low = divmod(n, _CHUNK)
+    return _decimal(high) + str(low).zfill(_CHUNK_DIGITS)
+
+
+_CHUNK_DIGITS = 4000
+_CHUNK = 10 ** _CHUNK_DIGITS
+
+
+def from_z3(v) -> int:
+    """The Python integer of a Z3 integer numeral."""
+    return int_of(v.as_string())
+
+
+def int_of(text: str) -> int:
+    """The integer a decimal numeral spells, also past Python's limit on str -> int."""
+    if len(text) < 4000:
+        return int(text)
+    sign, digits = (-1, text[1:]) if text.startswith("-") else (1, text)
+    out = 0
+    for i in range(0, len(digits), _CHUNK_DIGITS):
+        part = digits[i:i + _CHUNK_DIGITS]
+        out = out * 10 ** len(part) + int(part)
+    return sign * out
+
+
+def int_val(n: int, ctx):
+    """The Z3 integer numeral n (kept per context: a large one costs Z3 time to parse)."""
+    import z3
+
+    if -_SMALL < n < _SMALL:
+        return z3.IntVal(n, ctx)
+    numerals = _NUMERALS.setdefault(ctx, {})
+    if n not in numerals:
+        if n & (n - 1) == 0:        # 2^k, the unit of a byte position: by squaring (Z3 parses decimals slowly)
+            k, square, out = n.bit_length() - 1, z3.IntVal(2, ctx), z3.IntVal(1, ctx)
+            while k:
+                if k & 1:
+                    out = z3.simplify(out * square)
+                square, k = z3.simplify(square * square), k >> 1
+            numerals[n] = out
+        else:
+            numerals[n] = z3.IntVal(_decimal(n), ctx)
+    return numerals[n]
+
+
+_SMALL = 1 << 64
+_NUMERALS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
 def to_z3(e: Expr, read_var: Callable[[int], object], ctx):
     """The Z3 integer term of `e` in context `ctx`; `read_var(eid)` gives the term of a read's value."""
     import z3
 
     if isinstance(e, Const):
-        return z3.IntVal(e.value, ctx)
+        return int_val(e.value, ctx)
     if isinstance(e, ReadVal):
         return read_var(e.eid)
     if isinstance(e, Bin):
@@ -188,7 +258,7 @@ def to_z3(e: Expr, read_var: Callable[[int], object], ctx):
         if e.op == "mod":
             return a % b
         if e.op in ("shl", "shr", "low"):     # b is a constant number of bits
-            k = 1 << e.b.value
+            k = int_val(1 << e.b.value, ctx)
             return {"shl": a * k, "shr": a / k, "low": a % k}[e.op]
         if e.op == "join":
             return a + b

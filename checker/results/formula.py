@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from itertools import product
 
+from ..ast import value_text
 from .result import Outcome
 
 MAX_ATOMS = 7   # SOPform with don't-cares is exponential in the atoms: ~2 s at 8
@@ -19,7 +20,7 @@ def compact(outcomes: list[Outcome]) -> str:
         return "false"
     keys = [k for k, _ in outcomes[0]]
     domains = {k: sorted({dict(o)[k] for o in outcomes}) for k in keys}
-    fixed = [f"{k}={domains[k][0]}" for k in keys if len(domains[k]) == 1]
+    fixed = [f"{k}={value_text(domains[k][0])}" for k in keys if len(domains[k]) == 1]
     varying = [k for k in keys if len(domains[k]) > 1]
     if not varying:
         return " /\\ ".join(fixed) or "true"
@@ -31,7 +32,7 @@ def compact(outcomes: list[Outcome]) -> str:
 
 
 def _alts(k: str, values) -> str:
-    return "(" + " \\/ ".join(f"{k}={v}" for v in values) + ")"
+    return "(" + " \\/ ".join(f"{k}={value_text(v)}" for v in values) + ")"
 
 
 def _core(outcomes: list[Outcome], keys: list[str], domains: dict) -> tuple[str, set[str]]:
@@ -66,9 +67,10 @@ def _core(outcomes: list[Outcome], keys: list[str], domains: dict) -> tuple[str,
 def _show(expr, atoms, syms, domains) -> str:
     from sympy import And, Not, Or
 
-    name = {s: f"{k}={v}" for s, (k, v) in zip(syms, atoms)}
+    name = {s: f"{k}={value_text(v)}" for s, (k, v) in zip(syms, atoms)}
     # ~(k=v) over a two-valued k reads better as k=other.
-    negated = {s: f"{k}={[d for d in domains[k] if d != v][0]}" if len(domains[k]) == 2 else f"~{k}={v}"
+    negated = {s: f"{k}={value_text([d for d in domains[k] if d != v][0])}" if len(domains[k]) == 2
+               else f"~{k}={value_text(v)}"
                for s, (k, v) in zip(syms, atoms)}
 
     def go(e, top=False) -> str:
@@ -112,7 +114,7 @@ def _merged(outcomes: list[Outcome], keys: list[str], domains: dict) -> str:
         for k, vals in zip(keys, c):
             if vals == full[k]:
                 continue
-            alts = [f"{k}={v}" for v in sorted(vals)]
+            alts = [f"{k}={value_text(v)}" for v in sorted(vals)]
             parts.append(alts[0] if len(alts) == 1 else "(" + " \\/ ".join(alts) + ")")
         return " /\\ ".join(parts) if parts else "true"
 

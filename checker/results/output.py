@@ -7,6 +7,7 @@ import json
 import re
 from xml.sax.saxutils import escape as _escape, quoteattr as _quoteattr
 
+from ..ast import value_text
 from .result import Result, outcome_text
 
 JSON_SCHEMA_VERSION = 1
@@ -86,7 +87,8 @@ def result_dict(r: Result, timing: bool = True) -> dict:
         "source": r.source,
         "matrix_row": dict(r.matrix_row) if r.matrix_row else None,
         "observe": list(r.observe),
-        "outcomes": [dict(o) for o in r.outcomes],
+        # a value past 64 bits is a hexadecimal string (JSON readers lose such integers)
+        "outcomes": [{k: v if -(1 << 64) < v < (1 << 64) else value_text(v) for k, v in o} for o in r.outcomes],
         "complete": r.complete,
         "conditions": [
             {"text": c.text, "expected": c.expected, "model": c.verdict.lower(),

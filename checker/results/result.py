@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..ast import value_text
+
 Outcome = tuple[tuple[str, int], ...]
 
 
@@ -64,4 +66,4 @@ class Result:
 
 def outcome_text(o: Outcome, shown=None) -> str:
     """An outcome as herd prints it: `P1:r0=1; x=2;` (`shown(key, value)` may spell a value)."""
-    return " ".join(f"{k}={v if shown is None else shown(k, v)};" for k, v in o)
+    return " ".join(f"{k}={value_text(v) if shown is None else shown(k, v)};" for k, v in o)

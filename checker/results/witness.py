@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..ast import value_text
 from ..model.events import EventStructure
 from ..engines.base import Execution
 from ..isa.mbarrier import describe as describe_mbarrier
@@ -135,7 +136,7 @@ def edges(es: EventStructure, ex: Execution, env: dict) -> dict[str, list[tuple[
 
 def shown_value(ev, v) -> str:
     """A value an event reads or writes, as a reader wants it: an mbarrier state by its fields."""
-    return describe_mbarrier(v) if isinstance(v, int) and "MB" in ev.tags else str(v)
+    return describe_mbarrier(v) if isinstance(v, int) and "MB" in ev.tags else value_text(v)
 
 
 def text(es: EventStructure, ex: Execution, env: dict) -> str:

@@ -45,8 +45,10 @@ def judge(s: Session, name: str | None = None) -> Result:
 
 def _judge(s: Session, base: Result) -> Result:
     test, es = s.test, s.es
+    prepared = []
     for exp in test.expectations:
         s.check_condition(exp.cond, exp.where)
+        prepared.append(s.prepare(exp.cond, exp.where))
     undefined = s.undefined
     if undefined:
         if test.expect_undefined:
@@ -57,9 +59,9 @@ def _judge(s: Session, base: Result) -> Result:
     outs, complete = s.outcomes()
     outcomes = tuple(sorted(outs))
     conds = []
-    for exp in test.expectations:
-        sat = [o for o in outcomes if holds(exp.cond, dict(o), es.names)]
-        v = s.verdict(exp.cond)
+    for exp, cond in zip(test.expectations, prepared):
+        sat = [o for o in outcomes if holds(cond, dict(o), es.names)]
+        v = s.verdict(cond)
         conds.append(ConditionResult(show(exp.cond), exp.kind, v.allowed, len(sat), len(outcomes) - len(sat), v.sane))
     status = "run"
     message = ""

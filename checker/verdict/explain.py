@@ -100,8 +100,9 @@ def explain_text(s: Session, cond: Cond) -> tuple[str, str, str | None]:
 
 
 def _explain_text(s: Session, cond: Cond):
-    s.check_condition(cond, SourceLoc("<command line>", 1, show(cond)))
-    x = explain(s, cond)
+    where = SourceLoc("<command line>", 1, show(cond))
+    s.check_condition(cond, where)
+    x = explain(s, s.prepare(cond, where))
     test, es = s.test, s.es
     head = [f"Test {test.name}  (model {shown(s.model.path)})", f"Condition {show(cond)}"]
     head += [f"note: {n}" for n in es.notes]

@@ -11,8 +11,10 @@ from functools import cached_property
 from typing import Iterator, Sequence
 
 from .. import limits
-from ..ast import Cond, LitmusTest
+from ..ast import And, Cond, Eq, LitmusTest, Not, Or
+from ..errors import LitmusError
 from ..errors import SourceLoc
+from ..model.values import FLOAT_FORMATS, float_bits
 from ..front.conditions import check_refs
 from ..cat.interp import Model
 from ..engines import registry as engines
@@ -53,7 +55,8 @@ class Session:
     @cached_property
     def engine(self) -> Engine:
         lim = self.lim if self.test.rlimit is None else replace(self.lim, rlimit=self.test.rlimit)
-        return engines.make(self.engine_name, self.es, self.model, self.options, lim, self.test.filter)
+        filt = None if self.test.filter is None else self.prepare(self.test.filter)
+        return engines.make(self.engine_name, self.es, self.model, self.options, lim, filt)
 
     @cached_property
     def observe(self) -> tuple[str, ...]:
@@ -66,8 +69,9 @@ class Session:
             keys |= atoms(e.cond, es.names)
         if not keys:
             mbarriers = {ev.loc for ev in es.events if "MB" in ev.tags}
+            atoms_of = {atom: root for root, parts in es.compose.items() for atom, _ in parts}
             keys = {f"{t}:{r}" for t, r in es.registers} | \
-                {loc for loc, ws in es.final_writes.items() if len(ws) > 1 and loc not in mbarriers}
+                {atoms_of.get(loc, loc) for loc, ws in es.final_writes.items() if len(ws) > 1 and loc not in mbarriers}
         order = {t: i for i, t in enumerate(es.thread_names)}
 
         def sort_key(k: str):
@@ -77,6 +81,32 @@ class Session:
             return (1, 0, k)
 
         return tuple(sorted(keys, key=sort_key))
+
+    def prepare(self, cond: Cond, where: SourceLoc | None = None) -> Cond:
+        """`cond` with each value as the bit pattern of what it is compared with (A16): a negative
+        integer as its two's complement in the register's or location's width, a decimal number
+        as the .f32 / .f64 pattern of a floating-point register. LitmusError if a value does not
+        fit, or a decimal number meets an integer."""
+        if isinstance(cond, Eq):
+            k = key(cond.lhs, self.es.names)
+            bits, fmt = self.es.formats.get(k, (None, "int"))
+            v = cond.value
+            if isinstance(v, float):
+                if fmt not in FLOAT_FORMATS:
+                    raise LitmusError(f"'{cond.lhs}={v}': {cond.lhs} holds an integer; write an integer "
+                                      "(or 0f... / 0d... for a floating-point bit pattern)", where)
+                v = float_bits(repr(v), fmt)
+            elif bits is not None and not 0 <= v < (1 << bits):
+                if not -(1 << (bits - 1)) <= v < 0:
+                    raise LitmusError(f"'{cond.lhs}={v}': {cond.lhs} holds {bits}-bit values: {v} does not fit",
+                                      where)
+                v += 1 << bits
+            return cond if v == cond.value and type(v) is type(cond.value) else Eq(cond.lhs, v)
+        if isinstance(cond, Not):
+            return Not(self.prepare(cond.arg, where))
+        if isinstance(cond, (And, Or)):
+            return type(cond)(tuple(self.prepare(c, where) for c in cond.args))
+        return cond
 
     def check_condition(self, cond: Cond, where: SourceLoc | None = None) -> None:
         """`cond` names only registers the test's threads write and locations it has: a typo
@@ -106,6 +136,7 @@ class Session:
     def verdict(self, cond: Cond) -> Verdict:
         """Is `cond` allowed, and is it sane? Read off the enumerated outcomes when they are
         complete and cover the condition; otherwise the condition is its own query."""
+        cond = self.prepare(cond)
         seen = False
         complete = False
         if self._outcomes is not None and atoms(cond, self.es.names) <= set(self.observe):
@@ -116,16 +147,17 @@ class Session:
 
     def witness(self, cond: Cond | None = None) -> Execution | None:
         """An allowed execution satisfying `cond`, or None."""
-        return self.engine.satisfiable(cond)
+        return self.engine.satisfiable(None if cond is None else self.prepare(cond))
 
     def blame(self, cond: Cond) -> tuple[tuple[str, ...], ...]:
         """Every minimal set of named axioms that rules `cond` out (none if it is allowed)."""
-        return tuple(blame(self.engine, cond))
+        return tuple(blame(self.engine, self.prepare(cond)))
 
     def candidate(self, cond: Cond, blame: Sequence[tuple[str, ...]]) -> Execution | None:
         """A telling execution satisfying a forbidden `cond`: one that satisfies every axiom outside
         the minimal sets (it always exists), else one that is merely well-formed."""
         used = {a for s in blame for a in s}
+        cond = self.prepare(cond)
         return self.engine.satisfiable(cond, axioms=[a for a in self.engine.axiom_names if a not in used]) \
             or self.engine.satisfiable(cond, axioms=())
 

@@ -1,0 +1,157 @@
+"""Addresses held in registers: cvta and mapa, and the pass that resolves every register-held
+address of a test to the location and byte offset it points to.
+
+PTX ISA 9.4, "Data Movement and Conversion Instructions: cvta", "mapa"; "Parallel
+Synchronization and Communication Instructions" (the shared::cluster window). A test computes
+its addresses statically, as kernels do: `mov.u64 rd, x` takes the address of location x (or
+`mov.u64 rd, x+16`... is written `mov.u64 rd, x; add.u64 rd, rd, 16`), `add`/`sub` of a
+constant moves it, `cvta` converts between the generic and a state-space window (the location
+does not change), and `mapa.shared::cluster d, a, r` maps a shared address to the same offset in
+the CTA of rank r of the cluster (the cell declared there with `offset_of`). An access through
+a register (`[%rd]`, `[rd+8]`) is then an access to that location at that offset; the pass
+rewrites it before anything else sees the test, so the model, the checks and the harness only
+ever meet named addresses. An address that is not computed this way (read from memory, from a
+special register, by other arithmetic) is refused: ptxmc does not model pointer chasing.
+
+    cvta{.space}.size d, a      cvta.to{.space}.size d, a      (.space: .global .shared{::cta, ::cluster}; .size: .u32 .u64)
+    mapa{.shared::cluster}.type d, a, b                        (.type: .u32 .u64; b: an immediate CTA rank)
+
+A register holding an address has no value a condition can ask for: its events are none, and
+`P0:rd=...` is refused like any register the thread does not write.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ..ast import Addr, Imm, Instr, MemoryDecl, Name, Reg, Thread
+from ..errors import LitmusError
+from ..model.builder import AddressValue, Builder, ThreadCtx
+from .table import Family, Group, sig
+
+SPACES = ("global", "shared", "shared::cta", "shared::cluster")
+
+
+def lower_address(b: Builder, ctx: ThreadCtx, i: Instr) -> None:
+    """cvta / mapa: the destination holds an address (resolved statically by `resolve`)."""
+    b.set_reg(ctx, i.operands[0], AddressValue(f"an address ({i.text})"))
+
+
+def _mapa_rank(i: Instr, q):
+    if not isinstance(i.operands[2], Imm):
+        return "the CTA rank of mapa is an immediate (a rank in a register is not modelled)"
+    if not 0 <= i.operands[2].value < 16:
+        return f"a cluster has CTAs of rank 0 to 15, not {i.operands[2].value}"
+    return None
+
+
+FAMILIES = (
+    Family("cvta", groups=(Group("to", ("to",)), Group("space", SPACES, required=True),
+                           Group("size", ("u32", "u64"), required=True)),
+           operands=sig("d:reg, a:addrsrc", a="the address to convert"), lower=lower_address,
+           rejects=dict.fromkeys(("local", "const", "param"), "cvta to or from .local/.const/.param memory: "
+                                                             "ptxmc models .global and .shared memory")),
+    Family("mapa", groups=(Group("space", ("shared::cluster",)), Group("type", ("u32", "u64"), required=True)),
+           operands=sig("d:reg, a:addrsrc, b:val", a="the shared address to map", b="the target CTA's rank"),
+           rules=(_mapa_rank,), lower=lower_address),
+)
+
+
+# -- resolution ---------------------------------------------------------------------------------
+
+ADDRESS_FAMILIES = ("mov", "add", "sub", "cvta", "mapa")
+
+
+def resolve(threads: list[Thread], memory: dict[str, MemoryDecl], destinations: dict[str, set[str]]
+            ) -> list[Thread]:
+    """Threads whose register-held addresses are rewritten to the locations they point to.
+    `destinations[thread]`: the registers the thread writes; `memory`: every location."""
+    return [_resolve_thread(t, memory, destinations[t.name]) for t in threads]
+
+
+def _resolve_thread(t: Thread, memory: dict[str, MemoryDecl], dests: set[str]) -> Thread:
+    env: dict[str, tuple[str, int]] = {}          # register -> (location, byte offset)
+    code = []
+    for i in t.code:
+        def fail(msg: str):
+            raise LitmusError(msg, i.where)
+
+        ops = tuple(_rewrite(o, env, fail) if isinstance(o, Addr) and o.register else o for o in i.operands)
+        i = replace(i, operands=ops) if ops != i.operands else i
+        code.append(i)
+        dst = i.operands[0] if i.operands and isinstance(i.operands[0], Reg) else None
+        if dst is None or dst.name not in dests:
+            continue
+        addr = _address_of(i, env, memory, t, fail) if i.family in ADDRESS_FAMILIES else None
+        if addr is None:
+            env.pop(dst.name, None)
+        else:
+            env[dst.name] = addr
+    return replace(t, code=tuple(code))
+
+
+def _value(o, env):
+    """The address an operand stands for: a location's name, or a register holding an address."""
+    if isinstance(o, Name):
+        return (o.name, 0)
+    if isinstance(o, Reg):
+        return env.get(o.name)
+    return None
+
+
+def _address_of(i: Instr, env, memory, t: Thread, fail):
+    """The address instruction `i` puts in its destination, or None if it computes no address."""
+    srcs = [_value(o, env) for o in i.operands[1:]]
+    if i.family in ("mov", "cvta"):
+        return srcs[0]
+    if i.family == "mapa":
+        if srcs[0] is None:
+            fail("mapa maps a shared-memory address: its operand is a location or a register holding one")
+        name, off = srcs[0]
+        return (_peer(name, i.operands[2].value, memory, t, fail), off)
+    addrs = [a for a in srcs if a is not None]
+    if not addrs:
+        return None
+    other = i.operands[2] if srcs[0] is not None else i.operands[1]
+    if len(addrs) > 1 or not isinstance(other, Imm) or (i.family == "sub" and srcs[0] is None):
+        fail(f"'{i.text}': address arithmetic other than adding or subtracting a constant is not modelled")
+    name, off = addrs[0]
+    return (name, off + (other.value if i.family == "add" else -other.value))
+
+
+def _peer(name: str, rank: int, memory: dict[str, MemoryDecl], t: Thread, fail) -> str:
+    """The cell at `name`'s offset in the CTA of rank `rank` of thread t's cluster (offset_of)."""
+    d = memory.get(name)
+    if d is None or d.space != "shared":
+        fail(f"mapa maps shared memory: '{name}' is {'no location' if d is None else d.space + ' memory'}")
+    here = t.position
+    cta = (here.gpu, here.cluster, rank) if here.cluster is not None else here.cta_key()
+    if here.cluster is None and rank != 0:
+        fail(f"mapa to rank {rank}: in a launch without clusters every CTA is a cluster of one")
+    first = d.offset_of or d.name
+    for m in memory.values():
+        if (m.name == first or m.offset_of == first) and m.owner is not None and m.owner.cta_key() == cta:
+            return m.name
+    fail(f"mapa to rank {rank}: {t.name}'s cluster has no cell at the offset of '{name}' in that CTA: declare "
+         f"one (NAME: {{space: shared, owner: gpu{here.gpu}"
+         f"{'' if here.cluster is None else f'.cluster{here.cluster}'}.cta{rank}, offset_of: {first}}})")
+
+
+def _rewrite(a: Addr, env, fail) -> Addr:
+    if a.base not in env:
+        fail(f"'[{a.base}]': register {a.base} holds no address ptxmc can follow (addresses are computed in "
+             "the test from a location: mov, cvta, mapa, and add/sub of a constant)")
+    name, off = env[a.base]
+    return Addr(name, off + a.offset, a.coords)
+
+
+def destinations(i: Instr, family: Family) -> set[str]:
+    """The registers instruction `i` writes: its first operand, if its family returns a value."""
+    slots = family.slots(i.quals)
+    if not slots or slots[0].kind not in ("reg", "dst", "dvec", "regvec") or not i.operands:
+        return set()
+    o = i.operands[0]
+    items = getattr(o, "items", (o,))
+    return {x.name for x in items if isinstance(x, Reg)}
+
+
+__all__ = ["FAMILIES", "destinations", "resolve"]
