@@ -2,14 +2,17 @@
 may use, after pruning the ones that cannot help or that a cheaper candidate matches.
 
 The edits (checker.repair.edits; prices in checker.repair.costs):
-- insert a memory fence fence.{acquire,release,acq_rel,sc}.SCOPE at a point of a thread;
+- insert a memory fence fence.{acquire,release,acq_rel,sc}.SCOPE at a point of a thread, or a
+  restricted one (fence.release.sync_restrict::shared::cta.cluster, fence.acquire.
+  sync_restrict::shared::cluster.cluster);
 - insert a proxy fence: fence.proxy.async{,.global,.shared::cta,.shared::cluster},
+  fence.proxy.async::generic.{release,acquire}.sync_restrict::...cluster,
   fence.proxy.alias, fence.proxy.tensormap::generic.release.SCOPE,
   fence.proxy.tensormap::generic.acquire.SCOPE [map], 128, fence.mbarrier_init.release.cluster;
 - insert tcgen05.fence::before_thread_sync / ::after_thread_sync, wgmma.fence;
 - insert a completion wait: cp.async.wait_all, cp.async.bulk.wait_group{.read} 0,
   wgmma.wait_group 0, tcgen05.wait::ld / ::st, mbarrier.try_wait.parity on the mbarrier an
-  earlier copy of the thread completes on;
+  earlier copy of the thread completes on, where the thread does not wait on it already;
 - insert a barrier: bar.sync (every thread of a CTA), bar.warp.sync (every lane of a warp),
   barrier.cluster.arrive + .wait (every thread of a cluster), one point per thread;
 - strengthen an access (ld, st, atom, red, mbarrier arrive / test_wait / try_wait) to a stronger
@@ -21,6 +24,9 @@ Pruning, each step sound for the least cost (it drops only edits that have no ef
 execution, or whose effect an equally cheap or cheaper kept edit has):
 1. Equivalent points: the points before and after a register operation (mov, add, ...: no
    event, no state) are one point; one representative is kept.
+   The restricted fences (fence.release.sync_restrict::shared::cta.cluster, fence.acquire.
+   sync_restrict::shared::cluster.cluster, and their fence.proxy.async::generic forms) follow
+   the same rules, in launches with clusters.
 2. Scopes: a scope matters only through the set of threads and events its instance includes
    (`incl` in axioms/ptx.cat; no other rule reads the scope tags). For each thread, scopes are
    kept from narrow to wide only while the included set grows; a wider scope with the same set
@@ -237,6 +243,20 @@ class _Gen:
                     for scope in f.scope_reps(th):
                         self.ins(th, p, phase, [f"fence.{sem}.{scope}"], ("mfence", th.name, p, phase),
                                  FENCE_RANK[sem] + (SCOPE_RANK[scope],), f"fence.{sem}.{scope}", needs_barrier=nb)
+                if th.position.cluster is None:
+                    continue
+                # the restricted fences (A10), and their async::generic proxy forms
+                for sem, restrict, ok in (("release", "sync_restrict::shared::cta", writes_after),
+                                          ("acquire", "sync_restrict::shared::cluster", reads_before)):
+                    if not ok:
+                        continue
+                    rank = (1, 0) if sem == "acquire" else (0, 1)
+                    key = f"fence.{sem}.{restrict}.cluster"
+                    self.ins(th, p, phase, [key], ("rfence", th.name, p, phase, sem), rank, key, needs_barrier=nb)
+                    if f.has["async"]:
+                        key = f"fence.proxy.async::generic.{sem}.{restrict}.cluster"
+                        self.ins(th, p, phase, [key], ("rpfence", th.name, p, phase, sem), rank, key,
+                                 needs_barrier=nb)
 
     # -- proxy fences ----------------------------------------------------------------------
     def proxy_fences(self, th, barrier_points) -> None:
@@ -335,16 +355,20 @@ class _Gen:
 
     def own_copy_mbarriers(self, th, p: int) -> list[str]:
         """The mbarriers of th's CTA that an asynchronous copy issued by th before point p
-        completes on (its last address operand, with .mbarrier::complete_tx::bytes)."""
+        completes on (its last address operand, with .mbarrier::complete_tx::bytes), when th does
+        not wait on that mbarrier anywhere after the copy: a wait for the phase the copy
+        completes (a second wait would wait for a phase nothing completes)."""
         out = []
-        for i in th.code[:p]:
+        for k, i in enumerate(th.code[:p]):
             if "mbarrier::complete_tx::bytes" not in i.qualifiers:
                 continue
             mb = _addr(i, last=True)
             decl = self.test.mem(mb) if mb else None
-            if decl is not None and decl.owner is not None and decl.owner.cta_key() == th.position.cta_key() \
-                    and mb not in out:
-                out.append(mb)
+            if decl is None or decl.owner is None or decl.owner.cta_key() != th.position.cta_key() or mb in out:
+                continue
+            if any(j.family in ("mbarrier.try_wait", "mbarrier.test_wait") and _addr(j) == mb for j in th.code[k + 1:]):
+                continue
+            out.append(mb)
         return out
 
     def fresh(self, prefix: str) -> str:

@@ -113,9 +113,10 @@ def cmd_fix(args) -> int:
             if not tgt.forbidden and tgt.defined is False:
                 raise CheckerError(f"{test.name} expects undefined behaviour and forbids nothing: give a condition "
                                    "to make forbidden")
-        res = fix(test, tgt, model, options, args.engine, lim, args.search, args.max, cm, args.budget)
+        res = fix(test, tgt, model, options, args.engine, lim, args.search, args.max, cm, args.budget, recheck=False)
     shown = output.verify(res, original, model, options, args.engine)
     sys.stdout.write(output.as_json(res, shown) if args.format == "json" else output.text(res, shown))
+    shown = [sh for sh in shown if sh.recheck == "pass"]
     if args.apply and shown:
         k = args.pick - 1
         if not 0 <= k < len(shown) or shown[k].patched is None:
@@ -127,6 +128,8 @@ def cmd_fix(args) -> int:
         from ..batch import write_atomic
         write_atomic(str(dest), shown[k].patched.text)
         print(f"wrote {dest}", file=sys.stderr)
+    if res.status in ("repaired", "pruned") and not shown:
+        return EXIT_FAIL            # every repair failed its re-check (reported above)
     return EXIT_OK if res.status in ("met", "repaired", "pruned") else EXIT_FAIL
 
 

@@ -36,7 +36,7 @@ SCOPES = ("cta", "cluster", "gpu", "sys")
 FENCE_SEMS = ("acquire", "release", "acq_rel", "sc")
 ACCESS_SEMS = ("relaxed", "acquire", "release", "acq_rel")
 
-_FENCE = {"acquire": (3, 6, 12, 24), "release": (3, 6, 12, 24), "acq_rel": (4, 8, 16, 32), "sc": (6, 12, 24, 48)}
+_FENCE = {"acquire": (4, 8, 16, 32), "release": (4, 8, 16, 32), "acq_rel": (5, 10, 20, 40), "sc": (8, 16, 32, 64)}
 _ACCESS = {"relaxed": (1, 2, 3, 5), "acquire": (2, 4, 8, 16), "release": (2, 4, 8, 16), "acq_rel": (3, 6, 12, 24)}
 
 
@@ -58,6 +58,10 @@ def _defaults() -> dict[str, int]:
         "fence.proxy.async": 3,
         "fence.proxy.alias": 3,
         "fence.mbarrier_init.release.cluster": 3,
+        "fence.release.sync_restrict::shared::cta.cluster": 5,
+        "fence.acquire.sync_restrict::shared::cluster.cluster": 5,
+        "fence.proxy.async::generic.release.sync_restrict::shared::cta.cluster": 5,
+        "fence.proxy.async::generic.acquire.sync_restrict::shared::cluster.cluster": 5,
         "tcgen05.fence::before_thread_sync": 1,
         "tcgen05.fence::after_thread_sync": 1,
         "wgmma.fence": 1,
@@ -107,6 +111,11 @@ def _orders() -> tuple[tuple[str, str, str], ...]:
                     "a proxy fence restricted to a state space must not cost more than the unrestricted one"))
     out.append(("fence.proxy.async.shared::cta", "fence.proxy.async.shared::cluster",
                 "fence.proxy.async.shared::cluster covers the CTA's own shared memory too"))
+    for sem, r in (("release", "sync_restrict::shared::cta"), ("acquire", "sync_restrict::shared::cluster")):
+        out.append((f"fence.{sem}.{r}.cluster", f"fence.{sem}.cluster",
+                    "a restricted fence must not cost more than the unrestricted one"))
+        out.append((f"fence.{sem}.{r}.cluster", f"fence.proxy.async::generic.{sem}.{r}.cluster",
+                    "the async::generic proxy fence is also the restricted fence"))
     out.append(("cp.async.bulk.wait_group.read", "cp.async.bulk.wait_group",
                 "the .read wait waits for less"))
     return tuple(out)

@@ -72,8 +72,10 @@ def target_test(test: LitmusTest, target: Target) -> LitmusTest:
 def fix(test: LitmusTest, target: Target, model: Model, options=frozenset(), engine: str = "z3",
         lim: Limits | None = None, method: str = DEFAULT_METHOD, max_repairs: int = 8,
         costs: CostModel = DEFAULT, budget: float = 120.0, explain: bool = True,
-        cands: tuple[Edit, ...] | None = None) -> FixResult:
-    """See the module docstring. SolverUnknown (a Z3 timeout) propagates: no answer is given."""
+        cands: tuple[Edit, ...] | None = None, recheck: bool = True) -> FixResult:
+    """See the module docstring. `recheck=False` leaves step 4 to the caller (the command line
+    re-checks the patched YAML text instead: checker.repair.output.verify). SolverUnknown (a Z3
+    timeout) propagates: no answer is given."""
     start = time.perf_counter()
     lim = lim or limits.current()
     options = frozenset(options)
@@ -83,6 +85,12 @@ def fix(test: LitmusTest, target: Target, model: Model, options=frozenset(), eng
         return FixResult(test, target, "met", method=method, seconds=time.perf_counter() - start,
                          notes=target.notes)
     why = _failure_text(failure)
+    for e in target.expectations():
+        if not base.engine.sane(e.cond, forbidden=False):
+            return FixResult(test, target, "error", method=method, seconds=time.perf_counter() - start,
+                             failure=why, notes=target.notes + (
+                                 f"{e.kind}: '{e.text}' is impossible in this test even without axioms: "
+                                 f"{'nothing to forbid' if e.kind == 'forbidden' else 'it cannot be made allowed'}",))
     cands = candidates(test, base.es, costs, options) if cands is None else cands
     problem = Problem(test, target, model, options, engine, lim, cands)
     found, status = METHODS[method](problem, max_repairs, start + budget)
@@ -94,8 +102,8 @@ def fix(test: LitmusTest, target: Target, model: Model, options=frozenset(), eng
     for edits in found:
         edits = tuple(sorted(edits, key=_order))
         edited = target_test(apply(test, edits).test, target)
-        r = check_test(edited, model, None, options, engine)
-        if r.status != "pass":
+        r = check_test(edited, model, None, options, engine) if recheck else None
+        if r is not None and r.status != "pass":
             notes.append(f"a repair was dropped: its re-check says {r.status} ({r.message or 'expectations not met'}): "
                          + "; ".join(e.text for e in edits))
             continue

@@ -125,6 +125,11 @@ def text(result: FixResult, shown: list[Shown]) -> str:
     lines += [f"note: {n}" for n in result.notes]
     lines.append(_summary(result))
     pruning = result.status == "pruned"
+    for sh in shown:
+        if sh.recheck != "pass" and not sh.recheck.startswith("not re-checked"):
+            lines.append(f"note: a {'pruning' if pruning else 'repair'} was dropped, its re-check from the patched "
+                         f"file says {sh.recheck}: " + "; ".join(e.text for e in sh.repair.edits))
+    shown = [sh for sh in shown if sh.recheck == "pass" or sh.recheck.startswith("not re-checked")]
     for k, sh in enumerate(shown, 1):
         rep = sh.repair
         lines += ["", f"Pruning {k} (saves {rep.cost}):" if pruning else f"Repair {k} (cost {rep.cost}):"]
@@ -147,13 +152,16 @@ def text(result: FixResult, shown: list[Shown]) -> str:
 
 def as_json(result: FixResult, shown: list[Shown]) -> str:
     t = result.test
+    dropped = [sh for sh in shown if sh.recheck != "pass" and not sh.recheck.startswith("not re-checked")]
+    shown = [sh for sh in shown if sh not in dropped]
     doc = {
         "test": t.name, "path": t.path,
         "target": {"forbidden": [e.text for e in result.target.forbidden],
                    "allowed": [e.text for e in result.target.allowed], "defined": result.target.defined},
         "status": result.status, "now": result.failure, "proven": result.proven, "cost": result.cost,
         "method": result.method, "candidates": result.candidates, "seconds": round(result.seconds, 3),
-        "stats": result.stats, "notes": list(result.notes),
+        "stats": result.stats, "notes": list(result.notes) + [
+            f"dropped (re-check: {sh.recheck}): " + "; ".join(e.text for e in sh.repair.edits) for sh in dropped],
         "repairs": [{
             "cost": sh.repair.cost,
             "edits": [{"kind": e.kind, "text": e.text, "cost": e.cost, "cost_key": e.cost_key,

@@ -226,7 +226,7 @@ class Problem:
         # failing set): before that, cheaper edits are still open and the extra work is wasted.
         if len(self.barrier_slots) == 1 and any(e.kind == "barrier" for e in edits):
             bslot = self.barrier_slots[0]
-            alts = {b.key for b in self.slots[bslot] if ok({**m, bslot: b})}
+            alts = {b.key for b in self.slots[bslot] if now() < stop + self.grow_budget and ok({**m, bslot: b})}
             if bslot in m:
                 alts.add(m[bslot].key)
             good = (bslot, alts)

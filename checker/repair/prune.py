@@ -48,7 +48,11 @@ def price(i: Instr, cm: costs_mod.CostModel) -> int:
     """What an existing synchronization instruction costs (for the savings a pruning reports)."""
     f, q = i.family, i.quals
     if f == "fence":
-        return cm.fence(q["sem"], q["scope"] if not q.get("restrict") else "cluster")
+        if q.get("restrict"):
+            return cm[f"fence.{q['sem']}.{q['restrict']}.cluster"]
+        return cm.fence(q["sem"], q["scope"])
+    if f == "fence.mbarrier_init":
+        return cm["fence.mbarrier_init.release.cluster"]
     if f == "membar":
         return cm.fence("sc", {"cta": "cta", "gl": "gpu", "sys": "sys"}[q["level"]])
     if f in ACCESS_SEMS:
@@ -63,6 +67,9 @@ def price(i: Instr, cm: costs_mod.CostModel) -> int:
             return cm[f"fence.proxy.async.{q['space']}"]
         if kind == "tensormap::generic":
             return cm[f"fence.proxy.tensormap::generic.{q['sem']}.{q['scope']}"]
+        key = f"fence.proxy.async::generic.{q.get('sem')}.{q.get('restrict')}.cluster"
+        if kind == "async::generic" and key in cm.table:
+            return cm[key]
         return cm["fence.proxy.alias" if kind == "alias" else "fence.proxy.async"]
     if f == "wgmma.fence":
         return cm["wgmma.fence"]
@@ -196,7 +203,7 @@ def prune(test: LitmusTest, target: Target, model, options=frozenset(), engine: 
                          seconds=time.perf_counter() - start)
     ps = pieces(test, Facts(test, base.es, frozenset(options)), cm)
     if not ps:
-        return FixResult(test, target, "met", notes=("no prunable synchronization",),
+        return FixResult(test, target, "met", proven=True, notes=("no prunable synchronization",),
                          seconds=time.perf_counter() - start)
     bottom, place = _bottom(test, ps)
     cands = []
