@@ -190,4 +190,8 @@ def render_test(t: LitmusTest, name: str) -> str:
 def diff(original: str, patched: str, path: str, new_path: str | None = None) -> str:
     """A unified diff of the two texts."""
     return "".join(difflib.unified_diff(original.splitlines(keepends=True), patched.splitlines(keepends=True),
-                                        fromfile=f"a/{path}", tofile=f"b/{new_path or path}"))
+                                        fromfile=_side("a", path), tofile=_side("b", new_path or path)))
+
+
+def _side(prefix: str, path: str) -> str:
+    return path if path.startswith("/") else f"{prefix}/{path}"
