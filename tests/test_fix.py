@@ -433,3 +433,18 @@ def test_prune_on_fixed_twins_keeps_the_documented_fix(model, patterns, name):
     # nothing the documented fix inserted is removed
     inserted = {x.split(": + ", 1)[1] for x in case.why.split("; ") if ": + " in x}
     assert not any(x.startswith("remove") and x.split(": ", 1)[1] in inserted for x in reported)
+
+
+def test_report_fix_sections(tmp_path):
+    from checker.report.build import build, render
+
+    f = tmp_path / "mp.yaml"
+    f.write_text(MP_WEAK)
+    files = render(build([str(f), "litmus/patterns/P02-fence-after-store.yaml"], jobs=1, layout="builtin", fix=True))
+    md, doc = files["report.md"], json.loads(files["report.json"])
+    assert "Suggested fix: cost 16 (proven least cost; re-checked)" in md
+    assert "Unneeded synchronization: saves 2 (proven least; re-checked)" in md      # P2-late-buggy's late fence
+    advice = {t["name"]: t.get("advice") for t in doc["tests"]}
+    assert advice["MP-weak"]["title"] == "Suggested fix" and advice["P2-late-fixed"] is None
+    plain = render(build([str(f)], jobs=1, layout="builtin"))
+    assert "Suggested fix" not in plain["report.md"] and "advice" not in plain["report.json"]
