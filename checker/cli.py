@@ -64,11 +64,13 @@ def build_parser() -> argparse.ArgumentParser:
     _common(out)
     from .convert.cli import add_subcommands as add_convert_subcommands
     from .harness.cli import add_hw_subcommands
+    from .repair.cli import add_subcommands as add_repair_subcommands
     from .report.cli import add_report_subcommand
 
     add_hw_subcommands(sub)
     add_report_subcommand(sub)
     add_convert_subcommands(sub)
+    add_repair_subcommands(sub)
     return ap
 
 

@@ -57,6 +57,7 @@ class TestReport:
     forbidden: tuple[Forbidden, ...]
     undefined: Picture | None = None
     note: str = ""                                          # why explanations are missing
+    advice: object = None                                   # checker.repair.advice.Advice (report --fix)
 
 
 def test_hash(t: LitmusTest) -> str:
@@ -83,7 +84,7 @@ def model_hash(model) -> str:
 
 def analyze(test: LitmusTest, model, model_name: str, options=frozenset(), timeout: float = 60.0,
             layout: str = "auto", max_witnesses: int = MAX_WITNESSES, blame: bool = True,
-            path: str | None = None) -> TestReport:
+            path: str | None = None, fix: bool = False) -> TestReport:
     """Check `test` and explain the verdicts, with one Session (lowered and encoded once).
     `path` replaces the test's path in the Result (the report shows paths relative to the
     repository so its bytes do not depend on the checkout)."""
@@ -99,6 +100,9 @@ def analyze(test: LitmusTest, model, model_name: str, options=frozenset(), timeo
     if r.status == "error":
         return base
     formula = compact(list(r.outcomes)) if r.outcomes and not r.undefined else None
+    if fix:
+        from ..repair.advice import advise
+        base = replace(base, advice=advise(test, r.status, model, options))
     try:
         return _explain(s, layout, max_witnesses, blame, replace(base, formula=formula))
     except (SolverUnknown, LimitExceeded) as e:

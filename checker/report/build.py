@@ -88,16 +88,16 @@ def _failed_report(test, outcome, timeout: float, model_name: str) -> TestReport
 
 
 def _job(args) -> TestReport:
-    test, model_spec, options, timeout, layout, max_witnesses, blame = args
+    test, model_spec, options, timeout, layout, max_witnesses, blame, fix = args
     pool.inject_fault(test.name)
     model = resolve_model(model_spec)
     return analyze(test, model, model_name(model), frozenset(options), timeout, layout, max_witnesses,
-                   blame, path=rel(test.path))
+                   blame, path=rel(test.path), fix=fix)
 
 
 def build(paths, model_spec=None, options=(), timeout: float = 60.0, jobs: int = 1, layout: str = "auto",
           hw_files=(), max_witnesses: int = MAX_WITNESSES, blame: bool = True, timing: bool = False,
-          on_result=None) -> Report:
+          on_result=None, fix: bool = False) -> Report:
     """Check, explain and compare: everything a report shows, as data."""
     from ..front.litmus import load_paths
 
@@ -109,7 +109,7 @@ def build(paths, model_spec=None, options=(), timeout: float = 60.0, jobs: int =
         if isinstance(it, LitmusError):
             out[i] = _error_report(it)
         else:
-            todo.append((i, (it, model_spec, tuple(sorted(options)), timeout, layout, max_witnesses, blame)))
+            todo.append((i, (it, model_spec, tuple(sorted(options)), timeout, layout, max_witnesses, blame, fix)))
     interrupted = None
     try:
         _run(todo, jobs, timeout, out, on_result)

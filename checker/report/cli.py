@@ -28,6 +28,9 @@ def add_report_subcommand(subparsers) -> None:
     p.add_argument("--max-witnesses", type=int, default=8, help="witness pictures per test (default 8)")
     p.add_argument("--no-blame", action="store_true", help="skip axiom blame and synchronization mutations")
     p.add_argument("--timing", action="store_true", help="include timings (the bytes then vary run to run)")
+    p.add_argument("--fix", action="store_true",
+                   help="add a suggested fix (ptxmc fix) to failing tests and unneeded synchronization "
+                        "(ptxmc fix --prune) to passing ones (slower; docs/fix.md)")
     p.add_argument("--dot", action="store_true", help="also write every picture as DOT under dot/")
     p.add_argument("--screenshot", action="store_true",
                    help="also save screenshot.png of the page, taken with headless Chromium if installed")
@@ -52,7 +55,7 @@ def handler(args) -> int:
             print(f"\r{done[0]} tests", end="", file=sys.stderr, flush=True)
         progress = tick
     report = build(paths, args.model, args.option, args.timeout, max(1, args.jobs), args.layout, args.hw,
-                   args.max_witnesses, not args.no_blame, args.timing, progress)
+                   args.max_witnesses, not args.no_blame, args.timing, progress, fix=args.fix)
     with sigint_deferred():             # a second Ctrl-C must not cut the report short
         return _write(args, report, progress)
 

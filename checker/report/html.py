@@ -300,6 +300,10 @@ def _test(t: TestReport, comparison, open_: bool) -> str:
     if comparison is not None:
         out.append(_hardware(comparison))
     out += [_forbidden(f) for f in t.forbidden]
+    a = getattr(t, "advice", None)
+    if a is not None:
+        out.append(f"<h3>{_e(a.title)}</h3><p>{_e(a.summary)}</p>"
+                   + ("<ul>" + "".join(f"<li><code>{_e(x)}</code></li>" for x in a.lines) + "</ul>" if a.lines else ""))
     if t.witnesses:
         out.append("<h3>Allowed outcomes: witness executions</h3>")
         out.append('<div class="figs">' + "".join(_figure(p) for _, p in t.witnesses) + "</div>")

@@ -68,6 +68,8 @@ def test_dict(t: TestReport, timing: bool, comparison=None) -> dict:
         } for f in t.forbidden],
         "undefined_witness": _graph(t.undefined),
         "explanation_note": t.note,
+        **({"advice": {"title": t.advice.title, "summary": t.advice.summary, "lines": list(t.advice.lines)}}
+           if getattr(t, "advice", None) is not None else {}),
         "hardware": comparison_dict(comparison) if comparison is not None else None,
     })
     return d

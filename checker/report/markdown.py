@@ -81,6 +81,9 @@ def _test(t, comparison) -> list[str]:
         out += [f"- needs: {_c(e.mutation.describe())} makes it allowed" for e in f.needed]
         if f.effects and not f.needed:
             out.append("- no single fence or release/acquire annotation is needed")
+    a = getattr(t, "advice", None)
+    if a is not None:
+        out += ["", f"{a.title}: {_t(a.summary)}"] + [f"- {_c(x)}" for x in a.lines]
     if comparison is not None:
         c = comparison
         out += ["", f"Hardware: **{HW_WORD.get(c.verdict, c.verdict)}**, {c.n} instances"]

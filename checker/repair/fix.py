@@ -1,0 +1,135 @@
+"""`fix`: every least-cost repair of a test, proven minimal and re-checked (the library entry
+point of `ptxmc fix`; the command line is checker.repair.cli).
+
+1. The original program is judged against the target (checker.repair.target); if it meets it,
+   there is nothing to fix.
+2. The candidate edits are generated and pruned (checker.repair.candidates).
+3. A search (checker.repair.cegis, the default, or checker.repair.exhaustive) finds every
+   repair of least cost, up to `max_repairs`, and proves that nothing cheaper exists in the
+   candidate space, or that no repair exists there; at the deadline it stops with what it has,
+   unproven.
+4. Each repair is re-checked from scratch: the edited test, with the target as its
+   expectations, goes through checker.verdict.check.check_test like any test; a repair that does
+   not pass is dropped with a note (it would be a bug of the search).
+5. Each edit of a repair is explained by the counterexample it blocks (checker.repair.supplies).
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field, replace
+
+from .. import limits
+from ..ast import LitmusTest
+from ..cat.interp import Model
+from ..limits import Limits
+from ..verdict.check import check_test
+from ..verdict.session import Session
+from . import cegis, exhaustive
+from .candidates import candidates
+from .costs import DEFAULT, CostModel
+from .edits import Edit, apply
+from .problem import Problem
+from .supplies import Supply, supplies
+from .target import Target, judge
+
+METHODS = {"cegis": cegis.search, "exhaustive": exhaustive.search}
+DEFAULT_METHOD = "cegis"
+
+
+@dataclass(frozen=True)
+class Repair:
+    edits: tuple[Edit, ...]
+    cost: int
+    test: LitmusTest                        # the edited test, the target as its expectations
+    supplies: tuple[Supply, ...] = ()
+
+
+@dataclass(frozen=True)
+class FixResult:
+    test: LitmusTest
+    target: Target
+    status: str             # met | repaired | none | budget | error
+    repairs: tuple[Repair, ...] = ()
+    proven: bool = False    # least cost proven (repaired), or no repair in the space (none)
+    method: str = DEFAULT_METHOD
+    candidates: int = 0
+    stats: dict = field(default_factory=dict)
+    seconds: float = 0.0
+    notes: tuple[str, ...] = ()
+    failure: str = ""       # what the original program fails (met: "")
+
+    @property
+    def cost(self) -> int | None:
+        return self.repairs[0].cost if self.repairs else None
+
+
+def target_test(test: LitmusTest, target: Target) -> LitmusTest:
+    """`test` with the target as its expectations (what a re-check judges)."""
+    return replace(test, expectations=target.expectations(),
+                   expect_undefined=False if target.defined else test.expect_undefined)
+
+
+def fix(test: LitmusTest, target: Target, model: Model, options=frozenset(), engine: str = "z3",
+        lim: Limits | None = None, method: str = DEFAULT_METHOD, max_repairs: int = 8,
+        costs: CostModel = DEFAULT, budget: float = 120.0, explain: bool = True,
+        cands: tuple[Edit, ...] | None = None, recheck: bool = True) -> FixResult:
+    """See the module docstring. `recheck=False` leaves step 4 to the caller (the command line
+    re-checks the patched YAML text instead: checker.repair.output.verify). SolverUnknown (a Z3
+    timeout) propagates: no answer is given."""
+    start = time.perf_counter()
+    lim = lim or limits.current()
+    options = frozenset(options)
+    base = Session(test, model, options, engine, lim)
+    failure = judge(base, target)
+    if failure is None:
+        return FixResult(test, target, "met", method=method, seconds=time.perf_counter() - start,
+                         notes=target.notes)
+    why = _failure_text(failure)
+    for e in target.expectations():
+        if not base.engine.sane(e.cond, forbidden=False):
+            return FixResult(test, target, "error", method=method, seconds=time.perf_counter() - start,
+                             failure=why, notes=target.notes + (
+                                 f"{e.kind}: '{e.text}' is impossible in this test even without axioms: "
+                                 f"{'nothing to forbid' if e.kind == 'forbidden' else 'it cannot be made allowed'}",))
+    cands = candidates(test, base.es, costs, options) if cands is None else cands
+    problem = Problem(test, target, model, options, engine, lim, cands)
+    found, status = METHODS[method](problem, max_repairs, start + budget)
+    notes = list(target.notes)
+    if not problem.monotone:
+        notes.append("the model is not known to be monotone for this test (another model, or mbarrier.inval): "
+                     "the search checked candidate sets one by one")
+    repairs = []
+    for edits in found:
+        edits = tuple(sorted(edits, key=_order))
+        edited = target_test(apply(test, edits).test, target)
+        r = check_test(edited, model, None, options, engine) if recheck else None
+        if r is not None and r.status != "pass":
+            notes.append(f"a repair was dropped: its re-check says {r.status} ({r.message or 'expectations not met'}): "
+                         + "; ".join(e.text for e in edits))
+            continue
+        sup = supplies(problem, edits) if explain else ()
+        repairs.append(Repair(edits, sum(e.cost for e in edits), edited, sup))
+    problem.stats.seconds = round(time.perf_counter() - start, 3)
+    stats = problem.stats.as_dict()
+    if repairs:
+        res_status = "repaired"
+    elif status == "budget" or found:
+        res_status = "budget" if status == "budget" else "error"
+    else:
+        res_status = "none"
+    return FixResult(test, target, res_status, tuple(repairs), proven=status in ("proven", "none") and
+                     len(repairs) == len(found), method=method, candidates=len(cands), stats=stats,
+                     seconds=time.perf_counter() - start, notes=tuple(notes), failure=why)
+
+
+def _order(e: Edit):
+    threads = e.changes[0].thread if e.changes else ""
+    return (threads, min((getattr(c, "point", None) or getattr(c, "index", 0)) for c in e.changes), e.key)
+
+
+def _failure_text(f) -> str:
+    if f.kind == "under":
+        return f"undefined behaviour ({f.flag})" if f.flag else f"'{f.what}' is allowed"
+    if f.what == "deadlock":
+        return "the program has no execution"
+    return f"'{f.what}' is forbidden"

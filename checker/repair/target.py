@@ -1,0 +1,95 @@
+"""What a repair must achieve (`Target`), and judging one edited program against it.
+
+A target lists the conditions that must be forbidden, the ones that must stay allowed, and
+whether the program must be free of undefined behaviour. From a test: its `forbidden:` and
+`allowed:` expectations, and no undefined behaviour unless it expects some. From a condition
+given on the command line: that condition forbidden, the test's forbidden conditions too, its
+allowed conditions that stay possible (an allowed condition that no well-formed execution of the
+test satisfies without also satisfying the new condition is dropped, with a note), and no
+undefined behaviour.
+
+`judge` answers for one Session: None when the target is met, else a `Failure`:
+- 'under': an allowed execution the target rules out (a forbidden condition's witness, or an
+  execution on which an undefined-behaviour flag fires): more synchronization is needed;
+- 'over': an allowed condition became impossible, or no execution is left at all (an inserted
+  wait that never returns): less synchronization is needed.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..ast import And, Cond, Expectation, LitmusTest, Not
+from ..engines.base import Execution
+from ..verdict.session import Session
+
+
+@dataclass(frozen=True)
+class Target:
+    forbidden: tuple[Expectation, ...]
+    allowed: tuple[Expectation, ...]
+    defined: bool = True                    # no undefined-behaviour flag may fire
+    notes: tuple[str, ...] = ()
+
+    def expectations(self) -> tuple[Expectation, ...]:
+        return self.forbidden + self.allowed
+
+
+@dataclass(frozen=True)
+class Failure:
+    kind: str                               # under | over
+    what: str                               # the condition's text, the flag's name, or 'deadlock'
+    execution: Execution | None = None      # under: the execution to block
+    cond: Cond | None = None                # the condition (under: forbidden; over: allowed)
+    flag: str | None = None                 # under: the flag that fires
+
+
+def from_test(test: LitmusTest) -> Target:
+    """The test's own expectations as a target."""
+    return Target(tuple(e for e in test.expectations if e.kind == "forbidden"),
+                  tuple(e for e in test.expectations if e.kind == "allowed"),
+                  test.expect_undefined is not True)
+
+
+def with_condition(s: Session, cond: Cond, text: str) -> Target:
+    """`cond` forbidden, with the test's other expectations (see the module docstring); `s` is
+    the original test's Session (for the well-formedness query)."""
+    test = s.test
+    forbidden = tuple(e for e in test.expectations if e.kind == "forbidden") + \
+        (Expectation("forbidden", cond, text),)
+    allowed, notes = [], []
+    for e in test.expectations:
+        if e.kind != "allowed":
+            continue
+        if e.cond == cond:
+            notes.append(f"allowed: '{e.text}' is the condition to forbid: dropped")
+            continue
+        if s.engine.satisfiable(And((e.cond, Not(cond))), axioms=()) is None:
+            notes.append(f"allowed: '{e.text}' is dropped: every execution satisfying it satisfies '{text}'")
+            continue
+        allowed.append(e)
+    return Target(forbidden, tuple(allowed), True, tuple(notes))
+
+
+def met(s: Session, target: Target) -> bool:
+    return judge(s, target) is None
+
+
+def judge(s: Session, target: Target) -> Failure | None:
+    """None if `s`'s program meets the target, else the first failure found (flags, then the
+    forbidden conditions, then the allowed ones). SolverUnknown propagates."""
+    eng = s.engine
+    if target.defined:
+        for name in eng.flag_names:
+            ex = eng.flag_witness(name)
+            if ex is not None:
+                return Failure("under", name, ex, flag=name)
+    for e in target.forbidden:
+        ex = eng.satisfiable(e.cond)
+        if ex is not None:
+            return Failure("under", e.text, ex, cond=e.cond)
+    for e in target.allowed:
+        if eng.satisfiable(e.cond) is None:
+            return Failure("over", e.text, cond=e.cond)
+    if not target.allowed and eng.satisfiable(None) is None:
+        return Failure("over", "deadlock")
+    return None
