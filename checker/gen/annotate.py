@@ -29,9 +29,6 @@ class Variant:
     levels: tuple[str, ...]             # per external edge, in thread order
 
 
-PLAIN_SEP = Sep()
-
-
 def access_options(sel: Selection, kind: str) -> list[Access]:
     """The accesses an event of `kind` may be, in vocabulary order."""
     out = []
@@ -86,6 +83,9 @@ def variants(shape: Shape, sel: Selection) -> Iterator[Variant]:
 
 
 def sep_options(sel: Selection, src: Access, src_kind: str, dst: Access) -> list[Sep]:
+    """What may separate `src` (of kind `src_kind`) from the next access `dst` of its thread:
+    a completion after a copy (wait_group after a bulk write, an mbarrier wait after a bulk or
+    tensor-map read), and a fence (a tensormap acquire only before a tensor-map read)."""
     if src.proxy == "async":
         waits = ["nowait", "wait_group" if src_kind == "W" else "mbar_wait"]
     elif src.proxy == "tmap":

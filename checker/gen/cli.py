@@ -53,11 +53,11 @@ def add_subcommands(subparsers) -> None:
 
 
 def handler(args) -> int:
+    from ..errors import CheckerError
     from .count import count_shape
-    from .cycles import CycleError
     from .generate import family_shapes
-    from .vocab import SelectionError, select
-    from .writer import ModelSpec, OutputError, write
+    from .vocab import select
+    from .writer import ModelSpec, write
 
     if args.list:
         print(vocabulary_text())
@@ -67,7 +67,7 @@ def handler(args) -> int:
                      _list_arg(args.placement), args.scope_mode, args.placement_mode, args.size, args.threads,
                      tuple(tuple(c.split()) for c in args.cycle))
         groups = family_shapes(sel)
-    except (SelectionError, CycleError) as e:
+    except CheckerError as e:
         print(f"ptxmc gen: {e}", file=sys.stderr)
         return EXIT_USAGE
     if args.count:
@@ -100,16 +100,9 @@ def handler(args) -> int:
                 print(f"\r{done[0]} tests", end="", file=sys.stderr, flush=True)
     try:
         summary = write(sel, Path(args.out), spec, progress)
-    except OutputError as e:
+    except CheckerError as e:                  # the output folder, a model that does not load
         print(f"ptxmc gen: {e}", file=sys.stderr)
         return EXIT_USAGE
-    except Exception as e:                                   # a model that does not load, etc.
-        from ..errors import CheckerError
-
-        if isinstance(e, CheckerError):
-            print(f"ptxmc gen: {e}", file=sys.stderr)
-            return EXIT_USAGE
-        raise
     if progress:
         print("\r", end="", file=sys.stderr)
     line = f"{summary.total} tests in {len(summary.families)} families written to {args.out}"

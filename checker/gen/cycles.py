@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Iterator
 
+from ..errors import CheckerError
 from . import families
 from .vocab import EDGE_ORDER, EDGES, Edge
 
@@ -64,8 +65,8 @@ class Shape:
         return tuple(i for i, e in enumerate(self.edges) if e.ext)
 
 
-class CycleError(ValueError):
-    """An explicit --cycle that is not a valid cycle (a usage error), with the reason."""
+class CycleError(CheckerError):
+    """An explicit --cycle that is not a valid cycle (the user's command line), with the reason."""
 
 
 # ------------------------------------------------------------------------------ enumeration --
@@ -75,7 +76,7 @@ def shapes(edge_names: frozenset[str], size: int, max_threads: int) -> Iterator[
     `max_threads` threads, once each up to rotation, in a deterministic order."""
     by_start: dict[str, list[tuple[Edge, ...]]] = {"R": [], "W": []}
     for code in _thread_codes(edge_names, size - 1):
-        by_start[code[0].src if code else None].append(code)   # type: ignore[index]
+        by_start[code[0].src].append(code)
     for k in by_start:
         by_start[k].sort(key=_key)
     seen: set[tuple[int, ...]] = set()

@@ -4,9 +4,10 @@ checker cannot decide (unknown) or reject (error) gets no expectation and is rep
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from ..check import check_test, resolve_model
-from ..errors import CheckerError
+from ..errors import LitmusError
 from ..litmus import load_text
 
 VERDICTS = ("allowed", "forbidden", "undefined")
@@ -22,19 +23,15 @@ class Judge:
     """A model loaded once, judging test after test."""
 
     def __init__(self, model: str | None, options: tuple[str, ...] = (), timeout: float | None = None):
-        self.model_name = model or "ptx"
         self.model = resolve_model(model)
+        self.model_name = Path(self.model.path).stem
         self.options = frozenset(options)
         self.timeout = timeout
 
     def __call__(self, body: str, condition: str, path: str = "<generated>") -> Verdict:
         text = body + f"  expect:\n    allowed: ['{condition}']\n"
-        try:
-            loaded = load_text(text, path)
-        except CheckerError as e:          # load_text reports problems as values; this is a guard
-            return Verdict("error", str(e))
-        item = loaded[0]
-        if not hasattr(item, "threads"):
+        item = load_text(text, path)[0]
+        if isinstance(item, LitmusError):
             return Verdict("error", str(item))
         r = check_test(item, self.model, self.model_name, self.options, timeout=self.timeout)
         if r.undefined:

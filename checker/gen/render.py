@@ -7,9 +7,8 @@ from dataclasses import dataclass
 from . import placement
 from .annotate import Sep, Variant
 from .cycles import LOCATION_NAMES
-from .vocab import PLACEMENT_NAME, Access
+from .vocab import PLACEMENT_NAME
 
-SEM_PTX = {"weak": "weak", "relaxed": "relaxed", "release": "release", "acquire": "acquire"}
 TMAP_BASE = 100          # a tensor map's value v selects the buffer holding TMAP_BASE + v
 
 
@@ -26,10 +25,6 @@ class Test:
 
 
 # -------------------------------------------------------------------------------------- names --
-
-def access_token(a: Access) -> str:
-    return a.token
-
 
 def sep_token(edge_same_loc: bool, s: Sep) -> str:
     parts = [p for p in (s.completion, s.fence) if p not in ("nowait", "nofence")]
@@ -107,7 +102,7 @@ def render(v: Variant, source: str) -> Test:
             want = sh.reads[i]
             if a.proxy in ("gen", "alias"):
                 addr = L + "a" if a.proxy == "alias" else L
-                sem = SEM_PTX[a.sem] + (f".{a.scope}" if a.scope else "")
+                sem = a.sem + (f".{a.scope}" if a.scope else "")
                 if sh.kinds[i] == "W":
                     code.append(f"st.{sem}.global [{addr}], {sh.value[i]}")
                 else:

@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from ..errors import CheckerError
+
 SCOPES = ("cta", "cluster", "gpu", "sys")
 
 
@@ -133,8 +135,8 @@ def _family_names() -> dict[str, tuple[str, ...]]:
 FAMILIES = _family_names()
 
 
-class SelectionError(ValueError):
-    """A bad --edges/--exclude/--scopes/--placement/--preset value (a usage error)."""
+class SelectionError(CheckerError):
+    """A bad --edges/--exclude/--scopes/--placement/--preset value (the user's command line)."""
 
 
 def expand(names: list[str]) -> list[str]:
@@ -171,9 +173,6 @@ class Selection:
     size: int = 4
     threads: int = 4
     cycles: tuple[tuple[str, ...], ...] = field(default=())   # explicit cycles (--cycle)
-
-    def allows(self, token: str) -> bool:
-        return token in getattr(self, DIMENSION_OF[token])
 
     def describe(self) -> str:
         """A one-line summary, for the index file's header."""
@@ -246,7 +245,7 @@ def select(preset: str = "generic", edges: list[str] | None = None, exclude: lis
             raise SelectionError(f"unknown scope '{s}' (choose from {', '.join(SCOPES)})")
     keep_scopes = tuple(s for s in SCOPES if s in (scopes or SCOPES))
     for d, toks in dims.items():
-        dims[d] = [t for t in dict.fromkeys(toks) if t not in drop and _scope_of(t) in (None,) + keep_scopes]
+        dims[d] = [t for t in dict.fromkeys(toks) if t not in drop and scope_of(t) in (None,) + keep_scopes]
     for pl in placements or []:
         if pl not in PLACEMENTS:
             raise SelectionError(f"unknown placement '{pl}' (choose from {', '.join(PLACEMENTS)})")
@@ -265,11 +264,7 @@ def select(preset: str = "generic", edges: list[str] | None = None, exclude: lis
                      scope_mode, placement_mode, size, threads, tuple(cycles))
 
 
-def _scope_of(token: str) -> str | None:
-    last = token.rsplit(".", 1)[-1]
-    return last if last in SCOPES else None
-
-
 def scope_of(token: str) -> str | None:
     """The scope a scoped token names (rel.gpu -> gpu), else None."""
-    return _scope_of(token)
+    last = token.rsplit(".", 1)[-1]
+    return last if last in SCOPES else None

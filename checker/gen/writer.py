@@ -11,6 +11,7 @@ from itertools import islice
 from pathlib import Path
 from typing import Callable, Iterator
 
+from ..errors import CheckerError
 from .generate import SOURCE, family_shapes, family_tests
 from .render import Test, expect_yaml
 from .vocab import Selection
@@ -48,8 +49,8 @@ class Summary:
         return sum(self.families.values())
 
 
-class OutputError(Exception):
-    """The output folder cannot be used (a usage error)."""
+class OutputError(CheckerError):
+    """The output folder cannot be used (the user's command line)."""
 
 
 def prepare(out: Path) -> None:
@@ -78,7 +79,6 @@ def prepare(out: Path) -> None:
 
 def write(sel: Selection, out: Path, spec: ModelSpec | None = None,
           progress: Callable[[int], None] | None = None) -> Summary:
-    prepare(out)
     summary = Summary()
     source = SOURCE if spec is None else SOURCE_MODEL.replace("{model}", spec.label.replace("'", "''"))
     pool = None
@@ -86,11 +86,10 @@ def write(sel: Selection, out: Path, spec: ModelSpec | None = None,
     if spec is not None:
         from . import model_verdict
 
-        if spec.jobs > 1:
-            pool = _context().Pool(
-                spec.jobs, model_verdict.init_worker, (spec.model, spec.options, spec.timeout))
-        else:
-            judge = model_verdict.Judge(spec.model, spec.options, spec.timeout)
+        judge = model_verdict.Judge(spec.model, spec.options, spec.timeout)   # a bad model fails here
+    prepare(out)
+    if spec is not None and spec.jobs > 1:
+        pool = _context().Pool(spec.jobs, model_verdict.init_worker, (spec.model, spec.options, spec.timeout))
     try:
         with (out / INDEX).open("w", encoding="utf-8", newline="\n") as index:
             index.write(f"{INDEX_MAGIC}: {sel.describe()}\n")
@@ -131,7 +130,7 @@ def _context():
 
 
 def _judged(tests: Iterator[Test], judge, pool, fname: str):
-    if judge is None and pool is None:
+    if judge is None:
         for t in tests:
             yield t, None
         return
