@@ -24,6 +24,7 @@ from checker.gen.cli import add_subcommands
 from checker.gen.count import count_shape
 from checker.gen.cycles import CycleError, parse_cycle
 from checker.gen.generate import all_tests, family_shapes
+from checker.gen.placement import choices, positions
 from checker.gen.vocab import select
 from checker.litmus import load_file, load_paths, load_text
 from checker.lower import lower
@@ -261,15 +262,17 @@ def test_deterministic_bytes(tmp_path):
 
 # ------------------------------------------------------------ validity and the sanity check --
 
-SMALL = [("generic", {}), ("scopes", {"edges": ["PodWW", "PodRR", "Rfe", "Fre"], "placements": ["cta", "sys"]}),
+SMALL = [("generic", {}), ("generic", {"placements": ["warp", "cta", "sys"], "placement_mode": "mixed",
+                                       "edges": ["PodWR", "PodRR", "PodRW", "Rfe", "Fre"], "size": 3}),
+         ("scopes", {"edges": ["PodWW", "PodRR", "Rfe", "Fre"], "placements": ["cta", "sys"]}),
          ("proxy", {"edges": ["PodWW", "PodRR", "PodWR", "Rfe", "Fre"]}), ("async", {})]
 
 
-@pytest.mark.parametrize("preset,kw", SMALL, ids=[p for p, _ in SMALL])
+@pytest.mark.parametrize("preset,kw", SMALL, ids=["generic", "mixed-placement", "scopes", "proxy", "async"])
 def test_small_presets_load_and_conditions_are_sane(preset, kw, tmp_path):
     """Every test of a small run loads and lowers; on a sample, the cycle condition is
     satisfiable without axioms (a model with none) and the PTX model judges it."""
-    sel = select(preset, size=2, **kw)
+    sel = select(preset, **{"size": 2, **kw})
     tests = list(all_tests(sel))
     assert tests
     step = max(1, len(tests) // 400)
@@ -324,6 +327,17 @@ def test_cycle_rules():
         parse_cycle("PodWW Coe Coe PodWW Coe Coe")        # co into two writes of y: not observable
 
 
+def test_placements():
+    assert positions(("cta", "gpu", "gpu")) == ((0, 0, 0, 0), (0, 0, 0, 1), (0, 1, 1, 0))
+    assert positions(("warp", "warp")) == ((0, 0, 0, 0), (0, 0, 0, 0))
+    assert positions(("cluster", "sys", "gpu", "sys")) == ((0, 0, 0, 0), (0, 0, 1, 0), (1, 1, 2, 0), (1, 2, 3, 0))
+    assert positions(("cta", "cta", "gpu")) is None           # T0, T2 share T1's CTA: not 'gpu' apart
+    assert positions(("sys", "gpu", "gpu")) is None
+    assert list(choices(3, ("cta", "gpu"), "mixed")) == [("cta", "cta", "cta"), ("cta", "gpu", "gpu"),
+                                                         ("gpu", "cta", "gpu"), ("gpu", "gpu", "cta"),
+                                                         ("gpu", "gpu", "gpu")]
+
+
 def test_expect_from_model(tmp_path):
     out = tmp_path / "m"
     assert gen("--cycle", "PodWW Rfe PodRR Fre", "--cycle", "PodWR Fre PodWR Fre", "--expect-from-model",
@@ -346,6 +360,27 @@ def test_expect_from_model(tmp_path):
     plain = tmp_path / "p"
     assert gen("--cycle", "PodWW Rfe PodRR Fre", "-o", str(plain)) == 0
     assert "expect:" not in (plain / "MP.yaml").read_text()
+
+
+def test_async_mp_follows_the_proxy_rules():
+    """The async preset's MP, judged by the model, follows the rules litmus/proxy/MP-proxies.yaml
+    states: a bulk-copy write needs its completion (wait_group, with the implicit proxy fence)
+    before the release, else the reader's load is in flight with it; a bulk-copy read of data
+    written by a generic store needs fence.proxy.async in the copy's CTA. The flag load is an
+    await (the copy is issued once the flag is seen)."""
+    tests = {t.name: t for t in all_tests(select("async", size=2, edges=["PodWW", "PodRR", "Rfe", "Fre"]))}
+    want = {
+        "MP+async-wait_group-rel.cluster+acq.cluster-po+sameCluster": "forbidden",
+        "MP+async-po-rel.cluster+acq.cluster-po+sameCluster": "undefined",
+        "MP+po-rel.cluster+acq.cluster-fence.proxy.async-async+sameCluster": "forbidden",
+        "MP+po-rel.cluster+acq.cluster-po-async+sameCluster": "allowed",
+        "MP+fence.proxy.async-rel.cluster+acq.cluster-po-async+sameCluster": "allowed",   # writer's CTA
+        "MP+fence.proxy.async-rel.cluster+acq.cluster-po-async+sameCTA": "forbidden",     # the copy's CTA
+    }
+    for name, expected in want.items():
+        g = tests[name]
+        assert "r0, [y] == 1" in g.body, name
+        assert verdict(load_text(g.body)[0], g.condition) == expected, name
 
 
 def test_usage_errors(tmp_path, capsys):

@@ -73,40 +73,38 @@ class CycleError(CheckerError):
 
 def shapes(edge_names: frozenset[str], size: int, max_threads: int) -> Iterator[Shape]:
     """Every valid cycle over `edge_names` with 2..size communication edges and at most
-    `max_threads` threads, once each up to rotation, in a deterministic order."""
-    by_start: dict[str, list[tuple[Edge, ...]]] = {"R": [], "W": []}
+    `max_threads` threads, once each up to rotation, in a deterministic order. Each cycle is
+    built once, in its least rotation (threads compared by their edges), and only then analysed."""
+    index: dict[tuple[str, int, str], list[tuple[tuple[int, ...], tuple[Edge, ...]]]] = {}
     for code in _thread_codes(edge_names, size - 1):
-        by_start[code[0].src].append(code)
-    for k in by_start:
-        by_start[k].sort(key=_key)
-    seen: set[tuple[int, ...]] = set()
+        index.setdefault((code[0].src, _coms(code), code[-1].dst), []).append((_key(code), code))
+    for v in index.values():
+        v.sort()
     for n in range(2, max_threads + 1):
-        for first_kind in ("W", "R"):
-            for first in by_start[first_kind]:
-                yield from _extend([first], _coms(first), n, size, by_start, seen)
+        for (start, c, end), codes in sorted(index.items()):
+            for key, code in codes:
+                yield from _extend([code], [key], c, n, size, index)
 
 
-def _extend(threads, coms, n, size, by_start, seen) -> Iterator[Shape]:
-    first_key = _key(threads[0])
+def _extend(threads, keys, coms, n, size, index) -> Iterator[Shape]:
     if len(threads) == n:
-        if threads[-1][-1].dst != threads[0][0].src:
-            return
-        edges = tuple(e for t in threads for e in t)
-        shape = analyse(edges)
-        if shape is not None:
-            key = tuple(EDGE_ORDER[e.name] for e in shape.edges)
-            if key not in seen:
-                seen.add(key)
+        if all(keys <= keys[j:] + keys[:j] for j in range(1, n)):
+            shape = analyse(tuple(e for t in threads for e in t))
+            if shape is not None:
                 yield shape
         return
     need = n - len(threads)
-    for t in by_start[threads[-1][-1].dst]:
-        c = _coms(t)
-        if coms + c + (need - 1) > size or _key(t) < first_key:
-            continue
-        threads.append(t)
-        yield from _extend(threads, coms + c, n, size, by_start, seen)
-        threads.pop()
+    kind, first = threads[-1][-1].dst, threads[0][0].src
+    for c in range(1, size - coms - (need - 1) + 1):
+        for end in ((first,) if need == 1 else ("R", "W")):
+            for key, t in index.get((kind, c, end), ()):
+                if key < keys[0]:
+                    continue
+                threads.append(t)
+                keys.append(key)
+                yield from _extend(threads, keys, coms + c, n, size, index)
+                threads.pop()
+                keys.pop()
 
 
 def _key(code: tuple[Edge, ...]) -> tuple[int, ...]:

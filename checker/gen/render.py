@@ -88,6 +88,10 @@ def render(v: Variant, source: str) -> Test:
     for L in sorted({sh.loc[i] for i in range(n) if v.access[i].proxy == "alias"}):
         memory.append(f"{locs[L]}: 0")                # declared: it may be used only through its alias
         memory.append(f"{locs[L]}a: {{alias_of: {locs[L]}}}")
+    # With asynchronous accesses, a read that must see another write of the cycle and that
+    # precedes more of its thread is an await: the thread goes on once it has seen the value, as a
+    # consumer does, so that the in-flight checks judge the executions that follow the protocol.
+    awaits = any(a.proxy in ("async", "tmap") for a in v.access)
     atoms: list[str] = []
     threads_text: list[str] = []
     k_async = 0
@@ -106,7 +110,8 @@ def render(v: Variant, source: str) -> Test:
                 if sh.kinds[i] == "W":
                     code.append(f"st.{sem}.global [{addr}], {sh.value[i]}")
                 else:
-                    code.append(f"ld.{sem}.global r{reg}, [{addr}]")
+                    wait = f" == {want}" if awaits and want and j + 1 < len(evs) else ""
+                    code.append(f"ld.{sem}.global r{reg}, [{addr}]{wait}")
                     if want is not None:
                         atoms.append(f"P{t}:r{reg}={want}")
                     reg += 1
