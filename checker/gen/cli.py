@@ -1,12 +1,12 @@
 """`ptxmc gen`: generate litmus tests from cycles of edges (diy style). `add_subcommands` registers
 it on the main parser's subparsers; the handler returns the exit code (0 done, 1 some test could
-not be judged with --expect-from-model, 2 usage error)."""
+not be judged with --expect-from-model, 2 usage error, 130 interrupted)."""
 from __future__ import annotations
 
 import sys
 from pathlib import Path
 
-EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
+EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 
 def _list_arg(values: list[str]) -> list[str]:
@@ -90,19 +90,18 @@ def handler(args) -> int:
     elif args.model or args.option:
         print("ptxmc gen: --model and --option only apply with --expect-from-model", file=sys.stderr)
         return EXIT_USAGE
-    progress = None
-    if sys.stderr.isatty():
-        done = [0]
-
-        def progress(k: int) -> None:
-            done[0] += k
-            if done[0] % 1000 == 0:
-                print(f"\r{done[0]} tests", end="", file=sys.stderr, flush=True)
+    progress = _progress() if sys.stderr.isatty() else None
     try:
         summary = write(sel, Path(args.out), spec, progress)
     except CheckerError as e:                  # the output folder, a model that does not load
         print(f"ptxmc gen: {e}", file=sys.stderr)
         return EXIT_USAGE
+    except OSError as e:
+        print(f"ptxmc gen: cannot write {args.out}: {e.strerror or e}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print(f"\nptxmc gen: interrupted: {args.out} holds an incomplete output", file=sys.stderr)
+        return EXIT_INTERRUPTED
     if progress:
         print("\r", end="", file=sys.stderr)
     line = f"{summary.total} tests in {len(summary.families)} families written to {args.out}"
@@ -112,6 +111,16 @@ def handler(args) -> int:
     for name, msg in summary.problems:
         print(f"ptxmc gen: no expectation for {name}: {msg}", file=sys.stderr)
     return EXIT_FAIL if summary.problems else EXIT_OK
+
+
+def _progress():
+    done = [0]
+
+    def tick(k: int) -> None:
+        done[0] += k
+        if done[0] % 1000 == 0:
+            print(f"\r{done[0]} tests", end="", file=sys.stderr, flush=True)
+    return tick
 
 
 def vocabulary_text() -> str:

@@ -143,36 +143,35 @@ def _thread_codes(edge_names: frozenset[str], max_internal_com: int) -> list[tup
 def parse_cycle(text: str | tuple[str, ...]) -> Shape:
     """An explicit cycle ('PodWW Rfe PodRR Fre'), in any rotation; CycleError if it is not one."""
     names = text.split() if isinstance(text, str) else list(text)
+
+    def fail(why: str):
+        raise CycleError(f"cycle '{' '.join(names)}': {why}")
+
     for n in names:
         if n not in EDGES:
-            raise CycleError(f"unknown edge '{n}'")
+            fail(f"unknown edge '{n}'")
     edges = tuple(EDGES[n] for n in names)
     for i, e in enumerate(edges):
         nxt = edges[(i + 1) % len(edges)]
         if e.dst != nxt.src:
-            raise CycleError(f"{e.name} ends at a {_kind(e.dst)} but {nxt.name} starts at a {_kind(nxt.src)}")
+            fail(f"{e.name} ends at a {_kind(e.dst)} but {nxt.name} starts at a {_kind(nxt.src)}")
     ext = [i for i, e in enumerate(edges) if e.ext]
     if len(ext) < 2:
-        raise CycleError("a cycle needs at least two external communication edges (Rfe, Fre, Coe)")
+        fail("a cycle needs at least two external communication edges (Rfe, Fre, Coe)")
     start = (ext[-1] + 1) % len(edges)
-    shape = analyse(edges[start:] + edges[:start])
-    if shape is None:
-        raise CycleError(why_invalid(edges[start:] + edges[:start]))
-    return shape
+    r = _analysis(edges[start:] + edges[:start])
+    if isinstance(r, str):
+        fail(r)
+    return r
 
 
 def _kind(k: str) -> str:
     return "read" if k == "R" else "write"
 
 
-def why_invalid(edges: tuple[Edge, ...]) -> str:
-    r = _analysis(edges)
-    return r if isinstance(r, str) else "valid"
-
-
 def analyse(edges: tuple[Edge, ...]) -> Shape | None:
     """The Shape of a cycle whose edge 0 starts a thread, in its canonical rotation; None if the
-    cycle is not valid (why_invalid says why)."""
+    cycle is not valid (parse_cycle says why)."""
     r = _analysis(edges)
     return None if isinstance(r, str) else r
 
