@@ -104,7 +104,8 @@ def handler(args) -> int:
         return EXIT_INTERRUPTED
     if progress:
         print("\r", end="", file=sys.stderr)
-    line = f"{summary.total} tests in {len(summary.families)} families written to {args.out}"
+    nf = len(summary.families)
+    line = f"{summary.total} tests in {nf} {'family' if nf == 1 else 'families'} written to {args.out}"
     if spec is not None:
         line += " (" + ", ".join(f"{k} {v}" for k, v in sorted(summary.verdicts.items())) + ")"
     print(line)

@@ -178,7 +178,9 @@ class Selection:
         """A one-line summary, for the index file's header."""
         dims = "; ".join(f"{d}: {' '.join(sorted(getattr(self, d), key=_vocab_order))}"
                          for d in ("edges", "access", "proxy", "fence", "completion"))
-        return (f"size {self.size}; threads {self.threads}; {dims}; scopes {' '.join(self.scopes)} "
+        head = ("cycles " + ", ".join(" ".join(c) for c in self.cycles) if self.cycles
+                else f"size {self.size}; threads {self.threads}")
+        return (f"{head}; {dims}; scopes {' '.join(self.scopes)} "
                 f"({self.scope_mode}); placement {' '.join(self.placements)} ({self.placement_mode})")
 
 
