@@ -275,7 +275,7 @@ def test_small_presets_load_and_conditions_are_sane(preset, kw, tmp_path):
     sel = select(preset, **{"size": 2, **kw})
     tests = list(all_tests(sel))
     assert tests
-    step = max(1, len(tests) // 400)
+    step = max(1, len(tests) // 250)
     sample = tests[::step]
     (tmp_path / "none.cat").write_text(NO_AXIOMS)
     none = str(tmp_path / "none.cat")
