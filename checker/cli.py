@@ -63,6 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
     out.add_argument("test", help="FILE or FILE::NAME")
     _common(out)
     from .convert.cli import add_subcommands as add_convert_subcommands
+    from .gen.cli import add_subcommands as add_gen_subcommands
     from .harness.cli import add_hw_subcommands
     from .repair.cli import add_subcommands as add_repair_subcommands
     from .report.cli import add_report_subcommand
@@ -71,6 +72,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_report_subcommand(sub)
     add_convert_subcommands(sub)
     add_repair_subcommands(sub)
+    add_gen_subcommands(sub)
     return ap
 
 

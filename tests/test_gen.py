@@ -16,8 +16,9 @@ import pytest
 
 from checker import LITMUS_DIR
 from checker.ast import Expectation, LitmusTest, Position
-from checker.check import check_test, resolve_model
-from checker.cond import parse_cond
+from checker.resources import resolve_model
+from checker.verdict.check import check_test
+from checker.front.conditions import parse_cond
 from checker.errors import LitmusError
 from checker.gen.annotate import variants
 from checker.gen.cli import add_subcommands
@@ -26,8 +27,8 @@ from checker.gen.cycles import CycleError, parse_cycle
 from checker.gen.generate import all_tests, family_shapes
 from checker.gen.placement import choices, positions
 from checker.gen.vocab import select
-from checker.litmus import load_file, load_paths, load_text
-from checker.lower import lower
+from checker.front.litmus import load_file, load_paths, load_text
+from checker.isa.registry import lower
 
 NO_AXIOMS = '"no axioms: well-formedness only"\n'
 

@@ -6,9 +6,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..check import check_test, resolve_model
+from ..resources import resolve_model
+from ..verdict.check import check_test
 from ..errors import LitmusError
-from ..litmus import load_text
+from ..front.litmus import load_text
 
 VERDICTS = ("allowed", "forbidden", "undefined")
 
