@@ -45,6 +45,21 @@ def refs(cond: Cond) -> list[RegRef | MemRef]:
     return []
 
 
+def check_refs(cond: Cond, registers, locations, where: SourceLoc | None) -> None:
+    """LitmusError unless every register and location `cond` names exists: `registers` maps each
+    thread's name to the registers it uses, `locations` holds the test's location names."""
+    names = list(registers)
+    for r in refs(cond):
+        if isinstance(r, RegRef) and r.thread not in registers:
+            raise LitmusError(f"'{r}': there is no thread {r.thread} (threads: {', '.join(names)})", where)
+        if isinstance(r, RegRef) and r.reg not in registers[r.thread]:
+            have = ", ".join(sorted(registers[r.thread])) or "none"
+            raise LitmusError(f"'{r}': {r.thread} uses no register {r.reg} (its registers: {have})", where)
+        if isinstance(r, MemRef) and r.name not in locations:
+            raise LitmusError(f"'{r.name}' is not a location of this test "
+                              f"(locations: {', '.join(locations) or 'none'})", where)
+
+
 class _Parser:
     def __init__(self, text: str, where: SourceLoc):
         self.text, self.where = text, where

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from . import relations
+from .. import limits
 from ..ast import Addr, Imm, Instr, LitmusTest, Reg, Sink, Thread
 from ..errors import LitmusError
 from .events import Event, EventStructure, Order
@@ -45,6 +46,7 @@ class Builder:
 
     def __init__(self, test: LitmusTest):
         self.test = test
+        self.max_events = limits.current().events
         self.events: list[Event] = []
         self.pairs: dict[str, set] = defaultdict(set)
         self.write_value: dict[int, Expr] = {}
@@ -74,6 +76,9 @@ class Builder:
         """A new event; with a thread context it belongs to that thread and, unless `in_po` is
         False (the memory operations of an asynchronous instruction, A8), to its program order."""
         eid = len(self.events)
+        if eid >= self.max_events or not eid & 255:     # bounds first: before build()'s quadratic
+            limits.check_events(eid + 1, counting=True)  # relations; the test's time includes lowering
+            limits.check_deadline()
         thread = ctx.thread.name if ctx else None
         index = -1
         if ctx is not None and ctx.instr is not None:
