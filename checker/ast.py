@@ -64,6 +64,7 @@ class MemoryDecl:
     mbarrier: Mapping[str, int] | None = None
     tensormap: Mapping[int, str] | None = None
     offset_of: str | None = None
+    size: int | None = None           # bytes; None: the largest end of its sized accesses, or unsized
     where: SourceLoc | None = field(default=None, compare=False)
 
 
@@ -248,6 +249,9 @@ class LitmusTest:
     path: str = "<string>"
     where: SourceLoc | None = field(default=None, compare=False)
     matrix_row: tuple[tuple[str, str], ...] | None = None   # the ${name} substitutions of a row
+    locations: tuple["RegRef | MemRef", ...] = ()   # what `outcomes` shows besides the conditions (herd's locations)
+    filter: "Cond | None" = None                    # only executions satisfying it count (herd's filter)
+    rlimit: int | None = None                       # this test's Z3 resource limit per solver call
 
     def mem(self, name: str) -> MemoryDecl | None:
         for m in self.memory:

@@ -25,6 +25,8 @@ from .results.result import Result, outcome_text
 from .textsafe import printable
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
+# `ptxmc check` only: the answer was UNKNOWN (a solver limit or timeout); the test or condition is malformed
+EXIT_UNKNOWN, EXIT_MALFORMED = 3, 4
 
 __all__ = ["console", "main", "build_parser", "limits_of", "select_test"]
 
@@ -54,6 +56,8 @@ def build_parser() -> argparse.ArgumentParser:
     chk.add_argument("test", help="FILE or FILE::NAME")
     chk.add_argument("cond", help="a herd condition, e.g. 'P1:r0=1 /\\ P1:r1=0'")
     chk.add_argument("--dot", help="write the witness / counterexample graph as DOT to this file")
+    chk.add_argument("--expect", choices=("allowed", "forbidden", "undefined"),
+                     help="exit 0 if this is the verdict, 1 if not (herd's ~exists / exists)")
     _common(chk)
     add_output_options(chk)
     out = sub.add_parser("outcomes", help="every allowed outcome, herd style, and a compact formula")
@@ -286,31 +290,40 @@ def _outcomes_job(job) -> Result:
 
 
 def cmd_check(args) -> int:
-    from .front import ptx
-    from .front.conditions import check_refs, parse_cond
+    from .front.conditions import parse_cond
 
     lim = limits_of(args)
     limits.set_current(lim)
-    test = select_test(args.test)
-    where = SourceLoc("<command line>", 1, args.cond)
-    try:
-        cond = parse_cond(args.cond, where)
-    except RecursionError:
-        raise LitmusError("too deeply nested for this machine (Python's stack)", where) from None
-    check_refs(cond, {t.name: {r for i in t.code for r in ptx.registers(i)} for t in test.threads},
-               [m.name for m in test.memory], where)
     check_options(resolve_model(args.model), args.option)
     policy = outsafe.policy_of(args, [args.test.partition("::")[0]])
     if args.dot:
         outsafe.check_file(args.dot, policy)          # before the work, not after
     try:
-        text, dot = bounded(_explain_job, (test, cond, args.model, tuple(args.option), args.engine, lim), lim)
+        test = select_test(args.test)
+        where = SourceLoc("<command line>", 1, args.cond)
+        try:
+            cond = parse_cond(args.cond, where)
+        except RecursionError:
+            raise LitmusError("too deeply nested for this machine (Python's stack)", where) from None
+        verdict, text, dot = bounded(_explain_job, (test, cond, args.model, tuple(args.option), args.engine, lim),
+                                     lim)
+    except (SolverUnknown, LimitExceeded) as e:
+        _say(f"ptxmc: UNKNOWN: {_located(e, args.test)}")
+        return EXIT_UNKNOWN
+    except LitmusError as e:
+        _say(f"ptxmc: {_located(e, args.test)}")
+        return EXIT_MALFORMED
     except CheckerError as e:
         raise _located(e, args.test) from None
     emit(text)
     if args.dot and dot:
         outsafe.write_file(args.dot, dot, policy)
-    return EXIT_OK
+    if args.expect is None:
+        return EXIT_OK
+    if verdict == args.expect:
+        return EXIT_OK
+    _say(f"ptxmc: expected {args.expect}, the model says {verdict}")
+    return EXIT_FAIL
 
 
 def cmd_outcomes(args) -> int:

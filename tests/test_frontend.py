@@ -75,13 +75,15 @@ MALFORMED = {
                           "(one .sem only)",
     "undefined_not_bool": "14: 'maybe': undefined must be true or false",
     "unknown_key": "13: 'expcet': unknown key 'expcet' in a test (valid keys: name, doc, source, arch, "
-                   "memory, threads, expect, matrix)",
-    "unknown_location": "15: 'z=1': 'z' is not a location of this test (locations: x, flag)",
+                   "memory, threads, expect, matrix, locations, filter, rlimit); did you mean 'expect'?",
+    "unknown_location": "15: 'z=1': 'z' is not a location of this test (locations: flag, x)",
     "unknown_memory_key": "3: 'initial': unknown key 'initial' in location 'x' (valid keys: space, owner, "
-                          "init, alias_of, texture_of, surface_of, constant_of, mbarrier, tensormap, offset_of)",
+                          "init, size, alias_of, texture_of, surface_of, constant_of, mbarrier, tensormap, "
+                          "offset_of); did you mean 'init'?",
     "unknown_opcode": "6: 'stx [x], 1': unknown or unsupported PTX instruction 'stx'",
-    "unknown_register": "15: 'P1:r0=1 /\\ P1:r2=0': 'P1:r2': P1 uses no register r2 (its registers: r0, r1)",
-    "unknown_thread": "15: 'P2:r0=1': 'P2:r0': there is no thread P2 (threads: P0, P1)",
+    "unknown_register": "15: 'P1:r0=1 /\\ P1:r2=0': 'P1:r2': P1 has no register r2 (its registers: r0, r1); "
+                        "did you mean P1:r1?",
+    "unknown_thread": "15: 'P2:r0=1': 'P2:r0': there is no thread P2 (threads: P0, P1); did you mean P1:r0?",
     "unknown_thread_key": "9: 'where': unknown key 'where' in thread 'P1' (valid keys: at, code)",
     "vector_access": "6: 'st.v2.u32 [x], {1, 2}': vector accesses (.v2, .v4, .v8) are not supported: "
                      "use one access per location",
@@ -228,7 +230,7 @@ MEMORY_ERRORS = [
      "3: 'init': an mbarrier's initial state comes from its count: drop init"),
     ("  mb: {space: shared, owner: gpu0.cta0, mbarrier: {count: 0}}", "3: '0': mbarrier count must be positive"),
     ("  mb: {space: shared, owner: gpu0.cta0, mbarrier: {cnt: 1}}",
-     "3: 'cnt': unknown key 'cnt' in mbarrier (valid keys: count)"),
+     "3: 'cnt': unknown key 'cnt' in mbarrier (valid keys: count); did you mean 'count'?"),
     ("  t: {tensormap: {1: x}}", "3: the initial value 0 of tensor map 't' is none of its values (1)"),
     ("  t: {tensormap: {0: nope}}", "3: 'nope': tensormap 'nope': no such location (declared or used)"),
     ("  t: {tensormap: {0: s}}\n  s: {space: shared, owner: gpu0.cta0}",

@@ -544,17 +544,17 @@ def test_check_name_ignores_other_tests_errors(tmp_path):
     code, out, err = ptxmc("check", f"{f}::A", "P1:r0=1")
     assert code == 0 and "Allowed" in out, err
     code, out, err = ptxmc("check", f"{f}::B", "P1:r0=1")     # the broken test's own error
-    assert code == 1 and ".weak accesses take no scope" in err, err
+    assert code == 4 and ".weak accesses take no scope" in err, err      # 4: malformed (issue 14)
     code, out, err = ptxmc("check", f"{f}::C", "P1:r0=1")
-    assert code == 1 and "no test named 'C'" in err and "1 malformed" in err, err
+    assert code == 4 and "no test named 'C'" in err and "1 malformed" in err, err
     assert text
 
 
 def test_check_refuses_conditions_on_unknown_threads_registers_locations(one):
-    for cond, why in (("P9:r1=1", "there is no thread P9"), ("P1:r7=1", "P1 uses no register r7"),
+    for cond, why in (("P9:r1=1", "there is no thread P9"), ("P1:r7=1", "P1 has no register r7"),
                       ("zz=1", "'zz' is not a location")):
         code, out, err = ptxmc("check", one, cond)
-        assert code == 1 and why in err and out == "", (cond, err)
+        assert code == 4 and why in err and out == "", (cond, err)
 
 
 # ======================================================================= 14. YAML numbers ==

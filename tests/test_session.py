@@ -43,7 +43,7 @@ def _counting(monkeypatch):
 def test_check_lowers_and_encodes_the_test_once(monkeypatch, ptx_model):
     lowered, encoded = _counting(monkeypatch)
     t = _mp()
-    text, _ = explain_text(Session(t, ptx_model), parse_cond(r"P1:r0=1 /\ P1:r1=0"))
+    _, text, _ = explain_text(Session(t, ptx_model), parse_cond(r"P1:r0=1 /\ P1:r1=0"))
     assert "Forbidden" in text and "weakening st.release.gpu" in text
     assert lowered[t] == 1 and encoded[t] == 1
     assert len(lowered) > 1 and all(n == 1 for n in lowered.values())     # each mutant once too

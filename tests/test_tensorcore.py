@@ -95,7 +95,7 @@ def test_seed_stale_read_is_blamed_on_the_tensor_memory_axiom(ptx_model):
     r = check_test(seed, ptx_model)
     (cond,) = [c for c in r.conditions if c.expected == "forbidden"]
     assert cond.allowed is False
-    text, _dot = explain_text(Session(seed, ptx_model), parse_cond(cond.text))
+    _, text, _dot = explain_text(Session(seed, ptx_model), parse_cond(cond.text))
     assert "ruled out by: TensorMemoryOrder\n" in text, text
 
 

@@ -72,8 +72,10 @@ def _order_count(o: Order) -> int:
 class BruteEngine:
     name = "brute"
 
-    def __init__(self, es: EventStructure, model: Model, options=frozenset(), limit: int | None = None):
+    def __init__(self, es: EventStructure, model: Model, options=frozenset(), limit: int | None = None,
+                 filter: Cond | None = None):
         self.es, self.model, self.options = es, model, options
+        self.filter = filter
         self.reads = es.reads
         limits.check_events(len(es.events))
         limit = limits.current().candidates if limit is None else limit
@@ -167,7 +169,8 @@ class BruteEngine:
                     raise Unsupported("brute force: a consistent execution has values that depend "
                                       "on themselves (thin air)")
                 for outcome in self._outcomes(values, orders.get("co", frozenset())):
-                    yield Execution(rf, orders, dict(values), outcome), fired
+                    if self.filter is None or holds(self.filter, dict(outcome), es.names):
+                        yield Execution(rf, orders, dict(values), outcome), fired
 
     def has_value_cycle(self) -> bool:
         """Some choice of rf makes values depend on themselves (such a candidate has no values

@@ -36,7 +36,8 @@ class Z3Engine:
     name = "z3"
 
     def __init__(self, es: EventStructure, model: Model, options=frozenset(), timeout: float | None = None,
-                 max_outcomes: int | None = None, rlimit: int | None = None, ctx: z3.Context | None = None):
+                 max_outcomes: int | None = None, rlimit: int | None = None, ctx: z3.Context | None = None,
+                 filter: Cond | None = None):
         lim = limits.current()
         limits.check_events(len(es.events))
         self.es = es
@@ -60,6 +61,8 @@ class Z3Engine:
         self.solver.set("arith.solver", 2)
         self._rlimit_set: int | None = None
         self.solver.add(*self.enc.wellformed)
+        if filter is not None:          # herd's filter: only executions satisfying it exist
+            self.solver.add(self.term(filter))
         self.lits = {}
         for i, (name, ax) in enumerate(sorted(self.enc.axioms.items())):
             lit = z3.Bool(f"axiom|{name}", self.ctx)
@@ -178,7 +181,7 @@ class Z3Engine:
         """Every allowed projection onto `observe`; the bool is False if the cap was reached."""
         obs = [self.enc.observables.get(k, z3.IntVal(0, self.ctx)) for k in observe]
         found = set()
-        projection = _Projection(obs)
+        projection = _Projection(obs, self.ctx)
         self.solver.push()
         try:
             while self._check(*self._axioms()):
@@ -220,9 +223,9 @@ class _Projection:
     C API: the z3py wrappers cost about 4x more per term (bench/RESULTS.md). Every AST the C API
     returns is read at once or wrapped (reference-counted) before the next call."""
 
-    def __init__(self, terms: Sequence[z3.ArithRef]):
+    def __init__(self, terms: Sequence[z3.ArithRef], ctx: z3.Context):
         self.terms = list(terms)
-        self.ctx = terms[0].ctx if terms else None
+        self.ctx = ctx
         self.asts = [t.as_ast() for t in self.terms]
         self.numerals: dict[int, z3.IntNumRef] = {}
         self._out = z3.Ast(0)

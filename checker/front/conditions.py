@@ -12,7 +12,9 @@ connective becomes one flat And/Or. Errors give the 1-based column and the offen
 """
 from __future__ import annotations
 
+import difflib
 import re
+from typing import Mapping
 
 from ..ast import And, Cond, Const, Eq, MemRef, Not, Or, RegRef
 from .. import limits
@@ -43,21 +45,6 @@ def refs(cond: Cond) -> list[RegRef | MemRef]:
     if isinstance(cond, (And, Or)):
         return [r for a in cond.args for r in refs(a)]
     return []
-
-
-def check_refs(cond: Cond, registers, locations, where: SourceLoc | None) -> None:
-    """LitmusError unless every register and location `cond` names exists: `registers` maps each
-    thread's name to the registers it uses, `locations` holds the test's location names."""
-    names = list(registers)
-    for r in refs(cond):
-        if isinstance(r, RegRef) and r.thread not in registers:
-            raise LitmusError(f"'{r}': there is no thread {r.thread} (threads: {', '.join(names)})", where)
-        if isinstance(r, RegRef) and r.reg not in registers[r.thread]:
-            have = ", ".join(sorted(registers[r.thread])) or "none"
-            raise LitmusError(f"'{r}': {r.thread} uses no register {r.reg} (its registers: {have})", where)
-        if isinstance(r, MemRef) and r.name not in locations:
-            raise LitmusError(f"'{r.name}' is not a location of this test "
-                              f"(locations: {', '.join(locations) or 'none'})", where)
 
 
 class _Parser:
@@ -197,3 +184,26 @@ def show(c: Cond) -> str:
 
 def _paren(c: Cond) -> str:
     return f"({show(c)})" if isinstance(c, (And, Or)) and len(c.args) > 1 else show(c)
+
+
+def check_refs(cond: Cond, where: SourceLoc | None, registers: Mapping[str, set[str]], locations) -> None:
+    """Every register and location `cond` names exists: `registers` maps each thread to the
+    registers it may be asked about, `locations` holds the location names. LitmusError with a
+    "did you mean" suggestion otherwise (a typo must never be answered)."""
+    known = sorted([f"{t}:{r}" for t, rs in registers.items() for r in rs] + list(locations))
+
+    def fail(msg: str, wrong: str):
+        close = difflib.get_close_matches(wrong, known, n=1, cutoff=0.6) or \
+            [k for k in known if k.lower() == wrong.lower() or k.split(":")[-1] == wrong]
+        raise LitmusError(msg + (f"; did you mean {close[0]}?" if close else ""), where)
+
+    for r in refs(cond):
+        if isinstance(r, RegRef):
+            if r.thread not in registers:
+                fail(f"'{r}': there is no thread {r.thread} (threads: {', '.join(registers)})", str(r))
+            if r.reg not in registers[r.thread]:
+                have = ", ".join(sorted(registers[r.thread])) or "none"
+                fail(f"'{r}': {r.thread} has no register {r.reg} (its registers: {have})", str(r))
+        elif r.name not in locations:
+            fail(f"'{r.name}' is not a location of this test (locations: {', '.join(sorted(locations)) or 'none'})",
+                 r.name)

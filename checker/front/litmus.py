@@ -12,6 +12,7 @@ is dropped (a row can remove an instruction); a row's `expect:` mapping replaces
 """
 from __future__ import annotations
 
+import difflib
 import re
 from pathlib import Path
 from typing import Iterable
@@ -22,16 +23,17 @@ from .. import limits
 from ..isa import registry
 from ..isa.mbarrier import MAX_COUNT
 from . import ptx, yamlsafe
-from ..ast import Expectation, LitmusTest, MemoryDecl, Position, Thread
+from ..ast import Eq, Expectation, LitmusTest, MemoryDecl, Position, Thread
 from .conditions import check_refs, parse_cond
 from .files import suite_files
 from ..textsafe import escape_char, first_unsafe, printable
 from ..errors import LitmusError, SourceLoc
 from .yamlsafe import BOOL, INT, Node
 
-TEST_KEYS = ("name", "doc", "source", "arch", "memory", "threads", "expect", "matrix")
+TEST_KEYS = ("name", "doc", "source", "arch", "memory", "threads", "expect", "matrix", "locations", "filter",
+             "rlimit")
 THREAD_KEYS = ("at", "code")
-MEMORY_KEYS = ("space", "owner", "init", "alias_of", "texture_of", "surface_of", "constant_of",
+MEMORY_KEYS = ("space", "owner", "init", "size", "alias_of", "texture_of", "surface_of", "constant_of",
                "mbarrier", "tensormap", "offset_of")
 EXPECT_KEYS = ("allowed", "forbidden", "undefined")
 MBARRIER_KEYS = ("count",)
@@ -139,7 +141,9 @@ class _Map:
         self.node, self.path = node, path
         for k, _ in node.items:
             if k.raw not in keys:
-                _fail(path, k, f"unknown key '{k.raw}' in {what} (valid keys: {', '.join(keys)})")
+                close = difflib.get_close_matches(k.raw, keys, n=1)
+                hint = f"; did you mean '{close[0]}'?" if close else ""
+                _fail(path, k, f"unknown key '{k.raw}' in {what} (valid keys: {', '.join(keys)}){hint}")
         self.pairs = {k.raw: v for k, v in node.items}
         self.keys = {k.raw: k for k, _ in node.items}
 
@@ -318,9 +322,39 @@ def _build(node: Node, path: str, row, line: int) -> LitmusTest:
     _check_memory(memory, targets, path)
     _check_accesses(threads, memory)
     expectations, undefined = _expect(m.get("expect"), path, threads, regs, memory)
+    known = {t.name: regs[t.name] for t in threads}
+    locations = _locations(m.get("locations"), path, known, memory)
+    filt = None
+    if m.get("filter") is not None:
+        text = _text(m.get("filter"), path, "filter").strip()
+        where = SourceLoc(path, m.get("filter").line, text)
+        filt = parse_cond(text, where)
+        check_refs(filt, where, known, memory)
+    rlimit = None
+    if m.get("rlimit") is not None:
+        rlimit = _int(m.get("rlimit"), path, "rlimit")
+        if rlimit < 0:
+            _fail(path, m.get("rlimit"), "rlimit is 0 (none) or a positive number of Z3 resource units")
     return LitmusTest(name=name, threads=tuple(threads), memory=tuple(memory.values()),
                       expectations=expectations, expect_undefined=undefined, doc=doc, source=source,
-                      arch=arch, path=path, where=SourceLoc(path, line, name), matrix_row=row)
+                      arch=arch, path=path, where=SourceLoc(path, line, name), matrix_row=row,
+                      locations=locations, filter=filt, rlimit=rlimit)
+
+
+def _locations(node: Node | None, path: str, known, memory) -> tuple:
+    """`locations: [x, P1:r0]`: registers and locations `ptxmc outcomes` shows (herd's locations)."""
+    if node is None:
+        return ()
+    out = []
+    for item in _seq(node, path, "locations"):
+        text = _text(item, path, "a location or register").strip()
+        where = SourceLoc(path, item.line, text)
+        cond = parse_cond(f"{text}=0", where)
+        if not isinstance(cond, Eq):
+            _fail(path, item, f"'{text}': write a location (x) or a register (P1:r0)")
+        check_refs(cond, where, known, memory)
+        out.append(cond.lhs)
+    return tuple(out)
 
 
 def _memory(node: Node | None, path: str):
@@ -361,12 +395,16 @@ def _location(name: str, node: Node, path: str, targets) -> dict:
     fields: dict = {"space": space, "owner": owner}
     if f.get("init") is not None:
         fields["init"] = _int(f.get("init"), path, "init")
+    if f.get("size") is not None:
+        fields["size"] = _int(f.get("size"), path, "size")
+        if fields["size"] <= 0:
+            _fail(path, f.get("size"), "size is a positive number of bytes")
     refs_ = [key for key in ("alias_of", *VIEWS) if f.get(key) is not None]
     if len(refs_) > 1:
         _fail(path, f.keys[refs_[1]], f"'{name}' can be only one of {', '.join(refs_)}")
     for key in refs_:
         target = _text(f.get(key), path, key)
-        own = [x for x in ("space", "owner", "init", "mbarrier", "tensormap") if f.get(x) is not None]
+        own = [x for x in ("space", "owner", "init", "size", "mbarrier", "tensormap") if f.get(x) is not None]
         if own:
             _fail(path, f.keys[own[0]], f"'{name}' is {key} '{target}': its {own[0]} is that of '{target}'")
         if key == "alias_of":
@@ -556,6 +594,7 @@ def _expect(node: Node | None, path: str, threads, regs, memory):
             text = _text(item, path, "a condition").strip()
             where = SourceLoc(path, item.line, text)
             cond = parse_cond(text, where)
-            check_refs(cond, {t: regs[t] for t in names}, memory, where)
+            check_refs(cond, where, {t: regs[t] for t in names}, memory)
             out.append(Expectation(key, cond, text, where))
     return tuple(out), undefined
+

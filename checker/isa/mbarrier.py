@@ -95,6 +95,16 @@ def pack(phase, expected, pending, tx=0) -> Expr:
     return binop("add", v, binop("add", e(tx), Const(TX0)))
 
 
+def describe(v: int) -> str:
+    """A packed mbarrier state as its fields, e.g. `phase=1 expected=1 pending=1 tx=0`."""
+    if v == 0:
+        return "0 (not an mbarrier)"
+    tx = v % PENDING - TX0
+    pending = v // PENDING % (1 << COUNT_BITS)
+    expected = v // EXPECTED % (1 << COUNT_BITS)
+    return f"phase={v // PHASE} expected={expected} pending={pending} tx={tx}"
+
+
 def phase_of(v: Expr) -> Expr:
     return binop("div", v, Const(PHASE))
 
@@ -137,19 +147,12 @@ def mb_location(b: Builder, ctx: ThreadCtx, op) -> None:
 def mb_rmw(b: Builder, ctx: ThreadCtx, op: Addr, rtags, wtags, update, in_po: bool = True,
             what: str = "") -> tuple[int, int]:
     """An RMW on the mbarrier at `op`: (read, write), the write storing update(value read)."""
-    r = _read(b, ctx, set(rtags) | {"MB", "GEN"}, op, in_po=in_po, label=label(ctx.instr, what) if what else "")
+    r = b.read(ctx, set(rtags) | {"MB", "GEN"}, op, in_po=in_po, label=label(ctx.instr, what) if what else "",
+               awaited=False)
     w = b.write(ctx, set(wtags) | {"MB", "GEN"}, op, update(ReadVal(r)), in_po=in_po,
                 label=label(ctx.instr, what) if what else "")
     b.pairs["rmw"].add((r, w))
     return r, w
-
-
-def _read(b: Builder, ctx: ThreadCtx, tags, op, in_po: bool = True, label: str = "") -> int:
-    """A read event that is not itself awaited (an mbarrier's waits await a computed result)."""
-    loc, vloc = b.location(ctx, op)
-    eid = b.new_event(ctx, "R", set(tags) | b.mem_tags[op.base], loc=loc, vloc=vloc, label=label, in_po=in_po)
-    b.rf_reads.append(eid)
-    return eid
 
 
 def _mb_count(b: Builder, ctx: ThreadCtx, op, what: str, limit: int) -> Expr:
@@ -259,7 +262,7 @@ def lower_mbarrier(b: Builder, ctx: ThreadCtx, i: Instr) -> None:
                         f"completes) or '== 0' (an observation that it has not), e.g. '{i.text} == 1'")
     acquires = sem == "acquire" and i.await_value == 1
     tags = {"STRONG", SCOPE_TAG[scope], "MB", "GEN"} | ({"ACQ"} if acquires else {"RLX"})
-    r = _read(b, ctx, tags, mb)
+    r = b.read(ctx, tags, mb, awaited=False)
     v = ReadVal(r)
     target = b.value(ctx, ops[2])
     if q["parity"]:

@@ -13,9 +13,10 @@ from typing import Callable
 from . import relations
 from .. import limits
 from ..ast import Addr, Imm, Instr, LitmusTest, Reg, Sink, Thread
-from ..errors import LitmusError
+from ..errors import LitmusError, SourceLoc
 from .events import Event, EventStructure, Order
-from .values import ZERO, Const, Expr, ReadVal, reads_of
+from .memory import Access, Layout, Span, compose, plan, slice_value, split_events, substitute
+from .values import ZERO, Const, Expr, ReadVal, reads_of, wrap
 
 
 class Unmodelled:
@@ -31,7 +32,7 @@ class ThreadCtx:
     tid: int
     index: int = -1                                        # the current instruction's index in the code
     regs: dict[str, object] = field(default_factory=dict)
-    events: list[int] = field(default_factory=list)        # in program order
+    events: list[int] = field(default_factory=list)        # in program order (Builder.unit: which are unordered)
     awaited: list[int] = field(default_factory=list)       # awaited reads so far (control deps)
     instr: Instr | None = None
     ext: dict = field(default_factory=dict)                # per-thread state of extension lowerings
@@ -61,6 +62,8 @@ class Builder:
         self.vlocs: dict[str, str] = {m.name: _vloc(test, m.name) for m in test.memory}
         self.init_of: dict[str, int] = {}
         self.mem_tags: dict[str, frozenset[str]] = {}
+        self.accesses: dict[int, Access] = {}    # memory event -> the bytes it accesses
+        self.unit: dict[int, int] = {}           # event in po -> its program-order unit
         for m in test.memory:
             self.mem_tags[m.name] = frozenset({{"shared": "SHARED", "tensor": "TMEM"}.get(m.space, "GLOBAL")})
         for m in test.memory:
@@ -69,12 +72,15 @@ class Builder:
                 self.init_of[root] = self.new_event(None, "W", {"INIT", "GEN"} | self.mem_tags[root],
                                                     loc=root, vloc=root, label=f"init {root}={m.init}")
                 self.write_value[self.init_of[root]] = Const(m.init)
+                self.accesses[self.init_of[root]] = Access(root, root, (Span(0, None),), m.where)
 
     # -- events ------------------------------------------------------------------------------
     def new_event(self, ctx: ThreadCtx | None, kind: str, tags, loc=None, vloc=None, label="",
-                  in_po: bool = True) -> int:
+                  in_po: bool = True, join: bool = False) -> int:
         """A new event; with a thread context it belongs to that thread and, unless `in_po` is
-        False (the memory operations of an asynchronous instruction, A8), to its program order."""
+        False (the memory operations of an asynchronous instruction, A8), to its program order.
+        `join`: in the program-order unit of the thread's previous event (unordered with it: the
+        element accesses of one vector instruction, "in unspecified order")."""
         eid = len(self.events)
         if eid >= self.max_events or not eid & 255:     # bounds first: before build()'s quadratic
             limits.check_events(eid + 1, counting=True)  # relations; the test's time includes lowering
@@ -87,6 +93,7 @@ class Builder:
         self.events.append(Event(eid, thread, kind, frozenset(tags), loc, vloc, label, index))
         if ctx is not None:
             if in_po:
+                self.unit[eid] = self.unit[ctx.events[-1]] if join and ctx.events else eid
                 ctx.events.append(eid)
             for r in ctx.awaited:
                 self.pairs["dep"].add((r, eid))
@@ -127,28 +134,70 @@ class Builder:
             raise ctx.error("expected a destination register")
         ctx.regs[op.name] = v
 
-    def read(self, ctx: ThreadCtx, tags, op, dst=None, view: str | None = None, in_po: bool = True,
-             label: str = "") -> int:
+    def _access(self, ctx: ThreadCtx, op, view: str | None, size: int | None, align: int | None,
+                spans: tuple[Span, ...] | None) -> tuple[str, str, tuple[Span, ...]]:
+        """(physical root, virtual address, spans) of an access through address operand `op`:
+        `size` bytes at op's offset (None: the whole location), aligned to `align` (default: the
+        size, PTX's natural alignment), or the given spans."""
         loc, vloc = self.location(ctx, op, view)
+        if spans is None:
+            if size is None and op.offset:
+                raise ctx.error(f"'{op.base}{op.offset:+d}': an access at an offset needs a size: give the "
+                                f"instruction a type (e.g. .b32) or a size")
+            if op.offset < 0:
+                raise ctx.error(f"'{op.base}{op.offset:+d}': a negative offset is before the location")
+            spans = (Span(op.offset, size),)
+        align = size if align is None else align
+        for sp in spans:
+            if align and sp.offset % align:
+                raise ctx.error(f"'[{op.base}+{sp.offset}]' is not aligned to {align} bytes: PTX requires "
+                                f"{'natural alignment' if align == size else f'{align}-byte alignment'} here")
+        return loc, vloc, spans
+
+    def read(self, ctx: ThreadCtx, tags, op, dst=None, view: str | None = None, in_po: bool = True,
+             label: str = "", size: int | None = None, align: int | None = None,
+             spans: tuple[Span, ...] | None = None, join: bool = False, awaited: bool = True) -> int:
+        """A read of `size` bytes at address operand `op` (None: the whole location); its value
+        goes to register `dst`. An await on the instruction (`== v`) makes it awaited, unless
+        `awaited` is False (the await is on a value computed from it: EventStructure.guards)."""
+        loc, vloc, spans = self._access(ctx, op, view, size, align, spans)
         eid = self.new_event(ctx, "R", set(tags) | self.mem_tags[op.base], loc=loc, vloc=vloc,
-                             label=label, in_po=in_po)
+                             label=label, in_po=in_po, join=join)
+        self.accesses[eid] = Access(loc, vloc, spans, ctx.instr.where if ctx.instr else None)
         self.rf_reads.append(eid)
         if dst is not None:
             self.set_reg(ctx, dst, ReadVal(eid))
-        if ctx.instr is not None and ctx.instr.await_value is not None:
-            self.awaits.append((eid, ctx.instr.await_value))
+        if awaited and ctx.instr is not None and ctx.instr.await_value is not None:
+            bits = 8 * sum(sp.size for sp in spans) if all(sp.size for sp in spans) else None
+            self.awaits.append((eid, self.fit(ctx, ctx.instr.await_value, bits, "the awaited value")))
             ctx.awaited.append(eid)
         return eid
 
     def write(self, ctx: ThreadCtx, tags, op, value: Expr, view: str | None = None, in_po: bool = True,
-              label: str = "") -> int:
-        loc, vloc = self.location(ctx, op, view)
+              label: str = "", size: int | None = None, align: int | None = None,
+              spans: tuple[Span, ...] | None = None, join: bool = False) -> int:
+        """A write of `value` to `size` bytes at address operand `op` (None: the whole location):
+        a sized write stores the value's low 8 * size bits (two's complement)."""
+        loc, vloc, spans = self._access(ctx, op, view, size, align, spans)
         eid = self.new_event(ctx, "W", set(tags) | self.mem_tags[op.base], loc=loc, vloc=vloc,
-                             label=label, in_po=in_po)
+                             label=label, in_po=in_po, join=join)
+        self.accesses[eid] = Access(loc, vloc, spans, ctx.instr.where if ctx.instr else None)
+        if all(sp.size for sp in spans):
+            value = wrap(value, 8 * sum(sp.size for sp in spans))
         self.write_value[eid] = value
         for r in reads_of(value):
             self.pairs["dep"].add((r, eid))
         return eid
+
+    @staticmethod
+    def fit(ctx: ThreadCtx, v: int, bits: int | None, what: str) -> int:
+        """An integer the test gives for a `bits`-bit value, as its bit pattern (two's complement
+        for a negative one); LitmusError if it does not fit."""
+        if bits is None or 0 <= v < (1 << bits):
+            return v
+        if -(1 << (bits - 1)) <= v < 0:
+            return v + (1 << bits)
+        raise ctx.error(f"{what} {v} does not fit in {bits} bits")
 
     # -- freezing ----------------------------------------------------------------------------
     def finalize(self, key: str, finish: Callable[["Builder"], None]) -> dict:
@@ -162,6 +211,7 @@ class Builder:
     def build(self, contexts: list[ThreadCtx]) -> EventStructure:
         for finish in self.finalizers:
             finish(self)
+        compose_of, groups, ranges = self._split(contexts)
         sets: dict[str, set[int]] = {name: set() for name in relations.SETS}
         for e in self.events:
             for t in e.tags:
@@ -173,7 +223,8 @@ class Builder:
         rels = {name: set(self.pairs.get(name, ())) for name in relations.RELATIONS if name not in relations.DYNAMIC}
         for ctx in contexts:
             evs = ctx.events
-            rels["po"].update((a, b) for i, a in enumerate(evs) for b in evs[i + 1:])
+            rels["po"].update((a, b) for i, a in enumerate(evs) for b in evs[i + 1:]
+                              if self.unit[a] != self.unit[b])
         pos = {c.thread.name: c.thread.position for c in contexts}
         same = {
             "sthd": lambda p, q, a, b: a == b,
@@ -192,13 +243,15 @@ class Builder:
         mem = [e for e in self.events if e.is_memory]
         rels["loc"] = {(a.eid, b.eid) for a in mem for b in mem if a.loc == b.loc}
         rels["vloc"] = {(a.eid, b.eid) for a in mem for b in mem if a.vloc == b.vloc}
+        rels["sa"] = {(a.eid, b.eid) for a in mem for b in mem if groups[a.eid] == groups[b.eid]}
+        rels["srange"] = {(a.eid, b.eid) for a in mem for b in mem if ranges[a.eid] == ranges[b.eid]}
         writes_at: dict[str, list[int]] = defaultdict(list)
         for e in self.events:
             if e.kind == "W":
                 writes_at[e.loc].append(e.eid)
         rf_may = {r: tuple(writes_at[self.events[r].loc]) for r in self.rf_reads}
         co = Order("co", tuple(tuple(ws) for _, ws in sorted(writes_at.items()) if len(ws) > 1),
-                   frozenset(self.init_of.values()))
+                   frozenset(e.eid for e in self.events if "INIT" in e.tags))
         fsc = Order("fsc", (tuple(sorted(sets["F"] & sets["SC"])),) if len(sets["F"] & sets["SC"]) > 1 else ())
         registers = {}
         for ctx in contexts:
@@ -219,7 +272,91 @@ class Builder:
             thread_names=tuple(c.thread.name for c in contexts),
             notes=tuple(self.notes),
             guards=tuple(self.guards),
+            compose=compose_of,
         )
+
+    # -- bytes -------------------------------------------------------------------------------
+    def _split(self, contexts: list[ThreadCtx]):
+        """Cut every location into atoms and each access into one event per atom it covers
+        (checker.model.memory), renumbering events; return the composition of each cut
+        location's value from its atoms, and for each memory event its access (for sa) and its
+        bytes (for srange)."""
+        sizes = {m.name: m.size for m in self.test.memory}
+        layouts = plan(sizes, self.accesses, {e: self.events[e].tags for e in self.accesses})
+        self._check_inits(layouts)
+        if all(len(lay.atoms) == 1 for lay in layouts.values()):
+            groups = {e: e for e in self.accesses}
+            ranges = {e: (a.root, frozenset(layouts[a.root].resolved(sp) for sp in a.spans))
+                      for e, a in self.accesses.items()}
+            return {}, groups, ranges
+        sp = split_events(self.events, self.accesses, layouts)
+        new_of = sp.new_of
+        old_accesses = self.accesses
+
+        # the value of each read: its atoms' values composed (one atom: the atom's read)
+        reads = {}
+        for old, news in new_of.items():
+            if self.events[old].kind == "R" and old in old_accesses:
+                reads[old] = compose([(ReadVal(n), sp.atom_of[n][2]) for n in news]) if len(news) > 1 \
+                    else ReadVal(news[0])
+        groups, ranges = {}, {}
+        for old, a in old_accesses.items():
+            rng = (a.root, frozenset(layouts[a.root].resolved(s) for s in a.spans))
+            for n in new_of[old]:
+                groups[n], ranges[n] = old, rng
+        write_value = {}
+        for old, v in self.write_value.items():
+            v = substitute(v, reads)
+            for n in new_of[old]:
+                if n in sp.atom_of and len(new_of[old]) > 1:
+                    _, (lo, hi), pos = sp.atom_of[n]
+                    write_value[n] = slice_value(v, pos, hi - lo)
+                else:
+                    write_value[n] = v
+        pairs = defaultdict(set)
+        for name, ps in self.pairs.items():
+            for a, b in ps:
+                if name == "rmw":       # read and write of one RMW: atom by atom
+                    atoms = {sp.atom_of[n][1]: n for n in new_of[b] if n in sp.atom_of}
+                    for n in new_of[a]:
+                        m = atoms.get(sp.atom_of[n][1]) if n in sp.atom_of else new_of[b][0]
+                        if m is not None:
+                            pairs[name].add((n, m))
+                else:
+                    pairs[name].update((x, y) for x in new_of[a] for y in new_of[b])
+        awaits, guards = [], [(substitute(e, reads), v) for e, v in self.guards]
+        for r, v in self.awaits:
+            if len(new_of[r]) == 1:
+                awaits.append((new_of[r][0], v))
+            else:
+                guards.append((reads[r], v))
+        for ctx in contexts:
+            ctx.events = [n for e in ctx.events for n in new_of[e]]
+            ctx.regs = {r: v if isinstance(v, Unmodelled) else substitute(v, reads) for r, v in ctx.regs.items()}
+        self.unit = {n: self.unit[old] for old, news in new_of.items() if old in self.unit for n in news}
+        self.perf_cta = {n: cta for old, cta in self.perf_cta.items() for n in new_of[old]}
+        self.rf_reads = [n for r in self.rf_reads for n in new_of[r]]
+        self.events, self.write_value, self.pairs = sp.events, write_value, pairs
+        self.awaits, self.guards = awaits, guards
+        self.accesses = {n: old_accesses[old] for old in old_accesses for n in new_of[old]}
+        compose_of = {}
+        for root, lay in layouts.items():
+            if len(lay.atoms) > 1:
+                compose_of[root] = tuple((f"{root}[{lo}:{hi}]", lo) for lo, hi in lay.atoms)
+        return compose_of, groups, ranges
+
+    def _check_inits(self, layouts: dict[str, Layout]) -> None:
+        """A sized location's initial value fits its bytes (a negative one as two's complement)."""
+        for m in self.test.memory:
+            lay = layouts.get(m.name)
+            if lay is None or lay.extent is None or m.name not in self.init_of:
+                continue
+            bits = 8 * lay.extent
+            if not -(1 << (bits - 1)) <= m.init < (1 << bits):
+                raise LitmusError(f"the initial value {m.init} of '{m.name}' does not fit its {lay.extent} bytes",
+                                  m.where)
+            if m.init < 0:
+                self.write_value[self.init_of[m.name]] = Const(m.init + (1 << bits))
 
 VIEW_ACCESSES = {"texture": "tld", "surface": "suld / sust", "constant": "ldc"}
 

@@ -58,6 +58,9 @@ class EventStructure:
     # (value expression, value): executions where a computed result equals value -- an await on
     # a value that is a function of what a read returned (an mbarrier wait's predicate)
     guards: tuple[tuple[Expr, int], ...] = ()
+    # a location cut into atoms (checker.model.memory) -> (atom, byte position) of each: its
+    # value is the little-endian composition of its atoms' values
+    compose: Mapping[str, tuple[tuple[str, int], ...]] = field(default_factory=dict)
 
     @property
     def reads(self) -> tuple[int, ...]:

@@ -24,6 +24,7 @@ class Bin:
     op: str          # add sub mul and or xor min max div mod (div/mod: by a positive constant)
     a: "Expr"
     b: "Expr"
+    bits: int = 32   # and/or/xor: the width of the bit patterns they act on
 
 
 @dataclass(frozen=True)
@@ -41,18 +42,10 @@ Expr = Union[Const, ReadVal, Bin, Ite]
 
 ZERO = Const(0)
 
-_M32 = 2**32 - 1
-
 _INT_OPS: Mapping[str, Callable[[int, int], int]] = {
     "add": lambda a, b: a + b,
     "sub": lambda a, b: a - b,
     "mul": lambda a, b: a * b,
-    # Bitwise operators act on 32-bit two's-complement patterns and give the unsigned result,
-    # exactly as to_z3 encodes them (Int2BV 32 / BV2Int): the engines must agree (found by the
-    # differential fuzzer: -3 | 0 was -3 for the brute-force engine and 4294967293 for Z3).
-    "and": lambda a, b: (a & _M32) & (b & _M32),
-    "or": lambda a, b: (a & _M32) | (b & _M32),
-    "xor": lambda a, b: (a & _M32) ^ (b & _M32),
     "min": min,
     "max": max,
     # Floor division and remainder, used only with a positive constant divisor (the fields of an
@@ -71,7 +64,37 @@ _CMPS: Mapping[str, Callable] = {
     ">=": lambda a, b: a >= b,
 }
 
-BIN_OPS = frozenset(_INT_OPS)
+# Bitwise operators act on `bits`-bit two's-complement patterns and give the unsigned result,
+# exactly as to_z3 encodes them (Int2BV / BV2Int): the engines must agree (found by the
+# differential fuzzer: -3 | 0 was -3 for the brute-force engine and 4294967293 for Z3).
+_BIT_OPS: Mapping[str, Callable[[int, int], int]] = {
+    "and": lambda a, b: a & b,
+    "or": lambda a, b: a | b,
+    "xor": lambda a, b: a ^ b,
+}
+
+
+# Byte-level layout and widths (checker.model.memory): shift left/right by `b` bits, keep the
+# low `b` bits (two's complement), and join parts at disjoint bit positions. Their results are
+# not bounded like arithmetic's: they only move the bits of values that fit their locations.
+_LAYOUT_OPS: Mapping[str, Callable[[int, int], int]] = {
+    "shl": lambda a, b: a << b,
+    "shr": lambda a, b: a >> b,
+    "low": lambda a, b: a & ((1 << b) - 1),
+    "join": lambda a, b: a + b,      # the sum of parts at disjoint bit positions
+}
+
+
+def _apply(op: str, a: int, b: int, bits: int) -> int:
+    if op in _BIT_OPS:
+        m = (1 << bits) - 1
+        return _BIT_OPS[op](a & m, b & m)
+    if op in _LAYOUT_OPS:
+        return _LAYOUT_OPS[op](a, b)
+    return _fit(_INT_OPS[op](a, b))
+
+
+BIN_OPS = frozenset(_INT_OPS) | frozenset(_BIT_OPS) | frozenset(_LAYOUT_OPS)
 
 # Litmus values are unbounded integers, but none may leave the 64-bit range: PTX has no wider
 # values, and without a bound a chain of `mul r0, r0, r0` grows without limit.
@@ -86,16 +109,34 @@ def _fit(v: int) -> int:
     return v
 
 
-def binop(op: str, a: Expr, b: Expr) -> Expr:
-    """`a op b`, folded where no value of a read can flow through: constants, `x & 0`, `x * 0`,
-    `x ^ x`, `x - x`. Such false dependencies are not dependencies (ptxas erases them too)."""
+def binop(op: str, a: Expr, b: Expr, bits: int = 32) -> Expr:
+    """`a op b` (`bits`: the width of a bitwise operator's patterns), folded where no value of a
+    read can flow through: constants, `x & 0`, `x * 0`, `x ^ x`, `x - x`. Such false dependencies
+    are not dependencies (ptxas erases them too)."""
     if isinstance(a, Const) and isinstance(b, Const):
-        return Const(_fit(_INT_OPS[op](a.value, b.value)))
+        return Const(_apply(op, a.value, b.value, bits))
     if op in ("and", "mul") and ZERO in (a, b):
         return ZERO
     if op in ("xor", "sub") and a == b:
         return ZERO
-    return Bin(op, a, b)
+    if op in ("shl", "shr") and b == ZERO:
+        return a
+    return Bin(op, a, b, bits if op in _BIT_OPS else 32)
+
+
+def wrap(v: Expr, bits: int) -> Expr:
+    """`v` as an unsigned `bits`-bit pattern (two's complement for a negative value): what an
+    access of that width stores, and what an ALU operation of that type gives."""
+    if isinstance(v, Const) and 0 <= v.value < (1 << bits):
+        return v
+    return binop("low", v, Const(bits))
+
+
+def signed(v: Expr, bits: int) -> Expr:
+    """The signed value of a `bits`-bit pattern."""
+    half = Const(1 << (bits - 1))
+    return v if isinstance(v, Const) and v.value < half.value else \
+        Ite(">=", v, half, binop("sub", v, Const(1 << bits)), v)
 
 
 def reads_of(e: Expr) -> frozenset[int]:
@@ -115,7 +156,7 @@ def evaluate(e: Expr, read_value: Callable[[int], int]) -> int:
     if isinstance(e, ReadVal):
         return read_value(e.eid)
     if isinstance(e, Bin):
-        return _fit(_INT_OPS[e.op](evaluate(e.a, read_value), evaluate(e.b, read_value)))
+        return _apply(e.op, evaluate(e.a, read_value), evaluate(e.b, read_value), e.bits)
     if isinstance(e, Ite):
         if _CMPS[e.cmp](evaluate(e.a, read_value), evaluate(e.b, read_value)):
             return evaluate(e.then, read_value)
@@ -134,8 +175,8 @@ def to_z3(e: Expr, read_var: Callable[[int], object], ctx):
     if isinstance(e, Bin):
         a, b = to_z3(e.a, read_var, ctx), to_z3(e.b, read_var, ctx)
         if e.op in ("and", "or", "xor"):
-            # Bitwise operators on non-negative litmus values, through 32-bit vectors.
-            ba, bb = z3.Int2BV(a, 32), z3.Int2BV(b, 32)
+            # Bitwise operators on `bits`-bit patterns, through bit-vectors.
+            ba, bb = z3.Int2BV(a, e.bits), z3.Int2BV(b, e.bits)
             r = {"and": ba & bb, "or": ba | bb, "xor": ba ^ bb}[e.op]
             return z3.BV2Int(r)
         if e.op == "min":
@@ -146,6 +187,11 @@ def to_z3(e: Expr, read_var: Callable[[int], object], ctx):
             return a / b
         if e.op == "mod":
             return a % b
+        if e.op in ("shl", "shr", "low"):     # b is a constant number of bits
+            k = 1 << e.b.value
+            return {"shl": a * k, "shr": a / k, "low": a % k}[e.op]
+        if e.op == "join":
+            return a + b
         return {"add": a + b, "sub": a - b, "mul": a * b}[e.op]
     if isinstance(e, Ite):
         a, b = to_z3(e.a, read_var, ctx), to_z3(e.b, read_var, ctx)

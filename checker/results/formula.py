@@ -1,5 +1,10 @@
-"""A compact formula (herd condition syntax) for a set of outcomes, via sympy's SOPform with the
-impossible assignments (a variable with two values, or none) as don't-cares."""
+r"""A compact formula (herd condition syntax) for a set of outcomes, via sympy's SOPform with the
+impossible assignments (a variable with two values, or none) as don't-cares.
+
+The formula describes exactly the set over the values each observable takes in it: every
+observable is named, so a value that no outcome has is visibly absent -- a variable with one
+value is a conjunct (`x=3`), and one the minimised formula does not constrain is listed with its
+values (`(P0:r0=0 \/ P0:r0=1)`). "true" only for an empty projection."""
 from __future__ import annotations
 
 from itertools import product
@@ -14,9 +19,24 @@ def compact(outcomes: list[Outcome]) -> str:
         return "false"
     keys = [k for k, _ in outcomes[0]]
     domains = {k: sorted({dict(o)[k] for o in outcomes}) for k in keys}
+    fixed = [f"{k}={domains[k][0]}" for k in keys if len(domains[k]) == 1]
+    varying = [k for k in keys if len(domains[k]) > 1]
+    if not varying:
+        return " /\\ ".join(fixed) or "true"
+    core, mentioned = _core(outcomes, keys, domains)
+    free = [_alts(k, domains[k]) for k in varying if k not in mentioned]
+    parts = fixed + free + ([] if core == "true" else [core if " \\/ " not in core or len(fixed + free) == 0
+                                                       else f"({core})"])
+    return " /\\ ".join(parts)
+
+
+def _alts(k: str, values) -> str:
+    return "(" + " \\/ ".join(f"{k}={v}" for v in values) + ")"
+
+
+def _core(outcomes: list[Outcome], keys: list[str], domains: dict) -> tuple[str, set[str]]:
+    """The formula over the variables with several values, and the variables it mentions."""
     atoms = [(k, v) for k in keys for v in domains[k] if len(domains[k]) > 1]
-    if not atoms:
-        return "true"
     if len(atoms) > MAX_ATOMS:
         return _merged(outcomes, keys, domains)
     from sympy import Symbol
@@ -39,7 +59,8 @@ def compact(outcomes: list[Outcome]) -> str:
         valid.add(tuple(bits))
     dontcares = [list(b) for b in product((0, 1), repeat=len(atoms)) if b not in valid]
     expr = SOPform(syms, minterms, dontcares)
-    return _show(expr, atoms, syms, domains)
+    mentioned = {atoms[syms.index(sym)][0] for sym in getattr(expr, "free_symbols", ())}
+    return _show(expr, atoms, syms, domains), mentioned
 
 
 def _show(expr, atoms, syms, domains) -> str:
@@ -95,7 +116,8 @@ def _merged(outcomes: list[Outcome], keys: list[str], domains: dict) -> str:
             parts.append(alts[0] if len(alts) == 1 else "(" + " \\/ ".join(alts) + ")")
         return " /\\ ".join(parts) if parts else "true"
 
+    mentioned = {k for c in cubes for k, vals in zip(keys, c) if vals != full[k]}
     terms = sorted(term(c) for c in cubes)
     if len(terms) == 1:
-        return terms[0]
-    return " \\/ ".join(t if " /\\ " not in t else f"({t})" for t in terms)
+        return terms[0], mentioned
+    return " \\/ ".join(t if " /\\ " not in t else f"({t})" for t in terms), mentioned

@@ -62,6 +62,6 @@ class Result:
         return self.status in ("pass", "run")
 
 
-def outcome_text(o: Outcome) -> str:
-    """An outcome as herd prints it: `P1:r0=1; x=2;`."""
-    return " ".join(f"{k}={v};" for k, v in o)
+def outcome_text(o: Outcome, shown=None) -> str:
+    """An outcome as herd prints it: `P1:r0=1; x=2;` (`shown(key, value)` may spell a value)."""
+    return " ".join(f"{k}={v if shown is None else shown(k, v)};" for k, v in o)

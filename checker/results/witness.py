@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from ..model.events import EventStructure
 from ..engines.base import Execution
+from ..isa.mbarrier import describe as describe_mbarrier
 from .result import outcome_text
 
 EDGE_STYLE = {"po": "black", "rf": "red", "co": "blue", "fr": "#ffa040", "sw": "darkgreen",
@@ -91,10 +92,10 @@ def graph(es: EventStructure, ex: Execution, env: dict, title: str = "", positio
     def value(ev) -> str:
         loc = ev.vloc or ev.loc or "?"
         if ev.kind == "R":
-            return f"R {loc}={ex.read_values.get(ev.eid, '?')}"
+            return f"R {loc}={shown_value(ev, ex.read_values.get(ev.eid, '?'))}"
         if ev.kind == "W" and ev.eid in es.write_value:
             try:
-                return f"W {loc}={evaluate(es.write_value[ev.eid], lambda r: ex.read_values[r])}"
+                return f"W {loc}={shown_value(ev, evaluate(es.write_value[ev.eid], lambda r: ex.read_values[r]))}"
             except KeyError:
                 return f"W {loc}"
         return ev.kind
@@ -132,18 +133,25 @@ def edges(es: EventStructure, ex: Execution, env: dict) -> dict[str, list[tuple[
     return out
 
 
+def shown_value(ev, v) -> str:
+    """A value an event reads or writes, as a reader wants it: an mbarrier state by its fields."""
+    return describe_mbarrier(v) if isinstance(v, int) and "MB" in ev.tags else str(v)
+
+
 def text(es: EventStructure, ex: Execution, env: dict) -> str:
     lines = ["  events:"]
     for ev in es.events:
         val = ""
         if ev.kind == "R":
-            val = f"   reads {ex.read_values.get(ev.eid, '?')}"
+            val = f"   reads {shown_value(ev, ex.read_values.get(ev.eid, '?'))}"
         lines.append(f"    {_name(es, ev.eid)}{val}")
     for rel, es_ in edges(es, ex, env).items():
         if rel == "po" or not es_:
             continue
         lines.append(f"  {rel}: " + ", ".join(f"e{a}->e{b}" for a, b in es_))
-    lines.append("  outcome: " + outcome_text(ex.outcome))
+    mbarriers = {ev.loc for ev in es.events if "MB" in ev.tags}
+    lines.append("  outcome: " + outcome_text(ex.outcome, lambda k, v: f"({describe_mbarrier(v)})"
+                                              if k in mbarriers else v))
     return "\n".join(lines) + "\n"
 
 

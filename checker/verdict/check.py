@@ -45,6 +45,8 @@ def judge(s: Session, name: str | None = None) -> Result:
 
 def _judge(s: Session, base: Result) -> Result:
     test, es = s.test, s.es
+    for exp in test.expectations:
+        s.check_condition(exp.cond, exp.where)
     undefined = s.undefined
     if undefined:
         if test.expect_undefined:

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..ast import Cond
+from ..errors import SourceLoc
 from ..engines.base import Execution
 from ..front.conditions import show
 from ..resources import ROOT
@@ -91,8 +92,15 @@ def violations(s: Session, ex: Execution) -> tuple[Violation, ...]:
 
 # -- `ptxmc check` ------------------------------------------------------------------------
 
-def explain_text(s: Session, cond: Cond) -> tuple[str, str | None]:
-    """What `ptxmc check` prints for `cond`, and the DOT graph of its execution (if any)."""
+def explain_text(s: Session, cond: Cond) -> tuple[str, str, str | None]:
+    """The verdict (allowed, forbidden, undefined, impossible), what `ptxmc check` prints for
+    `cond`, and the DOT graph of its execution (if any)."""
+    x, text, dot = _explain_text(s, cond)
+    return x.status, text, dot
+
+
+def _explain_text(s: Session, cond: Cond):
+    s.check_condition(cond, SourceLoc("<command line>", 1, show(cond)))
     x = explain(s, cond)
     test, es = s.test, s.es
     head = [f"Test {test.name}  (model {shown(s.model.path)})", f"Condition {show(cond)}"]
@@ -100,13 +108,13 @@ def explain_text(s: Session, cond: Cond) -> tuple[str, str | None]:
     env = dict(s.evaluation(x.execution).env) if x.execution is not None else {}
     if x.status == "undefined":
         head.append(f"Undefined: the program has undefined behaviour ({x.flag}); outcomes are meaningless")
-        return "\n".join(head) + "\n" + witness.text(es, x.execution, env), None
+        return x, "\n".join(head) + "\n" + witness.text(es, x.execution, env), None
     if x.status == "allowed":
         text = "\n".join(head + ["Allowed", "Witness execution:"]) + "\n" + witness.text(es, x.execution, env)
-        return text, witness.dot(es, x.execution, env, f"{test.name}: allowed witness")
+        return x, text, witness.dot(es, x.execution, env, f"{test.name}: allowed witness")
     if x.status == "impossible":
-        return "\n".join(head + ["Impossible: no well-formed execution satisfies it, even without axioms "
-                                 "(check the condition's values and registers)"]) + "\n", None
+        return x, "\n".join(head + ["Impossible: no well-formed execution satisfies it, even without axioms "
+                                    "(check the condition's values and registers)"]) + "\n", None
     lines = head + ["Forbidden"]
     for subset in x.blame:
         lines.append("  ruled out by: " + " + ".join(subset))
@@ -119,7 +127,7 @@ def explain_text(s: Session, cond: Cond) -> tuple[str, str | None]:
     text = "\n".join(lines) + "\n" + witness.text(es, x.execution, env)
     positions = {th.name: th.position for th in test.threads}
     highlight = x.violations[0].steps if x.violations else ()
-    return text, witness.dot(es, x.execution, env, f"{test.name}: forbidden candidate", positions, highlight)
+    return x, text, witness.dot(es, x.execution, env, f"{test.name}: forbidden candidate", positions, highlight)
 
 
 def _needed_sync(x: Explanation) -> list[str]:

@@ -7,19 +7,21 @@ comes from the run that produced the verdict)."""
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Iterator, Sequence
 
 from .. import limits
 from ..ast import Cond, LitmusTest
+from ..errors import SourceLoc
+from ..front.conditions import check_refs
 from ..cat.interp import Model
 from ..engines import registry as engines
 from ..engines.base import Engine, Execution, concrete_evaluation
 from ..isa.registry import lower
 from ..limits import Limits
 from ..model.events import EventStructure
-from ..model.observables import atoms, holds
+from ..model.observables import atoms, holds, key
 from ..resources import model_name
 from ..results.result import Outcome, UndefinedReport
 from .blame import blame
@@ -55,18 +57,23 @@ class Session:
     @cached_property
     def engine(self) -> Engine:
         es = self.es
-        with limits.use(self.lim), limits.deadline(self.deadline):
-            return engines.make(self.engine_name, es, self.model, self.options, self.lim)
+        lim = self.lim if self.test.rlimit is None else replace(self.lim, rlimit=self.test.rlimit)
+        with limits.use(lim), limits.deadline(self.deadline):
+            return engines.make(self.engine_name, es, self.model, self.options, lim, self.test.filter)
 
     @cached_property
     def observe(self) -> tuple[str, ...]:
-        """The outcome projection: what the expectations mention, else every register and location."""
+        """The outcome projection: what the expectations and `locations:` mention; without
+        either, every register and every location a thread writes (an mbarrier object's state is
+        not data: it is shown when asked for)."""
         es = self.es
-        keys = set()
+        keys = {key(r, es.names) for r in self.test.locations}
         for e in self.test.expectations:
             keys |= atoms(e.cond, es.names)
         if not keys:
-            keys = {f"{t}:{r}" for t, r in es.registers} | set(es.final_writes)
+            mbarriers = {ev.loc for ev in es.events if "MB" in ev.tags}
+            keys = {f"{t}:{r}" for t, r in es.registers} | \
+                {loc for loc, ws in es.final_writes.items() if len(ws) > 1 and loc not in mbarriers}
         order = {t: i for i, t in enumerate(es.thread_names)}
 
         def sort_key(k: str):
@@ -76,6 +83,14 @@ class Session:
             return (1, 0, k)
 
         return tuple(sorted(keys, key=sort_key))
+
+    def check_condition(self, cond: Cond, where: SourceLoc | None = None) -> None:
+        """`cond` names only registers the test's threads write and locations it has: a typo
+        (P1:R0, P1:r9, r0 for P1:r0) is a LitmusError with a suggestion, never an answer."""
+        regs: dict[str, set[str]] = {t.name: set() for t in self.test.threads}
+        for t, r in self.es.registers:
+            regs[t].add(r)
+        check_refs(cond, where, regs, {m.name for m in self.test.memory})
 
     # -- questions -------------------------------------------------------------------------
     @cached_property
