@@ -669,3 +669,25 @@ def test_report_dot_names_stay_inside_dot(tmp_path):
 def test_outcomes_at_the_cap_names_the_flag(one):
     code, out, _ = ptxmc("outcomes", one, "--limit", "outcomes=1")
     assert code == 0 and "raise it with --limit outcomes=N" in out, out
+
+
+# ====================================================================================== docs ==
+
+def test_every_command_line_option_is_documented():
+    import argparse
+
+    from checker.cli import build_parser
+
+    docs = "".join((ROOT / "docs" / n).read_text() for n in ("cli.md", "hardware-harness.md", "import-export.md"))
+
+    def options(p, path):
+        for a in p._actions:
+            if isinstance(a, argparse._SubParsersAction):
+                for name, sub in a.choices.items():
+                    yield from options(sub, path + [name])
+            else:
+                yield from ((" ".join(path), o) for o in a.option_strings if o.startswith("--") and o != "--help")
+
+    assert [(c, o) for c, o in options(build_parser(), []) if o not in docs] == []
+    for flag in ("--force", "--follow-symlinks", "cannot write", "143", "129", ".ptxmc-output"):
+        assert flag in (ROOT / "docs" / "cli.md").read_text(), flag
