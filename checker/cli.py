@@ -121,7 +121,8 @@ def _main(args) -> int:
 
 
 def emit(text: str) -> None:
-    """`text` on stdout; a failure to write it (a full disk, a closed pipe) is an OutputError."""
+    """`text` on stdout. A reader that went away (`| head`) is no error; any other failure to
+    write it (a full disk) is an OutputError."""
     try:
         sys.stdout.write(text)
         sys.stdout.flush()
@@ -130,7 +131,8 @@ def emit(text: str) -> None:
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         except (OSError, ValueError):
             pass
-        raise outsafe.fail("<stdout>", e.strerror or str(e)) from None
+        if not isinstance(e, BrokenPipeError):
+            raise outsafe.fail("<stdout>", e.strerror or str(e)) from None
 
 
 # -- run ---------------------------------------------------------------------------------------

@@ -161,6 +161,20 @@ def _outdir(args, paths=()) -> Path:
     return check_folder(args.output, "hw", policy_of(args, paths or [str(LITMUS_DIR)]))
 
 
+def _check_numbers(args) -> None:
+    """hw run's numbers, checked up front like every command's (finite, positive; a fraction)."""
+    import math
+
+    from ..errors import CheckerError
+    for flag, v in (("--budget", args.budget), ("--time", args.time)):
+        if v is not None and not (math.isfinite(v) and v > 0):
+            raise CheckerError(f"{flag} {v:g}: must be a positive number of seconds")
+    if args.iterations is not None and args.iterations <= 0:
+        raise CheckerError(f"--iterations {args.iterations}: must be positive")
+    if args.max_timeouts is not None and not 0 <= args.max_timeouts <= 1:
+        raise CheckerError(f"--max-timeouts {args.max_timeouts:g}: must be a fraction from 0 to 1")
+
+
 def _unique_files(progs) -> None:
     """Distinct tests must get distinct files (safe_filename keeps names apart; this is the
     guard that a build can never credit one test's binary to another)."""
@@ -263,6 +277,7 @@ def cmd_run(args) -> int:
     from ..resources import resolve_model
     from .toolchain import find_toolchain
     check_options(resolve_model(args.model), args.option)
+    _check_numbers(args)
     outdir = _outdir(args, args.paths)
     tests, errors = load_tests(args.paths, args.controls, args.name)
     tests = _shard(tests, args.shard)
