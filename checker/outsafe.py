@@ -331,7 +331,7 @@ def write_tree(out, files: dict[str, str | bytes], policy: Policy = Policy(), ki
     real = check_folder(out, kind, policy, replaces=True)
     names = set(files) | {MARKER}
     everything = {**files, MARKER: _marker(kind, files)}
-    if real.exists():
+    if real.exists() and _contents(real):
         ours = _report_files(real)
         if ours is None or _extra(real, ours):            # force (check_folder refused otherwise)
             return _write_into(real, everything, ours or set(), names, out)
