@@ -1,7 +1,7 @@
 """`python -m checker` = `ptxmc`."""
 import sys
 
-from .cli import main
+from .cli import console
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(console())

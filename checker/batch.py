@@ -9,7 +9,7 @@ import os
 from dataclasses import replace
 from pathlib import Path
 
-from . import limits, pool
+from . import limits, outsafe, pool
 from .errors import CheckerError, InternalError, LimitExceeded, LitmusError, SolverUnknown
 from .limits import Limits
 from .resources import model_name, resolve_model
@@ -18,12 +18,13 @@ from .verdict.check import base_result, check_test
 
 
 class RunInterrupted(KeyboardInterrupt):
-    """Ctrl-C during run_tests: `results` holds the Result of every test that finished, in input
-    order; `total` is the number of items in the batch."""
+    """Ctrl-C (or SIGTERM/SIGHUP, see pool.stop_signals) during run_tests: `results` holds the
+    Result of every test that finished, in input order; `total` is the number of items in the
+    batch; `signum` the signal that stopped it."""
 
-    def __init__(self, results: list[Result], total: int):
+    def __init__(self, results: list[Result], total: int, signum: int = 2):
         super().__init__(f"interrupted: {len(results)} of {total} tests run")
-        self.results, self.total = results, total
+        self.results, self.total, self.signum = results, total, signum
 
 
 def run_one(job) -> Result:
@@ -78,8 +79,8 @@ def run_tests(items, model_spec, options, engine, timeout=None, jobs=1, on_resul
         else:
             for k, job in enumerate(jobs_):
                 finished(todo[k], in_process(run_one, job))
-    except KeyboardInterrupt:
-        raise RunInterrupted([r for r in results if r is not None], len(items)) from None
+    except KeyboardInterrupt as e:
+        raise RunInterrupted([r for r in results if r is not None], len(items), pool.signum_of(e)) from None
     return [r for r in results if r is not None]
 
 
@@ -129,22 +130,36 @@ class ResultStream:
     {"end": {"run": N, "total": M, "interrupted": bool}} once the run is over. A stream without
     that line was cut short (the process was killed)."""
 
-    def __init__(self, path: str, total: int, timing: bool):
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
-        self.f = open(path, "w", encoding="utf-8")
+    def __init__(self, path: str, total: int, timing: bool, policy: outsafe.Policy = outsafe.Policy()):
+        self.path = path
+        self.f = outsafe.open_stream(path, policy)
         self.total, self.timing, self.count = total, timing, 0
 
     def add(self, index: int, r: Result) -> None:
         from .results.output import result_dict
 
-        self.f.write(json.dumps({"index": index, **result_dict(r, self.timing)}, sort_keys=True) + "\n")
-        self.f.flush()
+        self._write(json.dumps({"index": index, **result_dict(r, self.timing)}, sort_keys=True) + "\n")
         self.count += 1
+
+    def _write(self, line: str) -> None:
+        try:
+            self.f.write(line)
+            self.f.flush()
+        except OSError as e:
+            raise outsafe.fail(self.path, e.strerror or str(e)) from None
 
     def close(self, interrupted: bool) -> None:
         end = {"run": self.count, "total": self.total, "interrupted": interrupted}
-        self.f.write(json.dumps({"end": end}, sort_keys=True) + "\n")
-        self.f.close()
+        try:
+            self._write(json.dumps({"end": end}, sort_keys=True) + "\n")
+        finally:
+            self.abandon()
+
+    def abandon(self) -> None:
+        try:
+            self.f.close()
+        except OSError:
+            pass
 
 
 def bounded(fn, job, lim: Limits):
@@ -167,22 +182,7 @@ def bounded(fn, job, lim: Limits):
                         f"{out.seconds:g} s (raise it with {limits.flag('timeout')})")
 
 
-def write_atomic(path: str, text: str) -> None:
-    """Write via a temporary file in the same folder and rename: never a half-written file."""
-    import tempfile
-
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)      # mkstemp makes 0600; the output is an ordinary file
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
+def write_atomic(path: str, text: str, policy: outsafe.Policy = outsafe.Policy()) -> None:
+    """Write via a temporary file in the same folder and rename: never a half-written file
+    (checker.outsafe.write_file: regular files only, never an input)."""
+    outsafe.write_file(path, text, policy)

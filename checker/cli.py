@@ -2,41 +2,40 @@
 the others to drive them; no library imports it.
 
 Exit codes (docs/cli.md#exit-codes): 0 every expectation met; 1 some expectation failed or a test
-was malformed (each reported, the batch goes on); 2 usage or internal error.
+was malformed (each reported, the batch goes on); 2 usage error, an output that cannot be written,
+or an internal error; 128 + N stopped by signal N (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP), after
+writing the results finished so far.
 """
 from __future__ import annotations
 
 import argparse
+import signal
 import os
 import sys
 from dataclasses import replace
 from pathlib import Path
 
-from . import limits, pool
-from .batch import INTERNAL, ResultStream, RunInterrupted, bounded, run_one, run_tests, write_atomic
-from .engines.registry import ENGINES
+from . import limits, outsafe, pool
+from .batch import INTERNAL, ResultStream, RunInterrupted, bounded, run_one, run_tests
+from .cliargs import add_limit_options, add_output_options, check_options, check_paths, jobs_of, limits_of
 from .errors import CheckerError, LimitExceeded, LitmusError, SolverUnknown, SourceLoc
-from .limits import Limits
 from .resources import LITMUS_DIR, resolve_model
 from .results.output import mark_partial
 from .results.result import Result, outcome_text
+from .textsafe import printable
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 # `ptxmc check` only: the answer was UNKNOWN (a solver limit or timeout); the test or condition is malformed
 EXIT_UNKNOWN, EXIT_MALFORMED = 3, 4
 
+__all__ = ["console", "main", "build_parser", "limits_of", "select_test"]
+
 
 def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--model", default=None, help="model name (axioms/NAME.cat) or path; default ptx")
-    p.add_argument("--option", action="append", default=[], help="model option (repeatable), e.g. strict-cta")
-    p.add_argument("--timeout", type=float, default=None,
-                   help=f"per-test wall-clock limit in seconds (default {limits.DEFAULT.timeout:g})")
-    p.add_argument("--rlimit", type=int, default=None,
-                   help=f"Z3 resource limit per solver call, 0 for none (default {limits.DEFAULT.rlimit})")
-    p.add_argument("--limit", action="append", default=[], metavar="NAME=VALUE",
-                   help="raise or lower a limit (repeatable): " + ", ".join(
-                       f"{k}={v}" for k, v in vars(limits.DEFAULT).items() if k not in ("timeout", "rlimit")))
-    p.add_argument("--engine", choices=tuple(ENGINES), default="z3")
+    p.add_argument("--option", action="append", default=[],
+                   help="model option (repeatable), one the model reads, e.g. strict-cta")
+    add_limit_options(p)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -52,6 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="write each finished test to FILE as a JSON line, flushed at once "
                           "(kept on Ctrl-C; the last line says whether the run was complete)")
     _common(run)
+    add_output_options(run)
     chk = sub.add_parser("check", help="is this outcome allowed? answer and explanation")
     chk.add_argument("test", help="FILE or FILE::NAME")
     chk.add_argument("cond", help="a herd condition, e.g. 'P1:r0=1 /\\ P1:r1=0'")
@@ -59,6 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
     chk.add_argument("--expect", choices=("allowed", "forbidden", "undefined"),
                      help="exit 0 if this is the verdict, 1 if not (herd's ~exists / exists)")
     _common(chk)
+    add_output_options(chk)
     out = sub.add_parser("outcomes", help="every allowed outcome, herd style, and a compact formula")
     out.add_argument("test", help="FILE or FILE::NAME")
     _common(out)
@@ -76,11 +77,25 @@ def build_parser() -> argparse.ArgumentParser:
     return ap
 
 
+def console() -> int:
+    """The `ptxmc` command: main(), then multiprocessing's helper processes stopped and reaped
+    (checker.pool.shutdown), so that no process, not even a defunct one, outlives ptxmc."""
+    try:
+        return main()
+    finally:
+        pool.shutdown()
+
+
 def main(argv=None) -> int:
     ap = build_parser()
     args = ap.parse_args(argv)
-    with limits.use(limits.current()):     # a command's --limit/--timeout end with it (main is
-        return _main(args)                 # also called in-process, by tests and the fuzzers)
+    with limits.use(limits.current()), pool.stop_signals():   # a command's --limit/--timeout end with
+        return _main(args)         # it (main is also called in-process, by tests and the fuzzers)
+
+
+def _say(text: str) -> None:
+    """A message on stderr, control characters escaped (it may quote file or test names)."""
+    print(printable(text, newlines=True), file=sys.stderr)
 
 
 def _main(args) -> int:
@@ -93,36 +108,47 @@ def _main(args) -> int:
             return cmd_outcomes(args)
         return args.func(args)
     except (SolverUnknown, LimitExceeded) as e:   # no answer is not an answer: say UNKNOWN
-        print(f"ptxmc: UNKNOWN: {e}", file=sys.stderr)
+        _say(f"ptxmc: UNKNOWN: {e}")
         return EXIT_FAIL
     except CheckerError as e:
-        print(f"ptxmc: {e}", file=sys.stderr)
+        _say(f"ptxmc: {e}")
         return EXIT_FAIL if isinstance(e, LitmusError) else EXIT_USAGE
-    except KeyboardInterrupt:
-        print("ptxmc: interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as e:
+        signum = pool.signum_of(e)
+        _say("ptxmc: interrupted" + ("" if signum == 2 else f" ({signal.Signals(signum).name})"))
+        return 128 + signum
     except Exception as e:  # our bug: say so, without a traceback unless asked
         if os.environ.get("PTXMC_DEBUG"):
             raise
-        print(f"ptxmc: internal error: {type(e).__name__}: {e} (set PTXMC_DEBUG=1 for a traceback)",
-              file=sys.stderr)
+        _say(f"ptxmc: internal error: {type(e).__name__}: {e} (set PTXMC_DEBUG=1 for a traceback)")
         return EXIT_USAGE
+
+
+def emit(text: str) -> None:
+    """`text` on stdout. A reader that went away (`| head`) is no error; any other failure to
+    write it (a full disk) is an OutputError."""
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except OSError as e:
+        try:                       # nothing more can reach it: no second error at exit
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (OSError, ValueError):
+            pass
+        if not isinstance(e, BrokenPipeError):
+            raise outsafe.fail("<stdout>", e.strerror or str(e)) from None
 
 
 # -- run ---------------------------------------------------------------------------------------
 
-def limits_of(args) -> Limits:
-    """The limits in force for a command: the defaults, then --limit, --timeout and --rlimit."""
-    lim = limits.DEFAULT.override(getattr(args, "limit", None) or [])
-    if getattr(args, "timeout", None) is not None:
-        if not args.timeout > 0:
-            raise CheckerError(f"--timeout {args.timeout:g}: must be positive")
-        lim = replace(lim, timeout=args.timeout)
-    if getattr(args, "rlimit", None) is not None:
-        if args.rlimit < 0:
-            raise CheckerError(f"--rlimit {args.rlimit}: must be 0 (none) or positive")
-        lim = replace(lim, rlimit=args.rlimit)
-    return lim
+def inputs_of(paths, items) -> list[str]:
+    """Every file a command read: the paths given and the file of each loaded item."""
+    files = {str(p) for p in paths}
+    for it in items:
+        where = getattr(it, "where", None)
+        if where is not None and where.path:
+            files.add(where.path)
+    return sorted(files)
 
 
 def cmd_run(args) -> int:
@@ -131,17 +157,20 @@ def cmd_run(args) -> int:
 
     lim = limits_of(args)
     limits.set_current(lim)
-    if args.jobs < 0:
-        raise CheckerError(f"--jobs {args.jobs}: must be 0 (in this process) or positive")
+    jobs = jobs_of(args.jobs)
     paths = args.paths or [str(LITMUS_DIR)]
-    for p in paths:
-        if not Path(p).exists():
-            print(f"ptxmc: no such file or folder: {p}", file=sys.stderr)
-            return EXIT_USAGE
-    resolve_model(args.model)
+    check_paths(paths)
+    check_options(resolve_model(args.model), args.option)
     items = load_paths(paths)
+    policy = outsafe.policy_of(args, inputs_of(paths, items))
+    for target in (args.output, args.results_jsonl):    # every output checked before the work
+        if target is not None:
+            outsafe.check_file(target, policy)
+    if args.output and args.results_jsonl and outsafe.check_file(args.output, policy, probe=False) == \
+            outsafe.check_file(args.results_jsonl, policy, probe=False):
+        raise outsafe.fail(args.output, "it is also the --results-jsonl file")
     timing = not args.no_timing
-    stream = ResultStream(args.results_jsonl, len(items), timing) if args.results_jsonl else None
+    stream = ResultStream(args.results_jsonl, len(items), timing, policy) if args.results_jsonl else None
     tty = sys.stderr.isatty() and args.format == "text" and not args.output
     count = [0]
 
@@ -152,14 +181,14 @@ def cmd_run(args) -> int:
             count[0] += 1
             print(f"\r{count[0]}/{len(items)}", end="", file=sys.stderr, flush=True)
 
-    interrupted = False
+    interrupted = 0
     try:
-        results = run_tests(items, args.model, args.option, args.engine, jobs=args.jobs, lim=lim, on_done=on_done)
+        results = run_tests(items, args.model, args.option, args.engine, jobs=jobs, lim=lim, on_done=on_done)
     except RunInterrupted as e:
-        results, interrupted = e.results, True
+        results, interrupted = e.results, e.signum
     except BaseException:
         if stream:
-            stream.f.close()
+            stream.abandon()
         raise
     with pool.sigint_deferred():        # a (second) Ctrl-C must not cut the output short
         if tty:
@@ -167,16 +196,18 @@ def cmd_run(args) -> int:
         text = output.FORMATS[args.format](results, timing=timing)
         if interrupted:
             text = mark_partial(args.format, text, len(results), len(items))
-        if stream:
-            stream.close(interrupted)
-        if args.output:
-            write_atomic(args.output, text)
-        else:
-            sys.stdout.write(text)
-            sys.stdout.flush()
+        try:
+            if stream:
+                stream.close(bool(interrupted))
+        finally:
+            if args.output:
+                outsafe.write_file(args.output, text, policy)
+            else:
+                emit(text)
     if interrupted:
-        print(f"ptxmc: interrupted: {len(results)} of {len(items)} tests run", file=sys.stderr)
-        return 130
+        how = "" if interrupted == 2 else f" ({signal.Signals(interrupted).name})"
+        _say(f"ptxmc: interrupted{how}: {len(results)} of {len(items)} tests run")
+        return 128 + interrupted
     if any(r.status == "error" and r.message.startswith(INTERNAL) for r in results):
         return EXIT_USAGE
     return EXIT_OK if all(r.ok for r in results) else EXIT_FAIL
@@ -185,25 +216,64 @@ def cmd_run(args) -> int:
 # -- check / outcomes --------------------------------------------------------------------------
 
 def select_test(spec: str):
-    """FILE or FILE::NAME -> the one LitmusTest it names (LitmusError otherwise)."""
+    """FILE or FILE::NAME -> the one LitmusTest it names (LitmusError otherwise). Without a name
+    the file must hold one test and no malformed one. With a name, only that test matters: the
+    errors of other tests in the file are not its business (a malformed test of that name is
+    reported with its own error)."""
     from .front.litmus import load_file
 
     path, _, name = spec.partition("::")
-    if not Path(path).exists():
+    if not path or not Path(path).exists():
         raise LitmusError(f"no such file: {path}")
     items = load_file(path)
-    for it in items:
-        if isinstance(it, LitmusError) and (not name or name in str(it)):
-            raise it
+    errors = [it for it in items if isinstance(it, LitmusError)]
     tests = [t for t in items if not isinstance(t, LitmusError)]
     if name:
-        tests = [t for t in tests if t.name == name]
-        if not tests:
-            raise LitmusError(f"no test named '{name}' in {path}")
+        named = [t for t in tests if t.name == name]
+        if named:
+            return named[0]
+        mine = _errors_of(path, name, errors)
+        if mine:
+            raise mine[0]
+        if errors and not tests:
+            raise errors[0]                         # the whole file is unreadable
+        also = f" ({len(errors)} malformed test(s) in the file: `ptxmc run {path}` lists them)" if errors else ""
+        raise LitmusError(f"no test named '{name}' in {path}{also}")
+    if errors:
+        raise errors[0]
     if len(tests) != 1:
         names = ", ".join(t.name for t in tests)
         raise LitmusError(f"{path} holds {len(tests)} tests ({names}): name one as {path}::NAME")
     return tests[0]
+
+
+def _errors_of(path: str, name: str, errors: list) -> list:
+    """The errors located inside the YAML item whose `name:` is `name` (a matrix test's name
+    template, ${...} standing for anything, counts too), or that name it as a duplicate."""
+    import re
+
+    from .front import yamlsafe
+
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+        root = yamlsafe.compose(text, path)
+    except (OSError, UnicodeError, CheckerError, RecursionError):
+        return []
+    if root is None:
+        return []
+    items = root.value if root.tag.endswith(":seq") else [root]
+    spans = []
+    for it in items:
+        if not it.tag.endswith(":map"):
+            continue
+        raw = next((v.value for k, v in it.value if getattr(k, "value", None) == "name"
+                    and isinstance(v.value, str)), None)
+        if raw is None:
+            continue
+        pattern = ".*".join(re.escape(part) for part in re.split(r"\$\{[^{}]*\}", raw.strip()))
+        if re.fullmatch(pattern, name):
+            spans.append((it.start_mark.line + 1, it.end_mark.line + 1))
+    return [e for e in errors if e.where is not None and any(a <= e.where.line <= b for a, b in spans)]
 
 
 def _located(e: CheckerError, spec: str) -> CheckerError:
@@ -230,28 +300,35 @@ def cmd_check(args) -> int:
 
     lim = limits_of(args)
     limits.set_current(lim)
+    check_options(resolve_model(args.model), args.option)
+    policy = outsafe.policy_of(args, [args.test.partition("::")[0]])
+    if args.dot:
+        outsafe.check_file(args.dot, policy)          # before the work, not after
     try:
         test = select_test(args.test)
-        cond = parse_cond(args.cond, SourceLoc("<command line>", 1, args.cond))
-        resolve_model(args.model)
+        where = SourceLoc("<command line>", 1, args.cond)
+        try:
+            cond = parse_cond(args.cond, where)
+        except RecursionError:
+            raise LitmusError("too deeply nested for this machine (Python's stack)", where) from None
         verdict, text, dot = bounded(_explain_job, (test, cond, args.model, tuple(args.option), args.engine, lim),
                                      lim)
     except (SolverUnknown, LimitExceeded) as e:
-        print(f"ptxmc: UNKNOWN: {_located(e, args.test)}", file=sys.stderr)
+        _say(f"ptxmc: UNKNOWN: {_located(e, args.test)}")
         return EXIT_UNKNOWN
     except LitmusError as e:
-        print(f"ptxmc: {_located(e, args.test)}", file=sys.stderr)
+        _say(f"ptxmc: {_located(e, args.test)}")
         return EXIT_MALFORMED
     except CheckerError as e:
         raise _located(e, args.test) from None
-    sys.stdout.write(text)
+    emit(text)
     if args.dot and dot:
-        write_atomic(args.dot, dot)
+        outsafe.write_file(args.dot, dot, policy)
     if args.expect is None:
         return EXIT_OK
     if verdict == args.expect:
         return EXIT_OK
-    print(f"ptxmc: expected {args.expect}, the model says {verdict}", file=sys.stderr)
+    _say(f"ptxmc: expected {args.expect}, the model says {verdict}")
     return EXIT_FAIL
 
 
@@ -262,7 +339,7 @@ def cmd_outcomes(args) -> int:
     lim = limits_of(args)
     limits.set_current(lim)
     test = select_test(args.test)
-    resolve_model(args.model)
+    check_options(resolve_model(args.model), args.option)
     bare = replace(test, expectations=(), expect_undefined=None)
     try:
         r = bounded(_outcomes_job, (bare, args.model, tuple(args.option), args.engine, lim), lim)
@@ -270,19 +347,20 @@ def cmd_outcomes(args) -> int:
         raise _located(e, args.test) from None
     if r.status in ("error", "unknown"):
         unknown = "UNKNOWN: " if r.status == "unknown" else ""
-        print(f"ptxmc: {unknown}{r.path}::{r.name}: {r.message}", file=sys.stderr)
+        _say(f"ptxmc: {unknown}{r.path}::{r.name}: {r.message}")
         return EXIT_FAIL
     if r.undefined:
-        sys.stdout.write(herd([r]))
+        emit(herd([r]))
         return EXIT_OK
     lines = [f"Test {r.name}", f"States {len(r.outcomes)}"]
     lines += [outcome_text(o) for o in r.outcomes]
     lines.append(f"Formula {compact(list(r.outcomes))}")
     if not r.complete:
-        lines.append("(enumeration stopped at the outcome cap)")
-    sys.stdout.write("\n".join(lines) + "\n")
+        lines.append(f"(enumeration stopped at the outcome cap of {lim.outcomes}: the list is incomplete; "
+                     f"raise it with {limits.flag('outcomes')})")
+    emit("\n".join(lines) + "\n")
     return EXIT_OK
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(console())

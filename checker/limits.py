@@ -31,20 +31,38 @@ crashed worker is stopped at `hard_timeout()` (checker.pool).
 
 The command line overrides them with `--timeout S`, `--rlimit N` and `--limit NAME=VALUE`; the
 active limits are process-wide (`current()` / `use()`), handed to worker processes explicitly.
+Every value is checked where it is given (`override`, `check_value`): a number, finite, positive
+(rlimit may be 0, meaning none), a timeout of at most MAX_TIMEOUT seconds, and the nesting limits
+at most MAX_RAISABLE (the parsers recurse once per level: deeper would exhaust Python's stack).
+
+A test's time runs from the start of its work, lowering included: `deadline(at)` sets the moment
+for the block, and long loops call `check_deadline()`, which raises the same "timeout" UNKNOWN as
+the solver does.
 """
 from __future__ import annotations
 
 import contextlib
+import math
+import os
+import select
+import stat
+import time
 from dataclasses import dataclass, fields, replace
 from typing import Iterator
 
-from .errors import CheckerError, LimitExceeded, SourceLoc, TooLarge
+from .errors import CheckerError, LimitExceeded, SolverUnknown, SourceLoc, TooLarge
 
 # How much longer than --timeout a test may run before its worker process is stopped: the soft
 # timeout (Z3's, and the engine's own deadline) normally ends it first; the hard one covers the
 # parts Z3's timeout does not (lowering, encoding) and anything that would not stop on its own.
 HARD_GRACE_SECONDS = 5.0
 HARD_GRACE_FACTOR = 0.25
+# The largest --timeout (about 11.6 days): its milliseconds still fit Z3's 32-bit timeout, and
+# the hard bound and every wait derived from it stay ordinary numbers.
+MAX_TIMEOUT = 1e6
+# Limits that bound a recursion (PyYAML's composer, the condition and cat parsers and the passes
+# over their trees): raised past these, a deep enough input would exhaust Python's stack.
+MAX_RAISABLE = {"yaml_depth": 200, "nesting": 200}
 
 
 @dataclass(frozen=True)
@@ -79,10 +97,23 @@ class Limits:
                 v = float(value) if kinds[name] in (float, "float") else int(value.replace("_", ""))
             except ValueError:
                 raise CheckerError(f"--limit {s}: '{value}' is not a number") from None
-            if v < 0 or (v == 0 and name != "rlimit"):
-                raise CheckerError(f"--limit {s}: must be positive")
-            changes[name] = v
+            changes[name] = check_value(name, v, f"--limit {s}")
         return replace(self, **changes)
+
+
+def check_value(name: str, v, shown: str):
+    """`v` if it is a valid value of limit `name`; CheckerError naming `shown` (the flag as the
+    user wrote it) otherwise."""
+    if isinstance(v, float) and not math.isfinite(v):
+        raise CheckerError(f"{shown}: must be a finite number")
+    if v < 0 or (v == 0 and name != "rlimit"):
+        raise CheckerError(f"{shown}: must be {'0 (none) or ' if name == 'rlimit' else ''}positive")
+    if name == "timeout" and v > MAX_TIMEOUT:
+        raise CheckerError(f"{shown}: at most {MAX_TIMEOUT:g} seconds")
+    if name in MAX_RAISABLE and v > MAX_RAISABLE[name]:
+        raise CheckerError(f"{shown}: at most {MAX_RAISABLE[name]} (ptxmc's parsers recurse once per level; "
+                           "deeper nesting would exhaust Python's stack)")
+    return v
 
 
 DEFAULT = Limits()
@@ -125,19 +156,81 @@ def too_large(what: str, name: str, where: SourceLoc | None = None) -> TooLarge:
     return TooLarge(f"{what} (limit {getattr(current(), name)}; raise it with {flag(name)})", where)
 
 
-def read_text(path, limit: int) -> tuple[str | None, int]:
+def read_text(path, limit: int, wait: float | None = None) -> tuple[str | None, int]:
     """(text, size) of a UTF-8 file, reading at most limit + 1 bytes (a stat size says nothing
-    for /dev/zero or a pipe); text is None when the file is larger than `limit`.
-    OSError and UnicodeDecodeError propagate."""
-    with open(path, "rb") as f:
-        data = f.read(limit + 1)
+    for /dev/zero or a pipe); text is None when the file is larger than `limit`. Anything but a
+    regular file (a FIFO, a device, /dev/fd/N of a shell's <(...)) is read without blocking
+    for more than `wait` seconds in all (default: the current --timeout): OSError(ETIMEDOUT)
+    after that. OSError and UnicodeDecodeError propagate."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        if stat.S_ISREG(os.fstat(fd).st_mode):
+            os.set_blocking(fd, True)
+            with os.fdopen(os.dup(fd), "rb") as f:
+                data = f.read(limit + 1)
+        else:
+            data = _read_bounded(fd, limit + 1, current().timeout if wait is None else wait)
+    finally:
+        os.close(fd)
     if len(data) > limit:
         return None, len(data)
     return data.decode("utf-8"), len(data)
 
 
-def check_events(count: int) -> None:
-    """LimitExceeded if a test lowered to more events than the limit allows."""
+def _read_bounded(fd: int, most: int, wait: float) -> bytes:
+    """Up to `most` bytes from a non-blocking descriptor, until end of file, within `wait` s."""
+    import errno
+
+    end = time.monotonic() + wait
+    chunks: list[bytes] = []
+    got = 0
+    while got < most:
+        left = end - time.monotonic()
+        if left <= 0:
+            raise OSError(errno.ETIMEDOUT, f"no end of input within {wait:g} s (not a regular file)")
+        ready, _, _ = select.select([fd], [], [], left)
+        if not ready:
+            continue
+        try:
+            chunk = os.read(fd, min(1 << 16, most - got))
+        except BlockingIOError:
+            continue
+        if not chunk:
+            break
+        chunks.append(chunk)
+        got += len(chunk)
+    return b"".join(chunks)
+
+
+_deadline: float | None = None
+
+
+@contextlib.contextmanager
+def deadline(at: float | None) -> Iterator[None]:
+    """Within the block, check_deadline() raises once time.monotonic() passes `at`."""
+    global _deadline
+    old = _deadline
+    _deadline = at
+    try:
+        yield
+    finally:
+        _deadline = old
+
+
+def current_deadline() -> float | None:
+    return _deadline
+
+
+def check_deadline() -> None:
+    """SolverUnknown("timeout ...") if the current test's time is up (see `deadline`)."""
+    if _deadline is not None and time.monotonic() > _deadline:
+        raise SolverUnknown(f"timeout: no answer within {current().timeout:g} s (raise it with {flag('timeout')})")
+
+
+def check_events(count: int, counting: bool = False) -> None:
+    """LimitExceeded if a test lowered to more events than the limit allows (`counting`: while
+    lowering, which stops at the first event over the limit)."""
     lim = current().events
     if count > lim:
-        raise LimitExceeded(f"too large: {count} events (limit {lim}; raise it with {flag('events')})")
+        many = f"more than {lim}" if counting else str(count)
+        raise LimitExceeded(f"too large: {many} events (limit {lim}; raise it with {flag('events')})")

@@ -13,18 +13,26 @@ worker processes, one task per worker at a time, and reports each job's outcome 
 
 A dead or killed worker is replaced and the remaining jobs go on (concurrent.futures'
 ProcessPoolExecutor, by contrast, breaks entirely when one worker dies). Workers ignore SIGINT,
-so Ctrl-C reaches only the parent, which raises KeyboardInterrupt out of `run_pool` after
-stopping every worker: the outcomes already reported are all there is, and nothing is left
-running.
+SIGTERM and SIGHUP, so Ctrl-C (or `kill`, a CI cancel, a closed terminal) reaches only the parent,
+which raises KeyboardInterrupt (`Stopped` for SIGTERM/SIGHUP, under `stop_signals()`) out of
+`run_pool` after stopping every worker: the outcomes already reported are all there is, and
+nothing is left running. A worker also watches its pipe to the parent: when the parent dies
+without stopping it (SIGKILL, a crash), the pipe hangs up and the worker exits at once, even in
+the middle of a job, so no worker outlives ptxmc (with the forkserver, a worker's parent is the
+forkserver, not ptxmc, so PR_SET_PDEATHSIG or getppid() would not see ptxmc die; the forkserver
+exits by itself once ptxmc and every worker are gone).
 
 Workers start through multiprocessing's forkserver (a clean, single-threaded parent for every
 worker, with the checker preloaded) where the platform has it, else spawn.
 """
 from __future__ import annotations
 
+import contextlib
 import multiprocessing as mp
 import os
+import select
 import signal
+import threading
 import time
 import traceback
 from collections import deque
@@ -46,6 +54,45 @@ FAULT_MARK_ENV = "PTXMC_TEST_FAULT_MARK"
 STARTUP_SECONDS = 60.0
 
 _in_worker = False
+
+# The signals that stop a run: Ctrl-C, `kill` / a CI cancel / `timeout`, a closed terminal.
+STOP_SIGNALS = tuple(getattr(signal, n) for n in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, n))
+
+
+class Stopped(KeyboardInterrupt):
+    """SIGTERM or SIGHUP, under stop_signals(): handled exactly like Ctrl-C (a KeyboardInterrupt),
+    with the signal's number kept for the exit status (128 + signum)."""
+
+    def __init__(self, signum: int):
+        super().__init__(f"stopped by {signal.Signals(signum).name}")
+        self.signum = signum
+
+
+def signum_of(exc: BaseException) -> int:
+    """The signal behind an interruption (SIGINT for a plain KeyboardInterrupt)."""
+    return getattr(exc, "signum", signal.SIGINT)
+
+
+def _raise_stopped(signum, frame):
+    raise Stopped(signum)
+
+
+@contextlib.contextmanager
+def stop_signals():
+    """Within the block, SIGTERM and SIGHUP raise Stopped, as SIGINT raises KeyboardInterrupt
+    (main thread only; elsewhere the block changes nothing)."""
+    old = {}
+    try:
+        for sig in STOP_SIGNALS:
+            if sig != signal.SIGINT:
+                old[sig] = signal.signal(sig, _raise_stopped)
+    except ValueError:          # not the main thread
+        pass
+    try:
+        yield
+    finally:
+        for sig, handler in old.items():
+            signal.signal(sig, handler)
 
 
 @dataclass(frozen=True)
@@ -127,10 +174,27 @@ def _context():
     return mp.get_context("spawn")
 
 
+def _watch_parent(conn) -> None:
+    """In a worker: exit at once when the parent's end of the pipe closes (the parent died)."""
+    hangup = select.POLLHUP | select.POLLERR | select.POLLNVAL | getattr(select, "POLLRDHUP", 0)
+    poller = select.poll()
+    poller.register(conn.fileno(), getattr(select, "POLLRDHUP", 0))
+    while True:
+        try:
+            events = poller.poll()
+        except InterruptedError:
+            continue
+        if any(ev & hangup for _, ev in events):
+            os._exit(4)
+
+
 def _worker_main(conn, fn) -> None:
     global _in_worker
     _in_worker = True
-    signal.signal(signal.SIGINT, signal.SIG_IGN)     # Ctrl-C is the parent's business
+    for sig in STOP_SIGNALS:                          # stopping the run is the parent's business
+        signal.signal(sig, signal.SIG_IGN)
+    if hasattr(select, "poll"):
+        threading.Thread(target=_watch_parent, args=(conn,), daemon=True, name="ptxmc-parent-watch").start()
     while True:
         try:
             msg = conn.recv()
@@ -284,37 +348,94 @@ def _stop_all(pool: list) -> None:
 
 
 def _defer_sigint():
-    """Ignore SIGINT for a moment (cleanup, writing results); None where that is impossible."""
+    """Ignore the stop signals for a moment (cleanup); None where that is impossible."""
     try:
-        return signal.signal(signal.SIGINT, signal.SIG_IGN)
+        return {sig: signal.signal(sig, signal.SIG_IGN) for sig in STOP_SIGNALS}
     except ValueError:          # not the main thread
         return None
 
 
 def _restore_sigint(old) -> None:
-    if old is not None:
-        signal.signal(signal.SIGINT, old)
+    for sig, handler in (old or {}).items():
+        signal.signal(sig, handler)
 
 
 class sigint_deferred:
-    """`with sigint_deferred(): ...` - Ctrl-C cannot cut the block short (recording a finished
-    result in every place it goes, writing the output): it is held, and KeyboardInterrupt is
-    raised when the block ends."""
+    """`with sigint_deferred(): ...` - Ctrl-C (or SIGTERM, SIGHUP) cannot cut the block short
+    (recording a finished result in every place it goes, writing the output): the signal is
+    held, and raised when the block ends (KeyboardInterrupt, or Stopped where SIGTERM/SIGHUP
+    stop the run)."""
 
     def __enter__(self):
-        self.got = False
+        self.got: int | None = None
+        self.old: dict = {}
         try:
-            self.old = signal.signal(signal.SIGINT, self._hold)
+            for sig in STOP_SIGNALS:
+                self.old[sig] = signal.signal(sig, self._hold)
         except ValueError:      # not the main thread: nothing to hold
-            self.old = None
+            pass
         return self
 
     def _hold(self, signum, frame):
-        self.got = True
+        if self.got is None:
+            self.got = signum
 
     def __exit__(self, exc_type, exc, tb):
-        if self.old is not None:
-            signal.signal(signal.SIGINT, self.old)
-        if self.got and exc_type is None:
-            raise KeyboardInterrupt
+        for sig, handler in self.old.items():
+            signal.signal(sig, handler)
+        if self.got is not None and exc_type is None:
+            if self.got == signal.SIGINT:
+                raise KeyboardInterrupt
+            if self.old.get(self.got) is _raise_stopped:
+                raise Stopped(self.got)
+            signal.raise_signal(self.got)       # its handler outside the block: let it act
         return False
+
+
+def shutdown(wait: float = 2.0) -> None:
+    """Stop multiprocessing's helper processes (the forkserver, the resource tracker) and reap
+    them, as the `ptxmc` command ends. Left to themselves they exit once ptxmc is gone, but as
+    orphans: where PID 1 does not reap (many containers) each run would leave two defunct
+    processes behind. Call it only when no worker is left (run_pool stops its workers)."""
+    try:
+        from multiprocessing import forkserver, resource_tracker
+    except ImportError:                 # pragma: no cover - platforms without them
+        return
+    fs = getattr(forkserver, "_forkserver", None)
+    if fs is not None and getattr(fs, "_forkserver_pid", None):
+        pid, fd, address = fs._forkserver_pid, fs._forkserver_alive_fd, getattr(fs, "_forkserver_address", None)
+        fs._forkserver_pid = fs._forkserver_alive_fd = fs._forkserver_address = None
+        _close(fd)
+        _reap(pid, wait)
+        if isinstance(address, str) and not address.startswith("\0"):
+            with contextlib.suppress(OSError):
+                os.unlink(address)
+    rt = getattr(resource_tracker, "_resource_tracker", None)
+    if rt is not None and getattr(rt, "_pid", None):
+        pid, fd = rt._pid, rt._fd
+        rt._pid = rt._fd = None
+        _close(fd)
+        _reap(pid, wait)
+
+
+def _close(fd) -> None:
+    if fd is not None:
+        with contextlib.suppress(OSError):
+            os.close(fd)
+
+
+def _reap(pid: int, wait: float) -> None:
+    """Wait up to `wait` seconds for child `pid` to exit (its pipe closed), then kill it; reap it."""
+    end = time.monotonic() + wait
+    try:
+        while time.monotonic() < end:
+            done, _ = os.waitpid(pid, os.WNOHANG)
+            if done:
+                return
+            time.sleep(0.01)
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+    except ChildProcessError:           # already reaped
+        pass
+    except OSError:
+        pass

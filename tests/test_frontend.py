@@ -324,14 +324,16 @@ def test_load_paths_recurses_sorts_and_reports_duplicates_across_files(tmp_path)
     assert shown == ["B",
                      f"{tmp_path / 'b.yaml'}:1: 'B': duplicate test name 'B' (also in {tmp_path / 'a.yaml'}:1)",
                      "A",
-                     f"{tmp_path / 'missing.yaml'}:0: no such file or directory"]
+                     f"{tmp_path / 'missing.yaml'}:1: no such file or directory"]
     assert results[0].path == str(tmp_path / "a.yaml")
 
 
 def test_unreadable_file(tmp_path):
     p = tmp_path / "bin.yaml"
     p.write_bytes(b"\xff\xfe\x00name")
-    assert [str(e) for e in load_file(p)] == [f"{p}:0: not a UTF-8 text file"]
+    assert [str(e) for e in load_file(p)] == [f"{p}:1: not a UTF-8 text file (byte 0xff at line 1)"]
+    p.write_bytes(b"name: T\ndoc: caf\xe9\n")        # the line of the first bad byte (issue 23)
+    assert [str(e) for e in load_file(p)] == [f"{p}:2: not a UTF-8 text file (byte 0xe9 at line 2)"]
 
 
 # ----------------------------------------------------------------------------- matrix --

@@ -4,7 +4,13 @@ quickly, and only small valid tests reach Z3, under a small timeout and resource
 
 The invariant (tests/fuzz/props.py): for any input, the loaders and `ptxmc run/check/outcomes`
 either succeed or report a CheckerError with file:line - never another exception, never an
-UNKNOWN presented as an answer. The longer campaign is tests/fuzz/campaign.py.
+UNKNOWN presented as an answer. On VALID tests generated from the instruction tables
+(tests/fuzz/grammar.py) the properties are stronger: two runs give the same JSON, a suite's
+results do not depend on the order of its tests or on --jobs, renaming threads, registers and
+locations, reordering threads or adding an independent thread changes no outcome, lowering time
+is bounded per event and a test over the events limit is refused fast; and every writer, onto
+every kind of target, either writes where the output policy allows or refuses and leaves the
+target untouched. The longer campaign is tests/fuzz/campaign.py (README: 100,000 inputs).
 """
 from __future__ import annotations
 

@@ -100,7 +100,7 @@ def report_dir(suite, tmp_path_factory) -> Path:
 
 def test_all_four_formats_are_written(report_dir):
     names = sorted(p.name for p in report_dir.iterdir())
-    assert names == ["index.html", "junit.xml", "report.json", "report.md"]
+    assert names == [".ptxmc-output", "index.html", "junit.xml", "report.json", "report.md"]   # + the marker
     html = (report_dir / "index.html").read_text()
     assert 'id="summary"' in html and "<svg" in html
     assert "http://" not in html.replace("http://www.w3.org/2000/svg", "")   # self-contained
@@ -209,7 +209,7 @@ def test_write_is_atomic_on_crash(suite, tmp_path, monkeypatch):
     with pytest.raises(KeyboardInterrupt):
         build.write_tree(out, {"a.txt": "new", "b.txt": "new"})
     monkeypatch.setattr(Path, "write_text", real)
-    assert sorted(p.name for p in out.iterdir()) == ["a.txt"] and (out / "a.txt").read_text() == "old"
+    assert sorted(p.name for p in out.iterdir()) == [".ptxmc-output", "a.txt"] and (out / "a.txt").read_text() == "old"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["crash"]
 
 

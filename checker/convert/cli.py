@@ -15,6 +15,8 @@ EXIT_OK, EXIT_SKIPPED, EXIT_USAGE = 0, 1, 2
 
 
 def add_subcommands(subparsers) -> None:
+    from ..cliargs import add_output_options
+
     imp = subparsers.add_parser(
         "import", help="convert herd / Dat3M / mixedproxy PTX litmus tests into ptxmc YAML",
         description="Convert PTX litmus tests into ptxmc YAML suites, one file per test. A test that ptxmc "
@@ -24,7 +26,9 @@ def add_subcommands(subparsers) -> None:
     imp.add_argument("--from", dest="fmt", required=True, choices=("herd", "dat3m", "mixedproxy"),
                      help="the source format: herd (.litmus, real PTX instructions), dat3m (.litmus, Dat3M's "
                           "PTX dialect), mixedproxy (.test)")
-    imp.add_argument("-o", "--output", required=True, metavar="DIR", help="the output folder")
+    imp.add_argument("-o", "--output", required=True, metavar="DIR",
+                     help="the output folder: absent, empty, or written by ptxmc import before")
+    add_output_options(imp)
     imp.set_defaults(func=cmd_import)
     exp = subparsers.add_parser(
         "export", help="write herd-layout PTX litmus files for tests in the generic subset",
@@ -32,7 +36,9 @@ def add_subcommands(subparsers) -> None:
                     "fence/membar/bar on global memory); other tests are listed with the reason.")
     exp.add_argument("paths", nargs="+", metavar="FILE|DIR", help="ptxmc YAML files or folders")
     exp.add_argument("--to", dest="fmt", required=True, choices=("herd",), help="the target format")
-    exp.add_argument("-o", "--output", required=True, metavar="DIR", help="the output folder")
+    exp.add_argument("-o", "--output", required=True, metavar="DIR",
+                     help="the output folder: absent, empty, or written by ptxmc export before")
+    add_output_options(exp)
     exp.set_defaults(func=cmd_export)
 
 
@@ -43,11 +49,19 @@ def _missing(paths) -> bool:
     return bool(bad)
 
 
+def _outdir(args, kind: str):
+    """The output folder, checked before the work (checker.outsafe) and marked as ptxmc's."""
+    from ..outsafe import check_folder, policy_of
+
+    return check_folder(args.output, kind, policy_of(args, args.paths))
+
+
 def cmd_import(args) -> int:
     from .driver import import_paths, write
 
     if _missing(args.paths):
         return EXIT_USAGE
+    _outdir(args, "import")
     run = import_paths(args.paths, args.fmt)
     report = write(run, args.output)
     for s in run.skipped:
@@ -62,6 +76,7 @@ def cmd_export(args) -> int:
 
     if _missing(args.paths):
         return EXIT_USAGE
+    _outdir(args, "export")
     run = export_paths(args.paths)
     write(run, args.output)
     for s in run.skipped:

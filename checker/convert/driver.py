@@ -8,9 +8,7 @@ source line it came from, instead. One bad file never stops the others.
 """
 from __future__ import annotations
 
-import os
 import re
-import tempfile
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -192,12 +190,7 @@ def write(run: ImportRun, out_dir: str | Path) -> Path:
 
 
 def write_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    """Atomically, a regular file only (checker.outsafe.write_file)."""
+    from ..outsafe import write_file
+
+    write_file(path, text)

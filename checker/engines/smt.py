@@ -44,7 +44,8 @@ class Z3Engine:
         self.es = es
         self.ctx = ctx or z3.Context()
         self.timeout = lim.timeout if timeout is None else timeout
-        self.deadline = time.monotonic() + self.timeout
+        # Within a Session, the test's deadline (its time includes lowering); else from now.
+        self.deadline = limits.current_deadline() or time.monotonic() + self.timeout
         self.max_outcomes = lim.outcomes if max_outcomes is None else max_outcomes
         self.rlimit = lim.rlimit if rlimit is None else rlimit
         self.enc: Encoding = encode(es, model, options, self.ctx)

@@ -27,6 +27,8 @@ from ..model.memory import MAX_BYTES
 from . import ptx, yamlsafe
 from ..ast import Addr, Eq, Expectation, LitmusTest, MemoryDecl, Name, Position, Reg, Thread
 from .conditions import check_refs, parse_cond
+from .files import suite_files
+from ..textsafe import escape_char, first_unsafe, printable
 from ..errors import LitmusError, SourceLoc
 from .yamlsafe import BOOL, INT, Node
 
@@ -52,15 +54,14 @@ def load_paths(paths: Iterable[str | Path]) -> list[LitmusTest | LitmusError]:
     A test name used twice in the batch is an error at the second use."""
     out: list[LitmusTest | LitmusError] = []
     seen_files: set[Path] = set()
-    for p in map(Path, paths):
-        if p.is_dir():
-            files = sorted((f for f in p.rglob("*") if f.suffix in (".yaml", ".yml") and f.is_file()
-                            and not any(part.startswith(".") for part in f.relative_to(p).parts)),
-                           key=lambda f: f.as_posix())
-        elif p.exists():
+    for p in paths:
+        p = Path(p) if str(p) else None          # '' is no path (Path('') would mean '.')
+        if p is not None and p.is_dir():
+            files = suite_files(p)
+        elif p is not None and p.exists():
             files = [p]
         else:
-            out.append(LitmusError("no such file or directory", SourceLoc(str(p), 0)))
+            out.append(LitmusError("no such file or directory", SourceLoc(str(p or "''"), 1)))
             continue
         for f in files:
             if f.resolve() not in seen_files:
@@ -76,15 +77,25 @@ def load_file(path: str | Path) -> list[LitmusTest | LitmusError]:
         if text is None:
             return [limits.too_large(f"too large: a file of more than {size - 1} bytes", "yaml_bytes",
                                      SourceLoc(str(path), 1))]
-    except UnicodeDecodeError:
-        return [LitmusError("not a UTF-8 text file", SourceLoc(str(path), 0))]
+    except UnicodeDecodeError as e:
+        line = e.object[:e.start].count(b"\n") + 1
+        return [LitmusError(f"not a UTF-8 text file (byte 0x{e.object[e.start]:02x} at line {line})",
+                            SourceLoc(str(path), line))]
     except OSError as e:
-        return [LitmusError(f"cannot read: {e.strerror}", SourceLoc(str(path), 0))]
+        return [LitmusError(f"cannot read: {e.strerror}", SourceLoc(str(path), 1))]
     return load_text(text, str(path))
 
 
 def load_text(text: str, path: str = "<string>") -> list[LitmusTest | LitmusError]:
     """Load every test of a YAML text (one mapping, or a list of mappings)."""
+    try:
+        return _load_text(text, path)
+    except RecursionError:      # nesting within every limit, yet too deep for Python's stack
+        return [limits.too_large("too deeply nested for this machine (Python's stack)", "yaml_depth",
+                                 SourceLoc(path, 1))]
+
+
+def _load_text(text: str, path: str) -> list[LitmusTest | LitmusError]:
     size = len(text.encode("utf-8", "surrogatepass"))
     if size > limits.current().yaml_bytes:
         return [limits.too_large(f"too large: a file of {size} bytes", "yaml_bytes", SourceLoc(path, 1))]
@@ -282,6 +293,10 @@ def _build(node: Node, path: str, row, line: int) -> LitmusTest:
     m = _Map(node, path, TEST_KEYS, "a test")
     name_node = m.need("name", "a test")
     name = _text(name_node, path, "name").strip()
+    bad = first_unsafe(name)
+    if bad is not None:
+        _fail(path, name_node, f"a test name cannot hold the control or formatting character "
+                               f"U+{ord(bad):04X} ({escape_char(bad)})", printable(name))
     if not name or re.search(r"\s", name):
         _fail(path, name_node, "a test name is one word, without spaces")
     arch = None

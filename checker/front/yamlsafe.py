@@ -165,6 +165,12 @@ def check_int(node: Node, path: str) -> Node:
     (also keeps Python's integer-string limit and YAML's sexagesimal ints from blowing up later)."""
     if node.tag != INT:
         return node
+    bare = node.raw.strip().lstrip("+-")
+    if ":" in bare or (len(bare) > 1 and bare[0] == "0" and bare[1] not in "xXbB"):
+        shown = node.raw if len(node.raw) <= 30 else node.raw[:27] + "..."
+        form = "a base-60 number (190:20:30 is 685230)" if ":" in bare else "an octal number (010 is 8)"
+        raise LitmusError(f"YAML reads this as {form}; write integers in decimal without leading "
+                          "zeros, or in hex (0x...)", SourceLoc(path, node.line, shown))
     digits = node.raw.replace("_", "")
     try:
         value = node.value if len(digits) <= 2 + INT_BITS else None

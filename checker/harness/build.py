@@ -33,8 +33,10 @@ class BuildResult:
 
 
 def safe_name(name: str) -> str:
-    """A file name for a test name (matrix names contain '+', '.', '$'...)."""
-    return re.sub(r"[^A-Za-z0-9_.+-]", "_", name).strip(".") or "test"
+    """A file name for a test name, distinct for distinct names (checker.outsafe.safe_filename:
+    `X/Y` and `X_Y` get different files)."""
+    from ..outsafe import safe_filename
+    return safe_filename(name)
 
 
 def nvcc_command(nvcc: str, source: Path, output: Path, target: str, kind: str) -> list[str]:
@@ -50,9 +52,9 @@ def nvcc_command(nvcc: str, source: Path, output: Path, target: str, kind: str) 
 
 
 def write_source(program: Program, outdir: Path) -> Path:
-    outdir.mkdir(parents=True, exist_ok=True)
+    from ..outsafe import write_file
     src = outdir / f"{safe_name(program.test)}.cu"
-    src.write_text(program.source)
+    write_file(src, program.source)
     return src
 
 

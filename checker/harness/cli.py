@@ -31,13 +31,17 @@ def add_hw_subcommands(subparsers) -> None:
     hw = subparsers.add_parser("hw", help="hardware harness: generate, compile, run, import, compare")
     sub = hw.add_subparsers(dest="hw_cmd", required=True)
 
+    from ..cliargs import add_output_options
+
     def common(p, outdir=True):
         p.add_argument("paths", nargs="*", help="litmus files or folders (default: the bundled litmus/)")
         p.add_argument("--controls", action="store_true", help="add the harness's positive controls")
         p.add_argument("--device", default=None, help="device configuration: a name (default, h100, b200) or a .toml")
         p.add_argument("--name", action="append", default=[], help="only tests with this name (repeatable)")
         if outdir:
-            p.add_argument("-o", "--output", default="hw-out", help="output folder (default hw-out)")
+            p.add_argument("-o", "--output", default="hw-out",
+                           help="output folder (default hw-out): absent, empty, or written by ptxmc hw before")
+            add_output_options(p)
 
     g = sub.add_parser("gen", help="write the CUDA program of each test; list those not expressible")
     common(g)
@@ -75,6 +79,7 @@ def add_hw_subcommands(subparsers) -> None:
     i.add_argument("--tests", nargs="*", default=None, help="litmus files for the conditions (default: bundled)")
     i.add_argument("--controls", action="store_true", help="also look tests up among the positive controls")
     i.add_argument("-o", "--output", default=None, help="write the log here instead of stdout")
+    add_output_options(i)
     i.set_defaults(func=cmd_import)
 
     c = sub.add_parser("compare", help="cross histograms with the model: violations, coverage gaps, controls")
@@ -145,8 +150,41 @@ def _report_skipped(skipped, errors, out) -> None:
 
 
 def _write_unsupported(outdir: Path, skipped) -> None:
-    outdir.mkdir(parents=True, exist_ok=True)
-    (outdir / "unsupported.txt").write_text("".join(f"{n}: {w}\n" for n, w in skipped))
+    from ..outsafe import write_file
+    write_file(outdir / "unsupported.txt", "".join(f"{n}: {w}\n" for n, w in skipped))
+
+
+def _outdir(args, paths=()) -> Path:
+    """The output folder, checked before the work (checker.outsafe: absent, empty or ptxmc hw's;
+    never one holding an input) and marked as ptxmc's."""
+    from ..outsafe import check_folder, policy_of
+    return check_folder(args.output, "hw", policy_of(args, paths or [str(LITMUS_DIR)]))
+
+
+def _check_numbers(args) -> None:
+    """hw run's numbers, checked up front like every command's (finite, positive; a fraction)."""
+    import math
+
+    from ..errors import CheckerError
+    for flag, v in (("--budget", args.budget), ("--time", args.time)):
+        if v is not None and not (math.isfinite(v) and v > 0):
+            raise CheckerError(f"{flag} {v:g}: must be a positive number of seconds")
+    if args.iterations is not None and args.iterations <= 0:
+        raise CheckerError(f"--iterations {args.iterations}: must be positive")
+    if args.max_timeouts is not None and not 0 <= args.max_timeouts <= 1:
+        raise CheckerError(f"--max-timeouts {args.max_timeouts:g}: must be a fraction from 0 to 1")
+
+
+def _unique_files(progs) -> None:
+    """Distinct tests must get distinct files (safe_filename keeps names apart; this is the
+    guard that a build can never credit one test's binary to another)."""
+    from .build import safe_name
+    seen: dict[str, str] = {}
+    for t, _ in progs:
+        f = safe_name(t.name)
+        if f in seen and seen[f] != t.name:
+            raise HarnessError(f"tests {seen[f]!r} and {t.name!r} would share the file {f}.cu: rename one")
+        seen[f] = t.name
 
 
 # -- commands -------------------------------------------------------------------------------------
@@ -154,9 +192,10 @@ def _write_unsupported(outdir: Path, skipped) -> None:
 def cmd_gen(args) -> int:
     from .build import write_source
     cfg = _config(args.device)
+    outdir = _outdir(args, args.paths)
     tests, errors = load_tests(args.paths, args.controls, args.name)
     progs, skipped = _programs(tests, cfg)
-    outdir = Path(args.output)
+    _unique_files(progs)
     for _, p in progs:
         write_source(p, outdir)
     _write_unsupported(outdir, skipped)
@@ -179,11 +218,14 @@ def _build_all(progs, outdir: Path, kind: str, jobs: int):
 
 
 def cmd_build(args) -> int:
+    from ..cliargs import jobs_of
     from .toolchain import find_toolchain
+    args.jobs = jobs_of(args.jobs, zero=None)
     cfg = _config(args.device)
+    outdir = _outdir(args, args.paths)
     tests, errors = load_tests(args.paths, args.controls, args.name)
     progs, skipped = _programs(tests, cfg, find_toolchain().version)
-    outdir = Path(args.output)
+    _unique_files(progs)
     _write_unsupported(outdir, skipped)
     failed = 0
     if args.sass:
@@ -231,8 +273,12 @@ def cmd_run(args) -> int:
     from . import histogram, litmus7
     from .compare import MAX_TIMEOUT_FRACTION, compare, exit_code, render
     from .runner import GpuBackend, run_suite
+    from ..cliargs import check_options
+    from ..resources import resolve_model
     from .toolchain import find_toolchain
-    outdir = Path(args.output)
+    check_options(resolve_model(args.model), args.option)
+    _check_numbers(args)
+    outdir = _outdir(args, args.paths)
     tests, errors = load_tests(args.paths, args.controls, args.name)
     tests = _shard(tests, args.shard)
     if args.fake_device is not None:
@@ -257,6 +303,7 @@ def cmd_run(args) -> int:
         if args.prebuilt is None:
             tc.require("nvcc")
     progs, skipped = _programs(tests, cfg, cuda)
+    _unique_files(progs)
     _write_unsupported(outdir, skipped)
     by_name = {t.name: t for t in tests}
     model: dict = {}
@@ -271,16 +318,17 @@ def cmd_run(args) -> int:
     hists = histogram.load(jsonl, allow_simulated=True) if jsonl.exists() else []
     comps = []
     if hists:
+        from ..outsafe import write_file
         histogram.save(hists, outdir / "histograms.json")
         known = {**by_name, **_tests_by_name(None, True)} if args.resume else by_name
-        (outdir / "litmus7.log").write_text(litmus7.log(hists, known))
+        write_file(outdir / "litmus7.log", litmus7.log(hists, known))
         missing = [t for t in {h.test for h in hists} if t not in model and t in known]
         if missing:
             model.update(_model_verdicts([known[t] for t in missing], args.model, args.option, say=print))
         comps = compare([h for h in hists if h.test in known], model, known,
                         max_timeout_fraction=args.max_timeouts if args.max_timeouts is not None else MAX_TIMEOUT_FRACTION)
         text = render(comps)
-        (outdir / "compare.txt").write_text(text + "\n")
+        write_file(outdir / "compare.txt", text + "\n")
         print(text)
     _report_skipped(skipped, errors, sys.stdout)
     failed, not_run = run.count("failed"), run.count("not-run")
@@ -321,14 +369,19 @@ def _load_any(files, tests) -> list:
 
 
 def cmd_import(args) -> int:
+    from ..outsafe import check_file, policy_of, write_file
     from . import histogram, litmus7
+    policy = policy_of(args, list(args.files) + list(args.tests or []))
+    for target in (args.json, args.output):          # checked before the work
+        if target:
+            check_file(target, policy)
     tests = _tests_by_name(args.tests, args.controls)
     hists = _load_any(args.files, tests)
     if args.json:
-        histogram.save(hists, args.json)
+        histogram.save(hists, args.json, policy)
     text = litmus7.log(hists, tests)
     if args.output:
-        Path(args.output).write_text(text)
+        write_file(args.output, text, policy)
         print(f"imported {len(hists)} histogram(s) into {args.output}")
     else:
         sys.stdout.write(text)
@@ -336,7 +389,10 @@ def cmd_import(args) -> int:
 
 
 def cmd_compare(args) -> int:
+    from ..cliargs import check_options
+    from ..resources import resolve_model
     from .compare import MAX_TIMEOUT_FRACTION, compare, exit_code, render
+    check_options(resolve_model(args.model), args.option)
     tests = _tests_by_name(args.tests, args.controls)
     hists = _load_any(args.files, tests)
     unknown = sorted({h.test for h in hists} - set(tests))

@@ -169,10 +169,11 @@ def append_jsonl(h: Histogram, path: str | Path) -> None:
         f.flush()
 
 
-def save(hists: list[Histogram], path: str | Path) -> None:
-    """Write one histogram (an object) or several (a list) as JSON."""
+def save(hists: list[Histogram], path: str | Path, policy=None) -> None:
+    """Write one histogram (an object) or several (a list) as JSON (checker.outsafe.write_file)."""
+    from ..outsafe import Policy, write_file
     data = hists[0].to_json() if len(hists) == 1 else [h.to_json() for h in hists]
-    Path(path).write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+    write_file(path, json.dumps(data, indent=1, sort_keys=True) + "\n", policy or Policy())
 
 
 def load(path: str | Path, allow_simulated: bool = False) -> list[Histogram]:

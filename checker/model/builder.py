@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from . import relations
+from .. import limits
 from ..ast import Addr, Float, Imm, Instr, LitmusTest, Name, Reg, Sink, Thread
 from ..errors import LitmusError
 from .events import Event, EventStructure, Order
@@ -52,6 +53,7 @@ class Builder:
 
     def __init__(self, test: LitmusTest):
         self.test = test
+        self.max_events = limits.current().events
         self.events: list[Event] = []
         self.pairs: dict[str, set] = defaultdict(set)
         self.write_value: dict[int, Expr] = {}
@@ -88,6 +90,9 @@ class Builder:
         `join`: in the program-order unit of the thread's previous event (unordered with it: the
         element accesses of one vector instruction, "in unspecified order")."""
         eid = len(self.events)
+        if eid >= self.max_events or not eid & 255:     # bounds first: before build()'s quadratic
+            limits.check_events(eid + 1, counting=True)  # relations; the test's time includes lowering
+            limits.check_deadline()
         thread = ctx.thread.name if ctx else None
         index = -1
         if ctx is not None and ctx.instr is not None:

@@ -84,15 +84,15 @@ def model_hash(model) -> str:
 
 def analyze(test: LitmusTest, model, model_name: str, options=frozenset(), timeout: float = 60.0,
             layout: str = "auto", max_witnesses: int = MAX_WITNESSES, blame: bool = True,
-            path: str | None = None, fix: bool = False) -> TestReport:
+            path: str | None = None, engine: str = "z3", fix: bool = False) -> TestReport:
     """Check `test` and explain the verdicts, with one Session (lowered and encoded once).
     `path` replaces the test's path in the Result (the report shows paths relative to the
     repository so its bytes do not depend on the checkout)."""
-    s = Session(test, model, options, "z3", replace(limits.current(), timeout=timeout))
+    s = Session(test, model, options, engine, replace(limits.current(), timeout=timeout))
     try:
         r = judge(s, model_name)
     except Exception as e:      # a checker bug: report it on this test and go on with the batch
-        r = replace(base_result(test, "z3", model_name), message=f"internal error: {type(e).__name__}: {e}")
+        r = replace(base_result(test, engine, model_name), message=f"internal error: {type(e).__name__}: {e}")
     if path is not None:
         r = replace(r, path=path)
     code = tuple((th.name, str(th.position), tuple(i.text for i in th.code)) for th in test.threads)

@@ -9,8 +9,6 @@ returns the report of the tests finished so far, marked interrupted."""
 from __future__ import annotations
 
 import os
-import shutil
-import tempfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -35,6 +33,8 @@ class Report:
     hw_files: tuple[str, ...] = ()
     timing: bool = False
     interrupted: tuple[int, int] | None = None      # (tests run, tests in the input) after Ctrl-C
+    stopped_by: int = 2                             # the signal that interrupted it (SIGINT, SIGTERM, SIGHUP)
+    engine: str = "z3"
     title: str = "ptxmc conformance report"
     extra: dict = field(default_factory=dict, compare=False)
 
@@ -79,28 +79,30 @@ def _error_report(e: LitmusError) -> TestReport:
     return TestReport(Result(name=name, path=path, status="error", message=str(e)), "", "", (), None, (), 0, ())
 
 
-def _failed_report(test, outcome, timeout: float, model_name: str) -> TestReport:
+def _failed_report(test, outcome, lim, engine: str, model_name: str) -> TestReport:
     """The row of a test whose worker did not return a report (error, bug, crash, time bound)."""
     from ..batch import result_of
 
-    lim = replace(limits.current(), timeout=timeout)
-    return TestReport(result_of(test, outcome, lim, "z3", model_name), "", "", (), None, (), 0, ())
+    return TestReport(result_of(test, outcome, lim, engine, model_name), "", "", (), None, (), 0, ())
 
 
 def _job(args) -> TestReport:
-    test, model_spec, options, timeout, layout, max_witnesses, blame, fix = args
+    test, model_spec, options, lim, engine, layout, max_witnesses, blame, fix = args
+    limits.set_current(lim)
     pool.inject_fault(test.name)
     model = resolve_model(model_spec)
-    return analyze(test, model, model_name(model), frozenset(options), timeout, layout, max_witnesses,
-                   blame, path=rel(test.path), fix=fix)
+    return analyze(test, model, model_name(model), frozenset(options), lim.timeout, layout, max_witnesses,
+                   blame, path=rel(test.path), engine=engine, fix=fix)
 
 
 def build(paths, model_spec=None, options=(), timeout: float = 60.0, jobs: int = 1, layout: str = "auto",
           hw_files=(), max_witnesses: int = MAX_WITNESSES, blame: bool = True, timing: bool = False,
-          on_result=None, fix: bool = False) -> Report:
-    """Check, explain and compare: everything a report shows, as data."""
+          on_result=None, fix: bool = False, *, lim=None, engine: str = "z3") -> Report:
+    """Check, explain and compare: everything a report shows, as data (`lim`: the limits of
+    the run, default the current ones with `timeout`; jobs 0 runs the tests in this process)."""
     from ..front.litmus import load_paths
 
+    lim = replace(lim or limits.current(), timeout=timeout)
     model = resolve_model(model_spec)
     items = load_paths(paths)
     out: list[TestReport | None] = [None] * len(items)
@@ -109,12 +111,13 @@ def build(paths, model_spec=None, options=(), timeout: float = 60.0, jobs: int =
         if isinstance(it, LitmusError):
             out[i] = _error_report(it)
         else:
-            todo.append((i, (it, model_spec, tuple(sorted(options)), timeout, layout, max_witnesses, blame, fix)))
-    interrupted = None
+            todo.append((i, (it, model_spec, tuple(sorted(options)), lim, engine, layout, max_witnesses, blame, fix)))
+    interrupted, stopped_by = None, 2
     try:
-        _run(todo, jobs, timeout, out, on_result)
-    except KeyboardInterrupt:
+        _run(todo, jobs, lim, out, on_result)
+    except KeyboardInterrupt as e:
         interrupted = (sum(1 for t in out if t is not None), len(items))
+        stopped_by = pool.signum_of(e)
     tests = [_portable(t) for t in out if t is not None]
     seen: dict[str, int] = {}
     for k, t in enumerate(tests):          # several errors at one line (matrix rows): unique names
@@ -129,31 +132,30 @@ def build(paths, model_spec=None, options=(), timeout: float = 60.0, jobs: int =
     return Report(model=model_spec or "ptx", model_hash=model_hash(model), options=tuple(sorted(options)),
                   inputs=tuple(rel(p) for p in paths), layout=layout, tests=tuple(tests),
                   hardware=hardware, hw_files=tuple(rel(h) for h in hw_files), timing=timing,
-                  interrupted=interrupted)
+                  interrupted=interrupted, stopped_by=stopped_by, engine=engine)
 
 
-def _run(todo, jobs: int, timeout: float, out: list, on_result) -> None:
+def _run(todo, jobs: int, lim, out: list, on_result) -> None:
     """Fill `out[i]` for every (i, job) of todo: in worker processes (jobs >= 1), or in this
-    process under PTXMC_DEBUG so that a bug shows its traceback. KeyboardInterrupt propagates,
-    with `out` holding every report finished before it."""
+    process (jobs 0, or PTXMC_DEBUG so that a bug shows its traceback). KeyboardInterrupt
+    propagates, with `out` holding every report finished before it."""
     from ..batch import in_process
 
     def done(k: int, outcome) -> None:
         i, job = todo[k]
-        rep = outcome.value if isinstance(outcome, pool.Value) else _failed_report(job[0], outcome, timeout,
-                                                                                  Path(str(job[1] or "ptx")).stem)
+        rep = outcome.value if isinstance(outcome, pool.Value) else \
+            _failed_report(job[0], outcome, lim, job[4], Path(str(job[1] or "ptx")).stem)
         with pool.sigint_deferred():
             out[i] = rep
             if on_result:
                 on_result(rep)
 
     jobs_ = [j for _, j in todo]
-    if os.environ.get("PTXMC_DEBUG"):
+    if os.environ.get("PTXMC_DEBUG") or jobs == 0:
         for k, job in enumerate(jobs_):
             done(k, in_process(_job, job))
         return
-    hard = replace(limits.current(), timeout=timeout).hard_timeout()
-    pool.run_pool(_job, jobs_, min(max(1, jobs), len(jobs_)), hard, done)
+    pool.run_pool(_job, jobs_, min(max(1, jobs), len(jobs_)), lim.hard_timeout(), done)
 
 
 def _compare(tests, items, hw_files) -> tuple:
@@ -177,35 +179,9 @@ def render(report: Report) -> dict[str, str]:
             "report.json": jsondoc.render(report), "junit.xml": junit.render(report)}
 
 
-def write_tree(out: str | os.PathLike, files: dict[str, str | bytes]) -> Path:
-    """Write `files` (relative name -> text or bytes) as the folder `out`, atomically: into a
-    temporary folder beside it, then renamed into place (the old folder, if any, moved aside
-    first and removed last). On any exception, KeyboardInterrupt included, the temporary folder
-    is removed and `out` is left as it was."""
-    target = Path(out)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp"))
-    old = None
-    try:
-        for name, data in sorted(files.items()):
-            p = tmp / name
-            p.parent.mkdir(parents=True, exist_ok=True)
-            if isinstance(data, bytes):
-                p.write_bytes(data)
-            else:
-                p.write_text(data, encoding="utf-8", newline="\n")
-        os.chmod(tmp, 0o755)
-        if target.exists():
-            old = target.parent / f".{target.name}.{os.getpid()}.old"
-            if old.exists():
-                shutil.rmtree(old)
-            os.replace(target, old)
-        os.replace(tmp, target)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        if old is not None and old.exists() and not target.exists():
-            os.replace(old, target)
-        raise
-    if old is not None:
-        shutil.rmtree(old, ignore_errors=True)
-    return target
+def write_tree(out: str | os.PathLike, files: dict[str, str | bytes], policy=None) -> Path:
+    """Write `files` (relative name -> text or bytes) as the report folder `out`, atomically and
+    only over an earlier report (checker.outsafe.write_tree)."""
+    from .. import outsafe
+
+    return outsafe.write_tree(out, files, policy or outsafe.Policy())

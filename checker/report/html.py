@@ -7,6 +7,7 @@ import re
 from html import escape
 
 from ..results.result import outcome_text
+from ..textsafe import printable
 from .analyze import Forbidden, Picture, TestReport
 from .jsondoc import summary
 from .svg import css as svg_css, defs as svg_defs, legend
@@ -102,7 +103,8 @@ JS = """
 
 
 def _e(s) -> str:
-    return escape(str(s), quote=True)
+    """HTML-escaped, control and invisible formatting characters shown as escapes."""
+    return escape(printable(str(s), newlines=True), quote=True)
 
 
 def badge(word: str, cls: str) -> str:
@@ -320,7 +322,7 @@ def render(report) -> str:
     opts = ", ".join(report.options) or "none"
     head = [f"<h1>{_e(report.title)}</h1>",
             f'<p class="meta">model <code>{_e(report.model)}</code> (hash <code>{_e(report.model_hash)}</code>), '
-            f"options: {_e(opts)}, engine z3 · inputs: "
+            f"options: {_e(opts)}, engine {_e(report.engine)} · inputs: "
             + ", ".join(f"<code>{_e(p)}</code>" for p in report.inputs) + "</p>"]
     if report.interrupted:
         head.append(f'<p class="interrupted" id="interrupted"><b>Interrupted: {report.interrupted[0]} of '

@@ -110,7 +110,7 @@ def render(report) -> str:
     doc = {
         "format": FORMAT, "version": VERSION, "tool": "ptxmc",
         "model": {"name": report.model, "hash": report.model_hash, "options": list(report.options)},
-        "engine": "z3",
+        "engine": report.engine,
         "inputs": list(report.inputs),
         "hardware_files": list(report.hw_files),
         "summary": summary(report),

@@ -2,26 +2,35 @@
 and candidate executions are in report.json, and as DOT with `ptxmc check --dot`)."""
 from __future__ import annotations
 
+import html
+import re
+
 from ..results.result import outcome_text
+from ..textsafe import printable
 from .html import HW_WORD, STATUS_WORD, verdict_badge
 from .jsondoc import summary
 
 
 def _c(s) -> str:
-    """Inline code, safe in a table cell."""
-    s = str(s).replace("|", "\\|")
-    return f"`{s}`" if "`" not in s else f"``{s}``"
+    """Inline code, safe in a table cell (a code span shows HTML as text; its fence is longer
+    than any run of backticks inside)."""
+    s = printable(str(s).replace("\n", " ")).replace("|", "\\|")
+    fence = "`" * (max((len(r) for r in re.findall("`+", s)), default=0) + 1)
+    pad = " " if s.startswith("`") or s.endswith("`") else ""
+    return f"{fence}{pad}{s}{pad}{fence}"
 
 
 def _t(s) -> str:
-    return str(s).replace("|", "\\|").replace("\n", " ")
+    """Plain text, safe in a table cell and as Markdown: HTML escaped (a name or doc holding
+    <script> stays text in any renderer), control characters shown as escapes."""
+    return html.escape(printable(str(s).replace("\n", " ")), quote=False).replace("|", "\\|")
 
 
 def render(report) -> str:
     s = summary(report)
-    out = [f"# {report.title}", "",
+    out = [f"# {_t(report.title)}", "",
            f"Model {_c(report.model)} (hash {_c(report.model_hash)}), options: {', '.join(report.options) or 'none'}, "
-           f"engine z3. Inputs: " + ", ".join(_c(p) for p in report.inputs) + "."]
+           f"engine {report.engine}. Inputs: " + ", ".join(_c(p) for p in report.inputs) + "."]
     if report.interrupted:
         out += ["", f"**Interrupted: {report.interrupted[0]} of {report.interrupted[1]} tests run.** "
                     "The report is complete for the tests it holds."]
@@ -52,7 +61,7 @@ def render(report) -> str:
 
 def _test(t, comparison) -> list[str]:
     r = t.result
-    out = [f"### {r.name}", "", f"{STATUS_WORD.get(r.status, r.status)} ({r.status}) · {_c(r.path)}"
+    out = [f"### {_t(r.name)}", "", f"{STATUS_WORD.get(r.status, r.status)} ({r.status}) · {_c(r.path)}"
            + (f" · hash {_c(t.hash)}" if t.hash else "")]
     if r.message:
         out += ["", _t(r.message)]
@@ -91,5 +100,5 @@ def _test(t, comparison) -> list[str]:
         out += [f"- allowed, observed {n}x: {_c(outcome_text(o))}" for o, n in c.witnessed]
         out += [f"- allowed but never observed: {_c(outcome_text(o))}" for o in c.gaps]
     if t.note:
-        out += ["", t.note]
+        out += ["", _t(t.note)]
     return out

@@ -8,23 +8,35 @@ import re
 from xml.sax.saxutils import escape as _escape, quoteattr as _quoteattr
 
 from ..ast import value_text
+from ..textsafe import printable
 from .result import Result, outcome_text
 
 JSON_SCHEMA_VERSION = 1
+
+
+def _p(s: str) -> str:
+    """Text from the input as a terminal may show it (checker.textsafe)."""
+    return printable(s)
+
+
+def _indented(s: str, indent: str = "          ", more: str | None = None) -> str:
+    """A message, control characters escaped, its first line indented by `indent` and the others
+    by `more` (default the same): a line of it cannot pass for a line of its own (a forged PASS)."""
+    return indent + printable(s, newlines=True).replace("\n", "\n" + (indent if more is None else more))
 
 
 def text(results: list[Result], timing: bool = True) -> str:
     lines = []
     for r in results:
         t = f"  {r.time * 1000:.0f}ms" if timing else ""
-        lines.append(f"{r.status.upper():9} {r.name}  ({r.path}){t}")
+        lines.append(f"{r.status.upper():9} {_p(r.name)}  ({_p(r.path)}){t}")
         if r.message:
-            lines.append(f"          {r.message}")
+            lines.append(_indented(r.message))
         for c in r.conditions:
             if c.met is False:
-                lines.append(f"          expected {c.expected}, model says {c.verdict}: {c.text}")
+                lines.append(_indented(f"expected {c.expected}, model says {c.verdict}: {c.text}"))
         for note in r.notes:
-            lines.append(f"          note: {note}")
+            lines.append(_indented(f"note: {note}"))
     lines.append(summary(results))
     return "\n".join(lines) + "\n"
 
@@ -41,17 +53,18 @@ def summary(results: list[Result]) -> str:
 def herd(results: list[Result], timing: bool = True) -> str:
     out = []
     for r in results:
+        name = _p(r.name)
         if r.status == "error":
-            out.append(f"Test {r.name} Error\n{r.message}\n")
+            out.append(f"Test {name} Error\n{_indented(r.message, '', '  ')}\n")
             continue
         if r.undefined:
-            out.append(f"Test {r.name} Undefined\n" + "\n".join(u.why for u in r.undefined) + "\n")
+            out.append(f"Test {name} Undefined\n" + "\n".join(_indented(u.why, '', '  ') for u in r.undefined) + "\n")
             continue
         kind = "Allowed"
         if r.conditions and r.conditions[0].expected == "forbidden":
             kind = "Forbidden"
         states = f"States {len(r.outcomes)}" + ("" if r.complete else " (incomplete: the outcome cap)")
-        block = [f"Test {r.name} {kind}", states]
+        block = [f"Test {name} {kind}", states]
         block += [outcome_text(o) for o in r.outcomes]
         for c in r.conditions:
             ok = "Ok" if c.met else ("Unknown" if c.allowed is None else "No")
@@ -67,11 +80,11 @@ def herd(results: list[Result], timing: bool = True) -> str:
             obs = "Never" if c.positive == 0 else ("Always" if c.negative == 0 else "Sometimes")
             if not r.complete and c.allowed is not None:    # counts over a partial list: no Always
                 obs = "Sometimes" if c.allowed else "Never"
-            block.append(f"Observation {r.name} {obs} {c.positive} {c.negative}")
+            block.append(f"Observation {name} {obs} {c.positive} {c.negative}")
         if r.status == "unknown":
-            block.append(f"Unknown: {r.message}")
+            block.append(f"Unknown: {_p(r.message)}")
         if timing:
-            block.append(f"Time {r.name} {r.time:.3f}")
+            block.append(f"Time {name} {r.time:.3f}")
         out.append("\n".join(block) + "\n")
     return "\n".join(out)
 

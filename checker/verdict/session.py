@@ -6,6 +6,7 @@ candidate execution shows, and the mutants of the test (each its own Session). `
 comes from the run that produced the verdict)."""
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Iterator, Sequence
@@ -47,16 +48,21 @@ class Session:
         self.lim = lim or limits.current()
         self.model_name = model_name(model)
         self._outcomes: tuple[frozenset[Outcome], bool] | None = None
+        # The test's time runs from here: lowering and encoding count against --timeout too.
+        self.deadline = time.monotonic() + self.lim.timeout
 
     @cached_property
     def es(self) -> EventStructure:
-        return lower(self.test)
+        with limits.use(self.lim), limits.deadline(self.deadline):
+            return lower(self.test)
 
     @cached_property
     def engine(self) -> Engine:
+        es = self.es
         lim = self.lim if self.test.rlimit is None else replace(self.lim, rlimit=self.test.rlimit)
         filt = None if self.test.filter is None else self.prepare(self.test.filter)
-        return engines.make(self.engine_name, self.es, self.model, self.options, lim, filt)
+        with limits.use(lim), limits.deadline(self.deadline):
+            return engines.make(self.engine_name, es, self.model, self.options, lim, filt)
 
     @cached_property
     def observe(self) -> tuple[str, ...]:

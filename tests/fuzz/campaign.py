@@ -1,10 +1,11 @@
 """The nightly fuzz campaign: the CI fuzz targets (tests/fuzz/targets.py) with a larger budget and
 a fresh seed, recording every failure instead of stopping at the first.
 
-    python tests/fuzz/campaign.py --inputs 10000 [--seed N] [--out DIR] [--only NAME,...]
+    python tests/fuzz/campaign.py --inputs 100000 [--seed N] [--out DIR] [--only NAME,...]
 
 The budget is shared between the targets in proportion to their CI budgets. Every input that
-breaks the invariant (tests/fuzz/props.py) - an exception that is not a located CheckerError, a
+breaks a property (tests/fuzz/props.py: no unlocated exception, determinism, metamorphic
+relations, output safety, bounded lowering) - an exception that is not a located CheckerError, a
 broken assertion, or a single input running longer than --hang seconds - is written to
 DIR/failures.jsonl, and the failures are grouped by signature (target, exception type, the
 innermost checker/ frame). Exit code: 0 no failure, 1 failures found.

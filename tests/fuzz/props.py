@@ -29,7 +29,7 @@ from checker.cat.interp import Model, parse_model
 from checker.resources import resolve_model
 from checker.verdict.check import check_test
 from checker.front.conditions import parse_cond, show
-from checker.errors import CheckerError, LimitExceeded, LitmusError, ModelError, SourceLoc
+from checker.errors import CheckerError, LimitExceeded, LitmusError, ModelError, SourceLoc  # noqa: F401
 from checker.front.litmus import load_text
 from checker.isa.registry import lower
 from checker.results.output import FORMATS
@@ -134,27 +134,23 @@ def check_result(r) -> None:
 
 # ------------------------------------------------------------------------------ instructions --
 
-PROBE_MEMORY = {
-    "x": 0, "y": 0, "flag": 0, "g": 0, "a": {"alias_of": "x"},
-    "s": {"space": "shared", "owner": "gpu0.cta0"},
-    "mb": {"space": "shared", "owner": "gpu0.cta0", "mbarrier": {"count": 1}},
-    "tmap": {"tensormap": {0: "g", 1: "y"}, "init": 0},
-}
-
-
 def check_instruction(text: str, run: bool = True) -> None:
     """Parse one instruction; then lower (and maybe check) it inside a small test."""
+    from tests.fuzz import grammar
+
     where = SourceLoc("fuzz/instr.yaml", 7, text.strip())
     try:
-        parse_instr(text, where, frozenset(PROBE_MEMORY))
+        parse_instr(text, where, frozenset(grammar.MEMORY) | {"flag", "a"})
     except LitmusError as e:
         assert e.where == where, (e.where, where)
         assert str(e).startswith("fuzz/instr.yaml:7")
     if not run:
         return
-    doc = {"name": "probe", "memory": PROBE_MEMORY,
-           "threads": {"P0": {"at": "gpu0.cta0", "code": ["mov r1, 1", text]},
-                       "P1": {"at": "gpu0.cta0.warp1", "code": ["st.global [x], 2", "ld.global r0, [y]"]}}}
+    from tests.fuzz import grammar
+
+    doc = {"name": "probe", "memory": {**grammar.MEMORY, "flag": 0, "a": {"alias_of": "x"}},
+           "threads": {"P0": {"at": grammar.POSITIONS[0], "code": ["mov r1, 1", text]},
+                       "P1": {"at": grammar.POSITIONS[2], "code": ["st.global [x], 2", "ld.global r0, [y]"]}}}
     check_litmus_text(yaml.safe_dump(doc, sort_keys=False, allow_unicode=True), "fuzz/instr.yaml")
 
 
@@ -268,7 +264,7 @@ def check_cli_file(tmp: Path, text: str, cond: str = "P0:r0=0") -> None:
     spec = f"{path}::{names[0]}" if names else str(path)
     for argv in (["outcomes", spec, *limits_args], ["check", spec, cond, *limits_args]):
         code, out, err = run_cli(argv)
-        # check: 3 is UNKNOWN, 4 a malformed test or condition (docs/cli.md, Exit codes)
+        # check: 3 UNKNOWN, 4 a malformed test or condition (docs/cli.md#exit-codes)
         assert code in ((0, 1, 3, 4) if argv[0] == "check" else (0, 1)), (argv, code, err)
         assert "Traceback" not in err and "internal error" not in out + err, (argv, err)
         if code:
@@ -305,3 +301,313 @@ def check_engines_agree(text: str, path: str = "fuzz/diff.yaml", limit: int = 30
             if complete:
                 assert got == expected, (f"engines disagree on {t.name}: z3 only {sorted(got - expected)}, "
                                          f"brute only {sorted(expected - got)}")
+
+
+# ============================================================== issue 23: the new properties ==
+# Each takes a generated VALID test (tests/fuzz/grammar.py) or a generated case and checks a
+# relation that a wrong or flaky checker would break: determinism (two runs, equal JSON; any
+# order of a suite's tests and any --jobs, equal results), metamorphic relations (renaming
+# threads, registers and locations; reordering threads; adding an independent thread), output
+# safety (checker.outsafe's policy, for every writer and every kind of target), and bounds
+# (lowering time per event; a test over the events limit refused fast).
+
+# Lowering costs about 0.1 ms per event on a 2-core CI machine; the bound leaves a wide margin
+# for a loaded machine and catches the quadratic blow-ups (relations built before the limit).
+LOWER_SECONDS_PER_EVENT = 0.02
+LOWER_SECONDS_FIXED = 1.0
+REFUSE_SECONDS = 3.0
+
+
+def _result_json(r) -> str:
+    from checker.results.output import result_dict
+
+    return json.dumps(result_dict(r, timing=False), sort_keys=True)
+
+
+def load_valid(text: str, path: str = "fuzz/grammar.yaml"):
+    """The tests of a generated text that load and lower (with their event structures), each
+    lowered within LOWER_SECONDS_PER_EVENT per event."""
+    import time
+
+    out = []
+    with limits.use(FUZZ_LIMITS):
+        for it in load_text(text, path):
+            if isinstance(it, LitmusError):
+                assert_located(it, path)
+                continue
+            start = time.perf_counter()
+            try:
+                es = lower(it)
+            except LitmusError as e:
+                assert_located(e, path)
+                continue
+            except LimitExceeded:
+                continue
+            spent = time.perf_counter() - start
+            assert spent < LOWER_SECONDS_FIXED + LOWER_SECONDS_PER_EVENT * len(es.events), \
+                f"lowering {it.name} took {spent:.2f} s for {len(es.events)} events"
+            REACHED["valid"] += 1
+            out.append((it, es))
+    return out
+
+
+def check_valid_test(text: str, twice: bool = True) -> None:
+    """A generated test: lowered in bounded time; if small, checked (and, with `twice`, checked
+    again in a fresh Session: the same JSON, byte for byte)."""
+    for t, es in load_valid(text):
+        if len(es.events) > MAX_EVENTS:
+            continue
+        with limits.use(FUZZ_LIMITS):
+            r = check_test(t, default_model(), "ptx", frozenset(), "z3", FUZZ_LIMITS.timeout)
+            check_result(r)
+            REACHED["checked"] += 1
+            if twice:
+                again = check_test(t, default_model(), "ptx", frozenset(), "z3", FUZZ_LIMITS.timeout)
+                assert_same(r, again, f"two runs of {t.name}")
+
+
+def timed_out(r) -> bool:
+    """Did the wall clock stop this result (the only thing allowed to differ run to run)?"""
+    return r.status == "unknown" and r.message.startswith("timeout")
+
+
+def assert_same(a, b, what: str) -> None:
+    """Two results of one test are the same JSON, unless the wall clock stopped one of them: that
+    one is then UNKNOWN (a timeout never becomes another verdict)."""
+    if timed_out(a) or timed_out(b):
+        REACHED["timed-out"] += 1
+        return
+    assert _result_json(a) == _result_json(b), f"{what} differ:\n{_result_json(a)}\n{_result_json(b)}"
+    REACHED["deterministic"] += 1
+
+
+def _outcome_sets(r, keymap=None, keep=None) -> set:
+    keymap = keymap or {}
+    out = set()
+    for o in r.outcomes:
+        items = {keymap.get(k, k): v for k, v in o}
+        if keep is not None:
+            items = {k: v for k, v in items.items() if k in keep}
+        out.add(frozenset(items.items()))
+    return out
+
+
+def _comparable(r) -> bool:
+    return r.status not in ("error", "unknown") and r.complete
+
+
+def check_metamorphic(doc: dict, seed: int) -> None:
+    """Renaming threads, registers and locations, reordering threads, and adding a thread that
+    shares nothing with the others do not change what a test allows (nor its verdicts, nor
+    whether it is undefined)."""
+    import random
+
+    from tests.fuzz import grammar
+
+    base = load_valid(grammar.dump(doc))
+    if not base or len(base[0][1].events) > MAX_EVENTS - 3:
+        return
+    with limits.use(FUZZ_LIMITS):
+        r0 = check_test(base[0][0], default_model(), "ptx", frozenset(), "z3", FUZZ_LIMITS.timeout)
+    if not _comparable(r0):
+        return
+    rng = random.Random(seed)
+    threads = {n: f"T{rng.randrange(1000)}_{k}" for k, n in enumerate(doc["threads"])}
+    regs = {f"r{k}": f"q{k}_{rng.randrange(100)}" for k in range(4)}
+    regs.update({f"v{k}": f"w{k}" for k in range(128)} | {f"a{k}": f"am{k}" for k in range(4)} | {"p": "pq"})
+    locs = {n: f"L{k}_{n}" for k, n in enumerate(grammar.MEMORY)}
+    renamed = grammar.rename(doc, threads, regs, locs)
+    reordered = dict(doc, threads=dict(reversed(list(doc["threads"].items()))))
+    keymap = {}
+    for k in r0.observe:
+        t, _, reg = k.partition(":")
+        keymap[k] = f"{threads.get(t, t)}:{regs.get(reg, reg)}" if reg else locs.get(k, k)
+    for what, variant, mapping, keep in (
+            ("renaming threads, registers and locations", renamed, keymap, None),
+            ("reordering threads", reordered, None, None),
+            ("adding an independent thread", grammar.with_independent_thread(doc), None, set(r0.observe))):
+        items = load_valid(grammar.dump(variant))
+        assert items, f"{what}: the variant does not load"
+        with limits.use(FUZZ_LIMITS):
+            r1 = check_test(items[0][0], default_model(), "ptx", frozenset(), "z3", FUZZ_LIMITS.timeout)
+        if not _comparable(r1):
+            assert r1.status != "error", f"{what} made the test an error: {r1.message}"
+            continue
+        assert bool(r0.undefined) == bool(r1.undefined), f"{what} changed undefinedness: {r0.undefined} {r1.undefined}"
+        assert [(c.expected, c.allowed) for c in r0.conditions] == [(c.expected, c.allowed) for c in r1.conditions], \
+            f"{what} changed a verdict"
+        if not r0.undefined:
+            assert _outcome_sets(r0, mapping) == _outcome_sets(r1, keep=keep), f"{what} changed the outcomes"
+        REACHED["metamorphic"] += 1
+
+
+def check_suite_permutation(docs: list, order: list[int], jobs: int) -> None:
+    """A suite's results do not depend on the order of its tests or on --jobs (issue 14): each
+    test's JSON is the same when the suite runs in another order, in worker processes."""
+    from checker.batch import run_tests
+    from tests.fuzz import grammar
+
+    named = [dict(d, name=f"G{k}") for k, d in enumerate(docs)]
+    first = "".join(grammar.dump([d]) for d in named)
+    second = "".join(grammar.dump([named[k]]) for k in order)
+    results = []
+    for text, j in ((first, 0), (second, jobs)):
+        with limits.use(FUZZ_LIMITS):
+            items = load_text(text, "fuzz/suite.yaml")
+            small = [it for it in items if isinstance(it, LitmusError) or _small(it)]
+            rs = run_tests(small, None, (), "z3", jobs=j, lim=FUZZ_LIMITS)
+        results.append({r.name: r for r in rs})
+    assert sorted(results[0]) == sorted(results[1])
+    for name, r in results[0].items():
+        assert_same(r, results[1][name], f"{name} in another order / with --jobs {jobs}:")
+    REACHED["permutation"] += 1
+
+
+def _small(test) -> bool:
+    try:
+        return len(lower(test).events) <= MAX_EVENTS
+    except CheckerError:
+        return True
+
+
+def check_lowering_refused_fast(doc: dict) -> None:
+    """A test grown past the events limit (its threads multiplied to 32, their code repeated to
+    64 instructions: the front end's own limits) is refused while lowering, quickly, with the
+    limit named."""
+    import time
+
+    from tests.fuzz import grammar
+
+    valid = load_valid(grammar.dump(doc))
+    if not valid:
+        return
+    t = valid[0][0]
+    threads = tuple(replace(th, name=f"{th.name}x{k}", code=(th.code * 64)[:64])
+                    for k, th in ((k, t.threads[k % len(t.threads)]) for k in range(32)))
+    grown = replace(t, threads=threads, expectations=())
+    with limits.use(FUZZ_LIMITS):
+        start = time.perf_counter()
+        try:
+            es = lower(grown)
+        except LimitExceeded as e:
+            assert "--limit events=N" in str(e), str(e)
+            spent = time.perf_counter() - start
+            assert spent < REFUSE_SECONDS, f"refused only after {spent:.2f} s"
+            REACHED["refused-fast"] += 1
+            return
+        except LitmusError:
+            return
+        assert len(es.events) <= FUZZ_LIMITS.events
+
+
+# ----------------------------------------------------------------------------- output safety --
+
+OUTPUT_WRITERS = ("run -o", "run --results-jsonl", "check --dot", "report --out", "export -o")
+TARGET_KINDS = ("absent", "regular", "input", "folder-empty", "folder-user", "folder-ptxmc", "symlink-file",
+                "symlink-dangling", "fifo", "device", "under-a-file", "dot", "cwd")
+
+
+def _snapshot(p: Path):
+    """What is at `p` (without following a link), deep enough to see any change."""
+    import hashlib
+    import stat as st_
+
+    try:
+        s = os.lstat(p)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    if st_.S_ISLNK(s.st_mode):
+        return ("link", os.readlink(p))
+    if st_.S_ISDIR(s.st_mode):
+        return ("dir", tuple(sorted((str(q.relative_to(p)), _snapshot(q)) for q in p.iterdir())))
+    if st_.S_ISREG(s.st_mode):
+        return ("file", hashlib.sha256(p.read_bytes()).hexdigest())
+    return ("node", st_.S_IFMT(s.st_mode), s.st_rdev)
+
+
+def check_output_safety(tmp: Path, writer: str, kind: str, force: bool, follow: bool) -> None:
+    """Whatever is at an output path, ptxmc either writes its output there - only where the policy
+    allows: nothing, a regular file for a file output, an empty folder or ptxmc's own for a folder
+    output - or refuses with `ptxmc: cannot write PATH: ...` (exit 2) and leaves it exactly as
+    it was. Nothing else on disk changes either way (the input, the folders around)."""
+    import shutil
+    import stat as st_
+
+    case = tmp / f"case-{writer.replace(' ', '_')}-{kind}"
+    shutil.rmtree(case, ignore_errors=True)
+    case.mkdir(parents=True)
+    test = case / "in.yaml"
+    test.write_text(CAT_PROBE)
+    other = case / "other.txt"
+    other.write_text("user data\n")
+    folder_out = writer in ("report --out", "export -o")
+    target = case / "target"
+    if kind == "regular":
+        target.write_text("old\n")
+    elif kind == "input":
+        target = test
+    elif kind == "folder-empty":
+        target.mkdir()
+    elif kind == "folder-user":
+        target.mkdir()
+        (target / "thesis.txt").write_text("precious\n")
+    elif kind == "folder-ptxmc":
+        target.mkdir()
+        (target / ".ptxmc-output").write_text(json.dumps({"tool": "ptxmc", "kind": writer.split()[0] if
+                                                          writer.startswith("export") else "report",
+                                                          "files": ["report.json"]}))
+        (target / "report.json").write_text("{}")
+    elif kind == "symlink-file":
+        target.symlink_to(other)
+    elif kind == "symlink-dangling":
+        target.symlink_to(case / "nowhere")
+    elif kind == "fifo":
+        os.mkfifo(target)
+    elif kind == "device":
+        try:
+            os.mknod(target, st_.S_IFCHR | 0o666, os.makedev(1, 3))
+        except (PermissionError, OSError):
+            return
+    elif kind == "under-a-file":
+        target = other / "out"
+    elif kind == "dot":
+        target = Path(".")
+    elif kind == "cwd":
+        target = case
+    before = {p: _snapshot(p) for p in (case, test, other)}
+    at_target = _snapshot(target) if kind not in ("dot", "cwd") else None
+    argv = {"run -o": ["run", str(test), "--jobs", "0", "--no-timing", "-o", str(target)],
+            "run --results-jsonl": ["run", str(test), "--jobs", "0", "--results-jsonl", str(target)],
+            "check --dot": ["check", str(test), "P0:r0=0", "--dot", str(target)],
+            "report --out": ["report", str(test), "--jobs", "0", "--no-blame", "--out", str(target)],
+            "export -o": ["export", str(test), "--to", "herd", "-o", str(target)]}[writer]
+    argv += ["--force"] * force + ["--follow-symlinks"] * follow
+    old_cwd = os.getcwd()
+    os.chdir(case)
+    try:
+        code, out, err = run_cli(argv)
+    finally:
+        os.chdir(old_cwd)
+    allowed = {"absent": True, "regular": not folder_out, "input": False,
+               "folder-empty": folder_out, "folder-ptxmc": folder_out, "folder-user": folder_out and force,
+               "symlink-file": follow and not folder_out, "symlink-dangling": follow,
+               "fifo": False, "device": False, "under-a-file": False, "dot": False, "cwd": False}[kind]
+    if kind == "folder-user" and writer == "export -o" and force:
+        allowed = True
+    assert "Traceback" not in err and "internal error" not in err, err
+    if not allowed:
+        assert code == 2 and "cannot write" in err, (writer, kind, code, err)
+        assert _snapshot(test) == before[test] and _snapshot(other) == before[other], (writer, kind)
+        if kind not in ("dot", "cwd"):
+            assert _snapshot(target) == at_target, (writer, kind, "the target changed")
+        REACHED["output-refused"] += 1
+        return
+    assert code in (0, 1), (writer, kind, code, err)
+    assert _snapshot(test) == before[test], (writer, kind, "the input changed")
+    if kind == "folder-user":
+        assert (target / "thesis.txt").read_text() == "precious\n", "a user's file was touched"
+    if kind == "symlink-file":
+        assert target.is_symlink() and _snapshot(other) != before[other]
+    elif kind != "symlink-dangling":
+        assert _snapshot(other) == before[other]
+    REACHED["output-written"] += 1

@@ -139,7 +139,9 @@ def _soup_instruction(draw) -> str:
 
 @cache
 def instructions() -> st.SearchStrategy[str]:
-    return st.one_of(_valid_instruction(), _valid_instruction(), _soup_instruction(),
+    from . import grammar                  # valid forms from the tables (tests/fuzz/grammar.py)
+
+    return st.one_of(grammar.instructions(), grammar.instructions(), _valid_instruction(), _soup_instruction(),
                      st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=40),
                      st.integers(1, 3000).map(lambda n: "mov r0, " + "{" * n + "r1" + "}" * n))
 

@@ -78,6 +78,54 @@ def _differential(doc) -> None:
     props.check_engines_agree(yaml.safe_dump(doc, sort_keys=False))
 
 
+def _grammar(doc) -> None:
+    from . import grammar
+
+    props.check_valid_test(grammar.dump(doc), twice=hash_bucket(repr(doc), 3))
+
+
+def _metamorphic(arg) -> None:
+    doc, seed = arg
+    props.check_metamorphic(doc, seed)
+
+
+def _permutation(arg) -> None:
+    docs, order, jobs = arg
+    props.check_suite_permutation(docs, order, jobs)
+
+
+def _refused_fast(doc) -> None:
+    props.check_lowering_refused_fast(doc)
+
+
+def _output(arg) -> None:
+    writer, kind, force, follow = arg
+    props.check_output_safety(_tmp(), writer, kind, force, follow)
+
+
+def _grammar_tests(**kw):
+    from . import grammar
+
+    return grammar.valid_tests(**kw)
+
+
+def _metamorphic_inputs():
+    return st.tuples(_grammar_tests(max_threads=2, max_code=3), st.integers(0, 10**6))
+
+
+@st.composite
+def _suites(draw):
+    docs = draw(st.lists(_grammar_tests(max_threads=2, max_code=3), min_size=2, max_size=4))
+    order = draw(st.permutations(range(len(docs))))
+    jobs = draw(st.sampled_from((0, 0, 0, 2)))
+    return docs, list(order), jobs
+
+
+def _output_cases():
+    return st.tuples(st.sampled_from(props.OUTPUT_WRITERS), st.sampled_from(props.TARGET_KINDS),
+                     st.booleans(), st.booleans())
+
+
 def hash_bucket(text: str, n: int) -> bool:
     """Deterministically true for about 1 in n texts (Python's str hash is salted per process)."""
     import zlib
@@ -105,6 +153,19 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
            "small well-formed tests: the Z3 and brute-force engines allow the same outcomes"),
     Target("cli", lambda: S.mutated_bundled(small=True), _cli, 25,
            "mutated bundled files through `ptxmc run`, `outcomes` and `check` (in process)"),
+    Target("grammar", _grammar_tests, _grammar, 150,
+           "VALID tests from the instruction tables (tests/fuzz/grammar.py): lowered in bounded time per "
+           "event; small ones checked, every 3rd twice (two runs, the same JSON)"),
+    Target("metamorphic", _metamorphic_inputs, _metamorphic, 20,
+           "renaming threads, registers and locations, reordering threads, adding an independent thread: "
+           "the same outcomes, verdicts and undefinedness"),
+    Target("permutation", _suites, _permutation, 8,
+           "a suite of valid tests in any order, with any --jobs: the same result for every test"),
+    Target("refused-fast", _grammar_tests, _refused_fast, 30,
+           "a valid test grown to 32 threads x 64 instructions: refused while lowering, fast, limit named"),
+    Target("output", _output_cases, _output, 40,
+           "every writer onto every kind of target (files, folders of user files, links, FIFOs, devices, "
+           "inputs, the current folder): written only where the policy allows, else refused, untouched"),
 )}
 
 CI_TOTAL = sum(t.ci_budget for t in TARGETS.values())

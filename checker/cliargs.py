@@ -1,0 +1,90 @@
+"""Command-line options shared by the commands, and their checks, so that `run`, `check`,
+`outcomes`, `report` and `hw` accept and refuse the same values the same way, before any work:
+limits (--timeout, --rlimit, --limit), --engine, --jobs, --option, input paths, and the output
+safety flags (--force, --follow-symlinks; checker.outsafe). A refused value is a CheckerError
+(exit 2) that names the flag as the user wrote it."""
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import replace
+
+from . import limits
+from .errors import CheckerError
+
+# Worker processes per CPU core at most: more only add memory (about 55 MB each), not speed.
+JOBS_PER_CPU = 2
+
+
+def add_limit_options(p, engine: bool = True) -> None:
+    """--timeout, --rlimit, --limit NAME=VALUE (and --engine)."""
+    from .engines.registry import ENGINES
+
+    p.add_argument("--timeout", type=float, default=None,
+                   help=f"per-test wall-clock limit in seconds, lowering included (default "
+                        f"{limits.DEFAULT.timeout:g}, at most {limits.MAX_TIMEOUT:g})")
+    p.add_argument("--rlimit", type=int, default=None,
+                   help=f"Z3 resource limit per solver call, 0 for none (default {limits.DEFAULT.rlimit})")
+    p.add_argument("--limit", action="append", default=[], metavar="NAME=VALUE",
+                   help="raise or lower a limit (repeatable): " + ", ".join(
+                       f"{k}={v}" for k, v in vars(limits.DEFAULT).items() if k not in ("timeout", "rlimit")))
+    if engine:
+        p.add_argument("--engine", choices=tuple(ENGINES), default="z3")
+
+
+def add_output_options(p) -> None:
+    """--force and --follow-symlinks (checker.outsafe)."""
+    p.add_argument("--force", action="store_true",
+                   help="write into an output folder that ptxmc did not create (only ptxmc's files are "
+                        "written; nothing else in it is touched)")
+    p.add_argument("--follow-symlinks", action="store_true",
+                   help="an output that is a symbolic link is written to the file it points to "
+                        "(default: refused)")
+
+
+def limits_of(args) -> limits.Limits:
+    """The limits in force for a command: the defaults, then --limit, --timeout and --rlimit."""
+    lim = limits.DEFAULT.override(getattr(args, "limit", None) or [])
+    if getattr(args, "timeout", None) is not None:
+        lim = replace(lim, timeout=limits.check_value("timeout", args.timeout, f"--timeout {args.timeout:g}"))
+    if getattr(args, "rlimit", None) is not None:
+        lim = replace(lim, rlimit=limits.check_value("rlimit", args.rlimit, f"--rlimit {args.rlimit}"))
+    return lim
+
+
+def jobs_of(jobs: int, zero: str | None = "in this process", say=None) -> int:
+    """A --jobs value, checked (negative refused; 0 allowed when `zero` says what it means) and
+    capped at JOBS_PER_CPU worker processes per CPU core, saying so."""
+    if jobs < 0 or (jobs == 0 and zero is None):
+        allowed = f"0 ({zero}) or positive" if zero else "positive"
+        raise CheckerError(f"--jobs {jobs}: must be {allowed}")
+    cap = JOBS_PER_CPU * (os.cpu_count() or 1)
+    if jobs > cap:
+        (say or _note)(f"ptxmc: --jobs {jobs}: using {cap} worker processes ({JOBS_PER_CPU} per CPU core; "
+                       "more would only add memory)")
+        return cap
+    return jobs
+
+
+def _note(text: str) -> None:
+    print(text, file=sys.stderr)
+
+
+def check_paths(paths) -> None:
+    """Every input path exists (an empty one is no path, not the current folder)."""
+    from .textsafe import printable
+
+    for p in paths:
+        if not str(p) or not os.path.exists(p):
+            raise CheckerError(f"no such file or folder: {printable(str(p)) or repr(str(p))}")
+
+
+def check_options(model, options) -> None:
+    """Every --option is one the model reads (its cat `if "NAME"` branches): a typo would
+    otherwise silently check another model."""
+    known = sorted(model.options_used)
+    for o in options:
+        if o not in model.options_used:
+            have = ", ".join(known) if known else "none"
+            raise CheckerError(f"--option {o!r}: the model {os.path.basename(model.path)} has no such option "
+                               f"(its options: {have})")
