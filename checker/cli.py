@@ -1,8 +1,12 @@
-"""The `ptxmc` command line: run, check, outcomes, report, hw. The only module that imports
-the others to drive them; no library imports it.
+"""The `ptxmc` command line: run, check, outcomes, report, hw, import, export. The only module that
+imports the others to drive them; no library imports it.
 
 Exit codes (docs/cli.md#exit-codes): 0 every expectation met; 1 some expectation failed or a test
 was malformed (each reported, the batch goes on); 2 usage or internal error.
+
+A command imports what it uses when it runs (so `ptxmc --help` and `ptxmc check` start fast):
+`check` and `outcomes` answer in this process (checker.api; checker.watchdog holds the hard time
+bound and Ctrl-C), batches (`run`, `report`) use worker processes (checker.batch, checker.pool).
 """
 from __future__ import annotations
 
@@ -12,14 +16,12 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from . import limits, pool
-from .batch import INTERNAL, ResultStream, RunInterrupted, bounded, run_one, run_tests, write_atomic
+from . import limits
 from .engines.registry import ENGINES
 from .errors import CheckerError, LimitExceeded, LitmusError, SolverUnknown, SourceLoc
 from .limits import Limits
-from .resources import LITMUS_DIR, resolve_model
-from .results.output import mark_partial
-from .results.result import Result, outcome_text
+from .resources import LITMUS_DIR, bundled, resolve_model
+from .version import __version__
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 
@@ -37,8 +39,33 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--engine", choices=tuple(ENGINES), default="z3")
 
 
+class _Version(argparse.Action):
+    """`--version`: the version and the hash of the default model, computed only when asked."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None):
+        super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        try:
+            text = version_text()
+        except CheckerError as e:
+            print(f"ptxmc {__version__}")
+            parser.exit(EXIT_USAGE, f"ptxmc: {e}\n")
+        print(text)
+        parser.exit(EXIT_OK)
+
+
+def version_text() -> str:
+    """`ptxmc 0.1.0 (model ptx 1a2b3c4d5e6f7a8b)`: the model hash is checker.resources.model_hash
+    of the default model, as reports print it."""
+    from .resources import DEFAULT_MODEL, model_hash
+
+    return f"ptxmc {__version__} (model {DEFAULT_MODEL} {model_hash(resolve_model(None))})"
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="ptxmc", description="Model checker for the PTX memory consistency model.")
+    ap.add_argument("--version", action=_Version, help="print the version and the default model's hash, and exit")
     sub = ap.add_subparsers(dest="cmd", required=True)
     run = sub.add_parser("run", help="run suites and judge their expectations")
     run.add_argument("paths", nargs="*", help="files or folders (default: the bundled litmus/)")
@@ -68,11 +95,37 @@ def build_parser() -> argparse.ArgumentParser:
     return ap
 
 
-def main(argv=None) -> int:
+ONE_SHOT = ("check", "outcomes")          # commands that run in this process, start no other
+
+
+def main(argv=None, fast_exit: bool = False) -> int:
+    """Run one command; its exit code. With `fast_exit` (the `ptxmc` executable), a one-shot
+    command ends the process as soon as its output is flushed (see `_exit_now`)."""
     ap = build_parser()
     args = ap.parse_args(argv)
     with limits.use(limits.current()):     # a command's --limit/--timeout end with it (main is
-        return _main(args)                 # also called in-process, by tests and the fuzzers)
+        code = _main(args)                 # also called in-process, by tests and the fuzzers)
+    if fast_exit and args.cmd in ONE_SHOT:
+        _exit_now(code)
+    return code
+
+
+def entry() -> None:
+    """The `ptxmc` executable (and `python -m checker`)."""
+    sys.exit(main(fast_exit=True))
+
+
+def _exit_now(code: int) -> None:
+    """End the process without the interpreter's teardown, which after a check costs ~50 ms (every
+    Z3 context and module freed one by one) and has nothing left to do: the output is flushed
+    here, the command started no process and its watchdog thread has ended. If the output cannot
+    be flushed, the ordinary exit reports it."""
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        return
+    os._exit(code)
 
 
 def _main(args) -> int:
@@ -118,14 +171,17 @@ def limits_of(args) -> Limits:
 
 
 def cmd_run(args) -> int:
+    from . import pool
+    from .batch import INTERNAL, ResultStream, RunInterrupted, run_tests, write_atomic
     from .front.litmus import load_paths
     from .results import output
+    from .results.output import mark_partial
 
     lim = limits_of(args)
     limits.set_current(lim)
     if args.jobs < 0:
         raise CheckerError(f"--jobs {args.jobs}: must be 0 (in this process) or positive")
-    paths = args.paths or [str(LITMUS_DIR)]
+    paths = [bundled(p) for p in args.paths] or [str(LITMUS_DIR)]
     for p in paths:
         if not Path(p).exists():
             print(f"ptxmc: no such file or folder: {p}", file=sys.stderr)
@@ -175,27 +231,15 @@ def cmd_run(args) -> int:
 
 
 # -- check / outcomes --------------------------------------------------------------------------
+# In this process (no worker to start): Z3's own timeout and rlimit bound each query, and
+# checker.watchdog stops the process at the hard bound (--timeout plus grace, as a worker is
+# stopped in a batch) or at once on Ctrl-C.
 
 def select_test(spec: str):
     """FILE or FILE::NAME -> the one LitmusTest it names (LitmusError otherwise)."""
-    from .front.litmus import load_file
+    from .api import load_test
 
-    path, _, name = spec.partition("::")
-    if not Path(path).exists():
-        raise LitmusError(f"no such file: {path}")
-    items = load_file(path)
-    for it in items:
-        if isinstance(it, LitmusError) and (not name or name in str(it)):
-            raise it
-    tests = [t for t in items if not isinstance(t, LitmusError)]
-    if name:
-        tests = [t for t in tests if t.name == name]
-        if not tests:
-            raise LitmusError(f"no test named '{name}' in {path}")
-    if len(tests) != 1:
-        names = ", ".join(t.name for t in tests)
-        raise LitmusError(f"{path} holds {len(tests)} tests ({names}): name one as {path}::NAME")
-    return tests[0]
+    return load_test(spec)
 
 
 def _located(e: CheckerError, spec: str) -> CheckerError:
@@ -203,21 +247,25 @@ def _located(e: CheckerError, spec: str) -> CheckerError:
     return e if e.where is not None else type(e)(f"{spec}: {e.message}")
 
 
-def _explain_job(job):
-    from .verdict.explain import explain_text
-    from .verdict.session import Session
+def _bounded(lim: Limits, spec: str):
+    """The hard bound of a one-shot command: past it, UNKNOWN (exit 1), as a batch reports a stuck
+    test. Ctrl-C ends the command at once (exit 130): Z3's own SIGINT handler, which would turn
+    Ctrl-C into an 'unknown' answer to the query it is solving and go on, is turned off."""
+    import z3
 
-    test, cond, model_spec, options, engine, lim = job
-    limits.set_current(lim)
-    pool.inject_fault(test.name)
-    return explain_text(Session(test, resolve_model(model_spec), frozenset(options), engine, lim), cond)
+    from .watchdog import hard_bound
 
+    z3.set_param("ctrl_c", False)
 
-def _outcomes_job(job) -> Result:
-    return run_one(job)       # the same work; a separate name keeps pool job kinds apart
+    def message(elapsed: float) -> str:
+        return (f"ptxmc: UNKNOWN: {spec}: timeout: no answer within {lim.timeout:g} s; stopped after "
+                f"{elapsed:.1f} s (raise it with {limits.flag('timeout')})")
+
+    return hard_bound(None if os.environ.get("PTXMC_DEBUG") else lim.hard_timeout(), message)
 
 
 def cmd_check(args) -> int:
+    from . import api
     from .front.conditions import parse_cond
 
     lim = limits_of(args)
@@ -225,36 +273,44 @@ def cmd_check(args) -> int:
     test = select_test(args.test)
     cond = parse_cond(args.cond, SourceLoc("<command line>", 1, args.cond))
     resolve_model(args.model)
-    try:
-        text, dot = bounded(_explain_job, (test, cond, args.model, tuple(args.option), args.engine, lim), lim)
-    except CheckerError as e:
-        raise _located(e, args.test) from None
+    with _bounded(lim, args.test):
+        try:
+            text, dot = api.explain(test, cond, model=args.model, options=args.option, engine=args.engine,
+                                    limits=lim, dot=True)
+        except CheckerError as e:
+            raise _located(e, args.test) from None
     sys.stdout.write(text)
     if args.dot and dot:
+        from .batch import write_atomic
+
         write_atomic(args.dot, dot)
     return EXIT_OK
 
 
 def cmd_outcomes(args) -> int:
-    from .results.formula import compact
-    from .results.output import herd
+    from . import api
+    from .results.result import outcome_text
 
     lim = limits_of(args)
     limits.set_current(lim)
     test = select_test(args.test)
     resolve_model(args.model)
-    bare = replace(test, expectations=(), expect_undefined=None)
-    try:
-        r = bounded(_outcomes_job, (bare, args.model, tuple(args.option), args.engine, lim), lim)
-    except CheckerError as e:
-        raise _located(e, args.test) from None
+    with _bounded(lim, args.test):
+        try:
+            r = api.outcomes(test, model=args.model, options=args.option, engine=args.engine, limits=lim)
+        except CheckerError as e:
+            raise _located(e, args.test) from None
     if r.status in ("error", "unknown"):
         unknown = "UNKNOWN: " if r.status == "unknown" else ""
         print(f"ptxmc: {unknown}{r.path}::{r.name}: {r.message}", file=sys.stderr)
         return EXIT_FAIL
     if r.undefined:
+        from .results.output import herd
+
         sys.stdout.write(herd([r]))
         return EXIT_OK
+    from .results.formula import compact
+
     lines = [f"Test {r.name}", f"States {len(r.outcomes)}"]
     lines += [outcome_text(o) for o in r.outcomes]
     lines.append(f"Formula {compact(list(r.outcomes))}")
@@ -265,4 +321,4 @@ def cmd_outcomes(args) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    entry()

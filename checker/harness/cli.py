@@ -18,10 +18,9 @@ simulated GPU (checker.harness.fakegpu): its output is labelled SIMULATED throug
 from __future__ import annotations
 
 import sys
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from .. import LITMUS_DIR
+from ..resources import LITMUS_DIR
 from ..errors import HarnessError, LitmusError
 
 EXIT_OK, EXIT_FAIL = 0, 1
@@ -174,6 +173,8 @@ def _build_all(progs, outdir: Path, kind: str, jobs: int):
             return t, p, build(p, outdir, kind), None
         except HarnessError as e:
             return t, p, None, e
+    from concurrent.futures import ThreadPoolExecutor
+
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as ex:
         return list(ex.map(one, progs))
 

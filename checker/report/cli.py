@@ -6,8 +6,6 @@ import sys
 import tempfile
 from pathlib import Path
 
-from ..pool import sigint_deferred
-
 EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 
@@ -35,7 +33,7 @@ def add_report_subcommand(subparsers) -> None:
 
 
 def handler(args) -> int:
-    from .. import LITMUS_DIR
+    from ..resources import LITMUS_DIR
     from .build import build
 
     paths = args.paths or [str(LITMUS_DIR)]
@@ -53,6 +51,8 @@ def handler(args) -> int:
         progress = tick
     report = build(paths, args.model, args.option, args.timeout, max(1, args.jobs), args.layout, args.hw,
                    args.max_witnesses, not args.no_blame, args.timing, progress)
+    from ..pool import sigint_deferred
+
     with sigint_deferred():             # a second Ctrl-C must not cut the report short
         return _write(args, report, progress)
 

@@ -17,6 +17,11 @@ def compact(outcomes: list[Outcome]) -> str:
     atoms = [(k, v) for k in keys for v in domains[k] if len(domains[k]) > 1]
     if not atoms:
         return "true"
+    combinations = 1
+    for k in keys:
+        combinations *= len(domains[k])
+    if len(set(outcomes)) == combinations:     # every combination occurs: no constraint (and no sympy)
+        return "true"
     if len(atoms) > MAX_ATOMS:
         return _merged(outcomes, keys, domains)
     from sympy import Symbol
