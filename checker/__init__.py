@@ -5,12 +5,13 @@ Data flows one way: YAML -> LitmusTest (checker.front) -> validated instructions
 Session and Result (checker.verdict, checker.results) -> printers, reports, the CLI.
 
 The Python API (docs/api.md) is checker.api, re-exported here: `load`, `load_test`, `check`,
-`explain`, `outcomes`, `run`. They and the bundled folders (`ROOT`, `AXIOMS_DIR`, `LITMUS_DIR`,
-checker.resources) are imported on first use (PEP 562), so `import checker` stays cheap.
+`explain`, `outcomes`, `run`, `session`. They and the bundled folders (`ROOT`, `AXIOMS_DIR`,
+`LITMUS_DIR`, checker.resources) are imported on first use (PEP 562), so `import checker` stays
+cheap.
 """
 from .version import __version__
 
-_API = ("load", "load_test", "check", "explain", "outcomes", "run")
+_API = ("load", "load_test", "check", "explain", "outcomes", "run", "session")
 _RESOURCES = ("AXIOMS_DIR", "LITMUS_DIR", "ROOT")
 
 __all__ = ["__version__", *_API, *_RESOURCES]
