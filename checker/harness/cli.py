@@ -20,7 +20,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from ..resources import LITMUS_DIR
+from ..resources import LITMUS_DIR, bundled
 from ..errors import HarnessError, LitmusError
 
 EXIT_OK, EXIT_FAIL = 0, 1
@@ -104,7 +104,7 @@ def _shard(tests: list, spec: str | None) -> list:
 def load_tests(paths, controls: bool = False, names=()) -> tuple[list, list[LitmusError]]:
     from ..front.litmus import load_paths
     from .controls import controls as bundled_controls
-    items = load_paths(paths or [str(LITMUS_DIR)])
+    items = load_paths([bundled(p) for p in paths or ()] or [str(LITMUS_DIR)])
     tests = [t for t in items if not isinstance(t, LitmusError)]
     errors = [t for t in items if isinstance(t, LitmusError)]
     if controls:

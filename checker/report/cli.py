@@ -33,10 +33,10 @@ def add_report_subcommand(subparsers) -> None:
 
 
 def handler(args) -> int:
-    from ..resources import LITMUS_DIR
+    from ..resources import LITMUS_DIR, bundled
     from .build import build
 
-    paths = args.paths or [str(LITMUS_DIR)]
+    paths = [bundled(p) for p in args.paths] or [str(LITMUS_DIR)]
     for p in list(paths) + list(args.hw):
         if not Path(p).exists():
             print(f"ptxmc: no such file or folder: {p}", file=sys.stderr)
