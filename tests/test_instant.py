@@ -85,10 +85,10 @@ def test_check_runs_in_process_without_pool_sympy_or_lark(tmp_path):
     assert [m for m in unused if m in again["modules"]] == []
 
 
-def test_outcomes_runs_in_process_and_needs_no_sympy_for_an_unconstrained_set(tmp_path):
-    # Every combination of values occurs: the formula is `true` without sympy.
-    got = _probe(["outcomes", "litmus/core/MP.yaml::MP+rel.cta+acq.cta+diffGPU"],
-                 {"PTXMC_CACHE_DIR": str(tmp_path)})
+@pytest.mark.parametrize("spec", ["litmus/core/MP.yaml::MP+rel.cta+acq.cta+diffGPU",    # formula `true`
+                                  "litmus/core/SB.yaml::SB+fence.sc.gpu+sameCluster"])  # two registers
+def test_outcomes_runs_in_process_without_sympy_for_small_sets(tmp_path, spec):
+    got = _probe(["outcomes", spec], {"PTXMC_CACHE_DIR": str(tmp_path)})
     assert got["code"] == 0 and got["children"] == []
     assert "sympy" not in got["modules"] and "multiprocessing" not in got["modules"]
 
