@@ -101,15 +101,14 @@ def load_test(spec: TestSpec) -> LitmusTest:
     found = bundled(path)
     if not os.path.exists(found):
         raise LitmusError(f"no such file: {path}")
-    items = load_file(found)
-    for it in items:
-        if isinstance(it, LitmusError) and (not name or name in str(it)):
-            raise it
-    tests = [t for t in items if not isinstance(t, LitmusError)]
-    if name:
-        tests = [t for t in tests if t.name == name]
-        if not tests:
-            raise LitmusError(f"no test named '{name}' in {path}")
+    items = load_file(found, name or None)      # with a name, only the entries that can be it
+    errors = [it for it in items if isinstance(it, LitmusError)]
+    tests = [t for t in items if not isinstance(t, LitmusError) and (not name or t.name == name)]
+    named = [e for e in errors if name and name in str(e)]
+    if named or errors and (not name or not tests):
+        raise (named or errors)[0]
+    if name and not tests:
+        raise LitmusError(f"no test named '{name}' in {path}")
     if len(tests) != 1:
         names = ", ".join(t.name for t in tests)
         raise LitmusError(f"{path} holds {len(tests)} tests ({names}): name one as {path}::NAME")

@@ -99,10 +99,13 @@ ONE_SHOT = ("check", "outcomes")          # commands that run in this process, s
 
 
 def main(argv=None, fast_exit: bool = False) -> int:
-    """Run one command; its exit code. With `fast_exit` (the `ptxmc` executable), a one-shot
-    command ends the process as soon as its output is flushed (see `_exit_now`)."""
+    """Run one command; its exit code. `fast_exit` says that this process is the `ptxmc`
+    executable, which a one-shot command may end: at its hard time bound or on Ctrl-C (see
+    `_bounded`; called in-process, by tests and the fuzzers, it never ends the caller's process),
+    and as soon as its output is flushed (see `_exit_now`)."""
     ap = build_parser()
     args = ap.parse_args(argv)
+    args.own_process = fast_exit
     with limits.use(limits.current()):     # a command's --limit/--timeout end with it (main is
         code = _main(args)                 # also called in-process, by tests and the fuzzers)
     if fast_exit and args.cmd in ONE_SHOT:
@@ -247,10 +250,15 @@ def _located(e: CheckerError, spec: str) -> CheckerError:
     return e if e.where is not None else type(e)(f"{spec}: {e.message}")
 
 
-def _bounded(lim: Limits, spec: str):
-    """The hard bound of a one-shot command: past it, UNKNOWN (exit 1), as a batch reports a stuck
-    test. Ctrl-C ends the command at once (exit 130): Z3's own SIGINT handler, which would turn
-    Ctrl-C into an 'unknown' answer to the query it is solving and go on, is turned off."""
+def _bounded(args, lim: Limits):
+    """The hard bound of a one-shot command run by the executable: past it, UNKNOWN (exit 1), as a
+    batch reports a stuck test. Ctrl-C ends the command at once (exit 130): Z3's own SIGINT
+    handler, which would turn Ctrl-C into an 'unknown' answer to the query it is solving and go
+    on, is turned off. In-process callers of main() get no bound beyond Z3's and the engine's."""
+    import contextlib
+
+    if not getattr(args, "own_process", False):
+        return contextlib.nullcontext()
     import z3
 
     from .watchdog import hard_bound
@@ -258,7 +266,7 @@ def _bounded(lim: Limits, spec: str):
     z3.set_param("ctrl_c", False)
 
     def message(elapsed: float) -> str:
-        return (f"ptxmc: UNKNOWN: {spec}: timeout: no answer within {lim.timeout:g} s; stopped after "
+        return (f"ptxmc: UNKNOWN: {args.test}: timeout: no answer within {lim.timeout:g} s; stopped after "
                 f"{elapsed:.1f} s (raise it with {limits.flag('timeout')})")
 
     return hard_bound(None if os.environ.get("PTXMC_DEBUG") else lim.hard_timeout(), message)
@@ -273,7 +281,7 @@ def cmd_check(args) -> int:
     test = select_test(args.test)
     cond = parse_cond(args.cond, SourceLoc("<command line>", 1, args.cond))
     resolve_model(args.model)
-    with _bounded(lim, args.test):
+    with _bounded(args, lim):
         try:
             text, dot = api.explain(test, cond, model=args.model, options=args.option, engine=args.engine,
                                     limits=lim, dot=True)
@@ -295,7 +303,7 @@ def cmd_outcomes(args) -> int:
     limits.set_current(lim)
     test = select_test(args.test)
     resolve_model(args.model)
-    with _bounded(lim, args.test):
+    with _bounded(args, lim):
         try:
             r = api.outcomes(test, model=args.model, options=args.option, engine=args.engine, limits=lim)
         except CheckerError as e:

@@ -128,3 +128,25 @@ def test_model_engine_options_and_limits_are_honoured(elsewhere):
     assert limits.current() == limits.DEFAULT              # the limits were restored
     r = api.outcomes(test, limits=limits.DEFAULT.override(["events=4"]))
     assert r.status == "unknown" and "events" in r.message
+
+
+def test_load_test_by_name_builds_only_what_can_match(tmp_path):
+    """FILE::NAME builds only the entries whose `name:` (placeholders standing for any text) can
+    be NAME; the test it returns is the one a full load gives, matrix rows included."""
+    from checker.front.litmus import load_file
+
+    for f in sorted((ROOT / "litmus").rglob("*.yaml")):
+        tests = [t for t in load_file(f) if not isinstance(t, LitmusError)]
+        for t in {tests[0].name: tests[0], tests[-1].name: tests[-1]}.values():
+            assert api.load_test(f"{f}::{t.name}") == t
+    suite = tmp_path / "s.yaml"
+    suite.write_text(
+        "- name: Good\n  source: x\n  threads:\n    P0: {at: gpu0.cta0, code: ['st.weak.global [x], 1']}\n"
+        "- name: Bad\n  source: x\n  threads:\n    P0: {at: gpu0.cta0, code: ['frob [x]']}\n"
+        "- name: M+${v}\n  source: x\n  threads:\n    P0: {at: gpu0.cta0, code: ['st.weak.global [x], ${v}']}\n"
+        "  matrix: [{v: 1}, {v: 2}]\n")
+    assert len(load_file(suite, "Good")) == 1                  # Bad and the matrix are not built
+    assert api.load_test(f"{suite}::Good").name == "Good"
+    assert api.load_test(f"{suite}::M+2").threads[0].code[0].text == "st.weak.global [x], 2"
+    with pytest.raises(LitmusError, match="frob"):
+        api.load_test(f"{suite}::Bad")
