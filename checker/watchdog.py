@@ -12,8 +12,8 @@ watchdog writes `on_timeout(elapsed seconds)` and a newline to stderr and ends t
 status 1; on SIGINT it writes `interrupted` and ends it with status 130 - with os._exit, since
 the main thread may be inside native code, and no child process exists to be left behind. Once
 the block is left the watchdog does nothing: the main thread and the watchdog take one lock, so
-exactly one of them reports. Signal hearing needs the main thread; elsewhere only the deadline
-holds (and Ctrl-C acts when Python next runs). Native code with a SIGINT handler of its own hides
+exactly one of them reports. Signal hearing needs the main thread of a POSIX process; elsewhere
+only the deadline holds (and Ctrl-C acts when Python next runs). Native code with a SIGINT handler of its own hides
 Ctrl-C from Python and so from the watchdog: Z3's (its `ctrl_c` parameter, on by default, turns
 Ctrl-C into an 'unknown' answer) is turned off by checker.cli.
 """
@@ -35,14 +35,17 @@ _STOP = b"\0"           # no signal has number 0: the main thread's "done" byte
 @contextlib.contextmanager
 def hard_bound(seconds: float | None, on_timeout: Callable[[float], str],
                interrupted: str = "ptxmc: interrupted") -> Iterator[None]:
-    r, w = os.pipe()
-    os.set_blocking(w, False)
+    posix = os.name == "posix"              # select() on a pipe, and a pipe as the wakeup fd
+    r, w = os.pipe() if posix else (-1, -1)
+    if posix:
+        os.set_blocking(w, False)
+    stopped = threading.Event()
     lock = threading.Lock()
     done = False
     start = time.monotonic()
-    old_fd = None
+    old_fd = -1
     hears_signals = False
-    if threading.current_thread() is threading.main_thread():
+    if posix and threading.current_thread() is threading.main_thread():
         try:
             old_fd = signal.set_wakeup_fd(w, warn_on_full_buffer=False)
             hears_signals = True
@@ -64,6 +67,10 @@ def hard_bound(seconds: float | None, on_timeout: Callable[[float], str],
         deadline = None if not seconds else start + seconds
         while True:
             wait = None if deadline is None else max(0.0, deadline - time.monotonic())
+            if not posix:
+                if not stopped.wait(wait):
+                    end(on_timeout(time.monotonic() - start), TIMEOUT_STATUS)
+                return
             ready, _, _ = select.select([r], [], [], wait)
             if not ready:
                 end(on_timeout(time.monotonic() - start), TIMEOUT_STATUS)
@@ -82,9 +89,12 @@ def hard_bound(seconds: float | None, on_timeout: Callable[[float], str],
     finally:
         with lock:              # from here on the watchdog does nothing
             done = True
+        stopped.set()
         if hears_signals:
-            signal.set_wakeup_fd(old_fd if old_fd is not None else -1)
-        os.write(w, _STOP)
+            signal.set_wakeup_fd(old_fd)
+        if posix:
+            os.write(w, _STOP)
         watcher.join()
-        os.close(r)
-        os.close(w)
+        if posix:
+            os.close(r)
+            os.close(w)
