@@ -15,6 +15,7 @@ import os
 import sys
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from . import limits
 from .engines.registry import ENGINES
@@ -22,6 +23,9 @@ from .errors import CheckerError, LimitExceeded, LitmusError, SolverUnknown, Sou
 from .limits import Limits
 from .resources import LITMUS_DIR, bundled, resolve_model
 from .version import __version__
+
+if TYPE_CHECKING:
+    from .results.result import Result
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 
