@@ -1,7 +1,6 @@
 """`python -m checker` = `ptxmc`."""
-import sys
 
-from .cli import console
+from .cli import entry
 
 if __name__ == "__main__":
-    sys.exit(console())
+    entry()

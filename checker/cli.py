@@ -1,10 +1,14 @@
-"""The `ptxmc` command line: run, check, outcomes, report, hw. The only module that imports
-the others to drive them; no library imports it.
+"""The `ptxmc` command line: run, check, outcomes, report, fix, gen, hw, import, export. The only
+module that imports the others to drive them; no library imports it.
 
 Exit codes (docs/cli.md#exit-codes): 0 every expectation met; 1 some expectation failed or a test
 was malformed (each reported, the batch goes on); 2 usage error, an output that cannot be written,
 or an internal error; 128 + N stopped by signal N (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP), after
 writing the results finished so far.
+
+A command imports what it uses when it runs (so `ptxmc --help` and `ptxmc check` start fast):
+`check` and `outcomes` answer in this process (checker.api; checker.watchdog holds the hard time
+bound and Ctrl-C), batches (`run`, `report`) use worker processes (checker.batch, checker.pool).
 """
 from __future__ import annotations
 
@@ -12,23 +16,25 @@ import argparse
 import signal
 import os
 import sys
-from dataclasses import replace
 from pathlib import Path
 
+from typing import TYPE_CHECKING
+
 from . import limits, outsafe, pool
-from .batch import INTERNAL, ResultStream, RunInterrupted, bounded, run_one, run_tests
 from .cliargs import add_limit_options, add_output_options, check_options, check_paths, jobs_of, limits_of
 from .errors import CheckerError, LimitExceeded, LitmusError, SolverUnknown, SourceLoc
-from .resources import LITMUS_DIR, resolve_model
-from .results.output import mark_partial
-from .results.result import Result, outcome_text
+from .resources import LITMUS_DIR, bundled, resolve_model
 from .textsafe import printable
+from .version import __version__
+
+if TYPE_CHECKING:
+    from .results.result import Result
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 # `ptxmc check` only: the answer was UNKNOWN (a solver limit or timeout); the test or condition is malformed
 EXIT_UNKNOWN, EXIT_MALFORMED = 3, 4
 
-__all__ = ["console", "main", "build_parser", "limits_of", "select_test"]
+__all__ = ["entry", "console", "main", "build_parser", "limits_of", "select_test"]
 
 
 def _common(p: argparse.ArgumentParser) -> None:
@@ -38,8 +44,33 @@ def _common(p: argparse.ArgumentParser) -> None:
     add_limit_options(p)
 
 
+class _Version(argparse.Action):
+    """`--version`: the version and the hash of the default model, computed only when asked."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None):
+        super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        try:
+            text = version_text()
+        except CheckerError as e:
+            print(f"ptxmc {__version__}")
+            parser.exit(EXIT_USAGE, f"ptxmc: {e}\n")
+        print(text)
+        parser.exit(EXIT_OK)
+
+
+def version_text() -> str:
+    """`ptxmc 0.1.0 (model ptx 1a2b3c4d5e6f7a8b)`: the model hash is checker.resources.model_hash
+    of the default model, as reports print it."""
+    from .resources import DEFAULT_MODEL, model_hash
+
+    return f"ptxmc {__version__} (model {DEFAULT_MODEL} {model_hash(resolve_model(None))})"
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="ptxmc", description="Model checker for the PTX memory consistency model.")
+    ap.add_argument("--version", action=_Version, help="print the version and the default model's hash, and exit")
     sub = ap.add_subparsers(dest="cmd", required=True)
     run = sub.add_parser("run", help="run suites and judge their expectations")
     run.add_argument("paths", nargs="*", help="files or folders (default: the bundled litmus/)")
@@ -77,20 +108,49 @@ def build_parser() -> argparse.ArgumentParser:
     return ap
 
 
-def console() -> int:
+ONE_SHOT = ("check", "outcomes")          # commands that run in this process, start no other
+
+
+def entry() -> None:
+    """The `ptxmc` executable (and `python -m checker`)."""
+    sys.exit(console(fast_exit=True))
+
+
+def console(fast_exit: bool = False) -> int:
     """The `ptxmc` command: main(), then multiprocessing's helper processes stopped and reaped
     (checker.pool.shutdown), so that no process, not even a defunct one, outlives ptxmc."""
     try:
-        return main()
+        return main(fast_exit=fast_exit)
     finally:
         pool.shutdown()
 
 
-def main(argv=None) -> int:
+def main(argv=None, fast_exit: bool = False) -> int:
+    """Run one command; its exit code. `fast_exit` says that this process is the `ptxmc`
+    executable, which a one-shot command may end: at its hard time bound or on Ctrl-C (see
+    `_bounded`; called in-process, by tests and the fuzzers, it never ends the caller's process),
+    and as soon as its output is flushed (see `_exit_now`)."""
     ap = build_parser()
     args = ap.parse_args(argv)
+    args.own_process = fast_exit
     with limits.use(limits.current()), pool.stop_signals():   # a command's --limit/--timeout end with
-        return _main(args)         # it (main is also called in-process, by tests and the fuzzers)
+        code = _main(args)         # it (main is also called in-process, by tests and the fuzzers)
+    if fast_exit and args.cmd in ONE_SHOT:
+        _exit_now(code)
+    return code
+
+
+def _exit_now(code: int) -> None:
+    """End the process without the interpreter's teardown, which after a check costs ~50 ms (every
+    Z3 context and module freed one by one) and has nothing left to do: the output is flushed
+    here, the command started no process and its watchdog thread has ended. If the output cannot
+    be flushed, the ordinary exit reports it."""
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        return
+    os._exit(code)
 
 
 def _say(text: str) -> None:
@@ -152,13 +212,15 @@ def inputs_of(paths, items) -> list[str]:
 
 
 def cmd_run(args) -> int:
+    from .batch import INTERNAL, ResultStream, RunInterrupted, run_tests
     from .front.litmus import load_paths
     from .results import output
+    from .results.output import mark_partial
 
     lim = limits_of(args)
     limits.set_current(lim)
     jobs = jobs_of(args.jobs)
-    paths = args.paths or [str(LITMUS_DIR)]
+    paths = [bundled(p) for p in args.paths] or [str(LITMUS_DIR)]
     check_paths(paths)
     check_options(resolve_model(args.model), args.option)
     items = load_paths(paths)
@@ -223,9 +285,10 @@ def select_test(spec: str):
     from .front.litmus import load_file
 
     path, _, name = spec.partition("::")
+    path = bundled(path) if path else path
     if not path or not Path(path).exists():
-        raise LitmusError(f"no such file: {path}")
-    items = load_file(path)
+        raise LitmusError(f"no such file: {spec.partition('::')[0]}")
+    items = load_file(path, name or None)      # with a name, only the entries that can be it
     errors = [it for it in items if isinstance(it, LitmusError)]
     tests = [t for t in items if not isinstance(t, LitmusError)]
     if name:
@@ -281,27 +344,39 @@ def _located(e: CheckerError, spec: str) -> CheckerError:
     return e if e.where is not None else type(e)(f"{spec}: {e.message}")
 
 
-def _explain_job(job):
-    from .verdict.explain import explain_text
-    from .verdict.session import Session
+def _bounded(args, lim, status: int):
+    """The hard bound of a one-shot command run by the executable: past it, UNKNOWN (exit
+    `status`), as a batch reports a stuck test. Ctrl-C ends the command at once (exit 130): Z3's
+    own SIGINT handler, which would turn Ctrl-C into an 'unknown' answer to the query it is
+    solving and go on, is turned off. In-process callers of main() get no bound beyond Z3's and
+    the engine's."""
+    import contextlib
 
-    test, cond, model_spec, options, engine, lim = job
-    limits.set_current(lim)
-    pool.inject_fault(test.name)
-    return explain_text(Session(test, resolve_model(model_spec), frozenset(options), engine, lim), cond)
+    if not getattr(args, "own_process", False):
+        return contextlib.nullcontext()
+    import z3
 
+    from .watchdog import hard_bound
 
-def _outcomes_job(job) -> Result:
-    return run_one(job)       # the same work; a separate name keeps pool job kinds apart
+    z3.set_param("ctrl_c", False)
+
+    def message(elapsed: float) -> str:
+        return printable(f"ptxmc: UNKNOWN: {args.test}: timeout: no answer within {lim.timeout:g} s; stopped "
+                         f"after {elapsed:.1f} s (raise it with {limits.flag('timeout')})")
+
+    return hard_bound(None if os.environ.get("PTXMC_DEBUG") else lim.hard_timeout(), message,
+                      timeout_status=status)
 
 
 def cmd_check(args) -> int:
+    from . import api
     from .front.conditions import parse_cond
+    from .verdict.explain import explain_text
 
     lim = limits_of(args)
     limits.set_current(lim)
     check_options(resolve_model(args.model), args.option)
-    policy = outsafe.policy_of(args, [args.test.partition("::")[0]])
+    policy = outsafe.policy_of(args, [bundled(args.test.partition("::")[0])])
     if args.dot:
         outsafe.check_file(args.dot, policy)          # before the work, not after
     try:
@@ -311,8 +386,10 @@ def cmd_check(args) -> int:
             cond = parse_cond(args.cond, where)
         except RecursionError:
             raise LitmusError("too deeply nested for this machine (Python's stack)", where) from None
-        verdict, text, dot = bounded(_explain_job, (test, cond, args.model, tuple(args.option), args.engine, lim),
-                                     lim)
+        with _bounded(args, lim, EXIT_UNKNOWN):
+            s = api.session(test, model=args.model, options=args.option, engine=args.engine, limits=lim)
+            with limits.use(lim):
+                verdict, text, dot = explain_text(s, cond)
     except (SolverUnknown, LimitExceeded) as e:
         _say(f"ptxmc: UNKNOWN: {_located(e, args.test)}")
         return EXIT_UNKNOWN
@@ -333,18 +410,20 @@ def cmd_check(args) -> int:
 
 
 def cmd_outcomes(args) -> int:
+    from . import api
     from .results.formula import compact
     from .results.output import herd
+    from .results.result import outcome_text
 
     lim = limits_of(args)
     limits.set_current(lim)
     test = select_test(args.test)
     check_options(resolve_model(args.model), args.option)
-    bare = replace(test, expectations=(), expect_undefined=None)
-    try:
-        r = bounded(_outcomes_job, (bare, args.model, tuple(args.option), args.engine, lim), lim)
-    except CheckerError as e:
-        raise _located(e, args.test) from None
+    with _bounded(args, lim, EXIT_FAIL):
+        try:
+            r = api.outcomes(test, model=args.model, options=args.option, engine=args.engine, limits=lim)
+        except CheckerError as e:
+            raise _located(e, args.test) from None
     if r.status in ("error", "unknown"):
         unknown = "UNKNOWN: " if r.status == "unknown" else ""
         _say(f"ptxmc: {unknown}{r.path}::{r.name}: {r.message}")
@@ -363,4 +442,4 @@ def cmd_outcomes(args) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(console())
+    entry()

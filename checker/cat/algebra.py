@@ -7,7 +7,7 @@ kind ('set' or 'rel'), which the interpreter tracks itself.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Protocol, Sequence
+from typing import Any, Callable, Protocol
 
 Value = Any       # a set value or a relation value of the algebra in use
 Constraint = Any  # what a check evaluates to: a bool (concrete) or a Z3 BoolRef (symbolic)

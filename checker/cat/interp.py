@@ -9,12 +9,14 @@ from __future__ import annotations
 import os
 from collections import ChainMap
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 from ..errors import InternalError, ModelError
 from .algebra import Algebra, Constraint, Value
 from .ast import Binary, Check, Expr, IfOption, Let, Statement, Unary, Universe, Var, Zero
-from .parse import Program, parse_program, read_program
+
+if TYPE_CHECKING:
+    from .parse import Program      # parse (and lark) are imported only when a model is parsed
 
 __all__ = ["Check", "Model", "Evaluation", "load_model", "parse_model", "evaluate", "SET", "REL"]
 
@@ -47,22 +49,37 @@ class Evaluation:
 
 def parse_model(text: str, path: str = "<string>") -> Model:
     """A model from text; `include` paths are relative to the directory of `path`."""
+    from .parse import parse_program
+
     return _model(parse_program(text, path), path)
 
 
 _cache: dict[tuple[str, str], tuple[tuple, Model]] = {}
 
 
-def load_model(path: str | os.PathLike) -> Model:
-    """A model from a file, cached until the file or one of its includes changes."""
+def load_model(path: str | os.PathLike, persist: bool = False) -> Model:
+    """A model from a file, cached until the file or one of its includes changes. With `persist`
+    the parsed model is also kept on disk for the next process (checker.cat.cache)."""
     path = str(path)
     key = (os.path.abspath(path), path)
     hit = _cache.get(key)
     if hit is not None and _stamps(hit[1].sources) == hit[0]:
         return hit[1]
+    if persist:
+        from . import cache
+
+        model = cache.load(path)
+        if model is not None:
+            _cache[key] = (_stamps(model.sources), model)
+            return model
+        before = cache.digest(path)
+    from .parse import read_program
+
     program = read_program(path)
     model = _model(program, path)
     _cache[key] = (_stamps(program.sources), model)
+    if persist:
+        cache.store(path, model, before)
     return model
 
 

@@ -13,9 +13,20 @@ Python use: `import_paths(paths, fmt)` / `import_text(text, fmt, path)` return t
 YAML and the skipped tests with their reasons without writing anything; `export_paths(paths)`
 likewise. The user documentation is docs/import-export.md.
 """
-from .driver import ImportRun, import_paths, import_text
-from .export import ExportRun, export_paths
 
 FORMATS = ("herd", "dat3m", "mixedproxy")
 
 __all__ = ["FORMATS", "ImportRun", "ExportRun", "import_paths", "import_text", "export_paths"]
+
+
+def __getattr__(name: str):
+    """The names above, imported on first use (PEP 562): `ptxmc --help` imports this package."""
+    if name in ("ImportRun", "import_paths", "import_text"):
+        from . import driver
+
+        return getattr(driver, name)
+    if name in ("ExportRun", "export_paths"):
+        from . import export
+
+        return getattr(export, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

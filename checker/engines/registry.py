@@ -1,13 +1,14 @@
 """The engines `--engine` chooses from: name -> how to build one over an event structure."""
 from __future__ import annotations
 
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
-from ..ast import Cond
-from ..cat.interp import Model
-from ..limits import Limits
-from ..model.events import EventStructure
-from .base import Engine
+if TYPE_CHECKING:       # the command line reads ENGINES for --engine: keep this module light
+    from ..ast import Cond
+    from ..cat.interp import Model
+    from ..limits import Limits
+    from ..model.events import EventStructure
+    from .base import Engine
 
 
 def _z3(es: EventStructure, model: Model, options, lim: Limits, filt: Cond | None) -> Engine:

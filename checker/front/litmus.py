@@ -70,8 +70,8 @@ def load_paths(paths: Iterable[str | Path]) -> list[LitmusTest | LitmusError]:
     return _unique_names(out, lambda first: f"also in {first}")
 
 
-def load_file(path: str | Path) -> list[LitmusTest | LitmusError]:
-    """Load every test of one file."""
+def load_file(path: str | Path, name: str | None = None) -> list[LitmusTest | LitmusError]:
+    """Load every test of one file (with `name`: see load_text)."""
     try:
         text, size = limits.read_text(path, limits.current().yaml_bytes)
         if text is None:
@@ -83,19 +83,21 @@ def load_file(path: str | Path) -> list[LitmusTest | LitmusError]:
                             SourceLoc(str(path), line))]
     except OSError as e:
         return [LitmusError(f"cannot read: {e.strerror}", SourceLoc(str(path), 1))]
-    return load_text(text, str(path))
+    return load_text(text, str(path), name)
 
 
-def load_text(text: str, path: str = "<string>") -> list[LitmusTest | LitmusError]:
-    """Load every test of a YAML text (one mapping, or a list of mappings)."""
+def load_text(text: str, path: str = "<string>", name: str | None = None) -> list[LitmusTest | LitmusError]:
+    """Load every test of a YAML text (one mapping, or a list of mappings). With `name`, only the
+    entries that can yield a test of that name are built (`ptxmc check FILE::NAME` need not
+    build, nor judge, the other tests of a suite file)."""
     try:
-        return _load_text(text, path)
+        return _load_text(text, path, name)
     except RecursionError:      # nesting within every limit, yet too deep for Python's stack
         return [limits.too_large("too deeply nested for this machine (Python's stack)", "yaml_depth",
                                  SourceLoc(path, 1))]
 
 
-def _load_text(text: str, path: str) -> list[LitmusTest | LitmusError]:
+def _load_text(text: str, path: str, name: str | None) -> list[LitmusTest | LitmusError]:
     size = len(text.encode("utf-8", "surrogatepass"))
     if size > limits.current().yaml_bytes:
         return [limits.too_large(f"too large: a file of {size} bytes", "yaml_bytes", SourceLoc(path, 1))]
@@ -108,11 +110,25 @@ def _load_text(text: str, path: str) -> list[LitmusTest | LitmusError]:
     items = root.value if isinstance(root, yaml.SequenceNode) and root.tag.endswith(":seq") else [root]
     out: list[LitmusTest | LitmusError] = []
     for item in items:
+        if name is not None and not _may_yield(item, name):
+            continue
         try:
             out.extend(_expand(yamlsafe.convert(item, path), path))
         except LitmusError as e:
             out.append(e)
     return _unique_names(out, lambda first: f"first at line {first.line}")
+
+
+def _may_yield(item: yaml.Node, name: str) -> bool:
+    """Can this entry be a test called `name`? Its `name:` as written, every ${...} standing for
+    any text (a matrix row's value); an entry without a plain `name:` is kept (it is an error)."""
+    if not isinstance(item, yaml.MappingNode):
+        return True
+    written = next((v for k, v in item.value if isinstance(k, yaml.ScalarNode) and k.value == "name"), None)
+    if not isinstance(written, yaml.ScalarNode):
+        return True
+    pattern = ".*".join(re.escape(part) for part in _PLACEHOLDER.split(written.value)[::2])
+    return re.fullmatch(rf"\s*{pattern}\s*", name, re.S) is not None
 
 
 def _unique_names(results, where_first):

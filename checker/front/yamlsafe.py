@@ -83,6 +83,35 @@ class _Loader(yaml.SafeLoader):
         return node
 
 
+try:
+    from yaml.cyaml import CParser as _CParser      # libyaml's parser, when PyYAML has it
+except ImportError:                                  # pragma: no cover - a PyYAML without libyaml
+    _CParser = None
+
+
+class _FastLoader(_Loader):
+    """_Loader's composer over libyaml's event parser (C): the same nodes, several times faster
+    on a suite file. `compose` turns to _Loader on any error, so that every message, and every
+    decision on malformed input, is the pure-Python parser's."""
+
+    def __init__(self, stream):
+        super().__init__(stream)
+        self._events = _CParser(stream)
+        self.check_event = self._events.check_event
+        self.peek_event = self._events.peek_event
+        self.get_event = self._events.get_event
+
+    def compose_scalar_node(self, anchor):
+        node = super().compose_scalar_node(anchor)
+        if node.style == "":            # libyaml's name for the plain style; PyYAML's is None
+            node.style = None
+        return node
+
+    def dispose(self):
+        super().dispose()
+        self._events.dispose()
+
+
 class _TooDeep(Exception):
     def __init__(self, mark):
         self.mark = mark
@@ -95,6 +124,11 @@ def _line_text(text: str, line: int) -> str:
 
 def compose(text: str, path: str) -> yaml.Node | None:
     """Parse `text` into PyYAML nodes (None for an empty document); syntax errors -> LitmusError."""
+    if _CParser is not None:
+        try:
+            return yaml.compose(text, Loader=_FastLoader)
+        except Exception:               # noqa: BLE001 - the pure-Python parser says what is wrong
+            pass
     try:
         return yaml.compose(text, Loader=_Loader)
     except _TooDeep as e:

@@ -19,7 +19,17 @@
     compare   histograms x model verdicts: violation / coverage gap / ok, positive controls
     controls  the positive controls;     cli   `ptxmc hw gen|build|run|import|compare`
 """
-from .codegen import Program, generate, target_for, unsupported
-from .toolchain import find_toolchain
-
 __all__ = ["Program", "generate", "target_for", "unsupported", "find_toolchain"]
+
+
+def __getattr__(name: str):
+    """The names above, imported on first use (PEP 562): `ptxmc --help` imports this package."""
+    if name in ("Program", "generate", "target_for", "unsupported"):
+        from . import codegen
+
+        return getattr(codegen, name)
+    if name == "find_toolchain":
+        from .toolchain import find_toolchain
+
+        return find_toolchain
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -18,10 +18,9 @@ simulated GPU (checker.harness.fakegpu): its output is labelled SIMULATED throug
 from __future__ import annotations
 
 import sys
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from .. import LITMUS_DIR
+from ..resources import LITMUS_DIR, bundled
 from ..errors import HarnessError, LitmusError
 
 EXIT_OK, EXIT_FAIL = 0, 1
@@ -110,7 +109,7 @@ def _shard(tests: list, spec: str | None) -> list:
 def load_tests(paths, controls: bool = False, names=()) -> tuple[list, list[LitmusError]]:
     from ..front.litmus import load_paths
     from .controls import controls as bundled_controls
-    items = load_paths(paths or [str(LITMUS_DIR)])
+    items = load_paths([bundled(p) for p in paths or ()] or [str(LITMUS_DIR)])
     tests = [t for t in items if not isinstance(t, LitmusError)]
     errors = [t for t in items if isinstance(t, LitmusError)]
     if controls:
@@ -213,6 +212,8 @@ def _build_all(progs, outdir: Path, kind: str, jobs: int):
             return t, p, build(p, outdir, kind), None
         except HarnessError as e:
             return t, p, None, e
+    from concurrent.futures import ThreadPoolExecutor
+
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as ex:
         return list(ex.map(one, progs))
 

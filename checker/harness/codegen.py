@@ -375,10 +375,10 @@ class _Gen:
                 f"count {acc.count}, test arrivals {acc.arrivals}, tx {acc.expected}/{acc.completed}\n"
                 f"        unsigned a_ = to_cta(smem + ({j} * PER_WARP + threadIdx.x) * SLOT_WORDS), ok_ = 0;\n"
                 + makeup +
-                f"        for (unsigned n_ = 0; n_ < SPIN_CAP && !ok_; n_++)\n"
-                f"            asm volatile(\"{{ .reg .pred P; mbarrier.try_wait.parity.shared::cta.b64 P, [%1], 0; selp.u32 %0, 1, 0, P; }}\" : \"=r\"(ok_) : \"r\"(a_) : \"memory\");\n"
-                f"        if (!ok_) atomicOr(&p.status[group * PER_WARP + threadIdx.x], 2u);\n"
-                f"    }}")
+                "        for (unsigned n_ = 0; n_ < SPIN_CAP && !ok_; n_++)\n"
+                "            asm volatile(\"{ .reg .pred P; mbarrier.try_wait.parity.shared::cta.b64 P, [%1], 0; selp.u32 %0, 1, 0, P; }\" : \"=r\"(ok_) : \"r\"(a_) : \"memory\");\n"
+                "        if (!ok_) atomicOr(&p.status[group * PER_WARP + threadIdx.x], 2u);\n"
+                "    }")
         return "\n".join(out)
 
     def generate(self) -> Program:

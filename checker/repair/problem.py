@@ -30,7 +30,7 @@ search exhaustive and the minimality proof sound, at the price of checking more 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 

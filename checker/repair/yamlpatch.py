@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 import yaml
 
 from ..ast import LitmusTest, MemoryDecl
-from .edits import Delete, Edit, Insert, Replace
+from .edits import Delete, Edit, Replace
 
 _ITEM = re.compile(r"^(\s*)-\s+(.*?)\s*$")
 

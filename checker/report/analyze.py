@@ -14,6 +14,7 @@ from ..engines.base import outcome_cond
 from ..errors import CheckerError, LimitExceeded, SolverUnknown
 from ..results import witness
 from ..results.formula import compact
+from ..resources import model_hash  # noqa: F401 - reports import it from here
 from ..results.result import Outcome, Result, outcome_text
 from ..verdict.check import base_result, judge
 from ..verdict.explain import Violation, explain
@@ -72,14 +73,6 @@ def test_hash(t: LitmusTest) -> str:
     for e in t.expectations:
         parts.append(f"E {e.kind} {e.text}")
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
-
-
-def model_hash(model) -> str:
-    h = hashlib.sha256()
-    for src in model.sources or (model.path,):
-        with open(src, "rb") as f:
-            h.update(f.read())
-    return h.hexdigest()[:16]
 
 
 def analyze(test: LitmusTest, model, model_name: str, options=frozenset(), timeout: float = 60.0,

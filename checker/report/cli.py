@@ -6,8 +6,6 @@ import sys
 import tempfile
 from pathlib import Path
 
-from ..pool import sigint_deferred
-
 EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130     # 128 + the signal: 143 SIGTERM
 
 
@@ -50,11 +48,11 @@ def _split_hw(paths: list[str], hw: list[str]) -> tuple[list[str], list[str]]:
 
 
 def handler(args) -> int:
-    from .. import LITMUS_DIR, limits, outsafe
+    from .. import limits, outsafe
     from ..cliargs import check_options, check_paths, jobs_of, limits_of
     from ..errors import CheckerError
     from ..harness.histogram import load as load_histograms
-    from ..resources import resolve_model
+    from ..resources import LITMUS_DIR, bundled, resolve_model
     from .build import build
 
     lim = limits_of(args)
@@ -63,7 +61,7 @@ def handler(args) -> int:
     if args.max_witnesses < 0:
         raise CheckerError(f"--max-witnesses {args.max_witnesses}: must be 0 or positive")
     paths, hw = _split_hw(args.paths, args.hw)
-    paths = paths or [str(LITMUS_DIR)]
+    paths = [bundled(p) for p in paths] or [str(LITMUS_DIR)]
     check_paths(list(paths) + hw)
     check_options(resolve_model(args.model), args.option)
     for h in hw:                                   # a bad histogram file is found before the work
@@ -81,6 +79,8 @@ def handler(args) -> int:
     report = build(paths, args.model, args.option, lim.timeout, jobs, args.layout, hw,
                    args.max_witnesses, not args.no_blame, args.timing, progress, fix=args.fix, lim=lim,
                    engine=args.engine)
+    from ..pool import sigint_deferred
+
     with sigint_deferred():             # a second Ctrl-C must not cut the report short
         return _write(args, report, progress, policy)
 

@@ -4,10 +4,16 @@ impossible assignments (a variable with two values, or none) as don't-cares.
 The formula describes exactly the set over the values each observable takes in it: every
 observable is named, so a value that no outcome has is visibly absent -- a variable with one
 value is a conjunct (`x=3`), and one the minimised formula does not constrain is listed with its
-values (`(P0:r0=0 \/ P0:r0=1)`). "true" only for an empty projection."""
+values (`(P0:r0=0 \/ P0:r0=1)`). "true" only for an empty projection.
+
+sympy takes ~0.3 s to import, more than the rest of `ptxmc outcomes` on a small test, so the
+common small cases do without it: every combination of values occurring leaves the variables
+unconstrained, and a set over two varying variables, one of them two-valued and the other with
+at most four values (two registers, typically), gets an exact minimum cover computed here, which
+on those shapes is SOPform's answer itself (tests/test_formula.py compares them on every such set)."""
 from __future__ import annotations
 
-from itertools import product
+from itertools import combinations as subsets, product
 
 from ..ast import value_text
 from .result import Outcome
@@ -38,6 +44,14 @@ def _alts(k: str, values) -> str:
 def _core(outcomes: list[Outcome], keys: list[str], domains: dict) -> tuple[str, set[str]]:
     """The formula over the variables with several values, and the variables it mentions."""
     atoms = [(k, v) for k in keys for v in domains[k] if len(domains[k]) > 1]
+    combinations = 1
+    for k in keys:
+        combinations *= len(domains[k])
+    if len(set(outcomes)) == combinations:     # every combination occurs: no constraint (and no sympy)
+        return "true", set()
+    varying = sorted(len(domains[k]) for k in keys if len(domains[k]) > 1)
+    if len(varying) == 2 and varying[0] == 2 and varying[1] <= 4:
+        return _minimum_cover(outcomes, atoms, domains), {k for k, _ in atoms}
     if len(atoms) > MAX_ATOMS:
         return _merged(outcomes, keys, domains)
     from sympy import Symbol
@@ -123,3 +137,55 @@ def _merged(outcomes: list[Outcome], keys: list[str], domains: dict) -> str:
     if len(terms) == 1:
         return terms[0], mentioned
     return " \\/ ".join(t if " /\\ " not in t else f"({t})" for t in terms), mentioned
+
+
+def _minimum_cover(outcomes: list[Outcome], atoms: list[tuple[str, int]], domains: dict) -> str:
+    """The sum of products with the fewest terms, then the fewest literals (ties: the first text),
+    over the atoms `k=v`, with the impossible assignments as don't-cares: cubes are tuples of
+    1 / 0 / None (the atom holds / does not / either), for at most six atoms."""
+    index = {a: i for i, a in enumerate(atoms)}
+    varying = list(dict.fromkeys(k for k, _ in atoms))
+
+    def point(values: dict) -> tuple[int, ...]:
+        bits = [0] * len(atoms)
+        for k in varying:
+            bits[index[(k, values[k])]] = 1
+        return tuple(bits)
+
+    on = {point(dict(o)) for o in outcomes}
+    off = {point(dict(zip(varying, combo))) for combo in product(*(domains[k] for k in varying))} - on
+
+    def covers(cube, p) -> bool:
+        return all(c is None or c == b for c, b in zip(cube, p))
+
+    implicants = [c for c in product((1, 0, None), repeat=len(atoms))
+                  if any(covers(c, p) for p in on) and not any(covers(c, p) for p in off)]
+    primes = [c for c in implicants if not any(d != c and _within(c, d) for d in implicants)]
+    reach = {c: frozenset(p for p in on if covers(c, p)) for c in primes}
+    for size in range(1, len(primes) + 1):
+        found = [combo for combo in subsets(primes, size) if frozenset().union(*(reach[c] for c in combo)) == on]
+        if found:
+            return min((sum(x is not None for c in combo for x in c), _text(combo, atoms, domains))
+                       for combo in found)[1]
+    raise AssertionError("no cover of the outcome set")     # the outcomes themselves are one
+
+
+def _within(a, b) -> bool:
+    """Cube a lies inside cube b."""
+    return all(y is None or x == y for x, y in zip(a, b))
+
+
+def _text(cover, atoms, domains) -> str:
+    """A cover as _show prints SOPform's answer: k=v, a two-valued k's other value for ~(k=v),
+    literals sorted within a term, terms sorted, parenthesised when there are several."""
+    def literal(i: int, holds: int) -> str:
+        k, v = atoms[i]
+        if holds:
+            return f"{k}={value_text(v)}"
+        other = [d for d in domains[k] if d != v]
+        return f"{k}={value_text(other[0])}" if len(domains[k]) == 2 else f"~{k}={value_text(v)}"
+
+    terms = [sorted(literal(i, x) for i, x in enumerate(c) if x is not None) for c in cover]
+    if len(terms) == 1:
+        return " /\\ ".join(terms[0]) or "true"
+    return " \\/ ".join(sorted(t[0] if len(t) == 1 else "(" + " /\\ ".join(t) + ")" for t in terms))

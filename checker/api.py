@@ -1,0 +1,257 @@
+r"""The Python API: load litmus tests, ask whether an outcome is allowed and why, list every
+allowed outcome, judge whole suites - the answers `ptxmc` prints, as Python objects (the user
+documentation, with more examples, is docs/api.md).
+
+    >>> import checker
+    >>> test = checker.load_test("litmus/core/MP.yaml::MP+rel.gpu+acq.gpu+sameCluster")
+    >>> checker.check(test, "P1:r0=1 /\\ P1:r1=0").status
+    'forbidden'
+
+Arguments shared by the functions:
+
+- `test`: a LitmusTest (from `load`), or a spec: `FILE::NAME`, or `FILE` when it holds one test.
+  A relative path into the bundled suites (`litmus/...`) is found from any folder.
+- `condition`: a herd condition (`P1:r0=1 /\ x=2`, `~`, `\/`, `!=`) or a parsed Cond.
+- `model`: a model name (`ptx`, the default, or `sc`), the path of a .cat file, or a parsed
+  checker.cat.interp.Model. `options`: model options (`strict-cta`, ...; docs/model.md).
+- `engine`: `z3` (default) or `brute` (the brute-force enumerator that cross-checks it).
+- `limits`: a checker.limits.Limits (default: the limits in force, checker.limits.current()),
+  e.g. `checker.limits.DEFAULT.override(["timeout=5"])`.
+
+Errors are CheckerErrors (checker.errors): LitmusError for a malformed test (it names the file,
+the line and the text), ModelError for a bad model, SolverUnknown when Z3 cannot decide within
+the limits and LimitExceeded for a test past a limit - never a wrong verdict. `outcomes` and
+`run` return Results instead (status `error` / `unknown`), as `ptxmc run` reports them.
+
+Everything runs in this process except `run` with `jobs >= 1`, which uses worker processes
+(checker.pool): a worker that crashes costs only its test, and a test past the hard time bound
+is stopped and reported UNKNOWN.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import replace
+from typing import TYPE_CHECKING, Callable, Iterable, Literal, Sequence, Union, overload
+
+from . import limits as _limits
+from .ast import Cond, LitmusTest
+from .errors import LitmusError, SourceLoc
+from .resources import LITMUS_DIR, bundled
+
+if TYPE_CHECKING:
+    from .cat.interp import Model
+    from .results.result import Result
+    from .verdict.explain import Explanation
+    from .verdict.session import Session
+
+__all__ = ["load", "load_test", "check", "explain", "outcomes", "run", "session"]
+
+TestSpec = Union[LitmusTest, str, "os.PathLike[str]"]
+ModelSpec = Union[str, "os.PathLike[str]", "Model", None]
+
+
+def load(source: str | os.PathLike[str]) -> list[LitmusTest]:
+    r"""The tests of a YAML file, of a folder (recursively), of `FILE::NAME` (that one test), or
+    of YAML text (a string with a line break in it). A malformed test raises its LitmusError:
+    to judge a suite that has some, use `run`, which reports each as an error Result.
+
+    >>> [t.name for t in load("litmus/core/CoWW.yaml")][:2]
+    ['CoWW+weak', 'CoWW+relaxed']
+    >>> [t] = load('''
+    ... name: SB
+    ... source: "PTX ISA 9.4, Memory Consistency Model > Axioms"
+    ... threads:
+    ...   P0: {at: gpu0.cta0, code: ["st.relaxed.gpu.global [x], 1", "ld.relaxed.gpu.global r0, [y]"]}
+    ...   P1: {at: gpu0.cta1, code: ["st.relaxed.gpu.global [y], 1", "ld.relaxed.gpu.global r0, [x]"]}
+    ... ''')
+    >>> [th.name for th in t.threads], t.path
+    (['P0', 'P1'], '<string>')
+    """
+    from .front.litmus import load_file, load_paths, load_text
+
+    if isinstance(source, str) and "\n" in source:
+        items = load_text(source, "<string>")
+    else:
+        path, sep, name = os.fspath(source).partition("::")
+        if sep:
+            return [load_test(os.fspath(source))]
+        found = bundled(path)
+        if not os.path.exists(found):
+            raise LitmusError(f"no such file or folder: {path}")
+        items = load_paths([found]) if os.path.isdir(found) else load_file(found)
+    for it in items:
+        if isinstance(it, LitmusError):
+            raise it
+    return list(items)
+
+
+def load_test(spec: TestSpec) -> LitmusTest:
+    """The one test `FILE::NAME` names, or the only test of FILE (a LitmusTest is returned as it
+    is). LitmusError if there is no such test, if FILE holds several and no NAME is given, or if
+    the test is malformed.
+
+    >>> load_test("litmus/core/SB.yaml::SB+fence.sc.gpu+sameCluster").name
+    'SB+fence.sc.gpu+sameCluster'
+    """
+    if isinstance(spec, LitmusTest):
+        return spec
+    from .front.litmus import load_file
+
+    path, _, name = os.fspath(spec).partition("::")
+    found = bundled(path)
+    if not os.path.exists(found):
+        raise LitmusError(f"no such file: {path}")
+    items = load_file(found, name or None)      # with a name, only the entries that can be it
+    errors = [it for it in items if isinstance(it, LitmusError)]
+    tests = [t for t in items if not isinstance(t, LitmusError) and (not name or t.name == name)]
+    named = [e for e in errors if name and name in str(e)]
+    if named or errors and (not name or not tests):
+        raise (named or errors)[0]
+    if name and not tests:
+        raise LitmusError(f"no test named '{name}' in {path}")
+    if len(tests) != 1:
+        names = ", ".join(t.name for t in tests)
+        raise LitmusError(f"{path} holds {len(tests)} tests ({names}): name one as {path}::NAME")
+    return tests[0]
+
+
+def session(test: TestSpec, *, model: ModelSpec = None, options: Iterable[str] = (), engine: str = "z3",
+            limits: _limits.Limits | None = None) -> Session:
+    """The checker.verdict.session.Session of a test: one test under one model, lowered and
+    encoded once, that answers every question about it (`check`, `explain` and `outcomes` each
+    make one; make your own to ask several questions of one test). Its limits are `limits`."""
+    from .verdict.session import Session
+
+    lim = limits or _limits.current()
+    with _limits.use(lim):
+        return Session(load_test(test), _model(model), frozenset(options), engine, lim)
+
+
+def check(test: TestSpec, condition: str | Cond, *, model: ModelSpec = None, options: Iterable[str] = (),
+          engine: str = "z3", limits: _limits.Limits | None = None) -> Explanation:
+    r"""Is an outcome allowed, and why? A checker.verdict.explain.Explanation:
+
+    - `status`: `allowed` (`execution` is a witness), `forbidden` (`blame`: every minimal set of
+      axioms that rules it out; `violations`: what each violated axiom shows on `execution`, a
+      candidate execution with the outcome; `needed`: the synchronization whose removal alone
+      would allow it), `impossible` (no execution satisfies it even without axioms: a wrong
+      value or register), or `undefined` (the program has undefined behaviour: `flag`).
+
+    >>> x = check("litmus/core/MP.yaml::MP+rel.gpu+acq.gpu+sameCluster", "P1:r0=1 /\\ P1:r1=0")
+    >>> x.status, x.blame
+    ('forbidden', (('Causality',),))
+    >>> [e.mutation.describe() for e in x.needed][0]
+    'weakening st.release.gpu.global [flag], 1 to st.relaxed.gpu.global [flag], 1 (P0, line 27)'
+    >>> check("litmus/core/MP.yaml::MP+rel.gpu+acq.gpu+sameCluster", "P1:r0=1 /\\ P1:r1=1").status
+    'allowed'
+    """
+    from .verdict.explain import explain as _explain
+
+    lim = limits or _limits.current()
+    with _limits.use(lim):
+        s = session(test, model=model, options=options, engine=engine, limits=lim)
+        return _explain(s, _cond(condition))
+
+
+@overload
+def explain(test: TestSpec, condition: str | Cond, *, model: ModelSpec = ..., options: Iterable[str] = ...,
+            engine: str = ..., limits: _limits.Limits | None = ..., dot: Literal[False] = ...) -> str: ...
+
+
+@overload
+def explain(test: TestSpec, condition: str | Cond, *, model: ModelSpec = ..., options: Iterable[str] = ...,
+            engine: str = ..., limits: _limits.Limits | None = ...,
+            dot: Literal[True]) -> tuple[str, str | None]: ...
+
+
+def explain(test, condition, *, model=None, options=(), engine="z3", limits=None, dot=False):
+    r"""What `ptxmc check` prints: the verdict, the axioms, the synchronization needed, and the
+    execution. With `dot=True`, also the execution as a Graphviz DOT graph (None when there is
+    none): `(text, dot)`.
+
+    >>> print(explain("litmus/core/SB.yaml::SB+fence.sc.gpu+sameCluster", "P0:r0=0 /\\ P1:r0=0").splitlines()[2])
+    Forbidden
+    """
+    from .verdict.explain import explain_text
+
+    lim = limits or _limits.current()
+    with _limits.use(lim):
+        s = session(test, model=model, options=options, engine=engine, limits=lim)
+        _, text, graph = explain_text(s, _cond(condition))
+    return (text, graph) if dot else text
+
+
+def outcomes(test: TestSpec, *, model: ModelSpec = None, options: Iterable[str] = (), engine: str = "z3",
+             limits: _limits.Limits | None = None) -> Result:
+    """Every allowed outcome of a test, its expectations ignored: the checker.results.result.Result
+    `ptxmc outcomes` prints and `--format json` serializes. `outcomes` holds each outcome as a
+    tuple of (name, value) pairs over `observe`; `complete` is False if the enumeration stopped at
+    the outcome cap; `undefined` lists the undefined behaviour the program has, if any.
+    `status` is `run`, `undefined`, `error` or `unknown` (then `message` says why).
+
+    >>> r = outcomes("litmus/core/SB.yaml::SB+fence.sc.gpu+sameCluster")
+    >>> r.status, len(r.outcomes), r.complete
+    ('run', 3, True)
+    >>> from checker.results.result import outcome_text
+    >>> [outcome_text(o) for o in r.outcomes]
+    ['P0:r0=0; P1:r0=1; x=1; y=1;', 'P0:r0=1; P1:r0=0; x=1; y=1;', 'P0:r0=1; P1:r0=1; x=1; y=1;']
+    """
+    from .resources import model_name
+    from .verdict.check import check_test
+
+    lim = limits or _limits.current()
+    with _limits.use(lim):
+        bare = replace(load_test(test), expectations=(), expect_undefined=None)
+        m = _model(model)
+        return check_test(bare, m, model_name(m), frozenset(options), engine, lim.timeout)
+
+
+def run(paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | None = None, *, jobs: int = 1,
+        model: str | os.PathLike[str] | None = None, options: Iterable[str] = (), engine: str = "z3",
+        limits: _limits.Limits | None = None, on_result: Callable[[Result], None] | None = None) -> list[Result]:
+    """Judge the expectations of every test of some files and folders (default: the bundled
+    suites), as `ptxmc run` does: one checker.results.result.Result per test, in input order,
+    with `status` pass / fail / error (a malformed test: its message says where) / unknown /
+    undefined / run (no expectations); `ok` is True when the expectations are met.
+
+    `jobs` worker processes (0: in this process); `on_result(result)` is called as each test
+    finishes. `checker.results.output.FORMATS[fmt](results)` renders them as `ptxmc run --format
+    fmt` would (text, herd, json, junit). `model` is a name or a path (workers load it).
+
+    >>> results = run("litmus/core/CoWW.yaml", jobs=0)
+    >>> all(r.status == "pass" for r in results), len(results) > 1
+    (True, True)
+    """
+    from .batch import run_tests
+    from .front.litmus import load_paths
+
+    if paths is None:
+        paths = [LITMUS_DIR]
+    elif isinstance(paths, (str, os.PathLike)):
+        paths = [paths]
+    if jobs < 0:
+        raise ValueError(f"jobs={jobs}: must be 0 (in this process) or positive")
+    spec = None if model is None else os.fspath(model)
+    lim = limits or _limits.current()
+    with _limits.use(lim):
+        items = load_paths([bundled(os.fspath(p)) for p in paths])
+        return run_tests(items, spec, tuple(options), engine, jobs=jobs, lim=lim, on_result=on_result)
+
+
+# -- helpers -----------------------------------------------------------------------------------
+
+def _model(model: ModelSpec) -> Model:
+    from .cat.interp import Model
+    from .resources import resolve_model
+
+    if isinstance(model, Model):
+        return model
+    return resolve_model(None if model is None else os.fspath(model))
+
+
+def _cond(condition: str | Cond) -> Cond:
+    if not isinstance(condition, str):
+        return condition
+    from .front.conditions import parse_cond
+
+    return parse_cond(condition, SourceLoc("<condition>", 1, condition))

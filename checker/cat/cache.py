@@ -1,0 +1,132 @@
+"""A cache on disk of parsed models, so that a one-shot command does not parse the model again:
+parsing the bundled ptx.cat (lark, then the glossary check) takes ~0.15 s; reading it back
+takes ~2 ms, and lark is not even imported.
+
+Where: `$PTXMC_CACHE_DIR`, else `$XDG_CACHE_HOME/ptxmc`, else `~/.cache/ptxmc`; the value `off`
+turns the cache off. The folder must belong to the user and be writable by no one else (it
+holds pickles), or it is not used. One file per model path.
+
+An entry is used only when everything that made it is unchanged:
+- the key (the entry's file name) covers ptxmc's version, Python's version, a fingerprint of the
+  code that parses models and defines a parsed model (checker/cat/*.py, grammar.lark,
+  checker/errors.py), the model's path as given and as an absolute path, and the limits that
+  parsing checks (cat_bytes, nesting);
+- the entry records the SHA-256 of every file the model read (the file and its includes), and
+  each is compared with the file's bytes now.
+Only models that parsed and passed their glossary check are stored; a parse error is never
+cached. Anything that goes wrong reading or writing the cache is ignored: the model is parsed.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import pickle
+import sys
+from pathlib import Path
+
+from .. import limits
+
+ENV = "PTXMC_CACHE_DIR"
+FORMAT = 1
+_CODE = ("cat/*.py", "cat/grammar.lark", "errors.py")
+
+
+def folder() -> Path | None:
+    """The cache folder (not necessarily existing), or None when the cache is off."""
+    spec = os.environ.get(ENV)
+    if spec is not None:
+        return None if spec.strip().lower() in ("", "off", "0", "none") else Path(spec)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "ptxmc"
+
+
+_fingerprint: str | None = None
+
+
+def code_fingerprint() -> str:
+    """SHA-256 of the code a pickled model depends on (read once per process)."""
+    global _fingerprint
+    if _fingerprint is None:
+        pkg = Path(__file__).resolve().parent.parent
+        h = hashlib.sha256()
+        for pattern in _CODE:
+            for f in sorted(pkg.glob(pattern)):
+                h.update(f.name.encode() + b"\0" + f.read_bytes() + b"\0")
+        _fingerprint = h.hexdigest()
+    return _fingerprint
+
+
+def _key(path: str) -> str:
+    from ..version import __version__
+
+    lim = limits.current()
+    parts = (FORMAT, __version__, sys.version, code_fingerprint(), path, os.path.abspath(path),
+             lim.cat_bytes, lim.nesting)
+    return hashlib.sha256(repr(parts).encode()).hexdigest()[:32]
+
+
+def _private(d: Path) -> bool:
+    """The folder is the user's and nobody else can write to it."""
+    try:
+        st = d.stat()
+    except OSError:
+        return False
+    if hasattr(os, "getuid") and st.st_uid != os.getuid():
+        return False
+    return not st.st_mode & 0o022
+
+
+def _digest(path: str) -> str | None:
+    try:
+        with open(path, "rb") as f:
+            return hashlib.sha256(f.read()).hexdigest()
+    except OSError:
+        return None
+
+
+def load(path: str):
+    """The cached Model of the model file `path`, or None."""
+    d = folder()
+    if d is None or not _private(d):
+        return None
+    try:
+        with open(d / f"{_key(path)}.pickle", "rb") as f:
+            entry = pickle.load(f)
+        sources, model = entry["sources"], entry["model"]
+    except Exception:                       # noqa: BLE001 - missing, truncated, from other code: parse
+        return None
+    if not sources or any(_digest(src) != digest for src, digest in sources):
+        return None
+    return model
+
+
+def digest(path: str) -> str | None:
+    """The SHA-256 of a file's bytes (None if it cannot be read): taken before parsing, for `store`."""
+    return _digest(path)
+
+
+def store(path: str, model, before: str | None) -> None:
+    """Remember `model`, parsed from `path` (its `sources` are the files it read, `path` first);
+    `before` is `digest(path)` from before the parse: if the file changed since, nothing is stored."""
+    d = folder()
+    if d is None:
+        return
+    sources = tuple((src, _digest(src)) for src in model.sources)
+    if not sources or sources[0][1] != before or any(h is None for _, h in sources):
+        return
+    try:
+        d.mkdir(mode=0o700, parents=True, exist_ok=True)
+        if not _private(d):
+            return
+        import tempfile
+
+        fd, tmp = tempfile.mkstemp(dir=d, prefix=".entry.", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "wb") as f:
+                pickle.dump({"sources": sources, "model": model}, f, protocol=pickle.HIGHEST_PROTOCOL)
+            os.replace(tmp, d / f"{_key(path)}.pickle")
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+    except (OSError, pickle.PicklingError):
+        pass

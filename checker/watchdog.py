@@ -1,0 +1,100 @@
+"""A hard bound, and a prompt Ctrl-C, for one-shot work done in this process (`ptxmc check`,
+`ptxmc outcomes`): no worker process to start, so a small test answers at once, and still nothing
+runs past the bound.
+
+    with hard_bound(seconds, on_timeout=lambda elapsed: "ptxmc: UNKNOWN: ..."):
+        work()
+
+A watchdog thread waits for the deadline or for SIGINT. It hears of SIGINT through
+signal.set_wakeup_fd: Python runs its own handler (KeyboardInterrupt) only between bytecodes of
+the main thread, which a long solver call does not reach until it returns. At the deadline the
+watchdog writes `on_timeout(elapsed seconds)` and a newline to stderr and ends the process with
+status 1; on SIGINT it writes `interrupted` and ends it with status 130 - with os._exit, since
+the main thread may be inside native code, and no child process exists to be left behind. Once
+the block is left the watchdog does nothing: the main thread and the watchdog take one lock, so
+exactly one of them reports. Signal hearing needs the main thread of a POSIX process; elsewhere
+only the deadline holds (and Ctrl-C acts when Python next runs). Native code with a SIGINT handler of its own hides
+Ctrl-C from Python and so from the watchdog: Z3's (its `ctrl_c` parameter, on by default, turns
+Ctrl-C into an 'unknown' answer) is turned off by checker.cli.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import select
+import signal
+import threading
+import time
+from typing import Callable, Iterator
+
+TIMEOUT_STATUS = 1
+INTERRUPT_STATUS = 130
+_STOP = b"\0"           # no signal has number 0: the main thread's "done" byte
+
+
+@contextlib.contextmanager
+def hard_bound(seconds: float | None, on_timeout: Callable[[float], str],
+               interrupted: str = "ptxmc: interrupted", timeout_status: int = TIMEOUT_STATUS) -> Iterator[None]:
+    posix = os.name == "posix"              # select() on a pipe, and a pipe as the wakeup fd
+    r, w = os.pipe() if posix else (-1, -1)
+    if posix:
+        os.set_blocking(w, False)
+    stopped = threading.Event()
+    lock = threading.Lock()
+    done = False
+    start = time.monotonic()
+    old_fd = -1
+    hears_signals = False
+    if posix and threading.current_thread() is threading.main_thread():
+        try:
+            old_fd = signal.set_wakeup_fd(w, warn_on_full_buffer=False)
+            hears_signals = True
+        except (ValueError, OSError):
+            pass
+
+    def end(message: str, status: int) -> None:
+        nonlocal done
+        with lock:
+            if done:
+                return
+            done = True
+            try:
+                os.write(2, (message + "\n").encode("utf-8", "replace"))
+            finally:
+                os._exit(status)
+
+    def watch() -> None:
+        deadline = None if not seconds else start + seconds
+        while True:
+            wait = None if deadline is None else max(0.0, deadline - time.monotonic())
+            if not posix:
+                if not stopped.wait(wait):
+                    end(on_timeout(time.monotonic() - start), timeout_status)
+                return
+            ready, _, _ = select.select([r], [], [], wait)
+            if not ready:
+                end(on_timeout(time.monotonic() - start), timeout_status)
+                return
+            data = os.read(r, 512)
+            if not data or _STOP in data:
+                return
+            if signal.SIGINT in data:
+                end(interrupted, INTERRUPT_STATUS)
+                return
+
+    watcher = threading.Thread(target=watch, name="ptxmc-watchdog", daemon=True)
+    watcher.start()
+    try:
+        yield
+    finally:
+        with lock:              # from here on the watchdog does nothing
+            done = True
+        stopped.set()
+        if hears_signals:
+            signal.set_wakeup_fd(old_fd)
+        if posix:
+            os.write(w, _STOP)
+        watcher.join()
+        if posix:
+            os.close(r)
+            os.close(w)

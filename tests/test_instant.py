@@ -1,0 +1,240 @@
+"""One-shot commands answer in this process and import only what they use (issue 20, item 5):
+`ptxmc --help` imports no solver, parser generator or subcommand machinery; `ptxmc check` and
+`ptxmc outcomes` start no process (no worker pool, nothing left behind) and do not import sympy
+or (with the model cache warm) lark; the in-process hard bound and Ctrl-C stop a long native Z3
+call at once (checker.watchdog); the parsed-model cache is used only while every input matches.
+Latency itself is measured in bench/latency.py, not here."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from checker.cat import cache
+from checker.cat.interp import load_model
+from checker.resources import AXIOMS_DIR, ROOT
+
+MP = "litmus/core/MP.yaml::MP+rel.gpu+acq.gpu+sameCluster"
+COND = "P1:r0=1 /\\ P1:r1=0"
+
+
+def _python(code: str, env: dict | None = None, timeout: float = 120, **kw) -> subprocess.CompletedProcess:
+    e = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
+    e.pop("PTXMC_DEBUG", None)
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], cwd=ROOT, env=e, capture_output=True,
+                          text=True, timeout=timeout, **kw)
+
+
+# What a command imported, and which processes it started, read from inside its own process.
+_PROBE = """
+import json, os, sys
+from checker.cli import main
+code = None
+try:
+    code = main({argv!r})
+except SystemExit as e:
+    code = e.code
+kids = []
+if os.path.isdir("/proc"):
+    for pid in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{{pid}}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if pid.isdigit() and int(fields[1]) == os.getpid():
+            kids.append(int(pid))
+sys.stdout.flush()
+print("\\n@@" + json.dumps({{"code": code, "modules": sorted(sys.modules), "children": kids}}))
+"""
+
+
+def _probe(argv: list[str], env: dict | None = None) -> dict:
+    r = _python(_PROBE.format(argv=argv), env)
+    assert "@@" in r.stdout, r.stderr
+    return json.loads(r.stdout.rsplit("@@", 1)[1])
+
+
+HEAVY_FOR_HELP = ("z3", "yaml", "lark", "sympy", "multiprocessing", "checker.pool", "checker.batch",
+                  "checker.front.litmus", "checker.isa.registry", "checker.harness.codegen",
+                  "checker.convert.driver", "checker.report.build", "checker.results.output")
+
+
+def test_help_imports_no_solver_and_no_subcommand_machinery():
+    got = _probe(["--help"])
+    assert got["code"] == 0
+    assert [m for m in HEAVY_FOR_HELP if m in got["modules"]] == []
+
+
+def test_check_runs_in_process_without_pool_sympy_or_lark(tmp_path):
+    env = {"PTXMC_CACHE_DIR": str(tmp_path / "cache")}
+    first = _probe(["check", MP, COND], env)
+    assert first["code"] == 0 and first["children"] == []
+    assert "lark" in first["modules"]                   # a cold cache parses the model
+    again = _probe(["check", MP, COND], env)
+    assert again["code"] == 0 and again["children"] == []
+    unused = ("multiprocessing", "checker.pool", "checker.batch", "sympy", "lark", "checker.harness.codegen",
+              "checker.convert.driver", "checker.report.build")
+    assert [m for m in unused if m in again["modules"]] == []
+
+
+@pytest.mark.parametrize("spec", ["litmus/core/MP.yaml::MP+rel.cta+acq.cta+diffGPU",    # formula `true`
+                                  "litmus/core/SB.yaml::SB+fence.sc.gpu+sameCluster"])  # two registers
+def test_outcomes_runs_in_process_without_sympy_for_small_sets(tmp_path, spec):
+    got = _probe(["outcomes", spec], {"PTXMC_CACHE_DIR": str(tmp_path)})
+    assert got["code"] == 0 and got["children"] == []
+    assert "sympy" not in got["modules"] and "multiprocessing" not in got["modules"]
+
+
+def test_check_exits_at_once_and_leaves_nothing_behind(tmp_path):
+    """The executable's fast exit: output complete, status right, no process left."""
+    r = subprocess.run([sys.executable, "-m", "checker", "check", MP, COND], cwd=ROOT, capture_output=True,
+                       text=True, timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines()[2] == "Forbidden" and r.stdout.endswith("\n")
+    r = subprocess.run([sys.executable, "-m", "checker", "check", MP, "P1:r0=7"], cwd=ROOT, capture_output=True,
+                       text=True, timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert r.returncode == 0 and "Impossible" in r.stdout
+
+
+def test_soft_timeout_of_check_is_unknown():
+    r = subprocess.run([sys.executable, "-m", "checker", "check", MP, COND, "--timeout", "0.001"], cwd=ROOT,
+                       capture_output=True, text=True, timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert r.returncode == 1
+    assert r.stderr.startswith(f"ptxmc: UNKNOWN: {MP}: timeout: no answer within 0.001 s")
+
+
+# -- checker.watchdog: a long native call (a pigeonhole formula Z3 needs minutes for) ------------
+
+_PIGEONS = """
+import sys, time, z3
+from checker.watchdog import hard_bound
+z3.set_param("ctrl_c", False)          # as checker.cli does: Z3 would answer 'unknown' to Ctrl-C
+n = 13
+s = z3.Solver()
+p = [[z3.Bool(f"p{{i}}_{{j}}") for j in range(n - 1)] for i in range(n)]
+for i in range(n):
+    s.add(z3.Or(p[i]))
+for j in range(n - 1):
+    for a in range(n):
+        for b in range(a + 1, n):
+            s.add(z3.Or(z3.Not(p[a][j]), z3.Not(p[b][j])))
+print("solving", flush=True)
+with hard_bound({seconds}, lambda t: f"ptxmc: UNKNOWN: stopped after {{t:.1f}} s"):
+    s.check()
+print("finished", flush=True)
+"""
+
+
+def test_hard_bound_stops_a_native_call_at_the_deadline():
+    start = time.monotonic()
+    r = _python(_PIGEONS.format(seconds=1.0), timeout=60)
+    took = time.monotonic() - start
+    assert r.returncode == 1, (r.stdout, r.stderr)
+    assert r.stdout == "solving\n"
+    assert r.stderr.startswith("ptxmc: UNKNOWN: stopped after 1.")
+    assert took < 30
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGINT") or os.name != "posix", reason="POSIX signals")
+def test_ctrl_c_stops_a_native_call_at_once():
+    e = {**os.environ, "PYTHONPATH": str(ROOT)}
+    p = subprocess.Popen([sys.executable, "-c", textwrap.dedent(_PIGEONS.format(seconds=60))], cwd=ROOT, env=e,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert p.stdout.readline() == "solving\n"
+        time.sleep(0.5)                                  # inside s.check(), a native call
+        sent = time.monotonic()
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=30)
+        took = time.monotonic() - sent
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert p.returncode == 130 and err == "ptxmc: interrupted\n" and out == ""
+    assert took < 5
+
+
+def test_hard_bound_is_silent_when_the_work_finishes():
+    r = _python("""
+        import time
+        from checker.watchdog import hard_bound
+        with hard_bound(0.3, lambda t: "too late"):
+            pass
+        time.sleep(0.6)
+        print("done")
+    """)
+    assert r.returncode == 0 and r.stdout == "done\n" and r.stderr == ""
+
+
+# -- checker.cat.cache -----------------------------------------------------------------------------
+
+def _copy_model(d: Path) -> Path:
+    d.mkdir(parents=True, exist_ok=True)
+    for f in AXIOMS_DIR.glob("*.cat"):
+        (d / f.name).write_bytes(f.read_bytes())
+    return d / "ptx.cat"
+
+
+def test_model_cache_round_trip_and_invalidation(tmp_path, monkeypatch):
+    from checker.cat import interp
+
+    monkeypatch.setenv(cache.ENV, str(tmp_path / "cache"))
+    path = str(_copy_model(tmp_path / "m"))
+    parsed = load_model(path, persist=True)
+    assert cache.load(path) == parsed                      # stored, and equal to a fresh parse
+    interp._cache.clear()
+    assert load_model(path, persist=True) == parsed        # read back
+    # A changed model is parsed again, never served from the cache.
+    text = Path(path).read_text()
+    Path(path).write_text(text.replace("(* Glossary", "(* an edit *)\n(* Glossary", 1))
+    assert cache.load(path) is None
+    interp._cache.clear()
+    edited = load_model(path, persist=True)
+    assert [c.where.line for c in edited.checks] == [c.where.line + 1 for c in parsed.checks]
+    assert cache.load(path) == edited
+    # A corrupt entry is ignored.
+    for f in (tmp_path / "cache").glob("*.pickle"):
+        f.write_bytes(b"not a pickle")
+    assert cache.load(path) is None
+    # Other limits are another key: a model over a smaller limit is not served from the cache.
+    from checker import limits
+
+    load_model(path, persist=True)
+    with limits.use(limits.DEFAULT.override(["nesting=3"])):
+        assert cache.load(path) is None
+
+
+def test_model_cache_off_and_not_private(tmp_path, monkeypatch):
+    path = str(_copy_model(tmp_path / "m"))
+    monkeypatch.setenv(cache.ENV, "off")
+    assert cache.folder() is None
+    model = load_model(path)
+    cache.store(path, model, cache.digest(path))
+    assert cache.load(path) is None
+    shared = tmp_path / "shared"
+    shared.mkdir(mode=0o777)
+    os.chmod(shared, 0o777)
+    monkeypatch.setenv(cache.ENV, str(shared))
+    cache.store(path, model, cache.digest(path))
+    assert list(shared.iterdir()) == [] and cache.load(path) is None
+
+
+def test_only_bundled_models_are_cached(tmp_path, monkeypatch):
+    from checker.cat import interp
+    from checker.resources import resolve_model
+
+    interp._cache.clear()
+    monkeypatch.setenv(cache.ENV, str(tmp_path / "cache"))
+    resolve_model(str(_copy_model(tmp_path / "m")))
+    assert not (tmp_path / "cache").exists()
+    resolve_model(None)
+    assert len(list((tmp_path / "cache").glob("*.pickle"))) == 1
