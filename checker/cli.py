@@ -20,7 +20,7 @@ from pathlib import Path
 
 from typing import TYPE_CHECKING
 
-from . import limits, outsafe, pool
+from . import limits, outsafe, signals
 from .cliargs import add_limit_options, add_output_options, check_options, check_paths, jobs_of, limits_of
 from .errors import CheckerError, LimitExceeded, LitmusError, SolverUnknown, SourceLoc
 from .resources import LITMUS_DIR, bundled, resolve_model
@@ -122,7 +122,8 @@ def console(fast_exit: bool = False) -> int:
     try:
         return main(fast_exit=fast_exit)
     finally:
-        pool.shutdown()
+        if "checker.pool" in sys.modules:       # only a batch starts helper processes
+            sys.modules["checker.pool"].shutdown()
 
 
 def main(argv=None, fast_exit: bool = False) -> int:
@@ -133,7 +134,7 @@ def main(argv=None, fast_exit: bool = False) -> int:
     ap = build_parser()
     args = ap.parse_args(argv)
     args.own_process = fast_exit
-    with limits.use(limits.current()), pool.stop_signals():   # a command's --limit/--timeout end with
+    with limits.use(limits.current()), signals.stop_signals():   # a command's --limit/--timeout end with
         code = _main(args)         # it (main is also called in-process, by tests and the fuzzers)
     if fast_exit and args.cmd in ONE_SHOT:
         _exit_now(code)
@@ -174,7 +175,7 @@ def _main(args) -> int:
         _say(f"ptxmc: {e}")
         return EXIT_FAIL if isinstance(e, LitmusError) else EXIT_USAGE
     except KeyboardInterrupt as e:
-        signum = pool.signum_of(e)
+        signum = signals.signum_of(e)
         _say("ptxmc: interrupted" + ("" if signum == 2 else f" ({signal.Signals(signum).name})"))
         return 128 + signum
     except Exception as e:  # our bug: say so, without a traceback unless asked
@@ -212,6 +213,7 @@ def inputs_of(paths, items) -> list[str]:
 
 
 def cmd_run(args) -> int:
+    from . import pool
     from .batch import INTERNAL, ResultStream, RunInterrupted, run_tests
     from .front.litmus import load_paths
     from .results import output
@@ -298,6 +300,10 @@ def select_test(spec: str):
         mine = _errors_of(path, name, errors)
         if mine:
             raise mine[0]
+        if not errors:          # the name matched no entry: load the rest to say what is there
+            everything = load_file(path)
+            errors = [it for it in everything if isinstance(it, LitmusError)]
+            tests = [t for t in everything if not isinstance(t, LitmusError)]
         if errors and not tests:
             raise errors[0]                         # the whole file is unreadable
         also = f" ({len(errors)} malformed test(s) in the file: `ptxmc run {path}` lists them)" if errors else ""

@@ -55,44 +55,7 @@ STARTUP_SECONDS = 60.0
 
 _in_worker = False
 
-# The signals that stop a run: Ctrl-C, `kill` / a CI cancel / `timeout`, a closed terminal.
-STOP_SIGNALS = tuple(getattr(signal, n) for n in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, n))
-
-
-class Stopped(KeyboardInterrupt):
-    """SIGTERM or SIGHUP, under stop_signals(): handled exactly like Ctrl-C (a KeyboardInterrupt),
-    with the signal's number kept for the exit status (128 + signum)."""
-
-    def __init__(self, signum: int):
-        super().__init__(f"stopped by {signal.Signals(signum).name}")
-        self.signum = signum
-
-
-def signum_of(exc: BaseException) -> int:
-    """The signal behind an interruption (SIGINT for a plain KeyboardInterrupt)."""
-    return getattr(exc, "signum", signal.SIGINT)
-
-
-def _raise_stopped(signum, frame):
-    raise Stopped(signum)
-
-
-@contextlib.contextmanager
-def stop_signals():
-    """Within the block, SIGTERM and SIGHUP raise Stopped, as SIGINT raises KeyboardInterrupt
-    (main thread only; elsewhere the block changes nothing)."""
-    old = {}
-    try:
-        for sig in STOP_SIGNALS:
-            if sig != signal.SIGINT:
-                old[sig] = signal.signal(sig, _raise_stopped)
-    except ValueError:          # not the main thread
-        pass
-    try:
-        yield
-    finally:
-        for sig, handler in old.items():
-            signal.signal(sig, handler)
+from .signals import STOP_SIGNALS, Stopped, raise_stopped, signum_of, stop_signals  # noqa: F401 (API)
 
 
 @dataclass(frozen=True)
@@ -386,7 +349,7 @@ class sigint_deferred:
         if self.got is not None and exc_type is None:
             if self.got == signal.SIGINT:
                 raise KeyboardInterrupt
-            if self.old.get(self.got) is _raise_stopped:
+            if self.old.get(self.got) is raise_stopped:
                 raise Stopped(self.got)
             signal.raise_signal(self.got)       # its handler outside the block: let it act
         return False

@@ -107,7 +107,7 @@ def test_check_exits_at_once_and_leaves_nothing_behind(tmp_path):
 def test_soft_timeout_of_check_is_unknown():
     r = subprocess.run([sys.executable, "-m", "checker", "check", MP, COND, "--timeout", "0.001"], cwd=ROOT,
                        capture_output=True, text=True, timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT)})
-    assert r.returncode == 1
+    assert r.returncode == 3          # check: UNKNOWN (docs/cli.md#exit-codes)
     assert r.stderr.startswith(f"ptxmc: UNKNOWN: {MP}: timeout: no answer within 0.001 s")
 
 
