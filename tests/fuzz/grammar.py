@@ -58,6 +58,10 @@ CANDIDATES: dict[str, tuple[str, ...]] = {
     "srcsz": ("16", "8", "p"),
     "regvec": tuple("{" + ", ".join(f"v{i}" for i in range(n)) + "}" for n in (1, 2, 4, 8, 16, 32, 64, 128)),
     "amat": ("[s]", "{a0, a1, a2, a3}"),
+    "addrsrc": tuple(MEMORY) + ("r0",),
+    "movsrc": ("r0", "r1", "0", "1", "16") + tuple(MEMORY),
+    "dvec": ("r0", "r1", "{r0, r1}", "{r0, r1, r2, r3}"),
+    "vvec": ("r0", "0", "1", "{r0, r1}", "{1, 2}"),
 }
 # wgmma.mma_async is registered once per shape and type: a few of them stand for all.
 _WGMMA = "wgmma.mma_async.sync.aligned."
