@@ -85,7 +85,7 @@ MALFORMED = {
     "unknown_register": "15: 'P1:r0=1 /\\ P1:r2=0': 'P1:r2': P1 has no register r2 (its registers: r0, r1); "
                         "did you mean P1:r1?",
     "unknown_thread": "15: 'P2:r0=1': 'P2:r0': there is no thread P2 (threads: P0, P1); did you mean P1:r0?",
-    "unknown_thread_key": "9: 'where': unknown key 'where' in thread 'P1' (valid keys: at, code)",
+    "unknown_thread_key": "9: 'where': unknown key 'where' in thread 'P1' (valid keys: at, code, ptx)",
     "vector_access": "6: 'st.v2.u32 [x], {1, 2, 3}': st.v2 takes a vector of 2 elements {a, b, ...}",
     "weak_with_scope": "6: 'st.weak.gpu [x], 1': .weak accesses take no scope",
     "yaml_syntax": "3: 'P0: {at: gpu0.cta0, code: [st [x], 1]': YAML syntax error: while parsing a flow "

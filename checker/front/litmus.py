@@ -21,10 +21,10 @@ from typing import Iterable
 import yaml
 
 from .. import limits
-from ..isa import address, registry
+from ..isa import address, registry, special
 from ..isa.mbarrier import MAX_COUNT
 from ..model.memory import MAX_BYTES
-from . import ptx, yamlsafe
+from . import ptx, ptx_text, yamlsafe
 from ..ast import Addr, Eq, Expectation, LitmusTest, MemoryDecl, Name, Position, Reg, Thread
 from .conditions import check_refs, parse_cond
 from .files import suite_files
@@ -34,7 +34,7 @@ from .yamlsafe import BOOL, INT, Node
 
 TEST_KEYS = ("name", "doc", "source", "arch", "memory", "threads", "expect", "matrix", "locations", "filter",
              "rlimit", "threads_per_litmus_thread")
-THREAD_KEYS = ("at", "code")
+THREAD_KEYS = ("at", "code", "ptx")
 MEMORY_KEYS = ("space", "owner", "init", "size", "alias_of", "texture_of", "surface_of", "constant_of",
                "mbarrier", "tensormap", "box", "strides", "offset_of")
 EXPECT_KEYS = ("allowed", "forbidden", "undefined")
@@ -517,16 +517,50 @@ def _threads(node: Node, path: str, declared: set[str]) -> list[Thread]:
             _fail(path, k, f"thread name '{k.raw}' must be an identifier (P0, P1, ...)")
         t = _Map(v, path, THREAD_KEYS, f"thread '{k.raw}'")
         pos = _position(t.need("at", f"thread '{k.raw}'"), path, "at")
-        code = []
-        items = _seq(t.need("code", f"thread '{k.raw}'"), path, "code")
-        if len(items) > limits.current().instructions:
-            raise limits.too_large(f"too large: {len(items)} instructions in thread {k.raw}", "instructions",
-                                   SourceLoc(path, k.line, k.raw))
-        for item in items:
-            text = _text(item, path, "an instruction")
-            code.append(registry.parse_instr(text, SourceLoc(path, item.line, text.strip()), declared))
+        code = _thread_code(t, k, path, declared)
         threads.append(Thread(k.raw, pos, tuple(code), SourceLoc(path, k.line, k.raw)))
     return threads
+
+
+def _thread_code(t: _Map, k: Node, path: str, declared: set[str]) -> list:
+    """A thread's instructions, from `code:` (a list of PTX texts) or `ptx:` (one block of pasted
+    PTX text): statements cut by checker.front.ptx_text, .reg declarations checked and dropped."""
+    if t.get("ptx") is None:
+        t.need("code", f"thread '{k.raw}'")
+    elif t.get("code") is not None:
+        _fail(path, t.keys["ptx"], f"thread '{k.raw}' has both 'code:' and 'ptx:': give one of them")
+    if t.get("ptx") is not None:
+        node = t.get("ptx")
+        text = _text(node, path, "ptx")
+        stmts = ptx_text.statements(text, node.line + 1 if "\n" in text else node.line, path)
+    else:
+        stmts = [s for item in _seq(t.get("code"), path, "code")
+                 for s in ptx_text.statements(_text(item, path, "an instruction"), item.line, path)]
+    regs: set[str] = set()
+    instrs = []
+    for st in stmts:
+        names = ptx_text.declaration(st, path)
+        if names is not None:
+            regs |= names
+            continue
+        ptx_text.directive(st, path)
+        instrs.append(st)
+    if len(instrs) > limits.current().instructions:
+        raise limits.too_large(f"too large: {len(instrs)} instructions in thread {k.raw}", "instructions",
+                               SourceLoc(path, k.line, k.raw))
+    code = []
+    for st in instrs:
+        where = SourceLoc(path, st.line, st.text)
+        bad = ptx_text.undeclared(st.text, regs, special.NAMES) if regs else None
+        if bad is not None:
+            raise LitmusError(f"register %{bad} is not declared (this thread declares its registers with .reg)",
+                              where)
+        i = registry.parse_instr(st.text, where, declared)
+        written = [r for r in address.destinations(i, registry.family(i)) if r.startswith("%")]
+        if written:
+            raise LitmusError(f"{written[0]} is a special register: it is read-only", where)
+        code.append(i)
+    return code
 
 
 def _check_cluster_styles(threads: list[Thread], decls: list[MemoryDecl], path: str) -> None:

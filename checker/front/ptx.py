@@ -142,10 +142,20 @@ def _operand(s: str, memory, fail) -> Operand:
         return Float(s)
     if _INT.match(s) and re.fullmatch(r"[+-]?[0-9]+", s):
         fail(f"'{s}': write integers without leading zeros (PTX reads them as octal)")
+    special = _special(s)
+    if special is not None:
+        return Reg(special)
     if re.fullmatch(rf"%?{_IDENT}", s):
         name = s.lstrip("%")
         return Name(name) if name in memory and not s.startswith("%") else Reg(name)
     fail(f"malformed operand '{s}'")
+
+
+def _special(s: str) -> str | None:
+    """A special register ('%tid.x', '%cluster_ctarank'): kept with its '%', so that it is never
+    confused with a register the test writes (checker.isa.special gives its value)."""
+    from ..isa.special import operand_name
+    return operand_name(s)
 
 
 def _address(s: str, fail) -> Addr:

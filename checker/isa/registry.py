@@ -17,7 +17,7 @@ from ..errors import LitmusError, SourceLoc
 from ..front import ptx
 from ..model.builder import Builder, ThreadCtx
 from ..model.events import EventStructure
-from . import address, async_copy, clc, core, mbarrier, proxy, tcgen05, wgmma
+from . import address, async_copy, clc, core, mbarrier, proxy, special, tcgen05, wgmma
 from .table import Family, check
 
 FAMILY_MODULES = (core, address, proxy, async_copy, mbarrier, clc, wgmma, tcgen05)
@@ -61,6 +61,7 @@ class Registry:
         contexts = []
         for tid, th in enumerate(test.threads):
             ctx = ThreadCtx(th, tid)
+            ctx.regs.update(special.registers(test, th))
             for k, instr in enumerate(th.code):
                 if not instr.family:            # built by hand, not loaded: validate it now
                     instr = self.validate(instr)
@@ -69,6 +70,8 @@ class Registry:
                 if fn is not None:
                     fn(b, ctx, instr)
             ctx.instr, ctx.index = None, -1
+            for name in [r for r in ctx.regs if r.startswith("%")]:     # special registers: inputs, not results
+                del ctx.regs[name]
             contexts.append(ctx)
         return b.build(contexts)
 
