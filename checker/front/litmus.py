@@ -25,7 +25,7 @@ from ..isa import address, registry, special
 from ..isa.mbarrier import MAX_COUNT
 from ..model.memory import MAX_BYTES
 from . import ptx, ptx_text, yamlsafe
-from ..ast import Addr, Eq, Expectation, LitmusTest, MemoryDecl, Name, Position, Reg, Thread
+from ..ast import Addr, Eq, Expectation, Kernel, LitmusTest, MemoryDecl, Name, Position, Reg, Thread
 from .conditions import check_refs, parse_cond
 from .files import suite_files
 from ..textsafe import escape_char, first_unsafe, printable
@@ -33,8 +33,9 @@ from ..errors import LitmusError, SourceLoc
 from .yamlsafe import BOOL, INT, Node
 
 TEST_KEYS = ("name", "doc", "source", "arch", "memory", "threads", "expect", "matrix", "locations", "filter",
-             "rlimit", "threads_per_litmus_thread")
+             "rlimit", "threads_per_litmus_thread", "kernels")
 THREAD_KEYS = ("at", "code", "ptx")
+KERNEL_KEYS = ("name", "launch", "threads")
 MEMORY_KEYS = ("space", "owner", "init", "size", "alias_of", "texture_of", "surface_of", "constant_of",
                "mbarrier", "tensormap", "box", "strides", "offset_of")
 EXPECT_KEYS = ("allowed", "forbidden", "undefined")
@@ -350,7 +351,8 @@ def _build(node: Node, path: str, row, line: int) -> LitmusTest:
     return LitmusTest(name=name, threads=tuple(threads), memory=tuple(memory.values()),
                       expectations=expectations, expect_undefined=undefined, doc=doc, source=source,
                       arch=arch, path=path, where=SourceLoc(path, line, name), matrix_row=row,
-                      locations=locations, filter=filt, rlimit=rlimit, threads_per_litmus_thread=per_thread)
+                      locations=locations, filter=filt, rlimit=rlimit, threads_per_litmus_thread=per_thread,
+                      kernels=_kernels(m.get("kernels"), path, threads))
 
 
 def _register_addresses(t: Thread, declared: set[str], dests: set[str]) -> Thread:
@@ -561,6 +563,49 @@ def _thread_code(t: _Map, k: Node, path: str, declared: set[str]) -> list:
             raise LitmusError(f"{written[0]} is a special register: it is read-only", where)
         code.append(i)
     return code
+
+
+def _kernels(node: Node | None, path: str, threads: list[Thread]) -> tuple[Kernel, ...]:
+    """`kernels:` in stream order, each {name, launch: stream | pdl, threads: [...]}: every thread in
+    exactly one kernel, and no CTA (no cluster) in two kernels (a CTA and its shared memory belong
+    to one kernel's launch)."""
+    if node is None:
+        return ()
+    items = _seq(node, path, "kernels")
+    if not items:
+        _fail(path, node, "kernels needs at least one kernel")
+    names = {t.name: t for t in threads}
+    owner: dict[str, str] = {}
+    place: dict[tuple, str] = {}
+    out = []
+    for n, item in enumerate(items):
+        k = _Map(item, path, KERNEL_KEYS, "a kernel")
+        name = _text(k.get("name"), path, "name").strip() if k.get("name") is not None else f"K{n}"
+        launch = _text(k.get("launch"), path, "launch").strip() if k.get("launch") is not None else "stream"
+        if launch not in ("stream", "pdl"):
+            _fail(path, k.get("launch"), "launch is stream (after the earlier kernels complete) or pdl "
+                                         "(programmatic dependent launch)")
+        if launch == "pdl" and n == 0:
+            _fail(path, k.get("launch"), "the first kernel has no primary to depend on: launch: pdl goes on a later kernel")
+        members = []
+        for t in _seq(k.need("threads", "a kernel"), path, "threads"):
+            tname = _text(t, path, "a thread name").strip()
+            if tname not in names:
+                _fail(path, t, f"no thread '{tname}' in this test")
+            if tname in owner:
+                _fail(path, t, f"thread '{tname}' is already in kernel '{owner[tname]}'")
+            owner[tname] = name
+            pos = names[tname].position
+            for key in (pos.cta_key(),) + ((pos.cluster_key(),) if pos.cluster is not None else ()):
+                if place.setdefault(key, name) != name:
+                    _fail(path, t, f"{tname} runs in {pos.cta_text()}, a CTA or cluster of kernel '{place[key]}': "
+                                   "each kernel's threads run in their own CTAs (and clusters)")
+            members.append(tname)
+        out.append(Kernel(name, tuple(members), launch, SourceLoc(path, item.line, name)))
+    missing = [t.name for t in threads if t.name not in owner]
+    if missing:
+        _fail(path, node, f"thread '{missing[0]}' is in no kernel: with kernels:, list every thread in one", "")
+    return tuple(out)
 
 
 def _check_cluster_styles(threads: list[Thread], decls: list[MemoryDecl], path: str) -> None:

@@ -123,6 +123,8 @@ def _operand(s: str, memory, fail) -> Operand:
         return Sink()
     if s[0] == "[":
         return _address(s, fail)
+    if "|" in s:
+        return _pair(s, memory, fail)
     if s[0] == "{":
         items = s[1:-1].strip()
         if not s.endswith("}") or not items:
@@ -149,6 +151,14 @@ def _operand(s: str, memory, fail) -> Operand:
         name = s.lstrip("%")
         return Name(name) if name in memory and not s.startswith("%") else Reg(name)
     fail(f"malformed operand '{s}'")
+
+
+def _pair(s: str, memory, fail) -> Vec:
+    """`d|p`: the two destinations of elect.sync (a value and a predicate), as a vector of two."""
+    parts = s.split("|")
+    if len(parts) != 2:
+        fail(f"malformed operand '{s}': write d|p")
+    return Vec(tuple(_operand(x, memory, fail) for x in parts))
 
 
 def _special(s: str) -> str | None:

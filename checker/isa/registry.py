@@ -17,10 +17,11 @@ from ..errors import LitmusError, SourceLoc
 from ..front import ptx
 from ..model.builder import Builder, ThreadCtx
 from ..model.events import EventStructure
-from . import address, async_copy, clc, core, mbarrier, proxy, special, tcgen05, wgmma
+from . import (address, async_copy, clc, core, griddep, hints, matrix, mbarrier, proxy, special, tcgen05, warp,
+               wgmma)
 from .table import Family, check
 
-FAMILY_MODULES = (core, address, proxy, async_copy, mbarrier, clc, wgmma, tcgen05)
+FAMILY_MODULES = (core, address, proxy, async_copy, mbarrier, clc, wgmma, tcgen05, warp, hints, matrix, griddep)
 
 
 class Registry:
@@ -58,6 +59,8 @@ class Registry:
     def lower(self, test: LitmusTest) -> EventStructure:
         """The event structure of a test whose instructions are validated."""
         b = Builder(test)
+        if test.kernels:
+            b.finalize("kernels", griddep.kernel_order)
         contexts = []
         for tid, th in enumerate(test.threads):
             ctx = ThreadCtx(th, tid)
