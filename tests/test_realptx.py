@@ -1,0 +1,144 @@
+"""Real PTX (issue 15): nvcc's syntax, the ptx: block, special registers, the new families, kernels
+and PDL; every refusal names file:line; the real-ptx suite passes on Z3 and on brute force."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from checker.errors import LitmusError
+from checker.front.litmus import load_text, load_paths
+from checker.resources import resolve_model
+from checker.verdict.check import check_test
+
+SUITE = Path(__file__).parent.parent / "litmus" / "real-ptx"
+PTX = resolve_model("ptx")
+
+
+def _one(text: str):
+    [t] = load_text(text, "t.yaml")
+    return t
+
+
+def _status(t, engine="z3"):
+    return check_test(t, PTX, engine=engine).status
+
+
+@pytest.mark.parametrize("engine", ["z3", "brute"])
+def test_suite_passes_on_both_engines(engine):
+    tests = load_paths([SUITE])
+    assert len(tests) >= 30
+    assert not [t for t in tests if isinstance(t, LitmusError)]
+    assert {t.name: _status(t, engine) for t in tests} == {t.name: "pass" for t in tests}
+
+
+MP = """
+name: T
+memory: {{x: 0, flag: 0}}
+{kernels}
+threads:
+  P0:
+    at: gpu0.cta0
+    ptx: |
+      .reg .b32 %r<2>;
+      {p0}
+  P1:
+    at: gpu0.cta1
+    ptx: |
+      .reg .b32 %r<3>;
+      {p1}
+expect:
+  {expect}
+"""
+
+
+def _mp(p0, p1, expect, kernels=""):
+    return _one(MP.format(p0=p0, p1=p1, expect=expect, kernels=kernels))
+
+
+def test_ptx_block_is_statements_with_their_lines():
+    t = _mp("st.global.b32 [x], 1; // data\n      { st.release.gpu.global.b32 [flag], 1; }",
+            "ld.acquire.gpu.global.b32 %r1, [flag]; ld.global.b32 %r2, [x];",
+            "forbidden: ['P1:r1=1 /\\ P1:r2=0']")
+    assert [i.text for i in t.threads[0].code] == ["st.global.b32 [x], 1", "st.release.gpu.global.b32 [flag], 1"]
+    assert [i.where.line for i in t.threads[0].code] == [10, 11]
+    assert [i.where.line for i in t.threads[1].code] == [16, 16]
+    assert _status(t) == "pass"
+    weak = _mp("st.global.b32 [x], 1;\n      st.global.b32 [flag], 1;",
+               "ld.global.b32 %r1, [flag];\n      ld.global.b32 %r2, [x];", "forbidden: ['P1:r1=1 /\\ P1:r2=0']")
+    assert _status(weak) == "fail"
+
+
+@pytest.mark.parametrize("p0, line, message", [
+    ("ld.global.b32 %r7, [x];", 10, "register %r7 is not declared"),
+    (".reg .q8 %q;", 10, "'.q8' is not a register type"),
+    ("mov.u32 %tid.x, 1;", 10, "%tid.x is a special register: it is read-only"),
+    (".shared .b8 buf[16];", 10, "directive '.shared' is not accepted"),
+    ("mov.u32 %r1, %ntid.x;\n      st.global.b32 [x], %r1;", 10, "its value is not determined by the test"),
+    ("elect.sync %r1|%r0, 0x2;", 10, "is not in membermask"),
+    ("activemask.b32 %r1;\n      st.global.b32 [x], %r1;", 11, "which lanes of the warp are active"),
+    ("ldmatrix.sync.aligned.m8n8.x1.trans.shared.b16 {%r1}, [s];", 10, ".trans is not modelled"),
+    ("mbarrier.arrive.release.cluster.shared::cluster.multicast::cluster.b64 _, [s], 3;", 10,
+     "no .multicast::cluster form"),
+])
+def test_refusals_name_file_and_line(p0, line, message):
+    text = MP.format(p0=p0, p1="ld.global.b32 %r1, [x];", expect="allowed: []", kernels="")
+    text = text.replace("memory: {x: 0, flag: 0}", "memory: {x: 0, flag: 0, s: {space: shared, owner: gpu0.cta0}}")
+    [r] = load_text(text, "t.yaml")
+    if isinstance(r, LitmusError):
+        assert r.where.path == "t.yaml" and r.where.line == line, str(r)
+        assert message in r.message
+    else:
+        res = check_test(r, PTX)
+        assert res.status == "error" and f"t.yaml:{line}:" in res.message and message in res.message, res.message
+
+
+def test_special_registers_follow_positions():
+    t = _one("""
+name: S
+threads:
+  A: {at: gpu0.cluster2.cta3.warp1, code: ["mov.u32 r0, %cluster_ctarank", "mov.u32 r1, %clusterid.x", "mov.u32 r2, %tid.x"]}
+  B: {at: gpu0.cluster2.cta3.warp1, code: ["mov.u32 r0, %laneid"]}
+expect: {allowed: ["A:r0=3 /\\\\ A:r1=2 /\\\\ A:r2=32 /\\\\ B:r0=1"]}
+""")
+    assert _status(t) == "pass"
+
+
+def test_nc_load_of_data_written_in_the_same_kernel_is_refused():
+    t = _mp("st.global.b32 [x], 1;", "ld.global.nc.b32 %r1, [x];", "allowed: []")
+    res = check_test(t, PTX)
+    assert res.status == "error" and "non-coherent" in res.message and "t.yaml:15:" in res.message, res.message
+    later = _mp("st.global.b32 [x], 1;", "ld.global.nc.b32 %r1, [x];", "forbidden: ['P1:r1=0']",
+                "kernels: [{threads: [P0]}, {threads: [P1]}]")
+    assert _status(later) == "pass"
+
+
+@pytest.mark.parametrize("launch, p1, stale", [
+    ("stream", "ld.global.b32 %r1, [x];", "forbidden"),
+    ("pdl", "ld.global.b32 %r1, [x];", "allowed"),
+    ("pdl", "griddepcontrol.wait;\n      ld.global.b32 %r1, [x];", "forbidden"),
+    ("pdl", "ld.global.b32 %r1, [x];\n      griddepcontrol.wait;", "allowed"),
+])
+def test_kernel_boundary_and_pdl(launch, p1, stale):
+    t = _mp("st.global.b32 [x], 1;\n      griddepcontrol.launch_dependents;", p1, f"{stale}: ['P1:r1=0']",
+            f"kernels: [{{threads: [P0]}}, {{launch: {launch}, threads: [P1]}}]")
+    assert _status(t) == "pass"
+    assert _status(t, "brute") == "pass"
+
+
+@pytest.mark.parametrize("kernels, message", [
+    ("kernels: [{threads: [P0]}]", "thread 'P1' is in no kernel"),
+    ("kernels: [{threads: [P0, P1]}, {threads: [P1]}]", "already in kernel"),
+    ("kernels: [{launch: pdl, threads: [P0, P1]}]", "the first kernel has no primary"),
+])
+def test_malformed_kernels(kernels, message):
+    [r] = load_text(MP.format(p0="st.global.b32 [x], 1;", p1="ld.global.b32 %r1, [x];", expect="allowed: []",
+                              kernels=kernels), "t.yaml")
+    assert isinstance(r, LitmusError) and message in r.message and r.where.path == "t.yaml"
+
+
+def test_one_cta_per_kernel():
+    text = MP.format(p0="st.global.b32 [x], 1;", p1="ld.global.b32 %r1, [x];", expect="allowed: []",
+                     kernels="kernels: [{threads: [P0]}, {threads: [P1]}]").replace("gpu0.cta1", "gpu0.cta0")
+    [r] = load_text(text, "t.yaml")
+    assert isinstance(r, LitmusError) and "each kernel's threads run in their own CTAs" in r.message
