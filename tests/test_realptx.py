@@ -74,7 +74,7 @@ def test_ptx_block_is_statements_with_their_lines():
     (".reg .q8 %q;", 10, "'.q8' is not a register type"),
     ("mov.u32 %tid.x, 1;", 10, "%tid.x is a special register: it is read-only"),
     (".shared .b8 buf[16];", 10, "directive '.shared' is not accepted"),
-    ("mov.u32 %r1, %ntid.x;\n      st.global.b32 [x], %r1;", 10, "its value is not determined by the test"),
+    ("mov.u32 %r1, %ntid.x;\n      st.global.b32 [x], %r1;", 10, "holds a value the test does not determine"),
     ("elect.sync %r1|%r0, 0x2;", 10, "is not in membermask"),
     ("activemask.b32 %r1;\n      st.global.b32 [x], %r1;", 11, "which lanes of the warp are active"),
     ("ldmatrix.sync.aligned.m8n8.x1.trans.shared.b16 {%r1}, [s];", 10, ".trans is not modelled"),

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from ..ast import Instr
 from ..model.builder import Builder, ThreadCtx
-from .table import Family, Group, drop
+from .table import Family, Group
 
 
 def lower_griddep(b: Builder, ctx: ThreadCtx, i: Instr) -> None:
@@ -56,7 +56,14 @@ def kernel_order(b: Builder) -> None:
         before = before + [e for t in k.threads for e in po_events.get(t, [])]
 
 
+def weaken_griddep(i: Instr, fresh=None):
+    """griddepcontrol.wait is synchronization a mutation may remove; launch_dependents is not
+    (removing it only delays the dependent)."""
+    if i.quals["action"] == "wait":
+        yield ()
+
+
 FAMILIES = (
     Family("griddepcontrol", groups=(Group("action", ("launch_dependents", "wait"), required=True),),
-           lower=lower_griddep, weaken=drop),
+           lower=lower_griddep, weaken=weaken_griddep),
 )

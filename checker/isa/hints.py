@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from ..ast import Instr, Quals
 from ..errors import LitmusError
-from .table import Family, Group, drop, sig
+from .table import Family, Group, sig
 
 # PTX ISA 9.4, ld / st: the cache operators and cache-eviction, cache-hint and prefetch-size
 # qualifiers. Hints: no ordering, no events.
@@ -65,7 +65,7 @@ FAMILIES = (
     Family("prefetch", groups=(Group("space", ("global", "local", "const", "param")),
                                Group("level", ("L1", "L2", "L2::evict_last", "L2::evict_normal", "tensormap"),
                                      required=True)),
-           operands=sig("a:addr", a="the address to prefetch"), lower=None, weaken=drop),
+           operands=sig("a:addr", a="the address to prefetch"), lower=None),
     Family("prefetchu", groups=(Group("level", ("L1",), required=True),),
-           operands=sig("a:addr", a="the address to prefetch"), lower=None, weaken=drop),
+           operands=sig("a:addr", a="the address to prefetch"), lower=None),
 )

@@ -46,7 +46,7 @@ def value(name: str, test: LitmusTest, thread: Thread) -> int | str:
         return 0 if base in ("tid", "ctaid", "clusterid", "cluster_ctaid") else _unknown(name)
     per_lane = base in ("tid", "laneid") or base.startswith("lanemask")
     if per_lane and test.threads_per_litmus_thread != 1:
-        return (f"{name}: each litmus thread stands for {test.threads_per_litmus_thread} PTX threads "
+        return (f"no single value: each litmus thread stands for {test.threads_per_litmus_thread} PTX threads "
                 "(threads_per_litmus_thread), so its lane is not one number")
     if base == "laneid":
         return lane(test, thread)
@@ -65,16 +65,16 @@ def value(name: str, test: LitmusTest, thread: Thread) -> int | str:
         return int(pos.cluster is not None)
     if base == "ctaid":
         if pos.cluster is not None:
-            return (f"{name} in a launch with clusters depends on the cluster's shape, which the test does not give: "
-                    "use %cluster_ctarank and %clusterid.x")
+            return ("a value that depends on the cluster's shape in a launch with clusters, which the test does not "
+                    "give: use %cluster_ctarank and %clusterid.x")
         return pos.cta
     if base == "warpid":
-        return "%warpid is volatile (the PTX ISA: it may change during execution): use %tid.x / 32"
+        return "a volatile value (the PTX ISA: %warpid may change during execution): use %tid.x / 32"
     return _unknown(name)
 
 
 def _unknown(name: str) -> str:
-    return f"{name}: its value is not determined by the test (ptxmc knows positions, not launch sizes or clocks)"
+    return "a value the test does not determine (ptxmc knows positions, not launch sizes or clocks)"
 
 
 def registers(test: LitmusTest, thread: Thread) -> dict[str, object]:

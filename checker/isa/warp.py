@@ -21,7 +21,7 @@ from ..ast import Instr, Quals, Reg, Sink, Vec
 from ..model.builder import Builder, ThreadCtx, Unmodelled
 from ..model.values import Const
 from .special import lane
-from .table import Family, Group, drop, sig
+from .table import Family, Group, sig
 
 
 def _elect_form(i: Instr, q: Quals):
@@ -58,9 +58,9 @@ def lower_activemask(b: Builder, ctx: ThreadCtx, i: Instr) -> None:
 FAMILIES = (
     Family("elect", groups=(Group("sync", ("sync",), required=True),),
            operands=sig("d:vec, membermask:val", membermask="the lanes to elect from"),
-           rules=(_elect_form,), lower=lower_elect, weaken=drop),
+           rules=(_elect_form,), lower=lower_elect),
     Family("activemask", groups=(Group("type", ("b32",), required=True),), operands=sig("d:reg"),
-           lower=lower_activemask, weaken=drop),
+           lower=lower_activemask),
     Family("nanosleep", groups=(Group("type", ("u32",), required=True),), operands=sig("t:val"),
-           lower=None, weaken=drop),
+           lower=None),
 )
