@@ -142,3 +142,13 @@ def test_one_cta_per_kernel():
                      kernels="kernels: [{threads: [P0]}, {threads: [P1]}]").replace("gpu0.cta1", "gpu0.cta0")
     [r] = load_text(text, "t.yaml")
     assert isinstance(r, LitmusError) and "each kernel's threads run in their own CTAs" in r.message
+
+
+def test_harness_refuses_what_it_cannot_generate():
+    """Kernels, special registers, cache hints and the new families are never run as something else."""
+    from checker.harness.codegen import unsupported
+    tests = {t.name: t for t in load_paths([SUITE])}
+    assert "launches one kernel" in unsupported(tests["RP-kernel-boundary-MP"])
+    assert "special registers (%tid.x)" in unsupported(tests["RP-special-%tid.x"])
+    assert "cache hints" in unsupported(tests["RP-hint-MP-cg"])
+    assert "no harness emitter for 'elect'" in unsupported(tests["RP-elect-publish"])
