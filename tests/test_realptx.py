@@ -152,3 +152,16 @@ def test_harness_refuses_what_it_cannot_generate():
     assert "special registers (%tid.x)" in unsupported(tests["RP-special-%tid.x"])
     assert "cache hints" in unsupported(tests["RP-hint-MP-cg"])
     assert "no harness emitter for 'elect'" in unsupported(tests["RP-elect-publish"])
+
+
+def test_fix_and_export_keep_or_refuse_kernels():
+    """A repaired test written standalone keeps its kernels; herd export refuses what herd cannot say."""
+    from checker.convert.export import outside_subset
+    from checker.repair.yamlpatch import render_test
+    tests = {t.name: t for t in load_paths([SUITE])}
+    t = tests["RP-pdl-load-after-wait"]
+    [back] = load_text(render_test(t, "copy"), "copy.yaml")
+    assert back.kernels == t.kernels and [k.launch for k in back.kernels] == ["stream", "pdl"]
+    assert "several kernels" in outside_subset(t).message
+    assert "special register" in outside_subset(tests["RP-special-%laneid"]).message
+    assert "cache hint" in outside_subset(tests["RP-hint-MP-cg"]).message
