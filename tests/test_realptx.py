@@ -165,3 +165,14 @@ def test_fix_and_export_keep_or_refuse_kernels():
     assert "several kernels" in outside_subset(t).message
     assert "special register" in outside_subset(tests["RP-special-%laneid"]).message
     assert "cache hint" in outside_subset(tests["RP-hint-MP-cg"]).message
+
+
+@pytest.mark.parametrize("text, message", [
+    ("mov.u32 r0, %tid", "read special register %tid one component at a time"),
+    ("mov.u32 r0, %laneid.x", "special register %laneid has no components"),
+])
+def test_malformed_special_registers(text, message):
+    from checker.isa.registry import parse_instr
+    with pytest.raises(LitmusError) as e:
+        parse_instr(text)
+    assert message in e.value.message

@@ -144,7 +144,7 @@ def _operand(s: str, memory, fail) -> Operand:
         return Float(s)
     if _INT.match(s) and re.fullmatch(r"[+-]?[0-9]+", s):
         fail(f"'{s}': write integers without leading zeros (PTX reads them as octal)")
-    special = _special(s)
+    special = _special(s, fail)
     if special is not None:
         return Reg(special)
     if re.fullmatch(rf"%?{_IDENT}", s):
@@ -161,11 +161,16 @@ def _pair(s: str, memory, fail) -> Vec:
     return Vec(tuple(_operand(x, memory, fail) for x in parts))
 
 
-def _special(s: str) -> str | None:
+def _special(s: str, fail) -> str | None:
     """A special register ('%tid.x', '%cluster_ctarank'): kept with its '%', so that it is never
     confused with a register the test writes (checker.isa.special gives its value)."""
-    from ..isa.special import operand_name
-    return operand_name(s)
+    from ..isa.special import NAMES, name_is_vector, operand_name
+    name = operand_name(s)
+    if name is None and s.startswith("%") and s[1:].split(".")[0] in NAMES:
+        base = s[1:].split(".")[0]
+        fail(f"'{s}': read special register %{base} one component at a time: %{base}.x, %{base}.y or %{base}.z"
+             if name_is_vector(base) else f"'{s}': special register %{base} has no components")
+    return name
 
 
 def _address(s: str, fail) -> Addr:

@@ -21,6 +21,11 @@ NAMES = frozenset({"tid", "ntid", "laneid", "warpid", "nwarpid", "ctaid", "nctai
 _VECTOR = frozenset({"tid", "ntid", "ctaid", "nctaid", "clusterid", "nclusterid", "cluster_ctaid", "cluster_nctaid"})
 
 
+def name_is_vector(base: str) -> bool:
+    """Whether special register %base has .x/.y/.z components."""
+    return base in _VECTOR
+
+
 def operand_name(text: str) -> str | None:
     """The canonical name ('%tid.x') of special-register operand text, or None."""
     if not text.startswith("%"):
