@@ -137,6 +137,13 @@ def test_malformed_kernels(kernels, message):
     assert isinstance(r, LitmusError) and message in r.message and r.where.path == "t.yaml"
 
 
+def test_one_gpu_per_stream():
+    text = MP.format(p0="st.global.b32 [x], 1;", p1="ld.global.b32 %r1, [x];", expect="allowed: []",
+                     kernels="kernels: [{threads: [P0]}, {threads: [P1]}]").replace("gpu0.cta1", "gpu1.cta1")
+    [r] = load_text(text, "t.yaml")
+    assert isinstance(r, LitmusError) and "one stream of one GPU" in r.message
+
+
 def test_one_cta_per_kernel():
     text = MP.format(p0="st.global.b32 [x], 1;", p1="ld.global.b32 %r1, [x];", expect="allowed: []",
                      kernels="kernels: [{threads: [P0]}, {threads: [P1]}]").replace("gpu0.cta1", "gpu0.cta0")

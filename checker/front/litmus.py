@@ -596,6 +596,10 @@ def _kernels(node: Node | None, path: str, threads: list[Thread]) -> tuple[Kerne
                 _fail(path, t, f"thread '{tname}' is already in kernel '{owner[tname]}'")
             owner[tname] = name
             pos = names[tname].position
+            first_gpu = names[next(iter(owner))].position.gpu
+            if pos.gpu != first_gpu:
+                _fail(path, t, f"{tname} runs on gpu{pos.gpu}, but the stream's kernels run on gpu{first_gpu}: "
+                               "kernels: describes one stream of one GPU")
             for key in (pos.cta_key(),) + ((pos.cluster_key(),) if pos.cluster is not None else ()):
                 if place.setdefault(key, name) != name:
                     _fail(path, t, f"{tname} runs in {pos.cta_text()}, a CTA or cluster of kernel '{place[key]}': "
