@@ -37,6 +37,7 @@ def statements(text: str, first_line: int, path: str = "<string>") -> list[State
     out: list[Statement] = []
     cur, start, line = [], first_line, first_line
     vec = square = block = 0
+    last = ""                           # the current statement's last non-blank character ("": none yet)
     i, n = 0, len(text)
 
     def where(msg: str):
@@ -44,11 +45,11 @@ def statements(text: str, first_line: int, path: str = "<string>") -> list[State
                                          if line - first_line < len(text.splitlines()) else ""))
 
     def emit():
-        nonlocal cur
+        nonlocal cur, last
         s = "".join(cur).strip()
         if s:
             out.append(Statement(s, start))
-        cur = []
+        cur, last = [], ""
 
     while i < n:
         c = text[i]
@@ -63,16 +64,15 @@ def statements(text: str, first_line: int, path: str = "<string>") -> list[State
             line += text.count("\n", i, j)
             i = j + 2
             continue
-        if not "".join(cur).strip():
+        if not last:
             start = line
         if c == "\n":
-            body = "".join(cur).strip()
-            if body and not vec and not square and not body.endswith(","):
+            if last and not vec and not square and last != ",":
                 emit()
             else:
                 cur.append(" ")
             line += 1
-        elif c == "{" and not "".join(cur).strip():
+        elif c == "{" and not last:
             block += 1
         elif c == "{":
             vec += 1
@@ -95,6 +95,8 @@ def statements(text: str, first_line: int, path: str = "<string>") -> list[State
             emit()
         else:
             cur.append(c)
+        if c not in " \t\r\n" and cur and cur[-1] == c:
+            last = c
         i += 1
     emit()
     if block:
