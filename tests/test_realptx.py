@@ -80,6 +80,8 @@ def test_ptx_block_is_statements_with_their_lines():
     ("ldmatrix.sync.aligned.m8n8.x1.trans.shared.b16 {%r1}, [s];", 10, ".trans is not modelled"),
     ("mbarrier.arrive.release.cluster.shared::cluster.multicast::cluster.b64 _, [s], 3;", 10,
      "no .multicast::cluster form"),
+    ("cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::2 "
+     "[s], [x, {0}], [s];", 10, ".cta_group::2 (CTA pairs) is not modelled yet"),
 ])
 def test_refusals_name_file_and_line(p0, line, message):
     text = MP.format(p0=p0, p1="ld.global.b32 %r1, [x];", expect="allowed: []", kernels="")
@@ -183,3 +185,21 @@ def test_malformed_special_registers(text, message):
     with pytest.raises(LitmusError) as e:
         parse_instr(text)
     assert message in e.value.message
+
+
+def test_hints_and_warp_instructions_have_no_events():
+    """prefetch, prefetchu, cp.async.bulk.prefetch, nanosleep, activemask, elect.sync and
+    griddepcontrol.launch_dependents lower to no events at all."""
+    from checker.isa.registry import lower
+    t = _one("""
+name: E
+memory: {x: 0, tm: {tensormap: {0: x}}}
+threads:
+  P0:
+    at: gpu0.cta0
+    code: ["prefetch.global.L2 [x]", "prefetch.tensormap [tm]", "prefetchu.L1 [x]", "nanosleep.u32 7",
+           "cp.async.bulk.prefetch.L2.global [x], 16", "activemask.b32 r1", "elect.sync r2|p, 0xffffffff",
+           "griddepcontrol.launch_dependents", "ld.global.L1::evict_last.b32 r3, [x]"]
+""")
+    es = lower(t)
+    assert [e.kind for e in es.events if e.thread == "P0"] == ["R"]
