@@ -80,7 +80,7 @@ MALFORMED = {
     "unknown_location": "15: 'z=1': 'z' is not a location of this test (locations: flag, x)",
     "unknown_memory_key": "3: 'initial': unknown key 'initial' in location 'x' (valid keys: space, owner, "
                           "init, size, alias_of, texture_of, surface_of, constant_of, mbarrier, tensormap, "
-                          "offset_of); did you mean 'init'?",
+                          "box, strides, offset_of); did you mean 'init'?",
     "unknown_opcode": "6: 'stx [x], 1': unknown or unsupported PTX instruction 'stx'",
     "unknown_register": "15: 'P1:r0=1 /\\ P1:r2=0': 'P1:r2': P1 has no register r2 (its registers: r0, r1); "
                         "did you mean P1:r1?",
@@ -507,9 +507,9 @@ def test_valid_instructions_and_their_defaults(text, quals):
     ("bar.red.and.pred p, 0, 1", "operand 3 ('1') must be a predicate register (p or !p)"),
     ("barrier.cluster.arrive.acquire", "barrier.cluster.arrive takes no .acquire"),
     ("bar.warp.sync", "expected 1 operand (membermask), got 0"),
-    ("mov r0, [x]", "operand 2 ('[x]') must be a register or a number"),
+    ("mov r0, [x]", "operand 2 ('[x]') must be a register, a number or a location"),
     ("mov 1, r0", "operand 1 ('1') must be a register"),
-    ("mov r0, !p", "operand 2 ('!p') must be a register or a number"),
+    ("mov r0, !p", "operand 2 ('!p') must be a register, a number or a location"),
     ("mul.wide.s32 r0, r1, 2", "mul.hi and mul.wide are not supported (use mul.lo)"),
     ("xor.u32 r0, r1, 2", "unknown qualifier '.u32' for xor"),
     ("cp.async.ca.shared.global [s], [g], 5", "cp-size is 4, 8 or 16, not 5"),
@@ -648,10 +648,13 @@ def _bar_test(counts: list[str]) -> str:
 
 
 @pytest.mark.parametrize("counts, message", [
-    ([", 3", ", 3"], "barrier 1 (use 1) expects 3 threads but only P0, P1 take part: it would never complete"),
+    ([", 3", ", 3"], "barrier 1 (use 1) expects 3 threads but only P0, P1 take part: it would never complete"
+                     " (the count 3 is in PTX threads, and each litmus thread stands for 1: "
+                     "threads_per_litmus_thread: 1, the default)"),
     ([", 2"] * 4, "barrier 1 (use 1) expects 2 threads but 4 take part (P0, P1, P2, P3): which of them "
                   "complete it together is decided at run time, which ptxmc does not model; give each "
-                  "group its own barrier"),
+                  "group its own barrier (the count 2 is in PTX threads, and each litmus thread stands for 1: "
+                  "threads_per_litmus_thread: 1, the default)"),
 ])
 def test_barrier_participants_must_match_the_count(counts, message):
     from checker.isa.registry import lower
