@@ -258,6 +258,17 @@ class Expectation:
 
 
 @dataclass(frozen=True)
+class Kernel:
+    """One kernel of a test's stream (`kernels:`): its threads, and how it was launched ('stream':
+    after the earlier kernels complete; 'pdl': programmatic dependent launch, docs/model.md#a17)."""
+
+    name: str
+    threads: tuple[str, ...]
+    launch: str = "stream"
+    where: SourceLoc | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True)
 class LitmusTest:
     name: str
     threads: tuple[Thread, ...]
@@ -274,6 +285,7 @@ class LitmusTest:
     filter: "Cond | None" = None                    # only executions satisfying it count (herd's filter)
     rlimit: int | None = None                       # this test's Z3 resource limit per solver call
     threads_per_litmus_thread: int = 1              # PTX threads one litmus thread stands for (barrier counts)
+    kernels: tuple[Kernel, ...] = ()                # kernels in stream order (empty: one kernel)
 
     def mem(self, name: str) -> MemoryDecl | None:
         for m in self.memory:

@@ -84,8 +84,15 @@ def outside_subset(test: LitmusTest) -> CheckerError | None:
         if m.space != "global" or special:
             what = f"{m.space} memory" if m.space != "global" else _SPECIAL[special[0]]
             return no(f"'{m.name}' is {what}: the generic subset has plain global locations only", m.where)
+    if len(test.kernels) > 1:
+        return no("several kernels (kernels:): a herd file is one launch", test.where)
     for t in test.threads:
         for i in t.code:
+            if any(str(getattr(o, "name", "")).startswith("%") for o in i.operands):
+                return no("a special register: its value comes from the test's positions", i.where)
+            if i.family in ("ld", "st") and any(i.quals.get(g) for g in
+                                                ("cop", "l1_evict", "l2_evict", "cache_hint", "prefetch_size", "nc")):
+                return no("a cache hint or ld.global.nc", i.where)
             if i.await_value is not None:
                 return no("an await (== v): herd's filter is not the same (it adds no dependencies)", i.where)
             if i.predicate:

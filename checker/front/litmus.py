@@ -21,11 +21,11 @@ from typing import Iterable
 import yaml
 
 from .. import limits
-from ..isa import address, registry
+from ..isa import address, registry, special
 from ..isa.mbarrier import MAX_COUNT
 from ..model.memory import MAX_BYTES
-from . import ptx, yamlsafe
-from ..ast import Addr, Eq, Expectation, LitmusTest, MemoryDecl, Name, Position, Reg, Thread
+from . import ptx, ptx_text, yamlsafe
+from ..ast import Addr, Eq, Expectation, Kernel, LitmusTest, MemoryDecl, Name, Position, Reg, Thread
 from .conditions import check_refs, parse_cond
 from .files import suite_files
 from ..textsafe import escape_char, first_unsafe, printable
@@ -33,8 +33,9 @@ from ..errors import LitmusError, SourceLoc
 from .yamlsafe import BOOL, INT, Node
 
 TEST_KEYS = ("name", "doc", "source", "arch", "memory", "threads", "expect", "matrix", "locations", "filter",
-             "rlimit", "threads_per_litmus_thread")
-THREAD_KEYS = ("at", "code")
+             "rlimit", "threads_per_litmus_thread", "kernels")
+THREAD_KEYS = ("at", "code", "ptx")
+KERNEL_KEYS = ("name", "launch", "threads")
 MEMORY_KEYS = ("space", "owner", "init", "size", "alias_of", "texture_of", "surface_of", "constant_of",
                "mbarrier", "tensormap", "box", "strides", "offset_of")
 EXPECT_KEYS = ("allowed", "forbidden", "undefined")
@@ -366,7 +367,8 @@ def _build(node: Node, path: str, row, line: int) -> LitmusTest:
     return LitmusTest(name=name, threads=tuple(threads), memory=tuple(memory.values()),
                       expectations=expectations, expect_undefined=undefined, doc=doc, source=source,
                       arch=arch, path=path, where=SourceLoc(path, line, name), matrix_row=row,
-                      locations=locations, filter=filt, rlimit=rlimit, threads_per_litmus_thread=per_thread)
+                      locations=locations, filter=filt, rlimit=rlimit, threads_per_litmus_thread=per_thread,
+                      kernels=_kernels(m.get("kernels"), path, threads))
 
 
 def _register_addresses(t: Thread, declared: set[str], dests: set[str]) -> Thread:
@@ -533,16 +535,97 @@ def _threads(node: Node, path: str, declared: set[str]) -> list[Thread]:
             _fail(path, k, f"thread name '{k.raw}' must be an identifier (P0, P1, ...)")
         t = _Map(v, path, THREAD_KEYS, f"thread '{k.raw}'")
         pos = _position(t.need("at", f"thread '{k.raw}'"), path, "at")
-        code = []
-        items = _seq(t.need("code", f"thread '{k.raw}'"), path, "code")
-        if len(items) > limits.current().instructions:
-            raise limits.too_large(f"too large: {len(items)} instructions in thread {k.raw}", "instructions",
-                                   SourceLoc(path, k.line, k.raw))
-        for item in items:
-            text = _text(item, path, "an instruction")
-            code.append(registry.parse_instr(text, SourceLoc(path, item.line, text.strip()), declared))
+        code = _thread_code(t, k, path, declared)
         threads.append(Thread(k.raw, pos, tuple(code), SourceLoc(path, k.line, k.raw)))
     return threads
+
+
+def _thread_code(t: _Map, k: Node, path: str, declared: set[str]) -> list:
+    """A thread's instructions, from `code:` (a list of PTX texts) or `ptx:` (one block of pasted
+    PTX text): statements cut by checker.front.ptx_text, .reg declarations checked and dropped."""
+    if t.get("ptx") is None:
+        t.need("code", f"thread '{k.raw}'")
+    elif t.get("code") is not None:
+        _fail(path, t.keys["ptx"], f"thread '{k.raw}' has both 'code:' and 'ptx:': give one of them")
+    if t.get("ptx") is not None:
+        node = t.get("ptx")
+        text = _text(node, path, "ptx")
+        stmts = ptx_text.statements(text, node.line + 1 if "\n" in text else node.line, path)
+    else:
+        stmts = [s for item in _seq(t.get("code"), path, "code")
+                 for s in ptx_text.statements(_text(item, path, "an instruction"), item.line, path)]
+    regs: set[str] = set()
+    instrs = []
+    for st in stmts:
+        names = ptx_text.declaration(st, path)
+        if names is not None:
+            regs |= names
+            continue
+        ptx_text.directive(st, path)
+        instrs.append(st)
+    if len(instrs) > limits.current().instructions:
+        raise limits.too_large(f"too large: {len(instrs)} instructions in thread {k.raw}", "instructions",
+                               SourceLoc(path, k.line, k.raw))
+    code = []
+    for st in instrs:
+        where = SourceLoc(path, st.line, st.text)
+        bad = ptx_text.undeclared(st.text, regs, special.NAMES) if regs else None
+        if bad is not None:
+            raise LitmusError(f"register %{bad} is not declared (this thread declares its registers with .reg)",
+                              where)
+        i = registry.parse_instr(st.text, where, declared)
+        written = [r for r in address.destinations(i, registry.family(i)) if r.startswith("%")]
+        if written:
+            raise LitmusError(f"{written[0]} is a special register: it is read-only", where)
+        code.append(i)
+    return code
+
+
+def _kernels(node: Node | None, path: str, threads: list[Thread]) -> tuple[Kernel, ...]:
+    """`kernels:` in stream order, each {name, launch: stream | pdl, threads: [...]}: every thread in
+    exactly one kernel, and no CTA (no cluster) in two kernels (a CTA and its shared memory belong
+    to one kernel's launch)."""
+    if node is None:
+        return ()
+    items = _seq(node, path, "kernels")
+    if not items:
+        _fail(path, node, "kernels needs at least one kernel")
+    names = {t.name: t for t in threads}
+    owner: dict[str, str] = {}
+    place: dict[tuple, str] = {}
+    out = []
+    for n, item in enumerate(items):
+        k = _Map(item, path, KERNEL_KEYS, "a kernel")
+        name = _text(k.get("name"), path, "name").strip() if k.get("name") is not None else f"K{n}"
+        launch = _text(k.get("launch"), path, "launch").strip() if k.get("launch") is not None else "stream"
+        if launch not in ("stream", "pdl"):
+            _fail(path, k.get("launch"), "launch is stream (after the earlier kernels complete) or pdl "
+                                         "(programmatic dependent launch)")
+        if launch == "pdl" and n == 0:
+            _fail(path, k.get("launch"), "the first kernel has no primary to depend on: launch: pdl goes on a later kernel")
+        members = []
+        for t in _seq(k.need("threads", "a kernel"), path, "threads"):
+            tname = _text(t, path, "a thread name").strip()
+            if tname not in names:
+                _fail(path, t, f"no thread '{tname}' in this test")
+            if tname in owner:
+                _fail(path, t, f"thread '{tname}' is already in kernel '{owner[tname]}'")
+            owner[tname] = name
+            pos = names[tname].position
+            first_gpu = names[next(iter(owner))].position.gpu
+            if pos.gpu != first_gpu:
+                _fail(path, t, f"{tname} runs on gpu{pos.gpu}, but the stream's kernels run on gpu{first_gpu}: "
+                               "kernels: describes one stream of one GPU")
+            for key in (pos.cta_key(),) + ((pos.cluster_key(),) if pos.cluster is not None else ()):
+                if place.setdefault(key, name) != name:
+                    _fail(path, t, f"{tname} runs in {pos.cta_text()}, a CTA or cluster of kernel '{place[key]}': "
+                                   "each kernel's threads run in their own CTAs (and clusters)")
+            members.append(tname)
+        out.append(Kernel(name, tuple(members), launch, SourceLoc(path, item.line, name)))
+    missing = [t.name for t in threads if t.name not in owner]
+    if missing:
+        _fail(path, node, f"thread '{missing[0]}' is in no kernel: with kernels:, list every thread in one", "")
+    return tuple(out)
 
 
 def _check_cluster_styles(threads: list[Thread], decls: list[MemoryDecl], path: str) -> None:

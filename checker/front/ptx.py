@@ -123,6 +123,8 @@ def _operand(s: str, memory, fail) -> Operand:
         return Sink()
     if s[0] == "[":
         return _address(s, fail)
+    if "|" in s:
+        return _pair(s, memory, fail)
     if s[0] == "{":
         items = s[1:-1].strip()
         if not s.endswith("}") or not items:
@@ -142,10 +144,33 @@ def _operand(s: str, memory, fail) -> Operand:
         return Float(s)
     if _INT.match(s) and re.fullmatch(r"[+-]?[0-9]+", s):
         fail(f"'{s}': write integers without leading zeros (PTX reads them as octal)")
+    special = _special(s, fail)
+    if special is not None:
+        return Reg(special)
     if re.fullmatch(rf"%?{_IDENT}", s):
         name = s.lstrip("%")
         return Name(name) if name in memory and not s.startswith("%") else Reg(name)
     fail(f"malformed operand '{s}'")
+
+
+def _pair(s: str, memory, fail) -> Vec:
+    """`d|p`: the two destinations of elect.sync (a value and a predicate), as a vector of two."""
+    parts = s.split("|")
+    if len(parts) != 2:
+        fail(f"malformed operand '{s}': write d|p")
+    return Vec(tuple(_operand(x, memory, fail) for x in parts))
+
+
+def _special(s: str, fail) -> str | None:
+    """A special register ('%tid.x', '%cluster_ctarank'): kept with its '%', so that it is never
+    confused with a register the test writes (checker.isa.special gives its value)."""
+    from ..isa.special import NAMES, name_is_vector, operand_name
+    name = operand_name(s)
+    if name is None and s.startswith("%") and s[1:].split(".")[0] in NAMES:
+        base = s[1:].split(".")[0]
+        fail(f"'{s}': read special register %{base} one component at a time: %{base}.x, %{base}.y or %{base}.z"
+             if name_is_vector(base) else f"'{s}': special register %{base} has no components")
+    return name
 
 
 def _address(s: str, fail) -> Addr:

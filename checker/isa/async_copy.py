@@ -286,7 +286,9 @@ def _tensor_load_operands(q: Quals):
 
 def _tensor(dim: int, dst: str, src: str) -> Family:
     multicast = dst == "shared::cluster"
-    rejects = {**_BULK_REJECTS, "cta_group::2": f".cta_group::2 (CTA pairs) {_NOT_YET}"}
+    rejects = {**_BULK_REJECTS, "cta_group::2": ".cta_group::2 (CTA pairs) is not modelled yet: the mbarrier it "
+                                                "signals may be the peer CTA's of the pair (the ISA's CTA-pair rules), "
+                                                "which ptxmc does not model; write .cta_group::1 copies per CTA"}
     if multicast:
         del rejects["multicast::cluster"]
     return Family(

@@ -19,6 +19,7 @@ from ..ast import Addr, Imm, Instr, Name, Quals, Vec
 from ..errors import LitmusError
 from ..model.builder import AddressValue, Builder, ThreadCtx, Unmodelled
 from ..model.values import ReadVal, binop, signed, wrap
+from . import hints
 from .common import access_tags, atom_value, restrict, strength_tags
 from .table import (ATOM_OPS, ATOM_TYPES, FLOAT_TYPES, INT_TYPES, LDST_TYPES, SCOPE_TAG, SCOPES, SIGNED_TYPES,
                     SPACES, TYPE_BITS, Family, Group, Slot, drop, sig, swap_qualifier)
@@ -149,8 +150,10 @@ def _register_of(v, t: str):
 
 def lower_ld(b: Builder, ctx: ThreadCtx, i: Instr) -> None:
     q = i.quals
-    dst, addr = i.operands
+    dst, addr = i.operands[:2]                  # (a third operand is a cache policy: a hint)
     t = q["type"]
+    if q.get("nc"):
+        hints.noncoherent(b, ctx, i)
     if t is None:                               # untyped: the whole location, an exact integer
         b.read(ctx, access_tags(q), addr, dst)
         return
@@ -166,7 +169,7 @@ def lower_ld(b: Builder, ctx: ThreadCtx, i: Instr) -> None:
 
 def lower_st(b: Builder, ctx: ThreadCtx, i: Instr) -> None:
     q = i.quals
-    addr, src = i.operands
+    addr, src = i.operands[:2]
     t = q["type"]
     if t is None:
         b.write(ctx, access_tags(q), addr, b.value(ctx, src))
@@ -350,14 +353,16 @@ _LD_ST_RULES = (_mmio_form, _weak_takes_no_scope, _strong_needs_scope)
 FAMILIES = (
     Family("ld",
            groups=(Group("sem", ("weak", "relaxed", "acquire", "volatile"), default="weak"),
-                   Group("mmio", ("mmio",)), _SCOPE, _SPACE, _VEC, Group("type", LDST_TYPES)),
-           operands=sig("d:dvec, a:addr"), rules=_LD_ST_RULES + (_vector,), space="space", lower=lower_ld,
+                   Group("mmio", ("mmio",)), _SCOPE, _SPACE, _VEC, Group("type", LDST_TYPES)) + hints.LD_HINTS,
+           operands=sig("d:dvec, a:addr, policy:val?"), rules=_LD_ST_RULES + (_vector, hints.hint_rule),
+           space="space", lower=lower_ld,
            rejects=dict.fromkeys(("release", "acq_rel", "sc"),
                                  "ld.release does not exist: a load is .weak, .relaxed, .acquire, .volatile or .mmio")),
     Family("st",
            groups=(Group("sem", ("weak", "relaxed", "release", "volatile"), default="weak"),
-                   Group("mmio", ("mmio",)), _SCOPE, _SPACE, _VEC, Group("type", LDST_TYPES)),
-           operands=sig("a:addr, b:vvec"), rules=_LD_ST_RULES + (_vector,), space="space", lower=lower_st,
+                   Group("mmio", ("mmio",)), _SCOPE, _SPACE, _VEC, Group("type", LDST_TYPES)) + hints.ST_HINTS,
+           operands=sig("a:addr, b:vvec, policy:val?"), rules=_LD_ST_RULES + (_vector, hints.hint_rule),
+           space="space", lower=lower_st,
            rejects=dict.fromkeys(("acquire", "acq_rel", "sc"),
                                  "st.acquire does not exist: a store is .weak, .relaxed, .release, .volatile or .mmio")),
     Family("atom",

@@ -360,7 +360,11 @@ B64 = Group("type", ("b64",), required=True)
 _MB_SCOPE = Group("scope", ("cta", "cluster"))
 
 
-_MB_REJECTS = {**dict.fromkeys(("gpu", "sys"), "mbarrier operations take .cta or .cluster scope"),
+_MB_REJECTS = {"multicast::cluster": "mbarrier.arrive has no .multicast::cluster form in the PTX ISA: a multicast "
+                                      "arrive-on is tcgen05.commit...multicast::cluster, or the completion of a "
+                                      "cp.async.bulk{.tensor}...multicast::cluster; to arrive on several CTAs' "
+                                      "mbarriers, arrive on each (mapa + .shared::cluster)",
+               **dict.fromkeys(("gpu", "sys"), "mbarrier operations take .cta or .cluster scope"),
                "noComplete": "mbarrier.arrive.noComplete is not modelled yet"}
 
 

@@ -17,10 +17,11 @@ from ..errors import LitmusError, SourceLoc
 from ..front import ptx
 from ..model.builder import Builder, ThreadCtx
 from ..model.events import EventStructure
-from . import address, async_copy, clc, core, mbarrier, proxy, tcgen05, wgmma
+from . import (address, async_copy, clc, core, griddep, hints, matrix, mbarrier, proxy, special, tcgen05, warp,
+               wgmma)
 from .table import Family, check
 
-FAMILY_MODULES = (core, address, proxy, async_copy, mbarrier, clc, wgmma, tcgen05)
+FAMILY_MODULES = (core, address, proxy, async_copy, mbarrier, clc, wgmma, tcgen05, warp, hints, matrix, griddep)
 
 
 class Registry:
@@ -58,9 +59,12 @@ class Registry:
     def lower(self, test: LitmusTest) -> EventStructure:
         """The event structure of a test whose instructions are validated."""
         b = Builder(test)
+        if test.kernels:
+            b.finalize("kernels", griddep.kernel_order)
         contexts = []
         for tid, th in enumerate(test.threads):
             ctx = ThreadCtx(th, tid)
+            ctx.regs.update(special.registers(test, th))
             for k, instr in enumerate(th.code):
                 if not instr.family:            # built by hand, not loaded: validate it now
                     instr = self.validate(instr)
@@ -69,6 +73,8 @@ class Registry:
                 if fn is not None:
                     fn(b, ctx, instr)
             ctx.instr, ctx.index = None, -1
+            for name in [r for r in ctx.regs if r.startswith("%")]:     # special registers: inputs, not results
+                del ctx.regs[name]
             contexts.append(ctx)
         return b.build(contexts)
 

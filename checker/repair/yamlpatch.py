@@ -54,6 +54,8 @@ def patch(original: str, test: LitmusTest, edits: tuple[Edit, ...], fixed: Litmu
         return _standalone(original, fixed, test.name)
     lines = original.splitlines(keepends=True)
     threads = {t.name: t for t in test.threads}
+    if _shared_lines(test):
+        return _standalone(original, fixed, test.name)
     before: dict[int, list[str]] = {}      # line index -> new lines to put before it
     after: dict[int, list[str]] = {}
     rewrite: dict[int, str] = {}
@@ -92,6 +94,19 @@ def patch(original: str, test: LitmusTest, edits: tuple[Edit, ...], fixed: Litmu
         for _, _, new in sorted(after.get(k, []), key=lambda x: (x[0], x[1])):
             out.extend(new)
     return Patched("".join(out), False, test.name)
+
+
+def _shared_lines(test: LitmusTest) -> bool:
+    """Whether two instructions share a line (`a; b` in one code item): an edit at one of them
+    cannot be placed by lines, so the test is written standalone."""
+    seen = set()
+    for th in test.threads:
+        for i in th.code:
+            if i.where is not None:
+                if i.where.line in seen:
+                    return True
+                seen.add(i.where.line)
+    return False
 
 
 def _quoted(line: str, text: str) -> bool:
@@ -175,6 +190,11 @@ def render_test(t: LitmusTest, name: str) -> str:
         at = p.cta_text() + (f".warp{p.warp}" if p.warp else "")
         out += [f"  {th.name}:", f"    at: {at}", "    code:"]
         out += [f"      - {_scalar(i.text)}" for i in th.code]
+    if len(t.kernels) > 1:
+        out.append("kernels:")
+        out += [f"  - {{name: {_q(k.name)}, launch: {k.launch}, threads: [{', '.join(k.threads)}]}}" for k in t.kernels]
+    if t.threads_per_litmus_thread != 1:
+        out.append(f"threads_per_litmus_thread: {t.threads_per_litmus_thread}")
     exp = []
     for kind in ("forbidden", "allowed"):
         conds = [e.text for e in t.expectations if e.kind == kind]

@@ -1,0 +1,146 @@
+"""PTX as nvcc prints it -> the statements of one thread (docs/format.md#ptx-as-nvcc-prints-it).
+
+A thread's `code:` items, or its `ptx: |` block of pasted PTX text, are cut into statements
+here before each instruction is parsed (checker.front.ptx):
+
+- `//` comments and `/* ... */` comments are dropped;
+- a statement ends at `;` or at the end of its line (a line ending in ',' continues);
+- `{` and `}` that open and close a block (nvcc's inline-asm scopes) are dropped; braces inside
+  an instruction (`{r0, r1}` vectors, tensor coordinates) are kept;
+- `.reg .TYPE %r<N>;` / `.reg .pred P1, P2;` declare registers: checked (the type, the names),
+  no events; once a thread declares registers, every `%name` it uses must be declared.
+
+Every statement keeps the line it starts on, so errors name file:line:text.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ..errors import LitmusError, SourceLoc
+
+# PTX ISA, "Fundamental Types" and "Predicates": the types a .reg declaration may give
+REG_TYPES = ("pred", "b8", "b16", "b32", "b64", "b128", "u8", "u16", "u32", "u64", "s8", "s16", "s32", "s64",
+             "f16", "f16x2", "bf16", "bf16x2", "f32", "f64")
+_DECL_NAME = re.compile(r"(%?[A-Za-z_$][\w$]*)(?:<(\d{1,5})>)?")
+_PERCENT = re.compile(r"%([A-Za-z_$][\w$]*)")
+
+
+@dataclass(frozen=True)
+class Statement:
+    text: str
+    line: int
+
+
+def statements(text: str, first_line: int, path: str = "<string>") -> list[Statement]:
+    """The statements of `text`, whose first line is `first_line` of file `path`."""
+    out: list[Statement] = []
+    cur, start, line = [], first_line, first_line
+    vec = square = block = 0
+    last = ""                           # the current statement's last non-blank character ("": none yet)
+    i, n = 0, len(text)
+
+    def where(msg: str):
+        raise LitmusError(msg, SourceLoc(path, line, text.splitlines()[line - first_line].strip()
+                                         if line - first_line < len(text.splitlines()) else ""))
+
+    def emit():
+        nonlocal cur, last
+        s = "".join(cur).strip()
+        if s:
+            out.append(Statement(s, start))
+        cur, last = [], ""
+
+    while i < n:
+        c = text[i]
+        if text.startswith("//", i):
+            j = text.find("\n", i)
+            i = n if j < 0 else j
+            continue
+        if text.startswith("/*", i):
+            j = text.find("*/", i + 2)
+            if j < 0:
+                where("unterminated '/*' comment")
+            line += text.count("\n", i, j)
+            i = j + 2
+            continue
+        if not last:
+            start = line
+        if c == "\n":
+            if last and not vec and not square and last != ",":
+                emit()
+            else:
+                cur.append(" ")
+            line += 1
+        elif c == "{" and not last:
+            block += 1
+        elif c == "{":
+            vec += 1
+            cur.append(c)
+        elif c == "}" and vec:
+            vec -= 1
+            cur.append(c)
+        elif c == "}":
+            if not block:
+                where("unbalanced '}'")
+            emit()
+            block -= 1
+        elif c == "[":
+            square += 1
+            cur.append(c)
+        elif c == "]":
+            square = max(0, square - 1)
+            cur.append(c)
+        elif c == ";" and not vec and not square:
+            emit()
+        else:
+            cur.append(c)
+        if c not in " \t\r\n" and cur and cur[-1] == c:
+            last = c
+        i += 1
+    emit()
+    if block:
+        where("unclosed '{' block")
+    return out
+
+
+def declaration(s: Statement, path: str) -> set[str] | None:
+    """The registers a `.reg` statement declares ('%r<4>' is %r0..%r3); None if `s` is not a
+    declaration. LitmusError for a malformed one."""
+    if not s.text.startswith(".reg"):
+        return None
+    where = SourceLoc(path, s.line, s.text)
+    m = re.fullmatch(r"\.reg\s+((?:\.v[248]\s+)?)\.(\w+)\s+(.+?)\s*;?", s.text)
+    if m is None:
+        raise LitmusError("malformed declaration: write .reg .TYPE name, name<N>, ...", where)
+    if m.group(2) not in REG_TYPES:
+        raise LitmusError(f"'.{m.group(2)}' is not a register type (PTX types: "
+                          f"{', '.join('.' + t for t in REG_TYPES)})", where)
+    names: set[str] = set()
+    for item in (x.strip() for x in m.group(3).split(",")):
+        d = _DECL_NAME.fullmatch(item)
+        if d is None:
+            raise LitmusError(f"malformed register name '{item}' in a declaration", where)
+        base = d.group(1).lstrip("%")
+        if d.group(2) is None:
+            names.add(base)
+        else:
+            names.update(f"{base}{k}" for k in range(int(d.group(2))))
+    return names
+
+
+def directive(s: Statement, path: str) -> None:
+    """Other directives (.loc, .shared, .pragma, ...) are refused with what to write instead."""
+    if s.text.startswith("."):
+        word = s.text.split()[0]
+        raise LitmusError(f"directive '{word}' is not accepted in a thread's code: ptxmc takes .reg declarations "
+                          "and instructions (declare memory under memory:)", SourceLoc(path, s.line, s.text))
+
+
+def undeclared(text: str, declared: set[str], special: frozenset[str]) -> str | None:
+    """The first %register of an instruction's text that is neither declared nor special."""
+    for m in _PERCENT.finditer(text):
+        name = m.group(1)
+        if name not in declared and name not in special:
+            return name
+    return None

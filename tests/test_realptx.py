@@ -1,0 +1,205 @@
+"""Real PTX (issue 15): nvcc's syntax, the ptx: block, special registers, the new families, kernels
+and PDL; every refusal names file:line; the real-ptx suite passes on Z3 and on brute force."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from checker.errors import LitmusError
+from checker.front.litmus import load_text, load_paths
+from checker.resources import resolve_model
+from checker.verdict.check import check_test
+
+SUITE = Path(__file__).parent.parent / "litmus" / "real-ptx"
+PTX = resolve_model("ptx")
+
+
+def _one(text: str):
+    [t] = load_text(text, "t.yaml")
+    return t
+
+
+def _status(t, engine="z3"):
+    return check_test(t, PTX, engine=engine).status
+
+
+@pytest.mark.parametrize("engine", ["z3", "brute"])
+def test_suite_passes_on_both_engines(engine):
+    tests = load_paths([SUITE])
+    assert len(tests) >= 30
+    assert not [t for t in tests if isinstance(t, LitmusError)]
+    assert {t.name: _status(t, engine) for t in tests} == {t.name: "pass" for t in tests}
+
+
+MP = """
+name: T
+memory: {{x: 0, flag: 0}}
+{kernels}
+threads:
+  P0:
+    at: gpu0.cta0
+    ptx: |
+      .reg .b32 %r<2>;
+      {p0}
+  P1:
+    at: gpu0.cta1
+    ptx: |
+      .reg .b32 %r<3>;
+      {p1}
+expect:
+  {expect}
+"""
+
+
+def _mp(p0, p1, expect, kernels=""):
+    return _one(MP.format(p0=p0, p1=p1, expect=expect, kernels=kernels))
+
+
+def test_ptx_block_is_statements_with_their_lines():
+    t = _mp("st.global.b32 [x], 1; // data\n      { st.release.gpu.global.b32 [flag], 1; }",
+            "ld.acquire.gpu.global.b32 %r1, [flag]; ld.global.b32 %r2, [x];",
+            "forbidden: ['P1:r1=1 /\\ P1:r2=0']")
+    assert [i.text for i in t.threads[0].code] == ["st.global.b32 [x], 1", "st.release.gpu.global.b32 [flag], 1"]
+    assert [i.where.line for i in t.threads[0].code] == [10, 11]
+    assert [i.where.line for i in t.threads[1].code] == [16, 16]
+    assert _status(t) == "pass"
+    weak = _mp("st.global.b32 [x], 1;\n      st.global.b32 [flag], 1;",
+               "ld.global.b32 %r1, [flag];\n      ld.global.b32 %r2, [x];", "forbidden: ['P1:r1=1 /\\ P1:r2=0']")
+    assert _status(weak) == "fail"
+
+
+@pytest.mark.parametrize("p0, line, message", [
+    ("ld.global.b32 %r7, [x];", 10, "register %r7 is not declared"),
+    (".reg .q8 %q;", 10, "'.q8' is not a register type"),
+    ("mov.u32 %tid.x, 1;", 10, "%tid.x is a special register: it is read-only"),
+    (".shared .b8 buf[16];", 10, "directive '.shared' is not accepted"),
+    ("mov.u32 %r1, %ntid.x;\n      st.global.b32 [x], %r1;", 10, "holds a value the test does not determine"),
+    ("elect.sync %r1|%r0, 0x2;", 10, "is not in membermask"),
+    ("activemask.b32 %r1;\n      st.global.b32 [x], %r1;", 11, "which lanes of the warp are active"),
+    ("ldmatrix.sync.aligned.m8n8.x1.trans.shared.b16 {%r1}, [s];", 10, ".trans is not modelled"),
+    ("mbarrier.arrive.release.cluster.shared::cluster.multicast::cluster.b64 _, [s], 3;", 10,
+     "no .multicast::cluster form"),
+    ("cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::2 "
+     "[s], [x, {0}], [s];", 10, ".cta_group::2 (CTA pairs) is not modelled yet"),
+])
+def test_refusals_name_file_and_line(p0, line, message):
+    text = MP.format(p0=p0, p1="ld.global.b32 %r1, [x];", expect="allowed: []", kernels="")
+    text = text.replace("memory: {x: 0, flag: 0}", "memory: {x: 0, flag: 0, s: {space: shared, owner: gpu0.cta0}}")
+    [r] = load_text(text, "t.yaml")
+    if isinstance(r, LitmusError):
+        assert r.where.path == "t.yaml" and r.where.line == line, str(r)
+        assert message in r.message
+    else:
+        res = check_test(r, PTX)
+        assert res.status == "error" and f"t.yaml:{line}:" in res.message and message in res.message, res.message
+
+
+def test_special_registers_follow_positions():
+    t = _one("""
+name: S
+threads:
+  A: {at: gpu0.cluster2.cta3.warp1, code: ["mov.u32 r0, %cluster_ctarank", "mov.u32 r1, %clusterid.x", "mov.u32 r2, %tid.x"]}
+  B: {at: gpu0.cluster2.cta3.warp1, code: ["mov.u32 r0, %laneid"]}
+expect: {allowed: ["A:r0=3 /\\\\ A:r1=2 /\\\\ A:r2=32 /\\\\ B:r0=1"]}
+""")
+    assert _status(t) == "pass"
+
+
+def test_nc_load_of_data_written_in_the_same_kernel_is_refused():
+    t = _mp("st.global.b32 [x], 1;", "ld.global.nc.b32 %r1, [x];", "allowed: []")
+    res = check_test(t, PTX)
+    assert res.status == "error" and "non-coherent" in res.message and "t.yaml:15:" in res.message, res.message
+    later = _mp("st.global.b32 [x], 1;", "ld.global.nc.b32 %r1, [x];", "forbidden: ['P1:r1=0']",
+                "kernels: [{threads: [P0]}, {threads: [P1]}]")
+    assert _status(later) == "pass"
+
+
+@pytest.mark.parametrize("launch, p1, stale", [
+    ("stream", "ld.global.b32 %r1, [x];", "forbidden"),
+    ("pdl", "ld.global.b32 %r1, [x];", "allowed"),
+    ("pdl", "griddepcontrol.wait;\n      ld.global.b32 %r1, [x];", "forbidden"),
+    ("pdl", "ld.global.b32 %r1, [x];\n      griddepcontrol.wait;", "allowed"),
+])
+def test_kernel_boundary_and_pdl(launch, p1, stale):
+    t = _mp("st.global.b32 [x], 1;\n      griddepcontrol.launch_dependents;", p1, f"{stale}: ['P1:r1=0']",
+            f"kernels: [{{threads: [P0]}}, {{launch: {launch}, threads: [P1]}}]")
+    assert _status(t) == "pass"
+    assert _status(t, "brute") == "pass"
+
+
+@pytest.mark.parametrize("kernels, message", [
+    ("kernels: [{threads: [P0]}]", "thread 'P1' is in no kernel"),
+    ("kernels: [{threads: [P0, P1]}, {threads: [P1]}]", "already in kernel"),
+    ("kernels: [{launch: pdl, threads: [P0, P1]}]", "the first kernel has no primary"),
+])
+def test_malformed_kernels(kernels, message):
+    [r] = load_text(MP.format(p0="st.global.b32 [x], 1;", p1="ld.global.b32 %r1, [x];", expect="allowed: []",
+                              kernels=kernels), "t.yaml")
+    assert isinstance(r, LitmusError) and message in r.message and r.where.path == "t.yaml"
+
+
+def test_one_gpu_per_stream():
+    text = MP.format(p0="st.global.b32 [x], 1;", p1="ld.global.b32 %r1, [x];", expect="allowed: []",
+                     kernels="kernels: [{threads: [P0]}, {threads: [P1]}]").replace("gpu0.cta1", "gpu1.cta1")
+    [r] = load_text(text, "t.yaml")
+    assert isinstance(r, LitmusError) and "one stream of one GPU" in r.message
+
+
+def test_one_cta_per_kernel():
+    text = MP.format(p0="st.global.b32 [x], 1;", p1="ld.global.b32 %r1, [x];", expect="allowed: []",
+                     kernels="kernels: [{threads: [P0]}, {threads: [P1]}]").replace("gpu0.cta1", "gpu0.cta0")
+    [r] = load_text(text, "t.yaml")
+    assert isinstance(r, LitmusError) and "each kernel's threads run in their own CTAs" in r.message
+
+
+def test_harness_refuses_what_it_cannot_generate():
+    """Kernels, special registers, cache hints and the new families are never run as something else."""
+    from checker.harness.codegen import unsupported
+    tests = {t.name: t for t in load_paths([SUITE])}
+    assert "launches one kernel" in unsupported(tests["RP-kernel-boundary-MP"])
+    assert "special registers (%tid.x)" in unsupported(tests["RP-special-%tid.x"])
+    assert "cache hints" in unsupported(tests["RP-hint-MP-cg"])
+    assert "no harness emitter for 'elect'" in unsupported(tests["RP-elect-publish"])
+
+
+def test_fix_and_export_keep_or_refuse_kernels():
+    """A repaired test written standalone keeps its kernels; herd export refuses what herd cannot say."""
+    from checker.convert.export import outside_subset
+    from checker.repair.yamlpatch import render_test
+    tests = {t.name: t for t in load_paths([SUITE])}
+    t = tests["RP-pdl-load-after-wait"]
+    [back] = load_text(render_test(t, "copy"), "copy.yaml")
+    assert back.kernels == t.kernels and [k.launch for k in back.kernels] == ["stream", "pdl"]
+    assert "several kernels" in outside_subset(t).message
+    assert "special register" in outside_subset(tests["RP-special-%laneid"]).message
+    assert "cache hint" in outside_subset(tests["RP-hint-MP-cg"]).message
+
+
+@pytest.mark.parametrize("text, message", [
+    ("mov.u32 r0, %tid", "read special register %tid one component at a time"),
+    ("mov.u32 r0, %laneid.x", "special register %laneid has no components"),
+])
+def test_malformed_special_registers(text, message):
+    from checker.isa.registry import parse_instr
+    with pytest.raises(LitmusError) as e:
+        parse_instr(text)
+    assert message in e.value.message
+
+
+def test_hints_and_warp_instructions_have_no_events():
+    """prefetch, prefetchu, cp.async.bulk.prefetch, nanosleep, activemask, elect.sync and
+    griddepcontrol.launch_dependents lower to no events at all."""
+    from checker.isa.registry import lower
+    t = _one("""
+name: E
+memory: {x: 0, tm: {tensormap: {0: x}}}
+threads:
+  P0:
+    at: gpu0.cta0
+    code: ["prefetch.global.L2 [x]", "prefetch.tensormap [tm]", "prefetchu.L1 [x]", "nanosleep.u32 7",
+           "cp.async.bulk.prefetch.L2.global [x], 16", "activemask.b32 r1", "elect.sync r2|p, 0xffffffff",
+           "griddepcontrol.launch_dependents", "ld.global.L1::evict_last.b32 r3, [x]"]
+""")
+    es = lower(t)
+    assert [e.kind for e in es.events if e.thread == "P0"] == ["R"]
