@@ -21,7 +21,8 @@ from checker.front.litmus import load_file, load_paths, load_text
 MALFORMED_DIR = Path(__file__).parent / "malformed" / "litmus"
 
 MALFORMED = {
-    "address_is_register": "6: 'st [%rd1], 1': '[%rd1]': an address names a memory location, not a register",
+    "address_is_register": "6: 'st [%rd1], 1': '[rd1]': register rd1 holds no address ptxmc can follow (addresses "
+                           "are computed in the test from a location: mov, cvta, mapa, and add/sub of a constant)",
     "alias": "7: '*here': YAML aliases are not supported",
     "alias_cycle": "3: 'a': a -> b -> a is a cycle of aliases/views",
     "alias_missing_target": "3: 'q': alias_of 'q': no such location (declared or used)",
@@ -46,7 +47,6 @@ MALFORMED = {
                    "under expect: allowed or forbidden",
     "ld_release": "11: 'ld.release.gpu r0, [flag]': ld.release does not exist: a load is .weak, .relaxed, "
                   ".acquire, .volatile or .mmio",
-    "location_as_register": "7: 'mov r0, x': 'x' is a location, not a register: write [x] to access it",
     "matrix_name_without_placeholder": "1: 'MP-matrix': a test with a matrix needs a ${...} placeholder in its "
                                        "name, so that each row's test has its own name",
     "matrix_unknown_placeholder": "8: '${w} [x], ${v}': unknown matrix placeholder '${v}' (this row has: w) "
@@ -62,7 +62,8 @@ MALFORMED = {
     "placeholder_without_matrix": "6: '${w} [x], 1': '${w}': placeholders need a matrix: table",
     "qualifier_twice": "6: 'st.relaxed.gpu.gpu [x], 1': qualifier '.gpu' given twice",
     "red_acquire": "6: 'red.acquire.gpu.add.u32 [x], 1': red takes only .relaxed or .release",
-    "register_as_location": "5: 'ld r1, [r0]': 'r0' is used both as a register and as a location",
+    "register_as_location": "5: 'ld r1, [r0]': '[r0]': register r0 holds no address ptxmc can follow (addresses "
+                            "are computed in the test from a location: mov, cvta, mapa, and add/sub of a constant)",
     "relaxed_without_scope": "6: 'st.relaxed [x], 1': .relaxed accesses need a scope (.cta, .cluster, .gpu or .sys)",
     "shared_other_cluster": "10: 'ld.shared::cluster r0, [s]': 's' is shared memory of gpu0.cta0, outside the "
                             "cluster of P1 (gpu0.cta1): no access is possible",

@@ -339,6 +339,12 @@ def _build(node: Node, path: str, row, line: int) -> LitmusTest:
     memory = {d.name: d for d in decls} | implicit
     threads = address.resolve([_location_names(t, memory, dests[t.name]) for t in threads], memory, dests)
     regs = {t.name: {r for i in t.code for r in ptx.registers(i)} for t in threads}
+    for t in threads:                   # one name, two meanings: refuse rather than guess
+        for i in t.code:
+            for r in ptx.registers(i):
+                if r in memory:
+                    where = memory[r].where if r in implicit else i.where
+                    raise LitmusError(f"'{r}' is used both as a register and as a location", where)
     if len(memory) > limits.current().locations:
         raise limits.too_large(f"too large: {len(memory)} memory locations", "locations",
                                SourceLoc(path, line, name))
