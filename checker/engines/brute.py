@@ -18,7 +18,7 @@ from ..cat.stage import stage, static_values
 from ..errors import LimitExceeded, Unsupported
 from ..model.events import EventStructure, Order
 from .base import Execution
-from ..model.values import evaluate as eval_expr
+from ..model.values import evaluate as eval_expr, reads_of
 
 DEFAULT_LIMIT = 50_000
 
@@ -146,11 +146,14 @@ class BruteEngine:
                 if not with_axioms:
                     continue        # no values to judge by; the sanity check needs none of these
                 values = None       # a value cycle: fine only if the model rejects it
-            # an execution with value-dependent undefined behaviour need not satisfy its awaits (A7)
-            if values is not None and not any(es.value_set(n, values.__getitem__) for n in relations.VALUE_SETS):
-                if any(values[r] != v for r, v in awaits):
+            # an await need not hold where value-dependent undefined behaviour frees it (A7)
+            if values is not None:
+                def freed(reads) -> bool:
+                    return any(eval_expr(x, values.__getitem__) != 0 for _, x in es.freeing(reads))
+
+                if any(values[r] != v and not freed((r,)) for r, v in awaits):
                     continue
-                if any(eval_expr(e, values.__getitem__) != v for e, v in es.guards):
+                if any(eval_expr(e, values.__getitem__) != v and not freed(reads_of(e)) for e, v in es.guards):
                     continue
             rf = frozenset((w, r) for r, w in source.items())
             for ords in product(*order_space):

@@ -20,7 +20,7 @@ from ..cat.interp import Model, evaluate
 from ..cat.stage import stage, static_values
 from ..model.events import EventStructure
 from ..cat.symbolic import TRUE, SymbolicAlgebra, mk_and, mk_implies, mk_not
-from ..model.values import int_val, to_z3
+from ..model.values import int_val, reads_of, to_z3
 
 
 @dataclass(frozen=True)
@@ -105,10 +105,12 @@ def encode(es: EventStructure, model: Model, options: frozenset[str] = frozenset
         observables[f"{th}:{reg}"] = term(expr)
 
     # An execution with value-dependent undefined behaviour (an mbarrier state out of range) may
-    # do anything after it: its awaits need not hold (A7).
-    ub = [term(x) != 0 for name in relations.VALUE_SETS for _, x in es.value_sets.get(name, ())]
-    for c in [read_val[r] == v for r, v in es.awaits] + [term(expr) == v for expr, v in es.guards]:
-        wf.append(z3.Or(c, *ub) if ub else c)
+    # do anything after it: an await need not hold where the UB frees it (EventStructure.freeing, A7).
+    waits = [((r,), read_val[r] == v) for r, v in es.awaits]
+    waits += [(reads_of(expr), term(expr) == v) for expr, v in es.guards]
+    for reads, c in waits:
+        free = [term(x) != 0 for _, x in es.freeing(reads)]
+        wf.append(z3.Or(c, *free) if free else c)
 
     # the model
     # The static part of the model (no rf/co/fsc in it) is evaluated once over concrete sets;

@@ -8,9 +8,10 @@ co and fsc), and the value expressions that tie reads, writes, registers and awa
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Mapping
 
-from .values import Expr, evaluate
+from .values import Expr, evaluate, reads_of
 
 Pair = tuple[int, int]
 
@@ -84,6 +85,37 @@ class EventStructure:
     def value_set(self, name: str, read_value) -> frozenset[int]:
         """The members of value set `name` when read r returns read_value(r)."""
         return frozenset(e for e, x in self.value_sets.get(name, ()) if evaluate(x, read_value) != 0)
+
+    @cached_property
+    def _ub_past(self) -> tuple[tuple[int, Expr, frozenset[int]], ...]:
+        """Each value-set member (event, expression) with its may-causal past: its predecessors
+        by program order and may-reads-from, from the event and the reads its value depends on."""
+        preds: dict[int, set[int]] = {}
+        for a, b in self.relations.get("po", ()):
+            preds.setdefault(b, set()).add(a)
+        for r, ws in self.rf_may.items():
+            preds.setdefault(r, set()).update(ws)
+        out = []
+        for name in sorted(self.value_sets):
+            for e, x in self.value_sets[name]:
+                seen, todo = set(), [e, *reads_of(x)]
+                while todo:
+                    n = todo.pop()
+                    if n not in seen:
+                        seen.add(n)
+                        todo.extend(preds.get(n, ()))
+                out.append((e, x, frozenset(seen)))
+        return tuple(out)
+
+    def freeing(self, reads) -> tuple[tuple[int, Expr], ...]:
+        """The value-set members (value-dependent undefined behaviour, such as an mbarrier state
+        out of range) that free an execution from an await or guard on `reads`: a program with
+        undefined behaviour may do anything after it, so the wait need not hold once the UB has
+        happened (A7). Not so for a wait that may be in the UB's causal past (_ub_past): there the
+        UB happens only if the wait holds (a thread still spinning never reaches it), so an
+        execution that fails that wait is no execution at all."""
+        rs = set(reads)
+        return tuple((e, x) for e, x, past in self._ub_past if not rs & past)
 
     def order(self, name: str) -> Order:
         for o in self.orders:
