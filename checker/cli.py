@@ -18,6 +18,7 @@ from pathlib import Path
 from . import limits, outsafe, pool
 from .batch import INTERNAL, ResultStream, RunInterrupted, bounded, run_one, run_tests
 from .cliargs import add_limit_options, add_output_options, check_options, check_paths, jobs_of, limits_of
+from .executors.executor import add_executor_options, executor_of
 from .errors import CheckerError, LimitExceeded, LitmusError, SolverUnknown, SourceLoc
 from .resources import LITMUS_DIR, resolve_model
 from .results.output import mark_partial
@@ -52,6 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
                           "(kept on Ctrl-C; the last line says whether the run was complete)")
     _common(run)
     add_output_options(run)
+    add_executor_options(run)
     chk = sub.add_parser("check", help="is this outcome allowed? answer and explanation")
     chk.add_argument("test", help="FILE or FILE::NAME")
     chk.add_argument("cond", help="a herd condition, e.g. 'P1:r0=1 /\\ P1:r1=0'")
@@ -160,6 +162,7 @@ def cmd_run(args) -> int:
     lim = limits_of(args)
     limits.set_current(lim)
     jobs = jobs_of(args.jobs)
+    executor = executor_of(args)
     paths = args.paths or [str(LITMUS_DIR)]
     check_paths(paths)
     check_options(resolve_model(args.model), args.option)
@@ -185,7 +188,8 @@ def cmd_run(args) -> int:
 
     interrupted = 0
     try:
-        results = run_tests(items, args.model, args.option, args.engine, jobs=jobs, lim=lim, on_done=on_done)
+        results = run_tests(items, args.model, args.option, args.engine, jobs=jobs, lim=lim, on_done=on_done,
+                            executor=executor)
     except RunInterrupted as e:
         results, interrupted = e.results, e.signum
     except BaseException:

@@ -6,6 +6,8 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..executors.shipped import model_of  # noqa: F401 - a side's model, parsed from its text once per worker
+
 
 @dataclass(frozen=True)
 class Side:
@@ -36,16 +38,3 @@ def side_of(spec: str | None, options) -> Side:
         label += " " + " ".join(f"+{o}" for o in opts)
     return Side(label, str(path), path.read_text(encoding="utf-8"), opts)
 
-
-_models: dict[tuple[str, str], object] = {}
-
-
-def model_of(side: Side):
-    """The parsed model of a side, from its text (cached per worker process)."""
-    from ..cat.interp import parse_model
-
-    key = (side.path, side.digest)
-    m = _models.get(key)
-    if m is None:
-        m = _models[key] = parse_model(side.text, side.path)
-    return m
