@@ -132,15 +132,26 @@ class ResultStream:
     {"end": {"run": N, "total": M, "interrupted": bool}} once the run is over. A stream without
     that line was cut short (the process was killed)."""
 
-    def __init__(self, path: str, total: int, timing: bool, policy: outsafe.Policy = outsafe.Policy()):
+    def __init__(self, path: str, total: int, timing: bool, policy: outsafe.Policy = outsafe.Policy(),
+                 reused: list[tuple[int, Result, str]] | None = None):
+        """`reused` (run --resume): (index, result, key) of the results an earlier run finished;
+        the file is first rewritten to hold exactly those (atomically), then appended to."""
         self.path = path
-        self.f = outsafe.open_stream(path, policy)
         self.total, self.timing, self.count = total, timing, 0
+        if reused is not None:
+            outsafe.write_file(path, "".join(self._line(i, r, k) for i, r, k in reused), policy)
+            self.count = len(reused)
+        self.f = outsafe.open_stream(path, policy, append=reused is not None)
 
-    def add(self, index: int, r: Result) -> None:
+    def _line(self, index: int, r: Result, key: str | None) -> str:
         from .results.output import result_dict
 
-        self._write(json.dumps({"index": index, **result_dict(r, self.timing)}, sort_keys=True) + "\n")
+        extra = {"key": key} if key else {}
+        return json.dumps({"index": index, **extra, **result_dict(r, self.timing)}, sort_keys=True) + "\n"
+
+    def add(self, index: int, r: Result, key: str | None = None) -> None:
+        """One finished test; `key` (checker.resume.test_key) lets a later run --resume skip it."""
+        self._write(self._line(index, r, key))
         self.count += 1
 
     def _write(self, line: str) -> None:
