@@ -1,11 +1,13 @@
 """Jobs on a Dask distributed cluster, with the local pool's contract (checker.pool):
 
-- one job per worker at a time, placed by us on an idle worker (`workers=[addr]`), and the
-  scheduler told never to retry a job whose worker died (`allowed-failures` 0): a worker that
-  crashes (os._exit, a signal, the OOM killer) costs exactly the job it was running, reported
-  Crashed; Dask's nanny restarts the worker and the batch goes on;
-- a job still running at the hard time bound is reported TimedOut and its worker restarted
-  (Dask cannot stop a running task any other way);
+- jobs placed by us on a worker (`workers=[addr]`), DEPTH at a time (the next one waits on the
+  worker, so it never idles for a round trip), and the scheduler told never to retry a job whose
+  worker died (`allowed-failures` 0). When a worker dies (os._exit, a signal, the OOM killer),
+  the jobs it held are run again one at a time, each alone on a worker; one that kills its worker
+  alone is reported Crashed. So a crash costs exactly its job, as in the local pool; Dask's nanny
+  restarts the worker and the batch goes on;
+- a job still running at the hard time bound (counted from when it heads its worker's queue) is
+  reported TimedOut and its worker restarted (Dask cannot stop a running task any other way);
 - Ctrl-C (SIGTERM, SIGHUP) raises KeyboardInterrupt out of run_dask after every job of ours is
   cancelled and, for a LocalCluster started here, every worker process is stopped. On a remote
   scheduler a job already running finishes there and its result is dropped.
@@ -24,6 +26,8 @@ from __future__ import annotations
 import logging
 import time
 import traceback
+from collections import deque
+from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 from .. import pool
@@ -37,10 +41,12 @@ CONFIG = {
     "distributed.logging.distributed": "error",
 }
 CONNECT_SECONDS = 10
+# Jobs queued per worker: the next one waits on the worker, so no round trip idles it between jobs.
+DEPTH = 2
 POLL_SECONDS = 0.5
 
 
-def _task(fn, job, key: str) -> pool.Outcome:
+def _task(fn, job) -> pool.Outcome:
     """In a Dask worker: fn(job) as the local pool's worker runs it (the test-only fault hook
     included)."""
     pool._in_worker = True
@@ -88,51 +94,90 @@ def run_dask(fn: Callable[[Any], Any], jobs: Sequence, workers: int, hard_timeou
 
 
 def _drive(client, fn, jobs, hard_timeout, on_done) -> None:
+    """Hand out the jobs, DEPTH per worker, and collect their outcomes (see the module docstring)."""
     from distributed import wait
     from distributed.client import FIRST_COMPLETED
 
-    queue = list(range(len(jobs)))[::-1]          # pop() takes the next in input order
-    busy: dict[str, tuple[Any, int, float]] = {}  # worker address -> (future, job index, deadline)
+    queue = deque(range(len(jobs)))
+    suspects: deque[int] = deque()                # jobs whose worker died under them: run alone
+    slots: dict[str, list[_Slot]] = {}            # worker address -> its jobs, in the order given
+    alone: set[str] = set()                       # workers running a suspect (nothing else)
     known: list[str] = []                         # the workers, asked again after a crash or a restart
+
+    def give(w: str, i: int, suspect: bool) -> None:
+        fut = client.submit(_task, fn, jobs[i], key=f"ptxmc-{i}-{time.monotonic_ns()}", workers=[w],
+                            allow_other_workers=True, pure=False)
+        slots.setdefault(w, []).append(_Slot(fut, i, suspect))
+
     try:
-        while queue or busy:
-            if not known or len(busy) >= len(known):
+        while queue or suspects or any(slots.values()):
+            if not known or all(len(slots.get(w, ())) >= DEPTH or w in alone for w in known):
                 known = _workers(client)
-            idle = [w for w in known if w not in busy]
-            while queue and idle:
-                w = idle.pop()
-                i = queue.pop()
-                fut = client.submit(_task, fn, jobs[i], f"job-{i}", key=f"ptxmc-{i}-{time.monotonic_ns()}",
-                                    workers=[w], allow_other_workers=True, pure=False)
-                deadline = time.monotonic() + hard_timeout if hard_timeout else float("inf")
-                busy[w] = (fut, i, deadline)
-            if not busy:
+            for w in known:
+                mine = slots.setdefault(w, [])
+                if w in alone:
+                    continue
+                if suspects and not mine:
+                    give(w, suspects.popleft(), True)
+                    alone.add(w)
+                    continue
+                while queue and len(mine) < DEPTH and not suspects:
+                    give(w, queue.popleft(), False)
+            running = [s for ss in slots.values() for s in ss]
+            if not running:
                 client.wait_for_workers(1, timeout=CONNECT_SECONDS)
+                known = []
                 continue
-            left = min(d for _, _, d in busy.values()) - time.monotonic()
+            now = time.monotonic()
+            for ss in slots.values():                  # a job's clock starts when it heads its worker
+                if ss and ss[0].deadline is None:
+                    ss[0].deadline = now + hard_timeout if hard_timeout else float("inf")
+            left = min(ss[0].deadline for ss in slots.values() if ss) - now
             try:
-                wait([f for f, _, _ in busy.values()], timeout=max(0.01, min(POLL_SECONDS, left)),
+                wait([s.fut for s in running], timeout=max(0.01, min(POLL_SECONDS, left)),
                      return_when=FIRST_COMPLETED)
-            except TimeoutError:                  # none finished yet: look at the deadlines
+            except TimeoutError:                      # none finished yet: look at the deadlines
                 pass
             now = time.monotonic()
-            for w, (fut, i, deadline) in list(busy.items()):
-                if fut.status == "finished":
-                    out = fut.result()
-                elif fut.status in ("error", "cancelled", "lost"):
-                    out, known = _failed(fut), []
-                elif now >= deadline:
-                    fut.cancel()
-                    _restart(client, w)
-                    out, known = pool.TimedOut(hard_timeout or 0.0), []
-                else:
-                    continue
-                del busy[w]
-                fut.release()
-                on_done(i, out)
+            for w, ss in list(slots.items()):
+                for s in list(ss):
+                    status = s.fut.status
+                    if status == "finished":
+                        out = s.fut.result()
+                    elif status in ("error", "cancelled", "lost"):
+                        known = []
+                        out = _failed(s.fut)
+                        if not s.suspect and isinstance(out, pool.Crashed):
+                            ss.remove(s)               # its worker died: maybe another job's doing
+                            s.fut.release()
+                            suspects.append(s.index)
+                            continue
+                    elif s is ss[0] and now >= (s.deadline or float("inf")):
+                        s.fut.cancel()
+                        _restart(client, w)            # the jobs queued behind it come back as suspects
+                        known = []
+                        out = pool.TimedOut(hard_timeout or 0.0)
+                    else:
+                        continue
+                    ss.remove(s)
+                    s.fut.release()
+                    if s.suspect:
+                        alone.discard(w)
+                    on_done(s.index, out)
+                if not ss and w not in known:
+                    del slots[w]
+                    alone.discard(w)
     except BaseException:
-        client.cancel([f for f, _, _ in busy.values()], force=True)
+        client.cancel([s.fut for ss in slots.values() for s in ss], force=True)
         raise
+
+
+@dataclass
+class _Slot:
+    fut: Any
+    index: int
+    suspect: bool                       # its earlier worker died while it was queued or running
+    deadline: float | None = None       # set when it heads its worker's queue
 
 
 def _workers(client) -> list[str]:
