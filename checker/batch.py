@@ -10,7 +10,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from . import limits, outsafe, pool
-from .executors.executor import LOCAL, Executor, run_jobs
+from .executors.executor import LOCAL, Executor, in_process, run_jobs  # noqa: F401 - in_process: for report
 from .executors.shipped import ModelText, model_of, model_text
 from .errors import CheckerError, InternalError, LimitExceeded, LitmusError, SolverUnknown
 from .limits import Limits
@@ -84,19 +84,6 @@ def run_tests(items, model_spec, options, engine, timeout=None, jobs=1, on_resul
     except KeyboardInterrupt as e:
         raise RunInterrupted([r for r in results if r is not None], len(items), pool.signum_of(e)) from None
     return [r for r in results if r is not None]
-
-
-def in_process(fn, job) -> pool.Outcome:
-    try:
-        return pool.Value(fn(job))
-    except CheckerError as e:
-        return pool.Raised(e)
-    except (KeyboardInterrupt, SystemExit):
-        raise
-    except Exception as e:                  # noqa: BLE001 - a bug: reported for its test only
-        if os.environ.get("PTXMC_DEBUG"):
-            raise
-        return pool.Bug(f"{type(e).__name__}: {e}", "")
 
 
 INTERNAL = "internal error: "

@@ -59,7 +59,6 @@ def sides_of(args):
 def handler(args) -> int:
     from .. import limits, outsafe, pool
     from ..batch import RunInterrupted
-    from ..cli import emit, inputs_of
     from ..cliargs import check_paths, jobs_of, limits_of
     from ..executors.executor import executor_of
     from ..front.litmus import load_paths
@@ -75,7 +74,7 @@ def handler(args) -> int:
     check_paths(paths)
     left, right = sides_of(args)
     items = load_paths(paths)
-    policy = outsafe.policy_of(args, inputs_of(paths, items))
+    policy = outsafe.policy_of(args, _inputs(paths, items))
     if args.output:
         outsafe.check_file(args.output, policy)
     interrupted = 0
@@ -88,7 +87,7 @@ def handler(args) -> int:
         if args.output:
             outsafe.write_file(args.output, text, policy)
         else:
-            emit(text)
+            _emit(text)
     if interrupted:
         how = "" if interrupted == 2 else f" ({signal.Signals(interrupted).name})"
         print(f"ptxmc: interrupted{how}: {len(diffs)} of {len(items)} tests compared", file=sys.stderr)
@@ -96,3 +95,28 @@ def handler(args) -> int:
     if any(x.differences for x in diffs):
         return EXIT_DIFF
     return EXIT_NOT_COMPARED if any(not x.compared for x in diffs) else EXIT_OK
+
+
+def _inputs(paths, items) -> list[str]:
+    """Every file read (the paths given and each loaded item's file): never an output."""
+    files = {str(p) for p in paths}
+    files |= {it.where.path for it in items if getattr(it, "where", None) is not None and it.where.path}
+    return sorted(files)
+
+
+def _emit(text: str) -> None:
+    """`text` on stdout; a reader that went away (`| head`) is no error, a full disk is."""
+    import os
+
+    from .. import outsafe
+
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except OSError as e:
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (OSError, ValueError):
+            pass
+        if not isinstance(e, BrokenPipeError):
+            raise outsafe.fail("<stdout>", e.strerror or str(e)) from None

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+from .. import pool
 from ..errors import CheckerError
 
 KINDS = ("local", "dask")
@@ -48,8 +49,6 @@ def executor_of(args) -> Executor:
 def run_jobs(fn, jobs, workers: int, hard_timeout, on_done, executor: Executor = LOCAL) -> None:
     """fn(job) for every job: in `workers` local processes (0, or PTXMC_DEBUG: in this process),
     or on Dask."""
-    from .. import pool
-
     if executor.kind == "dask":
         from .dask_pool import run_dask
 
@@ -57,7 +56,19 @@ def run_jobs(fn, jobs, workers: int, hard_timeout, on_done, executor: Executor =
     elif workers >= 1 and not os.environ.get("PTXMC_DEBUG"):
         pool.run_pool(fn, jobs, min(workers, len(jobs)), hard_timeout, on_done)
     else:
-        from ..batch import in_process
-
         for k, job in enumerate(jobs):
             on_done(k, in_process(fn, job))
+
+
+def in_process(fn, job) -> pool.Outcome:
+    try:
+        return pool.Value(fn(job))
+    except CheckerError as e:
+        return pool.Raised(e)
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except Exception as e:                  # noqa: BLE001 - a bug: reported for its test only
+        if os.environ.get("PTXMC_DEBUG"):
+            raise
+        return pool.Bug(f"{type(e).__name__}: {e}", "")
+
