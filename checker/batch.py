@@ -10,6 +10,8 @@ from dataclasses import replace
 from pathlib import Path
 
 from . import limits, outsafe, pool
+from .executors.executor import LOCAL, Executor, in_process, run_jobs  # noqa: F401 - in_process: for report
+from .executors.shipped import ModelText, model_of, model_text
 from .errors import CheckerError, InternalError, LimitExceeded, LitmusError, SolverUnknown
 from .limits import Limits
 from .resources import model_name, resolve_model
@@ -32,12 +34,15 @@ def run_one(job) -> Result:
     test, model_spec, options, engine, lim = job
     limits.set_current(lim)
     pool.inject_fault(test.name)
-    model = resolve_model(model_spec)
+    if isinstance(model_spec, ModelText):       # shipped as text (checker.executors): no shared files
+        model = model_of(model_spec)
+    else:
+        model = resolve_model(model_spec)
     return check_test(test, model, model_name(model), frozenset(options), engine, lim.timeout)
 
 
 def run_tests(items, model_spec, options, engine, timeout=None, jobs=1, on_result=None, *,
-              lim: Limits | None = None, on_done=None) -> list[Result]:
+              lim: Limits | None = None, on_done=None, executor: Executor = LOCAL) -> list[Result]:
     """Check a batch (LitmusTest or LitmusError items); return the Results in input order.
 
     Malformed items become error Results (too large ones: unknown). With jobs >= 1 the tests run
@@ -45,7 +50,8 @@ def run_tests(items, model_spec, options, engine, timeout=None, jobs=1, on_resul
     was running ("worker crashed"), a test past the hard time bound is stopped and reported
     UNKNOWN, and the rest of the batch goes on. jobs == 0 runs them in this process.
     `on_result(result)` / `on_done(index, result)` are called as each test finishes. Ctrl-C
-    raises RunInterrupted, which carries the Results finished so far."""
+    raises RunInterrupted, which carries the Results finished so far. `executor` (checker.executors)
+    runs the jobs on Dask instead, with the same contract; the model then travels as its text."""
     lim = lim or limits.current()
     if timeout is not None:
         lim = replace(lim, timeout=timeout)
@@ -72,29 +78,12 @@ def run_tests(items, model_spec, options, engine, timeout=None, jobs=1, on_resul
                 done(i, Result(name=_error_name(it), path=path, status=status, message=str(it)))
             else:
                 todo.append(i)
-        jobs_ = [(items[i], model_spec, tuple(options), engine, lim) for i in todo]
-        if jobs >= 1 and not os.environ.get("PTXMC_DEBUG"):
-            pool.run_pool(run_one, jobs_, min(jobs, len(jobs_)), lim.hard_timeout(),
-                          lambda k, outcome: finished(todo[k], outcome))
-        else:
-            for k, job in enumerate(jobs_):
-                finished(todo[k], in_process(run_one, job))
+        spec = model_text(model_spec) if executor.kind != "local" else model_spec
+        jobs_ = [(items[i], spec, tuple(options), engine, lim) for i in todo]
+        run_jobs(run_one, jobs_, jobs, lim.hard_timeout(), lambda k, outcome: finished(todo[k], outcome), executor)
     except KeyboardInterrupt as e:
         raise RunInterrupted([r for r in results if r is not None], len(items), pool.signum_of(e)) from None
     return [r for r in results if r is not None]
-
-
-def in_process(fn, job) -> pool.Outcome:
-    try:
-        return pool.Value(fn(job))
-    except CheckerError as e:
-        return pool.Raised(e)
-    except (KeyboardInterrupt, SystemExit):
-        raise
-    except Exception as e:                  # noqa: BLE001 - a bug: reported for its test only
-        if os.environ.get("PTXMC_DEBUG"):
-            raise
-        return pool.Bug(f"{type(e).__name__}: {e}", "")
 
 
 INTERNAL = "internal error: "
@@ -130,15 +119,26 @@ class ResultStream:
     {"end": {"run": N, "total": M, "interrupted": bool}} once the run is over. A stream without
     that line was cut short (the process was killed)."""
 
-    def __init__(self, path: str, total: int, timing: bool, policy: outsafe.Policy = outsafe.Policy()):
+    def __init__(self, path: str, total: int, timing: bool, policy: outsafe.Policy = outsafe.Policy(),
+                 reused: list[tuple[int, Result, str]] | None = None):
+        """`reused` (run --resume): (index, result, key) of the results an earlier run finished;
+        the file is first rewritten to hold exactly those (atomically), then appended to."""
         self.path = path
-        self.f = outsafe.open_stream(path, policy)
         self.total, self.timing, self.count = total, timing, 0
+        if reused is not None:
+            outsafe.write_file(path, "".join(self._line(i, r, k) for i, r, k in reused), policy)
+            self.count = len(reused)
+        self.f = outsafe.open_stream(path, policy, append=reused is not None)
 
-    def add(self, index: int, r: Result) -> None:
+    def _line(self, index: int, r: Result, key: str | None) -> str:
         from .results.output import result_dict
 
-        self._write(json.dumps({"index": index, **result_dict(r, self.timing)}, sort_keys=True) + "\n")
+        extra = {"key": key} if key else {}
+        return json.dumps({"index": index, **extra, **result_dict(r, self.timing)}, sort_keys=True) + "\n"
+
+    def add(self, index: int, r: Result, key: str | None = None) -> None:
+        """One finished test; `key` (checker.resume.test_key) lets a later run --resume skip it."""
+        self._write(self._line(index, r, key))
         self.count += 1
 
     def _write(self, line: str) -> None:

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 from . import limits, outsafe, signals
 from .cliargs import add_limit_options, add_output_options, check_options, check_paths, jobs_of, limits_of
+from .executors.options import add_executor_options, executor_of
 from .errors import CheckerError, LimitExceeded, LitmusError, SolverUnknown, SourceLoc
 from .resources import LITMUS_DIR, bundled, resolve_model
 from .textsafe import printable
@@ -81,8 +82,13 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--results-jsonl", metavar="FILE",
                      help="write each finished test to FILE as a JSON line, flushed at once "
                           "(kept on Ctrl-C; the last line says whether the run was complete)")
+    run.add_argument("--resume", metavar="FILE",
+                     help="go on with the interrupted run whose --results-jsonl FILE this is: its finished "
+                          "tests (same test, model, options, engine, limits) are not checked again; FILE "
+                          "is continued")
     _common(run)
     add_output_options(run)
+    add_executor_options(run)
     chk = sub.add_parser("check", help="is this outcome allowed? answer and explanation")
     chk.add_argument("test", help="FILE or FILE::NAME")
     chk.add_argument("cond", help="a herd condition, e.g. 'P1:r0=1 /\\ P1:r1=0'")
@@ -94,6 +100,7 @@ def build_parser() -> argparse.ArgumentParser:
     out = sub.add_parser("outcomes", help="every allowed outcome, herd style, and a compact formula")
     out.add_argument("test", help="FILE or FILE::NAME")
     _common(out)
+    from .compare.cli import add_subcommands as add_compare_subcommands
     from .convert.cli import add_subcommands as add_convert_subcommands
     from .gen.cli import add_subcommands as add_gen_subcommands
     from .harness.cli import add_hw_subcommands
@@ -105,6 +112,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_convert_subcommands(sub)
     add_repair_subcommands(sub)
     add_gen_subcommands(sub)
+    add_compare_subcommands(sub)
     return ap
 
 
@@ -222,11 +230,16 @@ def cmd_run(args) -> int:
     lim = limits_of(args)
     limits.set_current(lim)
     jobs = jobs_of(args.jobs)
+    executor = executor_of(args)
     paths = [bundled(p) for p in args.paths] or [str(LITMUS_DIR)]
     check_paths(paths)
     check_options(resolve_model(args.model), args.option)
     items = load_paths(paths)
     policy = outsafe.policy_of(args, inputs_of(paths, items))
+    if args.resume is not None:
+        if args.results_jsonl is not None and args.results_jsonl != args.resume:
+            raise CheckerError("--resume FILE continues FILE: leave --results-jsonl out, or give the same file")
+        args.results_jsonl = args.resume
     for target in (args.output, args.results_jsonl):    # every output checked before the work
         if target is not None:
             outsafe.check_file(target, policy)
@@ -234,26 +247,39 @@ def cmd_run(args) -> int:
             outsafe.check_file(args.results_jsonl, policy, probe=False):
         raise outsafe.fail(args.output, "it is also the --results-jsonl file")
     timing = not args.no_timing
-    stream = ResultStream(args.results_jsonl, len(items), timing, policy) if args.results_jsonl else None
-    tty = sys.stderr.isatty() and args.format == "text" and not args.output
-    count = [0]
+    keys = _keys(items, args, lim) if args.results_jsonl else [None] * len(items)
+    done: dict[int, Result] = {}
+    if args.resume is not None:
+        from .resume import read_previous, result_of_record
 
-    def on_done(i: int, r: Result) -> None:
+        previous = read_previous(args.resume).records
+        done = {i: result_of_record(previous[k], items[i]) for i, k in enumerate(keys) if k in previous}
+    todo = [i for i in range(len(items)) if i not in done]
+    reused = [(i, r, keys[i]) for i, r in sorted(done.items())] if args.resume is not None else None
+    stream = ResultStream(args.results_jsonl, len(items), timing, policy, reused) if args.results_jsonl else None
+    tty = sys.stderr.isatty() and args.format == "text" and not args.output
+    count = [len(done)]
+
+    def on_done(k: int, r: Result) -> None:
+        i = todo[k]
+        done[i] = r
         if stream:
-            stream.add(i, r)
+            stream.add(i, r, keys[i])
         if tty:
             count[0] += 1
             print(f"\r{count[0]}/{len(items)}", end="", file=sys.stderr, flush=True)
 
     interrupted = 0
     try:
-        results = run_tests(items, args.model, args.option, args.engine, jobs=jobs, lim=lim, on_done=on_done)
+        run_tests([items[i] for i in todo], args.model, args.option, args.engine, jobs=jobs, lim=lim,
+                  on_done=on_done, executor=executor)
     except RunInterrupted as e:
-        results, interrupted = e.results, e.signum
+        interrupted = e.signum
     except BaseException:
         if stream:
             stream.abandon()
         raise
+    results = [done[i] for i in sorted(done)]
     with pool.sigint_deferred():        # a (second) Ctrl-C must not cut the output short
         if tty:
             print("\r", end="", file=sys.stderr)
@@ -275,6 +301,15 @@ def cmd_run(args) -> int:
     if any(r.status == "error" and r.message.startswith(INTERNAL) for r in results):
         return EXIT_USAGE
     return EXIT_OK if all(r.ok for r in results) else EXIT_FAIL
+
+
+def _keys(items, args, lim) -> list[str | None]:
+    """Each test's identity for --resume (checker.resume.test_key); None for a malformed item."""
+    from .resume import model_digest, test_key
+
+    digest = model_digest(resolve_model(args.model))
+    return [None if isinstance(it, LitmusError) else test_key(it, digest, args.option, args.engine, lim)
+            for it in items]
 
 
 # -- check / outcomes --------------------------------------------------------------------------

@@ -173,12 +173,12 @@ def write_file(path, data: str | bytes, policy: Policy = Policy()) -> Path:
     return real
 
 
-def open_stream(path, policy: Policy = Policy()):
+def open_stream(path, policy: Policy = Policy(), append: bool = False):
     """A text file opened for writing line by line (--results-jsonl): the same checks, and the
     opened file itself must be a regular file (a FIFO or device put there meanwhile is refused
-    without blocking)."""
+    without blocking). `append`: go on after what it holds (run --resume) instead of emptying it."""
     real = check_file(path, policy)
-    flags = os.O_WRONLY | os.O_CREAT | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0) | (os.O_APPEND if append else 0)
     if not policy.follow_symlinks:
         flags |= getattr(os, "O_NOFOLLOW", 0)
     try:
@@ -190,8 +190,9 @@ def open_stream(path, policy: Policy = Policy()):
         if not stat.S_ISREG(st.st_mode):
             raise fail(path, f"it is {_kind(st.st_mode)}; ptxmc writes regular files only")
         os.set_blocking(fd, True)
-        os.ftruncate(fd, 0)
-        return os.fdopen(fd, "w", encoding="utf-8")
+        if not append:
+            os.ftruncate(fd, 0)
+        return os.fdopen(fd, "a" if append else "w", encoding="utf-8")
     except BaseException:
         os.close(fd)
         raise

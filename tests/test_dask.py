@@ -1,0 +1,122 @@
+"""`--executor dask` (checker/executors/dask_pool.py) on a real LocalCluster of 2 workers: the same
+bytes as the local pool (timing aside) for `run` and `diff`, the same streaming --results-jsonl,
+a crashing or hanging test costing only itself, Ctrl-C keeping the finished results and leaving
+no process behind, and a scheduler that cannot be reached being a usage error. Skipped only when
+Dask distributed is not installed (`pip install -e '.[dist]'`; CI installs it)."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("distributed")
+psutil = pytest.importorskip("psutil")        # a dependency of distributed
+
+ROOT = Path(__file__).resolve().parent.parent
+MP = ROOT / "litmus" / "core" / "MP.yaml"
+
+
+def ptxmc(*args, env=None, timeout=300) -> subprocess.CompletedProcess:
+    e = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
+    e.pop("PTXMC_DEBUG", None)
+    return subprocess.run([sys.executable, "-m", "checker", *args], cwd=ROOT, env=e, capture_output=True,
+                          text=True, timeout=timeout)
+
+
+@pytest.fixture(scope="module")
+def suite(tmp_path_factory) -> Path:
+    """36 generated SB tests (ptxmc gen, gpu scope, every access/fence annotation)."""
+    out = tmp_path_factory.mktemp("gen") / "sb"
+    r = ptxmc("gen", "--preset", "generic", "--size", "3", "--scopes", "gpu", "--cycle", "PodWR Fre PodWR Fre",
+              "-o", str(out))
+    assert r.returncode == 0, r.stderr
+    return out
+
+
+def jsonl(path: Path) -> list[dict]:
+    recs = [json.loads(line) for line in path.read_text().splitlines()]
+    return sorted(recs[:-1], key=lambda r: r["index"]) + recs[-1:]
+
+
+def test_run_gives_the_same_bytes_as_the_local_pool(suite, tmp_path):
+    outs = {}
+    for kind in ("local", "dask"):
+        o, s = tmp_path / f"{kind}.json", tmp_path / f"{kind}.jsonl"
+        r = ptxmc("run", str(suite), "--jobs", "2", "--executor", kind, "--no-timing", "--format", "json",
+                  "-o", str(o), "--results-jsonl", str(s))
+        assert r.returncode == 0, r.stderr
+        assert "Traceback" not in r.stderr and "distributed" not in r.stderr, r.stderr
+        outs[kind] = (o.read_bytes(), jsonl(s))
+    assert outs["dask"][0] == outs["local"][0]
+    assert outs["dask"][1] == outs["local"][1]
+    doc = json.loads(outs["dask"][0])
+    assert len(doc["results"]) == 36 and {r["status"] for r in doc["results"]} == {"run"}
+
+
+def test_diff_gives_the_same_bytes_as_the_local_pool(tmp_path):
+    outs = {}
+    for kind in ("local", "dask"):
+        o = tmp_path / f"{kind}.json"
+        r = ptxmc("diff", str(MP), "--model", "ptx", "--model", "sc", "--jobs", "2", "--executor", kind,
+                  "--format", "json", "-o", str(o))
+        assert r.returncode == 1, r.stderr                    # PTX allows more than SC on MP
+        outs[kind] = o.read_bytes()
+    assert outs["dask"] == outs["local"]
+
+
+def test_a_crash_or_a_hang_costs_only_its_test(tmp_path):
+    out = tmp_path / "r.json"
+    fault = "exit:MP+rel.gpu+acq.gpu+sameCluster,hang:MP+rel.sys+acq.sys+sameCTA"
+    r = ptxmc("run", str(MP), "--jobs", "2", "--executor", "dask", "--timeout", "2", "--no-timing",
+              "--format", "json", "-o", str(out), env={"PTXMC_TEST_FAULT": fault})
+    assert r.returncode == 1, r.stderr
+    res = {x["name"]: x for x in json.loads(out.read_text())["results"]}
+    crashed, hung = res.pop("MP+rel.gpu+acq.gpu+sameCluster"), res.pop("MP+rel.sys+acq.sys+sameCTA")
+    assert crashed["status"] == "error" and crashed["message"].startswith("worker crashed")
+    assert hung["status"] == "unknown" and hung["message"].startswith("timeout: no answer within 2 s")
+    assert len(res) == 76 and all(x["status"] == "pass" for x in res.values())
+
+
+def test_ctrl_c_keeps_the_finished_results_and_leaves_no_process(tmp_path):
+    out, stream, mark = tmp_path / "r.txt", tmp_path / "r.jsonl", tmp_path / "hanging"
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "PTXMC_TEST_FAULT": "hang:MP+rel.sys+acq.sys+diffGPU",
+           "PTXMC_TEST_FAULT_MARK": str(mark)}
+    env.pop("PTXMC_DEBUG", None)
+    p = subprocess.Popen([sys.executable, "-m", "checker", "run", str(MP), "--jobs", "2", "--executor", "dask",
+                          "--no-timing", "-o", str(out), "--results-jsonl", str(stream)], cwd=ROOT, env=env,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    try:
+        deadline = time.monotonic() + 180
+        while not mark.exists():
+            assert p.poll() is None, p.communicate()
+            assert time.monotonic() < deadline
+            time.sleep(0.1)
+        kids = psutil.Process(p.pid).children(recursive=True)
+        assert kids                                          # the LocalCluster's worker processes
+        p.send_signal(signal.SIGINT)
+        _, stderr = p.communicate(timeout=120)
+    finally:
+        p.kill()
+    assert p.returncode == 130, stderr
+    assert "Traceback" not in stderr
+    recs = [json.loads(line) for line in stream.read_text().splitlines()]
+    end = recs[-1]["end"]
+    assert end["interrupted"] is True and end["run"] == len(recs) - 1 < end["total"] == 78
+    assert stderr.endswith(f"ptxmc: interrupted: {end['run']} of 78 tests run\n"), stderr
+    assert out.read_text().endswith(f"ptxmc: interrupted: {end['run']} of 78 tests run\n")
+    time.sleep(2)
+    assert [k.pid for k in kids if k.is_running() and k.status() != psutil.STATUS_ZOMBIE] == []
+
+
+def test_an_unreachable_scheduler_is_a_usage_error():
+    r = ptxmc("run", str(MP), "--executor", "dask", "--scheduler", "tcp://127.0.0.1:9")
+    assert r.returncode == 2
+    assert "ptxmc: --executor dask: cannot start or reach the scheduler tcp://127.0.0.1:9" in r.stderr
+    assert "Traceback" not in r.stderr
