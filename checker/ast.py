@@ -292,3 +292,18 @@ class LitmusTest:
             if m.name == name:
                 return m
         return None
+
+
+def registers(instr: Instr) -> Iterator[str]:
+    """Every register the instruction names (operands, vectors, tensor coordinates, guard)."""
+    def walk(ops):
+        for o in ops:
+            if isinstance(o, Reg):
+                yield o.name.lstrip("!")
+            elif isinstance(o, Vec):
+                yield from walk(o.items)
+            elif isinstance(o, Addr):
+                yield from walk(o.coords)
+    if instr.predicate:
+        yield instr.predicate.lstrip("@!")
+    yield from walk(instr.operands)

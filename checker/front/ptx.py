@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from typing import Iterator
 
-from ..ast import Addr, Float, Imm, Instr, Name, Operand, Reg, Sink, Vec
+from ..ast import Addr, Float, Imm, Instr, Name, Operand, Reg, Sink, Vec, registers  # noqa: F401 (registers: API)
 from ..errors import LitmusError, SourceLoc
 
 # ---------------------------------------------------------------------------------- parsing --
@@ -202,21 +202,6 @@ def address_bases(instr: Instr) -> Iterator[str]:
     for o in instr.operands:
         if isinstance(o, Addr):
             yield o.base
-
-
-def registers(instr: Instr) -> Iterator[str]:
-    """Every register the instruction names (operands, vectors, tensor coordinates, guard)."""
-    def walk(ops):
-        for o in ops:
-            if isinstance(o, Reg):
-                yield o.name.lstrip("!")
-            elif isinstance(o, Vec):
-                yield from walk(o.items)
-            elif isinstance(o, Addr):
-                yield from walk(o.coords)
-    if instr.predicate:
-        yield instr.predicate.lstrip("@!")
-    yield from walk(instr.operands)
 
 
 def render(o: Operand) -> str:

@@ -85,7 +85,7 @@ def _unknown(name: str) -> str:
 def registers(test: LitmusTest, thread: Thread) -> dict[str, object]:
     """The special registers `thread`'s code reads, as register values for the Builder (a Const,
     or an Unmodelled value that explains itself where it is used)."""
-    from ..front.ptx import registers as regs_of
+    from ..ast import registers as regs_of
     from ..model.builder import Unmodelled
     from ..model.values import Const
     out: dict[str, object] = {}
