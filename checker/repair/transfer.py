@@ -53,8 +53,10 @@ def transfer(x: Execution, src: Program, dst: Program, model: Model, options=fro
     fsc = rename(x.orders.get("fsc", ()))
     scs = sorted(des.sets.get("F", frozenset()) & des.sets.get("SC", frozenset()))
     missing = [f for f in scs if not any(f in p for p in fsc)] if len(scs) > 1 else []
+    values = {d_eid[s_names[r]]: v for r, v in x.read_values.items() if s_names[r] in d_eid}
     if missing:
-        partial = Execution(rf, {**orders, "fsc": fsc}, {}, x.outcome)
+        # the read values go with it: value-dependent sets (mbarrier phases) are evaluated too
+        partial = Execution(rf, {**orders, "fsc": fsc}, values, x.outcome)
         ev = concrete_evaluation(des, model, partial, options)
         kind, bc = ev.env.get("bc", ("rel", None))
         base = bc if kind == "rel" and bc is not None else des.relations.get("po", frozenset())
@@ -64,7 +66,6 @@ def transfer(x: Execution, src: Program, dst: Program, model: Model, options=fro
         fsc = frozenset((a, b) for i, a in enumerate(order) for b in order[i + 1:])
     if len(scs) > 1 or fsc:
         orders["fsc"] = fsc
-    values = {d_eid[s_names[r]]: v for r, v in x.read_values.items() if s_names[r] in d_eid}
     return Execution(rf, orders, values, x.outcome)
 
 
