@@ -63,6 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
     out = sub.add_parser("outcomes", help="every allowed outcome, herd style, and a compact formula")
     out.add_argument("test", help="FILE or FILE::NAME")
     _common(out)
+    from .audit.cli import add_subcommands as add_audit_subcommands
     from .convert.cli import add_subcommands as add_convert_subcommands
     from .gen.cli import add_subcommands as add_gen_subcommands
     from .harness.cli import add_hw_subcommands
@@ -74,6 +75,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_convert_subcommands(sub)
     add_repair_subcommands(sub)
     add_gen_subcommands(sub)
+    add_audit_subcommands(sub)
     return ap
 
 
