@@ -1,7 +1,7 @@
 """`ptxmc audit` on the command line. checker/cli.py calls `add_subcommands(subparsers)`.
 
     ptxmc audit tilelang-fence-proxy SUITE... [--policy tilelang|corrected] [--option NAME]
-                [--reading NAME] [--format text|json|markdown] [--budget S] [--rlimit N]
+                [--reading NAME] [--format text|json|markdown] [--budget S] [--timeout S] [--rlimit N]
 
 Exit codes: 0 the audit ran and every finding was confirmed by its re-check (findings are the
 audit's answer, not a failure); 1 a test could not be judged (malformed, unknown, error) or a
@@ -39,6 +39,8 @@ def add_subcommands(subparsers) -> None:
     p.add_argument("--model", default=None, help="model name (axioms/NAME.cat) or path; default ptx")
     p.add_argument("--engine", choices=("z3", "brute"), default="z3")
     p.add_argument("--rlimit", type=int, default=None, help="Z3 resource limit per solver call, 0 for none")
+    p.add_argument("--timeout", type=float, default=None,
+                   help="wall-clock seconds per judgement (default 60); past it the test is UNKNOWN")
     p.set_defaults(func=cmd_audit)
 
 
@@ -62,6 +64,10 @@ def cmd_audit(args) -> int:
         if args.rlimit < 0:
             raise CheckerError(f"--rlimit {args.rlimit}: must be 0 (none) or positive")
         lim = replace(lim, rlimit=args.rlimit)
+    if args.timeout is not None:
+        if not 0 < args.timeout <= limits.MAX_TIMEOUT:
+            raise CheckerError(f"--timeout {args.timeout:g}: must be positive and at most {limits.MAX_TIMEOUT:g}")
+        lim = replace(lim, timeout=args.timeout)
     limits.set_current(lim)
     model = resolve_model(args.model)
     readings = tuple(dict.fromkeys(args.reading or DEFAULT_READINGS))
