@@ -1,9 +1,9 @@
 """Time `ptxmc audit tilelang-fence-proxy` over whole suites: each policy, every reading.
 
-    python bench/audit.py [PATHS...] [--policy tilelang|corrected|both] [--json FILE] [--rlimit N]
+    python bench/audit.py [PATHS...] [--policy tilelang|corrected|both] [--jobs N] [--json FILE] [--rlimit N]
 
 Default PATHS: every bundled suite (litmus/, the audit family litmus/audit included). For each
-policy: the wall and CPU seconds of the whole audit (loading, the policy, the judgements, the
+policy: the wall and CPU seconds (workers included) of the whole audit (loading, the policy, the judgements, the
 repair and prune searches, every re-check), the slowest tests, and the summary table of
 checker.audit.output. --json writes the full audit documents.
 """
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import resource
 import sys
 import time
 from dataclasses import replace
@@ -22,7 +23,12 @@ sys.path.insert(0, str(ROOT))
 from checker import limits  # noqa: E402
 from checker.audit import output  # noqa: E402
 from checker.audit.run import audit_paths  # noqa: E402
-from checker.resources import resolve_model  # noqa: E402
+
+
+def _cpu() -> float:
+    """CPU seconds of this process and of its reaped workers."""
+    a, b = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return a.ru_utime + a.ru_stime + b.ru_utime + b.ru_stime
 
 
 def main() -> int:
@@ -31,15 +37,15 @@ def main() -> int:
     ap.add_argument("--policy", choices=("tilelang", "corrected", "both"), default="both")
     ap.add_argument("--json", help="write the audit documents here")
     ap.add_argument("--rlimit", type=int, default=None)
+    ap.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
     args = ap.parse_args()
     if args.rlimit is not None:
         limits.set_current(replace(limits.current(), rlimit=args.rlimit))
-    model = resolve_model(None)
     docs = {}
     for policy in (("tilelang", "corrected") if args.policy == "both" else (args.policy,)):
-        w0, c0 = time.perf_counter(), time.process_time()
-        audit = audit_paths(args.paths, policy, model)
-        wall, cpu = time.perf_counter() - w0, time.process_time() - c0
+        w0, c0 = time.perf_counter(), _cpu()
+        audit = audit_paths(args.paths, policy, None, jobs=args.jobs)
+        wall, cpu = time.perf_counter() - w0, _cpu() - c0
         print(f"== policy {policy}: {len(audit.tests)} tests, wall {wall:.1f} s, CPU {cpu:.1f} s")
         slow = sorted(((sum(j.seconds for _, j in ta.by_reading), ta.name) for ta in audit.tests), reverse=True)[:5]
         print("   slowest: " + ", ".join(f"{n} {s:.1f} s" for s, n in slow))

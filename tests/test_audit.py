@@ -138,7 +138,7 @@ def test_reading_dependent_under_fencing(model, family):
 
 
 def test_corrected_policy_has_no_under_and_no_over_fencing_on_the_family(model):
-    audit = audit_paths([str(FAMILY)], "corrected", model, readings=("default",))
+    audit = audit_paths([str(FAMILY)], "corrected", None, readings=("default",), jobs=2)
     assert len(audit.tests) == 10
     for ta in audit.tests:
         (_, j), = ta.by_reading

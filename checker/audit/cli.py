@@ -1,7 +1,7 @@
 """`ptxmc audit` on the command line. checker/cli.py calls `add_subcommands(subparsers)`.
 
     ptxmc audit tilelang-fence-proxy SUITE... [--policy tilelang|corrected] [--option NAME]
-                [--reading NAME] [--format text|json|markdown] [--budget S] [--timeout S] [--rlimit N]
+                [--reading NAME] [--format text|json|markdown] [--jobs N] [--budget S] [--timeout S] [--rlimit N]
 
 Exit codes: 0 the audit ran and every finding was confirmed by its re-check (findings are the
 audit's answer, not a failure); 1 a test could not be judged (malformed, unknown, error) or a
@@ -35,6 +35,8 @@ def add_subcommands(subparsers) -> None:
                         + ", ".join(DEFAULT_READINGS) + ")")
     p.add_argument("--format", choices=("text", "json", "markdown"), default="text")
     p.add_argument("--verbose", action="store_true", help="text: list every test, not only those with findings")
+    p.add_argument("--jobs", type=int, default=1,
+                   help="tests audited at once, each in a fresh worker process (default 1; 0: in this process)")
     p.add_argument("--budget", type=float, default=60.0, help="seconds for each repair or prune search (default 60)")
     p.add_argument("--model", default=None, help="model name (axioms/NAME.cat) or path; default ptx")
     p.add_argument("--engine", choices=("z3", "brute"), default="z3")
@@ -77,8 +79,10 @@ def cmd_audit(args) -> int:
             raise CheckerError(f"unknown model option '{r}' (this model has: {', '.join(sorted(known)) or 'none'})")
     progress = (lambda ta: print(f"\r{ta.name[:70]:<70}", end="", file=sys.stderr, flush=True)) \
         if sys.stderr.isatty() and args.format == "text" else None
-    audit = audit_paths(args.paths, args.policy, model, tuple(args.option), readings, args.engine, args.budget,
-                        progress)
+    if args.jobs < 0:
+        raise CheckerError(f"--jobs {args.jobs}: must be 0 (in this process) or positive")
+    audit = audit_paths(args.paths, args.policy, args.model, tuple(args.option), readings, args.engine, args.budget,
+                        progress, args.jobs)
     if progress:
         print("\r" + " " * 70 + "\r", end="", file=sys.stderr)
     render = {"text": lambda a: output.text(a, args.verbose), "json": output.as_json, "markdown": output.markdown}

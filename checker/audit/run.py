@@ -7,13 +7,17 @@ A malformed test is reported as an error and the audit goes on.
 """
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .. import batch, limits, pool
+
 from ..ast import LitmusTest
 from ..errors import CheckerError, LitmusError
 from ..front.litmus import load_paths
+from ..resources import resolve_model
 from .judge import Judged, judge_applied
 from .policy import apply_policy
 
@@ -62,20 +66,61 @@ def suite_of(path: str, roots: list[str]) -> str:
     return str(Path(path).parent)
 
 
-def audit_paths(paths: list[str], policy: str, model, options=(), readings=DEFAULT_READINGS, engine: str = "z3",
-                budget: float = 60.0, progress=None) -> Audit:
+def audit_paths(paths: list[str], policy: str, model_spec: str | None = None, options=(), readings=DEFAULT_READINGS,
+                engine: str = "z3", budget: float = 60.0, progress=None, jobs: int = 1) -> Audit:
+    """Audit every test of `paths`. Each test is audited in a fresh worker process (checker.pool;
+    `jobs` at a time): a Session's Z3 state is not all given back to the allocator, and a whole
+    suite in one process would grow by tens of megabytes per test. jobs=0 audits in this process."""
     start = time.perf_counter()
+    lim = limits.current()
+    resolve_model(model_spec)                       # fail early, once, on a bad model
     out = Audit(policy, tuple(readings), tuple(sorted(options)))
-    for item in load_paths(paths):
+    items = load_paths(paths)
+    results: list = [None] * len(items)
+    todo = []
+    for i, item in enumerate(items):
         if isinstance(item, LitmusError):
             where = item.where.path if getattr(item, "where", None) else "?"
-            out.tests.append(TestAudit("?", where, suite_of(where, paths) if where != "?" else "?", error=str(item)))
-            continue
-        out.tests.append(audit_test(item, policy, model, options, readings, engine, budget, suite_of(item.path, paths)))
+            results[i] = TestAudit("?", where, suite_of(where, paths) if where != "?" else "?", error=str(item))
+        else:
+            todo.append(i)
+    jobs_ = [(items[i], policy, model_spec, tuple(options), tuple(readings), engine, budget,
+              suite_of(items[i].path, paths), lim) for i in todo]
+    # a hard bound per test: each reading may take a judgement, a repair or prune search and a re-check
+    hard = len(readings) * (4 * lim.timeout + 2 * budget) + 30
+
+    def done(k: int, outcome) -> None:
+        t = items[todo[k]]
+        if isinstance(outcome, pool.Value):
+            ta = outcome.value
+        elif isinstance(outcome, pool.Raised):
+            ta = TestAudit(t.name, t.path, jobs_[k][7], error=str(outcome.error))
+        elif isinstance(outcome, pool.Bug):
+            ta = TestAudit(t.name, t.path, jobs_[k][7], error=f"internal error: {outcome.text} (a bug in ptxmc)")
+        elif isinstance(outcome, pool.Crashed):
+            ta = TestAudit(t.name, t.path, jobs_[k][7], error=f"worker crashed ({outcome.describe()})")
+        else:
+            ta = TestAudit(t.name, t.path, jobs_[k][7], error=f"timeout: no answer within {hard:g} s")
+        results[todo[k]] = ta
         if progress:
-            progress(out.tests[-1])
+            progress(ta)
+
+    if jobs >= 1 and not os.environ.get("PTXMC_DEBUG"):
+        for c in range(0, len(jobs_), jobs):        # a fresh pool per chunk: fresh processes
+            chunk = jobs_[c:c + jobs]
+            pool.run_pool(_audit_job, chunk, len(chunk), hard, lambda k, o, c=c: done(c + k, o))
+    else:
+        for k, job in enumerate(jobs_):
+            done(k, batch.in_process(_audit_job, job))
+    out.tests = [r for r in results if r is not None]
     out.seconds = time.perf_counter() - start
     return out
+
+
+def _audit_job(job) -> "TestAudit":
+    test, policy, model_spec, options, readings, engine, budget, suite, lim = job
+    limits.set_current(lim)
+    return audit_test(test, policy, resolve_model(model_spec), options, readings, engine, budget, suite)
 
 
 def audit_test(test: LitmusTest, policy: str, model, options=(), readings=DEFAULT_READINGS, engine: str = "z3",
