@@ -22,6 +22,7 @@ from .judge import Judged, judge_applied
 from .policy import apply_policy
 
 DEFAULT_READINGS = ("default", "proxy-fence-any-cta")
+PER_WORKER = 4          # tests a worker audits before it is replaced (bounds its memory)
 
 
 @dataclass(frozen=True)
@@ -70,7 +71,8 @@ def audit_paths(paths: list[str], policy: str, model_spec: str | None = None, op
                 engine: str = "z3", budget: float = 60.0, progress=None, jobs: int = 1) -> Audit:
     """Audit every test of `paths`. Each test is audited in a fresh worker process (checker.pool;
     `jobs` at a time): a Session's Z3 state is not all given back to the allocator, and a whole
-    suite in one process would grow by tens of megabytes per test. jobs=0 audits in this process."""
+    suite in one process would grow by tens of megabytes per test; a worker audits PER_WORKER
+    tests. A test the policy leaves unchanged is settled here. jobs=0 audits in this process."""
     start = time.perf_counter()
     lim = limits.current()
     resolve_model(model_spec)                       # fail early, once, on a bad model
@@ -82,6 +84,16 @@ def audit_paths(paths: list[str], policy: str, model_spec: str | None = None, op
         if isinstance(item, LitmusError):
             where = item.where.path if getattr(item, "where", None) else "?"
             results[i] = TestAudit("?", where, suite_of(where, paths) if where != "?" else "?", error=str(item))
+            continue
+        try:
+            applied = apply_policy(item, policy)
+        except CheckerError:
+            applied = None                          # the worker reports it
+        if applied is not None and not applied.changed:  # nothing to judge: no worker needed
+            results[i] = audit_test(item, policy, None, options, readings, engine, budget,
+                                    suite_of(item.path, paths))
+            if progress:
+                progress(results[i])
         else:
             todo.append(i)
     jobs_ = [(items[i], policy, model_spec, tuple(options), tuple(readings), engine, budget,
@@ -106,8 +118,9 @@ def audit_paths(paths: list[str], policy: str, model_spec: str | None = None, op
             progress(ta)
 
     if jobs >= 1 and not os.environ.get("PTXMC_DEBUG"):
-        for c in range(0, len(jobs_), jobs):        # a fresh pool per chunk: fresh processes
-            chunk = jobs_[c:c + jobs]
+        step = jobs * PER_WORKER
+        for c in range(0, len(jobs_), step):        # a fresh pool per chunk: fresh processes
+            chunk = jobs_[c:c + step]
             pool.run_pool(_audit_job, chunk, len(chunk), hard, lambda k, o, c=c: done(c + k, o))
     else:
         for k, job in enumerate(jobs_):
