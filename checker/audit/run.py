@@ -58,13 +58,13 @@ def reading_options(base, reading: str) -> frozenset:
 
 
 def suite_of(path: str, roots: list[str]) -> str:
-    """The argument a test's file was found under (a folder or a file), as given."""
-    p = Path(path).resolve()
-    for r in roots:
-        rp = Path(r).resolve()
-        if p == rp or rp in p.parents:
-            return r
-    return str(Path(path).parent)
+    """The suite a test's file belongs to: its folder (relative to the working directory where it
+    lies below it), so that `litmus/` gives one row per bundled suite."""
+    folder = Path(path).resolve().parent
+    try:
+        return str(folder.relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(folder)
 
 
 def audit_paths(paths: list[str], policy: str, model_spec: str | None = None, options=(), readings=DEFAULT_READINGS,
