@@ -17,14 +17,16 @@ it alone. A TMA/bulk store (shared -> global, bulk-group completion) is followed
 unless it is there already.
 
 `corrected` (docs/audit.md#the-corrected-rule): the same scan, with three changes. (1) Pending
-generic traffic is a set of (read|write, location) from the event structure, and an async-proxy
+generic traffic is a set of (read|write, location) from the event structure (generic-proxy
+accesses, and those of the texture/surface/constant proxies), and an async-proxy
 operation (any instruction with an async-proxy access, tcgen05 included) needs a fence only if it
 conflicts with it: it accesses a location with a pending generic write, or writes one with a
 pending generic read. (2) An incoming synchronization (bar.sync/barrier, bar.warp.sync,
 barrier.cluster.wait, an mbarrier wait, a load or atomic that may read another thread's write)
 imports the generic traffic the partner threads have pending at their matching release points
 (their barrier, arrive or write), to a fixpoint. (3) The fence goes right before the async
-operation in the issuing thread, unless the conflicting access is performed by another CTA (a
+operation in the issuing thread (before the `tcgen05.fence::after_thread_sync` that orders a
+tcgen05 operation after the thread's earlier instructions), unless the conflicting access is performed by another CTA (a
 remote or multicast destination, docs/model.md#a2): then it goes in the partner thread of that
 CTA, right before its release point (the writer-side fence)."""
 from __future__ import annotations
@@ -75,7 +77,10 @@ class Applied:
 
 
 def is_async_proxy_fence(ins: Instr) -> bool:
-    return ins.family in ("fence.proxy", "membar.proxy") and ins.quals.get("kind") in ("async", "async::generic")
+    """A bi-directional async proxy fence: what the pass inserts, so what the audit removes. The
+    uni-directional `fence.proxy.async::generic.{release,acquire}.sync_restrict` forms stay: they
+    are release/acquire fences too, synchronization a proxy fence cannot replace."""
+    return ins.family in ("fence.proxy", "membar.proxy") and ins.quals.get("kind") == "async"
 
 
 def strip(test: LitmusTest) -> tuple[LitmusTest, tuple]:
@@ -114,7 +119,7 @@ def _accesses(es) -> dict:
             d["mb"].add(e.loc)
         elif "ASYNC" in e.tags:
             d["async"].add((rw, e.loc))
-        elif "GEN" in e.tags:
+        elif "GEN" in e.tags or e.tags & {"SUR", "TEX", "CON"}:     # generic, or an ISCA'22 proxy
             d["gen"].add((rw, e.loc))
     return out
 
@@ -229,7 +234,10 @@ def corrected(test: LitmusTest) -> list[Insertion]:
                             if hops:
                                 requests |= hops
                             if len(hops) < len(remote) or len(remote) < len(need):
-                                issuer.append(Insertion(th.name, k, (FENCE,), "fence",
+                                at = k              # before the tcgen05 ordering fence that orders the MMA
+                                while at > 0 and th.code[at - 1].family == "tcgen05.fence::after_thread_sync":
+                                    at -= 1
+                                issuer.append(Insertion(th.name, at, (FENCE,), "fence",
                                                         _why(need, ins, "issuer")))
                                 pend = set()
                     pend |= {(rw, loc, None) for rw, loc in d["gen"]}
