@@ -100,6 +100,7 @@ def build_parser() -> argparse.ArgumentParser:
     out = sub.add_parser("outcomes", help="every allowed outcome, herd style, and a compact formula")
     out.add_argument("test", help="FILE or FILE::NAME")
     _common(out)
+    from .audit.cli import add_subcommands as add_audit_subcommands
     from .compare.cli import add_subcommands as add_compare_subcommands
     from .convert.cli import add_subcommands as add_convert_subcommands
     from .gen.cli import add_subcommands as add_gen_subcommands
@@ -113,6 +114,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_repair_subcommands(sub)
     add_gen_subcommands(sub)
     add_compare_subcommands(sub)
+    add_audit_subcommands(sub)
     return ap
 
 

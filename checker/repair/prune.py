@@ -190,10 +190,12 @@ class Pruning:
 
 def prune(test: LitmusTest, target: Target, model, options=frozenset(), engine: str = "z3", lim=None,
           method: str = "cegis", max_repairs: int = 8, cm: costs_mod.CostModel = costs_mod.DEFAULT,
-          budget: float = 120.0) -> FixResult:
+          budget: float = 120.0, only=None) -> FixResult:
     """A FixResult whose `repairs` are Prunings rendered as repairs of the original test (edits
     Delete / Replace); status 'pruned' (something can go), 'met' (everything is needed),
-    'unmet' (the test fails its expectations: nothing to prune), or as fix's."""
+    'unmet' (the test fails its expectations: nothing to prune), or as fix's. `only(thread,
+    index)`, if given, limits the pruning to those instructions (the rest stays as written;
+    `ptxmc audit` prunes only the fences a policy inserted)."""
     start = time.perf_counter()
     base = Session(test, model, frozenset(options), engine, lim)
     failure = judge(base, target)
@@ -202,6 +204,8 @@ def prune(test: LitmusTest, target: Target, model, options=frozenset(), engine: 
                                                        "nothing to prune (ptxmc fix repairs it)",),
                          seconds=time.perf_counter() - start)
     ps = pieces(test, Facts(test, base.es, frozenset(options)), cm)
+    if only is not None:
+        ps = [p for p in ps if only(p.thread, p.index)]
     if not ps:
         return FixResult(test, target, "met", proven=True, notes=("no prunable synchronization",),
                          seconds=time.perf_counter() - start)
