@@ -6,3 +6,6 @@ outcome or undefined behaviour comes back; witness and repair from checker.repai
 (an inserted fence can go; checker.repair.prune), each finding re-checked from scratch, under
 each reading of the model (run.py). output.py prints text and JSON; cli.py is the command line.
 docs/audit.md describes the whole."""
+
+# The readings audited by default (here, not in run.py, so that `ptxmc --help` imports no checker).
+DEFAULT_READINGS = ("default", "proxy-fence-any-cta")

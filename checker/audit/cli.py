@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import sys
 
-from .run import DEFAULT_READINGS
+from . import DEFAULT_READINGS
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 PASSES = ("tilelang-fence-proxy",)

@@ -21,7 +21,7 @@ from ..resources import resolve_model
 from .judge import Judged, judge_applied
 from .policy import apply_policy
 
-DEFAULT_READINGS = ("default", "proxy-fence-any-cta")
+from . import DEFAULT_READINGS
 PER_WORKER = 4          # tests a worker audits before it is replaced (bounds its memory)
 
 
