@@ -234,16 +234,22 @@ _SMALL = 1 << 64
 _NUMERALS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
-def to_z3(e: Expr, read_var: Callable[[int], object], ctx):
-    """The Z3 integer term of `e` in context `ctx`; `read_var(eid)` gives the term of a read's value."""
+def to_z3(e: Expr, read_var: Callable[[int], object], ctx, hook: Callable | None = None):
+    """The Z3 integer term of `e` in context `ctx`; `read_var(eid)` gives the term of a read's value.
+    `hook(e)`, if given, is asked first at every node: a term, or None for the default encoding
+    (the Z3 engine encodes power-of-two slices of read values through digits, engines/digits.py)."""
     import z3
 
+    if hook is not None:
+        t = hook(e)
+        if t is not None:
+            return t
     if isinstance(e, Const):
         return int_val(e.value, ctx)
     if isinstance(e, ReadVal):
         return read_var(e.eid)
     if isinstance(e, Bin):
-        a, b = to_z3(e.a, read_var, ctx), to_z3(e.b, read_var, ctx)
+        a, b = to_z3(e.a, read_var, ctx, hook), to_z3(e.b, read_var, ctx, hook)
         if e.op in ("and", "or", "xor"):
             # Bitwise operators on `bits`-bit patterns, through bit-vectors.
             ba, bb = z3.Int2BV(a, e.bits), z3.Int2BV(b, e.bits)
@@ -264,7 +270,7 @@ def to_z3(e: Expr, read_var: Callable[[int], object], ctx):
             return a + b
         return {"add": a + b, "sub": a - b, "mul": a * b}[e.op]
     if isinstance(e, Ite):
-        a, b = to_z3(e.a, read_var, ctx), to_z3(e.b, read_var, ctx)
+        a, b = to_z3(e.a, read_var, ctx, hook), to_z3(e.b, read_var, ctx, hook)
         c = {"==": a == b, "!=": a != b, "<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b}[e.cmp]
-        return z3.If(c, to_z3(e.then, read_var, ctx), to_z3(e.other, read_var, ctx), ctx)
+        return z3.If(c, to_z3(e.then, read_var, ctx, hook), to_z3(e.other, read_var, ctx, hook), ctx)
     raise TypeError(e)
