@@ -3,8 +3,6 @@ read events return. Both engines interpret them: the brute-force engine over int
 over integer terms."""
 from __future__ import annotations
 
-import weakref
-
 from dataclasses import dataclass
 from typing import Callable, Mapping, Union
 
@@ -216,7 +214,9 @@ def int_val(n: int, ctx):
 
     if -_SMALL < n < _SMALL:
         return z3.IntVal(n, ctx)
-    numerals = _NUMERALS.setdefault(ctx, {})
+    # The cache lives on the context itself: a weak-keyed table would keep every context alive
+    # (its numerals refer to it), ~17 MiB per test with wide values in a batch (bench/RESULTS.md).
+    numerals = ctx.__dict__.setdefault("_ptxmc_numerals", {})
     if n not in numerals:
         if n & (n - 1) == 0:        # 2^k, the unit of a byte position: by squaring (Z3 parses decimals slowly)
             k, square, out = n.bit_length() - 1, z3.IntVal(2, ctx), z3.IntVal(1, ctx)
@@ -231,7 +231,6 @@ def int_val(n: int, ctx):
 
 
 _SMALL = 1 << 64
-_NUMERALS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
 def to_z3(e: Expr, read_var: Callable[[int], object], ctx, hook: Callable | None = None):
