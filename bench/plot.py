@@ -42,7 +42,7 @@ def main() -> int:
                     if pts:
                         xs, ys = zip(*pts)
                         ax.plot(xs, ys, style, marker="o", markersize=3, color=f"C{i}", label=f"{label} {eng}")
-                    cap = data.get("caps", {}).get(eng)
+                    cap = res.get("caps", data.get("caps", {})).get(eng)   # per family if given
                     over = [row["n"] for row in res["rows"] if row.get(eng) and row[eng]["status"] == "cap"]
                     if cap and over:       # passed the cap: an x on the cap line
                         ax.plot(over, [cap] * len(over), "x", color=f"C{i}", markersize=6)
