@@ -36,7 +36,7 @@ class Digits:
     constraints tie each sliced read's value variable to its digits."""
 
     def __init__(self, exprs: Iterable[Expr]):
-        self._views: dict[int, View | None] = {}
+        self._views: dict[int, tuple] = {}     # id(expr) -> (expr, its View or None)
         self.positions: dict[int, set[int]] = {}
         for e in exprs:
             self._collect(e)
@@ -75,7 +75,7 @@ class Digits:
             seen.add(id(x))
             if isinstance(x, Bin):
                 v = self.view(x)
-                if v is not None and not isinstance(x, ReadVal):
+                if v is not None:
                     r, lo, hi = v
                     ps = self.positions.setdefault(r, {0})
                     ps.add(lo)
