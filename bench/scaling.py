@@ -1,6 +1,6 @@
 """Scaling families with both engines: events vs wall time, until each engine passes a time cap.
 
-    python bench/scaling.py [FAMILY ...] [--cap-brute 60] [--cap-z3 60] [--max-n N]
+    python bench/scaling.py [FAMILY ...] [--cap-brute 60] [--cap-z3 60] [--max-n N] [--n 4,5]
                             [--engines z3,brute] [--json FILE] [--markdown]
 
 Families are in bench/families.py (mp, iriw, sb, co, tma). For each size, each engine checks the
@@ -116,12 +116,15 @@ def candidates(test) -> tuple[int, int]:
     return n, len(es.events)
 
 
-def run_family(name: str, caps: dict[str, float], engines, max_n: int | None, out=print) -> dict:
+def run_family(name: str, caps: dict[str, float], engines, max_n: int | None, out=print,
+               sizes: set[int] | None = None) -> dict:
     fam = FAMILIES[name]
     rows, stopped, skipped = [], {}, None
     for n in fam.sizes:
         if max_n is not None and n > max_n:
             break
+        if sizes is not None and n not in sizes:
+            continue
         try:
             test = build(name, n)
         except NotSupported as e:
@@ -218,6 +221,7 @@ def main() -> int:
     ap.add_argument("--cap-brute", type=float, default=60.0, help="per-test cap for brute force (s)")
     ap.add_argument("--cap-z3", type=float, default=60.0, help="per-test cap for Z3 (s)")
     ap.add_argument("--max-n", type=int, default=None)
+    ap.add_argument("--n", help="only these sizes, e.g. 4,5,6 (an engine still stops at its first cap)")
     ap.add_argument("--engines", default="brute,z3")
     ap.add_argument("--json", help="write the raw results here")
     ap.add_argument("--markdown", action="store_true", help="print Markdown tables at the end")
@@ -231,7 +235,8 @@ def main() -> int:
         print(f"== {name} (n = {FAMILIES[name].what}; caps: " +
               ", ".join(f"{e} {caps[e]:g} s" for e in engines) + ")")
         print("  ".join(f"{h:>11}" for h in HEADER))
-        fam = run_family(name, caps, engines, args.max_n)
+        fam = run_family(name, caps, engines, args.max_n,
+                         sizes=None if args.n is None else {int(x) for x in args.n.split(",")})
         if fam["skipped"]:
             print(f"skipped: {fam['skipped']}")
         results.append(fam)

@@ -21,6 +21,7 @@ from ..cat.stage import stage, static_values
 from ..model.events import EventStructure
 from ..cat.symbolic import TRUE, SymbolicAlgebra, mk_and, mk_implies, mk_not
 from ..model.values import int_val, reads_of, to_z3
+from .digits import Digits
 
 
 @dataclass(frozen=True)
@@ -41,13 +42,18 @@ def encode(es: EventStructure, model: Model, options: frozenset[str] = frozenset
     ctx = ctx or z3.Context()
     wf: list = []
     read_val = {r: z3.Int(f"val|{r}", ctx) for r in es.reads}
+    # Slices of read values (mbarrier fields, bytes) as digit variables: exact, and linear.
+    digits = Digits(_expressions(es))
+    wf += digits.constraints(read_val.__getitem__, ctx)
+    hook = digits.hook(ctx)
 
     def term(expr):
-        return to_z3(expr, read_val.__getitem__, ctx)
+        return to_z3(expr, read_val.__getitem__, ctx, hook)
 
     # rf: every read reads exactly one write of its location, and returns its value.
     rf: dict[tuple[int, int], object] = {}
-    for r, ws in sorted(prune.rf_may(es).items()):
+    may = prune.rf_may(es)
+    for r, ws in sorted(may.items()):
         if not ws:
             wf.append(z3.BoolVal(False, ctx))   # an await no write can satisfy
             continue
@@ -148,4 +154,11 @@ def encode(es: EventStructure, model: Model, options: frozenset[str] = frozenset
         values=read_val,
     )
 
+
+def _expressions(es: EventStructure) -> list:
+    """Every value expression the encoding turns into terms."""
+    out = list(es.write_value.values()) + list(es.registers.values()) + [x for x, _ in es.guards]
+    for name in relations.VALUE_SETS:
+        out += [x for _, x in es.value_sets.get(name, ())]
+    return out
 

@@ -3,8 +3,6 @@ read events return. Both engines interpret them: the brute-force engine over int
 over integer terms."""
 from __future__ import annotations
 
-import weakref
-
 from dataclasses import dataclass
 from typing import Callable, Mapping, Union
 
@@ -216,7 +214,9 @@ def int_val(n: int, ctx):
 
     if -_SMALL < n < _SMALL:
         return z3.IntVal(n, ctx)
-    numerals = _NUMERALS.setdefault(ctx, {})
+    # The cache lives on the context itself: a weak-keyed table would keep every context alive
+    # (its numerals refer to it), ~17 MiB per test with wide values in a batch (bench/RESULTS.md).
+    numerals = ctx.__dict__.setdefault("_ptxmc_numerals", {})
     if n not in numerals:
         if n & (n - 1) == 0:        # 2^k, the unit of a byte position: by squaring (Z3 parses decimals slowly)
             k, square, out = n.bit_length() - 1, z3.IntVal(2, ctx), z3.IntVal(1, ctx)
@@ -231,19 +231,24 @@ def int_val(n: int, ctx):
 
 
 _SMALL = 1 << 64
-_NUMERALS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
-def to_z3(e: Expr, read_var: Callable[[int], object], ctx):
-    """The Z3 integer term of `e` in context `ctx`; `read_var(eid)` gives the term of a read's value."""
+def to_z3(e: Expr, read_var: Callable[[int], object], ctx, hook: Callable | None = None):
+    """The Z3 integer term of `e` in context `ctx`; `read_var(eid)` gives the term of a read's value.
+    `hook(e)`, if given, is asked first at every node: a term, or None for the default encoding
+    (the Z3 engine encodes power-of-two slices of read values through digits, engines/digits.py)."""
     import z3
 
+    if hook is not None:
+        t = hook(e)
+        if t is not None:
+            return t
     if isinstance(e, Const):
         return int_val(e.value, ctx)
     if isinstance(e, ReadVal):
         return read_var(e.eid)
     if isinstance(e, Bin):
-        a, b = to_z3(e.a, read_var, ctx), to_z3(e.b, read_var, ctx)
+        a, b = to_z3(e.a, read_var, ctx, hook), to_z3(e.b, read_var, ctx, hook)
         if e.op in ("and", "or", "xor"):
             # Bitwise operators on `bits`-bit patterns, through bit-vectors.
             ba, bb = z3.Int2BV(a, e.bits), z3.Int2BV(b, e.bits)
@@ -264,7 +269,7 @@ def to_z3(e: Expr, read_var: Callable[[int], object], ctx):
             return a + b
         return {"add": a + b, "sub": a - b, "mul": a * b}[e.op]
     if isinstance(e, Ite):
-        a, b = to_z3(e.a, read_var, ctx), to_z3(e.b, read_var, ctx)
+        a, b = to_z3(e.a, read_var, ctx, hook), to_z3(e.b, read_var, ctx, hook)
         c = {"==": a == b, "!=": a != b, "<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b}[e.cmp]
-        return z3.If(c, to_z3(e.then, read_var, ctx), to_z3(e.other, read_var, ctx), ctx)
+        return z3.If(c, to_z3(e.then, read_var, ctx, hook), to_z3(e.other, read_var, ctx, hook), ctx)
     raise TypeError(e)
