@@ -54,7 +54,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_output_options(run)
     chk = sub.add_parser("check", help="is this outcome allowed? answer and explanation")
     chk.add_argument("test", help="FILE or FILE::NAME")
-    chk.add_argument("cond", help="a herd condition, e.g. 'P1:r0=1 /\\ P1:r1=0'")
+    chk.add_argument("cond", help="a herd condition, e.g. 'P1:r0=1 /\\ P1:r1=0', or 'hang' (may some fair "
+                                  "execution never terminate?)")
     chk.add_argument("--dot", help="write the witness / counterexample graph as DOT to this file")
     chk.add_argument("--expect", choices=("allowed", "forbidden", "undefined"),
                      help="exit 0 if this is the verdict, 1 if not (herd's ~exists / exists)")
@@ -288,6 +289,9 @@ def _explain_job(job):
     test, cond, model_spec, options, engine, lim = job
     limits.set_current(lim)
     pool.inject_fault(test.name)
+    if cond == "hang" or test.branches:       # control paths and liveness (checker.verdict.paths)
+        from .verdict.paths import explain_flow
+        return explain_flow(test, cond, resolve_model(model_spec), frozenset(options), engine, lim)
     return explain_text(Session(test, resolve_model(model_spec), frozenset(options), engine, lim), cond)
 
 
@@ -308,7 +312,7 @@ def cmd_check(args) -> int:
         test = select_test(args.test)
         where = SourceLoc("<command line>", 1, args.cond)
         try:
-            cond = parse_cond(args.cond, where)
+            cond = "hang" if args.cond.strip() == "hang" else parse_cond(args.cond, where)
         except RecursionError:
             raise LitmusError("too deeply nested for this machine (Python's stack)", where) from None
         verdict, text, dot = bounded(_explain_job, (test, cond, args.model, tuple(args.option), args.engine, lim),

@@ -40,6 +40,7 @@ class Spin:
     of a hang (docs/model.md#a17)."""
 
     branch: Instr
+    head: Instr                                # the first instruction of the loop body
     pure: bool
     loads: tuple[tuple[str, str], ...]        # (register, location) of each `ld` in the body
     waits: tuple[Instr, ...]                   # the body's mbarrier waits (as on the path)
@@ -135,7 +136,8 @@ def split(t: Thread, unroll: int) -> list[Path]:
                 if i.op == "bra" and nxt <= pc:
                     taken = dict(backs).get(pc, 0)
                     if taken + 1 >= unroll:
-                        out.append(Path(_awaited(done + emitted, t), _spin(code, nxt, pc, done + emitted), new_why))
+                        path = _awaited(done + emitted, t)
+                        out.append(Path(path, _spin(code, nxt, pc, path), new_why))
                         continue
                     counts = dict(backs)
                     counts[pc] = taken + 1
@@ -166,7 +168,8 @@ def _awaited(code: tuple[Instr, ...], t: Thread) -> tuple[Instr, ...]:
         if value is None:
             _fail(f"the result of '{i.text}' decides no branch on this path: ptxmc models an mbarrier wait "
                   "whose predicate a branch tests (@p bra / @!p bra), or an await (== 1 / == 0)", i, t)
-        out[k] = replace(i, await_value=value)
+        text = i.text.split("==")[0].rstrip() + f" == {value}"
+        out[k] = replace(i, await_value=value, text=text)
     return tuple(out)
 
 
@@ -180,7 +183,7 @@ def _spin(code: tuple[Instr, ...], head: int, back: int, path: tuple[Instr, ...]
     plain = all(i.operands[1].offset == 0 and isinstance(i.operands[0], Reg) for i in body if i.family == "ld")
     n_waits = sum(1 for i in body if i.family in WAITS)
     waits = tuple(i for i in path if i.family in WAITS)[-n_waits:] if n_waits else ()
-    return Spin(branch, pure, loads, waits, pure and plain)
+    return Spin(branch, body[0], pure, loads, waits, pure and plain)
 
 
 def await_loops(t: Thread) -> Thread:

@@ -54,6 +54,8 @@ class Hang:
     blocked: str          # the instruction it spins on, with its line
     state: str            # what it waits for, read at the end of the execution
     combo: str            # the paths of every thread
+    probe: object = None  # the Session of the hanging combination, and the outcome that hangs
+    outcome: tuple = ()
 
 
 def combos(test: LitmusTest, lim: limits.Limits, loops: bool = False) -> list[Combo]:
@@ -237,8 +239,9 @@ class FlowCheck:
             if all(_fair(chk, d) for chk in checks):
                 thread, spin = c.cut[0]
                 state = "; ".join(_state(chk, d) for chk in checks if chk[1] == thread) or "nothing (an endless loop)"
-                b = spin.branch
-                return Hang(thread, f"{b.text} (line {b.where.line if b.where else '?'})", state, c.describe())
+                b = spin.head if spin.branch.operands[0].name.startswith("__spin") else spin.branch
+                return Hang(thread, f"{b.text} (line {b.where.line if b.where else '?'})", state, c.describe(),
+                            probe, o)
         return None
 
 
@@ -322,3 +325,59 @@ def judge_flow(test: LitmusTest, model: Model, name: str, options=frozenset(), e
 def _hang_result(hangs, complete: bool, expect: bool | None) -> ConditionResult:
     allowed = True if hangs else (None if not complete else False)
     return ConditionResult("hang", None if expect is None else ("allowed" if expect else "forbidden"), allowed)
+
+
+def explain_flow(test: LitmusTest, query, model: Model, options=frozenset(), engine: str = "z3",
+                 lim: limits.Limits | None = None) -> tuple[str, str, str | None]:
+    """What `ptxmc check` says for a test with control flow: `query` is a condition or "hang".
+    Returns (verdict word: allowed | forbidden | unknown | undefined, text, DOT of the witness)."""
+    from ..results import witness
+    from ..resources import model_name
+    from ..errors import SourceLoc
+
+    hang = query == "hang"
+    fc = FlowCheck(test, model, options, engine, lim, loops=hang)
+    head = [f"Test {test.name}  (model {model_name(model)})", f"Condition {'hang' if hang else show(query)}",
+            f"note: control paths: {len(fc.combos)} combinations (unroll {test.unroll or fc.lim.unroll})"]
+    undefined = fc.undefined()
+    if undefined:
+        head.append("Undefined: the program has undefined behaviour (" + "; ".join(u.why for u in undefined) + ")")
+        return "undefined", "\n".join(head) + "\n", None
+    if hang:
+        hangs, complete = fc.hangs()
+        if not hangs:
+            word = "forbidden" if complete else "unknown"
+            why = ("no fair execution spins forever: in every combination of paths, each loop cut by the bound "
+                   "exits once it reads the latest values") if complete else \
+                "unknown: a loop with side effects was cut by the bound (raise --unroll)"
+            return word, "\n".join(head + ["Forbidden" if complete else "Unknown", "  " + why]) + "\n", None
+        lines = head + ["Allowed: some fair execution never terminates"]
+        for h in hangs:
+            lines.append(f"  {h.thread} blocks at {h.blocked}: {h.state}")
+            lines.append(f"    paths: {h.combo}")
+        h = hangs[0]
+        cond = And(tuple(Eq(_ref(k), v) for k, v in h.outcome))
+        ex = h.probe.witness(cond)
+        dot = None
+        if ex is not None:
+            env = dict(h.probe.evaluation(ex).env)
+            lines.append("Witness execution (the blocked loop's last iteration):")
+            return "allowed", "\n".join(lines) + "\n" + witness.text(h.probe.es, ex, env), \
+                witness.dot(h.probe.es, ex, env, f"{test.name}: hang")
+        return "allowed", "\n".join(lines) + "\n", dot
+    fc.check_condition(query, SourceLoc("<command line>", 1, show(query)))
+    allowed, sane = fc.verdict(query)
+    if allowed:
+        combo, s, ex = fc.witness(query)
+        env = dict(s.evaluation(ex).env)
+        text = "\n".join(head + ["Allowed", f"  paths: {combo.describe()}", "Witness execution:"]) + "\n" + \
+            witness.text(s.es, ex, env)
+        return "allowed", text, witness.dot(s.es, ex, env, f"{test.name}: allowed witness")
+    if allowed is None:
+        return "unknown", "\n".join(head + ["Unknown: no execution within the loop bound satisfies it, but the bound "
+                                            f"cut executions off ({fc.bounded[0]}); raise --unroll"]) + "\n", None
+    if not sane:
+        return "impossible", "\n".join(head + ["Impossible: no well-formed execution satisfies it on any control "
+                                               "path, even without axioms"]) + "\n", None
+    return "forbidden", "\n".join(head + [f"Forbidden on every combination of control paths "
+                                          f"({len(fc.complete_sessions())} that complete)"]) + "\n", None
