@@ -226,7 +226,7 @@ def anchors(path: Path) -> set[str]:
 
 def test_model_decision_anchors():
     text = _text(MODEL)
-    want = [f"a{n}" for n in range(1, 15)] + [f"t{n}" for n in range(1, 7)]
+    want = [f"a{n}" for n in range(1, 18)] + [f"t{n}" for n in range(1, 7)]
     for a in want:
         m = re.search(rf'^<a id="{a}"></a>\n### {a.upper()}\. \S', text, re.M)
         assert m, f'docs/model.md: <a id="{a}"></a> must stand right before the heading "### {a.upper()}. ..."'

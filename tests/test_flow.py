@@ -127,7 +127,7 @@ def test_ctrl_relation_from_the_predicate_read_to_later_events():
     (['"@p bra L1"', 'setp.eq.s32 p, 1, 1', 'L1:'], "predicate 'p' is read before it is set"),
     (['setp.lt.b32 p, r0, 1'], "bit-size types compare with .eq and .ne only"),
     (['setp.lo.s32 p, r0, 1'], "is an unsigned comparison"),
-    (['assume p'], "internal"),
+    (['assume'], "internal"),
 ])
 def test_malformed_control_flow_is_a_located_error(code, msg):
     body = "\n".join(f"      - {c}" for c in code)
