@@ -77,6 +77,8 @@ def test_brute_force_judges_like_z3(test, ptx_model):
         pytest.skip(str(e))
     with limits.use(replace(limits.current(), candidates=LIMIT)):
         brute = check_test(test, ptx_model, "ptx", frozenset(), "brute", 120)
+    if brute.status == "unknown" and "candidate executions" in brute.message:
+        pytest.skip(brute.message)          # a path combination too large for brute force
     z3 = check_test(test, ptx_model, "ptx", frozenset(), "z3", 120)
     assert (brute.status, brute.message) == (z3.status, z3.message)
     assert [c.allowed for c in brute.conditions] == [c.allowed for c in z3.conditions]

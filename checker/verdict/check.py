@@ -77,6 +77,14 @@ def _judge(s: Session, base: Result) -> Result:
         return replace(base, status=status, undefined=undefined, message=msg)
     outs, complete = s.outcomes()
     outcomes = tuple(sorted(outs))
+    if not outcomes and complete and test.filter is None and \
+            any(i.await_value is not None for t in test.threads for i in t.code):
+        # Every execution stops at an await that is never satisfied: the program hangs, which
+        # must not read as "Forbidden" for every condition (docs/model.md#a17). No verdicts.
+        conds = tuple(ConditionResult(show(e.cond), e.kind, None) for e in test.expectations)
+        return replace(base, status="fail", observe=s.observe, conditions=conds,
+                       message="no execution gets past its awaits: every execution blocks, a hang (ask "
+                               "`ptxmc check FILE::NAME hang`, or expect: {hang: allowed})")
     conds = []
     for exp, cond in zip(test.expectations, prepared):
         sat = [o for o in outcomes if holds(cond, dict(o), es.names)]
@@ -84,13 +92,6 @@ def _judge(s: Session, base: Result) -> Result:
         conds.append(ConditionResult(show(exp.cond), exp.kind, v.allowed, len(sat), len(outcomes) - len(sat), v.sane))
     status = "run"
     message = ""
-    if not outcomes and complete and test.filter is None and \
-            any(i.await_value is not None for t in test.threads for i in t.code):
-        # Every execution stops at an await that is never satisfied: the program hangs, which
-        # must not read as "Forbidden" for every condition (docs/model.md#a17).
-        return replace(base, status="fail", observe=s.observe, conditions=tuple(conds), notes=base.notes,
-                       message="no execution gets past its awaits: every execution blocks, a hang (ask "
-                               "`ptxmc check FILE::NAME hang`, or expect: {hang: allowed})")
     if test.expect_undefined:
         status, message = "fail", "expected undefined behaviour, but the program is well defined"
     elif test.expectations:
