@@ -212,3 +212,40 @@ def test_cli_check_hang(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "P1 blocks at @p bra L1" in out and "Witness execution" in out
     assert main(["run", str(f), "--unroll", "3"]) == 0
+
+
+def test_check_explains_a_forbidden_condition_per_path_combination(tmp_path, capsys):
+    from checker.cli import main
+    f = tmp_path / "t.yaml"
+    f.write_text(SPIN.format(v=1, sem="acquire", hang="forbidden"))
+    assert main(["check", f"{f}::spin", "P1:r1=0", "--expect", "forbidden"]) == 0
+    out = capsys.readouterr().out
+    assert "Forbidden on every combination of control paths (2 that complete)" in out
+    assert out.count("ruled out by Causality") == 2
+    f.write_text(SPIN.format(v=1, sem="relaxed", hang="forbidden"))
+    assert main(["check", f"{f}::spin", "P1:r1=0", "--expect", "allowed"]) == 0
+    assert "Witness execution" in capsys.readouterr().out
+
+
+def test_check_says_unknown_when_the_bound_cuts_executions(tmp_path, capsys):
+    from checker.cli import main
+    f = tmp_path / "t.yaml"
+    f.write_text("""
+name: cas
+threads:
+  P0:
+    at: gpu0.cta0
+    code:
+      - L:
+      - atom.acquire.gpu.cas.b32 r0, [m], 0, 1
+      - setp.ne.s32 p, r0, 0
+      - "@p bra L"
+      - ld.weak.global r1, [x]
+  P1:
+    at: gpu0.cta1
+    code:
+      - st.relaxed.gpu.global [m], 1
+""")
+    # P1 may hold the lock forever, so the CAS loop may go round past the bound
+    assert main(["check", f"{f}::cas", "P0:r1=5"]) == 3
+    assert "Unknown" in capsys.readouterr().out

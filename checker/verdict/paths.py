@@ -191,6 +191,16 @@ class FlowCheck:
             return None, True
         return allowed, sane or allowed
 
+    def blame(self, cond: Cond) -> list[tuple[str, tuple[tuple[str, ...], ...]]]:
+        """For each complete combination on which `cond` is possible without axioms: the minimal
+        sets of axioms that rule it out there."""
+        out = []
+        for k, s in self.complete_sessions():
+            c = _specialize(cond, self._missing(k))
+            if s.verdict(c).sane:
+                out.append((self.combos[k].describe(), s.blame(c)))
+        return out
+
     def witness(self, cond: Cond):
         """(combination, execution) of an allowed execution satisfying `cond`, or None."""
         for k, s in self.complete_sessions():
@@ -379,5 +389,7 @@ def explain_flow(test: LitmusTest, query, model: Model, options=frozenset(), eng
     if not sane:
         return "impossible", "\n".join(head + ["Impossible: no well-formed execution satisfies it on any control "
                                                "path, even without axioms"]) + "\n", None
-    return "forbidden", "\n".join(head + [f"Forbidden on every combination of control paths "
-                                          f"({len(fc.complete_sessions())} that complete)"]) + "\n", None
+    lines = head + [f"Forbidden on every combination of control paths ({len(fc.complete_sessions())} that complete)"]
+    for combo, blame in fc.blame(query):
+        lines.append(f"  paths {combo}: ruled out by " + (" or ".join(" + ".join(b) for b in blame) or "-"))
+    return "forbidden", "\n".join(lines) + "\n", None
