@@ -24,10 +24,11 @@ from dataclasses import dataclass, replace
 from .. import limits
 from ..ast import And, Cond, Const, Eq, Imm, LitmusTest, MemRef, Not, Or, RegRef
 from ..cat.interp import Model
-from ..errors import LimitExceeded, LitmusError
+from ..errors import LimitExceeded, LitmusError, NeverCompletes
 from ..front import paths
 from ..front.conditions import check_refs, show
 from ..isa.registry import lower
+from ..model.builder import Builder
 from ..model.observables import atoms, holds
 from ..model.values import Const as VConst, Ite, binop, evaluate
 from ..results.result import ConditionResult, Result
@@ -114,16 +115,26 @@ class FlowCheck:
                  lim: limits.Limits | None = None, loops: bool = False):
         self.test, self.model, self.options, self.engine = test, model, frozenset(options), engine
         self.lim = lim or limits.current()
-        self.combos = combos(test, self.lim, loops)
+        self.combos = []
+        self._es = []
+        self.blocked: list[tuple[Combo, NeverCompletes]] = []    # combinations stuck at a barrier
         with limits.use(self.lim):
-            self._es = [lower(c.test) for c in self.combos]
-        self.names = self._es[0].names
+            for c in combos(test, self.lim, loops):
+                try:
+                    es = lower(c.test)
+                except NeverCompletes as e:
+                    self.blocked.append((c, e))
+                    continue
+                self.combos.append(c)
+                self._es.append(es)
+        self.total = len(self.combos) + len(self.blocked)
+        self.names = self._es[0].names if self._es else Builder(test).roots
         self.registers = {f"{t}:{r}" for es in self._es for t, r in es.registers}
         keys = {str(r) if isinstance(r, RegRef) else r.name for r in test.locations}
         for e in test.expectations:
             keys |= atoms(e.cond, self.names)
         if not keys:
-            keys = set().union(*(_default_keys(es) for es in self._es))
+            keys = set().union(set(), *(_default_keys(es) for es in self._es))
         order = {t.name: i for i, t in enumerate(test.threads)}
         self.observe = tuple(sorted(keys, key=lambda k: (0, order.get(k.split(":")[0], 99), k) if ":" in k
                                     else (1, 0, k)))
@@ -215,6 +226,19 @@ class FlowCheck:
         complete (every cut loop could be judged)."""
         found: list[Hang] = []
         complete = True
+        for c, e in self.blocked:
+            if c.cut:
+                # A thread still in a loop the bound cut may be why the barrier is short of
+                # arrivals: a hang here is that loop's (judged without the barriers), if fair.
+                hang, ok = self._cut_and_blocked(c)
+                complete &= ok
+                if hang is not None:
+                    found.append(hang)
+                continue
+            if self._feasible(c):
+                where = f"line {e.where.line}" if e.where else "?"
+                found.append(Hang(_thread_at(c, e), f"{e.where.text if e.where else '?'} ({where})", e.message,
+                                  c.describe()))
         for c, s in zip(self.combos, self.sessions):
             if not c.cut:
                 continue
@@ -226,6 +250,24 @@ class FlowCheck:
             if hang is not None:
                 found.append(hang)
         return tuple(found), complete
+
+    def _cut_and_blocked(self, c: Combo) -> tuple[Hang | None, bool]:
+        if not all(spin.fair_checkable for _, spin in c.cut):
+            return None, False
+        s = Session(_without_barriers(c.test), self.model, self.options, self.engine, self.lim)
+        try:
+            return self._fair_hang(c, s), True
+        except NeverCompletes:
+            return None, False
+
+    def _feasible(self, c: Combo) -> bool:
+        """Has a combination stuck at a barrier an execution (its barriers removed: they only
+        constrain)? Its path assumptions may be contradictory."""
+        s = Session(_without_barriers(c.test), self.model, self.options, self.engine, self.lim)
+        try:
+            return s.witness(None) is not None
+        except NeverCompletes:
+            return True
 
     def _fair_hang(self, c: Combo, s: Session) -> Hang | None:
         keys: set[str] = set()
@@ -253,6 +295,21 @@ class FlowCheck:
                 return Hang(thread, f"{b.text} (line {b.where.line if b.where else '?'})", state, c.describe(),
                             probe, o)
         return None
+
+
+def _without_barriers(test: LitmusTest) -> LitmusTest:
+    """`test` with its CTA and cluster barriers removed (they only add constraints)."""
+    threads = tuple(replace(t, code=tuple(i for i in t.code if i.op not in ("bar", "barrier")))
+                    for t in test.threads)
+    return replace(test, threads=threads)
+
+
+def _thread_at(c: Combo, e: NeverCompletes) -> str:
+    """The thread of the combination whose code holds the instruction the error names."""
+    for t in c.test.threads:
+        if any(i.where is not None and e.where is not None and i.where.line == e.where.line for i in t.code):
+            return t.name
+    return c.test.threads[0].name
 
 
 def _fair(chk, d) -> bool:
@@ -288,8 +345,7 @@ def judge_flow(test: LitmusTest, model: Model, name: str, options=frozenset(), e
     for exp in test.expectations:
         fc.check_condition(exp.cond, exp.where)
         prepared.append(fc.sessions[0].prepare(exp.cond, exp.where))
-    notes = tuple(f"control paths: {len(fc.combos)} combinations (unroll {test.unroll or fc.lim.unroll})"
-                  for _ in (0,))
+    notes = (f"control paths: {fc.total} combinations (unroll {test.unroll or fc.lim.unroll})",)
     undefined = fc.undefined()
     if undefined:
         if test.expect_undefined:
@@ -315,7 +371,7 @@ def judge_flow(test: LitmusTest, model: Model, name: str, options=frozenset(), e
         conds.append(_hang_result(hangs, hang_complete, test.expect_hang))
         if hangs:
             h = hangs[0]
-            notes += (f"hang: {h.thread} spins forever at {h.blocked}: {h.state} [{h.combo}]",)
+            notes += (f"hang: {h.thread} blocks forever at {h.blocked}: {h.state} [{h.combo}]",)
     if test.expect_undefined:
         status, message = "fail", "expected undefined behaviour, but the program is well defined"
     elif conds:
@@ -348,7 +404,7 @@ def explain_flow(test: LitmusTest, query, model: Model, options=frozenset(), eng
     hang = query == "hang"
     fc = FlowCheck(test, model, options, engine, lim, loops=hang)
     head = [f"Test {test.name}  (model {model_name(model)})", f"Condition {'hang' if hang else show(query)}",
-            f"note: control paths: {len(fc.combos)} combinations (unroll {test.unroll or fc.lim.unroll})"]
+            f"note: control paths: {fc.total} combinations (unroll {test.unroll or fc.lim.unroll})"]
     undefined = fc.undefined()
     if undefined:
         head.append("Undefined: the program has undefined behaviour (" + "; ".join(u.why for u in undefined) + ")")
@@ -365,7 +421,9 @@ def explain_flow(test: LitmusTest, query, model: Model, options=frozenset(), eng
         for h in hangs:
             lines.append(f"  {h.thread} blocks at {h.blocked}: {h.state}")
             lines.append(f"    paths: {h.combo}")
-        h = hangs[0]
+        h = next((h for h in hangs if h.probe is not None), None)
+        if h is None:                   # blocked at a barrier: no execution to draw
+            return "allowed", "\n".join(lines) + "\n", None
         cond = And(tuple(Eq(_ref(k), v) for k, v in h.outcome))
         ex = h.probe.witness(cond)
         dot = None
