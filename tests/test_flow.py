@@ -290,3 +290,10 @@ def test_a_barrier_count_no_thread_set_can_meet_is_a_hang_finding_not_an_error()
     plain = one(text.replace("expect:\n  hang: allowed\n", "expect:\n  allowed: ['true']\n")
                 .replace('      - setp.eq.s32 p, r0, 1\n', ""))
     assert check_test(plain, MODEL).status == "error"
+
+
+def test_a_filter_applies_to_every_path_combination():
+    text = SPIN.format(v=1, sem="relaxed", hang="forbidden").replace("expect:\n  hang: forbidden\n",
+                                                                     "filter: 'P1:r1=1'\n")
+    outs, _ = FlowCheck(one(text), MODEL).outcomes()
+    assert outs and {dict(o)["P1:r1"] for o in outs} == {1}

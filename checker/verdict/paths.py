@@ -142,7 +142,10 @@ class FlowCheck:
         for c, es in zip(self.combos, self._es):
             have = {f"{t}:{r}" for t, r in es.registers}
             locs = tuple(_ref(k) for k in self.observe if ":" not in k or k in have)
-            self.sessions.append(Session(replace(c.test, locations=locs), model, options, engine, self.lim))
+            # the test's filter, with the registers this combination never writes decided (0)
+            filt = None if test.filter is None else _specialize(test.filter, self.registers - have)
+            self.sessions.append(Session(replace(c.test, locations=locs, filter=filt), model, options, engine,
+                                         self.lim))
 
     def check_condition(self, cond: Cond, where) -> None:
         regs: dict[str, set[str]] = {t.name: set() for t in self.test.threads}

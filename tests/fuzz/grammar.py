@@ -58,7 +58,12 @@ CANDIDATES: dict[str, tuple[str, ...]] = {
     "srcsz": ("16", "8", "p"),
     "regvec": tuple("{" + ", ".join(f"v{i}" for i in range(n)) + "}" for n in (1, 2, 4, 8, 16, 32, 64, 128)),
     "amat": ("[s]", "{a0, a1, a2, a3}"),
+    "movsrc": ("r0", "r1", "0", "1", "16"),
+    "addrsrc": ("r0", "r1"),
+    "label": ("L0",),
 }
+# Control flow needs a label in the thread: its tests are tests/test_flow.py's, not drawn here.
+_CONTROL = ("bra", "assume")
 # wgmma.mma_async is registered once per shape and type: a few of them stand for all.
 _WGMMA = "wgmma.mma_async.sync.aligned."
 
@@ -206,7 +211,7 @@ def _forms_of(key: str, rng: random.Random, want: int = 3, tries: int = 12) -> l
 def forms() -> tuple[Form, ...]:
     """Every family's valid forms (computed once per process, with a fixed seed)."""
     rng = random.Random(23)
-    keys = [k for k in sorted(registry.FAMILIES) if not k.startswith(_WGMMA)]
+    keys = [k for k in sorted(registry.FAMILIES) if not k.startswith(_WGMMA) and k not in _CONTROL]
     keys += [k for k in sorted(registry.FAMILIES) if k.startswith(_WGMMA)][::60]
     out = []
     for k in keys:
