@@ -297,3 +297,29 @@ def test_a_filter_applies_to_every_path_combination():
                                                                      "filter: 'P1:r1=1'\n")
     outs, _ = FlowCheck(one(text), MODEL).outcomes()
     assert outs and {dict(o)["P1:r1"] for o in outs} == {1}
+
+
+def test_a_loop_carried_register_makes_the_bound_visible():
+    """A counting loop is not traceless: iterations past the bound give counts the bounded paths
+    do not, so the result must say the bound cut executions off."""
+    text = """
+name: count
+threads:
+  P0:
+    at: gpu0.cta0
+    code:
+      - st.relaxed.gpu.global [flag], 1
+  P1:
+    at: gpu0.cta1
+    code:
+      - L:
+      - add.u32 n, n, 1
+      - ld.relaxed.gpu.global r0, [flag]
+      - setp.ne.s32 p, r0, 1
+      - "@p bra L"
+expect:
+  forbidden: ['P1:n=3']
+"""
+    r = check_test(one(text), MODEL)
+    assert r.status == "unknown" and r.conditions[0].allowed is None
+    assert check_test(one(text.replace("unroll", "x") + "unroll: 3\n"), MODEL).conditions[0].allowed is True

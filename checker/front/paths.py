@@ -173,11 +173,31 @@ def _awaited(code: tuple[Instr, ...], t: Thread) -> tuple[Instr, ...]:
     return tuple(out)
 
 
+def _sources(i: Instr) -> set[str]:
+    """The registers instruction `i` reads (its guard's predicate included)."""
+    dests = address.destinations(i, registry.family(i))
+    ops = i.operands[1:] if dests else i.operands
+    probe = replace(i, operands=ops, predicate=i.predicate)
+    return set(ptx.registers(probe))
+
+
+def _loop_carried(body: tuple[Instr, ...]) -> bool:
+    """Does an iteration read a register that this or a later instruction of the body writes (a
+    value carried from one iteration to the next, such as a counter)? Then iterations that do
+    not exit are not traceless."""
+    for k, i in enumerate(body):
+        later = {r for j in body[k:] for r in address.destinations(j, registry.family(j))}
+        if _sources(i) & later:
+            return True
+    return False
+
+
 def _spin(code: tuple[Instr, ...], head: int, back: int, path: tuple[Instr, ...]) -> Spin:
     body = code[head:back + 1]
     branch = code[back]
     pure = all(not i.predicate and i.op != "bra" and i.family in READ_ONLY and not i.quals.get("mmio")
                for i in body[:-1]) if body else False
+    pure = pure and not _loop_carried(body)
     loads = tuple((i.operands[0].name, i.operands[1].base) for i in body
                   if i.family == "ld" and isinstance(i.operands[0], Reg) and isinstance(i.operands[1], Addr))
     plain = all(i.operands[1].offset == 0 and isinstance(i.operands[0], Reg) for i in body if i.family == "ld")
