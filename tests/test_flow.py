@@ -323,3 +323,23 @@ expect:
     r = check_test(one(text), MODEL)
     assert r.status == "unknown" and r.conditions[0].allowed is None
     assert check_test(one(text.replace("unroll", "x") + "unroll: 3\n"), MODEL).conditions[0].allowed is True
+
+
+def test_a_hang_at_an_rmw_await_is_not_answered_forbidden():
+    text = """
+name: atomawait
+threads:
+  P0:
+    at: gpu0.cta0
+    code:
+      - st.relaxed.gpu.global [m], 1
+  P1:
+    at: gpu0.cta1
+    code:
+      - atom.acquire.gpu.global.cas.b32 r0, [m], 0, 1 == 0
+expect:
+  hang: forbidden
+"""
+    r = check_test(one(text), MODEL)
+    assert r.status == "unknown" and r.conditions[-1].allowed is None
+    assert any("hang not searched at the await" in n for n in r.notes)

@@ -243,3 +243,10 @@ def await_loops(t: Thread) -> Thread:
     where_of[len(t.code)] = pos
     moved = [(n, where_of[x]) for n, x in t.labels] + [(n, x) for n, x in labels[len(t.labels):]]
     return replace(t, code=tuple(code), labels=tuple(moved))
+
+
+def unconverted_waits(t: Thread) -> tuple[Instr, ...]:
+    """The awaits await_loops leaves as awaits that stand for spinning (an RMW's `== v`, a vector
+    load's): a hang there is not searched for, so a "no hang" answer cannot be complete."""
+    return tuple(i for i in t.code if i.await_value is not None
+                 and not (i.family == "ld" and isinstance(i.operands[0], Reg)) and i.family not in WAITS)

@@ -228,7 +228,7 @@ class FlowCheck:
         """The fair hangs found (one per combination that hangs), and whether the search was
         complete (every cut loop could be judged)."""
         found: list[Hang] = []
-        complete = True
+        complete = not any(paths.unconverted_waits(t) for t in self.test.threads)
         for c, e in self.blocked:
             if c.cut:
                 # A thread still in a loop the bound cut may be why the barrier is short of
@@ -372,6 +372,10 @@ def judge_flow(test: LitmusTest, model: Model, name: str, options=frozenset(), e
     if test.expect_hang is not None:
         hangs, hang_complete = fc.hangs()
         conds.append(_hang_result(hangs, hang_complete, test.expect_hang))
+        left = [i for t in test.threads for i in paths.unconverted_waits(t)]
+        if not hangs and left:
+            notes += (f"hang not searched at the await '{left[0].text}' (line {left[0].where.line if left[0].where else '?'}):"
+                      " write that wait as a loop (L: ...; setp; @p bra L) to ask whether it may spin forever",)
         if hangs:
             h = hangs[0]
             notes += (f"hang: {h.thread} blocks forever at {h.blocked}: {h.state} [{h.combo}]",)
@@ -384,7 +388,8 @@ def judge_flow(test: LitmusTest, model: Model, name: str, options=frozenset(), e
             message = "broken test: no execution satisfies " + ", ".join(c.text for c in broken) + \
                       " even without axioms"
         elif any(c.met is None for c in conds):
-            status, message = "unknown", "a verdict is Unknown: the loop bound cut executions off (raise --unroll)"
+            status, message = "unknown", ("a verdict is Unknown: the loop bound cut executions off (raise --unroll)"
+                                          " or a wait was not searched for hangs (see the notes)")
         else:
             status = "pass" if all(c.met for c in conds) else "fail"
     return replace(base, status=status, message=message, observe=fc.observe, outcomes=outcomes,
