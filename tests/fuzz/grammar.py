@@ -61,6 +61,8 @@ CANDIDATES: dict[str, tuple[str, ...]] = {
     "movsrc": ("r0", "r1", "0", "1", "16"),
     "addrsrc": ("r0", "r1"),
     "label": ("L0",),
+    "dvec": _REGS[:3] + ("{r0, r1}",),
+    "vvec": ("r0", "r1", "0", "1", "2", "16", "{r0, r1}"),
 }
 # Control flow needs a label in the thread: its tests are tests/test_flow.py's, not drawn here.
 _CONTROL = ("bra", "assume")
