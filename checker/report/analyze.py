@@ -141,9 +141,10 @@ def _analyze_paths(test: LitmusTest, model, model_name: str, options, timeout: f
         r = replace(r, path=path)
     code = tuple((th.name, str(th.position), _listing(th)) for th in test.threads)
     formula = compact(list(r.outcomes)) if r.outcomes and not r.undefined else None
+    found = [n for n in r.notes if n.startswith(("hang", "loop bound"))]
     return TestReport(r, test.doc, test_hash(test), code, formula, (), 0, (),
                       note="control flow: judged as the union of its control paths (docs/model.md#a17); "
-                           "no witness graphs")
+                           "no witness graphs" + "".join(f". {n}" for n in found))
 
 
 def _explain(s: Session, layout, max_witnesses, blame, rep: TestReport) -> TestReport:
