@@ -191,6 +191,13 @@ class Thread:
     position: Position
     code: tuple[Instr, ...]
     where: SourceLoc | None = field(default=None, compare=False)
+    # `L:` entries of the code: (label, index of the instruction it precedes; len(code) at the end)
+    labels: tuple[tuple[str, int], ...] = ()
+
+    @property
+    def branches(self) -> bool:
+        """Does the thread have control flow (a label, a branch, a guarded instruction)?"""
+        return bool(self.labels) or any(i.op == "bra" or i.predicate for i in self.code)
 
 
 # Conditions (herd syntax) ------------------------------------------------------------------
@@ -286,6 +293,13 @@ class LitmusTest:
     rlimit: int | None = None                       # this test's Z3 resource limit per solver call
     threads_per_litmus_thread: int = 1              # PTX threads one litmus thread stands for (barrier counts)
     kernels: tuple[Kernel, ...] = ()                # kernels in stream order (empty: one kernel)
+    unroll: int | None = None                       # loop bound of this test (`unroll:`; None: the default)
+    expect_hang: bool | None = None                 # `expect: {hang: allowed}` (True) / `forbidden` (False)
+
+    @property
+    def branches(self) -> bool:
+        """Does any thread have control flow (checker.model.paths splits such a test)?"""
+        return any(t.branches for t in self.threads)
 
     def mem(self, name: str) -> MemoryDecl | None:
         for m in self.memory:

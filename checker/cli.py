@@ -91,7 +91,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_executor_options(run)
     chk = sub.add_parser("check", help="is this outcome allowed? answer and explanation")
     chk.add_argument("test", help="FILE or FILE::NAME")
-    chk.add_argument("cond", help="a herd condition, e.g. 'P1:r0=1 /\\ P1:r1=0'")
+    chk.add_argument("cond", help="a herd condition, e.g. 'P1:r0=1 /\\ P1:r1=0', or 'hang' (may some fair "
+                                  "execution never terminate?)")
     chk.add_argument("--dot", help="write the witness / counterexample graph as DOT to this file")
     chk.add_argument("--expect", choices=("allowed", "forbidden", "undefined"),
                      help="exit 0 if this is the verdict, 1 if not (herd's ~exists / exists)")
@@ -426,12 +427,17 @@ def cmd_check(args) -> int:
         test = select_test(args.test)
         where = SourceLoc("<command line>", 1, args.cond)
         try:
-            cond = parse_cond(args.cond, where)
+            cond = "hang" if args.cond.strip() == "hang" else parse_cond(args.cond, where)
         except RecursionError:
             raise LitmusError("too deeply nested for this machine (Python's stack)", where) from None
-        with _bounded(args, lim, EXIT_UNKNOWN):
-            s = api.session(test, model=args.model, options=args.option, engine=args.engine, limits=lim)
-            with limits.use(lim):
+        with _bounded(args, lim, EXIT_UNKNOWN), limits.use(lim):
+            if cond == "hang" or test.branches:       # control paths and liveness (checker.verdict.paths)
+                from .verdict.paths import explain_flow
+
+                verdict, text, dot = explain_flow(test, cond, resolve_model(args.model), frozenset(args.option),
+                                                  args.engine, lim)
+            else:
+                s = api.session(test, model=args.model, options=args.option, engine=args.engine, limits=lim)
                 verdict, text, dot = explain_text(s, cond)
     except (SolverUnknown, LimitExceeded) as e:
         _say(f"ptxmc: UNKNOWN: {_located(e, args.test)}")
@@ -444,6 +450,8 @@ def cmd_check(args) -> int:
     emit(text)
     if args.dot and dot:
         outsafe.write_file(args.dot, dot, policy)
+    if verdict == "unknown":      # (control flow: the loop bound cut executions off)
+        return EXIT_UNKNOWN
     if args.expect is None:
         return EXIT_OK
     if verdict == args.expect:

@@ -28,6 +28,9 @@ def add_limit_options(p, engine: bool = True) -> None:
     p.add_argument("--limit", action="append", default=[], metavar="NAME=VALUE",
                    help="raise or lower a limit (repeatable): " + ", ".join(
                        f"{k}={v}" for k, v in vars(limits.DEFAULT).items() if k not in ("timeout", "rlimit")))
+    p.add_argument("--unroll", type=int, default=None, metavar="N",
+                   help=f"run each loop body at most N times on a control path (default {limits.DEFAULT.unroll}; "
+                        "a test's unroll: key takes precedence); executions the bound cuts off are reported")
     if engine:
         p.add_argument("--engine", choices=tuple(ENGINES), default="z3")
 
@@ -49,6 +52,8 @@ def limits_of(args) -> limits.Limits:
         lim = replace(lim, timeout=limits.check_value("timeout", args.timeout, f"--timeout {args.timeout:g}"))
     if getattr(args, "rlimit", None) is not None:
         lim = replace(lim, rlimit=limits.check_value("rlimit", args.rlimit, f"--rlimit {args.rlimit}"))
+    if getattr(args, "unroll", None) is not None:
+        lim = replace(lim, unroll=limits.check_value("unroll", args.unroll, f"--unroll {args.unroll}"))
     return lim
 
 

@@ -51,6 +51,12 @@ class LitmusError(CheckerError):
     """The litmus test is malformed: YAML, PTX, positions, conditions, matrix. The user's input."""
 
 
+class NeverCompletes(LitmusError):
+    """A barrier that the test's threads can never complete (too few arrive, or a wait without an
+    arrive): every thread waiting on it blocks. A straight-line test is reported as malformed;
+    judged for control paths or a hang (checker.verdict.paths), it is a hang (docs/model.md#a18)."""
+
+
 class ModelError(CheckerError):
     """The cat model file is malformed or names a relation the engine does not provide."""
 

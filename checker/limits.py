@@ -24,6 +24,10 @@ raises it, and the batch goes on.
                                        unlike the timeout; 0 = none)
     outcomes                  4096     distinct outcomes enumerated per test             checker.engines.smt
     candidates              50_000     candidate executions of the brute-force engine    checker.engines.brute
+    unroll                       2     times a loop body runs on one control path (a    checker.front.paths
+                                       test's `unroll:` key takes precedence)
+    paths                      256     control paths of one thread, and combinations of  checker.front.paths,
+                                       the threads' paths judged for one test            checker.verdict.paths
 
 Fixed, not configurable: integers (literals, YAML values, computed register values) stay in the
 64-bit range -2**63 .. 2**64-1 (checker.front.ptx, checker.front.yamlsafe, checker.model.values), and a stuck or
@@ -79,6 +83,8 @@ class Limits:
     rlimit: int = 20_000_000
     outcomes: int = 4096
     candidates: int = 50_000
+    unroll: int = 2
+    paths: int = 256
 
     def hard_timeout(self) -> float:
         """Seconds after which a test's worker process is stopped (see HARD_GRACE_*)."""

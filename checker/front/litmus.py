@@ -24,7 +24,7 @@ from .. import limits
 from ..isa import address, registry, special
 from ..isa.mbarrier import MAX_COUNT
 from ..model.memory import MAX_BYTES
-from . import ptx, ptx_text, yamlsafe
+from . import paths, ptx, ptx_text, yamlsafe
 from ..ast import Addr, Eq, Expectation, Kernel, LitmusTest, MemoryDecl, Name, Position, Reg, Thread
 from .conditions import check_refs, parse_cond
 from .files import suite_files
@@ -33,12 +33,12 @@ from ..errors import LitmusError, SourceLoc
 from .yamlsafe import BOOL, INT, Node
 
 TEST_KEYS = ("name", "doc", "source", "arch", "memory", "threads", "expect", "matrix", "locations", "filter",
-             "rlimit", "threads_per_litmus_thread", "kernels")
+             "rlimit", "threads_per_litmus_thread", "kernels", "unroll")
 THREAD_KEYS = ("at", "code", "ptx")
 KERNEL_KEYS = ("name", "launch", "threads")
 MEMORY_KEYS = ("space", "owner", "init", "size", "alias_of", "texture_of", "surface_of", "constant_of",
                "mbarrier", "tensormap", "box", "strides", "offset_of")
-EXPECT_KEYS = ("allowed", "forbidden", "undefined")
+EXPECT_KEYS = ("allowed", "forbidden", "undefined", "hang")
 MBARRIER_KEYS = ("count",)
 VIEWS = {"texture_of": "texture", "surface_of": "surface", "constant_of": "constant"}
 
@@ -370,7 +370,15 @@ def _build(node: Node, path: str, row, line: int) -> LitmusTest:
         if per_thread <= 0:
             _fail(path, m.get("threads_per_litmus_thread"),
                   "threads_per_litmus_thread is the positive number of PTX threads one litmus thread stands for")
-    return LitmusTest(name=name, threads=tuple(threads), memory=tuple(memory.values()),
+    unroll = None
+    if m.get("unroll") is not None:
+        unroll = _int(m.get("unroll"), path, "unroll")
+        if unroll <= 0:
+            _fail(path, m.get("unroll"), "unroll is the positive number of times a loop body may run on a path")
+    hang = _hang(m.get("expect"), path)
+    if unroll is not None and not any(t.branches for t in threads):
+        _fail(path, m.get("unroll"), "unroll: applies to tests with loops (labels and bra), and this test has none")
+    return LitmusTest(name=name, threads=tuple(threads), memory=tuple(memory.values()), unroll=unroll, expect_hang=hang,
                       expectations=expectations, expect_undefined=undefined, doc=doc, source=source,
                       arch=arch, path=path, where=SourceLoc(path, line, name), matrix_row=row,
                       locations=locations, filter=filt, rlimit=rlimit, threads_per_litmus_thread=per_thread,
@@ -541,14 +549,17 @@ def _threads(node: Node, path: str, declared: set[str]) -> list[Thread]:
             _fail(path, k, f"thread name '{k.raw}' must be an identifier (P0, P1, ...)")
         t = _Map(v, path, THREAD_KEYS, f"thread '{k.raw}'")
         pos = _position(t.need("at", f"thread '{k.raw}'"), path, "at")
-        code = _thread_code(t, k, path, declared)
-        threads.append(Thread(k.raw, pos, tuple(code), SourceLoc(path, k.line, k.raw)))
+        code, labels = _thread_code(t, k, path, declared)
+        thread = Thread(k.raw, pos, tuple(code), SourceLoc(path, k.line, k.raw), tuple(labels))
+        paths.check_thread(thread)
+        threads.append(thread)
     return threads
 
 
-def _thread_code(t: _Map, k: Node, path: str, declared: set[str]) -> list:
-    """A thread's instructions, from `code:` (a list of PTX texts) or `ptx:` (one block of pasted
-    PTX text): statements cut by checker.front.ptx_text, .reg declarations checked and dropped."""
+def _thread_code(t: _Map, k: Node, path: str, declared: set[str]) -> tuple[list, list]:
+    """A thread's instructions and labels (name, index of the instruction it stands before), from
+    `code:` (a list of PTX texts and labels) or `ptx:` (one block of pasted PTX text): statements
+    cut by checker.front.ptx_text, .reg declarations checked and dropped."""
     if t.get("ptx") is None:
         t.need("code", f"thread '{k.raw}'")
     elif t.get("code") is not None:
@@ -558,11 +569,22 @@ def _thread_code(t: _Map, k: Node, path: str, declared: set[str]) -> list:
         text = _text(node, path, "ptx")
         stmts = ptx_text.statements(text, node.line + 1 if "\n" in text else node.line, path)
     else:
-        stmts = [s for item in _seq(t.get("code"), path, "code")
-                 for s in ptx_text.statements(_text(item, path, "an instruction"), item.line, path)]
+        stmts = []
+        for item in _seq(t.get("code"), path, "code"):
+            label, item = _label(item, path)
+            if label is not None:
+                stmts.append(ptx_text.Statement(label + ":", item.line if item is not None else 0))
+            if item is not None:
+                stmts += ptx_text.statements(_text(item, path, "an instruction"), item.line, path)
     regs: set[str] = set()
-    instrs = []
+    instrs, labels = [], []
     for st in stmts:
+        m = _LABEL_STMT.fullmatch(st.text)
+        if m is not None:                       # `L1:` (before the instruction that follows, if any)
+            labels.append((m.group(1), len(instrs)))
+            if not m.group(2):
+                continue
+            st = ptx_text.Statement(m.group(2), st.line)
         names = ptx_text.declaration(st, path)
         if names is not None:
             regs |= names
@@ -584,7 +606,7 @@ def _thread_code(t: _Map, k: Node, path: str, declared: set[str]) -> list:
         if written:
             raise LitmusError(f"{written[0]} is a special register: it is read-only", where)
         code.append(i)
-    return code
+    return code, labels
 
 
 def _kernels(node: Node | None, path: str, threads: list[Thread]) -> tuple[Kernel, ...]:
@@ -632,6 +654,28 @@ def _kernels(node: Node | None, path: str, threads: list[Thread]) -> tuple[Kerne
     if missing:
         _fail(path, node, f"thread '{missing[0]}' is in no kernel: with kernels:, list every thread in one", "")
     return tuple(out)
+
+
+_LABEL = re.compile(r"\s*([A-Za-z_$][\w$]*)\s*:\s*(?://.*)?")
+# a statement that is a label, alone or before an instruction (`::` belongs to qualifiers, not labels)
+_LABEL_STMT = re.compile(r"([A-Za-z_$][\w$]*)\s*:(?!:)\s*(.*)", re.S)
+
+
+def _label(item: Node, path: str) -> tuple[str | None, Node | None]:
+    """A code entry's label and instruction: `L1:` (in YAML, a mapping {L1: null} unless quoted)
+    is a label alone, `L1: ld ...` a label and an instruction; other entries are instructions."""
+    if item.kind == "map":
+        if len(item.items) != 1 or item.items[0][1].kind != "scalar":
+            _fail(path, item, "a code entry is an instruction, or a label 'L1:' (optionally followed by an instruction)")
+        key, value = item.items[0]
+        if not _IDENT.fullmatch(key.raw):
+            _fail(path, key, f"'{key.raw}' is not a label name (an identifier)")
+        return key.raw, (None if value.tag.endswith(":null") and not value.raw.strip() else value)
+    if item.kind == "scalar":
+        m = _LABEL.fullmatch(item.raw)
+        if m is not None:
+            return m.group(1), None
+    return None, item
 
 
 def _check_cluster_styles(threads: list[Thread], decls: list[MemoryDecl], path: str) -> None:
@@ -735,6 +779,18 @@ def _check_accesses(threads: list[Thread], memory: dict[str, MemoryDecl]) -> Non
                                       "access it with .shared::cluster", i.where)
 
 
+def _hang(node: Node | None, path: str) -> bool | None:
+    """`expect: {hang: allowed | forbidden}`: may some fair execution never terminate?"""
+    if node is None or node.kind != "map":
+        return None
+    for k, v in node.items:
+        if k.raw == "hang":
+            if v.kind != "scalar" or v.raw not in ("allowed", "forbidden"):
+                _fail(path, v, "hang must be allowed or forbidden")
+            return v.raw == "allowed"
+    return None
+
+
 def _expect(node: Node | None, path: str, threads, regs, memory):
     if node is None:
         return (), None
@@ -742,6 +798,8 @@ def _expect(node: Node | None, path: str, threads, regs, memory):
     out, undefined = [], None
     names = [t.name for t in threads]
     for key, v in e.pairs.items():
+        if key == "hang":
+            continue                       # _hang reads it
         if key == "undefined":
             if v.kind != "scalar" or v.tag != BOOL:
                 _fail(path, v, "undefined must be true or false")

@@ -89,6 +89,8 @@ def parse(text: str, where: SourceLoc | None = None, memory=frozenset()) -> Inst
             fail(f"malformed qualifier '.{q}'" if q else "empty qualifier ('..')")
     rest = body[m.end():].strip()
     operands = tuple(_operand(s, memory, fail) for s in _split_top(rest, ",", fail)) if rest else ()
+    if op == "bra":      # a branch target is a label, never a register or a location
+        operands = tuple(Name(o.name) if isinstance(o, Reg) and not o.name.startswith("!") else o for o in operands)
     return Instr(op, quals, operands, text.strip(), where, await_value, predicate)
 
 

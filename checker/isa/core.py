@@ -16,7 +16,7 @@ threads that take part. bar.warp.sync is a B event synchronizing the lanes of it
 from __future__ import annotations
 
 from ..ast import Addr, Imm, Instr, Name, Quals, Vec
-from ..errors import LitmusError
+from ..errors import LitmusError, NeverCompletes
 from ..model.builder import AddressValue, Builder, ThreadCtx, Unmodelled
 from ..model.values import ReadVal, binop, signed, wrap
 from . import hints
@@ -276,9 +276,11 @@ def _match_barriers(b: Builder) -> None:
                 expected = _litmus_threads(test, count, instr) if count is not None else len(ctas_threads)
                 who = ", ".join(sorted(m for m, _ in members))
                 if expected > len(members):
-                    raise LitmusError(
+                    waiting = [i for _, (e, i, _) in members if b.events[e].tags & {"BAR_SYNC", "BAR_RED"}]
+                    raise (NeverCompletes if waiting else LitmusError)(
                         f"barrier {bid} (use {k + 1}) expects {expected} threads but only {who} "
-                        f"take part: it would never complete{_convention(test, count)}", instr.where)
+                        f"take part: it would never complete{_convention(test, count)}",
+                        (waiting[0] if waiting else instr).where)
                 if expected < len(members):
                     raise LitmusError(
                         f"barrier {bid} (use {k + 1}) expects {expected} threads but {len(members)} take "

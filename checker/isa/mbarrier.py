@@ -53,7 +53,7 @@ fence.mbarrier_init.release.cluster (A10): a release fence at .cluster scope tag
 from __future__ import annotations
 
 from ..ast import Addr, Imm, Instr, Quals, Sink
-from ..errors import LitmusError
+from ..errors import LitmusError, NeverCompletes
 from ..model.builder import Builder, ThreadCtx
 from ..model.values import Const, Expr, Ite, ReadVal, binop
 from .common import decl, label, performed_by_owner, restrict
@@ -321,7 +321,7 @@ def _match_cluster_barriers(b: Builder) -> None:
         counts = {t: len(a) for t, a in arrives.items()}
         if len(set(counts.values())) > 1:
             who = ", ".join(f"{t} {n}" for t, n in counts.items())
-            raise LitmusError(f"barrier.cluster: every thread of the cluster that takes part arrives at each "
+            raise NeverCompletes(f"barrier.cluster: every thread of the cluster that takes part arrives at each "
                               f"cluster barrier, but the arrivals differ ({who}): it would never complete",
                               per_thread[names[0]][0][2].where)
         for t in names:
@@ -329,7 +329,7 @@ def _match_cluster_barriers(b: Builder) -> None:
             for m, e, instr in per_thread[t]:
                 seen += m == "arrive"
                 if m == "wait" and seen <= waits[t].index(e):
-                    raise LitmusError("barrier.cluster.wait without an earlier barrier.cluster.arrive of this "
+                    raise NeverCompletes("barrier.cluster.wait without an earlier barrier.cluster.arrive of this "
                                       "thread: it would never complete", instr.where)
         for t in names:
             for u in names:

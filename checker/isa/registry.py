@@ -17,11 +17,11 @@ from ..errors import LitmusError, SourceLoc
 from ..front import ptx
 from ..model.builder import Builder, ThreadCtx
 from ..model.events import EventStructure
-from . import (address, async_copy, clc, core, griddep, hints, matrix, mbarrier, proxy, special, tcgen05, warp,
-               wgmma)
+from . import (address, async_copy, clc, core, flow, griddep, hints, matrix, mbarrier, proxy, special, tcgen05,
+               warp, wgmma)
 from .table import Family, check
 
-FAMILY_MODULES = (core, address, proxy, async_copy, mbarrier, clc, wgmma, tcgen05, warp, hints, matrix, griddep)
+FAMILY_MODULES = (core, address, proxy, async_copy, mbarrier, clc, wgmma, tcgen05, warp, hints, matrix, griddep, flow)
 
 
 class Registry:
@@ -49,15 +49,17 @@ class Registry:
     def validate(self, instr: Instr) -> Instr:
         """The instruction checked against its family, with `family` and `quals` (every qualifier
         group's value, PTX defaults applied) recorded; LitmusError if it is malformed."""
-        if instr.predicate:
-            raise LitmusError(f"predicated instructions ({instr.predicate} ...) are not modelled yet: the "
-                              "instruction would be checked as if it always ran; write the test without the "
-                              "guard, or as two tests, one for each value of the predicate", instr.where)
         fam, rest = self.family_of(instr)
         return replace(instr, family=fam.key, quals=check(fam, instr, rest))
 
     def lower(self, test: LitmusTest) -> EventStructure:
         """The event structure of a test whose instructions are validated."""
+        if test.branches:
+            # A guard or a branch lowered as straight-line code would run as if always taken: a
+            # test with control flow is split into its control paths first (checker.model.paths).
+            i = next((i for t in test.threads for i in t.code if i.op == "bra" or i.predicate), None)
+            raise LitmusError("control flow (labels, bra, @p guards) is judged path by path: this command "
+                              "does not support it yet", i.where if i is not None else test.where)
         b = Builder(test)
         if test.kernels:
             b.finalize("kernels", griddep.kernel_order)

@@ -75,6 +75,7 @@ KINDS: Mapping[str, tuple[Callable[[Operand], bool], str]] = {
     "dst": (lambda o: _is_reg(o) or isinstance(o, Sink), "a register or _"),
     "val": (lambda o: _is_reg(o) or isinstance(o, (Imm, Float)), "a register or a number"),
     "imm": (lambda o: isinstance(o, Imm), "an integer"),
+    "label": (lambda o: isinstance(o, Name), "a label"),
     "pred": (lambda o: isinstance(o, Reg), "a predicate register (p or !p)"),
     "addr": (lambda o: isinstance(o, Addr) and not o.coords, "an address [x]"),
     "taddr": (lambda o: isinstance(o, Addr) and bool(o.coords), "a tensor address [tmap, {c0, ...}]"),

@@ -68,6 +68,7 @@ RELATIONS: dict[str, str] = {
     "po": "program order: per thread, strict and total on its own events (not on the memory operations of asynchronous instructions, A8)",
     "rmw": "from the read to the write of one atom/red",
     "dep": "data dependencies, and control dependencies from an await to every later event",
+    "ctrl": "control dependencies: from the reads a branch's or a guard's predicate depends on to every later event of the thread (also in dep)",
     "loc": "same physical location (memory events; reflexive): the same atom, the bytes no access boundary cuts",
     "vloc": "same virtual address (memory events; reflexive): the same atom through the same name",
     "sa": "same access (memory events; reflexive): the atoms of one access that covers several",

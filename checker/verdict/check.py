@@ -13,6 +13,7 @@ from ..errors import LimitExceeded, LitmusError, ModelError, SolverUnknown, Unsu
 from ..front.conditions import show
 from ..model.observables import holds
 from ..results.result import ConditionResult, Result
+from ..resources import model_name
 from .session import Session
 
 
@@ -26,7 +27,25 @@ def check_test(test: LitmusTest, model: Model, model_name_: str | None = None, o
                engine: str = "z3", timeout: float | None = None) -> Result:
     """Judge `test` under `model` (a new Session; `timeout` overrides the current limit)."""
     lim = limits.current() if timeout is None else replace(limits.current(), timeout=timeout)
+    if test.branches or test.expect_hang is not None:
+        return judge_paths(test, model, model_name_, options, engine, lim)
     return judge(Session(test, model, options, engine, lim), model_name_)
+
+
+def judge_paths(test: LitmusTest, model: Model, name: str | None, options, engine: str, lim) -> Result:
+    """A test with control flow (or a hang expectation), judged path by path (checker.verdict.paths)."""
+    from .paths import judge_flow
+
+    start = time.perf_counter()
+    base = base_result(test, engine, name or model_name(model))
+    try:
+        with limits.use(lim), limits.deadline(time.monotonic() + lim.timeout):
+            result = judge_flow(test, model, name or model_name(model), options, engine, lim)
+    except (LitmusError, ModelError, Unsupported) as e:
+        result = replace(base, status="error", message=str(e))
+    except (SolverUnknown, LimitExceeded) as e:
+        result = replace(base, status="unknown", message=str(e))
+    return replace(result, time=time.perf_counter() - start)
 
 
 def judge(s: Session, name: str | None = None) -> Result:
@@ -58,6 +77,14 @@ def _judge(s: Session, base: Result) -> Result:
         return replace(base, status=status, undefined=undefined, message=msg)
     outs, complete = s.outcomes()
     outcomes = tuple(sorted(outs))
+    if not outcomes and complete and test.filter is None and \
+            any(i.await_value is not None for t in test.threads for i in t.code):
+        # Every execution stops at an await that is never satisfied: the program hangs, which
+        # must not read as "Forbidden" for every condition (docs/model.md#a18). No verdicts.
+        conds = tuple(ConditionResult(show(e.cond), e.kind, None) for e in test.expectations)
+        return replace(base, status="fail", observe=s.observe, conditions=conds,
+                       message="no execution gets past its awaits: every execution blocks, a hang (ask "
+                               "`ptxmc check FILE::NAME hang`, or expect: {hang: allowed})")
     conds = []
     for exp, cond in zip(test.expectations, prepared):
         sat = [o for o in outcomes if holds(cond, dict(o), es.names)]

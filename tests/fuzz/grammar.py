@@ -62,7 +62,10 @@ CANDIDATES: dict[str, tuple[str, ...]] = {
     "movsrc": ("r0", "r1", "0", "1", "16") + tuple(MEMORY),
     "dvec": ("r0", "r1", "{r0, r1}", "{r0, r1, r2, r3}"),
     "vvec": ("r0", "0", "1", "{r0, r1}", "{1, 2}"),
+    "label": ("L0",),
 }
+# Control flow needs a label in the thread: its tests are tests/test_flow.py's, not drawn here.
+_CONTROL = ("bra", "assume")
 # wgmma.mma_async is registered once per shape and type: a few of them stand for all.
 _WGMMA = "wgmma.mma_async.sync.aligned."
 
@@ -210,7 +213,7 @@ def _forms_of(key: str, rng: random.Random, want: int = 3, tries: int = 12) -> l
 def forms() -> tuple[Form, ...]:
     """Every family's valid forms (computed once per process, with a fixed seed)."""
     rng = random.Random(23)
-    keys = [k for k in sorted(registry.FAMILIES) if not k.startswith(_WGMMA)]
+    keys = [k for k in sorted(registry.FAMILIES) if not k.startswith(_WGMMA) and k not in _CONTROL]
     keys += [k for k in sorted(registry.FAMILIES) if k.startswith(_WGMMA)][::60]
     out = []
     for k in keys:

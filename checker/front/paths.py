@@ -1,0 +1,252 @@
+"""Control flow -> control paths: the one place that decides what labels, `bra`, guards (`@p`,
+`@!p`) and loops mean for the rest of ptxmc.
+
+A thread with control flow is split into its static control paths (docs/model.md#a18): each
+path is straight-line code in which a guarded instruction either runs (unguarded) or is left
+out, a branch is followed or not, and every such decision is an `assume p == v`
+(checker.isa.flow) at the point where it was taken, so that only the executions in which the
+predicate had that value count. A loop is unrolled: a backward branch is taken at most
+`unroll - 1` times on a path, so its body runs at most `unroll` times; the path that would take
+it once more is *cut* (it ends with the assumption that the loop goes on). A test's executions
+are the union, over one path per thread, of each path combination's executions
+(checker.verdict.paths judges them).
+
+`check_thread` validates a thread's control flow when the test is loaded (labels defined once,
+every branch target defined, every predicate set by some instruction of the thread); `split`
+gives the paths. Both raise LitmusError naming the file, line and text.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from .. import limits
+from ..ast import Addr, Instr, Name, Reg, Thread
+from ..errors import LimitExceeded, LitmusError
+from ..isa import address, registry
+from ..isa.flow import assume
+from . import ptx
+
+# Families whose instructions leave no trace but registers a next iteration writes again: a loop
+# whose body holds only these (and ends with the branch back) is a side-effect-free spin loop.
+READ_ONLY = frozenset({"ld", "setp", "fence", "membar", "mov", "add", "sub", "mul", "and", "or", "xor",
+                       "mbarrier.test_wait", "mbarrier.try_wait"})
+WAITS = ("mbarrier.test_wait", "mbarrier.try_wait")
+
+
+@dataclass(frozen=True)
+class Spin:
+    """The loop a cut path ends in: its backward branch, whether its body is side-effect free,
+    and the last iteration's loads (register, location) and mbarrier waits, for the fairness check
+    of a hang (docs/model.md#a18)."""
+
+    branch: Instr
+    head: Instr                                # the first instruction of the loop body
+    pure: bool
+    loads: tuple[tuple[str, str], ...]        # (register, location) of each `ld` in the body
+    waits: tuple[Instr, ...]                   # the body's mbarrier waits (as on the path)
+    fair_checkable: bool                       # can the fairness check judge this loop?
+
+
+@dataclass(frozen=True)
+class Path:
+    code: tuple[Instr, ...]
+    cut: Spin | None = None       # the path stops where the unrolling bound cut a loop
+    decisions: tuple[str, ...] = ()
+
+    def describe(self) -> str:
+        return ", ".join(self.decisions) or "straight through"
+
+
+def _fail(msg: str, i: Instr | None, t: Thread):
+    raise LitmusError(msg, i.where if i is not None else t.where)
+
+
+def labels_of(t: Thread) -> dict[str, int]:
+    return dict(t.labels)
+
+
+def _pred(i: Instr) -> tuple[str, int]:
+    """A guard's predicate register and the value that makes the instruction run."""
+    g = i.predicate.lstrip("@")
+    return (g[1:], 0) if g.startswith("!") else (g, 1)
+
+
+def check_thread(t: Thread) -> None:
+    """Static checks of a thread's control flow."""
+    seen: set[str] = set()
+    for name, _ in t.labels:
+        if name in seen:
+            _fail(f"label '{name}' is defined twice in thread {t.name}", None, t)
+        seen.add(name)
+    written = {r for i in t.code for r in address.destinations(i, registry.family(i))}
+    for i in t.code:
+        if i.op == "bra":
+            target = i.operands[0]
+            if not isinstance(target, Name) or target.name not in seen:
+                name = getattr(target, "name", "?")
+                known = ", ".join(sorted(seen)) or "none"
+                _fail(f"bra to '{name}': no such label in thread {t.name} (labels: {known})", i, t)
+        if i.predicate:
+            p, _ = _pred(i)
+            if p not in written:
+                _fail(f"predicate '{p}' is never set in thread {t.name}: set it with setp (e.g. "
+                      f"setp.eq.s32 {p}, r0, 1) before the guard", i, t)
+
+
+def split(t: Thread, unroll: int) -> list[Path]:
+    """Every control path of thread `t`, loops run at most `unroll` times."""
+    if not t.branches:
+        return [Path(t.code)]
+    labels = labels_of(t)
+    code = t.code
+    cap = limits.current().paths
+    out: list[Path] = []
+    # (pc, code so far, registers set so far, back-branch counts, decisions)
+    stack = [(0, (), frozenset(), (), ())]
+    while stack:
+        pc, done, regs, backs, why = stack.pop()
+        if pc >= len(code):
+            out.append(Path(_awaited(done, t), None, why))
+        else:
+            i = code[pc]
+            steps = []                                 # (next pc, instrs emitted, decision text)
+            if i.predicate:
+                p, run = _pred(i)
+                if p not in regs:
+                    _fail(f"predicate '{p}' is read before it is set on a path of thread {t.name} "
+                          f"({', '.join(why) or 'from the start'})", i, t)
+                line = i.where.line if i.where else pc
+                body = replace(i, predicate=None)
+                if i.op == "bra":
+                    steps.append((labels[i.operands[0].name], (assume(p, run, i.where, f"line {line}: {i.text}"),),
+                                  f"line {line} taken"))
+                else:
+                    steps.append((pc + 1, (assume(p, run, i.where, f"line {line}: {i.text}"), body),
+                                  f"line {line} runs"))
+                steps.append((pc + 1, (assume(p, 1 - run, i.where, f"line {line}: {i.text} not taken"),),
+                              f"line {line} {'not taken' if i.op == 'bra' else 'skipped'}"))
+            elif i.op == "bra":
+                steps.append((labels[i.operands[0].name], (), ""))
+            else:
+                steps.append((pc + 1, (i,), ""))
+            for nxt, emitted, text in steps:
+                new_regs = regs | {r for e in emitted if e.family != "assume"
+                                   for r in address.destinations(e, registry.family(e))}
+                new_why = why + ((text,) if text else ())
+                if i.op == "bra" and nxt <= pc:
+                    taken = dict(backs).get(pc, 0)
+                    if taken + 1 >= unroll:
+                        path = _awaited(done + emitted, t)
+                        out.append(Path(path, _spin(code, nxt, pc, path), new_why))
+                        continue
+                    counts = dict(backs)
+                    counts[pc] = taken + 1
+                    stack.append((nxt, done + emitted, new_regs, tuple(sorted(counts.items())), new_why))
+                else:
+                    stack.append((nxt, done + emitted, new_regs, backs, new_why))
+        if len(out) > cap:
+            raise LimitExceeded(f"too large: thread {t.name} has more than {cap} control paths with unroll "
+                                f"{unroll} (raise it with --limit paths=N)")
+    return out[::-1]
+
+
+def _awaited(code: tuple[Instr, ...], t: Thread) -> tuple[Instr, ...]:
+    """An mbarrier wait whose result decides a later branch is awaited with the value the path
+    assumes for it (the existing await semantics: only an `== 1` wait acquires)."""
+    out = list(code)
+    for k, i in enumerate(out):
+        if i.family not in WAITS or i.await_value is not None:
+            continue
+        dst = i.operands[0]
+        value = None
+        for j in out[k + 1:]:
+            if j.family == "assume" and j.operands[0] == dst:
+                value = j.await_value
+                break
+            if isinstance(dst, Reg) and dst.name in address.destinations(j, registry.family(j)):
+                break
+        if value is None:
+            _fail(f"the result of '{i.text}' decides no branch on this path: ptxmc models an mbarrier wait "
+                  "whose predicate a branch tests (@p bra / @!p bra), or an await (== 1 / == 0)", i, t)
+        text = i.text.split("==")[0].rstrip() + f" == {value}"
+        out[k] = replace(i, await_value=value, text=text)
+    return tuple(out)
+
+
+def _sources(i: Instr) -> set[str]:
+    """The registers instruction `i` reads (its guard's predicate included)."""
+    dests = address.destinations(i, registry.family(i))
+    ops = i.operands[1:] if dests else i.operands
+    probe = replace(i, operands=ops, predicate=i.predicate)
+    return set(ptx.registers(probe))
+
+
+def _loop_carried(body: tuple[Instr, ...]) -> bool:
+    """Does an iteration read a register that this or a later instruction of the body writes (a
+    value carried from one iteration to the next, such as a counter)? Then iterations that do
+    not exit are not traceless."""
+    for k, i in enumerate(body):
+        later = {r for j in body[k:] for r in address.destinations(j, registry.family(j))}
+        if _sources(i) & later:
+            return True
+    return False
+
+
+def _spin(code: tuple[Instr, ...], head: int, back: int, path: tuple[Instr, ...]) -> Spin:
+    body = code[head:back + 1]
+    branch = code[back]
+    pure = all(not i.predicate and i.op != "bra" and i.family in READ_ONLY and not i.quals.get("mmio")
+               for i in body[:-1]) if body else False
+    pure = pure and not _loop_carried(body)
+    loads = tuple((i.operands[0].name, i.operands[1].base) for i in body
+                  if i.family == "ld" and isinstance(i.operands[0], Reg) and isinstance(i.operands[1], Addr))
+    plain = all(i.operands[1].offset == 0 and isinstance(i.operands[0], Reg) for i in body if i.family == "ld")
+    n_waits = sum(1 for i in body if i.family in WAITS)
+    waits = tuple(i for i in path if i.family in WAITS)[-n_waits:] if n_waits else ()
+    return Spin(branch, body[0], pure, loads, waits, pure and plain)
+
+
+def await_loops(t: Thread) -> Thread:
+    """The thread with each spin-wait await written as the loop it stands for (for the liveness
+    question: an await that is never satisfied is a thread that spins forever). `ld ... r, [x] == v`
+    becomes `L: ld ... r, [x]; setp.ne p, r, v; @p bra L`; an mbarrier wait `== 1` becomes
+    `L: mbarrier.try_wait ... p, ...; @!p bra L`. Other awaits (an RMW's, a wait `== 0`, which
+    observes that a phase has not completed) stay awaits."""
+    code, labels = [], list(t.labels)
+    for k, i in enumerate(t.code):
+        if i.await_value is not None and (i.family == "ld" and isinstance(i.operands[0], Reg)
+                                          or i.family in WAITS and i.await_value == 1):
+            label, p = f"__spin{k}", f"__done{k}"
+            start = len(code)
+            if i.family == "ld":
+                v = i.await_value
+                typ = "s64" if v < 0 else "b64"
+                code.append(replace(i, await_value=None))
+                code.append(registry.parse_instr(f"setp.ne.{typ} {p}, {i.operands[0].name}, {v}", i.where))
+                code.append(registry.validate(ptx.parse(f"@{p} bra {label}", i.where)))
+            else:
+                dst = i.operands[0] if isinstance(i.operands[0], Reg) else Reg(p)
+                code.append(replace(i, await_value=None, operands=(dst,) + i.operands[1:]))
+                code.append(registry.validate(ptx.parse(f"@!{dst.name} bra {label}", i.where)))
+            labels.append((label, start))
+        else:
+            code.append(i)
+    if len(code) == len(t.code):
+        return t
+    # labels written in the test refer to original indices: move them to the new positions
+    where_of = {}
+    pos = 0
+    for k, i in enumerate(t.code):
+        where_of[k] = pos
+        pos += 3 if (i.await_value is not None and i.family == "ld" and isinstance(i.operands[0], Reg)) else \
+            2 if (i.await_value is not None and i.family in WAITS and i.await_value == 1) else 1
+    where_of[len(t.code)] = pos
+    moved = [(n, where_of[x]) for n, x in t.labels] + [(n, x) for n, x in labels[len(t.labels):]]
+    return replace(t, code=tuple(code), labels=tuple(moved))
+
+
+def unconverted_waits(t: Thread) -> tuple[Instr, ...]:
+    """The awaits await_loops leaves as awaits that stand for spinning (an RMW's `== v`, a vector
+    load's): a hang there is not searched for, so a "no hang" answer cannot be complete."""
+    return tuple(i for i in t.code if i.await_value is not None
+                 and not (i.family == "ld" and isinstance(i.operands[0], Reg)) and i.family not in WAITS)

@@ -1,0 +1,461 @@
+"""Judging a test with control flow: the union over its control-path combinations
+(checker.front.paths), each combination a straight-line test judged by its own Session, and the
+liveness question "may some fair execution never terminate?" (docs/model.md#a18).
+
+- Outcomes and verdicts: an outcome is allowed when some combination of complete paths (no loop
+  cut by the unrolling bound) allows it. A register a path never writes keeps its initial value 0.
+- The bound: a combination that ends in a cut loop whose body is side-effect free (only loads,
+  setp, fences, register operations, mbarrier waits) adds nothing: a run of such a loop that
+  goes on past the bound leaves no trace the exiting iteration does not overwrite, so every
+  outcome it can reach is reached by a path that exits within the bound. A cut loop with side
+  effects that has a consistent execution does cut executions off: the result says so, and a
+  condition no complete path allows is Unknown, never Forbidden.
+- Hang (Lahav et al., "Making Weak Memory Models Fair", OOPSLA 2021): a thread hangs in a
+  side-effect-free spin loop when an execution exists in which its last unrolled iteration reads
+  the coherence-latest value of each location it loads (the final value) and, for an mbarrier
+  wait, finds the final mbarrier state incomplete, and still does not exit; every other thread has
+  finished or hangs the same way.
+"""
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, replace
+
+from .. import limits
+from ..ast import And, Cond, Const, Eq, Imm, LitmusTest, MemRef, Not, Or, RegRef
+from ..cat.interp import Model
+from ..errors import LimitExceeded, LitmusError, NeverCompletes
+from ..front import paths
+from ..front.conditions import check_refs, show
+from ..isa.registry import lower
+from ..model.builder import Builder
+from ..model.observables import atoms, holds
+from ..model.values import Const as VConst, Ite, binop, evaluate
+from ..results.result import ConditionResult, Result
+from .session import Session
+
+
+@dataclass(frozen=True)
+class Combo:
+    test: LitmusTest                      # straight-line: one path per thread
+    paths: tuple[paths.Path, ...]
+
+    @property
+    def cut(self) -> tuple[tuple[str, paths.Spin], ...]:
+        return tuple((t.name, p.cut) for t, p in zip(self.test.threads, self.paths) if p.cut is not None)
+
+    def describe(self) -> str:
+        return "; ".join(f"{t.name}: {p.describe()}" + (" (cut by the bound)" if p.cut else "")
+                         for t, p in zip(self.test.threads, self.paths))
+
+
+@dataclass(frozen=True)
+class Hang:
+    thread: str
+    blocked: str          # the instruction it spins on, with its line
+    state: str            # what it waits for, read at the end of the execution
+    combo: str            # the paths of every thread
+    probe: object = None  # the Session of the hanging combination, and the outcome that hangs
+    outcome: tuple = ()
+
+
+def combos(test: LitmusTest, lim: limits.Limits, loops: bool = False) -> list[Combo]:
+    """Every combination of one control path per thread (`loops`: spin-wait awaits written as the
+    loops they stand for, for the liveness question)."""
+    unroll = test.unroll or lim.unroll
+    with limits.use(lim):
+        threads = [paths.await_loops(t) if loops else t for t in test.threads]
+        per_thread = [paths.split(t, unroll) for t in threads]
+    total = 1
+    for ps in per_thread:
+        total *= len(ps)
+    if total > lim.paths:
+        raise LimitExceeded(f"too large: {total} combinations of control paths (raise it with --limit paths=N "
+                            "or lower --unroll)")
+    out = []
+    for choice in itertools.product(*per_thread):
+        threads = tuple(replace(t, code=p.code, labels=()) for t, p in zip(test.threads, choice))
+        straight = replace(test, threads=threads, expectations=(), expect_undefined=None, locations=(),
+                           filter=None, unroll=None, expect_hang=None)
+        out.append(Combo(straight, choice))
+    return out
+
+
+def _specialize(c: Cond, missing: set[str]) -> Cond:
+    """`c` with each atom on a register the combination never writes decided (its value is 0)."""
+    if isinstance(c, Eq):
+        if isinstance(c.lhs, RegRef) and str(c.lhs) in missing:
+            return Const(c.value == 0)
+        return c
+    if isinstance(c, Not):
+        return Not(_specialize(c.arg, missing))
+    if isinstance(c, (And, Or)):
+        return type(c)(tuple(_specialize(a, missing) for a in c.args))
+    return c
+
+
+def _ref(k: str):
+    if ":" in k:
+        t, r = k.split(":", 1)
+        return RegRef(t, r)
+    return MemRef(k)
+
+
+def _default_keys(es) -> set[str]:
+    mbarriers = {ev.loc for ev in es.events if "MB" in ev.tags}
+    atoms_of = {atom: root for root, parts in es.compose.items() for atom, _ in parts}
+    return {f"{t}:{r}" for t, r in es.registers} | \
+        {atoms_of.get(loc, loc) for loc, ws in es.final_writes.items() if len(ws) > 1 and loc not in mbarriers}
+
+
+class FlowCheck:
+    """One test with control flow under a model: its path combinations, each a Session."""
+
+    def __init__(self, test: LitmusTest, model: Model, options=frozenset(), engine: str = "z3",
+                 lim: limits.Limits | None = None, loops: bool = False):
+        self.test, self.model, self.options, self.engine = test, model, frozenset(options), engine
+        self.lim = lim or limits.current()
+        self.combos = []
+        self._es = []
+        self.blocked: list[tuple[Combo, NeverCompletes]] = []    # combinations stuck at a barrier
+        with limits.use(self.lim):
+            for c in combos(test, self.lim, loops):
+                try:
+                    es = lower(c.test)
+                except NeverCompletes as e:
+                    self.blocked.append((c, e))
+                    continue
+                self.combos.append(c)
+                self._es.append(es)
+        self.total = len(self.combos) + len(self.blocked)
+        self.names = self._es[0].names if self._es else Builder(test).roots
+        self.registers = {f"{t}:{r}" for es in self._es for t, r in es.registers}
+        keys = {str(r) if isinstance(r, RegRef) else r.name for r in test.locations}
+        for e in test.expectations:
+            keys |= atoms(e.cond, self.names)
+        if not keys:
+            keys = set().union(set(), *(_default_keys(es) for es in self._es))
+        order = {t.name: i for i, t in enumerate(test.threads)}
+        self.observe = tuple(sorted(keys, key=lambda k: (0, order.get(k.split(":")[0], 99), k) if ":" in k
+                                    else (1, 0, k)))
+        self.sessions = []
+        for c, es in zip(self.combos, self._es):
+            have = {f"{t}:{r}" for t, r in es.registers}
+            locs = tuple(_ref(k) for k in self.observe if ":" not in k or k in have)
+            # the test's filter, with the registers this combination never writes decided (0)
+            filt = None if test.filter is None else _specialize(test.filter, self.registers - have)
+            self.sessions.append(Session(replace(c.test, locations=locs, filter=filt), model, options, engine,
+                                         self.lim))
+
+    def check_condition(self, cond: Cond, where) -> None:
+        regs: dict[str, set[str]] = {t.name: set() for t in self.test.threads}
+        for k in self.registers:
+            t, r = k.split(":", 1)
+            regs[t].add(r)
+        check_refs(cond, where, regs, {m.name for m in self.test.memory})
+
+    def _missing(self, k: int) -> set[str]:
+        have = {f"{t}:{r}" for t, r in self._es[k].registers}
+        return self.registers - have
+
+    def complete_sessions(self):
+        return [(k, s) for k, s in enumerate(self.sessions) if not self.combos[k].cut]
+
+    @property
+    def bounded(self) -> tuple[str, ...]:
+        """The combinations with an effectful loop cut by the bound that have an execution."""
+        if not hasattr(self, "_bounded"):
+            out = []
+            for c, s in zip(self.combos, self.sessions):
+                if any(not spin.pure for _, spin in c.cut) and s.witness(None) is not None:
+                    out.append(c.describe())
+            self._bounded = tuple(out)
+        return self._bounded
+
+    def undefined(self):
+        seen, out = set(), []
+        for s in self.sessions:
+            for u in s.undefined:
+                if (u.flag, u.why) not in seen:
+                    seen.add((u.flag, u.why))
+                    out.append(u)
+        return tuple(out)
+
+    def outcomes(self):
+        outs, complete = set(), True
+        for k, s in self.complete_sessions():
+            o, c = s.outcomes()
+            complete &= c
+            for out in o:
+                d = dict(out)
+                outs.add(tuple((key, d.get(key, 0)) for key in self.observe))
+        return frozenset(outs), complete
+
+    def verdict(self, cond: Cond):
+        """(allowed: True/False/None for unknown, sane)"""
+        allowed, sane = False, False
+        for k, s in self.complete_sessions():
+            c = _specialize(cond, self._missing(k))
+            v = s.verdict(c)
+            allowed |= v.allowed
+            sane |= v.sane
+            if allowed:
+                break
+        if not allowed and self.bounded:
+            return None, True
+        return allowed, sane or allowed
+
+    def blame(self, cond: Cond) -> list[tuple[str, tuple[tuple[str, ...], ...]]]:
+        """For each complete combination on which `cond` is possible without axioms: the minimal
+        sets of axioms that rule it out there."""
+        out = []
+        for k, s in self.complete_sessions():
+            c = _specialize(cond, self._missing(k))
+            if s.verdict(c).sane:
+                out.append((self.combos[k].describe(), s.blame(c)))
+        return out
+
+    def witness(self, cond: Cond):
+        """(combination, execution) of an allowed execution satisfying `cond`, or None."""
+        for k, s in self.complete_sessions():
+            ex = s.witness(_specialize(cond, self._missing(k)))
+            if ex is not None:
+                return self.combos[k], s, ex
+        return None
+
+    # -- liveness --------------------------------------------------------------------------
+    def hangs(self) -> tuple[tuple[Hang, ...], bool]:
+        """The fair hangs found (one per combination that hangs), and whether the search was
+        complete (every cut loop could be judged)."""
+        found: list[Hang] = []
+        complete = not any(paths.unconverted_waits(t) for t in self.test.threads)
+        for c, e in self.blocked:
+            if c.cut:
+                # A thread still in a loop the bound cut may be why the barrier is short of
+                # arrivals: a hang here is that loop's (judged without the barriers), if fair.
+                hang, ok = self._cut_and_blocked(c)
+                complete &= ok
+                if hang is not None:
+                    found.append(hang)
+                continue
+            if self._feasible(c):
+                where = f"line {e.where.line}" if e.where else "?"
+                found.append(Hang(_thread_at(c, e), f"{e.where.text if e.where else '?'} ({where})", e.message,
+                                  c.describe()))
+        for c, s in zip(self.combos, self.sessions):
+            if not c.cut:
+                continue
+            if not all(spin.fair_checkable for _, spin in c.cut):
+                if s.witness(None) is not None:
+                    complete = False
+                continue
+            hang = self._fair_hang(c, s)
+            if hang is not None:
+                found.append(hang)
+        return tuple(found), complete
+
+    def _cut_and_blocked(self, c: Combo) -> tuple[Hang | None, bool]:
+        if not all(spin.fair_checkable for _, spin in c.cut):
+            return None, False
+        s = Session(_without_barriers(c.test), self.model, self.options, self.engine, self.lim)
+        try:
+            return self._fair_hang(c, s), True
+        except NeverCompletes:
+            return None, False
+
+    def _feasible(self, c: Combo) -> bool:
+        """Has a combination stuck at a barrier an execution (its barriers removed: they only
+        constrain)? Its path assumptions may be contradictory."""
+        s = Session(_without_barriers(c.test), self.model, self.options, self.engine, self.lim)
+        try:
+            return s.witness(None) is not None
+        except NeverCompletes:
+            return True
+
+    def _fair_hang(self, c: Combo, s: Session) -> Hang | None:
+        keys: set[str] = set()
+        checks = []
+        for thread, spin in c.cut:
+            for reg, loc in spin.loads:
+                keys |= {f"{thread}:{reg}", self.names.get(loc, loc)}
+                checks.append(("load", thread, reg, self.names.get(loc, loc)))
+            for w in spin.waits:
+                if not isinstance(w.operands[2], Imm) or not w.quals.get("parity"):
+                    return None
+                loc = self.names.get(w.operands[1].base, w.operands[1].base)
+                keys.add(loc)
+                checks.append(("wait", thread, w, loc))
+        have = {f"{t}:{r}" for t, r in s.es.registers}
+        locs = tuple(_ref(k) for k in sorted(keys) if ":" not in k or k in have)
+        probe = Session(replace(s.test, locations=locs), self.model, self.options, self.engine, self.lim)
+        outs, _ = probe.outcomes()
+        for o in sorted(outs):
+            d = dict(o)
+            if all(_fair(chk, d) for chk in checks):
+                thread, spin = c.cut[0]
+                state = "; ".join(_state(chk, d) for chk in checks if chk[1] == thread) or "nothing (an endless loop)"
+                b = spin.head if spin.branch.operands[0].name.startswith("__spin") else spin.branch
+                return Hang(thread, f"{b.text} (line {b.where.line if b.where else '?'})", state, c.describe(),
+                            probe, o)
+        return None
+
+
+def _without_barriers(test: LitmusTest) -> LitmusTest:
+    """`test` with its CTA and cluster barriers removed (they only add constraints)."""
+    threads = tuple(replace(t, code=tuple(i for i in t.code if i.op not in ("bar", "barrier")))
+                    for t in test.threads)
+    return replace(test, threads=threads)
+
+
+def _thread_at(c: Combo, e: NeverCompletes) -> str:
+    """The thread of the combination whose code holds the instruction the error names."""
+    for t in c.test.threads:
+        if any(i.where is not None and e.where is not None and i.where.line == e.where.line for i in t.code):
+            return t.name
+    return c.test.threads[0].name
+
+
+def _fair(chk, d) -> bool:
+    kind, thread, x, loc = chk
+    if kind == "load":
+        return d.get(f"{thread}:{x}", 0) == d.get(loc, 0)
+    return _wait_done(x, d.get(loc, 0)) == x.await_value
+
+
+def _wait_done(w, state: int) -> int:
+    """What the parity wait `w` returns reading mbarrier state `state`."""
+    from ..isa.mbarrier import phase_of
+    v = VConst(state)
+    done = Ite("!=", binop("mod", phase_of(v), VConst(2)), VConst(w.operands[2].value % 2), VConst(1), VConst(0))
+    return evaluate(done, lambda e: 0)
+
+
+def _state(chk, d) -> str:
+    kind, thread, x, loc = chk
+    if kind == "load":
+        return f"{x} = {d.get(f'{thread}:{x}', 0)}, the final value of {loc}"
+    from ..isa.mbarrier import describe
+    return f"{loc} stays {describe(d.get(loc, 0))}: the phase of parity {x.operands[2].value} never completes"
+
+
+def judge_flow(test: LitmusTest, model: Model, name: str, options=frozenset(), engine: str = "z3",
+               lim: limits.Limits | None = None) -> Result:
+    """The Result of a test with control flow (checker.verdict.check calls it)."""
+    from .check import base_result
+    base = base_result(test, engine, name)
+    fc = FlowCheck(test, model, options, engine, lim, loops=test.expect_hang is not None)
+    prepared = []
+    for exp in test.expectations:
+        fc.check_condition(exp.cond, exp.where)
+        prepared.append(fc.sessions[0].prepare(exp.cond, exp.where))
+    notes = (f"control paths: {fc.total} combinations (unroll {test.unroll or fc.lim.unroll})",)
+    undefined = fc.undefined()
+    if undefined:
+        if test.expect_undefined:
+            return replace(base, status="pass", undefined=undefined, notes=notes)
+        msg = "undefined behaviour: " + "; ".join(f"{u.flag}: {u.why}" for u in undefined)
+        status = "fail" if (test.expectations or test.expect_undefined is False) else "undefined"
+        return replace(base, status=status, undefined=undefined, message=msg, notes=notes)
+    outs, complete = fc.outcomes()
+    outcomes = tuple(sorted(outs))
+    conds = []
+    for exp, cond in zip(test.expectations, prepared):
+        sat = [o for o in outcomes if holds(cond, dict(o), fc.names)]
+        allowed, sane = fc.verdict(exp.cond)
+        conds.append(ConditionResult(show(exp.cond), exp.kind, allowed, len(sat), len(outcomes) - len(sat), sane))
+    if fc.bounded:
+        notes += (f"loop bound reached: executions continue past unroll {test.unroll or fc.lim.unroll} "
+                  f"({fc.bounded[0]}); a condition no bounded execution satisfies is Unknown (raise --unroll)",)
+    if not complete:
+        notes += (f"outcome list incomplete: the outcome cap ({limits.flag('outcomes')})",)
+    status, message = "run", ""
+    if test.expect_hang is not None:
+        hangs, hang_complete = fc.hangs()
+        conds.append(_hang_result(hangs, hang_complete, test.expect_hang))
+        left = [i for t in test.threads for i in paths.unconverted_waits(t)]
+        if not hangs and left:
+            notes += (f"hang not searched at the await '{left[0].text}' (line {left[0].where.line if left[0].where else '?'}):"
+                      " write that wait as a loop (L: ...; setp; @p bra L) to ask whether it may spin forever",)
+        if hangs:
+            h = hangs[0]
+            notes += (f"hang: {h.thread} blocks forever at {h.blocked}: {h.state} [{h.combo}]",)
+    if test.expect_undefined:
+        status, message = "fail", "expected undefined behaviour, but the program is well defined"
+    elif conds:
+        broken = [c for c in conds if not c.sane]
+        if broken:
+            status = "fail"
+            message = "broken test: no execution satisfies " + ", ".join(c.text for c in broken) + \
+                      " even without axioms"
+        elif any(c.met is None for c in conds):
+            status, message = "unknown", ("a verdict is Unknown: the loop bound cut executions off (raise --unroll)"
+                                          " or a wait was not searched for hangs (see the notes)")
+        else:
+            status = "pass" if all(c.met for c in conds) else "fail"
+    return replace(base, status=status, message=message, observe=fc.observe, outcomes=outcomes,
+                   complete=complete and not fc.bounded, conditions=tuple(conds), notes=notes)
+
+
+def _hang_result(hangs, complete: bool, expect: bool | None) -> ConditionResult:
+    allowed = True if hangs else (None if not complete else False)
+    return ConditionResult("hang", None if expect is None else ("allowed" if expect else "forbidden"), allowed)
+
+
+def explain_flow(test: LitmusTest, query, model: Model, options=frozenset(), engine: str = "z3",
+                 lim: limits.Limits | None = None) -> tuple[str, str, str | None]:
+    """What `ptxmc check` says for a test with control flow: `query` is a condition or "hang".
+    Returns (verdict word: allowed | forbidden | unknown | undefined, text, DOT of the witness)."""
+    from ..results import witness
+    from ..resources import model_name
+    from ..errors import SourceLoc
+
+    hang = query == "hang"
+    fc = FlowCheck(test, model, options, engine, lim, loops=hang)
+    head = [f"Test {test.name}  (model {model_name(model)})", f"Condition {'hang' if hang else show(query)}",
+            f"note: control paths: {fc.total} combinations (unroll {test.unroll or fc.lim.unroll})"]
+    undefined = fc.undefined()
+    if undefined:
+        head.append("Undefined: the program has undefined behaviour (" + "; ".join(u.why for u in undefined) + ")")
+        return "undefined", "\n".join(head) + "\n", None
+    if hang:
+        hangs, complete = fc.hangs()
+        if not hangs:
+            word = "forbidden" if complete else "unknown"
+            why = ("no fair execution spins forever: in every combination of paths, each loop cut by the bound "
+                   "exits once it reads the latest values") if complete else \
+                "unknown: a loop with side effects was cut by the bound (raise --unroll)"
+            return word, "\n".join(head + ["Forbidden" if complete else "Unknown", "  " + why]) + "\n", None
+        lines = head + ["Allowed: some fair execution never terminates"]
+        for h in hangs:
+            lines.append(f"  {h.thread} blocks at {h.blocked}: {h.state}")
+            lines.append(f"    paths: {h.combo}")
+        h = next((h for h in hangs if h.probe is not None), None)
+        if h is None:                   # blocked at a barrier: no execution to draw
+            return "allowed", "\n".join(lines) + "\n", None
+        cond = And(tuple(Eq(_ref(k), v) for k, v in h.outcome))
+        ex = h.probe.witness(cond)
+        dot = None
+        if ex is not None:
+            env = dict(h.probe.evaluation(ex).env)
+            lines.append("Witness execution (the blocked loop's last iteration):")
+            return "allowed", "\n".join(lines) + "\n" + witness.text(h.probe.es, ex, env), \
+                witness.dot(h.probe.es, ex, env, f"{test.name}: hang")
+        return "allowed", "\n".join(lines) + "\n", dot
+    fc.check_condition(query, SourceLoc("<command line>", 1, show(query)))
+    allowed, sane = fc.verdict(query)
+    if allowed:
+        combo, s, ex = fc.witness(query)
+        env = dict(s.evaluation(ex).env)
+        text = "\n".join(head + ["Allowed", f"  paths: {combo.describe()}", "Witness execution:"]) + "\n" + \
+            witness.text(s.es, ex, env)
+        return "allowed", text, witness.dot(s.es, ex, env, f"{test.name}: allowed witness")
+    if allowed is None:
+        return "unknown", "\n".join(head + ["Unknown: no execution within the loop bound satisfies it, but the bound "
+                                            f"cut executions off ({fc.bounded[0]}); raise --unroll"]) + "\n", None
+    if not sane:
+        return "impossible", "\n".join(head + ["Impossible: no well-formed execution satisfies it on any control "
+                                               "path, even without axioms"]) + "\n", None
+    lines = head + [f"Forbidden on every combination of control paths ({len(fc.complete_sessions())} that complete)"]
+    for combo, blame in fc.blame(query):
+        lines.append(f"  paths {combo}: ruled out by " + (" or ".join(" + ".join(b) for b in blame) or "-"))
+    return "forbidden", "\n".join(lines) + "\n", None
