@@ -100,7 +100,7 @@ from functools import partial
 
 from ..ast import Addr, Imm, Instr, Quals, Reg
 from ..model.builder import Builder, ThreadCtx
-from ..model.memory import MAX_BYTES, compose, slice_value
+from ..model.memory import MAX_BYTES, slice_value
 from ..model.values import Const, Expr, Ite, ReadVal
 from .common import (IM2COL, atom_value, check_space, cta_mask, cta_mask_rule, decl, issue, label,
                      multicast_targets, order, performed_by_owner, restrict)
@@ -437,45 +437,52 @@ def lower_reduce(b: Builder, ctx: ThreadCtx, i: Instr, dst: str, src: str, mbar:
     start = issue(b, ctx, i)
     rs = b.read(ctx, {"ASYNC", "WEAK", "ASRC"}, src, in_po=False, label=label(i, f"async read {src.base}"),
                 size=size, align=16)
-    rd, wd = _reduction(b, ctx, i, q["op"], dst, ReadVal(rs), size=size, elem=q["type"])
-    order(b, start, [rs], [rd], [wd])
-    _state(ctx).uncommitted.append(BulkOp([rs, rd, wd], [rs], full=not mbar))
+    rds, wds = _reduction(b, ctx, i, q["op"], dst, ReadVal(rs), size=size, elem=q["type"])
+    order(b, start, [rs], rds, wds)
+    _state(ctx).uncommitted.append(BulkOp([rs, *rds, *wds], [rs], full=not mbar))
     if mbar:
-        complete_tx(b, ctx, i, start, i.operands[3], size, [rs, rd, wd], proxy_fence=True)
+        complete_tx(b, ctx, i, start, i.operands[3], size, [rs, *rds, *wds], proxy_fence=True)
 
 
 MAX_REDUCE_ELEMENTS = 64
 
 
 def _reduction(b: Builder, ctx: ThreadCtx, i: Instr, op: str, dst: Addr, x: Expr, keep=None,
-               size: int | None = None, elem: str | None = None) -> tuple[int, int]:
-    """The async-proxy .relaxed.gpu RMW of a bulk reduction on `dst` with operand x (`keep`: a
-    condition (a, b) under which the bytes are reduced; otherwise they keep their value). Sized: an
-    element-wise reduction of the `elem`-typed elements of `size` bytes, each wrapping around in
-    its element. One RMW event: its elements are updated atomically together, which no
-    element-wise interleaving of these commutative operations can tell apart."""
+               size: int | None = None, elem: str | None = None) -> tuple[list[int], list[int]]:
+    """The async-proxy .relaxed.gpu RMWs of a bulk reduction on `dst` with operand x (`keep`: a
+    condition (a, b) under which the bytes are reduced; otherwise they keep their value): the
+    reads and the writes. Sized: the reduction is element-wise, as the ISA describes it -- one RMW
+    per `elem`-typed element of the `size` bytes, each wrapping around in its element -- so a
+    generic atomic on one element overlaps exactly that element's RMW (not a wider access: no
+    mixed-size race). Unsized: one RMW on the whole cell."""
     tags = {"ASYNC", "STRONG", "RLX", "GPU", "ATOM", "RED"}
-    rd = b.read(ctx, tags, dst, in_po=False, label=label(i, f"async reduce {dst.base}: read"), size=size, align=16)
     if size is None or elem is None:
-        new = atom_value(op, ReadVal(rd), [x])
+        parts = [(dst, x, None, None, 16)]
     else:
         bits, is_signed = TYPE_BITS[elem], elem in SIGNED_TYPES
         if elem in FLOAT_TYPES:
             raise ctx.error(f"{i.op} .{op}.{elem}: floating-point reductions are not modelled")
-        n = 8 * size // bits
+        eb = bits // 8
+        n = size // eb
         if n > MAX_REDUCE_ELEMENTS:
             raise ctx.error(f"a bulk reduction of {n} elements: ptxmc models at most {MAX_REDUCE_ELEMENTS}")
-        new = compose([(atom_value(op, slice_value(ReadVal(rd), k * bits // 8, bits // 8),
-                                   [slice_value(x, k * bits // 8, bits // 8)], bits, is_signed), k * bits // 8)
-                       for k in range(n)])
-    if keep is not None:
-        new = Ite("==", keep[0], keep[1], new, ReadVal(rd))
-    wd = b.write(ctx, tags | {"ADST"}, dst, new, in_po=False, label=label(i, f"async reduce {dst.base}: write"),
-                 size=size, align=16)
-    b.pairs["rmw"].add((rd, wd))
-    for e in (rd, wd):
-        performed_by_owner(b, ctx, e, dst)
-    return rd, wd
+        parts = [(Addr(dst.base, dst.offset + k * eb), slice_value(x, k * eb, eb), eb, (bits, is_signed),
+                  16 if k == 0 else eb) for k in range(n)]
+    reads, writes = [], []
+    for k, (at, operand, nbytes, typed, align) in enumerate(parts):
+        what = f"async reduce {dst.base}" + (f" element {k}" if len(parts) > 1 else "")
+        rd = b.read(ctx, tags, at, in_po=False, label=label(i, f"{what}: read"), size=nbytes, align=align)
+        new = atom_value(op, ReadVal(rd), [operand], *(typed or ()))
+        if keep is not None:
+            new = Ite("==", keep[0], keep[1], new, ReadVal(rd))
+        wd = b.write(ctx, tags | {"ADST"}, at, new, in_po=False, label=label(i, f"{what}: write"),
+                     size=nbytes, align=align)
+        b.pairs["rmw"].add((rd, wd))
+        for e in (rd, wd):
+            performed_by_owner(b, ctx, e, at)
+        reads.append(rd)
+        writes.append(wd)
+    return reads, writes
 
 
 def _tensor_map(b: Builder, ctx: ThreadCtx, taddr: Addr):
@@ -598,7 +605,7 @@ def lower_tensor_store(b: Builder, ctx: ThreadCtx, i: Instr) -> None:
             if box is not None:
                 raise ctx.error("a tensor reduction over a declared box is not modelled (its element type is not "
                                 "known): declare the map without box")
-            old, w = _reduction(b, ctx, i, op, Addr(buf), ReadVal(rs), keep=(ReadVal(t), Const(k)))
+            (old,), (w,) = _reduction(b, ctx, i, op, Addr(buf), ReadVal(rs), keep=(ReadVal(t), Const(k)))
         per_index[k] = [old, w]
         firsts.append(old)
         lasts.append(w)
