@@ -18,6 +18,13 @@ def bundled_tests():
     return [t for t in bundled_items() if not isinstance(t, LitmusError)]
 
 
+def straight_line_tests():
+    """The bundled tests one event structure describes: no control flow and no hang question (a
+    test with labels, branches or guards, or `expect: {hang: ...}`, is judged path by path by
+    checker.verdict.paths)."""
+    return [t for t in bundled_tests() if not t.branches and t.expect_hang is None]
+
+
 def test_id(t) -> str:
     return t.name
 

@@ -8,9 +8,9 @@ from checker.resources import resolve_model
 from checker.engines.smt import Z3Engine
 from checker.isa.registry import lower
 
-from .conftest import bundled_tests
+from .conftest import straight_line_tests
 
-TESTS = bundled_tests()
+TESTS = straight_line_tests()
 
 
 @pytest.mark.parametrize("test", TESTS, ids=[t.name for t in TESTS])

@@ -16,8 +16,9 @@ from checker.resources import resolve_model
 from checker.engines.brute import BruteEngine
 from checker.errors import LimitExceeded, Unsupported
 from checker.isa.registry import lower
+from checker.model import relations
 
-from .conftest import bundled_tests
+from .conftest import straight_line_tests
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 DYNAMIC = {"rf", "co"}
@@ -106,7 +107,7 @@ def test_static_subexpressions_are_hoisted():
     assert "po" not in repr(let.bindings[0].expr) and len(staged.static.statements) == 2
 
 
-TESTS = bundled_tests()
+TESTS = straight_line_tests()
 
 
 @pytest.mark.parametrize("options", [(), ("strict-cta",)], ids=["default", "strict-cta"])
@@ -127,5 +128,6 @@ def test_staging_on_bundled_tests(test, options):
     for ex, _ in executions:
         base = ex.base(es)
         whole = evaluate(model, base, alg, options)
-        part = evaluate(eng.residual, {**eng.base, **{k: base[k] for k in ("rf", *ex.orders)}}, alg, options)
+        dynamic = ("rf", *ex.orders, *relations.VALUE_SETS)
+        part = evaluate(eng.residual, {**eng.base, **{k: base[k] for k in dynamic}}, alg, options)
         _same_checks(whole, part)
