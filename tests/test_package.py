@@ -124,7 +124,7 @@ def test_check_a_bundled_test_from_elsewhere(installed):
     assert lines[2:4] == ["Forbidden", "  ruled out by: Causality"]
     r = _run([installed["ptxmc"], "check", "litmus/core/NoSuch.yaml::X", "true"], cwd=installed["cwd"],
              env=installed["env"])
-    assert r.returncode == 1 and r.stderr == "ptxmc: no such file: litmus/core/NoSuch.yaml\n"
+    assert r.returncode == 4 and r.stderr == "ptxmc: litmus/core/NoSuch.yaml::X: no such file: litmus/core/NoSuch.yaml\n"
 
 
 def test_python_api_from_the_installed_package(installed):

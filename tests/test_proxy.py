@@ -210,7 +210,7 @@ threads:
   P0:
     at: gpu0.cta0
     code:
-      - cp.async.bulk.tensor.2d.shared::cta.global.tile.mbarrier::complete_tx::bytes [d], [tm, {0, r1}], [mb]
+      - cp.async.bulk.tensor.2d.shared::cta.global.tile.mbarrier::complete_tx::bytes [d], [tm, {0, 0}], [mb]
 """))
     tm = [e for e in es.events if "TMAP" in e.tags]
     assert len(tm) == 1 and tm[0].loc == "tm" and tm[0].kind == "R"
@@ -383,6 +383,7 @@ threads:
                   frozenset((w, r) for r in es.reads for w in es.rf_may[r][:1]))
     base["co"] = ("rel", frozenset())
     base["fsc"] = ("rel", frozenset())
+    base["MB_RANGE"] = ("set", frozenset())        # no mbarrier state out of range
     env = evaluate(ptx_model, base, ConcreteAlgebra(range(len(es.events)))).env
     bc = env["bc"][1]
     assert (x, a) in bc and (a, c) in bc

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..ast import value_text
+from ..ast import LitmusTest, value_text
 
 Outcome = tuple[tuple[str, int], ...]
 
@@ -67,3 +67,9 @@ class Result:
 def outcome_text(o: Outcome, shown=None) -> str:
     """An outcome as herd prints it: `P1:r0=1; x=2;` (`shown(key, value)` may spell a value)."""
     return " ".join(f"{k}={value_text(v) if shown is None else shown(k, v)};" for k, v in o)
+
+
+def base_result(test: LitmusTest, engine: str, model: str) -> Result:
+    """The Result of a test before it is judged (status error, no message)."""
+    return Result(name=test.name, path=test.path, status="error", expect_undefined=test.expect_undefined,
+                  engine=engine, model=model, matrix_row=test.matrix_row, source=test.source)

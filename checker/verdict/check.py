@@ -12,15 +12,9 @@ from ..cat.interp import Model
 from ..errors import LimitExceeded, LitmusError, ModelError, SolverUnknown, Unsupported
 from ..front.conditions import show
 from ..model.observables import holds
-from ..results.result import ConditionResult, Result
+from ..results.result import ConditionResult, Result, base_result  # noqa: F401 (base_result: API)
 from ..resources import model_name
 from .session import Session
-
-
-def base_result(test: LitmusTest, engine: str, model: str) -> Result:
-    """The Result of a test before it is judged (status error, no message)."""
-    return Result(name=test.name, path=test.path, status="error", expect_undefined=test.expect_undefined,
-                  engine=engine, model=model, matrix_row=test.matrix_row, source=test.source)
 
 
 def check_test(test: LitmusTest, model: Model, model_name_: str | None = None, options=frozenset(),

@@ -31,7 +31,7 @@ from ..isa.registry import lower
 from ..model.builder import Builder
 from ..model.observables import atoms, holds
 from ..model.values import Const as VConst, Ite, binop, evaluate
-from ..results.result import ConditionResult, Result
+from ..results.result import ConditionResult, Result, base_result
 from .session import Session
 
 
@@ -341,7 +341,6 @@ def _state(chk, d) -> str:
 def judge_flow(test: LitmusTest, model: Model, name: str, options=frozenset(), engine: str = "z3",
                lim: limits.Limits | None = None) -> Result:
     """The Result of a test with control flow (checker.verdict.check calls it)."""
-    from .check import base_result
     base = base_result(test, engine, name)
     fc = FlowCheck(test, model, options, engine, lim, loops=test.expect_hang is not None)
     prepared = []
