@@ -68,7 +68,7 @@ def test_resume_budget_and_shards(tmp_path, capsys):
     out = capsys.readouterr().out
     assert out.count("skip ") == 3 and "ran  CoRR+weak" in out and "ran 1, resumed 3" in out
     assert len(histogram.load(tmp_path / "o" / "histograms.jsonl", allow_simulated=True)) == 4
-    assert _run(tmp_path, "", "--budget", "0", out="b") == 1
+    assert _run(tmp_path, "", "--budget", "1e-9", out="b") == 1
     out = capsys.readouterr().out
     assert "not run 7 (budget)" in out and "--resume" in out
     shards = []
