@@ -31,11 +31,12 @@ from __future__ import annotations
 
 import os
 from dataclasses import replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable, Literal, Sequence, Union, overload
 
 from . import limits as _limits
 from .ast import Cond, LitmusTest
-from .errors import LitmusError, SourceLoc
+from .errors import CheckerError, LitmusError, SourceLoc
 from .resources import LITMUS_DIR, bundled
 
 if TYPE_CHECKING:
@@ -98,21 +99,62 @@ def load_test(spec: TestSpec) -> LitmusTest:
     from .front.litmus import load_file
 
     path, _, name = os.fspath(spec).partition("::")
-    found = bundled(path)
-    if not os.path.exists(found):
-        raise LitmusError(f"no such file: {path}")
-    items = load_file(found, name or None)      # with a name, only the entries that can be it
+    path = bundled(path) if path else path
+    if not path or not Path(path).exists():
+        raise LitmusError(f"no such file: {os.fspath(spec).partition('::')[0]}")
+    items = load_file(path, name or None)      # with a name, only the entries that can be it
     errors = [it for it in items if isinstance(it, LitmusError)]
-    tests = [t for t in items if not isinstance(t, LitmusError) and (not name or t.name == name)]
-    named = [e for e in errors if name and name in str(e)]
-    if named or errors and (not name or not tests):
-        raise (named or errors)[0]
-    if name and not tests:
-        raise LitmusError(f"no test named '{name}' in {path}")
+    tests = [t for t in items if not isinstance(t, LitmusError)]
+    if name:
+        named = [t for t in tests if t.name == name]
+        if named:
+            return named[0]
+        mine = _errors_of(path, name, errors)
+        if mine:
+            raise mine[0]
+        if not errors:          # the name matched no entry: load the rest to say what is there
+            everything = load_file(path)
+            errors = [it for it in everything if isinstance(it, LitmusError)]
+            tests = [t for t in everything if not isinstance(t, LitmusError)]
+        if errors and not tests:
+            raise errors[0]                         # the whole file is unreadable
+        also = f" ({len(errors)} malformed test(s) in the file: `ptxmc run {path}` lists them)" if errors else ""
+        raise LitmusError(f"no test named '{name}' in {path}{also}")
+    if errors:
+        raise errors[0]
     if len(tests) != 1:
         names = ", ".join(t.name for t in tests)
         raise LitmusError(f"{path} holds {len(tests)} tests ({names}): name one as {path}::NAME")
     return tests[0]
+
+
+def _errors_of(path: str, name: str, errors: list) -> list:
+    """The errors located inside the YAML item whose `name:` is `name` (a matrix test's name
+    template, ${...} standing for anything, counts too), or that name it as a duplicate."""
+    import re
+
+    from .front import yamlsafe
+
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+        root = yamlsafe.compose(text, path)
+    except (OSError, UnicodeError, CheckerError, RecursionError):
+        return []
+    if root is None:
+        return []
+    items = root.value if root.tag.endswith(":seq") else [root]
+    spans = []
+    for it in items:
+        if not it.tag.endswith(":map"):
+            continue
+        raw = next((v.value for k, v in it.value if getattr(k, "value", None) == "name"
+                    and isinstance(v.value, str)), None)
+        if raw is None:
+            continue
+        pattern = ".*".join(re.escape(part) for part in re.split(r"\$\{[^{}]*\}", raw.strip()))
+        if re.fullmatch(pattern, name):
+            spans.append((it.start_mark.line + 1, it.end_mark.line + 1))
+    return [e for e in errors if e.where is not None and any(a <= e.where.line <= b for a, b in spans)]
 
 
 def session(test: TestSpec, *, model: ModelSpec = None, options: Iterable[str] = (), engine: str = "z3",
