@@ -295,6 +295,9 @@ class LitmusTest:
     kernels: tuple[Kernel, ...] = ()                # kernels in stream order (empty: one kernel)
     unroll: int | None = None                       # loop bound of this test (`unroll:`; None: the default)
     expect_hang: bool | None = None                 # `expect: {hang: allowed}` (True) / `forbidden` (False)
+    # the generation of each barrier operation, (thread, index in its code, generation), where the
+    # test's barriers can meet in several ways (chosen by checker.verdict.paths; checker.isa.generations)
+    barrier_generations: tuple[tuple[str, int, int], ...] | None = None
 
     @property
     def branches(self) -> bool:

@@ -371,7 +371,9 @@ def cmd_check(args) -> int:
         except RecursionError:
             raise LitmusError("too deeply nested for this machine (Python's stack)", where) from None
         with _bounded(args, lim, EXIT_UNKNOWN), limits.use(lim):
-            if cond == "hang" or test.branches:       # control paths and liveness (checker.verdict.paths)
+            from .verdict.check import by_paths
+
+            if cond == "hang" or by_paths(test):       # control paths and liveness (checker.verdict.paths)
                 from .verdict.paths import explain_flow
 
                 verdict, text, dot = explain_flow(test, cond, resolve_model(args.model), frozenset(args.option),
@@ -425,11 +427,15 @@ def cmd_outcomes(args) -> int:
     lines = [f"Test {r.name}", f"States {len(r.outcomes)}"]
     lines += [outcome_text(o) for o in r.outcomes]
     lines.append(f"Formula {compact(list(r.outcomes))}")
+    hang = next((n for n in r.notes if n.startswith("hang: ")), None)
+    lines += [f"note: {n}" for n in r.notes if n.startswith("a hang is possible")]
+    if hang is not None and not r.outcomes:        # every execution blocks: no outcome is not "safe"
+        lines.append(f"Hang: no execution terminates; {hang[len('hang: '):]}")
     if not r.complete:
         lines.append(f"(enumeration stopped at the outcome cap of {lim.outcomes}: the list is incomplete; "
                      f"raise it with {limits.flag('outcomes')})")
     emit("\n".join(lines) + "\n")
-    return EXIT_OK
+    return EXIT_FAIL if hang is not None and not r.outcomes else EXIT_OK
 
 
 if __name__ == "__main__":

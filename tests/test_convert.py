@@ -286,9 +286,18 @@ def test_a_translation_ptxmc_rejects_names_the_source_line():
     assert str(got.error) == ("bad.litmus:4: 'ld.release.gpu r0, x': ptxmc does not accept it (translated to "
                               "'ld.release.gpu r0, [x]'): ld.release does not exist: a load is .weak, .relaxed, "
                               ".acquire, .volatile or .mmio")
-    hang = "PTX Hang\n{ }\n P0@cta 0,gpu 0 | P1@cta 0,gpu 0 ;\n bar.cta.sync 0 | ;\nexists (true)\n"
-    got = import_text(hang, "dat3m", "hang.litmus")         # lowering refuses it: reported here
-    assert "hang.litmus:4: 'bar.cta.sync 0'" in str(got.error) and "never complete" in str(got.error)
+
+
+
+def test_a_translation_that_hangs_is_converted_and_judged_a_hang():
+    """A deadlock is a finding, not a malformed test (barriers 0 and 1 taken in opposite orders)."""
+    hang = ("PTX Hang\n{ }\n P0@cta 0,gpu 0 | P1@cta 0,gpu 0 ;\n bar.cta.sync 0 | bar.cta.sync 1 ;\n"
+            " bar.cta.sync 1 | bar.cta.sync 0 ;\nexists (true)\n")
+    got = import_text(hang, "dat3m", "hang.litmus")
+    (test,) = load_text(got.yaml)
+    r = check_test(test, resolve_model("ptx"))
+    assert r.status == "fail" and all(c.allowed is None for c in r.conditions), r.message
+    assert r.message.startswith("no execution terminates") and "barrier 0 generation 1 never completes" in r.message and "barrier 1 generation 1" in r.message
 
 
 def test_conditions_name_registers_the_code_never_writes():

@@ -275,7 +275,7 @@ def test_a_barrier_reached_on_one_path_only_is_a_hang(engine):
     racy = FlowCheck(one(BAR.format(await_="", hang="allowed")), MODEL, engine=engine, loops=True)
     hangs, complete = racy.hangs()
     assert complete and [(h.thread, h.blocked) for h in hangs] == [("P1", "bar.sync 1, 2 (line 14)")]
-    assert "expects 2 threads but only P1 take part" in hangs[0].state
+    assert "barrier 1 generation 1 never completes: it needs 2 threads' arrivals, 1 arrive (P1" in hangs[0].state
     # P0 waits until it reads x=1: it always reaches the barrier, and its spin always exits
     fixed = FlowCheck(one(BAR.format(await_=" == 1", hang="forbidden")), MODEL, engine=engine, loops=True)
     assert fixed.hangs() == ((), True)
@@ -286,10 +286,13 @@ def test_a_barrier_count_no_thread_set_can_meet_is_a_hang_finding_not_an_error()
         .replace("bar.sync 1, 2", "bar.sync 1, 3")
     r = check_test(one(text), MODEL)
     assert r.status == "pass" and any("blocks forever at bar.sync 1, 3" in n for n in r.notes)
-    # without the liveness question the straight-line test stays malformed, as before
+    # without the liveness question the straight-line test is a hang too: it fails, with no verdict
+    # (every execution blocks: "true" must not read as Forbidden), never "malformed"
     plain = one(text.replace("expect:\n  hang: allowed\n", "expect:\n  allowed: ['true']\n")
                 .replace('      - setp.eq.s32 p, r0, 1\n', ""))
-    assert check_test(plain, MODEL).status == "error"
+    r = check_test(plain, MODEL)
+    assert (r.status, [c.allowed for c in r.conditions]) == ("fail", [None])
+    assert r.message.startswith("no execution terminates: every execution blocks at a barrier"), r.message
 
 
 def test_a_filter_applies_to_every_path_combination():

@@ -638,7 +638,7 @@ def test_load_text_returns_errors_never_raises(lines):
         assert isinstance(r, (LitmusTest, LitmusError))
 
 
-# -- barrier instances are matched statically: too few or too many participants ----------------
+# -- barrier generations: a count no arrivals reach, or arrivals that meet in several ways -------
 
 def _bar_test(counts: list[str]) -> str:
     lines = ["name: Bar", "threads:"]
@@ -650,15 +650,15 @@ def _bar_test(counts: list[str]) -> str:
 
 
 @pytest.mark.parametrize("counts, message", [
-    ([", 3", ", 3"], "barrier 1 (use 1) expects 3 threads but only P0, P1 take part: it would never complete"
-                     " (the count 3 is in PTX threads, and each litmus thread stands for 1: "
-                     "threads_per_litmus_thread: 1, the default)"),
-    ([", 2"] * 4, "barrier 1 (use 1) expects 2 threads but 4 take part (P0, P1, P2, P3): which of them "
-                  "complete it together is decided at run time, which ptxmc does not model; give each "
-                  "group its own barrier (the count 2 is in PTX threads, and each litmus thread stands for 1: "
-                  "threads_per_litmus_thread: 1, the default)"),
+    ([", 3", ", 3"], "barrier 1 generation 1 never completes: it needs 3 threads' arrivals, 2 arrive (P0+P1; "
+                     "counts are in PTX threads, and each litmus thread stands for 1: threads_per_litmus_thread: 1, "
+                     "the default); P0 (line 6) and P1 (line 11) wait forever"),
+    ([", 2"] * 4, "which arrivals complete each barrier generation is decided at run time (3 ways): `ptxmc run` "
+                  "and `ptxmc check` judge each way; this command does not"),
 ])
-def test_barrier_participants_must_match_the_count(counts, message):
+def test_barrier_lowering_needs_one_way_that_completes(counts, message):
+    """Building one event structure needs the barriers to meet in exactly one way that completes;
+    the other tests are judged schedule by schedule (tests/test_generations.py)."""
     from checker.isa.registry import lower
 
     [test] = load_text(_bar_test(counts), "bar.yaml")

@@ -410,6 +410,10 @@ def test_real_barrier_counts_with_threads_per_litmus_thread():
     _both(BAR.format(per="threads_per_litmus_thread: 128"))
 
 
-def test_a_real_barrier_count_without_the_convention_is_refused_naming_it():
-    msg = _error(BAR.format(per=""))
-    assert "threads_per_litmus_thread" in msg and "never complete" in msg
+def test_a_real_barrier_count_without_the_convention_is_a_hang_naming_it():
+    """Counts are in PTX threads: 256 with two litmus threads standing for one thread each never
+    completes, a hang (not "Forbidden"), and the message names the convention."""
+    r = check_test(_test(BAR.format(per="")), MODEL)
+    assert r.status == "fail" and all(c.allowed is None for c in r.conditions), r.message
+    assert "threads_per_litmus_thread" in r.message and "never completes" in r.message
+    assert r.message.startswith("no execution terminates")

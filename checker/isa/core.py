@@ -16,10 +16,9 @@ threads that take part. bar.warp.sync is a B event synchronizing the lanes of it
 from __future__ import annotations
 
 from ..ast import Addr, Imm, Instr, Name, Quals, Vec
-from ..errors import LitmusError, NeverCompletes
 from ..model.builder import AddressValue, Builder, ThreadCtx, Unmodelled
 from ..model.values import ReadVal, binop, signed, wrap
-from . import hints
+from . import generations, hints
 from .common import access_tags, atom_value, restrict, strength_tags
 from .table import (ATOM_OPS, ATOM_TYPES, FLOAT_TYPES, INT_TYPES, LDST_TYPES, SCOPE_TAG, SCOPES, SIGNED_TYPES,
                     SPACES, TYPE_BITS, Family, Group, Slot, drop, sig, swap_qualifier)
@@ -233,88 +232,24 @@ def lower_membar(b: Builder, ctx: ThreadCtx, i: Instr) -> None:
 
 
 def lower_bar(b: Builder, ctx: ThreadCtx, i: Instr) -> None:
-    """A use of a CTA barrier: a B event (BAR_SYNC / BAR_ARRIVE / BAR_RED), matched with the other
-    threads' uses once every thread is lowered (_match_barriers)."""
+    """A use of a CTA barrier: a B event (BAR_SYNC / BAR_ARRIVE / BAR_RED), joined with the other
+    threads' uses of its generation once every thread is lowered (checker.isa.generations)."""
     kind = i.quals["mode"]
-    ops = list(i.operands)
     if kind == "red":
-        dst = ops.pop(0)
-        b.set_reg(ctx, dst, Unmodelled("the result of bar.red, which is not modelled"))
-        ops = ops[:-1]      # the predicate operand
-    bid = ops[0].value if isinstance(ops[0], Imm) else 0
-    count = ops[1].value if len(ops) > 1 and isinstance(ops[1], Imm) else None
-    e = b.new_event(ctx, "B", {"BAR_" + kind.upper()})
-    uses = b.finalize("bar", _match_barriers).setdefault("cta", {})
-    uses.setdefault((ctx.thread.position.cta_key(), bid), {}).setdefault(ctx.thread.name, []).append((e, i, count))
+        b.set_reg(ctx, i.operands[0], Unmodelled("the result of bar.red, which is not modelled"))
+    generations.record(b, ctx, b.new_event(ctx, "B", {"BAR_" + kind.upper()}))
 
 
 def lower_bar_warp(b: Builder, ctx: ThreadCtx, i: Instr) -> None:
     """bar.warp.sync: a B event joining the lanes of its mask (the litmus threads placed in this
-    warp, in order)."""
+    warp, in order) that have not exited."""
     mask = i.operands[0].value if isinstance(i.operands[0], Imm) else 0xFFFFFFFF
     pos = ctx.thread.position
     lanes = [t.name for t in b.test.threads if t.position == pos]
     lane = lanes.index(ctx.thread.name)
     if not mask >> lane & 1:
         raise ctx.error(f"bar.warp.sync: this thread (lane {lane}) is not in the mask {mask:#x}")
-    e = b.new_event(ctx, "B", {"BAR_WARP"})
-    uses = b.finalize("bar", _match_barriers).setdefault("warp", {})
-    uses.setdefault((pos, mask), {}).setdefault(ctx.thread.name, []).append((e, lane))
-
-
-def _match_barriers(b: Builder) -> None:
-    """Static instance matching: the k-th use of barrier id b by each thread of a CTA joins
-    instance k. Counts must agree with the threads that take part, or it could never complete."""
-    test = b.test
-    state = b.ext["bar"]
-    for (cta, bid), per_thread in sorted(state.get("cta", {}).items(), key=lambda kv: repr(kv[0])):
-        ctas_threads = [t.name for t in test.threads if t.position.cta_key() == cta]
-        depth = max(len(v) for v in per_thread.values())
-        for k in range(depth):
-            members = [(t, per_thread[t][k]) for t in per_thread if len(per_thread[t]) > k]
-            for t, (eid, instr, count) in members:
-                expected = _litmus_threads(test, count, instr) if count is not None else len(ctas_threads)
-                who = ", ".join(sorted(m for m, _ in members))
-                if expected > len(members):
-                    waiting = [i for _, (e, i, _) in members if b.events[e].tags & {"BAR_SYNC", "BAR_RED"}]
-                    raise (NeverCompletes if waiting else LitmusError)(
-                        f"barrier {bid} (use {k + 1}) expects {expected} threads but only {who} "
-                        f"take part: it would never complete{_convention(test, count)}",
-                        (waiting[0] if waiting else instr).where)
-                if expected < len(members):
-                    raise LitmusError(
-                        f"barrier {bid} (use {k + 1}) expects {expected} threads but {len(members)} take "
-                        f"part ({who}): which of them complete it together is decided at run time, "
-                        f"which ptxmc does not model; give each group its own barrier{_convention(test, count)}",
-                        instr.where)
-            for _, (x, _, _) in members:
-                for _, (y, _, _) in members:
-                    if x != y and b.events[y].tags & {"BAR_SYNC", "BAR_RED"}:
-                        b.pairs["syncbar"].add((x, y))
-    for key, per_thread in sorted(state.get("warp", {}).items(), key=lambda kv: repr(kv[0])):
-        depth = max(len(v) for v in per_thread.values())
-        for k in range(depth):
-            members = [per_thread[t][k][0] for t in per_thread if len(per_thread[t]) > k]
-            b.pairs["syncwarp"].update((x, y) for x in members for y in members if x != y)
-
-
-def _litmus_threads(test, count: int, instr: Instr) -> int:
-    """The litmus threads a barrier's thread count stands for: the count is in PTX threads, and
-    one litmus thread stands for `threads_per_litmus_thread` of them (default 1)."""
-    n = test.threads_per_litmus_thread
-    if count % n:
-        raise LitmusError(f"the barrier's thread count {count} is not a multiple of threads_per_litmus_thread ({n}): "
-                          "counts are in PTX threads, and each litmus thread stands for that many", instr.where)
-    return count // n
-
-
-def _convention(test, count: int | None) -> str:
-    """How a barrier count is read, for an error about it."""
-    if count is None:
-        return ""
-    n = test.threads_per_litmus_thread
-    return (f" (the count {count} is in PTX threads, and each litmus thread stands for {n}: "
-            f"threads_per_litmus_thread: {n}{'' if n > 1 else ', the default'})")
+    generations.record(b, ctx, b.new_event(ctx, "B", {"BAR_WARP"}))
 
 
 def lower_alu(b: Builder, ctx: ThreadCtx, i: Instr) -> None:

@@ -53,9 +53,9 @@ fence.mbarrier_init.release.cluster (A10): a release fence at .cluster scope tag
 from __future__ import annotations
 
 from ..ast import Addr, Imm, Instr, Quals, Sink
-from ..errors import LitmusError, NeverCompletes
 from ..model.builder import Builder, ThreadCtx
 from ..model.values import Const, Expr, Ite, ReadVal, binop
+from . import generations
 from .common import decl, label, performed_by_owner, restrict
 from .table import SCOPE_TAG, Family, Group, drop, sig
 
@@ -304,39 +304,7 @@ def lower_cluster_barrier(b: Builder, ctx: ThreadCtx, i: Instr) -> None:
         e = b.new_event(ctx, "B", base | {"CLU_ARRIVE"} | ({"RLX"} if q["sem"] == "relaxed" else {"REL"}))
     else:
         e = b.new_event(ctx, "B", base | {"CLU_WAIT", "ACQ"})
-    todo = b.finalize("cluster_barriers", _match_cluster_barriers)
-    todo.setdefault(ctx.thread.name, []).append((q["mode"], e, i))
-
-
-def _match_cluster_barriers(b: Builder) -> None:
-    """The k-th arrive of every participating thread of a cluster meets the k-th waits."""
-    per_thread = b.ext["cluster_barriers"]
-    clusters: dict[tuple, list[str]] = {}
-    for t in b.test.threads:
-        if t.name in per_thread:
-            clusters.setdefault(t.position.cluster_key(), []).append(t.name)
-    for key, names in clusters.items():
-        arrives = {t: [e for m, e, _ in per_thread[t] if m == "arrive"] for t in names}
-        waits = {t: [e for m, e, _ in per_thread[t] if m == "wait"] for t in names}
-        counts = {t: len(a) for t, a in arrives.items()}
-        if len(set(counts.values())) > 1:
-            who = ", ".join(f"{t} {n}" for t, n in counts.items())
-            raise NeverCompletes(f"barrier.cluster: every thread of the cluster that takes part arrives at each "
-                              f"cluster barrier, but the arrivals differ ({who}): it would never complete",
-                              per_thread[names[0]][0][2].where)
-        for t in names:
-            seen = 0
-            for m, e, instr in per_thread[t]:
-                seen += m == "arrive"
-                if m == "wait" and seen <= waits[t].index(e):
-                    raise NeverCompletes("barrier.cluster.wait without an earlier barrier.cluster.arrive of this "
-                                      "thread: it would never complete", instr.where)
-        for t in names:
-            for u in names:
-                if t != u:
-                    for k, a in enumerate(arrives[t]):
-                        if k < len(waits[u]):
-                            b.pairs["clusterbar"].add((a, waits[u][k]))
+    generations.record(b, ctx, e)       # joined with its generation's members (checker.isa.generations)
 
 
 def lower_mbarrier_init_fence(b: Builder, ctx: ThreadCtx, i: Instr) -> None:

@@ -16,7 +16,7 @@ from ..results import witness
 from ..results.formula import compact
 from ..resources import model_hash  # noqa: F401 - reports import it from here
 from ..results.result import Outcome, Result, outcome_text
-from ..verdict.check import base_result, judge
+from ..verdict.check import base_result, by_paths, judge
 from ..verdict.explain import Violation, explain
 from ..verdict.mutate import Effect
 from ..verdict.session import Session
@@ -83,7 +83,7 @@ def analyze(test: LitmusTest, model, model_name: str, options=frozenset(), timeo
     """Check `test` and explain the verdicts, with one Session (lowered and encoded once).
     `path` replaces the test's path in the Result (the report shows paths relative to the
     repository so its bytes do not depend on the checkout)."""
-    if test.branches or test.expect_hang is not None:
+    if by_paths(test):
         return _analyze_paths(test, model, model_name, options, timeout, path, engine)
     s = Session(test, model, options, engine, replace(limits.current(), timeout=timeout))
     try:

@@ -11,6 +11,7 @@ from ..ast import LitmusTest
 from ..cat.interp import Model
 from ..errors import LimitExceeded, LitmusError, ModelError, SolverUnknown, Unsupported
 from ..front.conditions import show
+from ..isa import generations
 from ..model.observables import holds
 from ..results.result import ConditionResult, Result, base_result  # noqa: F401 (base_result: API)
 from ..resources import model_name
@@ -21,13 +22,19 @@ def check_test(test: LitmusTest, model: Model, model_name_: str | None = None, o
                engine: str = "z3", timeout: float | None = None) -> Result:
     """Judge `test` under `model` (a new Session; `timeout` overrides the current limit)."""
     lim = limits.current() if timeout is None else replace(limits.current(), timeout=timeout)
-    if test.branches or test.expect_hang is not None:
+    if by_paths(test):
         return judge_paths(test, model, model_name_, options, engine, lim)
     return judge(Session(test, model, options, engine, lim), model_name_)
 
 
+def by_paths(test: LitmusTest) -> bool:
+    """Is `test` judged path by path (checker.verdict.paths): control flow, a hang expectation, or
+    barriers whose generations are decided at run time (several ways, or one that never completes)?"""
+    return test.branches or test.expect_hang is not None or generations.decided_at_run_time(test)
+
+
 def judge_paths(test: LitmusTest, model: Model, name: str | None, options, engine: str, lim) -> Result:
-    """A test with control flow (or a hang expectation), judged path by path (checker.verdict.paths)."""
+    """A test judged path by path and schedule by schedule (checker.verdict.paths)."""
     from .paths import judge_flow
 
     start = time.perf_counter()

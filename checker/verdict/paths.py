@@ -27,6 +27,7 @@ from ..cat.interp import Model
 from ..errors import LimitExceeded, LitmusError, NeverCompletes
 from ..front import paths
 from ..front.conditions import check_refs, show
+from ..isa import generations
 from ..isa.registry import lower
 from ..model.builder import Builder
 from ..model.observables import atoms, holds
@@ -39,14 +40,23 @@ from .session import Session
 class Combo:
     test: LitmusTest                      # straight-line: one path per thread
     paths: tuple[paths.Path, ...]
+    schedule: generations.Schedule | None = None    # how its barrier operations meet (None: not decided yet)
 
     @property
     def cut(self) -> tuple[tuple[str, paths.Spin], ...]:
         return tuple((t.name, p.cut) for t, p in zip(self.test.threads, self.paths) if p.cut is not None)
 
+    @property
+    def stuck(self) -> bool:
+        """Does a thread wait forever at a barrier in this combination's schedule?"""
+        return self.schedule is not None and bool(self.schedule.blocked)
+
     def describe(self) -> str:
-        return "; ".join(f"{t.name}: {p.describe()}" + (" (cut by the bound)" if p.cut else "")
+        text = "; ".join(f"{t.name}: {p.describe()}" + (" (cut by the bound)" if p.cut else "")
                          for t, p in zip(self.test.threads, self.paths))
+        if self.schedule is not None and self.schedule.choice:
+            text += f"; {self.schedule.choice}"
+        return text
 
 
 @dataclass(frozen=True)
@@ -77,7 +87,21 @@ def combos(test: LitmusTest, lim: limits.Limits, loops: bool = False) -> list[Co
         threads = tuple(replace(t, code=p.code, labels=()) for t, p in zip(test.threads, choice))
         straight = replace(test, threads=threads, expectations=(), expect_undefined=None, locations=(),
                            filter=None, unroll=None, expect_hang=None)
-        out.append(Combo(straight, choice))
+        spinning = frozenset(t.name for t, p in zip(test.threads, choice) if p.cut)
+        try:
+            with limits.use(lim):
+                ways = generations.schedules(straight, spinning)
+        except NeverCompletes:
+            out.append(Combo(straight, choice))      # lowering it reports why
+            continue
+        for x in ways:
+            if x.blocked:
+                out.append(Combo(generations.truncated(straight, x), choice, x))
+            else:
+                out.append(Combo(replace(straight, barrier_generations=x.generation), choice, x))
+        if len(out) > lim.paths:
+            raise LimitExceeded(f"too large: more than {lim.paths} combinations of control paths and barrier "
+                                "generations (raise it with --limit paths=N or lower --unroll)")
     return out
 
 
@@ -120,6 +144,9 @@ class FlowCheck:
         self.blocked: list[tuple[Combo, NeverCompletes]] = []    # combinations stuck at a barrier
         with limits.use(self.lim):
             for c in combos(test, self.lim, loops):
+                if c.stuck:
+                    self.blocked.append((c, NeverCompletes(c.schedule.why, c.schedule.blocked[0].instr.where)))
+                    continue
                 try:
                     es = lower(c.test)
                 except NeverCompletes as e:
@@ -129,7 +156,8 @@ class FlowCheck:
                 self._es.append(es)
         self.total = len(self.combos) + len(self.blocked)
         self.names = self._es[0].names if self._es else Builder(test).roots
-        self.registers = {f"{t}:{r}" for es in self._es for t, r in es.registers}
+        # every register some path writes, and those a thread stuck at a barrier would have written
+        self.registers = {f"{t}:{r}" for es in self._es for t, r in es.registers} | _written(test)
         keys = {str(r) if isinstance(r, RegRef) else r.name for r in test.locations}
         for e in test.expectations:
             keys |= atoms(e.cond, self.names)
@@ -223,6 +251,13 @@ class FlowCheck:
                 return self.combos[k], s, ex
         return None
 
+    def stuck(self) -> tuple[Hang, ...]:
+        """The hangs at barriers: each combination (no loop cut) in which a thread waits forever at
+        a barrier, and which has an execution."""
+        if not hasattr(self, "_stuck"):
+            self._stuck = tuple(_barrier_hang(c, e) for c, e in self.blocked if not c.cut and self._feasible(c))
+        return self._stuck
+
     # -- liveness --------------------------------------------------------------------------
     def hangs(self) -> tuple[tuple[Hang, ...], bool]:
         """The fair hangs found (one per combination that hangs), and whether the search was
@@ -239,9 +274,7 @@ class FlowCheck:
                     found.append(hang)
                 continue
             if self._feasible(c):
-                where = f"line {e.where.line}" if e.where else "?"
-                found.append(Hang(_thread_at(c, e), f"{e.where.text if e.where else '?'} ({where})", e.message,
-                                  c.describe()))
+                found.append(_barrier_hang(c, e))
         for c, s in zip(self.combos, self.sessions):
             if not c.cut:
                 continue
@@ -264,9 +297,12 @@ class FlowCheck:
             return None, False
 
     def _feasible(self, c: Combo) -> bool:
-        """Has a combination stuck at a barrier an execution (its barriers removed: they only
-        constrain)? Its path assumptions may be contradictory."""
-        s = Session(_without_barriers(c.test), self.model, self.options, self.engine, self.lim)
+        """Has a combination stuck at a barrier an execution? Its path assumptions may be
+        contradictory. With a schedule, the test as far as it runs (each stuck thread stopped at
+        its barrier, the generations that complete kept); else with its barriers removed (they
+        only constrain)."""
+        s = Session(c.test if c.stuck else _without_barriers(c.test), self.model, self.options, self.engine,
+                    self.lim)
         try:
             return s.witness(None) is not None
         except NeverCompletes:
@@ -304,7 +340,19 @@ def _without_barriers(test: LitmusTest) -> LitmusTest:
     """`test` with its CTA and cluster barriers removed (they only add constraints)."""
     threads = tuple(replace(t, code=tuple(i for i in t.code if i.op not in ("bar", "barrier")))
                     for t in test.threads)
-    return replace(test, threads=threads)
+    return replace(test, threads=threads, barrier_generations=None)
+
+
+def _barrier_hang(c: Combo, e: NeverCompletes) -> Hang:
+    where = f"line {e.where.line}" if e.where else "?"
+    thread = c.schedule.blocked[0].thread if c.stuck else _thread_at(c, e)
+    return Hang(thread, f"{e.where.text if e.where else '?'} ({where})", e.message, c.describe())
+
+
+def _written(test: LitmusTest) -> set[str]:
+    """`thread:register` for every register an instruction of the test writes."""
+    from ..isa import address, registry
+    return {f"{t.name}:{r}" for t in test.threads for i in t.code for r in address.destinations(i, registry.family(i))}
 
 
 def _thread_at(c: Combo, e: NeverCompletes) -> str:
@@ -346,8 +394,10 @@ def judge_flow(test: LitmusTest, model: Model, name: str, options=frozenset(), e
     prepared = []
     for exp in test.expectations:
         fc.check_condition(exp.cond, exp.where)
-        prepared.append(fc.sessions[0].prepare(exp.cond, exp.where))
+        prepared.append(fc.sessions[0].prepare(exp.cond, exp.where) if fc.sessions else exp.cond)
     notes = (f"control paths: {fc.total} combinations (unroll {test.unroll or fc.lim.unroll})",)
+    if not fc.complete_sessions() and fc.stuck():
+        return _all_stuck(fc, base, notes)
     undefined = fc.undefined()
     if undefined:
         if test.expect_undefined:
@@ -368,6 +418,10 @@ def judge_flow(test: LitmusTest, model: Model, name: str, options=frozenset(), e
     if not complete:
         notes += (f"outcome list incomplete: the outcome cap ({limits.flag('outcomes')})",)
     status, message = "run", ""
+    if test.expect_hang is None and fc.stuck():
+        h = fc.stuck()[0]
+        notes += (f"a hang is possible: {h.thread} waits forever at {h.blocked}: {h.state} [{h.combo}]; the "
+                  "verdicts are over the executions that terminate (ask `ptxmc check FILE::NAME hang`)",)
     if test.expect_hang is not None:
         hangs, hang_complete = fc.hangs()
         conds.append(_hang_result(hangs, hang_complete, test.expect_hang))
@@ -393,6 +447,26 @@ def judge_flow(test: LitmusTest, model: Model, name: str, options=frozenset(), e
             status = "pass" if all(c.met for c in conds) else "fail"
     return replace(base, status=status, message=message, observe=fc.observe, outcomes=outcomes,
                    complete=complete and not fc.bounded, conditions=tuple(conds), notes=notes)
+
+
+def _all_stuck(fc: FlowCheck, base: Result, notes: tuple[str, ...]) -> Result:
+    """Every execution blocks at a barrier: no outcome, no verdict on any condition (a deadlocked
+    program must not read as "Forbidden" for every condition), the hang expectation judged."""
+    test = fc.test
+    h = fc.stuck()[0]
+    conds = [ConditionResult(show(e.cond), e.kind, None) for e in test.expectations]
+    if test.expect_hang is not None:
+        conds.append(_hang_result(fc.stuck(), True, test.expect_hang))
+    notes += (f"hang: {h.thread} blocks forever at {h.blocked}: {h.state} [{h.combo}]",)
+    only_hang = not test.expectations and test.expect_hang is not None
+    if only_hang and not test.expect_undefined:
+        status, msg = ("pass" if test.expect_hang else "fail"), ("" if test.expect_hang else "a hang: " + h.state)
+    else:
+        status, msg = "fail", (f"no execution terminates: every execution blocks at a barrier, a hang ({h.thread} at "
+                               f"{h.blocked}: {h.state}); no condition has a verdict (ask `ptxmc check FILE::NAME "
+                               "hang`, or expect: {hang: allowed})")
+    return replace(base, status=status, message=msg, observe=fc.observe, outcomes=(), complete=True,
+                   conditions=tuple(conds), notes=notes)
 
 
 def _hang_result(hangs, complete: bool, expect: bool | None) -> ConditionResult:
@@ -441,6 +515,11 @@ def explain_flow(test: LitmusTest, query, model: Model, options=frozenset(), eng
                 witness.dot(h.probe.es, ex, env, f"{test.name}: hang")
         return "allowed", "\n".join(lines) + "\n", dot
     fc.check_condition(query, SourceLoc("<command line>", 1, show(query)))
+    if not fc.complete_sessions() and fc.stuck():
+        h = fc.stuck()[0]
+        return "hang", "\n".join(head + ["No verdict: no execution terminates, every execution blocks at a barrier",
+                                         f"  {h.thread} blocks at {h.blocked}: {h.state}",
+                                         f"    paths: {h.combo}"]) + "\n", None
     allowed, sane = fc.verdict(query)
     if allowed:
         combo, s, ex = fc.witness(query)
