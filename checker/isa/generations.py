@@ -297,9 +297,11 @@ def blocked_message(x: Schedule, test: LitmusTest) -> str:
         who = "+".join(came) or "none"
         if us[0].need is not None:
             n = test.threads_per_litmus_thread
-            want = (f"{us[0].need} threads' arrivals, {len(came) * n} arrive ({who}; counts are in PTX threads, "
-                    f"and each litmus thread stands for {n}: threads_per_litmus_thread: {n}"
-                    f"{'' if n > 1 else ', the default'})")
+            want = f"{us[0].need} threads' arrivals, {len(came) * n} arrive ({who}"
+            if us[0].need > len(_members(test, key)) * n:      # more than the CTA has: say how counts are read
+                want += (f"; counts are in PTX threads, and each litmus thread stands for {n}: "
+                         f"threads_per_litmus_thread: {n}{'' if n > 1 else ', the default'}")
+            want += ")"
         else:
             want = f"an arrival from every member that has not exited ({', '.join(_members(test, key))}); arrived: {who}"
         stuck = " and ".join(f"{u.thread} (line {u.instr.where.line if u.instr.where else '?'})" for u in us)
