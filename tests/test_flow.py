@@ -346,3 +346,29 @@ expect:
     r = check_test(one(text), MODEL)
     assert r.status == "unknown" and r.conditions[-1].allowed is None
     assert any("hang not searched at the await" in n for n in r.notes)
+
+
+def test_spin_loops_own_registers_stay_out_of_the_outcomes():
+    """An await written as a loop for the liveness question (await_loops) adds registers named
+    __done...: they are ptxmc's, never shown as part of an outcome."""
+    from checker.front.litmus import load_paths
+
+    tests = [t for t in load_paths(["litmus/liveness/barriers.yaml", "litmus/liveness/never-set.yaml"])
+             if any(i.await_value is not None for th in t.threads for i in th.code) and t.expect_hang is not None]
+    assert tests
+    for t in tests:
+        r = check_test(t, MODEL)
+        assert not any(k.split(":", 1)[-1].startswith("__") for k in r.observe), (t.name, r.observe)
+
+
+def test_the_report_draws_witnesses_and_the_hang_of_a_test_with_control_flow():
+    from checker.front.litmus import load_paths
+    from checker.report.analyze import analyze
+
+    by = {t.name: t for t in load_paths(["litmus/liveness/never-set.yaml", "litmus/liveness/quorums.yaml"])}
+    spin = next(t for n, t in by.items() if n.startswith("Spin") and t.expect_hang)
+    rep = analyze(spin, MODEL, "ptx", layout="builtin")
+    assert rep.hang is not None and rep.hang.caption.startswith("hang: ") and rep.hang.graph.nodes
+    quorum = analyze(by["BarQuorum+4threads+one-barrier"], MODEL, "ptx", layout="builtin")
+    assert len(quorum.witnesses) == len(quorum.result.outcomes) == 4
+    assert any("barrier 1: P0+P3, then P1+P2" in p.caption for _, p in quorum.witnesses)

@@ -58,6 +58,7 @@ class TestReport:
     forbidden: tuple[Forbidden, ...]
     undefined: Picture | None = None
     note: str = ""                                          # why explanations are missing
+    hang: Picture | None = None                             # a hanging execution (control flow, barriers)
     advice: object = None                                   # checker.repair.advice.Advice (report --fix)
 
 
@@ -84,7 +85,7 @@ def analyze(test: LitmusTest, model, model_name: str, options=frozenset(), timeo
     `path` replaces the test's path in the Result (the report shows paths relative to the
     repository so its bytes do not depend on the checkout)."""
     if by_paths(test):
-        return _analyze_paths(test, model, model_name, options, timeout, path, engine)
+        return _analyze_paths(test, model, model_name, options, timeout, path, engine, layout, max_witnesses)
     s = Session(test, model, options, engine, replace(limits.current(), timeout=timeout))
     try:
         r = judge(s, model_name)
@@ -121,9 +122,10 @@ def _listing(th) -> tuple[str, ...]:
 
 
 def _analyze_paths(test: LitmusTest, model, model_name: str, options, timeout: float, path: str | None,
-                   engine: str) -> TestReport:
-    """A test with control flow (or a hang expectation): its verdicts, judged path by path
-    (checker.verdict.paths); its notes name the hang found. Witness graphs are not drawn yet."""
+                   engine: str, layout: str = "auto", max_witnesses: int = MAX_WITNESSES) -> TestReport:
+    """A test judged path by path and schedule by schedule (checker.verdict.paths): its verdicts,
+    a witness execution of each allowed outcome (captioned with the paths and barrier generations
+    it takes), and a picture of the hang found, if any. Forbidden conditions are not explained."""
     from ..verdict.check import check_test
 
     try:
@@ -135,9 +137,51 @@ def _analyze_paths(test: LitmusTest, model, model_name: str, options, timeout: f
     code = tuple((th.name, str(th.position), _listing(th)) for th in test.threads)
     formula = compact(list(r.outcomes)) if r.outcomes and not r.undefined else None
     found = [n for n in r.notes if n.startswith(("hang", "loop bound"))]
-    return TestReport(r, test.doc, test_hash(test), code, formula, (), 0, (),
-                      note="control flow: judged as the union of its control paths (docs/model.md#a18); "
-                           "no witness graphs" + "".join(f". {n}" for n in found))
+    rep = TestReport(r, test.doc, test_hash(test), code, formula, (), 0, (),
+                     note="control flow or barrier generations: judged as the union of its control paths and "
+                          "barrier schedules (docs/model.md#a18, #a19); forbidden conditions are not explained"
+                          + "".join(f". {n}" for n in found))
+    if r.status in ("error", "unknown") or r.undefined:
+        return rep
+    try:
+        return _flow_pictures(test, model, options, engine, timeout, layout, max_witnesses, rep)
+    except (SolverUnknown, LimitExceeded) as e:
+        return replace(rep, note=f"{rep.note}. Pictures incomplete: {e}")
+    except CheckerError as e:
+        return replace(rep, note=f"{rep.note}. No pictures: {e}")
+    except Exception as e:      # a checker bug while drawing: keep the verdicts
+        return replace(rep, note=f"{rep.note}. No pictures: internal error: {type(e).__name__}: {e}")
+
+
+def _flow_pictures(test, model, options, engine, timeout, layout, max_witnesses, rep: TestReport) -> TestReport:
+    from ..ast import And, Eq
+    from ..verdict.paths import FlowCheck, _ref
+    from .svg import render
+
+    positions = {th.name: th.position for th in test.threads}
+    lim = replace(limits.current(), timeout=timeout)
+    fc = FlowCheck(test, model, options, engine, lim, loops=test.expect_hang is not None)
+
+    def picture(s, ex, caption) -> Picture:
+        g = witness.graph(s.es, ex, dict(s.evaluation(ex).env), f"{test.name}: {caption}", positions)
+        return Picture(caption, g, render(g, layout))
+
+    witnesses = []
+    for o in rep.result.outcomes[:max_witnesses]:
+        got = fc.witness(outcome_cond(o))
+        if got is not None:
+            combo, s, ex = got
+            witnesses.append((o, picture(s, ex, f"allowed: {outcome_text(o)} [{combo.describe()}]")))
+    hang = None
+    if test.expect_hang is not None:
+        hangs, _ = fc.hangs()
+        h = next((h for h in hangs if h.probe is not None), None)
+        if h is not None:
+            ex = h.probe.witness(And(tuple(Eq(_ref(k), v) for k, v in h.outcome)))
+            if ex is not None:
+                hang = picture(h.probe, ex, f"hang: {h.thread} spins at {h.blocked} [{h.combo}]")
+    return replace(rep, witnesses=tuple(witnesses), more_outcomes=max(0, len(rep.result.outcomes) - len(witnesses)),
+                   hang=hang)
 
 
 def _explain(s: Session, layout, max_witnesses, blame, rep: TestReport) -> TestReport:

@@ -99,7 +99,7 @@ def _write(args, report, progress, policy) -> int:
 
         for t in report.tests:
             pics = [p for _, p in t.witnesses] + [f.picture for f in t.forbidden if f.picture] \
-                + ([t.undefined] if t.undefined else [])
+                + ([t.undefined] if t.undefined else []) + ([t.hang] if t.hang else [])
             for k, pic in enumerate(pics):
                 files[f"dot/{outsafe.safe_filename(t.result.name)}/{k}.dot"] = graph_dot(pic.graph)
     if args.screenshot:

@@ -311,6 +311,9 @@ def _test(t: TestReport, comparison, open_: bool) -> str:
         out.append('<div class="figs">' + "".join(_figure(p) for _, p in t.witnesses) + "</div>")
         if t.more_outcomes:
             out.append(f'<p class="small">{t.more_outcomes} more allowed outcome(s) without a picture.</p>')
+    if getattr(t, "hang", None) is not None:
+        out.append("<h3>Hang: the blocked loop's last iteration</h3>")
+        out.append(f'<div class="figs">{_figure(t.hang)}</div>')
     if t.note:
         out.append(f'<p class="small">{_e(t.note)}</p>')
     out.append("</div></details>")

@@ -33,7 +33,7 @@ def _graph(p: Picture | None) -> dict | None:
 
 def _events(t: TestReport) -> list[dict]:
     pics = [p for _, p in t.witnesses] + [f.picture for f in t.forbidden if f.picture] \
-        + ([t.undefined] if t.undefined else [])
+        + ([t.undefined] if t.undefined else []) + ([t.hang] if t.hang else [])
     nodes = {n.eid: n for p in pics for n in p.graph.nodes}
     return [{"id": f"e{n.eid}", "thread": n.thread, "kind": n.kind, "instruction": n.label,
              "scope": n.scope, "proxy": n.proxy} for _, n in sorted(nodes.items())]
@@ -67,6 +67,7 @@ def test_dict(t: TestReport, timing: bool, comparison=None) -> dict:
             "candidate": _graph(f.picture),
         } for f in t.forbidden],
         "undefined_witness": _graph(t.undefined),
+        "hang_witness": _graph(t.hang),
         "explanation_note": t.note,
         **({"advice": {"title": t.advice.title, "summary": t.advice.summary, "lines": list(t.advice.lines)}}
            if getattr(t, "advice", None) is not None else {}),

@@ -128,7 +128,8 @@ def _ref(k: str):
 def _default_keys(es) -> set[str]:
     mbarriers = {ev.loc for ev in es.events if "MB" in ev.tags}
     atoms_of = {atom: root for root, parts in es.compose.items() for atom, _ in parts}
-    return {f"{t}:{r}" for t, r in es.registers} | \
+    # registers named __... are the spin loops' own (checker.front.paths.await_loops), not the test's
+    return {f"{t}:{r}" for t, r in es.registers if not r.startswith("__")} | \
         {atoms_of.get(loc, loc) for loc, ws in es.final_writes.items() if len(ws) > 1 and loc not in mbarriers}
 
 
