@@ -170,3 +170,86 @@ def test_outcomes_of_a_test_where_every_execution_blocks_says_hang_and_fails(cap
     rc = main(["outcomes", "litmus/liveness/quorums.yaml::BarCrossed+deadlock"])
     out = capsys.readouterr().out
     assert rc == 1 and "States 0" in out and "Hang: no execution terminates" in out
+
+
+# -- an independent oracle: the groupings of one counted barrier, stated declaratively ----------
+
+def _declarative(kinds: list[list[str]], need: int) -> set:
+    """Every valid assignment of one counted barrier's uses (thread t's k-th use is kinds[t][k],
+    "sync" or "arrive", one arrival each) to generations, as (groups, stuck threads), checked
+    against the rules rather than simulated: each thread runs a prefix of its uses; a sync's
+    next use is in a later generation, an arrive's in the same or a later one; every generation
+    but the last has exactly `need` arrivals, the last at most `need`; a thread stops early only
+    when stuck in a sync of an incomplete generation, and every thread that is not stuck has run
+    all its uses."""
+    import itertools
+
+    uses = [(t, k) for t, ks in enumerate(kinds) for k in range(len(ks))]
+    total = len(uses)
+    found = set()
+    for gens in itertools.product(range(total + 1), repeat=total):     # total: "not run"
+        g = dict(zip(uses, gens))
+        ok = True
+        for t, ks in enumerate(kinds):
+            run = [g[(t, k)] for k in range(len(ks))]
+            n_run = next((k for k, x in enumerate(run) if x == total), len(run))
+            if any(x != total for x in run[n_run:]):
+                ok = False
+                break
+            for k in range(n_run - 1):
+                if (ks[k] == "sync" and run[k + 1] <= run[k]) or (ks[k] == "arrive" and run[k + 1] < run[k]):
+                    ok = False
+            if not ok:
+                break
+        if not ok:
+            continue
+        used = sorted({x for x in gens if x != total})
+        if used != list(range(len(used))):
+            continue
+        size = {x: sum(1 for y in gens if y == x) for x in used}
+        if any(size[x] != need for x in used[:-1]) or (used and size[used[-1]] > need):
+            continue
+        incomplete = used[-1] if used and size[used[-1]] < need else None
+        stuck = set()
+        for t, ks in enumerate(kinds):
+            run = [g[(t, k)] for k in range(len(ks))]
+            n_run = next((k for k, x in enumerate(run) if x == total), len(run))
+            last_stuck = n_run > 0 and ks[n_run - 1] == "sync" and run[n_run - 1] == incomplete
+            if n_run < len(ks) and not last_stuck:
+                ok = False
+            if last_stuck:
+                stuck.add(f"P{t}")
+        if not ok:
+            continue
+        groups = frozenset(frozenset((f"P{t}", k) for (t, k), x in g.items() if x == y) for y in used)
+        found.add((groups, frozenset(stuck)))
+    return found
+
+
+def _simulated(kinds: list[list[str]], need: int) -> set:
+    code = {f"P{t}": (f"{CTA}.warp{t}", [f"bar.{k} 1, {need}" for k in ks]) for t, ks in enumerate(kinds)}
+    test = _test(code)
+    out = set()
+    for w in generations.schedules(test):
+        by: dict = {}
+        for t, i, g in w.generation:
+            by.setdefault(g, set()).add((t, i))
+        groups = frozenset(frozenset(v) for v in by.values())
+        out.add((groups, frozenset(u.thread for u in w.blocked)))
+    return out
+
+
+def test_the_simulation_finds_exactly_the_groupings_the_rules_allow():
+    import random
+
+    rng = random.Random(1624)
+    checked = 0
+    for _ in range(60):
+        threads = rng.randint(1, 3)
+        kinds = [[rng.choice(("sync", "arrive")) for _ in range(rng.randint(1, 2))] for _ in range(threads)]
+        if sum(map(len, kinds)) > 5:
+            continue
+        need = rng.randint(1, 3)
+        assert _simulated(kinds, need) == _declarative(kinds, need), (kinds, need)
+        checked += 1
+    assert checked >= 40
