@@ -1,35 +1,37 @@
 """Control flow of imported tests: the one place that decides what labels, jumps, conditional
 branches, guards (`@p`) and `setp` become.
 
-ptxmc has no branches yet: a thread is straight-line code (a spin-wait is an await, `== v`).
-`straight_line` therefore refuses a thread with any `Control` item, naming the first one, and
-the importer reports the test as skipped with that reason. No importer looks at control flow
-anywhere else: Dat3M's `LC00:` / `goto` / `beq a, b, L` and herd's `L:` / `bra` / `@p` /
-`setp` all arrive here as `Control(kind, text, line, target)`.
-
-When ptxmc gains labels, `bra`, `@p` predicates and `setp` (planned), enabling them is a change
-to this function only: translate `label` to `L:`, `jump` to `bra L`, `branch` (a comparison
-and a target) to `setp.<cmp>.s32 p, a, b` followed by `@p bra L`, and pass `guard`/`setp`
-through, instead of refusing.
+ptxmc's threads have labels, `bra`, guards and `setp` (docs/format.md, control flow), so each
+construct becomes its PTX form: a label `L:` an entry `L:` of the code, a jump (`goto L`, `bra
+L`) `bra L`, and a Dat3M conditional branch `beq a, b, L` (bne, blt, ble, bgt, bge) a `setp` on
+a predicate of ptxmc's own (`__cN`, kept out of outcomes) followed by `@__cN bra L`. herd's
+guarded instructions and `setp` are PTX already and arrive here as code. Dat3M and herd mark
+the construct as `Control(kind, text, line, target, args)`; no importer decides anything else.
 """
 from __future__ import annotations
 
-from .model import Code, Control, Item, fail
+from .model import Code, Item, fail
 
-_WHAT = {
-    "label": "a label",
-    "jump": "an unconditional jump",
-    "branch": "a conditional branch",
-    "guard": "a guarded (@p) instruction",
-    "setp": "a predicate computation (setp)",
-}
+_CMP = {"beq": "eq", "bne": "ne", "blt": "lt", "ble": "le", "bgt": "gt", "bge": "ge"}
 
 
-def straight_line(body: tuple[Item, ...], path: str) -> tuple[Code, ...]:
-    """The thread's instructions, or Unconvertible at the first control-flow construct."""
+def to_code(body: tuple[Item, ...], path: str) -> tuple[Code, ...]:
+    """The thread's code in ptxmc's syntax, control flow included."""
+    out: list[Code] = []
     for item in body:
-        if isinstance(item, Control):
-            fail(f"control flow ({_WHAT[item.kind]}): ptxmc has no branches yet, so a thread must be "
-                 "straight-line code (a spin-wait can be written as an await, 'ld ... r, [x] == v')",
-                 path, item.line, item.text)
-    return tuple(body)
+        if isinstance(item, Code):
+            out.append(item)
+        elif item.kind == "label":
+            out.append(Code(f"{item.target}:", item.line, item.text))
+        elif item.kind == "jump":
+            out.append(Code(f"bra {item.target}", item.line, item.text))
+        elif item.kind == "branch":
+            op, a, b = item.args
+            if op not in _CMP:
+                fail(f"unknown conditional branch '{op}'", path, item.line, item.text)
+            p = f"__c{sum(1 for c in out if c.text.startswith('setp'))}"
+            out.append(Code(f"setp.{_CMP[op]}.s32 {p}, {a}, {b}", item.line, item.text))
+            out.append(Code(f"@{p} bra {item.target}", item.line, item.text))
+        else:
+            fail(f"control flow ({item.kind}) that ptxmc does not convert", path, item.line, item.text)
+    return tuple(out)

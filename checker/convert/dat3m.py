@@ -99,7 +99,10 @@ def _cell(cell: Piece, path: str, cta_size: int, notes: list[str]) -> list[Item]
         return items + [Control("jump", cell.text, line, m.group(1))]
     m = re.fullmatch(rf"({'|'.join(_BRANCHES)})\s+([^,]+),([^,]+),\s*([A-Za-z_]\w*)", text)
     if m:
-        return items + [Control("branch", cell.text, line, m.group(4))]
+        a, b = m.group(2).strip(), m.group(3).strip()
+        if _kind(a) not in ("reg", "int") or _kind(b) not in ("reg", "int"):
+            fail("a branch compares registers and integers", path, line, cell.text)
+        return items + [Control("branch", cell.text, line, m.group(4), (m.group(1), a, b))]
     m = re.fullmatch(r"([A-Za-z_]\w*)((?:\.\w+)*)\s*(.*)", text)
     if m is None:
         fail("cannot read this instruction", path, line, cell.text)

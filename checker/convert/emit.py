@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import re
 
-from .controlflow import straight_line
+from .controlflow import to_code
 from .model import Code, TestIR
 
 FORMAT_TITLES = {
@@ -83,7 +83,7 @@ def to_yaml_mapped(t: TestIR) -> tuple[str, dict[int, Code]]:
     out.append("threads:")
     where: dict[int, Code] = {}
     for th in t.threads:
-        code = straight_line(th.body, t.path)
+        code = to_code(th.body, t.path)
         out += [f"  {th.name}:", f"    at: {th.at}"]
         if code:
             out.append("    code:")

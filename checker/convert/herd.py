@@ -77,13 +77,14 @@ def _cell(cell: Piece, regs: dict[str, str], path: str, notes: set[str]) -> list
     text = text.strip().rstrip(";").strip()
     if not text:
         return items
-    if text.startswith("@"):
-        return items + [Control("guard", cell.text, cell.line)]
+    if text.startswith("@"):                 # a guard: the instruction it guards, translated, behind it
+        guard, _, rest = text.partition(" ")
+        inner = _cell(Piece(cell.line, rest), regs, path, notes)[-1]
+        body = f"bra {inner.target}" if isinstance(inner, Control) else inner.text
+        return items + [Code(f"{guard} {body}", cell.line, cell.text)]
     m = re.fullmatch(r"bra(?:\.uni)?\s+([A-Za-z_]\w*)", text)
     if m:
         return items + [Control("jump", cell.text, cell.line, m.group(1))]
-    if re.match(r"setp\b", text):
-        return items + [Control("setp", cell.text, cell.line)]
     m = _OPCODE.fullmatch(text)
     if m is None:
         fail("cannot read this instruction", path, cell.line, cell.text)

@@ -36,14 +36,15 @@ class Code:
 
 @dataclass(frozen=True)
 class Control:
-    """A control-flow construct of the source: kind is 'label', 'jump', 'branch', 'guard' or
-    'setp'; `text` is the source text; `target` the label a jump or branch goes to.
+    """A control-flow construct of the source: kind is 'label', 'jump' or 'branch'; `text` is
+    the source text; `target` the label a jump or branch goes to.
     checker.convert.controlflow decides what becomes of it."""
 
     kind: str
     text: str
     line: int
     target: str = ""
+    args: tuple[str, ...] = ()    # a conditional branch's comparison and operands ('beq', 'r0', '0')
 
 
 Item = Union[Code, Control]

@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 from .. import limits
 from ..ast import And, Cond, Const, Eq, Imm, LitmusTest, MemRef, Not, Or, RegRef
 from ..cat.interp import Model
-from ..errors import LimitExceeded, LitmusError, NeverCompletes
+from ..errors import LimitExceeded, NeverCompletes
 from ..front import paths
 from ..front.conditions import check_refs, show
 from ..isa import generations
@@ -259,6 +259,27 @@ class FlowCheck:
             self._stuck = tuple(_barrier_hang(c, e) for c, e in self.blocked if not c.cut and self._feasible(c))
         return self._stuck
 
+    def never_terminates(self) -> str | None:
+        """If no execution terminates, why (the first stuck barrier, or the first loop no path
+        leaves within the bound, where the cut loops are side-effect free so that a longer run
+        reaches nothing new); else None."""
+        if not hasattr(self, "_never"):
+            self._never = None
+            if not self.bounded and not any(s.witness(None) is not None for _, s in self.complete_sessions()):
+                if self.stuck():
+                    h = self.stuck()[0]
+                    self._never = f"{h.thread} blocks forever at {h.blocked}: {h.state} [{h.combo}]"
+                else:
+                    for c, s in zip(self.combos, self.sessions):
+                        if c.cut and s.witness(None) is not None:
+                            thread, spin = c.cut[0]
+                            b = spin.branch
+                            self._never = (f"{thread} never leaves the loop of {b.text} (line "
+                                           f"{b.where.line if b.where else '?'}) on any path that has an execution "
+                                           f"[{c.describe()}]")
+                            break
+        return self._never
+
     # -- liveness --------------------------------------------------------------------------
     def hangs(self) -> tuple[tuple[Hang, ...], bool]:
         """The fair hangs found (one per combination that hangs), and whether the search was
@@ -397,8 +418,8 @@ def judge_flow(test: LitmusTest, model: Model, name: str, options=frozenset(), e
         fc.check_condition(exp.cond, exp.where)
         prepared.append(fc.sessions[0].prepare(exp.cond, exp.where) if fc.sessions else exp.cond)
     notes = (f"control paths: {fc.total} combinations (unroll {test.unroll or fc.lim.unroll})",)
-    if not fc.complete_sessions() and fc.stuck():
-        return _all_stuck(fc, base, notes)
+    if fc.never_terminates():
+        return _never_terminates(fc, base, notes)
     undefined = fc.undefined()
     if undefined:
         if test.expect_undefined:
@@ -450,22 +471,21 @@ def judge_flow(test: LitmusTest, model: Model, name: str, options=frozenset(), e
                    complete=complete and not fc.bounded, conditions=tuple(conds), notes=notes)
 
 
-def _all_stuck(fc: FlowCheck, base: Result, notes: tuple[str, ...]) -> Result:
-    """Every execution blocks at a barrier: no outcome, no verdict on any condition (a deadlocked
-    program must not read as "Forbidden" for every condition), the hang expectation judged."""
+def _never_terminates(fc: FlowCheck, base: Result, notes: tuple[str, ...]) -> Result:
+    """No execution terminates (every one blocks at a barrier or spins in a loop it never
+    leaves): no outcome, no verdict on any condition (a deadlocked program must not read as
+    "Forbidden" or "Impossible" for every condition), the hang expectation judged."""
     test = fc.test
-    h = fc.stuck()[0]
+    why = fc.never_terminates()
     conds = [ConditionResult(show(e.cond), e.kind, None) for e in test.expectations]
     if test.expect_hang is not None:
-        conds.append(_hang_result(fc.stuck(), True, test.expect_hang))
-    notes += (f"hang: {h.thread} blocks forever at {h.blocked}: {h.state} [{h.combo}]",)
-    only_hang = not test.expectations and test.expect_hang is not None
-    if only_hang and not test.expect_undefined:
-        status, msg = ("pass" if test.expect_hang else "fail"), ("" if test.expect_hang else "a hang: " + h.state)
+        conds.append(ConditionResult("hang", "allowed" if test.expect_hang else "forbidden", True))
+    notes += (f"hang: {why}",)
+    if not test.expectations and test.expect_hang is not None and not test.expect_undefined:
+        status, msg = ("pass" if test.expect_hang else "fail"), ("" if test.expect_hang else "a hang: " + why)
     else:
-        status, msg = "fail", (f"no execution terminates: every execution blocks at a barrier, a hang ({h.thread} at "
-                               f"{h.blocked}: {h.state}); no condition has a verdict (ask `ptxmc check FILE::NAME "
-                               "hang`, or expect: {hang: allowed})")
+        status, msg = "fail", (f"no execution terminates, a hang ({why}); no condition has a verdict (ask `ptxmc "
+                               "check FILE::NAME hang`, or expect: {hang: allowed})")
     return replace(base, status=status, message=msg, observe=fc.observe, outcomes=(), complete=True,
                    conditions=tuple(conds), notes=notes)
 
@@ -516,11 +536,9 @@ def explain_flow(test: LitmusTest, query, model: Model, options=frozenset(), eng
                 witness.dot(h.probe.es, ex, env, f"{test.name}: hang")
         return "allowed", "\n".join(lines) + "\n", dot
     fc.check_condition(query, SourceLoc("<command line>", 1, show(query)))
-    if not fc.complete_sessions() and fc.stuck():
-        h = fc.stuck()[0]
-        return "hang", "\n".join(head + ["No verdict: no execution terminates, every execution blocks at a barrier",
-                                         f"  {h.thread} blocks at {h.blocked}: {h.state}",
-                                         f"    paths: {h.combo}"]) + "\n", None
+    if fc.never_terminates():
+        return "hang", "\n".join(head + ["No verdict: no execution terminates (a hang)",
+                                         f"  {fc.never_terminates()}"]) + "\n", None
     allowed, sane = fc.verdict(query)
     if allowed:
         combo, s, ex = fc.witness(query)
