@@ -372,3 +372,31 @@ def test_the_report_draws_witnesses_and_the_hang_of_a_test_with_control_flow():
     quorum = analyze(by["BarQuorum+4threads+one-barrier"], MODEL, "ptx", layout="builtin")
     assert len(quorum.witnesses) == len(quorum.result.outcomes) == 4
     assert any("barrier 1: P0+P3, then P1+P2" in p.caption for _, p in quorum.witnesses)
+
+
+def test_a_loop_no_path_leaves_is_a_hang_not_impossible():
+    """`L: ld r0, [x]; bra L` never terminates: no verdict for any condition (it used to be
+    'Impossible' for every one), and the hang is named."""
+    text = """
+name: forever
+source: test
+threads:
+  P0:
+    at: gpu0.cta0
+    code:
+      - st.relaxed.gpu.global [x], 1
+  P1:
+    at: gpu0.cta1
+    code:
+      - "L:"
+      - ld.relaxed.gpu.global r0, [x]
+      - bra L
+expect:
+  allowed: ['P1:r0=1']
+"""
+    r = check_test(one(text), MODEL)
+    assert (r.status, [c.allowed for c in r.conditions], r.outcomes) == ("fail", [None], ())
+    assert r.message.startswith("no execution terminates, a hang (P1 never leaves the loop of bra L")
+    from checker.ast import Eq, RegRef
+    verdict, out, _ = explain_flow(one(text), Eq(RegRef("P1", "r0"), 1), MODEL)
+    assert verdict == "hang" and "No verdict: no execution terminates" in out
