@@ -154,8 +154,7 @@ def _analyze_paths(test: LitmusTest, model, model_name: str, options, timeout: f
 
 
 def _flow_pictures(test, model, options, engine, timeout, layout, max_witnesses, rep: TestReport) -> TestReport:
-    from ..ast import And, Eq
-    from ..verdict.paths import FlowCheck, _ref
+    from ..verdict.paths import FlowCheck, hang_condition
     from .svg import render
 
     positions = {th.name: th.position for th in test.threads}
@@ -177,9 +176,10 @@ def _flow_pictures(test, model, options, engine, timeout, layout, max_witnesses,
         hangs, _ = fc.hangs()
         h = next((h for h in hangs if h.probe is not None), None)
         if h is not None:
-            ex = h.probe.witness(And(tuple(Eq(_ref(k), v) for k, v in h.outcome)))
+            ex = h.probe.witness(hang_condition(h))
             if ex is not None:
-                hang = picture(h.probe, ex, f"hang: {h.thread} spins at {h.blocked} [{h.combo}]")
+                what = "spins at" if h.outcome else "blocks at"
+                hang = picture(h.probe, ex, f"hang: {h.thread} {what} {h.blocked} [{h.combo}]")
     return replace(rep, witnesses=tuple(witnesses), more_outcomes=max(0, len(rep.result.outcomes) - len(witnesses)),
                    hang=hang)
 

@@ -256,7 +256,8 @@ class FlowCheck:
         """The hangs at barriers: each combination (no loop cut) in which a thread waits forever at
         a barrier, and which has an execution."""
         if not hasattr(self, "_stuck"):
-            self._stuck = tuple(_barrier_hang(c, e) for c, e in self.blocked if not c.cut and self._feasible(c))
+            self._stuck = tuple(_barrier_hang(c, e, self._feasible(c)) for c, e in self.blocked
+                                if not c.cut and self._feasible(c) is not None)
         return self._stuck
 
     def never_terminates(self) -> str | None:
@@ -295,8 +296,9 @@ class FlowCheck:
                 if hang is not None:
                     found.append(hang)
                 continue
-            if self._feasible(c):
-                found.append(_barrier_hang(c, e))
+            probe = self._feasible(c)
+            if probe is not None:
+                found.append(_barrier_hang(c, e, probe))
         for c, s in zip(self.combos, self.sessions):
             if not c.cut:
                 continue
@@ -318,17 +320,21 @@ class FlowCheck:
         except NeverCompletes:
             return None, False
 
-    def _feasible(self, c: Combo) -> bool:
-        """Has a combination stuck at a barrier an execution? Its path assumptions may be
-        contradictory. With a schedule, the test as far as it runs (each stuck thread stopped at
-        its barrier, the generations that complete kept); else with its barriers removed (they
-        only constrain)."""
-        s = Session(c.test if c.stuck else _without_barriers(c.test), self.model, self.options, self.engine,
-                    self.lim)
-        try:
-            return s.witness(None) is not None
-        except NeverCompletes:
-            return True
+    def _feasible(self, c: Combo):
+        """The Session of a combination stuck at a barrier if it has an execution (its path
+        assumptions may be contradictory), else None; True where it cannot be built. With a
+        schedule, the test as far as it runs (each stuck thread stopped at its barrier, the
+        generations that complete kept); else with its barriers removed (they only constrain)."""
+        if not hasattr(self, "_probes"):
+            self._probes = {}
+        if id(c) not in self._probes:
+            s = Session(c.test if c.stuck else _without_barriers(c.test), self.model, self.options, self.engine,
+                        self.lim)
+            try:
+                self._probes[id(c)] = s if s.witness(None) is not None else None
+            except NeverCompletes:
+                self._probes[id(c)] = True
+        return self._probes[id(c)]
 
     def _fair_hang(self, c: Combo, s: Session) -> Hang | None:
         keys: set[str] = set()
@@ -358,6 +364,12 @@ class FlowCheck:
         return None
 
 
+def hang_condition(h: Hang):
+    """The condition the hang's witness satisfies in its probe: the final values that make its
+    loop spin (None for a barrier hang: any execution of the test as far as it runs)."""
+    return And(tuple(Eq(_ref(k), v) for k, v in h.outcome)) if h.outcome else None
+
+
 def _without_barriers(test: LitmusTest) -> LitmusTest:
     """`test` with its CTA and cluster barriers removed (they only add constraints)."""
     threads = tuple(replace(t, code=tuple(i for i in t.code if i.op not in ("bar", "barrier")))
@@ -365,10 +377,13 @@ def _without_barriers(test: LitmusTest) -> LitmusTest:
     return replace(test, threads=threads, barrier_generations=None)
 
 
-def _barrier_hang(c: Combo, e: NeverCompletes) -> Hang:
+def _barrier_hang(c: Combo, e: NeverCompletes, probe) -> Hang:
+    """The hang of a combination stuck at a barrier; `probe`: the Session of the test as far as
+    it runs (an execution up to the barriers it never leaves), when there is one."""
     where = f"line {e.where.line}" if e.where else "?"
     thread = c.schedule.blocked[0].thread if c.stuck else _thread_at(c, e)
-    return Hang(thread, f"{e.where.text if e.where else '?'} ({where})", e.message, c.describe())
+    return Hang(thread, f"{e.where.text if e.where else '?'} ({where})", e.message, c.describe(),
+                probe if isinstance(probe, Session) and c.stuck else None)
 
 
 def _written(test: LitmusTest) -> set[str]:
@@ -524,14 +539,14 @@ def explain_flow(test: LitmusTest, query, model: Model, options=frozenset(), eng
             lines.append(f"  {h.thread} blocks at {h.blocked}: {h.state}")
             lines.append(f"    paths: {h.combo}")
         h = next((h for h in hangs if h.probe is not None), None)
-        if h is None:                   # blocked at a barrier: no execution to draw
+        if h is None:                   # nothing to draw
             return "allowed", "\n".join(lines) + "\n", None
-        cond = And(tuple(Eq(_ref(k), v) for k, v in h.outcome))
-        ex = h.probe.witness(cond)
+        ex = h.probe.witness(hang_condition(h))
         dot = None
         if ex is not None:
             env = dict(h.probe.evaluation(ex).env)
-            lines.append("Witness execution (the blocked loop's last iteration):")
+            lines.append("Witness execution (the blocked loop's last iteration):" if h.outcome else
+                         "Witness execution (up to the barriers the blocked threads never leave):")
             return "allowed", "\n".join(lines) + "\n" + witness.text(h.probe.es, ex, env), \
                 witness.dot(h.probe.es, ex, env, f"{test.name}: hang")
         return "allowed", "\n".join(lines) + "\n", dot
