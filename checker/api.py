@@ -229,7 +229,8 @@ def outcomes(test: TestSpec, *, model: ModelSpec = None, options: Iterable[str] 
     `ptxmc outcomes` prints and `--format json` serializes. `outcomes` holds each outcome as a
     tuple of (name, value) pairs over `observe`; `complete` is False if the enumeration stopped at
     the outcome cap; `undefined` lists the undefined behaviour the program has, if any.
-    `status` is `run`, `undefined`, `error` or `unknown` (then `message` says why).
+    `status` is `run`, `undefined`, `error` or `unknown` (then `message` says why), or `fail` when
+    no execution terminates (a hang: `message` and a `hang: ...` note name the blocked instruction).
 
     >>> r = outcomes("litmus/core/SB.yaml::SB+fence.sc.gpu+sameCluster")
     >>> r.status, len(r.outcomes), r.complete
