@@ -247,7 +247,7 @@ UNSUPPORTED = [
     (build_test("salias", {"P0": ("gpu0.cta0", ["st.shared [y], 1"])},
                 memory={"x": {"space": "shared", "owner": "gpu0.cta0"}, "y": {"alias_of": "x", "space": "shared"}}),
      "cannot be mapped twice"),
-    (build_test("pred", {"P0": ("gpu0.cta0", ["@p st.global [x], 1"])}), "predicated"),
+    (build_test("pred", {"P0": ("gpu0.cta0", ["@p st.global [x], 1"])}), "the predicate p is never set"),
     (build_test("tensor", {"P0": ("gpu0.cta0", [
         "cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [s], [g, {0}], [mb]"])},
         memory={"s": {"space": "shared", "owner": "gpu0.cta0"}, "mb": {"space": "shared", "owner": "gpu0.cta0"}}),

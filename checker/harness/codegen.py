@@ -18,6 +18,8 @@ from string import Template
 from ..ast import Addr, Instr, LitmusTest, Reg
 from ..errors import HarnessError
 from .devices import STRESS_PATTERNS, DeviceConfig, load_device
+from . import flow
+from .barriers import problems as barrier_problems
 from .emit import needs_newer_cuda, opspec
 from .layout import Layout, layout_problems, make_layout
 from .mbarriers import accounts
@@ -79,6 +81,7 @@ class _Gen:
         self.problems += layout_problems(test)
         self.problems += _realptx_problems(test)
         self.problems += memory_problems(test)
+        self.problems += barrier_problems(test)
         self.cell_bytes, self.tx_factor, bp = bulk_sizing(test)
         self.problems += bp
         self.glob, self.shared, self.aliases, self.decl = locations(test)
@@ -152,15 +155,19 @@ class _Gen:
                   dict(self.sidx), {n: k for k, n in enumerate(self.glob)},
                   self.aliases, self.maps, owners, wide, zeros=self.zeros)
         body = []
-        if t.labels:
-            self.problems.append(f"{t.name}: labels ({', '.join(n for n, _ in t.labels)}) are not expressible yet")
+        flow_problems = flow.problems(t)
+        self.problems += flow_problems
+        fl = flow.analyse(t) if t.branches and not flow_problems else None
+        at_label: dict[int, list[str]] = {}
+        for name, k in t.labels:
+            at_label.setdefault(k, []).append(name)
         for idx, i in enumerate(t.code):
             where = f"{t.name}:{idx}"
-            if i.predicate or i.op in ("bra", "setp"):
-                # control flow is judged path by path by the model (docs/model.md#a18); the
-                # harness does not emit labels, branches or predicates yet
-                self.problems.append(f"{where} '{i.text}': predicated instructions, setp and bra are not "
-                                     "expressible yet")
+            body += [f"{_label(tid, n)}: ;   // {n}:" for n in at_label.get(idx, [])]
+            if flow_problems and (i.predicate or i.op == "bra"):
+                continue                    # refused above (flow.problems)
+            if i.op == "bra":
+                body.append(self._branch(tid, idx, i, fl, ctx))
                 continue
             newer = needs_newer_cuda(i, self.cuda)
             if newer:
@@ -174,11 +181,20 @@ class _Gen:
             except (IndexError, AttributeError):
                 self.problems.append(f"{where} '{i.text}': unexpected operands for the harness")
                 continue
-            body += self._with_await(i, stmt, where, ctx)
+            lines = self._with_await(i, stmt, where, ctx)
+            if i.predicate and lines:     # never an await (flow.problems): one line
+                lines = [f"if ({_guard(i, ctx)}) {{ {stmt} }}  // @ptxmc {where} {i.text}"]
+            body += lines
+        body += [f"{_label(tid, n)}: ;   // {n}: (end)" for n in at_label.get(len(t.code), [])]
+        loops = fl is not None and fl.loops
+        if loops:
+            body.append(f"END_{tid}: ;   // a loop that gives up after SPIN_CAP spins jumps here (a hang)")
         self.notes += [f"{t.name}: {n}" for n in ctx.notes]
         regs = sorted({o.name for i in t.code for o in i.operands if isinstance(o, Reg)})
         decls = [f"unsigned long long {ctx.reg(r)} = 0ull;" if r in wide else f"unsigned {ctx.reg(r)} = 0u;"
                  for r in regs]
+        if loops:
+            decls.append("unsigned spins_ = 0, hung_ = 0;   // backward branches taken; gave up")
         addr_lines = [self._address(name, kind, var, slot.role_cta, owners) for (name, kind), var in sorted(ctx.addrs.items())]
         addr_lines += [f"const unsigned long long {var} = to_global(gcell(p, {self.glob.index(self.maps[m][k])}, inst));"
                        for (m, k), var in sorted(ctx.buffers.items())]
@@ -206,9 +222,22 @@ class _Gen:
             fold = " ^ ".join(f"(unsigned){ctx.reg(r)}" for r in regs)
             out.append(f"    if (p.keep_regs) p.scratch[inst % SCRATCH_WORDS] = {fold};")
         out.append("    if (timed_out) atomicOr(&p.status[inst], 1u);")
+        if loops:
+            out.append("    if (hung_) atomicOr(&p.status[inst], 8u);")
         out.append("    break;")
         out.append("}")
         return out
+
+    def _branch(self, tid: int, idx: int, i: Instr, fl, ctx: Ctx) -> str:
+        """`bra L` as a goto; backward, bounded: past SPIN_CAP backward branches the thread gives
+        up (a hang) and jumps to its end."""
+        t = self.test.threads[tid]
+        go = f"goto {_label(tid, flow.target(i))};"
+        if idx in fl.backward:
+            go = f"if (++spins_ > SPIN_CAP) {{ hung_ = 1; goto END_{tid}; }} {go}"
+        if i.predicate:
+            go = f"if ({_guard(i, ctx)}) {{ {go} }}"
+        return f"{go}   // @ptxmc {t.name}:{idx} {i.text}"
 
     def _with_await(self, i: Instr, stmt: str, where: str, ctx: Ctx) -> list[str]:
         mark = f"  // @ptxmc {where} {i.text}"
@@ -481,6 +510,17 @@ class _Gen:
         )
         source = Template(TEMPLATE.read_text()).substitute(fields)
         return Program(self.test.name, source, target, space, lay, cfg, notes)
+
+
+def _guard(i: Instr, ctx: Ctx) -> str:
+    """The C condition of `@p` / `@!p` (the predicate register holds 0 or 1)."""
+    return ("!" if i.predicate.startswith("@!") else "") + ctx.reg(i.predicate.lstrip("@!"))
+
+
+def _label(tid: int, name: str) -> str:
+    """The C label of litmus label `name` of thread `tid`: unique in the kernel (every thread's
+    code is inlined once, in its own switch case)."""
+    return f"L{tid}_" + re.sub(r"\W", lambda m: f"_{ord(m.group(0)):x}_", name)
 
 
 def _realptx_problems(test: LitmusTest) -> list[str]:

@@ -9,10 +9,10 @@ from typing import Callable
 
 from ..ast import Instr
 from .emit_async import emit_cp, emit_mbarrier, emit_red_dispatch, emit_st_dispatch, emit_tensormap, unsupported_op
-from .emit_generic import emit_alu, emit_atom, emit_bar, emit_fence, emit_ld, emit_plain
+from .emit_generic import emit_alu, emit_atom, emit_bar, emit_fence, emit_ld, emit_plain, emit_setp
 from .operands import Ctx
 from .transfer import (AbsState, values_alu, values_atom, values_cp, values_ld, values_mbarrier, values_none,
-                       values_red, values_st, values_tensormap)
+                       values_red, values_setp, values_st, values_tensormap)
 
 
 @dataclass(frozen=True)
@@ -34,6 +34,9 @@ OPS: dict[str, OpSpec] = {
     "bar": OpSpec(emit_bar),
     "barrier": OpSpec(emit_bar),
     **{op: OpSpec(emit_alu, values_alu) for op in ("mov", "add", "sub", "mul", "and", "or", "xor")},
+    "setp": OpSpec(emit_setp, values_setp),
+    # bra is emitted by checker.harness.codegen (a goto, bounded when it goes backward)
+    "bra": OpSpec(unsupported_op("bra is emitted by the code generator, not as an instruction")),
     "cp": OpSpec(emit_cp, values_cp),
     "mbarrier": OpSpec(emit_mbarrier, values_mbarrier),
     "tld": OpSpec(unsupported_op(_TEXTURE)),

@@ -143,3 +143,15 @@ def emit_alu(i: Instr, ctx: Ctx) -> str:
     return a.render(f"{name} {d}, {', '.join(srcs)};")
 
 
+
+
+def emit_setp(i: Instr, ctx: Ctx) -> str:
+    """setp.CMP.TYPE p, a, b as real PTX; the predicate is kept as 0/1 in the register p (a guard
+    `@p` tests it, and a condition may observe it)."""
+    if len(i.operands) != 3:
+        raise NotExpressible("setp needs a predicate destination and two sources")
+    a = Asm()
+    wide = bool(set(i.qualifiers) & WIDE)
+    d = _dst(a, ctx, i.operands[0])
+    x, y = (_value(a, ctx, o, wide) for o in i.operands[1:])
+    return a.render(f"{{ .reg .pred P; {mnemonic(i)} P, {x}, {y}; selp.u32 {d}, 1, 0, P; }}")

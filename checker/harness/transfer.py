@@ -11,7 +11,9 @@ from .emit_generic import ATOM_OPS
 #
 # Abstract values are (value, writes) pairs: `writes` are the write instructions the value flowed
 # through. A write never consumes a value that already went through itself (each instruction runs
-# once per execution), which keeps read-modify-write chains finite and tight.
+# once per execution), which keeps read-modify-write chains finite and tight. An instruction in a
+# loop runs many times: it may (`AbsState.repeat`), and the analysis then iterates to a fixpoint
+# (checker.harness.space.analyse).
 
 Val = tuple[int, frozenset]
 MAX_PAIRS = 4096
@@ -27,6 +29,7 @@ class AbsState:
     roots: dict = field(default_factory=dict)   # virtual alias -> the location it maps
     maps: dict = field(default_factory=dict)    # tensor map -> {value: buffer}
     multicast: object = None                    # (instr, name) -> the locations a multicast writes
+    repeat: bool = False                        # the instruction is in a loop: it may consume its own values
 
     def val(self, op) -> set | None:
         if isinstance(op, Imm):
@@ -53,7 +56,7 @@ class AbsState:
         if cur is None or vals is None:
             self.mem[name] = None
             return
-        cur |= {(v, w | {self.here}) for v, w in vals if self.here not in w}
+        cur |= {(v, w | {self.here}) for v, w in vals if self.repeat or self.here not in w}
         if len(cur) > MAX_PAIRS:
             self.mem[name] = None
 
@@ -200,6 +203,10 @@ def values_mbarrier(i: Instr, s: AbsState) -> None:
         s.set_reg(i.operands[0], {(v, frozenset()) for v in vals})
     elif q and q[0].startswith("arrive") and i.operands:
         s.set_reg(i.operands[0], None)      # an opaque phase state
+
+
+def values_setp(i: Instr, s: AbsState) -> None:
+    s.set_reg(i.operands[0], {(0, frozenset()), (1, frozenset())})
 
 
 def values_none(i: Instr, s: AbsState) -> None:

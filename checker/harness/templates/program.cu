@@ -37,7 +37,8 @@ ${notes}
 #define BUCKET_TIMEOUT (N_BUCKETS + 1)
 #define BUCKET_EPILOGUE (N_BUCKETS + 2)
 #define COUNT_UNSYNCED (N_BUCKETS + 3)      // not a bucket: instances whose start barrier gave up
-#define N_COUNTERS (N_BUCKETS + 4)
+#define BUCKET_HANG (N_BUCKETS + 4)         // a spin loop of the test did not exit within SPIN_CAP spins
+#define N_COUNTERS (N_BUCKETS + 5)
 #define CELL_WORDS ${cell_words}
 // Shared-memory slot per location and instance: a cell, rounded up to the strictest alignment an
 // instruction of the test needs (128 bytes for tensor copies, 16 for bulk copies and mbarriers).
@@ -98,7 +99,8 @@ struct Params {
     unsigned *obs;          // N_INST * N_OBS
     unsigned *shdump;       // N_INST * SH_CELLS final shared values
     unsigned *status;       // N_INST: bit 0 = an await gave up, bit 1 = the epilogue's wait gave up,
-                            // bit 2 = the start barrier gave up (the instance still counts)
+                            // bit 2 = the start barrier gave up (the instance still counts),
+                            // bit 3 = a spin loop of the test gave up after SPIN_CAP spins (a hang)
     unsigned *sync;         // N_INST start-barrier counters
     unsigned *scratch;      // stress lines
     const int *role_of_cta; // per hardware CTA: group * CTAS_PER_GROUP + role CTA, or -1 (stress)
@@ -325,6 +327,7 @@ __global__ void count_kernel(Params p, unsigned long long *hist) {
         unsigned bucket = 0;
         if (p.status[inst] & 4) atomicAdd(&hist[COUNT_UNSYNCED], 1ull);
         if (p.status[inst] & 1) { bucket = BUCKET_TIMEOUT; }
+        else if (p.status[inst] & 8) { bucket = BUCKET_HANG; }
         else if (p.status[inst] & 2) { bucket = BUCKET_EPILOGUE; }
         else {
             for (int v = 0; v < N_VARS; v++) {
@@ -559,6 +562,7 @@ int main(int argc, char **argv) {
     printf("timeout %llu\n", hist[BUCKET_TIMEOUT]);
     printf("epilogue %llu\n", hist[BUCKET_EPILOGUE]);
     printf("unsynced %llu\n", hist[COUNT_UNSYNCED]);
+    printf("hang %llu\n", hist[BUCKET_HANG]);
     printf("end\n");
     return 0;
 }
