@@ -228,6 +228,12 @@ def test_hang_count_is_read_kept_and_merged():
     assert again.hang == 5
     from checker.harness.compare import merge
     assert merge(h, again).hang == 10
+    # the litmus7 log carries it both ways
+    from checker.harness import litmus7
+    h = histogram.make(POLL.name, h.vars, h.counts, hang=5)
+    text = litmus7.log([h], {POLL.name: POLL})
+    assert "Other 0, Timeout 0, Epilogue 0, Hang 5" in text
+    assert litmus7.parse_log(text, {POLL.name: POLL})[0].hang == 5
     # an older block without a hang line reads 0
     assert histogram.parse_output(_block(0).replace("hang 0\n", ""), space).hang == 0
 
