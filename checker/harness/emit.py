@@ -10,9 +10,10 @@ from typing import Callable
 from ..ast import Instr
 from .emit_async import emit_cp, emit_mbarrier, emit_red_dispatch, emit_st_dispatch, emit_tensormap, unsupported_op
 from .emit_generic import emit_alu, emit_atom, emit_bar, emit_fence, emit_ld, emit_plain, emit_setp
+from .emit_tensor import emit_wgmma
 from .operands import Ctx
 from .transfer import (AbsState, values_alu, values_atom, values_cp, values_ld, values_mbarrier, values_none,
-                       values_red, values_setp, values_st, values_tensormap)
+                       values_red, values_setp, values_st, values_tensormap, values_wgmma)
 
 
 @dataclass(frozen=True)
@@ -44,7 +45,7 @@ OPS: dict[str, OpSpec] = {
     "sust": OpSpec(unsupported_op(_TEXTURE)),
     "ldc": OpSpec(unsupported_op(_TEXTURE)),
     "tensormap": OpSpec(emit_tensormap, values_tensormap),
-    "wgmma": OpSpec(unsupported_op("wgmma needs matrix descriptors and fragments; not expressible yet")),
+    "wgmma": OpSpec(emit_wgmma, values_wgmma),
     "tcgen05": OpSpec(unsupported_op("tcgen05 needs TMEM allocation and descriptors; not expressible yet")),
     "clusterlaunchcontrol": OpSpec(unsupported_op(
         "clusterlaunchcontrol.* is not expressible: whether try_cancel succeeds depends on clusters of the grid "

@@ -128,6 +128,11 @@ def emit_bar(i: Instr, ctx: Ctx) -> str:
 
 def emit_alu(i: Instr, ctx: Ctx) -> str:
     a = Asm()
+    if i.op == "mov" and i.has("pred"):       # a predicate is kept as 0/1 in a 32-bit register
+        if len(i.operands) != 2 or not isinstance(i.operands[1], Imm):
+            raise NotExpressible("mov.pred from a register is not generated")
+        d = _dst(a, ctx, i.operands[0])
+        return a.render(f"mov.u32 {d}, {int(i.operands[1].value != 0)};")
     d = _dst(a, ctx, i.operands[0])
     srcs = []
     for o in i.operands[1:]:

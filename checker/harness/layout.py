@@ -6,6 +6,10 @@ One *group* runs the test's CTAs once per instance slot: it is `units` hardware 
 threads, lane l (after a per-launch lane permutation) plays thread l % k of instance slot l // k;
 every warp of the program holds `per_warp` = 32 // K instance slots, K the largest k. A launch runs
 `testing_groups` groups plus stress units, in an order shuffled on the host.
+
+A litmus thread that runs warpgroup instructions (wgmma) stands for a whole warpgroup: it takes
+the four warps from its warp on (which must start a warpgroup: warp 0, 4, ...), every lane of them
+plays it, and the program then holds one instance per warp (`per_warp` 1, no warp rotation).
 """
 from __future__ import annotations
 
@@ -38,6 +42,7 @@ class Layout:
     slots: tuple[Slot, ...]                   # one per litmus thread, in test order
     cta_of: tuple[tuple[tuple, int], ...]     # test CTA key -> role CTA
     k: tuple[tuple[tuple[int, int], int], ...]  # (role CTA, warp) -> litmus threads in that warp
+    warpgroups: frozenset[int] = frozenset()  # litmus threads (tid) that stand for a warpgroup
 
     @property
     def ctas_per_group(self) -> int:
@@ -60,9 +65,20 @@ class Layout:
         return sorted(w for (c, w), n in self.k if c == role_cta and n)
 
 
-def layout_problems(test: LitmusTest) -> list[str]:
-    """Why the test's positions cannot be laid out (empty: they can)."""
+def layout_problems(test: LitmusTest, warpgroups: frozenset[int] = frozenset()) -> list[str]:
+    """Why the test's positions cannot be laid out (empty: they can); `warpgroups`: the threads
+    (tid) that stand for a warpgroup."""
     problems = []
+    for tid in sorted(warpgroups):
+        t = test.threads[tid]
+        if t.position.warp % 4:
+            problems.append(f"{t.name} runs warpgroup instructions but is at warp {t.position.warp}: a "
+                            f"warpgroup starts at warp 0, 4, 8, ...")
+        clash = [u.name for u in test.threads if u is not t and u.position.cta_key() == t.position.cta_key()
+                 and t.position.warp <= u.position.warp < t.position.warp + 4]
+        if clash:
+            problems.append(f"{t.name} stands for the warpgroup of warps {t.position.warp}-{t.position.warp + 3}, "
+                            f"where {', '.join(clash)} also run: put them in another warpgroup")
     gpus = sorted({t.position.gpu for t in test.threads})
     if len(gpus) > 1:
         problems.append(f"threads on {len(gpus)} GPUs: multi-GPU tests are not expressible yet")
@@ -90,7 +106,7 @@ def _cta_keys(test: LitmusTest) -> list[tuple]:
     return sorted(keys, key=lambda k: (k[0], -1 if k[1] is None else k[1], k[2]))
 
 
-def make_layout(test: LitmusTest) -> Layout:
+def make_layout(test: LitmusTest, warpgroups: frozenset[int] = frozenset()) -> Layout:
     """The placement of `test` (call layout_problems first)."""
     keys = _cta_keys(test)
     clustered = any(k[1] is not None for k in keys)
@@ -111,7 +127,12 @@ def make_layout(test: LitmusTest) -> Layout:
         counts[key] = lane + 1
         slots.append(Slot(tid, t.name, key[0], t.position.warp, lane))
     kmax = max(counts.values(), default=1)
-    warps = max((t.position.warp for t in test.threads), default=0) + 1
-    return Layout(cluster=size, clustered=clustered, units=units, warps=warps, per_warp=32 // kmax,
+    warps = max((t.position.warp + (4 if tid in warpgroups else 1) for tid, t in enumerate(test.threads)), default=1)
+    for tid in warpgroups:            # its three other warps: every lane plays it too
+        s = slots[tid]
+        for w in range(s.warp + 1, s.warp + 4):
+            counts[(s.role_cta, w)] = 1
+    return Layout(cluster=size, clustered=clustered, units=units, warps=warps,
+                  per_warp=1 if warpgroups else 32 // kmax,
                   slots=tuple(slots), cta_of=tuple(sorted(cta_of.items(), key=lambda kv: kv[1])),
-                  k=tuple(sorted(counts.items())))
+                  k=tuple(sorted(counts.items())), warpgroups=frozenset(warpgroups))

@@ -37,6 +37,8 @@ class Ctx:
     buffers: dict[tuple[str, int], str] = field(default_factory=dict)  # (map, value) -> C++ variable
     notes: list[str] = field(default_factory=list)
     zeros: list[int] = field(default_factory=lambda: [0])   # next free p.zero[] slot, shared by all threads
+    warpgroup: bool = False          # the thread stands for a warpgroup (wgmma)
+    accumulators: tuple[str, ...] = ()   # C variables of its wgmma accumulator fragments
 
     # -- operands -----------------------------------------------------------------------------
     def reg(self, name: str) -> str:

@@ -368,8 +368,8 @@ def spin_problems(program: Program) -> list[str]:
             if not _ACCOUNTED.search(line) or not _MARK.search(line):
                 continue
             why = None
-            if line.lstrip().startswith("if ("):
-                why = "guarded"
+            if line.lstrip().startswith("if (") and not line.lstrip().startswith("if (wg_lead_) {"):
+                why = "guarded"          # (a warpgroup's leader performs its writes once: not a guard)
             elif any(a <= n <= b for a, b in loops):
                 why = "inside a spin loop"
             elif any(a < n < b for a, b in forward):

@@ -205,6 +205,24 @@ def values_mbarrier(i: Instr, s: AbsState) -> None:
         s.set_reg(i.operands[0], None)      # an opaque phase state
 
 
+def values_wgmma(i: Instr, s: AbsState) -> None:
+    """wgmma.mma_async: d = (scale-d ? d : 0) + (imm-scale-a * A) * (imm-scale-b * B), A and B the
+    values of the operand cells (checker.isa.wgmma); scale-d taken as either."""
+    if i.qualifiers[:1] != ("mma_async",) or len(i.operands) < 6:
+        return
+    from ..ast import Vec
+    d, a, b = i.operands[0], i.operands[1], i.operands[2]
+    sa = i.operands[4].value if isinstance(i.operands[4], Imm) else 1
+    sb = i.operands[5].value if isinstance(i.operands[5], Imm) else 1
+    regs = [r for r in (d.items if isinstance(d, Vec) else (d,)) if isinstance(r, Reg)]
+    av = s.read(a) if isinstance(a, Addr) else None
+    bv = s.read(b) if isinstance(b, Addr) else None
+    for r in regs:
+        prods = _product([av, bv, s.val(r)])
+        s.set_reg(r, None if prods is None else
+                  {(sa * x * sb * y, w) for (x, y, _), w in prods} | {(z + sa * x * sb * y, w) for (x, y, z), w in prods})
+
+
 def values_setp(i: Instr, s: AbsState) -> None:
     s.set_reg(i.operands[0], {(0, frozenset()), (1, frozenset())})
 

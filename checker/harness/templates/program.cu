@@ -22,6 +22,7 @@ ${notes}
 #define WARPS ${warps}
 #define THREADS (WARPS * 32)
 #define PER_WARP ${per_warp}            // instance slots per warp
+#define WARPGROUPS ${warpgroups}          // 1: a litmus thread stands for a warpgroup (no warp rotation)
 #define N_GLOBAL ${n_global}
 #define N_SHARED ${n_shared}           // shared slots per CTA (locations declared at one offset_of share one)
 #define SH_CELLS (N_SHARED * CTAS_PER_GROUP)   // (slot, role CTA) pairs: the tables below
@@ -141,6 +142,15 @@ __device__ __forceinline__ unsigned long long remote_generic(const void *ptr, un
     asm volatile("mapa.u64 %0, %1, %2;" : "=l"(out) : "l"((unsigned long long)ptr), "r"(rank));
     return out;
 }
+// A wgmma matrix descriptor (PTX ISA, "Matrix Descriptor Format") of the shared-memory matrix at
+// `smem` (a shared::cta address): start address >> 4, leading-dimension byte offset 128 and
+// stride-dimension byte offset 256 (>> 4), no swizzle. The matrix's element [0][0] is the low half
+// of its first word; the harness zeroes the whole slot, so the product's element [0][0] is the
+// product of the two [0][0] elements whatever the offsets select.
+__device__ __forceinline__ unsigned long long wg_desc(unsigned smem) {
+    return (unsigned long long)((smem & 0x3FFFF) >> 4) | ((unsigned long long)(128 >> 4) << 16)
+         | ((unsigned long long)(256 >> 4) << 32);
+}
 __device__ __forceinline__ unsigned my_rank() {
 #if CLUSTER > 1 || ${clustered}
     unsigned r; asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r)); return r;
@@ -191,11 +201,12 @@ __device__ void stress(const Params &p, unsigned iters, unsigned salt) {
     }
 }
 
-// Bounded start barrier of one instance: never hangs (gives up after SPIN_CAP polls).
-__device__ void start_barrier(const Params &p, unsigned inst) {
+// Bounded start barrier of one instance: never hangs (gives up after SPIN_CAP polls). Of the
+// 128 threads of a warpgroup thread only the leader arrives.
+__device__ void start_barrier(const Params &p, unsigned inst, bool arrive = true) {
     if (p.do_pre_stress) stress(p, PRE_STRESS_ITERS, inst);
     if (!p.do_barrier) return;
-    add_relaxed(&p.sync[inst], 1);
+    if (arrive) add_relaxed(&p.sync[inst], 1);
     unsigned n = 0;
     for (; n < SPIN_CAP && ld_relaxed(&p.sync[inst]) < N_ROLES; n++) { }
     if (n >= SPIN_CAP) atomicOr(&p.status[inst], 4u);
@@ -225,7 +236,7 @@ __global__ void ${cluster_attr} __launch_bounds__(THREADS) litmus_kernel(Params 
                 if (shared_expect[k])
                     asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" :: "r"(to_cta(cell)), "r"(shared_expect[k]) : "memory");
             } else {
-                for (int w = 0; w < CELL_WORDS; w++) cell[w] = w ? 0u : shared_init[k];
+                for (int w = 0; w < SLOT_WORDS; w++) cell[w] = w ? 0u : shared_init[k];   // the whole slot: a wgmma matrix reads it all
             }
         }
 #if N_SMAPS
@@ -520,7 +531,7 @@ int main(int argc, char **argv) {
         }
         p.lane_mul = (unsigned)(rnd() % 32) | 1u;
         p.lane_add = (unsigned)(rnd() % 32);
-        p.warp_rot = (unsigned)(rnd() % WARPS);
+        p.warp_rot = WARPGROUPS ? 0u : (unsigned)(rnd() % WARPS);   // a warpgroup is 4 aligned warps
         p.do_barrier = chance(BARRIER_PCT);
         p.do_pre_stress = chance(PRE_STRESS_PCT);
         p.do_stress = chance(STRESS_PCT);
