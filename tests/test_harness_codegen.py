@@ -272,7 +272,7 @@ UNSUPPORTED = [
                 memory={"s": {"space": "shared", "owner": "gpu0.cluster1.cta0"}}), "outside this thread's cluster"),
     (build_test("ctaremote", {"P0": ("gpu0.cluster0.cta0", ["st.shared [s], 1"])},
                 memory={"s": {"space": "shared", "owner": "gpu0.cluster0.cta1"}}), "use .shared::cluster"),
-    (build_test("unknownop", {"P0": ("gpu0.cta0", ["prefetch.global.L2 [x]"])}), "no harness emitter"),
+    (build_test("unknownop", {"P0": ("gpu0.cta0", ["activemask.b32 r5"])}), "no harness emitter"),
     (build_test("multicast-no-peer-mbarrier", {"P0": ("gpu0.cluster0.cta0", [
         "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [s0], [g], 16, [mb0], 3"])},
         memory={"s0": {"space": "shared", "owner": "gpu0.cluster0.cta0"},

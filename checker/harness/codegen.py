@@ -76,9 +76,17 @@ def target_for(test: LitmusTest, config: DeviceConfig | None = None) -> str:
 
 class _Gen:
     def __init__(self, test: LitmusTest, config: DeviceConfig, cuda: str | None = None):
+        self.problems: list[str] = _realptx_problems(test)
+        from ..isa.special import operand_name
+        virtual = {o.name for t0 in test.threads for i in t0.code for o in i.operands
+                   if isinstance(o, Reg) and o.name.startswith("%") and operand_name(o.name)}
+        test = virtualized(test)
         self.test, self.config, self.cuda = test, config, cuda
-        self.problems: list[str] = []
         self.notes: list[str] = []
+        if virtual:
+            self.notes.append(f"special registers {', '.join(sorted(virtual))} read as the values the test's "
+                              f"positions give them (the model's), not the hardware's: the harness places "
+                              f"threads elsewhere")
         # wgmma: its thread stands for a warpgroup; values cross into f16/f32 (numformat)
         self.wg = frozenset(tid for tid, t in enumerate(test.threads) if any(i.op == "wgmma" for i in t.code))
         self.fmt = formats(test)
@@ -90,7 +98,6 @@ class _Gen:
             self.notes.append("ptxas may serialize the wgmma of this program (C7518: it sits in a per-lane role "
                               "switch, a divergent path to ptxas): outcomes that need the MMA still in flight at "
                               "later instructions may then go unseen (coverage gaps, never false violations)")
-        self.problems += _realptx_problems(test)
         self.problems += memory_problems(test)
         self.problems += barrier_problems(test)
         self.cell_bytes, self.tx_factor, bp = bulk_sizing(test)
@@ -602,19 +609,47 @@ def _label(tid: int, name: str) -> str:
 
 def _realptx_problems(test: LitmusTest) -> list[str]:
     """What of issue 15's real-PTX coverage the harness does not generate yet (never run silently
-    as something else): several kernels, special registers, ld/st cache hints and .nc."""
+    as something else): several kernels, special registers the test does not determine, an L2
+    cache policy operand, .L2::evict_* (vector accesses only) and ld.global.nc. Cache operators
+    and L1 eviction hints (.ca .cg .cs .lu .cv .wb .wt, L1::*, L2::NB prefetch sizes) are emitted
+    as written."""
+    from ..isa.special import operand_name, value
     out = []
     if len(test.kernels) > 1:
         out.append("several kernels (kernels:) are not expressible yet: the harness launches one kernel")
     for t in test.threads:
         for idx, i in enumerate(t.code):
-            regs = [o.name for o in i.operands if hasattr(o, "name") and str(o.name).startswith("%")]
-            if regs:
-                out.append(f"{t.name}:{idx} '{i.text}': special registers ({regs[0]}) are not generated yet")
-            if i.op in ("ld", "st") and any(i.quals.get(g) for g in
-                                            ("cop", "l1_evict", "l2_evict", "cache_hint", "prefetch_size", "nc")):
-                out.append(f"{t.name}:{idx} '{i.text}': cache hints and ld.global.nc are not generated yet")
+            for o in i.operands:
+                name = getattr(o, "name", None)
+                if isinstance(o, Reg) and str(name).startswith("%") and operand_name(name):
+                    v = value(name, test, t)
+                    if not isinstance(v, int):
+                        out.append(f"{t.name}:{idx} '{i.text}': special register {name}: {v}")
+            if i.op in ("ld", "st") and any(i.quals.get(g) for g in ("cache_hint", "nc")):
+                out.append(f"{t.name}:{idx} '{i.text}': an L2 cache policy operand and ld.global.nc are not "
+                           f"generated yet")
+            if i.op in ("ld", "st") and i.quals.get("l2_evict"):
+                out.append(f"{t.name}:{idx} '{i.text}': ptxas (13.0) accepts .L2::evict_* only on .v8.b32/.v4.b64 "
+                           f"accesses, and cells are single values")
     return out
+
+
+def virtualized(test: LitmusTest) -> LitmusTest:
+    """`test` with every special-register operand replaced by the value the model gives it
+    (checker.isa.special: from the thread's position in the test). The harness places litmus
+    threads elsewhere (other CTAs, lanes and warps per launch), so the hardware's own value would
+    differ from the model's: the program reads the position the test defines, as the model does."""
+    from dataclasses import replace
+    from ..isa.special import operand_name, value
+
+    def op(o, t):
+        if isinstance(o, Reg) and o.name.startswith("%") and operand_name(o.name):
+            v = value(o.name, test, t)
+            return Imm(v) if isinstance(v, int) else o
+        return o
+    threads = tuple(replace(t, code=tuple(replace(i, operands=tuple(op(o, t) for o in i.operands)) for i in t.code))
+                    for t in test.threads)
+    return replace(test, threads=threads)
 
 
 def _retryable(i: Instr) -> bool:

@@ -9,7 +9,8 @@ from typing import Callable
 
 from ..ast import Instr
 from .emit_async import emit_cp, emit_mbarrier, emit_red_dispatch, emit_st_dispatch, emit_tensormap, unsupported_op
-from .emit_generic import emit_alu, emit_atom, emit_bar, emit_fence, emit_ld, emit_plain, emit_setp
+from .emit_generic import (emit_alu, emit_atom, emit_bar, emit_fence, emit_ld, emit_nanosleep, emit_plain,
+                           emit_prefetch, emit_setp)
 from .emit_tensor import emit_wgmma
 from .operands import Ctx
 from .transfer import (AbsState, values_alu, values_atom, values_cp, values_ld, values_mbarrier, values_none,
@@ -36,6 +37,8 @@ OPS: dict[str, OpSpec] = {
     "barrier": OpSpec(emit_bar),
     **{op: OpSpec(emit_alu, values_alu) for op in ("mov", "add", "sub", "mul", "and", "or", "xor")},
     "setp": OpSpec(emit_setp, values_setp),
+    "nanosleep": OpSpec(emit_nanosleep),
+    "prefetch": OpSpec(emit_prefetch),
     # bra is emitted by checker.harness.codegen (a goto, bounded when it goes backward)
     "bra": OpSpec(unsupported_op("bra is emitted by the code generator, not as an instruction")),
     "cp": OpSpec(emit_cp, values_cp),

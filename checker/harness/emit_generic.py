@@ -160,3 +160,20 @@ def emit_setp(i: Instr, ctx: Ctx) -> str:
     d = _dst(a, ctx, i.operands[0])
     x, y = (_value(a, ctx, o, wide) for o in i.operands[1:])
     return a.render(f"{{ .reg .pred P; {mnemonic(i)} P, {x}, {y}; selp.u32 {d}, 1, 0, P; }}")
+
+
+def emit_nanosleep(i: Instr, ctx: Ctx) -> str:
+    """nanosleep.u32 t: a delay, no memory effect (emitted as written)."""
+    if len(i.operands) != 1:
+        raise NotExpressible("nanosleep takes one operand")
+    a = Asm()
+    return a.render(f"{mnemonic(i, 'u32')} {_value(a, ctx, i.operands[0])};")
+
+
+def emit_prefetch(i: Instr, ctx: Ctx) -> str:
+    """prefetch{.space}{.level} [a]: a cache hint, no memory effect (emitted as written; a tensor
+    map prefetch names the map)."""
+    if len(i.operands) != 1:
+        raise NotExpressible("prefetch takes one address")
+    a = Asm()
+    return a.render(f"{mnemonic(i)} {_addr(a, ctx, i.operands[0], _space(i))};")

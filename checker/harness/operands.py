@@ -42,7 +42,8 @@ class Ctx:
 
     # -- operands -----------------------------------------------------------------------------
     def reg(self, name: str) -> str:
-        return f"R_{name}"
+        """The C variable of register `name` (real-PTX names such as %r1 become R_pc_r1)."""
+        return "R_" + name.replace("%", "pc_")
 
     def address(self, op, kind: str) -> str:
         """C++ variable holding `op`'s address in `kind`: generic | global | cta | cluster."""
