@@ -241,7 +241,8 @@ def test_targets():
 UNSUPPORTED = [
     (build_test("gpus", {"P0": ("gpu0.cta0", ["st.global [x], 1"]), "P1": ("gpu1.cta0", ["ld.global r0, [x]"])}),
      "multi-GPU"),
-    (build_test("tc", {"P0": ("gpu0.cta0", ["tcgen05.fence::before_thread_sync"])}), "tcgen05"),
+    (build_test("tc", {"P0": ("gpu0.cta0", ["tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned"])}),
+     "the harness allocates and frees the Tensor Memory"),
     (build_test("wg", {"P0": ("gpu0.cta0", ["wgmma.fence.sync.aligned",
                                             "wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {d0}, {a0}, [sB], p, 1, 1, 0"])},
                 memory={"sB": {"space": "shared", "owner": "gpu0.cta0"}}), "wgmma.mma_async with A from registers"),

@@ -21,6 +21,7 @@ from .devices import STRESS_PATTERNS, DeviceConfig, load_device
 from . import flow
 from .barriers import problems as barrier_problems
 from .numformat import encode, formats
+from . import tmem
 from .emit import needs_newer_cuda, opspec
 from .layout import Layout, layout_problems, make_layout
 from .mbarriers import accounts
@@ -93,7 +94,12 @@ class _Gen:
         self.problems += list(self.fmt.problems)
         if self.wg and target_for(test, config) != "sm_90a":
             self.problems.append(f"wgmma exists only on sm_90a; this device's target is {target_for(test, config)}")
-        self.problems += layout_problems(test, self.wg)
+        # tcgen05: its thread takes a whole warp; Tensor Memory cells are columns (checker.harness.tmem)
+        self.tc, self.tmem_cells = tmem.threads(test), tmem.cells(test)
+        self.stride = 4 if self.tc or self.tmem_cells else 1
+        if self.tc or self.tmem_cells:
+            self.problems += tmem.problems(test)
+        self.problems += layout_problems(test, self.wg, self.stride)
         if self.wg:
             self.notes.append("ptxas may serialize the wgmma of this program (C7518: it sits in a per-lane role "
                               "switch, a divergent path to ptxas): outcomes that need the MMA still in flight at "
@@ -137,7 +143,8 @@ class _Gen:
         self.mbars, mb_problems = accounts(test, self.cell_bytes, self.tx_factor, self.mbar_expect)
         self.problems += mb_problems
         self.slot_words, self.smem_align = self._slot_sizing()
-        self.layout = make_layout(test, self.wg) if not layout_problems(test, self.wg) else None
+        self.layout = (make_layout(test, self.wg, self.tc, self.stride)
+                       if not layout_problems(test, self.wg, self.stride) else None)
         if self.layout is not None:
             smem = ((self.n_slots * self.layout.per_warp + 1) * self.slot_words * 4
                     + max(1, len(self.smaps) * self.layout.per_warp) * 128)
@@ -172,9 +179,12 @@ class _Gen:
         ctx = Ctx(self.test, self.layout, slot, self.cell_bytes, self.tx_factor,
                   dict(self.sidx), {n: k for k, n in enumerate(self.glob)},
                   self.aliases, self.maps, owners, wide, zeros=self.zeros)
-        group = tid in self.wg
+        group = tid in self.wg or tid in self.tc
         accs: list[str] = []
-        if group:
+        ctx.tmem = tuple(self.tmem_cells)
+        if tid in self.tc:
+            ctx.whole_warp = True
+        if tid in self.wg:
             from .emit_tensor import accumulator_vars
             for r in dict.fromkeys(r for (th, r) in self.fmt.regs if th == t.name):
                 accs += accumulator_vars(r, ctx)
@@ -226,14 +236,16 @@ class _Gen:
             body.append(f"END_{tid}: ;   // a loop that gives up after SPIN_CAP spins jumps here (a hang)")
         self.notes += [f"{t.name}: {n}" for n in ctx.notes]
         regs = sorted({o.name for i in t.code for o in i.operands if isinstance(o, Reg)}
-                      | {r for i in t.code if i.op == "wgmma" for r in registers(i)})
+                      | {r for i in t.code if i.op in ("wgmma", "tcgen05") for r in registers(i)})
         decls = [f"unsigned long long {ctx.reg(r)} = 0ull;" if r in wide else f"unsigned {ctx.reg(r)} = 0u;"
                  for r in regs]
         if loops:
             decls.append("unsigned spins_ = 0, hung_ = 0;   // backward branches taken; gave up")
-        if group:
+        if tid in self.wg:
             decls.append("const bool wg_lead_ = threadIdx.x % 128 == 0;   // holds D[0][0]; performs the writes")
-            decls += [f"unsigned {v} = 0u;   // accumulator fragment" for v in accs if v.startswith("X_")]
+        elif group:
+            decls.append("const bool wg_lead_ = threadIdx.x % 32 == 0;   // Tensor Memory lane 0; performs the writes")
+        decls += [f"unsigned {v} = 0u;   // accumulator fragment" for v in accs if v.startswith("X_")]
         addr_lines = [self._address(name, kind, var, slot.role_cta, owners) for (name, kind), var in sorted(ctx.addrs.items())]
         addr_lines += [f"const unsigned long long {var} = to_global(gcell(p, {self.glob.index(self.maps[m][k])}, inst));"
                        for (m, k), var in sorted(ctx.buffers.items())]
@@ -252,6 +264,9 @@ class _Gen:
         out += ["    " + d for d in decls + addr_lines + acquires]
         out.append("    start_barrier(p, inst, wg_lead_);" if group else "    start_barrier(p, inst);")
         out += ["    " + line for line in body]
+        if tid in self.tc:     # no Tensor Memory access of the thread in flight when the columns are freed
+            out.append('    __syncwarp(); asm volatile("tcgen05.wait::ld.sync.aligned; tcgen05.wait::st.sync.aligned; '
+                       'tcgen05.fence::before_thread_sync;" ::: "memory");')
         out += ["    " + line for line in self._cluster_padding(tid)]
         for k, v in enumerate(self.obs_vars):
             if v.thread == t.name:
@@ -328,6 +343,8 @@ class _Gen:
                 "}"]
 
     def _address(self, name: str, kind: str, var: str, here: int, owners: dict[str, int]) -> str:
+        if kind == "tmem":
+            return f"const unsigned {var} = tmem_base_ + {self.tmem_cells.index(name)}u;   // column {self.tmem_cells.index(name)}, lanes 0-31"
         if name in self.tmaps:
             cell = f"tmap_at(p, {self.tmaps.index(name)}, inst)"
             return (f"const unsigned long long {var} = to_global({cell});" if kind == "global"
@@ -497,6 +514,7 @@ class _Gen:
         k_table, who = [], []
         wg_warps = {(lay.slots[t].role_cta, w): t for t in lay.warpgroups
                     for w in range(lay.slots[t].warp, lay.slots[t].warp + 4)}
+        wg_warps.update({(lay.slots[t].role_cta, lay.slots[t].warp): t for t in lay.whole_warps})
         for c in range(lay.ctas_per_group):
             for w in range(lay.warps):
                 if (c, w) in wg_warps:       # a warpgroup thread: every lane plays it, one instance
@@ -550,7 +568,7 @@ class _Gen:
             observed_doc=", ".join(space.names) or "(nothing)",
             notes="\n".join(f"// Note: {n}" for n in notes),
             n_roles=len(self.test.threads), n_maps=1 + max((k for _, k in self.aliases.values()), default=0), cluster=lay.cluster, units=lay.units, warps=lay.warps,
-            per_warp=lay.per_warp, warpgroups=int(bool(lay.warpgroups)), n_global=len(self.glob), n_shared=self.n_slots,
+            per_warp=lay.per_warp, warpgroups=int(bool(lay.warpgroups or lay.whole_warps)), n_tmem=len(self.tmem_cells), n_global=len(self.glob), n_shared=self.n_slots,
             n_obs=max(1, len(self.obs_vars)), n_vars=len(space.vars), n_buckets=space.size,
             cell_words=self.cell_bytes // 4, spin_cap=cfg.spin_cap, testing_groups=cfg.testing_groups,
             stress_units=max(0, round(cfg.testing_groups * lay.units * (1 - cfg.testing_fraction) / cfg.testing_fraction)),
@@ -563,6 +581,7 @@ class _Gen:
             global_init=arr(f"{self._init(n)}u" for n in self.glob),
             shared_here=arr(int(n is not None) for n in cells),
             shared_init=arr(f"{self._init(n)}u" if n else "0u" for n in cells),
+            tmem_init=arr(f"{self._init(n)}u" for n in self.tmem_cells),
             shared_mbarrier=arr((int((decl[n].mbarrier or {}).get("count", 1)) if decl[n].mbarrier is not None
                                  else (1 if n in self.mbar_expect else 0)) if n else 0 for n in cells),
             shared_expect=arr(self.mbar_expect.get(n, 0) if n else 0 for n in cells),
@@ -593,6 +612,8 @@ def _writes_memory(i: Instr) -> bool:
     """Does `i` write memory or an mbarrier (performed once, by a warpgroup's leader)?"""
     if i.op in ("st", "atom", "red", "cp", "tensormap"):
         return True
+    if i.op == "tcgen05":
+        return i.qualifiers[:1] == ("commit",)
     return i.op == "mbarrier" and i.qualifiers[:1] not in (("try_wait",), ("test_wait",))
 
 

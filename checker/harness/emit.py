@@ -11,10 +11,10 @@ from ..ast import Instr
 from .emit_async import emit_cp, emit_mbarrier, emit_red_dispatch, emit_st_dispatch, emit_tensormap, unsupported_op
 from .emit_generic import (emit_alu, emit_atom, emit_bar, emit_fence, emit_ld, emit_nanosleep, emit_plain,
                            emit_prefetch, emit_setp)
-from .emit_tensor import emit_wgmma
+from .emit_tensor import emit_tcgen05, emit_wgmma
 from .operands import Ctx
 from .transfer import (AbsState, values_alu, values_atom, values_cp, values_ld, values_mbarrier, values_none,
-                       values_red, values_setp, values_st, values_tensormap, values_wgmma)
+                       values_red, values_setp, values_st, values_tcgen05, values_tensormap, values_wgmma)
 
 
 @dataclass(frozen=True)
@@ -49,7 +49,7 @@ OPS: dict[str, OpSpec] = {
     "ldc": OpSpec(unsupported_op(_TEXTURE)),
     "tensormap": OpSpec(emit_tensormap, values_tensormap),
     "wgmma": OpSpec(emit_wgmma, values_wgmma),
-    "tcgen05": OpSpec(unsupported_op("tcgen05 needs TMEM allocation and descriptors; not expressible yet")),
+    "tcgen05": OpSpec(emit_tcgen05, values_tcgen05),
     "clusterlaunchcontrol": OpSpec(unsupported_op(
         "clusterlaunchcontrol.* is not expressible: whether try_cancel succeeds depends on clusters of the grid "
         "still waiting to launch, and its response is an opaque value (the model's response numbers have no "

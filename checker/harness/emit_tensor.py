@@ -86,3 +86,45 @@ def emit_wgmma(i: Instr, ctx: Ctx) -> str:
     text = (f"{{ .reg .pred P; {setp} P, %{n + 2}, 0; wgmma.mma_async.sync.aligned.{'.'.join(quals)} "
             f"{{{frag}}}, %{n}, %{n + 1}, P, {', '.join(imms)}; }}")
     return f'__syncwarp(); asm volatile("{text}" : {", ".join(outs)} : {", ".join(descs + [pred])} : "memory");'
+
+
+def emit_tcgen05(i: Instr, ctx: Ctx) -> str:
+    """tcgen05 on Tensor Memory (checker.harness.tmem says which forms): the warp-collective
+    ld/st/wait run in all 32 lanes of the thread's warp; the commit by lane 0 alone (the leader
+    guard is added by the code generator, as for every write)."""
+    if not ctx.whole_warp:
+        raise NotExpressible("tcgen05 needs its litmus thread to take a whole warp")
+    what = i.qualifiers[0] if i.qualifiers else ""
+    if what in ("fence::before_thread_sync", "fence::after_thread_sync"):
+        return f'asm volatile("tcgen05.{what};" : : : "memory");'
+    if what in ("wait::ld", "wait::st"):
+        pins = ", ".join(f'"+r"({r})' for r in dict.fromkeys(ctx.tmem_regs)) if what == "wait::ld" else ""
+        return f'__syncwarp(); asm volatile("tcgen05.{what}.sync.aligned;" : {pins} : : "memory");'
+    ops = list(i.operands)
+    if what == "ld":
+        vec, addr = ops[0], ops[1]
+        regs = [r for r in (vec.items if isinstance(vec, Vec) else (vec,)) if isinstance(r, Reg)]
+        if len(regs) != 1 or not isinstance(addr, Addr):
+            raise NotExpressible("tcgen05.ld .x1 takes one register and a Tensor Memory cell")
+        var = ctx.address(addr, "tmem")
+        dst = ctx.reg(regs[0].name)
+        ctx.tmem_regs.append(dst)
+        return (f'__syncwarp(); asm volatile("tcgen05.ld.sync.aligned.32x32b.x1.b32 {{%0}}, [%1];" : "=r"({dst}) '
+                f': "r"({var}) : "memory");')
+    if what == "st":
+        addr, vec = ops[0], ops[-1]
+        regs = [r for r in (vec.items if isinstance(vec, Vec) else (vec,)) if isinstance(r, (Reg, Imm))]
+        if len(regs) != 1 or not isinstance(addr, Addr) or len(ops) != 2:
+            raise NotExpressible("tcgen05.st .x1 takes a Tensor Memory cell and one register")
+        var = ctx.address(addr, "tmem")
+        src = ctx.reg(regs[0].name) if isinstance(regs[0], Reg) else f"{regs[0].value & 0xFFFFFFFF}u"
+        return (f'__syncwarp(); asm volatile("tcgen05.st.sync.aligned.32x32b.x1.b32 [%0], {{%1}};" : '
+                f': "r"({var}), "r"({src}) : "memory");')
+    if what == "commit":
+        if not ops or not isinstance(ops[0], Addr):
+            raise NotExpressible("tcgen05.commit takes an mbarrier")
+        cluster = "shared::cluster" in i.qualifiers
+        var = ctx.opaque(ctx.address(ops[0], "cluster" if cluster else "generic"))
+        return (f'asm volatile("{".".join(["tcgen05", *i.qualifiers])} [%0];" : : '
+                f'"{"r" if cluster else "l"}"({var}) : "memory");')
+    raise NotExpressible(f"tcgen05.{what} is not generated")

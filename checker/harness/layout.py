@@ -9,7 +9,10 @@ every warp of the program holds `per_warp` = 32 // K instance slots, K the large
 
 A litmus thread that runs warpgroup instructions (wgmma) stands for a whole warpgroup: it takes
 the four warps from its warp on (which must start a warpgroup: warp 0, 4, ...), every lane of them
-plays it, and the program then holds one instance per warp (`per_warp` 1, no warp rotation).
+plays it, and the program then holds one instance per warp (`per_warp` 1, no warp rotation). A
+thread that runs warp-collective tcgen05 instructions takes its whole warp the same way, and a
+test with Tensor Memory places test warp w at hardware warp 4w (`stride` 4), so every warp
+reaches the same quarter of Tensor Memory (checker.harness.tmem).
 """
 from __future__ import annotations
 
@@ -43,6 +46,7 @@ class Layout:
     cta_of: tuple[tuple[tuple, int], ...]     # test CTA key -> role CTA
     k: tuple[tuple[tuple[int, int], int], ...]  # (role CTA, warp) -> litmus threads in that warp
     warpgroups: frozenset[int] = frozenset()  # litmus threads (tid) that stand for a warpgroup
+    whole_warps: frozenset[int] = frozenset() # litmus threads (tid) that take their whole warp
 
     @property
     def ctas_per_group(self) -> int:
@@ -65,7 +69,7 @@ class Layout:
         return sorted(w for (c, w), n in self.k if c == role_cta and n)
 
 
-def layout_problems(test: LitmusTest, warpgroups: frozenset[int] = frozenset()) -> list[str]:
+def layout_problems(test: LitmusTest, warpgroups: frozenset[int] = frozenset(), stride: int = 1) -> list[str]:
     """Why the test's positions cannot be laid out (empty: they can); `warpgroups`: the threads
     (tid) that stand for a warpgroup."""
     problems = []
@@ -84,6 +88,9 @@ def layout_problems(test: LitmusTest, warpgroups: frozenset[int] = frozenset()) 
         problems.append(f"threads on {len(gpus)} GPUs: multi-GPU tests are not expressible yet")
     if any(t.position.warp >= MAX_WARPS for t in test.threads):
         problems.append(f"warp index >= {MAX_WARPS}: a CTA has at most {MAX_WARPS} warps")
+    elif any(t.position.warp * stride >= MAX_WARPS for t in test.threads):
+        problems.append(f"warp index >= {MAX_WARPS // stride}: Tensor Memory tests place warp w at hardware warp "
+                        f"{stride}w, and a CTA has at most {MAX_WARPS} warps")
     sizes = {}
     for key in _cta_keys(test):
         if key[1] is not None:
@@ -106,8 +113,10 @@ def _cta_keys(test: LitmusTest) -> list[tuple]:
     return sorted(keys, key=lambda k: (k[0], -1 if k[1] is None else k[1], k[2]))
 
 
-def make_layout(test: LitmusTest, warpgroups: frozenset[int] = frozenset()) -> Layout:
-    """The placement of `test` (call layout_problems first)."""
+def make_layout(test: LitmusTest, warpgroups: frozenset[int] = frozenset(), whole_warps: frozenset[int] = frozenset(),
+                stride: int = 1) -> Layout:
+    """The placement of `test` (call layout_problems first): `warpgroups` and `whole_warps`, the
+    threads (tid) that take four warps or one warp; `stride`, hardware warps per test warp."""
     keys = _cta_keys(test)
     clustered = any(k[1] is not None for k in keys)
     if clustered:
@@ -122,17 +131,19 @@ def make_layout(test: LitmusTest, warpgroups: frozenset[int] = frozenset()) -> L
     counts: dict[tuple[int, int], int] = {}
     slots = []
     for tid, t in enumerate(test.threads):
-        key = (cta_of[t.position.cta_key()], t.position.warp)
+        key = (cta_of[t.position.cta_key()], t.position.warp * stride)
         lane = counts.get(key, 0)
         counts[key] = lane + 1
-        slots.append(Slot(tid, t.name, key[0], t.position.warp, lane))
+        slots.append(Slot(tid, t.name, key[0], key[1], lane))
     kmax = max(counts.values(), default=1)
-    warps = max((t.position.warp + (4 if tid in warpgroups else 1) for tid, t in enumerate(test.threads)), default=1)
+    warps = max((t.position.warp * stride + (4 if tid in warpgroups else 1) for tid, t in enumerate(test.threads)),
+                default=1)
+    whole = warpgroups | whole_warps
     for tid in warpgroups:            # its three other warps: every lane plays it too
         s = slots[tid]
         for w in range(s.warp + 1, s.warp + 4):
             counts[(s.role_cta, w)] = 1
     return Layout(cluster=size, clustered=clustered, units=units, warps=warps,
-                  per_warp=1 if warpgroups else 32 // kmax,
+                  per_warp=1 if whole else 32 // kmax,
                   slots=tuple(slots), cta_of=tuple(sorted(cta_of.items(), key=lambda kv: kv[1])),
-                  k=tuple(sorted(counts.items())), warpgroups=frozenset(warpgroups))
+                  k=tuple(sorted(counts.items())), warpgroups=frozenset(warpgroups), whole_warps=frozenset(whole_warps))

@@ -154,6 +154,8 @@ def expected_access(i: Instr, target: str = "sm_90a") -> tuple[str, str, int | N
         return r"^(ST|STG|STS)\b", "a store of the map field", None
     if i.op == "wgmma" and i.qualifiers[:1] == ("mma_async",):      # its shared-memory operand reads
         return r"^HGMMA\b", "HGMMA", None
+    if i.op == "tcgen05" and i.qualifiers[:1] in (("ld",), ("st",)):   # Tensor Memory accesses
+        return (r"^LDTM\b", "LDTM", None) if i.qualifiers[0] == "ld" else (r"^STTM\b", "STTM", None)
     return None
 
 

@@ -223,6 +223,21 @@ def values_wgmma(i: Instr, s: AbsState) -> None:
                   {(sa * x * sb * y, w) for (x, y, _), w in prods} | {(z + sa * x * sb * y, w) for (x, y, z), w in prods})
 
 
+def values_tcgen05(i: Instr, s: AbsState) -> None:
+    """tcgen05.ld reads the cell into every register of its vector; tcgen05.st writes the first
+    register's value (checker.isa.tcgen05)."""
+    from ..ast import Vec
+    what = i.qualifiers[0] if i.qualifiers else ""
+    if what == "ld" and len(i.operands) >= 2:
+        vec = i.operands[0]
+        for r in (vec.items if isinstance(vec, Vec) else (vec,)):
+            s.set_reg(r, s.read(i.operands[1]))
+    elif what == "st" and len(i.operands) >= 2:
+        vec = i.operands[-1]
+        first = vec.items[0] if isinstance(vec, Vec) and vec.items else vec
+        s.write(s.loc(i.operands[0]), s.val(first))
+
+
 def values_setp(i: Instr, s: AbsState) -> None:
     s.set_reg(i.operands[0], {(0, frozenset()), (1, frozenset())})
 

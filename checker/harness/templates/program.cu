@@ -22,7 +22,8 @@ ${notes}
 #define WARPS ${warps}
 #define THREADS (WARPS * 32)
 #define PER_WARP ${per_warp}            // instance slots per warp
-#define WARPGROUPS ${warpgroups}          // 1: a litmus thread stands for a warpgroup (no warp rotation)
+#define WARPGROUPS ${warpgroups}          // 1: a litmus thread takes whole warps (wgmma, tcgen05): no warp rotation
+#define N_TMEM ${n_tmem}                // Tensor Memory cells (columns of the CTA's 32-column allocation)
 #define N_GLOBAL ${n_global}
 #define N_SHARED ${n_shared}           // shared slots per CTA (locations declared at one offset_of share one)
 #define SH_CELLS (N_SHARED * CTAS_PER_GROUP)   // (slot, role CTA) pairs: the tables below
@@ -72,6 +73,7 @@ static const unsigned global_init[N_GLOBAL + 1] = {${global_init}};
 // Per (slot, role CTA), index slot * CTAS_PER_GROUP + role CTA:
 static __device__ const int shared_here[SH_CELLS + 1] = {${shared_here}};      // a location of the test lives there
 static __device__ const unsigned shared_init[SH_CELLS + 1] = {${shared_init}};
+static __device__ const unsigned tmem_init[N_TMEM + 1] = {${tmem_init}};   // initial value of each Tensor Memory cell
 static __device__ const int shared_mbarrier[SH_CELLS + 1] = {${shared_mbarrier}}; // init count, 0 = plain
 static __device__ const int shared_inval[SH_CELLS + 1] = {${shared_inval}};   // mbarriers the harness invalidates at the end
 // Bytes the harness expects on an mbarrier that only async copies complete on (nobody else
@@ -215,6 +217,10 @@ __device__ void start_barrier(const Params &p, unsigned inst, bool arrive = true
 __global__ void ${cluster_attr} __launch_bounds__(THREADS) litmus_kernel(Params p) {
     __shared__ __align__(SMEM_ALIGN) unsigned smem[(N_SHARED * PER_WARP + 1) * SLOT_WORDS];
     __shared__ __align__(128) unsigned smaps[(N_SMAPS * PER_WARP + (N_SMAPS ? 0 : 1)) * 32];
+#if N_TMEM
+    __shared__ unsigned tmem_slot_;                    // the Tensor Memory address tcgen05.alloc returns
+#endif
+    unsigned tmem_base_ = 0;
     const unsigned hw_cta = blockIdx.x;
     const int role = p.role_of_cta[hw_cta];
     const int warp = (threadIdx.x / 32 + p.warp_rot) % WARPS;
@@ -253,6 +259,14 @@ __global__ void ${cluster_attr} __launch_bounds__(THREADS) litmus_kernel(Params 
 #endif
         asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
         asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+#if N_TMEM
+        if (threadIdx.x < 32) {        // warp 0 allocates the CTA's Tensor Memory (freed in the epilogue)
+            __syncwarp();
+            asm volatile("tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [%0], 32;" :: "r"(to_cta(&tmem_slot_)) : "memory");
+            asm volatile("tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned;" ::: "memory");
+        }
+        asm volatile("tcgen05.fence::before_thread_sync;" ::: "memory");
+#endif
     }
 #if ${clustered}
     asm volatile("barrier.cluster.arrive.release; barrier.cluster.wait.acquire;" ::: "memory");
@@ -260,6 +274,26 @@ __global__ void ${cluster_attr} __launch_bounds__(THREADS) litmus_kernel(Params 
     asm volatile("barrier.sync %0;" :: "n"(${reserved_barrier}) : "memory");
 #endif
 
+#if N_TMEM
+    // Tensor Memory cells to their initial values (a fresh allocation holds garbage), by warp 0,
+    // whose 32x32b accesses reach lanes 0-31, the quarter every test warp reaches (checker.harness.tmem).
+    if (role >= 0) {
+        asm volatile("tcgen05.fence::after_thread_sync;" ::: "memory");
+        tmem_base_ = *(volatile unsigned *)&tmem_slot_;
+        if (threadIdx.x < 32) {
+            for (int k = 0; k < N_TMEM; k++) {
+                __syncwarp();
+                asm volatile("tcgen05.st.sync.aligned.32x32b.x1.b32 [%0], {%1};" :: "r"(tmem_base_ + k), "r"(tmem_init[k]) : "memory");
+            }
+            __syncwarp();
+            asm volatile("tcgen05.wait::st.sync.aligned;" ::: "memory");
+        }
+        asm volatile("tcgen05.fence::before_thread_sync;" ::: "memory");
+    }
+    asm volatile("barrier.sync %0;" :: "n"(${reserved_barrier}) : "memory");    // (no clusters with Tensor Memory)
+    if (role >= 0) asm volatile("tcgen05.fence::after_thread_sync;" ::: "memory");
+#endif
+    (void)tmem_base_;
     if (role < 0) {                                   // a stress CTA (or cluster)
         if (p.do_stress) stress(p, STRESS_ITERS, hw_cta);
     } else {
@@ -292,6 +326,13 @@ ${epilogue_waits}
     asm volatile("barrier.cluster.arrive.release; barrier.cluster.wait.acquire;" ::: "memory");
 #else
     asm volatile("barrier.sync %0;" :: "n"(${reserved_barrier}) : "memory");
+#endif
+#if N_TMEM
+    if (role >= 0 && threadIdx.x < 32) {   // every thread's Tensor Memory accesses are complete (waited, then the barrier)
+        __syncwarp();
+        asm volatile("tcgen05.fence::after_thread_sync;" ::: "memory");
+        asm volatile("tcgen05.dealloc.cta_group::1.sync.aligned.b32 %0, 32;" :: "r"(tmem_base_) : "memory");
+    }
 #endif
     if (role >= 0) {
         for (unsigned c = threadIdx.x; c < N_SHARED * PER_WARP; c += THREADS) {
