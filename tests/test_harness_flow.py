@@ -163,6 +163,12 @@ def test_control_flow_the_harness_cannot_account_for_is_refused(body, extra, rea
     assert reason in unsupported(_one(_loop(body, extra)))
 
 
+def test_a_spin_loop_with_back_off_is_generated():
+    t = _one(_loop("      - nanosleep.u32 32", ""))
+    assert unsupported(t) is None
+    assert '"nanosleep.u32 %0;"' in _case(generate(t).source, 0)
+
+
 def test_loop_carried_values_are_refused_when_they_do_not_settle():
     # r1 counts the iterations: no bound, so no finite outcome space
     t = _one(_loop("      - add.s32 r1, r1, 1", "") + "expect: {allowed: ['P0:r1=1']}\n")
