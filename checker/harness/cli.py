@@ -251,11 +251,12 @@ def cmd_build(args) -> int:
     return EXIT_FAIL if failed or errors else EXIT_OK
 
 
-def _model_verdicts(tests, model_spec, options, say=None):
-    """test name -> {outcome: 'allowed'} for the tests whose outcome list the model gives."""
+def _model_verdicts(tests, model_spec, options, say=None, hangs=None):
+    """test name -> {outcome: 'allowed'} for the tests whose outcome list the model gives; with
+    `hangs` (a dict), also test name -> the model's hang verdict, for the tests that ask for one."""
     from ..resources import resolve_model
     from ..verdict.check import check_test
-    from .compare import verdicts_from_result
+    from .compare import hang_from_result, verdicts_from_result
     model = resolve_model(model_spec)
     out = {}
     for t in tests:
@@ -265,6 +266,8 @@ def _model_verdicts(tests, model_spec, options, say=None):
             if say:
                 say(f"model: {t.name}: {type(e).__name__}: {e}")
             continue
+        if hangs is not None and not res.undefined:
+            hangs[t.name] = hang_from_result(res)
         if res.outcomes and res.complete and not res.undefined:
             out[t.name] = verdicts_from_result(res)
     return out
@@ -308,9 +311,10 @@ def cmd_run(args) -> int:
     _write_unsupported(outdir, skipped)
     by_name = {t.name: t for t in tests}
     model: dict = {}
+    hangs: dict = {}
     if args.fake_device is not None:      # the fake device samples the model's outcomes: needed first
-        model = _model_verdicts([t for t, _ in progs], args.model, args.option, say=print)
-        backend = FakeBackend({n: list(v) for n, v in model.items()}, spec)
+        model = _model_verdicts([t for t, _ in progs], args.model, args.option, say=print, hangs=hangs)
+        backend = FakeBackend({n: list(v) for n, v in model.items()}, spec, hangs=dict(hangs))
     else:
         backend = GpuBackend(Path(args.prebuilt) if args.prebuilt else None, args.sanitize, tc.version or "")
     run = run_suite(progs, outdir, backend, devices, seed=args.seed, time_s=args.time, iterations=args.iterations,
@@ -325,9 +329,10 @@ def cmd_run(args) -> int:
         write_file(outdir / "litmus7.log", litmus7.log(hists, known))
         missing = [t for t in {h.test for h in hists} if t not in model and t in known]
         if missing:
-            model.update(_model_verdicts([known[t] for t in missing], args.model, args.option, say=print))
+            model.update(_model_verdicts([known[t] for t in missing], args.model, args.option, say=print, hangs=hangs))
         comps = compare([h for h in hists if h.test in known], model, known,
-                        max_timeout_fraction=args.max_timeouts if args.max_timeouts is not None else MAX_TIMEOUT_FRACTION)
+                        max_timeout_fraction=args.max_timeouts if args.max_timeouts is not None else MAX_TIMEOUT_FRACTION,
+                        hangs=hangs)
         text = render(comps)
         write_file(outdir / "compare.txt", text + "\n")
         print(text)
@@ -400,8 +405,10 @@ def cmd_compare(args) -> int:
     if unknown:
         print(f"warning: no litmus test for {', '.join(unknown)}: compared without expectations or model",
               file=sys.stderr)
-    model = _model_verdicts([tests[h.test] for h in hists if h.test in tests], args.model, args.option)
+    hangs: dict = {}
+    model = _model_verdicts([tests[h.test] for h in hists if h.test in tests], args.model, args.option, hangs=hangs)
     comps = compare(hists, model, tests,
-                    max_timeout_fraction=args.max_timeouts if args.max_timeouts is not None else MAX_TIMEOUT_FRACTION)
+                    max_timeout_fraction=args.max_timeouts if args.max_timeouts is not None else MAX_TIMEOUT_FRACTION,
+                    hangs=hangs)
     print(render(comps))
     return exit_code(comps)

@@ -6,6 +6,8 @@
     `other` or `epilogue` not 0           -> harness-error (garbage, a harness bug, a copy never landed)
     no valid instance                     -> no-data    (every instance timed out: the run says nothing)
     awaits gave up in more than the threshold fraction of instances -> timeouts
+    spin loops gave up (a `hang`: did not exit within SPIN_CAP spins) in more than the threshold
+    fraction, and the model does not say a hang is allowed -> hangs
     positive control seen / not seen      -> control-seen / control-unseen
 
 Every class but ok, gap and control-seen fails the run (exit_code). Histograms are merged only
@@ -14,6 +16,13 @@ different devices give one comparison each, rendered as one table per device. A 
 refused when its test changed since the run (fingerprint) or it observes other variables than the
 test's conditions name: reading a missing variable as 0 would give false verdicts. Histograms
 from the fake device are labelled SIMULATED on every line: they are never observations.
+
+Hangs are their own outcome: an instance whose spin loop gave up has no final values. The model's
+hang verdict (`ptxmc check FILE::NAME hang`, a test's `expect: {hang: ...}`) is True (some fair
+execution never terminates), False (none) or None (not asked). A hang the model allows is an
+allowed outcome (seen: witnessed; unseen: a gap); one it forbids is, like a timeout, evidence
+of a spin cap too small for a slow writer as much as of a liveness bug, so a few are tolerated
+and more than the threshold fraction fail the run ('hangs').
 
 Pure: the model side is a mapping test name -> {outcome: 'allowed' | 'forbidden'}, where an
 outcome is ((var, value), ...). `complete=True` (the default) means the model listed every
@@ -31,17 +40,18 @@ from .controls import is_control
 from .histogram import Histogram
 from .space import Outcome, eval_cond, fingerprint, observed_vars
 
-CLASSES = ("ok", "gap", "violation", "harness-error", "no-data", "timeouts", "control-seen", "control-unseen")
-BAD = frozenset({"violation", "harness-error", "no-data", "timeouts", "control-unseen"})
+CLASSES = ("ok", "gap", "violation", "harness-error", "no-data", "timeouts", "hangs", "control-seen",
+           "control-unseen")
+BAD = frozenset({"violation", "harness-error", "no-data", "timeouts", "hangs", "control-unseen"})
 MAX_TIMEOUT_FRACTION = 0.1      # awaits may give up in a few instances (a late writer CTA); not in most
 
 
 @dataclass(frozen=True)
 class ExpectationCheck:
     kind: str            # 'allowed' | 'forbidden'
-    text: str
-    observed: int        # instances whose outcome satisfies the condition
-    status: str          # 'ok' | 'gap' | 'violation'
+    text: str            # the condition, or 'hang'
+    observed: int        # instances whose outcome satisfies the condition (for 'hang': that hung)
+    status: str          # 'ok' | 'gap' | 'violation' | 'hangs' (a hang the test forbids was recorded)
     rate: float = 0.0    # observed per second of the run
 
 
@@ -61,6 +71,8 @@ class Comparison:
     epilogue: int = 0
     device: str = ""                              # 'NAME (cc X, target, config)' of the run
     simulated: bool = False
+    hang: int = 0                                 # instances whose spin loop did not exit in SPIN_CAP spins
+    hang_model: bool | None = None                # the model: some fair execution hangs (None: not asked)
 
     def summary(self) -> str:
         parts = [f"{self.test}: {self.verdict.upper()}", f"N={self.n}"]
@@ -75,6 +87,9 @@ class Comparison:
             parts.append(f"timeout={self.timeout}")
         if self.epilogue:
             parts.append(f"epilogue={self.epilogue}")
+        if self.hang:
+            parts.append(f"hang={self.hang}" + {True: " (model: may hang)", False: " (model: never hangs)"}
+                         .get(self.hang_model, ""))
         if self.simulated:
             parts.append("SIMULATED")
         return ", ".join(parts)
@@ -113,8 +128,9 @@ def check_belongs(hist: Histogram, test: LitmusTest) -> None:
 
 def compare_one(hist: Histogram, verdicts: Mapping[Outcome, str] | None, test: LitmusTest | None = None,
                 complete: bool = True, control: bool | None = None,
-                max_timeout_fraction: float = MAX_TIMEOUT_FRACTION) -> Comparison:
-    """Compare one histogram with the model's verdicts for its test (and its expectations)."""
+                max_timeout_fraction: float = MAX_TIMEOUT_FRACTION, hang: bool | None = None) -> Comparison:
+    """Compare one histogram with the model's verdicts for its test (and its expectations).
+    `hang`: the model's hang verdict (True: some fair execution hangs; None: not asked)."""
     if control is None:
         control = bool(test is not None and is_control(test))
     if test is not None:
@@ -154,13 +170,23 @@ def compare_one(hist: Histogram, verdicts: Mapping[Outcome, str] | None, test: L
             else:
                 status = "ok" if hits else "gap"
             exps.append(ExpectationCheck(e.kind, e.text, hits, status, hits / hist.time_s if hist.time_s > 0 else 0.0))
-    attempted = n + hist.timeout
+        if test.expect_hang is not None:
+            if test.expect_hang:
+                status = "ok" if hist.hang else "gap"
+            else:
+                status = "hangs" if hist.hang else "ok"
+            exps.append(ExpectationCheck("allowed" if test.expect_hang else "forbidden", "hang", hist.hang, status,
+                                         hist.hang / hist.time_s if hist.time_s > 0 else 0.0))
+    may_hang = hang is True or bool(test is not None and test.expect_hang and hang is not False)
+    attempted = n + hist.timeout + hist.hang
     if hist.other or hist.epilogue:
         verdict = "harness-error"
-    elif n == 0:
+    elif n == 0 and not (hist.hang and may_hang):
         verdict = "no-data"
     elif attempted and hist.timeout / attempted > max_timeout_fraction:
         verdict = "timeouts"
+    elif attempted and not may_hang and hist.hang / attempted > max_timeout_fraction:
+        verdict = "hangs"
     elif control:
         verdict = "control-seen" if any(x.status == "ok" for x in exps if x.kind == "allowed") else "control-unseen"
     elif violations or any(x.status == "violation" for x in exps):
@@ -173,7 +199,7 @@ def compare_one(hist: Histogram, verdicts: Mapping[Outcome, str] | None, test: L
         violations = []
     return Comparison(hist.test, verdict, n, rule_of_three(n), tuple(violations), tuple(gaps),
                       tuple(allowed_seen), tuple(exps), hist.other, hist.timeout, control, hist.epilogue,
-                      device_label(hist), hist.simulated)
+                      device_label(hist), hist.simulated, hist.hang, hang)
 
 
 def merge_runs(hists: list[Histogram]) -> list[Histogram]:
@@ -188,11 +214,13 @@ def merge_runs(hists: list[Histogram]) -> list[Histogram]:
 
 def compare(hists: list[Histogram], model: Mapping[str, Mapping[Outcome, str]],
             tests: Mapping[str, LitmusTest] | None = None, complete: bool = True,
-            max_timeout_fraction: float = MAX_TIMEOUT_FRACTION) -> list[Comparison]:
-    """One Comparison per test and device, in order (runs of one test on one device merged)."""
-    tests = tests or {}
+            max_timeout_fraction: float = MAX_TIMEOUT_FRACTION,
+            hangs: Mapping[str, bool | None] | None = None) -> list[Comparison]:
+    """One Comparison per test and device, in order (runs of one test on one device merged).
+    `hangs`: test name -> the model's hang verdict (see compare_one)."""
+    tests, hangs = tests or {}, hangs or {}
     return [compare_one(h, model.get(h.test), tests.get(h.test), complete,
-                        max_timeout_fraction=max_timeout_fraction) for h in merge_runs(hists)]
+                        max_timeout_fraction=max_timeout_fraction, hang=hangs.get(h.test)) for h in merge_runs(hists)]
 
 
 def merge(a: Histogram, b: Histogram) -> Histogram:
@@ -207,6 +235,7 @@ def merge(a: Histogram, b: Histogram) -> Histogram:
         raise HarnessError(f"{a.test}: cannot merge runs of two versions of the test")
     return make(a.test, a.vars, list(a.counts) + list(b.counts), other=a.other + b.other,
                 timeout=a.timeout + b.timeout, epilogue=a.epilogue + b.epilogue, unsynced=a.unsynced + b.unsynced,
+                hang=a.hang + b.hang,
                 device=a.device, compute_capability=a.compute_capability, driver=a.driver, cuda=a.cuda,
                 target=a.target, config=a.config, seed=a.seed, iterations=a.iterations + b.iterations,
                 time_s=a.time_s + b.time_s, fingerprint=a.fingerprint or b.fingerprint, sms=a.sms, nvcc=a.nvcc,
@@ -216,6 +245,15 @@ def merge(a: Histogram, b: Histogram) -> Histogram:
 def verdicts_from_result(result) -> dict[Outcome, str]:
     """The model's allowed outcomes (checker.results.result.Result) as a verdict mapping."""
     return {tuple(o): "allowed" for o in result.outcomes}
+
+
+def hang_from_result(result) -> bool | None:
+    """The model's hang verdict in a Result: True (some fair execution hangs), False (none), None
+    (not asked, or Unknown)."""
+    for c in result.conditions:
+        if c.text == "hang":
+            return c.allowed
+    return None
 
 
 def exit_code(comparisons: list[Comparison]) -> int:

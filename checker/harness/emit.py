@@ -9,10 +9,12 @@ from typing import Callable
 
 from ..ast import Instr
 from .emit_async import emit_cp, emit_mbarrier, emit_red_dispatch, emit_st_dispatch, emit_tensormap, unsupported_op
-from .emit_generic import emit_alu, emit_atom, emit_bar, emit_fence, emit_ld, emit_plain
+from .emit_generic import (emit_alu, emit_atom, emit_bar, emit_fence, emit_ld, emit_nanosleep, emit_plain,
+                           emit_prefetch, emit_setp)
+from .emit_tensor import emit_tcgen05, emit_wgmma
 from .operands import Ctx
 from .transfer import (AbsState, values_alu, values_atom, values_cp, values_ld, values_mbarrier, values_none,
-                       values_red, values_st, values_tensormap)
+                       values_red, values_setp, values_st, values_tcgen05, values_tensormap, values_wgmma)
 
 
 @dataclass(frozen=True)
@@ -34,6 +36,11 @@ OPS: dict[str, OpSpec] = {
     "bar": OpSpec(emit_bar),
     "barrier": OpSpec(emit_bar),
     **{op: OpSpec(emit_alu, values_alu) for op in ("mov", "add", "sub", "mul", "and", "or", "xor")},
+    "setp": OpSpec(emit_setp, values_setp),
+    "nanosleep": OpSpec(emit_nanosleep),
+    "prefetch": OpSpec(emit_prefetch),
+    # bra is emitted by checker.harness.codegen (a goto, bounded when it goes backward)
+    "bra": OpSpec(unsupported_op("bra is emitted by the code generator, not as an instruction")),
     "cp": OpSpec(emit_cp, values_cp),
     "mbarrier": OpSpec(emit_mbarrier, values_mbarrier),
     "tld": OpSpec(unsupported_op(_TEXTURE)),
@@ -41,8 +48,8 @@ OPS: dict[str, OpSpec] = {
     "sust": OpSpec(unsupported_op(_TEXTURE)),
     "ldc": OpSpec(unsupported_op(_TEXTURE)),
     "tensormap": OpSpec(emit_tensormap, values_tensormap),
-    "wgmma": OpSpec(unsupported_op("wgmma needs matrix descriptors and fragments; not expressible yet")),
-    "tcgen05": OpSpec(unsupported_op("tcgen05 needs TMEM allocation and descriptors; not expressible yet")),
+    "wgmma": OpSpec(emit_wgmma, values_wgmma),
+    "tcgen05": OpSpec(emit_tcgen05, values_tcgen05),
     "clusterlaunchcontrol": OpSpec(unsupported_op(
         "clusterlaunchcontrol.* is not expressible: whether try_cancel succeeds depends on clusters of the grid "
         "still waiting to launch, and its response is an opaque value (the model's response numbers have no "

@@ -128,6 +128,11 @@ def emit_bar(i: Instr, ctx: Ctx) -> str:
 
 def emit_alu(i: Instr, ctx: Ctx) -> str:
     a = Asm()
+    if i.op == "mov" and i.has("pred"):       # a predicate is kept as 0/1 in a 32-bit register
+        if len(i.operands) != 2 or not isinstance(i.operands[1], Imm):
+            raise NotExpressible("mov.pred from a register is not generated")
+        d = _dst(a, ctx, i.operands[0])
+        return a.render(f"mov.u32 {d}, {int(i.operands[1].value != 0)};")
     d = _dst(a, ctx, i.operands[0])
     srcs = []
     for o in i.operands[1:]:
@@ -143,3 +148,32 @@ def emit_alu(i: Instr, ctx: Ctx) -> str:
     return a.render(f"{name} {d}, {', '.join(srcs)};")
 
 
+
+
+def emit_setp(i: Instr, ctx: Ctx) -> str:
+    """setp.CMP.TYPE p, a, b as real PTX; the predicate is kept as 0/1 in the register p (a guard
+    `@p` tests it, and a condition may observe it)."""
+    if len(i.operands) != 3:
+        raise NotExpressible("setp needs a predicate destination and two sources")
+    a = Asm()
+    wide = bool(set(i.qualifiers) & WIDE)
+    d = _dst(a, ctx, i.operands[0])
+    x, y = (_value(a, ctx, o, wide) for o in i.operands[1:])
+    return a.render(f"{{ .reg .pred P; {mnemonic(i)} P, {x}, {y}; selp.u32 {d}, 1, 0, P; }}")
+
+
+def emit_nanosleep(i: Instr, ctx: Ctx) -> str:
+    """nanosleep.u32 t: a delay, no memory effect (emitted as written)."""
+    if len(i.operands) != 1:
+        raise NotExpressible("nanosleep takes one operand")
+    a = Asm()
+    return a.render(f"{mnemonic(i, 'u32')} {_value(a, ctx, i.operands[0])};")
+
+
+def emit_prefetch(i: Instr, ctx: Ctx) -> str:
+    """prefetch{.space}{.level} [a]: a cache hint, no memory effect (emitted as written; a tensor
+    map prefetch names the map)."""
+    if len(i.operands) != 1:
+        raise NotExpressible("prefetch takes one address")
+    a = Asm()
+    return a.render(f"{mnemonic(i)} {_addr(a, ctx, i.operands[0], _space(i))};")

@@ -15,6 +15,8 @@ comparison then reports). SPEC injects faults, comma-separated KIND:TEST (TEST a
     timeout:T    every instance of T times out (no valid instance: 'no-data')
     malformed:T  T's output has a malformed bucket line (the test fails, the suite goes on)
     forbidden:T  some instances of T show an outcome the model forbids ('violation')
+    hang:T       a quarter of T's instances hang (a spin loop gives up: 'hangs' unless the model
+                 allows a hang)
     crash:T      T's program exits with an error
     seed:N       the sampling seed (default 1)
 """
@@ -29,7 +31,7 @@ from ..errors import HarnessError
 from .build import write_source
 from .codegen import Program
 
-KINDS = ("timeout", "malformed", "forbidden", "crash", "seed")
+KINDS = ("timeout", "malformed", "forbidden", "crash", "hang", "seed")
 DEVICE_NAME = "ptxmc fake device"
 
 
@@ -52,10 +54,13 @@ def parse_spec(spec: str) -> dict[str, set[str] | int]:
 @dataclass
 class FakeBackend:
     """`allowed`: test name -> the model's allowed outcomes (((var, value), ...), ...); a test the
-    model has no list for (undefined, unknown) gets outcomes sampled from its whole space."""
+    model has no list for (undefined, unknown) gets outcomes sampled from its whole space.
+    `hangs`: test name -> the model's hang verdict; where a hang is allowed, a quarter of the
+    instances hang (all of them when the model lists no finishing outcome)."""
 
     allowed: dict[str, list]
     spec: dict = field(default_factory=lambda: parse_spec(""))
+    hangs: dict = field(default_factory=dict)
     instances: int = 4096
     simulated: bool = True
 
@@ -74,14 +79,18 @@ class FakeBackend:
         rng = random.Random(f"{self.spec['seed']}:{seed}:{name}")
         space = program.space
         counts: dict[int, int] = {}
-        other = timeout = 0
+        other = timeout = hang = 0
         if self._hit("timeout", name):
             timeout = self.instances
         else:
             pool = self.allowed.get(name)
+            if self.hangs.get(name) and not pool:       # the model: every execution hangs
+                hang = self.instances
+            elif self._hit("hang", name) or self.hangs.get(name):
+                hang = self.instances // 4
             if pool is None:
                 pool = [space.decode(k) for k in range(space.size)]
-            for _ in range(self.instances):
+            for _ in range(self.instances - hang):
                 o = dict(rng.choice(pool)) if pool else {}
                 idx = space.index(tuple(o.get(v, 0) for v in space.names))
                 if idx is None:
@@ -94,12 +103,12 @@ class FakeBackend:
                 if not bad:
                     raise HarnessError(f"--fake-device forbidden:{name}: the model allows every outcome of its space")
                 counts[bad[0]] = counts.get(bad[0], 0) + 7
-        total = sum(counts.values()) + other + timeout
+        total = sum(counts.values()) + other + timeout + hang
         cc = {"sm_90a": "9.0", "sm_100a": "10.0"}.get(program.target, "0.0")
         lines = ["ptxmc-hw 1", f"test {name}", f"device {DEVICE_NAME}", f"cc {cc}", "sms 0", "driver 0",
                  "runtime 0", f"seed {seed}", "iterations 1", f"instances {total}", "testing_ctas 0", "time 0.010"]
         lines += [f"bucket {k} {c}" for k, c in sorted(counts.items())]
         if self._hit("malformed", name):
             lines.append("bucket 3")
-        lines += [f"other {other}", f"timeout {timeout}", "epilogue 0", "unsynced 0", "end"]
+        lines += [f"other {other}", f"timeout {timeout}", "epilogue 0", "unsynced 0", f"hang {hang}", "end"]
         return "fake chatter before the block\n" + "\n".join(lines) + "\n"

@@ -29,6 +29,7 @@ class Histogram:
     timeout: int = 0                             # an await gave up
     epilogue: int = 0                            # the epilogue's wait for async copies gave up
     unsynced: int = 0                            # (informative) the start barrier gave up
+    hang: int = 0                                # a spin loop did not exit within SPIN_CAP spins
     device: str = ""
     compute_capability: str = ""
     driver: str = ""
@@ -47,7 +48,7 @@ class Histogram:
     @property
     def total(self) -> int:
         """Instances run (N), timeouts and other included."""
-        return sum(c for _, c in self.counts) + self.other + self.timeout + self.epilogue
+        return sum(c for _, c in self.counts) + self.other + self.timeout + self.epilogue + self.hang
 
     def key(self) -> tuple:
         """What must agree for two runs to be added up: device, target, configuration, toolchain."""
@@ -67,6 +68,7 @@ class Histogram:
             "format": FORMAT, "version": VERSION, "test": self.test, "vars": list(self.vars),
             "counts": [{"outcome": {k: v for k, v in o}, "count": c} for o, c in self.counts],
             "other": self.other, "timeout": self.timeout, "epilogue": self.epilogue, "unsynced": self.unsynced,
+            "hang": self.hang,
             "fingerprint": self.fingerprint, "sms": self.sms, "nvcc": self.nvcc, "device_index": self.device_index,
             "simulated": self.simulated, "device": self.device,
             "compute_capability": self.compute_capability, "driver": self.driver, "cuda": self.cuda,
@@ -96,6 +98,7 @@ class Histogram:
                 config=dict(data.get("config", {})), seed=int(data.get("seed", 0)),
                 iterations=int(data.get("iterations", 0)), time_s=float(data.get("time_s", 0.0)),
                 epilogue=int(data.get("epilogue", 0)), unsynced=int(data.get("unsynced", 0)),
+                hang=int(data.get("hang", 0)),
                 fingerprint=str(data.get("fingerprint", "")), sms=int(data.get("sms", 0)),
                 nvcc=str(data.get("nvcc", "")), device_index=str(data.get("device_index", "")),
                 simulated=bool(data.get("simulated", False)))
@@ -147,7 +150,8 @@ def parse_output(text: str, space: OutcomeSpace, target: str = "", config: dict 
     try:
         h = make(meta.get("test", ""), space.names, counts, other=int(meta.get("other", 0)),
                  timeout=int(meta.get("timeout", 0)), epilogue=int(meta.get("epilogue", 0)),
-                 unsynced=int(meta.get("unsynced", 0)), device=meta.get("device", ""),
+                 unsynced=int(meta.get("unsynced", 0)), hang=int(meta.get("hang", 0)),
+                 device=meta.get("device", ""),
                  compute_capability=meta.get("cc", ""), driver=meta.get("driver", ""),
                  cuda=meta.get("runtime", ""), target=target, config=dict(config or {}),
                  seed=int(meta.get("seed", 0)), iterations=int(meta.get("iterations", 0)),
@@ -157,7 +161,7 @@ def parse_output(text: str, space: OutcomeSpace, target: str = "", config: dict 
         raise HarnessError(f"malformed result block: {e}")
     if instances is not None and instances != h.total:
         raise HarnessError(f"{h.test}: the counts add up to {h.total} instances, the program ran {instances} "
-                           f"(buckets {h.valid} + other {h.other} + timeout {h.timeout} + epilogue {h.epilogue})")
+                           f"(buckets {h.valid} + other {h.other} + timeout {h.timeout} + epilogue {h.epilogue} + hang {h.hang})")
     return h
 
 

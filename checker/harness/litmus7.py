@@ -17,7 +17,7 @@ as the herd log does; the histogram rows mark ('*') the rows satisfying the firs
     Hash=0123456789abcdef                  the test's fingerprint (checker.harness.space)
     Time NAME 0.11
 
-followed by ptxmc's own lines (device, target, instances, rate, seed, other, timeout), which the
+followed by ptxmc's own lines (device, target, instances, rate, seed, other, timeout, hang), which the
 reader uses when present. Registers are written `1:r0` (the thread's index in the test) as
 litmus7 does; the reader accepts `1:r0`, `P1:r0` and `[x]`.
 """
@@ -88,7 +88,7 @@ def block(hist: Histogram, test: LitmusTest | None = None) -> str:
                f"driver {hist.driver or '?'}, CUDA runtime {hist.cuda or '?'}")
     out.append(f"Instances {hist.total} in {hist.iterations} launches ({rate:.0f}/s), seed {hist.seed}, "
                f"config {hist.config.get('name', '?')}")
-    out.append(f"Other {hist.other}, Timeout {hist.timeout}, Epilogue {hist.epilogue}")
+    out.append(f"Other {hist.other}, Timeout {hist.timeout}, Epilogue {hist.epilogue}, Hang {hist.hang}")
     return "\n".join(out)
 
 
@@ -161,9 +161,9 @@ def parse_log(text: str, tests: dict | None = None, where: str = "<log>") -> lis
                 if d:
                     meta.update(iterations=d.group(1), seed=d.group(2), config=d.group(3))
             elif line.startswith("Other "):
-                d = re.match(r"Other (\d+), Timeout (\d+)(?:, Epilogue (\d+))?", line)
+                d = re.match(r"Other (\d+), Timeout (\d+)(?:, Epilogue (\d+))?(?:, Hang (\d+))?", line)
                 if d:
-                    meta.update(other=d.group(1), timeout=d.group(2), epilogue=d.group(3) or "0")
+                    meta.update(other=d.group(1), timeout=d.group(2), epilogue=d.group(3) or "0", hang=d.group(4) or "0")
             elif line.startswith("SIMULATED"):
                 meta["simulated"] = True
             k += 1
@@ -183,7 +183,7 @@ def parse_log(text: str, tests: dict | None = None, where: str = "<log>") -> lis
         cfg = {"name": meta["config"]} if meta.get("config", "?") != "?" else {}
         unknown = lambda v: "" if v in (None, "?") else v
         out.append(make(name, names, counts, other=int(meta.get("other", 0)), timeout=int(meta.get("timeout", 0)),
-                        epilogue=int(meta.get("epilogue", 0)), device=unknown(meta.get("device")) or "litmus7 log",
+                        epilogue=int(meta.get("epilogue", 0)), hang=int(meta.get("hang", 0)), device=unknown(meta.get("device")) or "litmus7 log",
                         compute_capability=unknown(meta.get("cc")), driver=unknown(meta.get("driver")),
                         cuda=unknown(meta.get("cuda")), target=unknown(meta.get("target")), config=cfg,
                         seed=int(meta.get("seed", 0)), iterations=int(meta.get("iterations", 0)),

@@ -23,7 +23,8 @@ def locations(test: LitmusTest) -> tuple[list[str], list[str], dict[str, tuple[s
                     names.append(o.base)
     from .space import map_tables
     maps = map_tables(test)
-    glob = [n for n in names if (n not in decl or decl[n].space != "shared") and n not in aliases and n not in maps]
+    glob = [n for n in names if (n not in decl or decl[n].space not in ("shared", "tensor")) and n not in aliases
+            and n not in maps]
     shared = [n for n in names if n in decl and decl[n].space == "shared" and n not in aliases and n not in maps]
     return glob, shared, aliases, decl
 
@@ -40,7 +41,7 @@ def memory_problems(test: LitmusTest) -> list[str]:
                        f"(ISCA'22 hypothetical): no PTX instruction reads a plain location that way")
         if m.tensormap is not None and m.space != "global":
             out.append(f"'{m.name}': a declared tensor map lives in global memory")
-        if m.space not in ("global", "shared"):
+        if m.space not in ("global", "shared", "tensor"):      # tensor: checker.harness.tmem
             out.append(f"'{m.name}': state space '{m.space}' is not expressible")
         if m.mbarrier is not None and m.space != "shared":
             out.append(f"'{m.name}': an mbarrier must live in shared memory")

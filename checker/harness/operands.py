@@ -37,10 +37,16 @@ class Ctx:
     buffers: dict[tuple[str, int], str] = field(default_factory=dict)  # (map, value) -> C++ variable
     notes: list[str] = field(default_factory=list)
     zeros: list[int] = field(default_factory=lambda: [0])   # next free p.zero[] slot, shared by all threads
+    warpgroup: bool = False          # the thread stands for a warpgroup (wgmma)
+    whole_warp: bool = False         # the thread takes its whole warp (tcgen05)
+    tmem: tuple[str, ...] = ()       # Tensor Memory cells (cell k: column k)
+    tmem_regs: list[str] = field(default_factory=list)   # destinations of the thread's tcgen05.ld
+    accumulators: tuple[str, ...] = ()   # C variables of its wgmma accumulator fragments
 
     # -- operands -----------------------------------------------------------------------------
     def reg(self, name: str) -> str:
-        return f"R_{name}"
+        """The C variable of register `name` (real-PTX names such as %r1 become R_pc_r1)."""
+        return "R_" + name.replace("%", "pc_")
 
     def address(self, op, kind: str) -> str:
         """C++ variable holding `op`'s address in `kind`: generic | global | cta | cluster."""
@@ -51,6 +57,10 @@ class Ctx:
         if op.offset:
             raise NotExpressible("address offsets inside a cell are not expressible (cells are abstract)")
         name = op.base
+        if name in self.tmem:
+            var = f"T_{name}"
+            self.addrs[(name, "tmem")] = var
+            return var
         if name in self.maps:
             shared_map = self.test.mem(name) is not None and self.test.mem(name).space == "shared"
             if shared_map != (kind in ("cta", "cluster")) and kind != "generic":

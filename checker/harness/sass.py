@@ -152,6 +152,10 @@ def expected_access(i: Instr, target: str = "sm_90a") -> tuple[str, str, int | N
             return r"^LDGSTS\b", "LDGSTS", None
     if i.op == "tensormap" and i.qualifiers[:1] == ("replace",):
         return r"^(ST|STG|STS)\b", "a store of the map field", None
+    if i.op == "wgmma" and i.qualifiers[:1] == ("mma_async",):      # its shared-memory operand reads
+        return r"^HGMMA\b", "HGMMA", None
+    if i.op == "tcgen05" and i.qualifiers[:1] in (("ld",), ("st",)):   # Tensor Memory accesses
+        return (r"^LDTM\b", "LDTM", None) if i.qualifiers[0] == "ld" else (r"^STTM\b", "STTM", None)
     return None
 
 
@@ -253,6 +257,19 @@ def check_fences(test: LitmusTest, program: Program, disasm: str, label: str | N
                 ok = (not pattern) or any(re.search(pattern, f) for f in found)
                 out.append(FenceCheck(t.name, idx, i.text, desc, found, ok))
             acc = expected_access(i, program.target)
+            if acc is not None and i.op == "wgmma":
+                # ptxas places an HGMMA at the line of a later instruction of the thread (a later
+                # wgmma, or the thread's epilogue lines): count the thread's HGMMAs, to the end of
+                # its case, against its wgmma.mma_async
+                mine = sorted(v for (th, _), v in lines.items() if th == t.name)
+                src = program.source.splitlines()
+                end = next((k + 1 for k in range(mine[-1] - 1, len(src)) if "break;" in src[k]), mine[-1]) if mine else 0
+                opcodes = [opcode(x) for ln in range(mine[0], end + 1) for x in by_line.get(ln, [])] if mine else []
+                hits = [f for f in opcodes if re.search(acc[0], f)]
+                need = sum(1 for j in t.code if j.op == "wgmma" and j.qualifiers[:1] == ("mma_async",))
+                out.append(FenceCheck(t.name, idx, i.text, f"{need} HGMMA in the thread's code", tuple(hits),
+                                      len(hits) >= need, kind="access"))
+                continue
             if acc is not None:
                 pattern, desc, rank = acc
                 full = tuple(_full(s) for s in by_line.get(n, [])) if n else ()

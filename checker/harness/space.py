@@ -15,10 +15,11 @@ from dataclasses import dataclass
 from ..ast import And, Const, Eq, LitmusTest, Not, Or, RegRef
 from ..errors import HarnessError
 from .emit import opspec
-from .transfer import AbsState
+from .transfer import MAX_PAIRS, AbsState
 
 MAX_VALUES = 64          # per variable
 MAX_BUCKETS = 1 << 14    # product over the variables
+LOOP_ROUNDS = 4 * MAX_VALUES   # fixpoint rounds of a test with loops
 
 Outcome = tuple[tuple[str, int], ...]
 
@@ -161,28 +162,57 @@ def map_tables(test: LitmusTest) -> dict[str, dict[int, str]]:
 
 def analyse(test: LitmusTest) -> tuple[dict, dict]:
     """Over-approximate value sets: (location -> values, 'thread:reg' -> final values); a set is
-    None when opaque."""
+    None when opaque. In a thread with control flow (checker.harness.flow) a register keeps its
+    earlier values besides each new one (an instruction may be skipped), and a thread with loops
+    is interpreted until its registers settle; HarnessError when loops keep producing new
+    values past LOOP_ROUNDS rounds."""
+    from .flow import analyse as flow_of
+    from .mbarriers import multicast_targets
     roots = alias_roots(test)
     mem: dict = {m.name: {(m.init, frozenset())} for m in test.memory if m.name not in roots}
+    flows = {t.name: flow_of(t) for t in test.threads if t.branches}
+    loops = any(f.loops for f in flows.values())
 
     def snapshot():
         return {k: (None if v is None else frozenset(v)) for k, v in mem.items()}
 
-    rounds = sum(len(t.code) for t in test.threads) + 1
+    rounds = LOOP_ROUNDS if loops else sum(len(t.code) for t in test.threads) + 1
     final: dict[str, set | None] = {}
     for _ in range(rounds):
         before = snapshot()
         for t in test.threads:
-            from .mbarriers import multicast_targets
             s = AbsState(mem, {}, roots=roots, maps=map_tables(test),
                          multicast=lambda i, name, _p=t.position: multicast_targets(test, i, _p, name)[0])
-            for idx, i in enumerate(t.code):
-                s.here = (t.name, idx)
-                opspec(i).values(i, s)
+            f = flows.get(t.name)
+            for _ in range(LOOP_ROUNDS if f is not None and f.loops else 1):
+                regs_before = {k: (None if v is None else frozenset(v)) for k, v in s.regs.items()}
+                for idx, i in enumerate(t.code):
+                    s.here = (t.name, idx)
+                    if f is None:
+                        opspec(i).values(i, s)
+                        continue
+                    s.repeat = idx in f.in_loop
+                    old = dict(s.regs)
+                    opspec(i).values(i, s)
+                    for r, v in s.regs.items():          # weak update: the old value may survive
+                        if v is not old.get(r):
+                            prev = old.get(r, {(0, frozenset())})
+                            s.regs[r] = None if v is None or prev is None or len(v | prev) > MAX_PAIRS \
+                                else set(v) | set(prev)
+                if {k: (None if v is None else frozenset(v)) for k, v in s.regs.items()} == regs_before:
+                    break
+            else:
+                if f is not None and f.loops:
+                    raise HarnessError(f"{t.name}: the values its loops produce do not settle within "
+                                       f"{LOOP_ROUNDS} rounds (more than the device can bucket)")
             for r, v in s.regs.items():
                 final[f"{t.name}:{r}"] = v
         if snapshot() == before:
             break
+    else:
+        if loops:
+            raise HarnessError(f"the values the test's loops store do not settle within {LOOP_ROUNDS} rounds "
+                               f"(more than the device can bucket)")
 
     def plain(v):
         return None if v is None else {x for x, _ in v}

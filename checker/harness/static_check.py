@@ -8,7 +8,11 @@ proof, before a GPU is ever met, that
     landed);
   * every shared-memory (and global) address operand meets the alignment its instruction needs
     (128 bytes for tensor copies and tensor maps, 16 for bulk copies, 8 for mbarriers, the access
-    size otherwise).
+    size otherwise);
+  * every spin is bounded: each backward `goto` of a litmus thread's loop counts against
+    SPIN_CAP and gives up (a `hang`), each await loop gives up after SPIN_CAP polls; and no
+    barrier or mbarrier arrival/transaction is guarded, inside a loop, or after a loop a thread
+    may give up (it would be skipped, leaving other threads or the epilogue waiting forever).
 
 This module parses what codegen emitted (the tables, the address variables, each `asm volatile`
 statement and its operands), independently of codegen's own bookkeeping
@@ -331,6 +335,55 @@ def wait_problems(program: Program) -> list[str]:
     return out
 
 
+_LABEL = re.compile(r"^\s*(L\d+_\w+): ;")
+_GOTO = re.compile(r"goto (L\d+_\w+);")
+_BOUNDED_GOTO = re.compile(r"if \(\+\+spins_ > SPIN_CAP\) \{ hung_ = 1; goto END_\d+; \} goto (L\d+_\w+);")
+_ACCOUNTED = re.compile(r'asm volatile\("(?:bar|barrier|mbarrier\.(?:arrive|expect_tx|complete_tx|init|inval)|'
+                        r'[^"]*mbarrier::complete_tx|[^"]*\.async\.[^"]*mbarrier)')
+
+
+def spin_problems(program: Program) -> list[str]:
+    """Every loop of a role case is bounded, and nothing the static accounting counts (barriers,
+    mbarrier arrivals and transaction bytes) is skipped or repeated by the test's control flow."""
+    out = []
+    for cta, text in _cases(program.source):
+        lines = text.splitlines()
+        labels = {m.group(1): n for n, line in enumerate(lines) if (m := _LABEL.match(line))}
+        first_spin, loops = None, []
+        for n, line in enumerate(lines):
+            for target in _GOTO.findall(line):
+                if target not in labels:
+                    out.append(f"role CTA {cta}: goto {target}: no such label")
+                elif labels[target] <= n:
+                    if target not in _BOUNDED_GOTO.findall(line):
+                        out.append(f"role CTA {cta}: the backward goto {target} is not bounded by SPIN_CAP: "
+                                   f"{line.strip()[:120]}")
+                    loops.append((labels[target], n))
+                    first_spin = n if first_spin is None else min(first_spin, n)
+            if "for (unsigned n_ = 0;;" in line and "n_ >= SPIN_CAP" not in "".join(lines[n:n + 4]):
+                out.append(f"role CTA {cta}: an await loop without the SPIN_CAP bound: {line.strip()[:120]}")
+        forward = [(n, labels[t]) for n, line in enumerate(lines) for t in _GOTO.findall(line)
+                   if t in labels and labels[t] > n and "spins_" not in line]
+        for n, line in enumerate(lines):
+            if not _ACCOUNTED.search(line) or not _MARK.search(line):
+                continue
+            why = None
+            if line.lstrip().startswith("if (") and not line.lstrip().startswith("if (wg_lead_) {"):
+                why = "guarded"          # (a warpgroup's leader performs its writes once: not a guard)
+            elif any(a <= n <= b for a, b in loops):
+                why = "inside a spin loop"
+            elif any(a < n < b for a, b in forward):
+                why = "skipped by a forward branch"
+            elif first_spin is not None and n > first_spin:
+                why = "after a spin loop that may give up"
+            if why:
+                m = _MARK.search(line)
+                out.append(f"{m.group(1)}:{m.group(2)}: a barrier or mbarrier arrival {why}: the "
+                           f"threads or the epilogue waiting for it could wait forever")
+    return out
+
+
 def check_program(program: Program) -> list[str]:
     """Every problem the static checks find in `program` (empty: it passes)."""
-    return [f"{program.test}: {p}" for p in wait_problems(program) + alignment_problems(program)]
+    return [f"{program.test}: {p}" for p in wait_problems(program) + alignment_problems(program)
+            + spin_problems(program)]

@@ -11,7 +11,9 @@ from .emit_generic import ATOM_OPS
 #
 # Abstract values are (value, writes) pairs: `writes` are the write instructions the value flowed
 # through. A write never consumes a value that already went through itself (each instruction runs
-# once per execution), which keeps read-modify-write chains finite and tight.
+# once per execution), which keeps read-modify-write chains finite and tight. An instruction in a
+# loop runs many times: it may (`AbsState.repeat`), and the analysis then iterates to a fixpoint
+# (checker.harness.space.analyse).
 
 Val = tuple[int, frozenset]
 MAX_PAIRS = 4096
@@ -27,6 +29,7 @@ class AbsState:
     roots: dict = field(default_factory=dict)   # virtual alias -> the location it maps
     maps: dict = field(default_factory=dict)    # tensor map -> {value: buffer}
     multicast: object = None                    # (instr, name) -> the locations a multicast writes
+    repeat: bool = False                        # the instruction is in a loop: it may consume its own values
 
     def val(self, op) -> set | None:
         if isinstance(op, Imm):
@@ -53,7 +56,7 @@ class AbsState:
         if cur is None or vals is None:
             self.mem[name] = None
             return
-        cur |= {(v, w | {self.here}) for v, w in vals if self.here not in w}
+        cur |= {(v, w | {self.here}) for v, w in vals if self.repeat or self.here not in w}
         if len(cur) > MAX_PAIRS:
             self.mem[name] = None
 
@@ -200,6 +203,43 @@ def values_mbarrier(i: Instr, s: AbsState) -> None:
         s.set_reg(i.operands[0], {(v, frozenset()) for v in vals})
     elif q and q[0].startswith("arrive") and i.operands:
         s.set_reg(i.operands[0], None)      # an opaque phase state
+
+
+def values_wgmma(i: Instr, s: AbsState) -> None:
+    """wgmma.mma_async: d = (scale-d ? d : 0) + (imm-scale-a * A) * (imm-scale-b * B), A and B the
+    values of the operand cells (checker.isa.wgmma); scale-d taken as either."""
+    if i.qualifiers[:1] != ("mma_async",) or len(i.operands) < 6:
+        return
+    from ..ast import Vec
+    d, a, b = i.operands[0], i.operands[1], i.operands[2]
+    sa = i.operands[4].value if isinstance(i.operands[4], Imm) else 1
+    sb = i.operands[5].value if isinstance(i.operands[5], Imm) else 1
+    regs = [r for r in (d.items if isinstance(d, Vec) else (d,)) if isinstance(r, Reg)]
+    av = s.read(a) if isinstance(a, Addr) else None
+    bv = s.read(b) if isinstance(b, Addr) else None
+    for r in regs:
+        prods = _product([av, bv, s.val(r)])
+        s.set_reg(r, None if prods is None else
+                  {(sa * x * sb * y, w) for (x, y, _), w in prods} | {(z + sa * x * sb * y, w) for (x, y, z), w in prods})
+
+
+def values_tcgen05(i: Instr, s: AbsState) -> None:
+    """tcgen05.ld reads the cell into every register of its vector; tcgen05.st writes the first
+    register's value (checker.isa.tcgen05)."""
+    from ..ast import Vec
+    what = i.qualifiers[0] if i.qualifiers else ""
+    if what == "ld" and len(i.operands) >= 2:
+        vec = i.operands[0]
+        for r in (vec.items if isinstance(vec, Vec) else (vec,)):
+            s.set_reg(r, s.read(i.operands[1]))
+    elif what == "st" and len(i.operands) >= 2:
+        vec = i.operands[-1]
+        first = vec.items[0] if isinstance(vec, Vec) and vec.items else vec
+        s.write(s.loc(i.operands[0]), s.val(first))
+
+
+def values_setp(i: Instr, s: AbsState) -> None:
+    s.set_reg(i.operands[0], {(0, frozenset()), (1, frozenset())})
 
 
 def values_none(i: Instr, s: AbsState) -> None:

@@ -22,6 +22,8 @@ ${notes}
 #define WARPS ${warps}
 #define THREADS (WARPS * 32)
 #define PER_WARP ${per_warp}            // instance slots per warp
+#define WARPGROUPS ${warpgroups}          // 1: a litmus thread takes whole warps (wgmma, tcgen05): no warp rotation
+#define N_TMEM ${n_tmem}                // Tensor Memory cells (columns of the CTA's 32-column allocation)
 #define N_GLOBAL ${n_global}
 #define N_SHARED ${n_shared}           // shared slots per CTA (locations declared at one offset_of share one)
 #define SH_CELLS (N_SHARED * CTAS_PER_GROUP)   // (slot, role CTA) pairs: the tables below
@@ -37,7 +39,8 @@ ${notes}
 #define BUCKET_TIMEOUT (N_BUCKETS + 1)
 #define BUCKET_EPILOGUE (N_BUCKETS + 2)
 #define COUNT_UNSYNCED (N_BUCKETS + 3)      // not a bucket: instances whose start barrier gave up
-#define N_COUNTERS (N_BUCKETS + 4)
+#define BUCKET_HANG (N_BUCKETS + 4)         // a spin loop of the test did not exit within SPIN_CAP spins
+#define N_COUNTERS (N_BUCKETS + 5)
 #define CELL_WORDS ${cell_words}
 // Shared-memory slot per location and instance: a cell, rounded up to the strictest alignment an
 // instruction of the test needs (128 bytes for tensor copies, 16 for bulk copies and mbarriers).
@@ -70,6 +73,7 @@ static const unsigned global_init[N_GLOBAL + 1] = {${global_init}};
 // Per (slot, role CTA), index slot * CTAS_PER_GROUP + role CTA:
 static __device__ const int shared_here[SH_CELLS + 1] = {${shared_here}};      // a location of the test lives there
 static __device__ const unsigned shared_init[SH_CELLS + 1] = {${shared_init}};
+static __device__ const unsigned tmem_init[N_TMEM + 1] = {${tmem_init}};   // initial value of each Tensor Memory cell
 static __device__ const int shared_mbarrier[SH_CELLS + 1] = {${shared_mbarrier}}; // init count, 0 = plain
 static __device__ const int shared_inval[SH_CELLS + 1] = {${shared_inval}};   // mbarriers the harness invalidates at the end
 // Bytes the harness expects on an mbarrier that only async copies complete on (nobody else
@@ -98,7 +102,8 @@ struct Params {
     unsigned *obs;          // N_INST * N_OBS
     unsigned *shdump;       // N_INST * SH_CELLS final shared values
     unsigned *status;       // N_INST: bit 0 = an await gave up, bit 1 = the epilogue's wait gave up,
-                            // bit 2 = the start barrier gave up (the instance still counts)
+                            // bit 2 = the start barrier gave up (the instance still counts),
+                            // bit 3 = a spin loop of the test gave up after SPIN_CAP spins (a hang)
     unsigned *sync;         // N_INST start-barrier counters
     unsigned *scratch;      // stress lines
     const int *role_of_cta; // per hardware CTA: group * CTAS_PER_GROUP + role CTA, or -1 (stress)
@@ -138,6 +143,15 @@ __device__ __forceinline__ unsigned long long remote_generic(const void *ptr, un
     unsigned long long out;
     asm volatile("mapa.u64 %0, %1, %2;" : "=l"(out) : "l"((unsigned long long)ptr), "r"(rank));
     return out;
+}
+// A wgmma matrix descriptor (PTX ISA, "Matrix Descriptor Format") of the shared-memory matrix at
+// `smem` (a shared::cta address): start address >> 4, leading-dimension byte offset 128 and
+// stride-dimension byte offset 256 (>> 4), no swizzle. The matrix's element [0][0] is the low half
+// of its first word; the harness zeroes the whole slot, so the product's element [0][0] is the
+// product of the two [0][0] elements whatever the offsets select.
+__device__ __forceinline__ unsigned long long wg_desc(unsigned smem) {
+    return (unsigned long long)((smem & 0x3FFFF) >> 4) | ((unsigned long long)(128 >> 4) << 16)
+         | ((unsigned long long)(256 >> 4) << 32);
 }
 __device__ __forceinline__ unsigned my_rank() {
 #if CLUSTER > 1 || ${clustered}
@@ -189,11 +203,12 @@ __device__ void stress(const Params &p, unsigned iters, unsigned salt) {
     }
 }
 
-// Bounded start barrier of one instance: never hangs (gives up after SPIN_CAP polls).
-__device__ void start_barrier(const Params &p, unsigned inst) {
+// Bounded start barrier of one instance: never hangs (gives up after SPIN_CAP polls). Of the
+// 128 threads of a warpgroup thread only the leader arrives.
+__device__ void start_barrier(const Params &p, unsigned inst, bool arrive = true) {
     if (p.do_pre_stress) stress(p, PRE_STRESS_ITERS, inst);
     if (!p.do_barrier) return;
-    add_relaxed(&p.sync[inst], 1);
+    if (arrive) add_relaxed(&p.sync[inst], 1);
     unsigned n = 0;
     for (; n < SPIN_CAP && ld_relaxed(&p.sync[inst]) < N_ROLES; n++) { }
     if (n >= SPIN_CAP) atomicOr(&p.status[inst], 4u);
@@ -202,6 +217,10 @@ __device__ void start_barrier(const Params &p, unsigned inst) {
 __global__ void ${cluster_attr} __launch_bounds__(THREADS) litmus_kernel(Params p) {
     __shared__ __align__(SMEM_ALIGN) unsigned smem[(N_SHARED * PER_WARP + 1) * SLOT_WORDS];
     __shared__ __align__(128) unsigned smaps[(N_SMAPS * PER_WARP + (N_SMAPS ? 0 : 1)) * 32];
+#if N_TMEM
+    __shared__ unsigned tmem_slot_;                    // the Tensor Memory address tcgen05.alloc returns
+#endif
+    unsigned tmem_base_ = 0;
     const unsigned hw_cta = blockIdx.x;
     const int role = p.role_of_cta[hw_cta];
     const int warp = (threadIdx.x / 32 + p.warp_rot) % WARPS;
@@ -223,7 +242,7 @@ __global__ void ${cluster_attr} __launch_bounds__(THREADS) litmus_kernel(Params 
                 if (shared_expect[k])
                     asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" :: "r"(to_cta(cell)), "r"(shared_expect[k]) : "memory");
             } else {
-                for (int w = 0; w < CELL_WORDS; w++) cell[w] = w ? 0u : shared_init[k];
+                for (int w = 0; w < SLOT_WORDS; w++) cell[w] = w ? 0u : shared_init[k];   // the whole slot: a wgmma matrix reads it all
             }
         }
 #if N_SMAPS
@@ -240,6 +259,14 @@ __global__ void ${cluster_attr} __launch_bounds__(THREADS) litmus_kernel(Params 
 #endif
         asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
         asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+#if N_TMEM
+        if (threadIdx.x < 32) {        // warp 0 allocates the CTA's Tensor Memory (freed in the epilogue)
+            __syncwarp();
+            asm volatile("tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [%0], 32;" :: "r"(to_cta(&tmem_slot_)) : "memory");
+            asm volatile("tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned;" ::: "memory");
+        }
+        asm volatile("tcgen05.fence::before_thread_sync;" ::: "memory");
+#endif
     }
 #if ${clustered}
     asm volatile("barrier.cluster.arrive.release; barrier.cluster.wait.acquire;" ::: "memory");
@@ -247,6 +274,26 @@ __global__ void ${cluster_attr} __launch_bounds__(THREADS) litmus_kernel(Params 
     asm volatile("barrier.sync %0;" :: "n"(${reserved_barrier}) : "memory");
 #endif
 
+#if N_TMEM
+    // Tensor Memory cells to their initial values (a fresh allocation holds garbage), by warp 0,
+    // whose 32x32b accesses reach lanes 0-31, the quarter every test warp reaches (checker.harness.tmem).
+    if (role >= 0) {
+        asm volatile("tcgen05.fence::after_thread_sync;" ::: "memory");
+        tmem_base_ = *(volatile unsigned *)&tmem_slot_;
+        if (threadIdx.x < 32) {
+            for (int k = 0; k < N_TMEM; k++) {
+                __syncwarp();
+                asm volatile("tcgen05.st.sync.aligned.32x32b.x1.b32 [%0], {%1};" :: "r"(tmem_base_ + k), "r"(tmem_init[k]) : "memory");
+            }
+            __syncwarp();
+            asm volatile("tcgen05.wait::st.sync.aligned;" ::: "memory");
+        }
+        asm volatile("tcgen05.fence::before_thread_sync;" ::: "memory");
+    }
+    asm volatile("barrier.sync %0;" :: "n"(${reserved_barrier}) : "memory");    // (no clusters with Tensor Memory)
+    if (role >= 0) asm volatile("tcgen05.fence::after_thread_sync;" ::: "memory");
+#endif
+    (void)tmem_base_;
     if (role < 0) {                                   // a stress CTA (or cluster)
         if (p.do_stress) stress(p, STRESS_ITERS, hw_cta);
     } else {
@@ -279,6 +326,13 @@ ${epilogue_waits}
     asm volatile("barrier.cluster.arrive.release; barrier.cluster.wait.acquire;" ::: "memory");
 #else
     asm volatile("barrier.sync %0;" :: "n"(${reserved_barrier}) : "memory");
+#endif
+#if N_TMEM
+    if (role >= 0 && threadIdx.x < 32) {   // every thread's Tensor Memory accesses are complete (waited, then the barrier)
+        __syncwarp();
+        asm volatile("tcgen05.fence::after_thread_sync;" ::: "memory");
+        asm volatile("tcgen05.dealloc.cta_group::1.sync.aligned.b32 %0, 32;" :: "r"(tmem_base_) : "memory");
+    }
 #endif
     if (role >= 0) {
         for (unsigned c = threadIdx.x; c < N_SHARED * PER_WARP; c += THREADS) {
@@ -325,6 +379,7 @@ __global__ void count_kernel(Params p, unsigned long long *hist) {
         unsigned bucket = 0;
         if (p.status[inst] & 4) atomicAdd(&hist[COUNT_UNSYNCED], 1ull);
         if (p.status[inst] & 1) { bucket = BUCKET_TIMEOUT; }
+        else if (p.status[inst] & 8) { bucket = BUCKET_HANG; }
         else if (p.status[inst] & 2) { bucket = BUCKET_EPILOGUE; }
         else {
             for (int v = 0; v < N_VARS; v++) {
@@ -517,7 +572,7 @@ int main(int argc, char **argv) {
         }
         p.lane_mul = (unsigned)(rnd() % 32) | 1u;
         p.lane_add = (unsigned)(rnd() % 32);
-        p.warp_rot = (unsigned)(rnd() % WARPS);
+        p.warp_rot = WARPGROUPS ? 0u : (unsigned)(rnd() % WARPS);   // a warpgroup is 4 aligned warps
         p.do_barrier = chance(BARRIER_PCT);
         p.do_pre_stress = chance(PRE_STRESS_PCT);
         p.do_stress = chance(STRESS_PCT);
@@ -559,6 +614,7 @@ int main(int argc, char **argv) {
     printf("timeout %llu\n", hist[BUCKET_TIMEOUT]);
     printf("epilogue %llu\n", hist[BUCKET_EPILOGUE]);
     printf("unsynced %llu\n", hist[COUNT_UNSYNCED]);
+    printf("hang %llu\n", hist[BUCKET_HANG]);
     printf("end\n");
     return 0;
 }
