@@ -50,6 +50,7 @@ class Schedule:
 
     generation: tuple[tuple[str, int, int], ...]
     blocked: tuple[Use, ...] = ()
+    leftover: tuple[Use, ...] = ()   # arrivals of a generation that never completes, no one waiting on it
     choice: str = ""           # the generations' members, where there was a choice
     why: str = ""              # a blocked schedule: what its first stuck thread waits for
 
@@ -202,7 +203,10 @@ def schedules(test: LitmusTest, spinning: frozenset[str] = frozenset()) -> list[
             blocked = tuple(per[t][s.pos[t] - 1] for t in sorted(s.blocked))   # the use it is stuck in
             # schedules that group the arrivals alike are one (generations are not ordered by the model)
             key = (_partition(s.assigned, per), tuple((u.thread, u.index) for u in blocked))
-            x = Schedule(tuple((t, i, g) for (t, i), g in sorted(s.assigned.items())), blocked)
+            by = {(u.thread, u.index): u for us in per.values() for u in us}
+            left = tuple(by[(t, i)] for key, arrivals in sorted(s.pending.items(), key=repr)
+                         for t, i, _ in arrivals if (t, i) not in {(u.thread, u.index) for u in blocked})
+            x = Schedule(tuple((t, i, g) for (t, i), g in sorted(s.assigned.items())), blocked, left)
             if key not in finals or x.generation < finals[key].generation:
                 finals[key] = x
                 if len(finals) > cap:
