@@ -387,3 +387,30 @@ expect: {forbidden: ['P1:r0=1 /\\ P1:r1=0']}
     eng = Z3Engine(es, resolve_model(None))
     cond = corr.expectations[0].cond
     assert blame(eng, cond) == _by_size(eng, cond) and len(blame(eng, cond)) >= 2
+
+
+def test_hangs_on_hardware_fail_the_report_only_where_the_model_forbids_them(tmp_path):
+    """A spin that gave up (the harness's `hang` bucket) is a witness where the model allows a
+    hang, and a failure ('hangs', red, a JUnit failure) where it forbids one; the report passes the
+    model's hang verdicts to the comparison as `ptxmc hw compare` does."""
+    src = tmp_path / "spin.yaml"
+    text = ("- name: Spin+${n}\n  source: tests\n  threads:\n"
+            "    P0: {at: gpu0.cta0, code: ['${st}']}\n"
+            "    P1: {at: gpu0.cta1, code: ['L:', 'ld.relaxed.gpu.global r0, [x]', 'setp.ne.s32 p, r0, 1',"
+            " '@p bra L']}\n"
+            "  matrix:\n"
+            "    - {n: never-set, st: 'st.relaxed.gpu.global [y], 1', expect: {hang: allowed}}\n"
+            "    - {n: set, st: 'st.relaxed.gpu.global [x], 1', expect: {hang: forbidden}}\n")
+    src.write_text(text)
+    hw = tmp_path / "hw.json"
+    hists = [dict(_histogram("Spin+never-set", [], ("P1:p", "P1:r0", "x", "y")), hang=1000),   # every one gave up
+             dict(_histogram("Spin+set", [((0, 1, 1), 400)], ("P1:p", "P1:r0", "x")), hang=600)]
+    hw.write_text(json.dumps(hists))
+    out = tmp_path / "rep"
+    assert main(["report", str(src), "--hw", str(hw), "--out", str(out), "--layout", "builtin"]) == 1
+    doc = json.loads((out / "report.json").read_text())
+    verdicts = {t["name"]: t["hardware"]["verdict"] for t in doc["tests"]}
+    assert verdicts == {"Spin+never-set": "ok", "Spin+set": "hangs"}
+    assert "b-hangs" in (out / "index.html").read_text()
+    hw_suite = ET.parse(out / "junit.xml").getroot().find("./testsuite[@name='ptxmc.hardware']")
+    assert hw_suite.get("failures") == "1"

@@ -159,7 +159,7 @@ def _run(todo, jobs: int, lim, out: list, on_result) -> None:
 
 
 def _compare(tests, items, hw_files) -> tuple:
-    from ..harness.compare import compare, verdicts_from_result
+    from ..harness.compare import compare, hang_from_result, verdicts_from_result
     from ..harness.histogram import load
 
     hists = [h for f in hw_files for h in load(f)]
@@ -167,7 +167,8 @@ def _compare(tests, items, hw_files) -> tuple:
              if t.result.status not in ("error", "unknown") and not t.result.undefined and t.result.outcomes}
     by_name = {it.name: it for it in items if not isinstance(it, LitmusError)}
     complete = all(t.result.complete for t in tests)
-    comps = compare(hists, model, by_name, complete)
+    hangs = {t.result.name: hang_from_result(t.result) for t in tests}
+    comps = compare(hists, model, by_name, complete, hangs=hangs)
     return tuple(sorted(comps, key=lambda c: c.test))
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from html import escape
 
+from ..harness.compare import BAD
 from ..results.result import outcome_text
 from ..textsafe import printable
 from .analyze import Forbidden, Picture, TestReport
@@ -17,7 +18,8 @@ STATUS_WORD = {"pass": "Ok", "fail": "No", "error": "Error", "unknown": "Unknown
 STATUS_LABEL = {"pass": "Ok (expectations met)", "fail": "No (expectation failed)", "error": "Error (malformed)",
                 "unknown": "Unknown (solver gave up)", "undefined": "Undefined behaviour", "run": "Run (no expectations)"}
 HW_WORD = {"ok": "ok", "gap": "coverage gap", "violation": "violation", "harness-error": "harness error",
-           "control-seen": "control seen", "control-unseen": "control unseen", "no-data": "no data"}
+           "control-seen": "control seen", "control-unseen": "control unseen", "no-data": "no data",
+           "timeouts": "timeouts", "hangs": "hangs"}
 
 CSS = """
 :root{--fg:#1f2328;--muted:#59636e;--line:#d1d9e0;--bg:#fff;--soft:#f6f8fa}
@@ -42,7 +44,7 @@ code,pre,.mono{font-family:"DejaVu Sans Mono",Menlo,Consolas,monospace;font-size
 .b-undefined{color:#7d4e00;background:#fff8c5;border-color:#eac54f}
 .b-unknown,.b-run,.b-no-data{color:#424a53;background:#eaeef2;border-color:#c8d1da}
 .b-ok,.b-pass,.b-control-seen{color:#116329;background:#dafbe1;border-color:#7ee2a8}
-.b-no,.b-fail,.b-error,.b-violation,.b-harness-error,.b-control-unseen{color:#a40e26;background:#ffebe9;border-color:#ff8182}
+.b-no,.b-fail,.b-error,.b-violation,.b-harness-error,.b-control-unseen,.b-timeouts,.b-hangs{color:#a40e26;background:#ffebe9;border-color:#ff8182}
 .b-gap{color:#7d4e00;background:#fff8c5;border-color:#eac54f}
 .toolbar{display:flex;gap:10px;align-items:center;margin:12px 0;flex-wrap:wrap}
 .toolbar input,.toolbar select,.toolbar button{font:inherit;padding:3px 8px;border:1px solid var(--line);border-radius:6px;background:#fff}
@@ -145,7 +147,7 @@ def _summary(report) -> str:
         out.append('<p class="small">violation: the model forbids an outcome the hardware showed; coverage gap: '
                    "the model allows an outcome the hardware never showed (each such outcome has probability "
                    "below the bound at 95% confidence).</p>")
-    hw_bad = {c.test: c for c in report.hardware if c.verdict in ("violation", "harness-error", "control-unseen")}
+    hw_bad = {c.test: c for c in report.hardware if c.verdict in BAD}
     failing = [t for t in report.tests if t.result.status not in ("pass", "run") or t.result.name in hw_bad]
     if failing:
         out.append(f"<details{' open' if len(failing) <= 20 else ''}><summary><b>Needing attention: "

@@ -1,14 +1,14 @@
 """The report as JUnit XML: `checker.results.output.junit` (one testcase per test, so per matrix row),
 plus a second testsuite `ptxmc.hardware` with one testcase per hardware comparison when there
-are histograms (a violation, a harness error or an unseen positive control is a failure; a
-coverage gap passes with a note in system-out)."""
+are histograms (what fails `ptxmc hw compare` - a violation, a harness error, no data, too many
+timeouts or hangs the model does not allow, an unseen positive control - is a failure; a coverage
+gap passes with a note in system-out)."""
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
+from ..harness.compare import BAD
 from ..results.output import junit as model_junit, mark_partial
-
-BAD = ("violation", "harness-error", "control-unseen")
 
 
 def render(report) -> str:
