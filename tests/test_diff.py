@@ -89,6 +89,19 @@ def test_expectation_condition_difference(tmp_path):
     assert "reads 0" in cond["witness"]
 
 
+def test_tests_judged_path_by_path_are_compared_with_the_paths_of_the_witness(tmp_path):
+    """Control flow and barrier generations decided at run time are compared too (they were 'not
+    compared'): PTX is weaker on the guarded tests, never stronger, and each witness names the
+    control paths it takes."""
+    rc, doc = diff_json(tmp_path, str(ROOT / "litmus/liveness/predicated.yaml"),
+                        str(ROOT / "litmus/liveness/quorums.yaml"), "--model", "ptx", "--model", "sc", "--jobs", "0")
+    s = doc["summary"]
+    assert rc == 1 and s["not_compared"] == 0 and s["only_right"] == 0 and s["differ"] >= 4
+    for t in doc["tests"]:
+        for d in t["differences"]:
+            assert d["allowed_by"] == "left" and "    paths: " in d["witness"]
+
+
 def test_malformed_test_is_not_compared(tmp_path):
     f = tmp_path / "bad.yaml"
     f.write_text("- name: B\n  source: test\n  threads:\n    P0: {at: gpu0.cta0, code: ['st.bogus [x], 1']}\n")

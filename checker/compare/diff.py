@@ -45,7 +45,8 @@ class TestDiff:
 def diff_one(job) -> TestDiff:
     """(test, left Side, right Side, engine, limits) -> TestDiff."""
     from ..pool import inject_fault
-    from ..verdict.check import judge
+    from ..verdict.check import by_paths, check_test, judge
+    from ..verdict.paths import FlowCheck
     from ..verdict.session import Session
 
     test, left, right, engine, lim = job
@@ -53,8 +54,13 @@ def diff_one(job) -> TestDiff:
     inject_fault(test.name)
     sessions, results = {}, {}
     for key, side in (("left", left), ("right", right)):
-        s = Session(test, model_of(side), frozenset(side.options), engine, lim)
-        sessions[key], results[key] = s, judge(s, side.name)
+        model, options = model_of(side), frozenset(side.options)
+        if by_paths(test):          # control flow, a hang question, barrier generations: path by path
+            sessions[key] = FlowCheck(test, model, options, engine, lim, loops=test.expect_hang is not None)
+            results[key] = check_test(test, model, side.name, options, engine)
+        else:
+            s = Session(test, model, options, engine, lim)
+            sessions[key], results[key] = s, judge(s, side.name)
     lr, rr = results["left"], results["right"]
     base = TestDiff(test.name, test.path, test.matrix_row, lr.status, rr.status)
     bad = [(k, r) for k, r in results.items() if r.status in ("error", "unknown")]
@@ -94,6 +100,13 @@ def _conditions(test, lr: Result, rr: Result, sessions) -> list[Difference]:
             continue
         side = "left" if lc.allowed else "right"
         out.append(Difference("condition", lc.text, side, _witness(sessions[side], exp.cond)))
+    hang = {k: next((c.allowed for c in r.conditions if c.text == "hang"), None) for k, r in (("left", lr), ("right", rr))}
+    if None not in hang.values() and hang["left"] != hang["right"]:       # the liveness question
+        side = "left" if hang["left"] else "right"
+        found = sessions[side].hangs()[0]
+        text = "".join(f"    {h.thread} blocks forever at {h.blocked}: {h.state}\n      paths: {h.combo}\n"
+                       for h in found[:1])
+        out.append(Difference("condition", "hang", side, text))
     return out
 
 
@@ -117,11 +130,21 @@ def _outcomes(lr: Result, rr: Result, sessions) -> list[Difference]:
 
 
 def _witness(s, cond) -> str:
-    """An execution of session `s` satisfying `cond`, as text (the `ptxmc check` layout)."""
+    """An execution satisfying `cond`, as text (the `ptxmc check` layout), of a Session or, for a
+    test judged path by path, of a FlowCheck (then with the paths it takes)."""
     from ..results import witness
+    from ..verdict.paths import FlowCheck
 
-    ex = s.witness(cond)
+    head = ""
+    if isinstance(s, FlowCheck):
+        got = s.witness(cond)
+        if got is None:
+            return "    (no witness execution found)\n"
+        combo, s, ex = got
+        head = f"    paths: {combo.describe()}\n"
+    else:
+        ex = s.witness(cond)
     if ex is None:                                   # cannot happen for an allowed verdict
         return "    (no witness execution found)\n"
     env = dict(s.evaluation(ex).env)
-    return "\n".join("  " + line for line in witness.text(s.es, ex, env).splitlines()) + "\n"
+    return head + "\n".join("  " + line for line in witness.text(s.es, ex, env).splitlines()) + "\n"
