@@ -529,13 +529,20 @@ def test_load_text_turns_a_recursion_error_into_too_deep(monkeypatch):
 
 
 def test_a_deep_suite_folder_is_walked(tmp_path):
-    d = tmp_path
+    levels = [tmp_path]
     for _ in range(1100):                     # Path.rglob recursed once per level: RecursionError
-        d = d / "d"
-        os.mkdir(d)
-    (d / "one.yaml").write_text(ONE)
-    code, out, err = ptxmc("run", tmp_path, "--jobs", "0", "--no-timing")
-    assert code == 0 and "PASS      One" in out, err
+        levels.append(levels[-1] / "d")
+        os.mkdir(levels[-1])
+    (levels[-1] / "one.yaml").write_text(ONE)
+    try:
+        code, out, err = ptxmc("run", tmp_path, "--jobs", "0", "--no-timing")
+        assert code == 0 and "PASS      One" in out, err
+    finally:
+        # removed level by level: pytest's own clean-up of old temporary folders recurses once per
+        # level and would fail a later run with a RecursionError
+        (levels[-1] / "one.yaml").unlink()
+        for d in reversed(levels[1:]):
+            os.rmdir(d)
 
 
 def test_an_empty_path_is_no_path(tmp_path):
