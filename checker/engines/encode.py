@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from itertools import permutations
+from math import inf
 from typing import Mapping
 
 import z3
@@ -20,8 +21,9 @@ from ..cat.interp import Model, evaluate
 from ..cat.stage import stage, static_values
 from ..model.events import EventStructure
 from ..cat.symbolic import TRUE, SymbolicAlgebra, mk_and, mk_implies, mk_not
-from ..model.values import int_val, reads_of, to_z3
+from ..model.values import Bin, Const, int_val, reads_of, to_z3
 from .digits import Digits
+from .ranges import Ranges
 
 
 @dataclass(frozen=True)
@@ -42,17 +44,31 @@ def encode(es: EventStructure, model: Model, options: frozenset[str] = frozenset
     ctx = ctx or z3.Context()
     wf: list = []
     read_val = {r: z3.Int(f"val|{r}", ctx) for r in es.reads}
-    # Slices of read values (mbarrier fields, bytes) as digit variables: exact, and linear.
+    may = prune.rf_may(es)
+    # Every read's value range, stated (it holds in every well-formed execution: engines/ranges.py).
+    ranges = Ranges(may, es.write_value)
+    for r, (lo, hi) in sorted(ranges.reads.items()):
+        if r in read_val and lo != -inf:
+            wf.append(read_val[r] >= int_val(lo, ctx))
+        if r in read_val and hi != inf:
+            wf.append(read_val[r] <= int_val(hi, ctx))
+    # Slices of read values (mbarrier fields, bytes) and bitwise operators as digit variables:
+    # exact, and linear. Wrap-arounds of bounded values as case splits on the quotient.
     digits = Digits(_expressions(es))
     wf += digits.constraints(read_val.__getitem__, ctx)
-    hook = digits.hook(ctx)
+    digit_term = digits.hook(ctx)
+
+    def hook(e):
+        t = digit_term(e)
+        return t if t is not None else _bounded_division(e, ranges, term, ctx)
 
     def term(expr):
         return to_z3(expr, read_val.__getitem__, ctx, hook)
 
+    wf += digits.aux_constraints(term)
+
     # rf: every read reads exactly one write of its location, and returns its value.
     rf: dict[tuple[int, int], object] = {}
-    may = prune.rf_may(es)
     for r, ws in sorted(may.items()):
         if not ws:
             wf.append(z3.BoolVal(False, ctx))   # an await no write can satisfy
@@ -153,6 +169,32 @@ def encode(es: EventStructure, model: Model, options: frozenset[str] = frozenset
         orders=orders,
         values=read_val,
     )
+
+
+# A wrap-around whose quotient takes at most this many values is a case split, not a remainder.
+MAX_QUOTIENTS = 4
+
+
+def _bounded_division(e, ranges: Ranges, term, ctx):
+    """`x mod 2^k` / `x div 2^k` (low, shr, mod, div by a constant) of a bounded x whose quotient
+    takes few values, as a case split on the quotient (x - q * 2^k and q): equal to the remainder
+    and the quotient wherever x lies in its range, which the read bounds guarantee. None to leave
+    the term to the default encoding."""
+    if not isinstance(e, Bin) or e.op not in ("low", "shr", "mod", "div") or not isinstance(e.b, Const):
+        return None
+    radix = 1 << e.b.value if e.op in ("low", "shr") else e.b.value
+    if radix <= 0:
+        return None
+    qs = ranges.quotients(e.a, radix)
+    if qs is None or len(qs) > MAX_QUOTIENTS:
+        return None
+    x = term(e.a)
+    remainder = e.op in ("low", "mod")
+    out = None
+    for q in qs:
+        t = (x - int_val(q * radix, ctx) if q else x) if remainder else int_val(q, ctx)
+        out = t if out is None else z3.If(x >= int_val(q * radix, ctx), t, out, ctx)
+    return out
 
 
 def _expressions(es: EventStructure) -> list:
