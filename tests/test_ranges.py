@@ -88,7 +88,9 @@ def test_read_ranges_from_the_writes_they_may_read():
     assert ranges.reads[10] == (0, (1 << 32) - 1)
     assert ranges.reads[11] == (-7, 0)
     assert ranges.reads[12] == TOP              # reads its own value: no bound
-    assert list(ranges.quotients(binop("add", r, Const(3)), 1 << 32)) == [0, 1]
+    assert list(ranges.quotients(binop("add", r, Const(3)), 1 << 32, 4)) == [0, 1]
+    assert ranges.quotients(binop("mul", r, Const(1 << 200)), 1 << 32, 4) is None    # (too many)
+    assert ranges.quotients(ReadVal(12), 2, 4) is None
 
 
 def _agree(text, rlimit, axioms=True):

@@ -185,8 +185,8 @@ def _bounded_division(e, ranges: Ranges, term, ctx):
     radix = 1 << e.b.value if e.op in ("low", "shr") else e.b.value
     if radix <= 0:
         return None
-    qs = ranges.quotients(e.a, radix)
-    if qs is None or len(qs) > MAX_QUOTIENTS:
+    qs = ranges.quotients(e.a, radix, MAX_QUOTIENTS)
+    if qs is None:
         return None
     x = term(e.a)
     remainder = e.op in ("low", "mod")

@@ -105,9 +105,10 @@ class Ranges:
             return (al, ah) if 0 <= al and ah < (1 << c) else (0, (1 << c) - 1)
         return TOP
 
-    def quotients(self, e: Expr, radix: int) -> range | None:
-        """The possible values of `e div radix` (radix > 0), if `e` is bounded."""
+    def quotients(self, e: Expr, radix: int, most: int) -> range | None:
+        """The possible values of `e div radix` (radix > 0), if `e` is bounded and they are at
+        most `most`."""
         lo, hi = self.of(e)
-        if lo == -inf or hi == inf:
+        if lo == -inf or hi == inf or hi // radix - lo // radix >= most:
             return None
         return range(lo // radix, hi // radix + 1)
