@@ -57,6 +57,7 @@ class Digits:
     def __init__(self, exprs: Iterable[Expr]):
         self._views: dict[int, tuple] = {}     # id(expr) -> (expr, its View or None)
         self._aux: dict[int, Expr] = {}        # auxiliary source -> the expression it equals
+        self.operands: list[Expr] = []         # the variable operands of bitwise operators
         self.positions: dict[int, set[int]] = {}
         for e in exprs:
             self._collect(e)
@@ -122,6 +123,7 @@ class Digits:
         if isinstance(x.a, Const) == isinstance(x.b, Const):
             return      # constants (folded already) or two variables (left to int2bv)
         c, other = (x.a, x.b) if isinstance(x.a, Const) else (x.b, x.a)
+        self.operands.append(other)
         src, lo, hi = self._operand(other)
         cuts = _runs(c.value & ((1 << x.bits) - 1), x.bits)
         self._add(src, hi, *(lo + p for p in cuts if hi is None or lo + p <= hi))
