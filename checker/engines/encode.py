@@ -21,7 +21,7 @@ from ..cat.interp import Model, evaluate
 from ..cat.stage import stage, static_values
 from ..model.events import EventStructure
 from ..cat.symbolic import TRUE, SymbolicAlgebra, mk_and, mk_implies, mk_not
-from ..model.values import Bin, Const, int_val, reads_of, to_z3
+from ..model.values import Bin, Const, Ite, int_val, reads_of, to_z3
 from .digits import Digits
 from .ranges import Ranges
 
@@ -52,21 +52,40 @@ def encode(es: EventStructure, model: Model, options: frozenset[str] = frozenset
     digits = Digits(_expressions(es))
     wf += digits.constraints(read_val.__getitem__, ctx)
     digit_term = digits.hook(ctx)
-    # `hook` reaches `term` through this table, emptied at the end: a closure cycle would keep
-    # the test's Z3 context alive until a full garbage collection (~17 MiB per mbarrier test).
+    # `hook` reaches `term` and itself through this table, emptied at the end: a closure cycle
+    # would keep the test's Z3 context alive until a full garbage collection (~17 MiB per
+    # mbarrier test).
     late = {}
     # The reads under a case split or a bitwise operator: their ranges are stated below (for the
     # latter they bound the top digit: or-chains on one location were UNKNOWN without).
     split: set[int] = {r for o in digits.operands for r in reads_of(o)}
 
+    # Value expressions are DAGs (an mbarrier state is built from the previous one): each node's
+    # term is built once (memo by identity; `late["open"]` is the node whose default encoding is
+    # being built, which the hook must leave to to_z3).
+    late["memo"], late["open"] = {}, []
+
     def hook(e):
+        hit = late["memo"].get(id(e))
+        if hit is not None and hit[0] is e:
+            return hit[1]
         t = digit_term(e)
-        return t if t is not None else _bounded_division(e, ranges, late["term"], ctx, split)
+        if t is None:
+            t = _bounded_division(e, ranges, late["term"], ctx, split)
+        if t is None and isinstance(e, (Bin, Ite)) and not (late["open"] and late["open"][-1] is e):
+            late["open"].append(e)
+            try:
+                t = to_z3(e, read_val.__getitem__, ctx, late["hook"])
+            finally:
+                late["open"].pop()
+        if t is not None:
+            late["memo"][id(e)] = (e, t)
+        return t
 
     def term(expr):
         return to_z3(expr, read_val.__getitem__, ctx, hook)
 
-    late["term"] = term
+    late["term"], late["hook"] = term, hook
     wf += digits.aux_constraints(term)
 
     # rf: every read reads exactly one write of its location, and returns its value.
