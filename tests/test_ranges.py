@@ -144,3 +144,40 @@ def test_a_test_context_is_freed_without_a_garbage_collection():
         assert ctx() is None
     finally:
         gc.enable()
+
+
+def test_wrap_arounds_of_small_values_at_every_width():
+    """low/shr/mod/div of a bounded value, for widths past 64 bits too (left to the ordinary
+    encoding there), equal Python's evaluation in the solver."""
+    import z3
+
+    from checker.engines.encode import _bounded_division
+    from checker.model.values import int_val, to_z3
+
+    ctx = z3.Context()
+    x = z3.Int("val|0", ctx)
+    ranges = Ranges({}, {})
+    ranges.reads = {0: (0, 300)}
+    v = ReadVal(0)
+    exprs = [Bin(op, binop("add", v, Const(k)), Const(b)) for op in ("low", "shr") for b in (0, 1, 8, 64, 65, 66, 128)
+             for k in (0, 200)]
+    exprs += [Bin(op, binop("add", v, Const(k)), Const(c)) for op in ("mod", "div") for c in (1, 3, 128, 1 << 70)
+              for k in (0, 200)]
+    split: set = set()
+
+    def term(e):
+        return to_z3(e, lambda r: x, ctx, hook)
+
+    def hook(e):
+        return _bounded_division(e, ranges, term, ctx, split)
+
+    terms = [term(e) for e in exprs]
+    for value in (0, 1, 55, 127, 128, 255, 256, 300):
+        s = z3.Solver(ctx=ctx)
+        s.add(x == int_val(value, ctx))
+        outs = [z3.Int(f"o{i}", ctx) for i in range(len(terms))]
+        s.add(*[o == t for o, t in zip(outs, terms)])
+        assert s.check() == z3.sat
+        m = s.model()
+        assert [m.eval(o).as_long() for o in outs] == [evaluate(e, {0: value}.__getitem__) for e in exprs], value
+    assert split == {0}

@@ -220,7 +220,12 @@ def _bounded_division(e, ranges: Ranges, term, ctx, split: set):
     encoding."""
     if not isinstance(e, Bin) or e.op not in ("low", "shr", "mod", "div") or not isinstance(e.b, Const):
         return None
-    radix = 1 << e.b.value if e.op in ("low", "shr") and e.b.value < 66 else e.b.value
+    if e.op in ("low", "shr"):
+        if not 0 <= e.b.value < 65:
+            return None
+        radix = 1 << e.b.value
+    else:
+        radix = e.b.value
     if not 0 < radix < WIDE:
         return None
     qs = ranges.quotients(e.a, radix, MAX_QUOTIENTS)
