@@ -1,61 +1,118 @@
 """Jobs on a Dask distributed cluster, with the local pool's contract (checker.pool):
 
-- jobs placed by us on a worker (`workers=[addr]`), DEPTH at a time (the next one waits on the
-  worker, so it never idles for a round trip), and the scheduler told never to retry a job whose
-  worker died (`allowed-failures` 0). When a worker dies (os._exit, a signal, the OOM killer),
-  the jobs it held are run again one at a time, each alone on a worker; one that kills its worker
-  alone is reported Crashed. So a crash costs exactly its job, as in the local pool; Dask's nanny
-  restarts the worker and the batch goes on;
-- a job still running at the hard time bound (counted from when it heads its worker's queue) is
-  reported TimedOut and its worker restarted (Dask cannot stop a running task any other way);
-- Ctrl-C (SIGTERM, SIGHUP) raises KeyboardInterrupt out of run_dask after every job of ours is
+- jobs travel in chunks (one Dask task runs up to CHUNK_MAX jobs in turn, fewer as the batch
+  runs out so that the workers finish together), placed by us on a worker (`workers=[addr]`),
+  DEPTH chunks at a time (the next one waits on the worker, so it never idles for a round trip).
+  A chunk costs one submit and one result round trip for all of its jobs: Dask's per-task cost
+  (client -> scheduler -> worker and back) is what made a one-job task several times dearer than
+  the local pool's pipe message. The outcomes of a chunk come back, and are reported, together;
+- a chunk tells the client which job it starts (a Dask event on this run's topic, [chunk,
+  position]: msgpack-small, sent without waiting), for its first job and then whenever it has
+  said nothing for PROGRESS_SECONDS. So the client knows, for each worker, a job that surely
+  started, and since when;
+- the scheduler is told never to retry a task whose worker died (`allowed-failures` 0). When a
+  worker dies (os._exit, a signal, the OOM killer) or is restarted, the jobs of its chunks that
+  had surely finished (before the last one known to have started) go back to the queue, and the
+  others are run again one at a time, each alone on a worker; one that kills its worker alone is
+  reported Crashed. So a crash costs exactly its job, as in the local pool; Dask's nanny restarts
+  the worker and the batch goes on;
+- a job still running at the hard time bound (counted from the last start the client heard of
+  on that worker) gets its worker restarted (Dask cannot stop a running task any other way), and
+  its chunk's unfinished jobs are run alone as above: the one that hangs alone is reported
+  TimedOut. A job that ended but ran past the bound is reported TimedOut by the chunk itself, as
+  the local pool would have stopped it;
+- Ctrl-C (SIGTERM, SIGHUP) raises KeyboardInterrupt out of run_dask after every task of ours is
   cancelled and, for a LocalCluster started here, every worker process is stopped. On a remote
-  scheduler a job already running finishes there and its result is dropped.
+  scheduler a task already running finishes there and its result is dropped.
 
-The jobs travel pickled (the litmus test as data, the model as its text: checker.executors.shipped),
-so workers need no shared files, only ptxmc installed. Each job's value, CheckerError or bug is
-wrapped in the worker (`_task`) exactly as the local pool's worker does.
+The jobs travel pickled (the litmus test as data, the model as its text: checker.executors.shipped;
+a chunk pickles the model once for all of its jobs), so workers need no shared files, only ptxmc
+installed. Each job's value, CheckerError or bug is wrapped in the worker (`_run`) exactly as the
+local pool's worker does.
 
 Without a scheduler address a LocalCluster of `workers` single-threaded worker processes is
 started here and closed at the end. With one, the scheduler should run with
-DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES=0 (else Dask retries a crashing job on other
+DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES=0 (else Dask retries a crashing task on other
 workers before reporting it crashed).
 """
 from __future__ import annotations
 
+import itertools
 import logging
+import queue as queues
 import time
 import traceback
+import uuid
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 from .. import pool
 from ..errors import CheckerError
 
 CONFIG = {
-    "distributed.scheduler.allowed-failures": 0,     # a job whose worker died is not retried
+    "distributed.scheduler.allowed-failures": 0,     # a task whose worker died is not retried
     "distributed.scheduler.worker-saturation": 1.0,
     "distributed.worker.daemon": False,
     "distributed.admin.system-monitor.gil.enabled": False,
+    "distributed.admin.low-level-log-length": 1000,  # events (job starts) the scheduler keeps
     "distributed.logging.distributed": "error",
+    # A worker's own periodic work takes the GIL from the job's thread (Z3's ctypes calls give it up
+    # thousands of times per test): the statistical profiler (every 10 ms, walks the job's stack),
+    # the event-loop health tick (20 ms) and the memory monitor (100 ms). Slower or off, they no
+    # longer slow the checking (the profile is for Dask's dashboard, which ptxmc does not start).
+    "distributed.worker.profile.enabled": False,
+    "distributed.admin.tick.interval": "500ms",
+    "distributed.worker.memory.monitor-interval": "1s",
 }
 CONNECT_SECONDS = 10
-# Jobs queued per worker: the next one waits on the worker, so no round trip idles it between jobs.
+# Chunks queued per worker: the next one waits on the worker, so no round trip idles it.
 DEPTH = 2
+# Most jobs per chunk. Chunks shrink as the queue runs out: each worker gets about CHUNKS_AHEAD
+# chunks of what is left, so no worker is left with a long chunk while the others are done.
+CHUNK_MAX = 32
+CHUNKS_AHEAD = 4
+# A chunk tells the client that a job starts only if it has said nothing for this long (and for
+# its first job): enough for the client's clock, without one message through the scheduler per
+# job. The client may then think an earlier job is running than the one that is: that only makes
+# more jobs suspects (run alone) when a worker dies or is stopped, never a different outcome.
+PROGRESS_SECONDS = 0.5
 POLL_SECONDS = 0.5
+# How often the list of workers is asked for again (a remote cluster may gain workers); at once
+# after a worker died or was restarted.
+WORKERS_SECONDS = 5.0
 
 
-def _task(fn, job) -> pool.Outcome:
-    """In a Dask worker: fn(job) as the local pool's worker runs it (the test-only fault hook
-    included)."""
-    pool._in_worker = True
+def _run(fn, job) -> pool.Outcome:
+    """fn(job) as the local pool's worker runs it."""
     try:
         return pool.Value(fn(job))
     except CheckerError as e:
         return pool.Raised(e)
     except BaseException as e:                       # noqa: BLE001 - a bug, reported with its trace
         return pool.Bug(f"{type(e).__name__}: {e}", traceback.format_exc())
+
+
+def _chunk(fn, jobs, hard_timeout, topic: str, tag: int) -> list[pool.Outcome]:
+    """In a Dask worker: the outcome of each job, in order; before the first, and before any other
+    once PROGRESS_SECONDS passed without one, the event [tag, position] on `topic` (the client's
+    clock). The test-only fault hook acts here as in the local pool's workers."""
+    from distributed import get_worker
+
+    pool._in_worker = True
+    worker = get_worker()
+    outs: list[pool.Outcome] = []
+    said = float("-inf")
+    for k, job in enumerate(jobs):
+        t0 = time.monotonic()
+        if t0 - said >= PROGRESS_SECONDS:
+            worker.log_event(topic, [tag, k])
+            said = t0
+        out = _run(fn, job)
+        if hard_timeout and time.monotonic() - t0 > hard_timeout:
+            out = pool.TimedOut(hard_timeout)         # the local pool would have stopped it
+        outs.append(out)
+    return outs
 
 
 def run_dask(fn: Callable[[Any], Any], jobs: Sequence, workers: int, hard_timeout: float | None,
@@ -93,91 +150,144 @@ def run_dask(fn: Callable[[Any], Any], jobs: Sequence, workers: int, hard_timeou
                 pool._restore_sigint(old)
 
 
-def _drive(client, fn, jobs, hard_timeout, on_done) -> None:
-    """Hand out the jobs, DEPTH per worker, and collect their outcomes (see the module docstring)."""
-    from distributed import wait
-    from distributed.client import FIRST_COMPLETED
+@dataclass
+class _Slot:
+    """One chunk given to a worker."""
+    fut: Any
+    tag: int
+    indices: list[int]                  # the jobs, in the order the chunk runs them
+    suspect: bool                       # a single job whose earlier worker died under it
+    started: int = -1                   # the last position the client heard started
+    deadline: float | None = None       # set when it heads its worker's queue; moved at each start
+    done: bool = field(default=False)
 
+
+def _drive(client, fn, jobs, hard_timeout, on_done) -> None:
+    """Hand out the jobs in chunks, DEPTH per worker, and collect their outcomes (see the module
+    docstring)."""
+    run = uuid.uuid4().hex
+    topic = f"ptxmc-{run}"
+    inbox: queues.SimpleQueue = queues.SimpleQueue()   # ("start", [tag, k]) and ("done", tag), from Dask's thread
+    tags = itertools.count()
     queue = deque(range(len(jobs)))
     suspects: deque[int] = deque()                # jobs whose worker died under them: run alone
-    slots: dict[str, list[_Slot]] = {}            # worker address -> its jobs, in the order given
+    slots: dict[str, list[_Slot]] = {}            # worker address -> its chunks, in the order given
+    by_tag: dict[int, _Slot] = {}
     alone: set[str] = set()                       # workers running a suspect (nothing else)
     known: list[str] = []                         # the workers, asked again after a crash or a restart
+    known_at = 0.0
+    bound = hard_timeout if hard_timeout else float("inf")
 
-    def give(w: str, i: int, suspect: bool) -> None:
-        fut = client.submit(_task, fn, jobs[i], key=f"ptxmc-{i}-{time.monotonic_ns()}", workers=[w],
-                            allow_other_workers=True, pure=False)
-        slots.setdefault(w, []).append(_Slot(fut, i, suspect))
+    def give(w: str, indices: list[int], suspect: bool) -> None:
+        tag = next(tags)
+        fut = client.submit(_chunk, fn, [jobs[i] for i in indices], hard_timeout, topic, tag,
+                            key=f"ptxmc-{run}-{tag}", workers=[w], allow_other_workers=True, pure=False)
+        slot = _Slot(fut, tag, indices, suspect)
+        slots.setdefault(w, []).append(slot)
+        by_tag[tag] = slot
+        fut.add_done_callback(lambda _f, tag=tag: inbox.put(("done", tag)))
 
+    def chunk_size() -> int:
+        return max(1, min(CHUNK_MAX, len(queue) // (CHUNKS_AHEAD * max(1, len(known)))))
+
+    def lost(s: _Slot, crashed: bool) -> None:
+        """s's outcomes will not come: if its worker died or was stopped, the jobs before the last
+        one heard to start had finished (they are run again as usual) and the others are suspects;
+        if it failed otherwise (say an outcome that cannot be sent back), all of them are."""
+        cut = max(s.started, 0) if crashed else 0
+        queue.extendleft(reversed(s.indices[:cut]))
+        suspects.extend(s.indices[cut:])
+
+    client.subscribe_topic(topic, lambda ev: inbox.put(("start", ev[1])))
     try:
         while queue or suspects or any(slots.values()):
-            if not known or all(len(slots.get(w, ())) >= DEPTH or w in alone for w in known):
-                known = _workers(client)
+            if not known or time.monotonic() - known_at > WORKERS_SECONDS:
+                known, known_at = _workers(client), time.monotonic()
             for w in known:
                 mine = slots.setdefault(w, [])
                 if w in alone:
                     continue
                 if suspects and not mine:
-                    give(w, suspects.popleft(), True)
+                    give(w, [suspects.popleft()], True)
                     alone.add(w)
                     continue
                 while queue and len(mine) < DEPTH and not suspects:
-                    give(w, queue.popleft(), False)
-            running = [s for ss in slots.values() for s in ss]
-            if not running:
+                    give(w, [queue.popleft() for _ in range(min(chunk_size(), len(queue)))], False)
+            if not any(slots.values()):
                 client.wait_for_workers(1, timeout=CONNECT_SECONDS)
                 known = []
                 continue
             now = time.monotonic()
-            for ss in slots.values():                  # a job's clock starts when it heads its worker
+            for ss in slots.values():                  # a chunk's clock starts when it heads its worker
                 if ss and ss[0].deadline is None:
-                    ss[0].deadline = now + hard_timeout if hard_timeout else float("inf")
+                    ss[0].deadline = now + bound
             left = min(ss[0].deadline for ss in slots.values() if ss) - now
             try:
-                wait([s.fut for s in running], timeout=max(0.01, min(POLL_SECONDS, left)),
-                     return_when=FIRST_COMPLETED)
-            except TimeoutError:                      # none finished yet: look at the deadlines
-                pass
+                msgs = [inbox.get(timeout=max(0.01, min(POLL_SECONDS, left)))]
+            except queues.Empty:                      # nothing yet: look at the deadlines
+                msgs = []
+            while True:
+                try:
+                    msgs.append(inbox.get_nowait())
+                except queues.Empty:
+                    break
             now = time.monotonic()
+            for kind, what in msgs:
+                if kind == "done":
+                    if what in by_tag:
+                        by_tag[what].done = True
+                    continue
+                tag, k = what
+                s = by_tag.get(tag)
+                if s is not None and k > s.started:
+                    s.started, s.deadline = k, now + bound
             for w, ss in list(slots.items()):
                 for s in list(ss):
-                    status = s.fut.status
-                    if status == "finished":
-                        out = s.fut.result()
-                    elif status in ("error", "cancelled", "lost"):
-                        known = []
-                        out = _failed(s.fut)
-                        if not s.suspect and isinstance(out, pool.Crashed):
-                            ss.remove(s)               # its worker died: maybe another job's doing
-                            s.fut.release()
-                            suspects.append(s.index)
-                            continue
+                    if s.done:
+                        status = s.fut.status
+                        if status == "finished":
+                            outs = s.fut.result()
+                        else:                          # error, cancelled, lost: its worker died
+                            known = []
+                            out = _failed(s.fut)
+                            if not s.suspect:
+                                lost(s, isinstance(out, pool.Crashed))
+                                _drop(ss, s, by_tag)
+                                continue
+                            outs = [out]
                     elif s is ss[0] and now >= (s.deadline or float("inf")):
                         s.fut.cancel()
-                        _restart(client, w)            # the jobs queued behind it come back as suspects
+                        _restart(client, w)            # the chunks queued behind it come back lost
                         known = []
-                        out = pool.TimedOut(hard_timeout or 0.0)
+                        if not s.suspect:
+                            lost(s, True)
+                            _drop(ss, s, by_tag)
+                            continue
+                        outs = [pool.TimedOut(hard_timeout or 0.0)]
                     else:
                         continue
-                    ss.remove(s)
-                    s.fut.release()
+                    _drop(ss, s, by_tag)
                     if s.suspect:
                         alone.discard(w)
-                    on_done(s.index, out)
+                    for i, out in zip(s.indices, outs):
+                        on_done(i, out)
                 if not ss and w not in known:
                     del slots[w]
                     alone.discard(w)
     except BaseException:
         client.cancel([s.fut for ss in slots.values() for s in ss], force=True)
         raise
+    finally:
+        try:
+            client.unsubscribe_topic(topic)
+        except Exception:                              # noqa: BLE001 - the client may be gone
+            pass
 
 
-@dataclass
-class _Slot:
-    fut: Any
-    index: int
-    suspect: bool                       # its earlier worker died while it was queued or running
-    deadline: float | None = None       # set when it heads its worker's queue
+def _drop(ss: list[_Slot], s: _Slot, by_tag: dict[int, _Slot]) -> None:
+    ss.remove(s)
+    by_tag.pop(s.tag, None)
+    s.fut.release()
 
 
 def _workers(client) -> list[str]:
@@ -186,7 +296,7 @@ def _workers(client) -> list[str]:
 
 
 def _failed(fut) -> pool.Outcome:
-    """A job that did not return: its worker died (KilledWorker), or Dask lost it."""
+    """A task that did not return: its worker died (KilledWorker), or Dask lost it."""
     from distributed.scheduler import KilledWorker
 
     try:
@@ -199,7 +309,7 @@ def _failed(fut) -> pool.Outcome:
 
 
 def _restart(client, worker: str) -> None:
-    """Stop the job running on `worker`: restart the worker (its nanny starts a fresh one)."""
+    """Stop the task running on `worker`: restart the worker (its nanny starts a fresh one)."""
     try:
         client.restart_workers([worker], timeout=60, raise_for_error=False)
     except Exception:                                  # noqa: BLE001 - it may be gone already
