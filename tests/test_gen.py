@@ -261,6 +261,29 @@ def test_deterministic_bytes(tmp_path):
         assert (tmp_path / "one" / name).read_bytes() == (tmp_path / "two" / name).read_bytes(), name
 
 
+def test_large_families_are_split_into_files_ptxmc_run_reads(tmp_path, monkeypatch):
+    """A family is split into FAMILY.yaml, FAMILY.part2.yaml, ... (each under half the default
+    yaml_bytes; here a smaller bound to keep the run short): the index names each test's file,
+    every test loads once, and a second run into the folder removes every part first."""
+    from checker.gen import writer
+
+    monkeypatch.setattr(writer, "PART_BYTES", 3_000)
+    out = tmp_path / "o"
+    args = ("--size", "3", "--edges", "PodWR,PodWW,PodRR,Fre,Rfe,Coe", "--exclude", "rel,acq", "-o", str(out))
+    assert gen(*args) == 0
+    files = sorted(p.name for p in out.glob("*.yaml"))
+    parts = [f for f in files if ".part" in f]
+    assert parts and all(p.stat().st_size <= 3_000 for p in out.glob("*.yaml") if p.read_text().count("\n- name") > 1)
+    rows = index_rows(out)
+    assert {r[1] for r in rows} == set(files)
+    tests = load_paths([out])
+    assert sorted(t.name for t in tests) == sorted(r[0] for r in rows)
+    monkeypatch.setattr(writer, "PART_BYTES", 10**9)
+    assert gen(*args) == 0                                 # the parts of the first run are gone
+    assert not [f for f in out.glob("*.yaml") if ".part" in f.name]
+    assert len(load_paths([out])) == len(tests)
+
+
 # ------------------------------------------------------------ validity and the sanity check --
 
 SMALL = [("generic", {}), ("generic", {"placements": ["warp", "cta", "sys"], "placement_mode": "mixed",
