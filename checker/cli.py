@@ -435,7 +435,10 @@ def cmd_outcomes(args) -> int:
         lines.append(f"(enumeration stopped at the outcome cap of {lim.outcomes}: the list is incomplete; "
                      f"raise it with {limits.flag('outcomes')})")
     emit("\n".join(lines) + "\n")
-    return EXIT_FAIL if hang is not None and not r.outcomes else EXIT_OK
+    if hang is not None and not r.outcomes:
+        _say(f"ptxmc: {r.path}::{r.name}: no execution terminates (a hang)")    # every failing exit says why
+        return EXIT_FAIL
+    return EXIT_OK
 
 
 if __name__ == "__main__":

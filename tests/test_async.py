@@ -322,7 +322,9 @@ threads:
 
 
 @pytest.mark.parametrize("code, msg", [
-    (["barrier.cluster.arrive", "barrier.cluster.wait", "barrier.cluster.arrive"], "the arrivals differ"),
+    # (arrive, wait, arrive while P1 arrives and waits once is fine: P1 exits, docs/model.md#a19)
+    (["barrier.cluster.arrive", "barrier.cluster.arrive"], "arrive twice without a barrier.cluster.wait"),
+    (["barrier.cluster.wait"], "without an earlier barrier.cluster.arrive"),
     (["mbarrier.try_wait.parity.shared::cta.b64 p, [mb], 0"], "spin-wait"),
     (["cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes [s1], [s], 16, [mb]"], "strictly remote"),
 ])

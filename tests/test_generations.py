@@ -168,8 +168,9 @@ def test_check_names_the_grouping_of_its_witness(capsys):
 
 def test_outcomes_of_a_test_where_every_execution_blocks_says_hang_and_fails(capsys):
     rc = main(["outcomes", "litmus/liveness/quorums.yaml::BarCrossed+deadlock"])
-    out = capsys.readouterr().out
+    out, err = capsys.readouterr()
     assert rc == 1 and "States 0" in out and "Hang: no execution terminates" in out
+    assert err.startswith("ptxmc: ") and err.rstrip().endswith("BarCrossed+deadlock: no execution terminates (a hang)")
 
 
 # -- an independent oracle: the groupings of one counted barrier, stated declaratively ----------
