@@ -83,3 +83,19 @@ def test_brute_force_judges_like_z3(test, ptx_model):
     assert (brute.status, brute.message) == (z3.status, z3.message)
     assert [c.allowed for c in brute.conditions] == [c.allowed for c in z3.conditions]
     assert [u.flag for u in brute.undefined] == [u.flag for u in z3.undefined]
+
+
+def test_brute_force_enumerates_no_orders_when_no_candidate_exists(ptx_model):
+    """An await no write can satisfy leaves a read with nothing to read from: there is no
+    candidate, and brute force must say so at once rather than enumerate the 4.5e10 coherence
+    orders of nine writes to one location first (a fuzz campaign input ran past its time bound)."""
+    from checker.front.litmus import load_text
+
+    stores = lambda t: ", ".join(f'"st.relaxed.gpu.global [x], {3 * t + k}"' for k in range(1, 4))  # noqa: E731
+    text = ("name: t\nsource: test\nthreads:\n" +
+            "".join(f"  P{t}:\n    at: gpu0.cta{t}\n    code: [{stores(t)}]\n" for t in range(3)) +
+            '  P3:\n    at: gpu0.cta3\n    code: ["ld.relaxed.gpu.global r0, [y] == 1"]\n')
+    (t,) = load_text(text, "t.yaml")
+    b = BruteEngine(lower(t), ptx_model, limit=3000)
+    assert b.candidates == 0 and all(v == [] for v in b.order_choices.values())
+    assert list(b.executions()) == []

@@ -85,7 +85,9 @@ class BruteEngine:
             raise LimitExceeded(f"brute force: {n} candidate executions (limit {limit}; "
                                 f"raise it with {limits.flag('candidates')})")
         self.candidates = n
-        self.order_choices = {o.name: _order_choices(o) for o in es.orders}
+        # n = 0: some read has no write to read from, so there is no candidate, and the orders are
+        # not enumerated (9 writes to one location have 4.5e10 partial orders)
+        self.order_choices = {o.name: _order_choices(o) if n else [] for o in es.orders}
         self.alg = ConcreteAlgebra(range(len(es.events)))
         # The static part of the model is evaluated once; each candidate evaluates the rest.
         base = es.base()
