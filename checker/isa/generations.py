@@ -180,6 +180,7 @@ def schedules(test: LitmusTest, spinning: frozenset[str] = frozenset()) -> list[
     _check_static(test, per)
     members = {u.key: _members(test, u.key) for us in per.values() for u in us}
     need = {u.key: u.need for us in per.values() for u in us}
+    by = {(u.thread, u.index): u for us in per.values() for u in us}
     cap = limits.current().paths
     start = _State({t: 0 for t in per}, {}, {}, {}, {}, {})
     seen, finals = set(), {}
@@ -202,10 +203,10 @@ def schedules(test: LitmusTest, spinning: frozenset[str] = frozenset()) -> list[
         if not moved:
             blocked = tuple(per[t][s.pos[t] - 1] for t in sorted(s.blocked))   # the use it is stuck in
             # schedules that group the arrivals alike are one (generations are not ordered by the model)
-            key = (_partition(s.assigned, per), tuple((u.thread, u.index) for u in blocked))
-            by = {(u.thread, u.index): u for us in per.values() for u in us}
-            left = tuple(by[(t, i)] for key, arrivals in sorted(s.pending.items(), key=repr)
-                         for t, i, _ in arrivals if (t, i) not in {(u.thread, u.index) for u in blocked})
+            stuck = tuple((u.thread, u.index) for u in blocked)
+            key = (_partition(s.assigned, by), stuck)
+            left = tuple(by[(t, i)] for _, arrivals in sorted(s.pending.items(), key=repr)
+                         for t, i, _ in arrivals if (t, i) not in stuck)
             x = Schedule(tuple((t, i, g) for (t, i), g in sorted(s.assigned.items())), blocked, left)
             if key not in finals or x.generation < finals[key].generation:
                 finals[key] = x
@@ -213,18 +214,17 @@ def schedules(test: LitmusTest, spinning: frozenset[str] = frozenset()) -> list[
                     raise LimitExceeded(f"too large: more than {cap} ways the barriers' arrivals form generations "
                                         "(raise it with --limit paths=N)")
     out = sorted(finals.values(), key=lambda x: (len(x.blocked), x.generation, [(u.thread, u.index) for u in x.blocked]))
-    out = [replace(x, why=blocked_message(x, test)) if x.blocked else x for x in out]
+    out = [replace(x, why=_blocked_message(x, test, by)) if x.blocked else x for x in out]
     if len(out) > 1:
-        out = [replace(x, choice=_choice(x, per)) for x in out]
+        out = [replace(x, choice=_choice(x, by)) for x in out]
     return out
 
 
-def _partition(assigned: dict, per) -> frozenset:
+def _partition(assigned: dict, by: dict) -> frozenset:
     """The groups of uses that share a generation, per resource."""
-    key_of = {(u.thread, u.index): u.key for us in per.values() for u in us}
     groups: dict[tuple, set] = {}
     for use, g in assigned.items():
-        groups.setdefault((key_of[use], g), set()).add(use)
+        groups.setdefault((by[use].key, g), set()).add(use)
     return frozenset((k, frozenset(v)) for (k, _), v in groups.items())
 
 
@@ -273,9 +273,8 @@ def _settle(s: _State, per, members, need, spinning) -> None:
                 changed = True
 
 
-def _choice(x: Schedule, per) -> str:
+def _choice(x: Schedule, by: dict) -> str:
     """The generations' members, as `barrier 1: P0+P1, then P0+P2`."""
-    by = {(u.thread, u.index): u for us in per.values() for u in us}
     gens: dict[tuple, dict[int, list[str]]] = {}
     for t, i, g in x.generation:
         u = by[(t, i)]
@@ -287,10 +286,9 @@ def _choice(x: Schedule, per) -> str:
     return "; ".join(parts)
 
 
-def blocked_message(x: Schedule, test: LitmusTest) -> str:
-    """What the stuck threads of a blocked schedule wait for, one generation at a time."""
-    per = uses(test)
-    by = {(u.thread, u.index): u for us in per.values() for u in us}
+def _blocked_message(x: Schedule, test: LitmusTest, by: dict) -> str:
+    """What the stuck threads of a blocked schedule wait for, one generation at a time (`by`:
+    each use by (thread, code index))."""
     waiting: dict[tuple, list[Use]] = {}
     for u in x.blocked:
         g = next(gg for t, i, gg in x.generation if (t, i) == (u.thread, u.index))
