@@ -45,8 +45,7 @@ class TestDiff:
 def diff_one(job) -> TestDiff:
     """(test, left Side, right Side, engine, limits) -> TestDiff."""
     from ..pool import inject_fault
-    from ..verdict.check import by_paths, check_test, judge
-    from ..verdict.paths import FlowCheck
+    from ..verdict.check import by_paths, judge, judge_paths
     from ..verdict.session import Session
 
     test, left, right, engine, lim = job
@@ -56,8 +55,9 @@ def diff_one(job) -> TestDiff:
     for key, side in (("left", left), ("right", right)):
         model, options = model_of(side), frozenset(side.options)
         if by_paths(test):          # control flow, a hang question, barrier generations: path by path
-            sessions[key] = FlowCheck(test, model, options, engine, lim, loops=test.expect_hang is not None)
-            results[key] = check_test(test, model, side.name, options, engine)
+            kept: list = []
+            results[key] = judge_paths(test, model, side.name, options, engine, lim, kept)
+            sessions[key] = kept[0] if kept else None      # (none: the result is an error)
         else:
             s = Session(test, model, options, engine, lim)
             sessions[key], results[key] = s, judge(s, side.name)

@@ -126,10 +126,12 @@ def _analyze_paths(test: LitmusTest, model, model_name: str, options, timeout: f
     """A test judged path by path and schedule by schedule (checker.verdict.paths): its verdicts,
     a witness execution of each allowed outcome (captioned with the paths and barrier generations
     it takes), and a picture of the hang found, if any. Forbidden conditions are not explained."""
-    from ..verdict.check import check_test
+    from ..verdict.check import judge_paths
 
+    lim = replace(limits.current(), timeout=timeout)
+    kept: list = []
     try:
-        r = check_test(test, model, model_name, options, engine, timeout)
+        r = judge_paths(test, model, model_name, options, engine, lim, kept)
     except Exception as e:      # a checker bug: report it on this test and go on with the batch
         r = replace(base_result(test, engine, model_name), message=f"internal error: {type(e).__name__}: {e}")
     if path is not None:
@@ -141,10 +143,10 @@ def _analyze_paths(test: LitmusTest, model, model_name: str, options, timeout: f
                      note="control flow or barrier generations: judged as the union of its control paths and "
                           "barrier schedules (docs/model.md#a18, #a19); forbidden conditions are not explained"
                           + "".join(f". {n}" for n in found))
-    if r.status in ("error", "unknown") or r.undefined:
+    if r.status in ("error", "unknown") or r.undefined or not kept:
         return rep
     try:
-        return _flow_pictures(test, model, options, engine, timeout, layout, max_witnesses, rep)
+        return _flow_pictures(kept[0], layout, max_witnesses, rep)
     except (SolverUnknown, LimitExceeded) as e:
         return replace(rep, note=f"{rep.note}. Pictures incomplete: {e}")
     except CheckerError as e:
@@ -153,13 +155,13 @@ def _analyze_paths(test: LitmusTest, model, model_name: str, options, timeout: f
         return replace(rep, note=f"{rep.note}. No pictures: internal error: {type(e).__name__}: {e}")
 
 
-def _flow_pictures(test, model, options, engine, timeout, layout, max_witnesses, rep: TestReport) -> TestReport:
-    from ..verdict.paths import FlowCheck, hang_condition
+def _flow_pictures(fc, layout, max_witnesses, rep: TestReport) -> TestReport:
+    """The pictures of a test judged path by path, from the FlowCheck that judged it."""
+    from ..verdict.paths import hang_condition
     from .svg import render
 
+    test = fc.test
     positions = {th.name: th.position for th in test.threads}
-    lim = replace(limits.current(), timeout=timeout)
-    fc = FlowCheck(test, model, options, engine, lim, loops=test.expect_hang is not None)
 
     def picture(s, ex, caption) -> Picture:
         g = witness.graph(s.es, ex, dict(s.evaluation(ex).env), f"{test.name}: {caption}", positions)

@@ -33,15 +33,20 @@ def by_paths(test: LitmusTest) -> bool:
     return test.branches or test.expect_hang is not None or generations.decided_at_run_time(test)
 
 
-def judge_paths(test: LitmusTest, model: Model, name: str | None, options, engine: str, lim) -> Result:
-    """A test judged path by path and schedule by schedule (checker.verdict.paths)."""
-    from .paths import judge_flow
+def judge_paths(test: LitmusTest, model: Model, name: str | None, options, engine: str, lim,
+                keep: list | None = None) -> Result:
+    """A test judged path by path and schedule by schedule (checker.verdict.paths). `keep`: a
+    list the FlowCheck is appended to, for a caller that draws or compares its witnesses."""
+    from .paths import flow_check, judge_flow
 
     start = time.perf_counter()
     base = base_result(test, engine, name or model_name(model))
     try:
         with limits.use(lim), limits.deadline(time.monotonic() + lim.timeout):
-            result = judge_flow(test, model, name or model_name(model), options, engine, lim)
+            fc = flow_check(test, model, options, engine, lim)
+            if keep is not None:
+                keep.append(fc)
+            result = judge_flow(test, model, name or model_name(model), options, engine, lim, fc)
     except (LitmusError, ModelError, Unsupported) as e:
         result = replace(base, status="error", message=str(e))
     except (SolverUnknown, LimitExceeded) as e:

@@ -284,7 +284,12 @@ class FlowCheck:
     # -- liveness --------------------------------------------------------------------------
     def hangs(self) -> tuple[tuple[Hang, ...], bool]:
         """The fair hangs found (one per combination that hangs), and whether the search was
-        complete (every cut loop could be judged)."""
+        complete (every cut loop could be judged); computed once."""
+        if not hasattr(self, "_hangs"):
+            self._hangs = self._search_hangs()
+        return self._hangs
+
+    def _search_hangs(self) -> tuple[tuple[Hang, ...], bool]:
         found: list[Hang] = []
         complete = not any(paths.unconverted_waits(t) for t in self.test.threads)
         for c, e in self.blocked:
@@ -423,11 +428,18 @@ def _state(chk, d) -> str:
     return f"{loc} stays {describe(d.get(loc, 0))}: the phase of parity {x.operands[2].value} never completes"
 
 
+def flow_check(test: LitmusTest, model: Model, options=frozenset(), engine: str = "z3",
+               lim: limits.Limits | None = None) -> FlowCheck:
+    """The FlowCheck judge_flow judges `test` with (its hang question asked if it has one)."""
+    return FlowCheck(test, model, options, engine, lim, loops=test.expect_hang is not None)
+
+
 def judge_flow(test: LitmusTest, model: Model, name: str, options=frozenset(), engine: str = "z3",
-               lim: limits.Limits | None = None) -> Result:
-    """The Result of a test with control flow (checker.verdict.check calls it)."""
+               lim: limits.Limits | None = None, fc: FlowCheck | None = None) -> Result:
+    """The Result of a test with control flow (checker.verdict.check calls it); `fc`: its
+    flow_check, if the caller has one (to draw or compare witnesses with the same sessions)."""
     base = base_result(test, engine, name)
-    fc = FlowCheck(test, model, options, engine, lim, loops=test.expect_hang is not None)
+    fc = fc or flow_check(test, model, options, engine, lim)
     prepared = []
     for exp in test.expectations:
         fc.check_condition(exp.cond, exp.where)
