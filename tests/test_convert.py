@@ -248,8 +248,8 @@ def test_control_flow_becomes_labels_branches_and_setp_in_one_place():
             Control("branch", "bge r0, r1, END", 6, "END", ("bge", "r0", "r1")),
             Control("jump", "goto LC00", 7, "LC00"), Control("label", "END:", 8, "END"))
     assert [c.text for c in to_code(body, "f.litmus")] == [
-        "LC00:", "ld.acquire.gpu r0, [x]", "setp.eq.s32 __c0, r0, 0", "@__c0 bra LC00",
-        "setp.ge.s32 __c1, r0, r1", "@__c1 bra END", "bra LC00", "END:"]
+        "LC00:", "ld.acquire.gpu r0, [x]", "setp.eq.s64 __c0, r0, 0", "@__c0 bra LC00",
+        "setp.ge.s64 __c1, r0, r1", "@__c1 bra END", "bra LC00", "END:"]
     with pytest.raises(Unconvertible) as e:
         to_code((Control("branch", "bxx r0, 0, L", 9, "L", ("bxx", "r0", "0")),), "f.litmus")
     assert str(e.value).startswith("f.litmus:9: 'bxx r0, 0, L': unknown conditional branch 'bxx'")

@@ -3,7 +3,7 @@ branches, guards (`@p`) and `setp` become.
 
 ptxmc's threads have labels, `bra`, guards and `setp` (docs/format.md, control flow), so each
 construct becomes its PTX form: a label `L:` an entry `L:` of the code, a jump (`goto L`, `bra
-L`) `bra L`, and a Dat3M conditional branch `beq a, b, L` (bne, blt, ble, bgt, bge) a `setp` on
+L`) `bra L`, and a Dat3M conditional branch `beq a, b, L` (bne, blt, ble, bgt, bge) a `setp.s64` on
 a predicate of ptxmc's own (`__cN`, kept out of outcomes) followed by `@__cN bra L`. herd's
 guarded instructions and `setp` are PTX already and arrive here as code. Dat3M and herd mark
 the construct as `Control(kind, text, line, target, args)`; no importer decides anything else.
@@ -18,6 +18,7 @@ _CMP = {"beq": "eq", "bne": "ne", "blt": "lt", "ble": "le", "bgt": "gt", "bge": 
 def to_code(body: tuple[Item, ...], path: str) -> tuple[Code, ...]:
     """The thread's code in ptxmc's syntax, control flow included."""
     out: list[Code] = []
+    branches = 0
     for item in body:
         if isinstance(item, Code):
             out.append(item)
@@ -29,8 +30,11 @@ def to_code(body: tuple[Item, ...], path: str) -> tuple[Code, ...]:
             op, a, b = item.args
             if op not in _CMP:
                 fail(f"unknown conditional branch '{op}'", path, item.line, item.text)
-            p = f"__c{sum(1 for c in out if c.text.startswith('setp'))}"
-            out.append(Code(f"setp.{_CMP[op]}.s32 {p}, {a}, {b}", item.line, item.text))
+            p = f"__c{branches}"
+            branches += 1
+            # .s64: Dat3M compares integers; the widest signed comparison ptxmc has (values that do
+            # not fit 64 bits are refused when the test is built)
+            out.append(Code(f"setp.{_CMP[op]}.s64 {p}, {a}, {b}", item.line, item.text))
             out.append(Code(f"@{p} bra {item.target}", item.line, item.text))
         else:
             fail(f"control flow ({item.kind}) that ptxmc does not convert", path, item.line, item.text)
