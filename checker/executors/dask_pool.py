@@ -64,6 +64,12 @@ CONFIG = {
     "distributed.worker.profile.enabled": False,
     "distributed.admin.tick.interval": "500ms",
     "distributed.worker.memory.monitor-interval": "1s",
+    # The nanny's default MALLOC_TRIM_THRESHOLD_=65536 makes glibc hand memory back to the kernel
+    # at every free and turns off its adaptive mmap threshold: Z3's many short-lived allocations
+    # then cost as much system time as checking (user 8.8 s + sys 4.2 s vs 8.3 s + 0.6 s on the
+    # core and async suites; bench/RESULTS.md). The workers keep glibc's defaults.
+    "distributed.nanny.pre-spawn-environ": {"OMP_NUM_THREADS": 1, "MKL_NUM_THREADS": 1,
+                                            "OPENBLAS_NUM_THREADS": 1},
 }
 CONNECT_SECONDS = 10
 # Chunks queued per worker: the next one waits on the worker, so no round trip idles it.
