@@ -23,6 +23,7 @@ from ..cat.symbolic import TRUE
 from ..errors import SolverUnknown
 from ..model.events import EventStructure
 from ..model.observables import key
+from ..model.symmetry import observable_symmetries
 from ..model.values import from_z3, int_of, int_val
 from .base import Execution
 from .encode import Encoding, encode
@@ -30,6 +31,9 @@ from .encode import Encoding, encode
 
 TIMEOUT_SLACK_MS = 100
 QUICK_RLIMIT = 2_000_000    # the short first try at a query under fewer than all axioms (Z3 resource units)
+# Outcomes found before the test's symmetries are looked for: small enumerations (most tests)
+# never pay for the search.
+SYMMETRY_AFTER = 32
 _UNKNOWN = object()
 
 
@@ -48,6 +52,7 @@ class Z3Engine:
         self.deadline = limits.current_deadline() or time.monotonic() + self.timeout
         self.max_outcomes = lim.outcomes if max_outcomes is None else max_outcomes
         self.rlimit = lim.rlimit if rlimit is None else rlimit
+        self.filter = filter
         self.enc: Encoding = encode(es, model, options, self.ctx)
         self._budget: int | None = None     # the timeout (ms) last given to the solver
         self._stronger: dict = {}           # (condition, axioms) -> witness or None
@@ -60,7 +65,11 @@ class Z3Engine:
         # constant radix); it halves the 4-stage TMA pipeline and speeds the suites by ~20%
         # (bench/RESULTS.md).
         self.solver.set("arith.solver", 2)
+        # Models as the solver found them: compacting one (Z3's default) cost more than the check
+        # itself in long enumerations (mp n = 12: 2.9 -> 2.1 s; bench/RESULTS.md).
+        self.solver.set("model.compact", False)
         self._rlimit_set: int | None = None
+        self._arrays: dict = {}             # assumption literals -> their C array (_solve)
         self.solver.add(*self.enc.wellformed)
         if filter is not None:          # herd's filter: only executions satisfying it exist
             self.solver.add(self.term(filter))
@@ -106,12 +115,12 @@ class Z3Engine:
             self._budget = budget
         if quick and (not self.rlimit or QUICK_RLIMIT < self.rlimit):
             self._set_rlimit(QUICK_RLIMIT)
-            r = self.solver.check(*assumptions)
+            r = self._solve(assumptions)
             if r == z3.unknown and time.monotonic() >= self.deadline:
                 raise self._timeout()
             return None if r == z3.unknown else r == z3.sat
         self._set_rlimit(self.rlimit or 0)
-        r = self.solver.check(*assumptions)
+        r = self._solve(assumptions)
         if r == z3.unknown:
             reason = self.solver.reason_unknown()
             if "timeout" in reason or time.monotonic() >= self.deadline:
@@ -121,6 +130,18 @@ class Z3Engine:
                                     f"raise it with {limits.flag('rlimit')})")
             raise SolverUnknown(f"Z3 returned unknown ({reason})")
         return r == z3.sat
+
+    def _solve(self, assumptions) -> z3.CheckSatResult:
+        # Solver.check through the C API with the assumption array built once per set of axioms:
+        # z3py casts every assumption at every call, a third of an enumeration's Python time.
+        key = tuple(map(id, assumptions))
+        hit = self._arrays.get(key)
+        if hit is None or any(a is not b for a, b in zip(hit[0], assumptions)):
+            # the terms are kept with their array: an id is only unique while its object lives
+            hit = self._arrays[key] = (assumptions, (z3.Ast * len(assumptions))(*(a.as_ast() for a in assumptions)))
+        arr = hit[1]
+        return z3.CheckSatResult(z3.Z3_solver_check_assumptions(self.ctx.ref(), self.solver.solver,
+                                                                 len(assumptions), arr))
 
     def _timeout(self) -> SolverUnknown:
         return SolverUnknown(f"timeout: no answer within {self.timeout:g} s "
@@ -181,22 +202,39 @@ class Z3Engine:
     def outcomes(self, observe: Sequence[str]) -> tuple[frozenset, bool]:
         """Every allowed projection onto `observe`; the bool is False if the cap was reached."""
         obs = [self.enc.observables.get(k, z3.IntVal(0, self.ctx)) for k in observe]
-        found = set()
+        found: set[tuple[int, ...]] = set()
         projection = _Projection(obs, self.ctx)
+        sym, looked = None, False
         self.solver.push()
         try:
             while self._check(*self._axioms()):
                 vals = projection.values(self.solver.model())
-                found.add(tuple(zip(observe, vals)))
+                new = {vals}
+                if not looked and len(found) >= SYMMETRY_AFTER and self.filter is None:
+                    looked = True
+                    sym = observable_symmetries(self.es, observe)
+                    if sym is not None:
+                        # From now on only orbit leaders are looked for (model/symmetry.py), and
+                        # each outcome found brings its orbit: one solver call per orbit.
+                        self.solver.add(*(_lex_leq(obs, src, self.ctx) for src in sym.generators))
+                        new = set().union(*(sym.orbit(v) for v in found | new))
+                if sym is not None:
+                    new = sym.orbit(vals) | new
+                new -= found
+                found |= new
                 if len(found) >= self.max_outcomes:
-                    return frozenset(found), False
+                    kept = sorted(found)[:self.max_outcomes]
+                    return frozenset(tuple(zip(observe, v)) for v in kept), False
                 if not obs:
                     break
-                # Block this projection (not the execution): the next model differs somewhere.
-                self.solver.add(projection.block(vals))
+                # Block these projections (not the executions): the next model differs somewhere.
+                # Outcomes that are not orbit leaders are excluded already.
+                for v in sorted(new):
+                    if sym is None or sym.leader(v):
+                        projection.block(self.solver, v)
         finally:
             self.solver.pop()
-        return frozenset(found), True
+        return frozenset(tuple(zip(observe, v)) for v in found), True
 
     def flag_witness(self, name: str) -> Execution | None:
         fires, _check = self.enc.flags[name]
@@ -240,18 +278,30 @@ class _Projection:
                 vals.append(from_z3(m.eval(t, True)))
         return tuple(vals)
 
-    def block(self, vals: Sequence[int]) -> z3.BoolRef:
-        cref, ctx = self.ctx.ref(), self.ctx
-        eqs = [z3.BoolRef(z3.Z3_mk_eq(cref, a, self._numeral(v).as_ast()), ctx) for a, v in zip(self.asts, vals)]
+    def block(self, solver: z3.Solver, vals: Sequence[int]) -> None:
+        """Assert that the observables do not take the values `vals` (all at once)."""
+        cref = self.ctx.ref()
+        eqs = [z3.BoolRef(z3.Z3_mk_eq(cref, a, self._numeral(v).as_ast()), self.ctx) for a, v in zip(self.asts, vals)]
         args = (z3.Ast * len(eqs))(*(e.as_ast() for e in eqs))
-        conj = z3.BoolRef(z3.Z3_mk_and(cref, len(eqs), args), ctx)
-        return z3.BoolRef(z3.Z3_mk_not(cref, conj.as_ast()), ctx)
+        conj = z3.BoolRef(z3.Z3_mk_and(cref, len(eqs), args), self.ctx)
+        clause = z3.BoolRef(z3.Z3_mk_not(cref, conj.as_ast()), self.ctx)
+        z3.Z3_solver_assert(cref, solver.solver, clause.as_ast())
 
     def _numeral(self, v: int) -> z3.IntNumRef:
         n = self.numerals.get(v)
         if n is None:
             n = self.numerals[v] = int_val(v, self.ctx)
         return n
+
+
+def _lex_leq(terms, src, ctx) -> z3.BoolRef:
+    """terms <= (lexicographically) their image under the permutation `src`."""
+    acc = z3.BoolVal(True, ctx)
+    for j in reversed(range(len(terms))):
+        if src[j] != j:
+            a, b = terms[j], terms[src[j]]
+            acc = z3.Or(a < b, z3.And(a == b, acc))
+    return acc
 
 
 def _cond_term(c: Cond, observables, names, ctx) -> z3.BoolRef:

@@ -1,0 +1,221 @@
+"""Symmetries of an event structure, as permutations of the observables they act on.
+
+An automorphism maps events to events so that every set, relation, may-set, order class, value
+expression and register of the structure maps onto itself. The model (a cat file over those
+sets and relations) cannot tell an execution from its image, so the allowed outcomes are closed
+under the induced permutation of observables: an enumeration that has found one outcome has found
+its whole orbit (IRIW's interchangeable readers, SB's ring). The engines use this to make one
+solver call per orbit instead of one per outcome; every candidate permutation is verified against
+the whole structure before it is used, and a structure with features this module does not map
+(value-dependent sets, guards, composed locations, aliases) has only the identity.
+
+Candidates come from threads of the same shape (the same kinds and tags in program order): every
+transposition of two of them and the cyclic shift of all of them, each with the location
+bijection that the events' locations force. Compositions of automorphisms are automorphisms, so
+the group they generate is used (up to MAX_GROUP elements; beyond, none)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+
+from .events import EventStructure
+from .values import Bin, Const, Ite, ReadVal
+
+MAX_GROUP = 5040         # elements of the generated group beyond which symmetry is not used
+MAX_CLASS = 24           # threads of one shape beyond which only adjacent swaps and the shift are tried
+
+Perm = tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Symmetry:
+    """A group of permutations of the observables (each as `src`: the image of an outcome o has
+    o[src[j]] at position j), and generators of it."""
+
+    generators: tuple[Perm, ...]
+    group: tuple[Perm, ...]          # every element, the identity included
+
+    def orbit(self, vals: Sequence[int]) -> set[tuple[int, ...]]:
+        """The images of one outcome (values by observable position)."""
+        return {tuple(vals[k] for k in src) for src in self.group}
+
+    def leader(self, vals: Sequence[int]) -> bool:
+        """Is `vals` no greater (lexicographically) than its image under every generator? The
+        least element of each orbit is; an enumeration may look only among such outcomes."""
+        t = tuple(vals)
+        return all(t <= tuple(t[k] for k in src) for src in self.generators)
+
+
+def observable_symmetries(es: EventStructure, observe: Sequence[str]) -> Symmetry | None:
+    """The permutations of `observe` (positions) induced by automorphisms of `es` that map the set
+    of observed names onto itself, or None if there are none beyond the identity (or the group
+    they generate has more than MAX_GROUP elements). A function of the structure alone."""
+    if es.guards or es.compose or any(es.value_sets.values()) or any(k != v for k, v in es.names.items()):
+        return None
+    if any(e.vloc != e.loc for e in es.events):
+        return None
+    pos = {k: i for i, k in enumerate(observe)}
+    ident = tuple(range(len(observe)))
+    gens = set()
+    for sigma in _candidates(es):
+        emap = _verified(es, sigma)
+        if emap is None:
+            continue
+        src = _on_observables(es, sigma, emap, observe, pos)
+        if src is not None and src != ident:
+            gens.add(src)
+    if not gens:
+        return None
+    group = _closure(sorted(gens), len(observe))
+    return None if group is None else Symmetry(tuple(sorted(gens)), tuple(sorted(group)))
+
+
+def _shape(es: EventStructure, events: Sequence[int]) -> tuple:
+    return tuple((es.events[e].kind, es.events[e].tags, es.events[e].loc is None) for e in events)
+
+
+def _thread_events(es: EventStructure) -> dict[str, list[int]]:
+    out: dict[str, list[int]] = {t: [] for t in es.thread_names}
+    for e in es.events:
+        if e.thread is not None:
+            out.setdefault(e.thread, []).append(e.eid)
+    return out
+
+
+def _candidates(es: EventStructure):
+    """Thread permutations to try, as dicts thread -> thread."""
+    by_thread = _thread_events(es)
+    classes: dict[tuple, list[str]] = {}
+    for t in es.thread_names:
+        classes.setdefault(_shape(es, by_thread[t]), []).append(t)
+    for ts in classes.values():
+        if len(ts) < 2:
+            continue
+        pairs = ([(a, b) for i, a in enumerate(ts) for b in ts[i + 1:]] if len(ts) <= MAX_CLASS
+                 else list(zip(ts, ts[1:])))
+        for a, b in pairs:
+            yield {a: b, b: a}
+        if len(ts) > 2:
+            yield {a: b for a, b in zip(ts, ts[1:] + ts[:1])}
+
+
+def _verified(es: EventStructure, sigma: Mapping[str, str]) -> dict[int, int] | None:
+    """The event map of thread permutation `sigma` if it is an automorphism of `es`, else None."""
+    by_thread = _thread_events(es)
+    emap: dict[int, int] = {}
+    for t, evs in by_thread.items():
+        for a, b in zip(evs, by_thread[sigma.get(t, t)]):
+            emap[a] = b
+    # the location bijection the threads' memory events force
+    lam: dict[str, str] = {}
+    for a, b in emap.items():
+        la, lb = es.events[a].loc, es.events[b].loc
+        if (la is None) != (lb is None) or (la is not None and lam.setdefault(la, lb) != lb):
+            return None
+    locs = {e.loc for e in es.events if e.loc is not None}
+    for loc in locs - set(lam):
+        lam[loc] = loc
+    if len(set(lam.values())) != len(lam):
+        return None
+    # the events outside threads (initial writes) follow their location
+    init: dict[str, list[int]] = {}
+    for e in es.events:
+        if e.thread is None:
+            if e.loc is None:
+                return None
+            init.setdefault(e.loc, []).append(e.eid)
+    for loc, evs in init.items():
+        image = init.get(lam[loc], [])
+        if len(evs) != 1 or len(image) != 1:
+            return None
+        emap[evs[0]] = image[0]
+    if sorted(emap.values()) != list(range(len(es.events))) or len(emap) != len(es.events):
+        return None
+    ev = es.events
+    if any(ev[a].kind != ev[b].kind or ev[a].tags != ev[b].tags for a, b in emap.items()):
+        return None
+    if not _same_values(es, emap, lam, sigma):
+        return None
+    for s in es.sets.values():
+        if {emap[e] for e in s} != s:
+            return None
+    for rel in es.relations.values():
+        if {(emap[a], emap[b]) for a, b in rel} != rel:
+            return None
+    for r, ws in es.rf_may.items():
+        if set(es.rf_may.get(emap[r], ())) != {emap[w] for w in ws}:
+            return None
+    for o in es.orders:
+        if {frozenset(emap[e] for e in c) for c in o.classes} != {frozenset(c) for c in o.classes}:
+            return None
+        if {emap[e] for e in o.first} != o.first:
+            return None
+    if {(emap[r], v) for r, v in es.awaits} != set(es.awaits):
+        return None
+    return emap
+
+
+def _same_values(es: EventStructure, emap, lam, sigma) -> bool:
+    def image(x):
+        if isinstance(x, Const):
+            return x
+        if isinstance(x, ReadVal):
+            return ReadVal(emap[x.eid])
+        if isinstance(x, Bin):
+            return Bin(x.op, image(x.a), image(x.b), x.bits)
+        if isinstance(x, Ite):
+            return Ite(x.cmp, image(x.a), image(x.b), image(x.then), image(x.other))
+        raise TypeError(x)
+
+    try:
+        if any(es.write_value.get(emap[w]) != image(v) for w, v in es.write_value.items()):
+            return False
+        for (t, r), v in es.registers.items():
+            if es.registers.get((sigma.get(t, t), r)) != image(v):
+                return False
+    except TypeError:           # an expression kind this module does not map
+        return False
+    for loc, ws in es.final_writes.items():
+        if {emap[w] for w in ws} != set(es.final_writes.get(lam[loc], ())):
+            return False
+    for k, f in es.formats.items():
+        if es.formats.get(_key_image(k, lam, sigma)) != f:
+            return False
+    return True
+
+
+def _key_image(k: str, lam, sigma) -> str:
+    if ":" in k:
+        t, r = k.split(":", 1)
+        return f"{sigma.get(t, t)}:{r}"
+    return lam.get(k, k)
+
+
+def _on_observables(es, sigma, emap, observe, pos) -> Perm | None:
+    lam = {e.loc: es.events[emap[e.eid]].loc for e in es.events if e.loc is not None}
+    src: list[int | None] = [None] * len(observe)
+    for i, k in enumerate(observe):          # the value observed at i is observed at j in the image
+        j = pos.get(_key_image(k, lam, sigma))
+        if j is None or src[j] is not None:
+            return None
+        src[j] = i
+    return tuple(src)
+
+
+def _closure(gens: list[Perm], n: int) -> set[Perm] | None:
+    """The group generated by `gens` (breadth first), or None beyond MAX_GROUP elements: an
+    enumeration that looks only among orbit leaders needs whole orbits."""
+    ident = tuple(range(n))
+    seen, frontier = {ident}, [ident]
+    while frontier:
+        nxt = []
+        for p in frontier:
+            for g in gens:
+                q = tuple(p[g[j]] for j in range(n))
+                if q not in seen:
+                    if len(seen) >= MAX_GROUP:
+                        return None
+                    seen.add(q)
+                    nxt.append(q)
+        frontier = nxt
+    return seen
