@@ -296,6 +296,7 @@ class _Projection:
         self.ctx = ctx
         self.asts = [t.as_ast() for t in self.terms]
         self.numerals: dict[int, z3.IntNumRef] = {}
+        self.differs: dict[tuple[int, int], z3.BoolRef] = {}
         self._out = z3.Ast(0)
 
     def values(self, m: z3.ModelRef) -> tuple[int, ...]:
@@ -308,13 +309,20 @@ class _Projection:
         return tuple(vals)
 
     def block(self, solver: z3.Solver, vals: Sequence[int]) -> None:
-        """Assert that the observables do not take the values `vals` (all at once)."""
+        """Assert that the observables do not take the values `vals` (all at once): a clause of
+        disequalities, each made once per (observable, value) and shared by every clause."""
         cref = self.ctx.ref()
-        eqs = [z3.BoolRef(z3.Z3_mk_eq(cref, a, self._numeral(v).as_ast()), self.ctx) for a, v in zip(self.asts, vals)]
-        args = (z3.Ast * len(eqs))(*(e.as_ast() for e in eqs))
-        conj = z3.BoolRef(z3.Z3_mk_and(cref, len(eqs), args), self.ctx)
-        clause = z3.BoolRef(z3.Z3_mk_not(cref, conj.as_ast()), self.ctx)
+        args = (z3.Ast * len(vals))(*(self._differs(i, v) for i, v in enumerate(vals)))
+        clause = z3.BoolRef(z3.Z3_mk_or(cref, len(vals), args), self.ctx)
         z3.Z3_solver_assert(cref, solver.solver, clause.as_ast())
+
+    def _differs(self, i: int, v: int):
+        d = self.differs.get((i, v))
+        if d is None:
+            cref = self.ctx.ref()
+            eq = z3.BoolRef(z3.Z3_mk_eq(cref, self.asts[i], self._numeral(v).as_ast()), self.ctx)
+            d = self.differs[(i, v)] = z3.BoolRef(z3.Z3_mk_not(cref, eq.as_ast()), self.ctx)
+        return d.as_ast()
 
     def _numeral(self, v: int) -> z3.IntNumRef:
         n = self.numerals.get(v)
