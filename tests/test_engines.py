@@ -99,3 +99,25 @@ def test_brute_force_enumerates_no_orders_when_no_candidate_exists(ptx_model):
     b = BruteEngine(lower(t), ptx_model, limit=3000)
     assert b.candidates == 0 and all(v == [] for v in b.order_choices.values())
     assert list(b.executions()) == []
+
+
+UB_TESTS = [t for t in bundled_tests() if t.expect_undefined and not (t.branches or t.expect_hang is not None)]
+
+
+@pytest.mark.parametrize("test", UB_TESTS, ids=[t.name for t in UB_TESTS])
+def test_every_flag_witness_is_a_consistent_execution_on_which_its_flag_fires(test, ptx_model):
+    """The flags are asked for together (one query per model that fires a flag not yet seen):
+    each flag's witness must still be an execution the axioms allow and on which that flag fires."""
+    from checker.engines.base import concrete_evaluation
+
+    es = lower(test)
+    eng = Z3Engine(es, ptx_model)
+    fired = [n for n in eng.flag_names if eng.flag_witness(n) is not None]
+    assert fired, "expected undefined behaviour"
+    for name in fired:
+        ev = concrete_evaluation(es, ptx_model, eng.flag_witness(name))
+        holds = {}
+        for check, value in ev.checks:
+            holds.setdefault((check.name, check.flag), []).append(bool(value))
+        assert all(holds[(name, True)]), name
+        assert all(all(v) for (n, flag), v in holds.items() if not flag), name
