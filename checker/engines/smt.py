@@ -218,9 +218,9 @@ class Z3Engine:
                         # From now on only orbit leaders are looked for (model/symmetry.py), and
                         # each outcome found brings its orbit: one solver call per orbit.
                         self.solver.add(*(_lex_leq(obs, src, self.ctx) for src in sym.generators))
-                        new = set().union(*(sym.orbit(v) for v in found | new))
+                        new = set().union(*(sym.orbit(v, self.max_outcomes) for v in found | new))
                 if sym is not None:
-                    new = sym.orbit(vals) | new
+                    new = sym.orbit(vals, self.max_outcomes) | new
                 new -= found
                 found |= new
                 if len(found) >= self.max_outcomes:
