@@ -150,3 +150,23 @@ def test_load_test_by_name_builds_only_what_can_match(tmp_path):
     assert api.load_test(f"{suite}::M+2").threads[0].code[0].text == "st.weak.global [x], 2"
     with pytest.raises(LitmusError, match="frob"):
         api.load_test(f"{suite}::Bad")
+
+
+def test_the_json_document_is_made_one_result_at_a_time_with_the_same_text():
+    """output.to_json joins per-result texts (a campaign's results never all held as dictionaries):
+    byte for byte what json.dumps of the whole document gives, for messages with newlines,
+    quotes and non-ASCII text too."""
+    from checker import LITMUS_DIR
+    from checker.batch import run_tests
+    from checker.front.litmus import load_paths
+    from checker.results.output import JSON_SCHEMA_VERSION, result_dict, to_json
+    from checker.results.result import Result
+
+    items = load_paths([str(Path(LITMUS_DIR) / "core" / "MP.yaml")])
+    results = run_tests(items, None, (), "z3", jobs=0)
+    results.append(Result(name='odd "name"\nline', path="x.yaml", status="error", message="é\t\\ ✓"))
+    for some in (results, results[:1], []):
+        for timing in (True, False):
+            doc = {"schema": JSON_SCHEMA_VERSION, "tool": "ptxmc",
+                   "results": [result_dict(r, timing) for r in some]}
+            assert to_json(some, timing) == json.dumps(doc, indent=2, sort_keys=True) + "\n"

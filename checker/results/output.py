@@ -119,9 +119,15 @@ def result_dict(r: Result, timing: bool = True) -> dict:
 
 
 def to_json(results: list[Result], timing: bool = True) -> str:
-    doc = {"schema": JSON_SCHEMA_VERSION, "tool": "ptxmc",
-           "results": [result_dict(r, timing) for r in results]}
-    return json.dumps(doc, indent=2, sort_keys=True) + "\n"
+    """The JSON document: the text json.dumps(doc, indent=2, sort_keys=True) gives, made one result
+    at a time, so a campaign of 10^5 results never holds all their dictionaries at once."""
+    if not results:
+        return json.dumps({"results": [], "schema": JSON_SCHEMA_VERSION, "tool": "ptxmc"},
+                          indent=2, sort_keys=True) + "\n"
+    parts = ["    " + json.dumps(result_dict(r, timing), indent=2, sort_keys=True).replace("\n", "\n    ")
+             for r in results]
+    tail = json.dumps({"schema": JSON_SCHEMA_VERSION, "tool": "ptxmc"}, indent=2, sort_keys=True)[1:]
+    return '{\n  "results": [\n' + ",\n".join(parts) + "\n  ]," + tail + "\n"
 
 
 # Characters XML 1.0 does not allow at all (control characters, lone surrogates, U+FFFE/U+FFFF):
