@@ -34,6 +34,10 @@ QUICK_RLIMIT = 2_000_000    # the short first try at a query under fewer than al
 # Outcomes found before the test's symmetries are looked for: small enumerations (most tests)
 # never pay for the search.
 SYMMETRY_AFTER = 32
+# Outcomes found one model at a time before a test without symmetry switches to the search of
+# the product of its observables' values, and the subtree size asked leaf by leaf there.
+PRODUCT_AFTER = 256
+LEAF_BATCH = 4
 _UNKNOWN = object()
 
 
@@ -101,9 +105,10 @@ class Z3Engine:
             self.solver.set("rlimit", n)
             self._rlimit_set = n
 
-    def _check(self, *assumptions, quick: bool = False) -> bool | None:
+    def _check(self, *assumptions, quick: bool = False, once: bool = False) -> bool | None:
         """sat? With `quick`, a short try bounded by QUICK_RLIMIT resource units: None if it does
-        not answer within them; otherwise unknown raises SolverUnknown."""
+        not answer within them; otherwise unknown raises SolverUnknown. `once`: these assumptions
+        are not asked again (their array is not kept)."""
         left = self.deadline - time.monotonic()
         if left <= 0:
             raise self._timeout()
@@ -116,12 +121,12 @@ class Z3Engine:
             self._budget = budget
         if quick and (not self.rlimit or QUICK_RLIMIT < self.rlimit):
             self._set_rlimit(QUICK_RLIMIT)
-            r = self._solve(assumptions)
+            r = self._solve(assumptions, once)
             if r == z3.unknown and time.monotonic() >= self.deadline:
                 raise self._timeout()
             return None if r == z3.unknown else r == z3.sat
         self._set_rlimit(self.rlimit or 0)
-        r = self._solve(assumptions)
+        r = self._solve(assumptions, once)
         if r == z3.unknown:
             reason = self.solver.reason_unknown()
             if "timeout" in reason or time.monotonic() >= self.deadline:
@@ -132,9 +137,13 @@ class Z3Engine:
             raise SolverUnknown(f"Z3 returned unknown ({reason})")
         return r == z3.sat
 
-    def _solve(self, assumptions) -> z3.CheckSatResult:
+    def _solve(self, assumptions, once: bool = False) -> z3.CheckSatResult:
         # Solver.check through the C API with the assumption array built once per set of axioms:
         # z3py casts every assumption at every call, a third of an enumeration's Python time.
+        if once:
+            arr = (z3.Ast * len(assumptions))(*(a.as_ast() for a in assumptions))
+            return z3.CheckSatResult(z3.Z3_solver_check_assumptions(self.ctx.ref(), self.solver.solver,
+                                                                     len(assumptions), arr))
         key = tuple(map(id, assumptions))
         hit = self._arrays.get(key)
         if hit is None or any(a is not b for a, b in zip(hit[0], assumptions)):
@@ -201,7 +210,12 @@ class Z3Engine:
             self.solver.pop()
 
     def outcomes(self, observe: Sequence[str]) -> tuple[frozenset, bool]:
-        """Every allowed projection onto `observe`; the bool is False if the cap was reached."""
+        """Every allowed projection onto `observe`; the bool is False if the cap was reached.
+
+        Outcomes are found one model at a time, each blocked once found. A test with many
+        switches strategy once it has found SYMMETRY_AFTER: if it is symmetric, one model per
+        orbit (model/symmetry.py); otherwise, past PRODUCT_AFTER, a search of the product of the
+        observables' value sets (_product_search)."""
         obs = [self.enc.observables.get(k, z3.IntVal(0, self.ctx)) for k in observe]
         found: set[tuple[int, ...]] = set()
         projection = _Projection(obs, self.ctx)
@@ -224,8 +238,7 @@ class Z3Engine:
                 new -= found
                 found |= new
                 if len(found) >= self.max_outcomes:
-                    kept = sorted(found)[:self.max_outcomes]
-                    return frozenset(tuple(zip(observe, v)) for v in kept), False
+                    return self._listed(observe, found, False)
                 if not obs:
                     break
                 # Block these projections (not the executions): the next model differs somewhere.
@@ -233,9 +246,58 @@ class Z3Engine:
                 for v in sorted(new):
                     if sym is None or sym.leader(v):
                         projection.block(self.solver, v)
+                if sym is None and len(found) >= PRODUCT_AFTER:
+                    return self._listed(observe, found, self._product_search(projection, found))
         finally:
             self.solver.pop()
-        return frozenset(tuple(zip(observe, v)) for v in found), True
+        return self._listed(observe, found, True)
+
+    def _listed(self, observe, found, complete: bool) -> tuple[frozenset, bool]:
+        kept = found if complete else sorted(found)[:self.max_outcomes]
+        return frozenset(tuple(zip(observe, v)) for v in kept), complete
+
+    def _product_search(self, projection: "_Projection", found: set) -> bool:
+        """The allowed outcomes not yet in `found`, added to it: a depth-first walk over the
+        product of the observables' value sets, each node a query under assumptions (observable
+        = value), no model built. The blocking clauses of the outcomes found are in force, so a
+        prefix is satisfiable only if some outcome not yet found extends it; a subtree of at most
+        LEAF_BATCH outcomes is asked leaf by leaf. A dense outcome set (the MP chain: every
+        combination but one) costs about 1.5 queries per outcome, each cheaper than a query and
+        a model (bench/RESULTS.md). False if the cap was reached."""
+        axioms = self._axioms()
+        n = len(projection.terms)
+        doms = []
+        for i in range(n):          # each observable's values: those found, then the others
+            known = sorted({v[i] for v in found})
+            more = []
+            self.solver.push()
+            try:
+                for v in known:
+                    projection.exclude(self.solver, i, v)
+                while self._check(*axioms):
+                    v = projection.value(i, self.solver.model())
+                    more.append(v)
+                    projection.exclude(self.solver, i, v)
+            finally:
+                self.solver.pop()
+            doms.append(sorted(known + more))
+        below = [1] * (n + 1)           # outcomes in a subtree whose root is at depth i
+        for i in reversed(range(n)):
+            below[i] = below[i + 1] * len(doms[i])
+        stack: list[tuple[int, tuple]] = [(0, ())]
+        while stack:
+            depth, vals = stack.pop()
+            lits = [projection.equals(i, v) for i, v in enumerate(vals)]
+            if depth == n:
+                if vals not in found and self._check(*axioms, *lits, once=True):
+                    found.add(vals)
+                    if len(found) >= self.max_outcomes:
+                        return False
+                continue
+            if below[depth] > LEAF_BATCH and not self._check(*axioms, *lits, once=True):
+                continue
+            stack.extend((depth + 1, vals + (v,)) for v in reversed(doms[depth]))
+        return True
 
     def flag_witness(self, name: str) -> Execution | None:
         if self._fired is None:
@@ -297,6 +359,7 @@ class _Projection:
         self.asts = [t.as_ast() for t in self.terms]
         self.numerals: dict[int, z3.IntNumRef] = {}
         self.differs: dict[tuple[int, int], z3.BoolRef] = {}
+        self.eqs: dict[tuple[int, int], z3.BoolRef] = {}
         self._out = z3.Ast(0)
 
     def values(self, m: z3.ModelRef) -> tuple[int, ...]:
@@ -316,12 +379,27 @@ class _Projection:
         clause = z3.BoolRef(z3.Z3_mk_or(cref, len(vals), args), self.ctx)
         z3.Z3_solver_assert(cref, solver.solver, clause.as_ast())
 
+    def value(self, i: int, m: z3.ModelRef) -> int:
+        out, cref = self._out, self.ctx.ref()
+        if z3.Z3_model_eval(cref, m.model, self.asts[i], True, ctypes.byref(out)) and z3.Z3_is_numeral_ast(cref, out):
+            return int_of(z3.Z3_get_numeral_string(cref, out))
+        return from_z3(m.eval(self.terms[i], True))
+
+    def exclude(self, solver: z3.Solver, i: int, v: int) -> None:
+        """Assert that observable i does not take the value v."""
+        z3.Z3_solver_assert(self.ctx.ref(), solver.solver, self._differs(i, v))
+
+    def equals(self, i: int, v: int) -> z3.BoolRef:
+        e = self.eqs.get((i, v))
+        if e is None:
+            e = self.eqs[(i, v)] = z3.BoolRef(z3.Z3_mk_eq(self.ctx.ref(), self.asts[i], self._numeral(v).as_ast()),
+                                              self.ctx)
+        return e
+
     def _differs(self, i: int, v: int):
         d = self.differs.get((i, v))
         if d is None:
-            cref = self.ctx.ref()
-            eq = z3.BoolRef(z3.Z3_mk_eq(cref, self.asts[i], self._numeral(v).as_ast()), self.ctx)
-            d = self.differs[(i, v)] = z3.BoolRef(z3.Z3_mk_not(cref, eq.as_ast()), self.ctx)
+            d = self.differs[(i, v)] = z3.BoolRef(z3.Z3_mk_not(self.ctx.ref(), self.equals(i, v).as_ast()), self.ctx)
         return d.as_ast()
 
     def _numeral(self, v: int) -> z3.IntNumRef:

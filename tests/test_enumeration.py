@@ -1,6 +1,7 @@
-"""Symmetries of event structures (checker/model/symmetry.py) and the enumeration that makes one
-solver call per orbit of outcomes (engines/smt.py): found where they exist, refused where the
-shape matches but the structure differs, and never a different outcome set."""
+"""The Z3 engine's outcome enumeration strategies (engines/smt.py) give the outcome set that one
+query and one model per outcome gives: symmetries of event structures (checker/model/symmetry.py),
+found where they exist and refused where the shape matches but the structure differs, with one
+query per orbit; and the search of the product of the observables' values for many outcomes."""
 from __future__ import annotations
 
 import sys
@@ -18,7 +19,7 @@ from checker.model.symmetry import observable_symmetries
 from .conftest import straight_line_tests
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
-from families import iriw, mp, sb  # noqa: E402
+from families import co, iriw, mp, sb  # noqa: E402
 
 
 def _es(text):
@@ -30,15 +31,18 @@ def _observe(es):
     return tuple(sorted(f"{t}:{r}" for t, r in es.registers) + sorted(es.final_writes))
 
 
-def _outcomes(es, model, symmetry_after):
-    old = smt.SYMMETRY_AFTER
-    smt.SYMMETRY_AFTER = symmetry_after
+NEVER = 10 ** 9
+
+
+def _outcomes(es, model, symmetry_after, product_after=NEVER, max_outcomes=None):
+    old = smt.SYMMETRY_AFTER, smt.PRODUCT_AFTER
+    smt.SYMMETRY_AFTER, smt.PRODUCT_AFTER = symmetry_after, product_after
     try:
-        got, complete = Z3Engine(es, model).outcomes(_observe(es))
+        got, complete = Z3Engine(es, model, max_outcomes=max_outcomes).outcomes(_observe(es))
     finally:
-        smt.SYMMETRY_AFTER = old
-    assert complete
-    return got
+        smt.SYMMETRY_AFTER, smt.PRODUCT_AFTER = old
+    assert complete or max_outcomes is not None
+    return got if max_outcomes is None else (got, complete)
 
 
 def test_iriw_readers_of_one_order_are_interchangeable():
@@ -83,7 +87,7 @@ def test_a_shape_that_matches_but_a_structure_that_does_not(what, change, group,
     assert text != iriw(4)
     es = _es(text)
     sym = observable_symmetries(es, _observe(es))
-    full = _outcomes(es, ptx_model, 10 ** 9)
+    full = _outcomes(es, ptx_model, NEVER)
     assert _outcomes(es, ptx_model, 0) == full, what
     group_size = len(sym.orbit(tuple(range(len(_observe(es)))), 100))
     assert group_size == group, what         # (R0 R2) is gone where R2 differs; (R1 R3) stays
@@ -103,7 +107,7 @@ def test_orbit_enumeration_matches_brute_force(ptx_model):
 def test_large_orbits_lose_nothing(n, ptx_model):
     for text in (sb(n), iriw(n - 2)):
         es = _es(text)
-        assert _outcomes(es, ptx_model, 0) == _outcomes(es, ptx_model, 10 ** 9)
+        assert _outcomes(es, ptx_model, 0) == _outcomes(es, ptx_model, NEVER)
 
 
 TESTS = straight_line_tests()
@@ -112,4 +116,27 @@ TESTS = straight_line_tests()
 @pytest.mark.parametrize("test", TESTS, ids=[t.name for t in TESTS])
 def test_every_bundled_test_enumerates_the_same_with_symmetry(test, ptx_model):
     es = lower(test)
-    assert _outcomes(es, ptx_model, 0) == _outcomes(es, ptx_model, 10 ** 9)
+    assert _outcomes(es, ptx_model, 0) == _outcomes(es, ptx_model, NEVER)
+
+
+@pytest.mark.parametrize("test", TESTS, ids=[t.name for t in TESTS])
+def test_every_bundled_test_enumerates_the_same_by_product_search(test, ptx_model):
+    es = lower(test)
+    assert _outcomes(es, ptx_model, NEVER, product_after=0) == _outcomes(es, ptx_model, NEVER)
+
+
+@pytest.mark.parametrize("after", [0, 1, 5])
+def test_product_search_of_sparse_and_dense_sets_matches_brute_force(after, ptx_model):
+    # co: the observer's two reads range over n + 1 values each, and most pairs are forbidden
+    # (coherence); mp: every combination but one is allowed
+    for text in (co(3), mp(5), sb(4)):
+        es = _es(text)
+        expected, _ = BruteEngine(es, ptx_model, limit=10 ** 7).outcomes(_observe(es))
+        assert _outcomes(es, ptx_model, NEVER, product_after=after) == expected
+
+
+def test_product_search_stops_at_the_cap(ptx_model):
+    es = _es(mp(8))
+    full = _outcomes(es, ptx_model, NEVER)
+    got, complete = _outcomes(es, ptx_model, NEVER, product_after=3, max_outcomes=100)
+    assert not complete and len(got) == 100 and got <= full
