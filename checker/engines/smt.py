@@ -213,8 +213,8 @@ class Z3Engine:
         """Every allowed projection onto `observe`; the bool is False if the cap was reached.
 
         Outcomes are found one model at a time, each blocked once found. A test with many
-        switches strategy once it has found SYMMETRY_AFTER: if it is symmetric, one model per
-        orbit (model/symmetry.py); otherwise, past PRODUCT_AFTER, a search of the product of the
+        outcomes changes strategy: past SYMMETRY_AFTER, if it is symmetric, one model per orbit
+        (model/symmetry.py); otherwise, past PRODUCT_AFTER, a search of the product of the
         observables' value sets (_product_search)."""
         obs = [self.enc.observables.get(k, z3.IntVal(0, self.ctx)) for k in observe]
         found: set[tuple[int, ...]] = set()
