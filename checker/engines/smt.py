@@ -284,10 +284,9 @@ class Z3Engine:
         below = [1] * (n + 1)           # outcomes in a subtree whose root is at depth i
         for i in reversed(range(n)):
             below[i] = below[i + 1] * len(doms[i])
-        stack: list[tuple[int, tuple]] = [(0, ())]
+        stack: list[tuple[int, tuple, tuple]] = [(0, (), ())]     # depth, values, their literals
         while stack:
-            depth, vals = stack.pop()
-            lits = [projection.equals(i, v) for i, v in enumerate(vals)]
+            depth, vals, lits = stack.pop()
             if depth == n:
                 if vals not in found and self._check(*axioms, *lits, once=True):
                     found.add(vals)
@@ -296,7 +295,8 @@ class Z3Engine:
                 continue
             if below[depth] > LEAF_BATCH and not self._check(*axioms, *lits, once=True):
                 continue
-            stack.extend((depth + 1, vals + (v,)) for v in reversed(doms[depth]))
+            stack.extend((depth + 1, vals + (v,), lits + (projection.equals(depth, v),))
+                         for v in reversed(doms[depth]))
         return True
 
     def flag_witness(self, name: str) -> Execution | None:
