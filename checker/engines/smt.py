@@ -363,13 +363,7 @@ class _Projection:
         self._out = z3.Ast(0)
 
     def values(self, m: z3.ModelRef) -> tuple[int, ...]:
-        cref, out, vals = self.ctx.ref(), self._out, []
-        for t, a in zip(self.terms, self.asts):
-            if z3.Z3_model_eval(cref, m.model, a, True, ctypes.byref(out)) and z3.Z3_is_numeral_ast(cref, out):
-                vals.append(int_of(z3.Z3_get_numeral_string(cref, out)))
-            else:
-                vals.append(from_z3(m.eval(t, True)))
-        return tuple(vals)
+        return tuple(self.value(i, m) for i in range(len(self.asts)))
 
     def block(self, solver: z3.Solver, vals: Sequence[int]) -> None:
         """Assert that the observables do not take the values `vals` (all at once): a clause of

@@ -70,11 +70,12 @@ def observable_symmetries(es: EventStructure, observe: Sequence[str]) -> Symmetr
     # Verifying a candidate maps every relation: a budget of pairs mapped keeps a structure with
     # many threads of one shape from costing more than its enumeration saves.
     size = sum(len(r) for r in es.relations.values()) + sum(len(s) for s in es.sets.values()) + 1
-    for sigma in islice(_candidates(es), max(1, MAX_WORK // size)):
-        emap = _verified(es, sigma)
-        if emap is None:
+    by_thread = _thread_events(es)
+    for sigma in islice(_candidates(es, by_thread), max(1, MAX_WORK // size)):
+        lam = _verified(es, by_thread, sigma)
+        if lam is None:
             continue
-        src = _on_observables(es, sigma, emap, observe, pos)
+        src = _on_observables(sigma, lam, observe, pos)
         if src is not None and src != ident:
             gens.add(src)
     return Symmetry(tuple(sorted(gens))) if gens else None
@@ -92,9 +93,8 @@ def _thread_events(es: EventStructure) -> dict[str, list[int]]:
     return out
 
 
-def _candidates(es: EventStructure):
+def _candidates(es: EventStructure, by_thread: Mapping[str, list[int]]):
     """Thread permutations to try, as dicts thread -> thread."""
-    by_thread = _thread_events(es)
     classes: dict[tuple, list[str]] = {}
     for t in es.thread_names:
         classes.setdefault(_shape(es, by_thread[t]), []).append(t)
@@ -109,9 +109,10 @@ def _candidates(es: EventStructure):
             yield {a: b for a, b in zip(ts, ts[1:] + ts[:1])}
 
 
-def _verified(es: EventStructure, sigma: Mapping[str, str]) -> dict[int, int] | None:
-    """The event map of thread permutation `sigma` if it is an automorphism of `es`, else None."""
-    by_thread = _thread_events(es)
+def _verified(es: EventStructure, by_thread: Mapping[str, list[int]],
+              sigma: Mapping[str, str]) -> dict[str, str] | None:
+    """The location map of thread permutation `sigma` if the event map it forces is an
+    automorphism of `es`, else None."""
     emap: dict[int, int] = {}
     for t, evs in by_thread.items():
         for a, b in zip(evs, by_thread[sigma.get(t, t)]):
@@ -162,7 +163,7 @@ def _verified(es: EventStructure, sigma: Mapping[str, str]) -> dict[int, int] | 
             return None
     if {(emap[r], v) for r, v in es.awaits} != set(es.awaits):
         return None
-    return emap
+    return lam
 
 
 def _same_values(es: EventStructure, emap, lam, sigma) -> bool:
@@ -201,8 +202,7 @@ def _key_image(k: str, lam, sigma) -> str:
     return lam.get(k, k)
 
 
-def _on_observables(es, sigma, emap, observe, pos) -> Perm | None:
-    lam = {e.loc: es.events[emap[e.eid]].loc for e in es.events if e.loc is not None}
+def _on_observables(sigma, lam, observe, pos) -> Perm | None:
     src: list[int | None] = [None] * len(observe)
     for i, k in enumerate(observe):          # the value observed at i is observed at j in the image
         j = pos.get(_key_image(k, lam, sigma))
