@@ -105,10 +105,23 @@ class Z3Engine:
             self.solver.set("rlimit", n)
             self._rlimit_set = n
 
-    def _check(self, *assumptions, quick: bool = False, once: bool = False) -> bool | None:
+    def _check(self, *assumptions, quick: bool = False) -> bool | None:
         """sat? With `quick`, a short try bounded by QUICK_RLIMIT resource units: None if it does
-        not answer within them; otherwise unknown raises SolverUnknown. `once`: these assumptions
-        are not asked again (their array is not kept)."""
+        not answer within them; otherwise unknown raises SolverUnknown."""
+        return self._check_array(self._array(assumptions), len(assumptions), quick)
+
+    def _array(self, assumptions) -> ctypes.Array:
+        # Solver.check goes through the C API with the assumption array built once per set of
+        # axioms: z3py casts every assumption at every call, a third of an enumeration's Python time.
+        key = tuple(map(id, assumptions))
+        hit = self._arrays.get(key)
+        if hit is None or any(a is not b for a, b in zip(hit[0], assumptions)):
+            # the terms are kept with their array: an id is only unique while its object lives
+            hit = self._arrays[key] = (assumptions, (z3.Ast * len(assumptions))(*(a.as_ast() for a in assumptions)))
+        return hit[1]
+
+    def _check_array(self, arr: ctypes.Array, n: int, quick: bool = False) -> bool | None:
+        """`_check` under the first `n` assumption literals of the C array `arr`."""
         left = self.deadline - time.monotonic()
         if left <= 0:
             raise self._timeout()
@@ -121,13 +134,13 @@ class Z3Engine:
             self._budget = budget
         if quick and (not self.rlimit or QUICK_RLIMIT < self.rlimit):
             self._set_rlimit(QUICK_RLIMIT)
-            r = self._solve(assumptions, once)
-            if r == z3.unknown and time.monotonic() >= self.deadline:
+            r = z3.Z3_solver_check_assumptions(self.ctx.ref(), self.solver.solver, n, arr)
+            if r == z3.Z3_L_UNDEF and time.monotonic() >= self.deadline:
                 raise self._timeout()
-            return None if r == z3.unknown else r == z3.sat
+            return None if r == z3.Z3_L_UNDEF else r == z3.Z3_L_TRUE
         self._set_rlimit(self.rlimit or 0)
-        r = self._solve(assumptions, once)
-        if r == z3.unknown:
+        r = z3.Z3_solver_check_assumptions(self.ctx.ref(), self.solver.solver, n, arr)
+        if r == z3.Z3_L_UNDEF:
             reason = self.solver.reason_unknown()
             if "timeout" in reason or time.monotonic() >= self.deadline:
                 raise self._timeout()
@@ -135,23 +148,7 @@ class Z3Engine:
                 raise SolverUnknown(f"Z3 resource limit exceeded (rlimit {self.rlimit} per solver call; "
                                     f"raise it with {limits.flag('rlimit')})")
             raise SolverUnknown(f"Z3 returned unknown ({reason})")
-        return r == z3.sat
-
-    def _solve(self, assumptions, once: bool = False) -> z3.CheckSatResult:
-        # Solver.check through the C API with the assumption array built once per set of axioms:
-        # z3py casts every assumption at every call, a third of an enumeration's Python time.
-        if once:
-            arr = (z3.Ast * len(assumptions))(*(a.as_ast() for a in assumptions))
-            return z3.CheckSatResult(z3.Z3_solver_check_assumptions(self.ctx.ref(), self.solver.solver,
-                                                                     len(assumptions), arr))
-        key = tuple(map(id, assumptions))
-        hit = self._arrays.get(key)
-        if hit is None or any(a is not b for a, b in zip(hit[0], assumptions)):
-            # the terms are kept with their array: an id is only unique while its object lives
-            hit = self._arrays[key] = (assumptions, (z3.Ast * len(assumptions))(*(a.as_ast() for a in assumptions)))
-        arr = hit[1]
-        return z3.CheckSatResult(z3.Z3_solver_check_assumptions(self.ctx.ref(), self.solver.solver,
-                                                                 len(assumptions), arr))
+        return r == z3.Z3_L_TRUE
 
     def _timeout(self) -> SolverUnknown:
         return SolverUnknown(f"timeout: no answer within {self.timeout:g} s "
@@ -284,19 +281,26 @@ class Z3Engine:
         below = [1] * (n + 1)           # outcomes in a subtree whose root is at depth i
         for i in reversed(range(n)):
             below[i] = below[i + 1] * len(doms[i])
-        stack: list[tuple[int, tuple, tuple]] = [(0, (), ())]     # depth, values, their literals
+        # One C array for the whole walk: the axioms' literals, then the prefix's (observable =
+        # value). The walk is depth-first, so a node popped at depth d shares its first d - 1
+        # values with the node written last: only its own literal, entry d - 1, is written.
+        fixed = len(axioms)
+        arr = (z3.Ast * (fixed + n))(*(a.as_ast() for a in axioms))
+        literal = [{v: projection.equals(i, v).as_ast() for v in doms[i]} for i in range(n)]
+        stack: list[tuple[int, tuple]] = [(0, ())]     # depth, values
         while stack:
-            depth, vals, lits = stack.pop()
+            depth, vals = stack.pop()
+            if depth:
+                arr[fixed + depth - 1] = literal[depth - 1][vals[-1]]
             if depth == n:
-                if vals not in found and self._check(*axioms, *lits, once=True):
+                if vals not in found and self._check_array(arr, fixed + n):
                     found.add(vals)
                     if len(found) >= self.max_outcomes:
                         return False
                 continue
-            if below[depth] > LEAF_BATCH and not self._check(*axioms, *lits, once=True):
+            if below[depth] > LEAF_BATCH and not self._check_array(arr, fixed + depth):
                 continue
-            stack.extend((depth + 1, vals + (v,), lits + (projection.equals(depth, v),))
-                         for v in reversed(doms[depth]))
+            stack.extend((depth + 1, vals + (v,)) for v in reversed(doms[depth]))
         return True
 
     def flag_witness(self, name: str) -> Execution | None:

@@ -2,7 +2,7 @@
 physical location a memory name stands for) and their value on a concrete outcome."""
 from __future__ import annotations
 
-from typing import Mapping
+from typing import Callable, Mapping
 
 from ..ast import And, Cond, Const, Eq, Not, Or, RegRef
 
@@ -35,4 +35,22 @@ def holds(c: Cond, outcome: Mapping[str, int], names: Mapping[str, str]) -> bool
         return any(holds(a, outcome, names) for a in c.args)
     if isinstance(c, Const):
         return c.value
+    raise TypeError(c)
+
+
+def predicate(c: Cond, names: Mapping[str, str]) -> Callable[[Mapping[str, int]], bool]:
+    """`holds` with the condition walked once: for a condition asked of many outcomes."""
+    if isinstance(c, Eq):
+        k, v = key(c.lhs, names), c.value
+        return lambda outcome: outcome.get(k, 0) == v
+    if isinstance(c, Not):
+        p = predicate(c.arg, names)
+        return lambda outcome: not p(outcome)
+    if isinstance(c, (And, Or)):
+        ps = [predicate(a, names) for a in c.args]
+        if isinstance(c, And):
+            return lambda outcome: all(p(outcome) for p in ps)
+        return lambda outcome: any(p(outcome) for p in ps)
+    if isinstance(c, Const):
+        return lambda outcome: c.value
     raise TypeError(c)

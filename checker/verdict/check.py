@@ -12,7 +12,7 @@ from ..cat.interp import Model
 from ..errors import LimitExceeded, LitmusError, ModelError, SolverUnknown, Unsupported
 from ..front.conditions import show
 from ..isa import generations
-from ..model.observables import holds
+from ..model.observables import predicate
 from ..results.result import ConditionResult, Result, base_result  # noqa: F401 (base_result: API)
 from ..resources import model_name
 from .session import Session
@@ -93,7 +93,8 @@ def _judge(s: Session, base: Result) -> Result:
                                "`ptxmc check FILE::NAME hang`, or expect: {hang: allowed})")
     conds = []
     for exp, cond in zip(test.expectations, prepared):
-        sat = [o for o in outcomes if holds(cond, dict(o), es.names)]
+        test_ = predicate(cond, es.names)
+        sat = [o for o in outcomes if test_(dict(o))]
         v = s.verdict(cond)
         conds.append(ConditionResult(show(exp.cond), exp.kind, v.allowed, len(sat), len(outcomes) - len(sat), v.sane))
     status = "run"

@@ -23,7 +23,7 @@ from ..engines.base import Engine, Execution, concrete_evaluation
 from ..isa.registry import lower
 from ..limits import Limits
 from ..model.events import EventStructure
-from ..model.observables import atoms, holds, key
+from ..model.observables import atoms, key, predicate
 from ..resources import model_name
 from ..results.result import Outcome, UndefinedReport
 from .blame import blame
@@ -147,7 +147,8 @@ class Session:
         complete = False
         if self._outcomes is not None and atoms(cond, self.es.names) <= set(self.observe):
             outs, complete = self._outcomes
-            seen = any(holds(cond, dict(o), self.es.names) for o in outs)
+            test_ = predicate(cond, self.es.names)
+            seen = any(test_(dict(o)) for o in outs)
         allowed = seen or (not complete and self.engine.satisfiable(cond) is not None)
         return Verdict(allowed, allowed or self.engine.sane(cond, forbidden=not allowed))
 
