@@ -73,9 +73,8 @@ class Engine(Protocol):
         """An execution satisfying `cond` under the named axioms (None: all; (): well-formedness
         alone), or None."""
 
-    def sane(self, cond: Cond, forbidden: bool) -> bool:
-        """Does some execution satisfy `cond` under well-formedness alone? `forbidden`: the
-        caller knows no execution satisfies it under every axiom."""
+    def sane(self, cond: Cond) -> bool:
+        """Does some execution satisfy `cond` under well-formedness alone?"""
 
     def flag_witness(self, name: str) -> Execution | None:
         """A consistent execution on which the undefined-behaviour flag `name` fires, or None."""

@@ -119,7 +119,7 @@ class BruteEngine:
                 return ex
         return None
 
-    def sane(self, cond: Cond, forbidden: bool) -> bool:
+    def sane(self, cond: Cond) -> bool:
         """Some execution satisfies `cond` without the axioms: a consistent one first (as the Z3
         engine does), then every candidate whose values do not depend on themselves. A candidate
         whose values do (LB with data dependencies) has no values to evaluate `cond` on, and some

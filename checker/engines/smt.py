@@ -4,10 +4,9 @@ axioms), outcome enumeration (blocking the observable projection, never whole ex
 undefined-behaviour flags, and blame (minimal sets of axioms that rule an outcome out).
 unknown/timeouts raise SolverUnknown.
 
-Determinism: every decision that can change a result or a witness is taken on Z3's resource
-count, never on the wall clock (the quick try below is an rlimit); a test's context is its own,
-so what ran before it in the process cannot change its answers. The wall-clock timeout only
-turns a query into UNKNOWN."""
+Determinism: every decision that can change a result or a witness is taken on Z3's answers and
+resource count, never on the wall clock; a test's context is its own, so what ran before it in
+the process cannot change its answers. The wall-clock timeout only turns a query into UNKNOWN."""
 from __future__ import annotations
 
 import ctypes
@@ -30,7 +29,6 @@ from .encode import Encoding, encode
 
 
 TIMEOUT_SLACK_MS = 100
-QUICK_RLIMIT = 2_000_000    # the short first try at a query under fewer than all axioms (Z3 resource units)
 # Outcomes found before the test's symmetries are looked for: small enumerations (most tests)
 # never pay for the search.
 SYMMETRY_AFTER = 32
@@ -38,7 +36,6 @@ SYMMETRY_AFTER = 32
 # the product of its observables' values, and the subtree size asked leaf by leaf there.
 PRODUCT_AFTER = 256
 LEAF_BATCH = 16
-_UNKNOWN = object()
 
 
 class Z3Engine:
@@ -59,7 +56,8 @@ class Z3Engine:
         self.filter = filter
         self.enc: Encoding = encode(es, model, options, self.ctx)
         self._budget: int | None = None     # the timeout (ms) last given to the solver
-        self._stronger: dict = {}           # (condition, axioms) -> witness or None
+        # condition -> (witnesses with the axioms they satisfy, sets of axioms refuting it)
+        self._known: dict[Cond | None, tuple[list, list]] = {}
         self._terms: dict = {}              # condition -> its term
         self.solver = z3.Solver(ctx=self.ctx)
         # No relevancy filtering: every atom of this encoding matters, and the enumeration's many
@@ -72,7 +70,8 @@ class Z3Engine:
         # Models as the solver found them: compacting one (Z3's default) cost more than the check
         # itself in long enumerations (mp n = 12: 2.9 -> 2.1 s; bench/RESULTS.md).
         self.solver.set("model.compact", False)
-        self._rlimit_set: int | None = None
+        if self.rlimit:     # Z3's rlimit bounds each check() call
+            self.solver.set("rlimit", self.rlimit)
         self._arrays: dict = {}             # assumption literals -> their C array (_solve)
         self._fired: dict | None = None     # flag -> witness, for the flags that fire (flag_witness)
         self.solver.add(*self.enc.wellformed)
@@ -99,16 +98,9 @@ class Z3Engine:
             t = self._terms[cond] = _cond_term(cond, self.enc.observables, self.es.names, self.ctx)
         return t
 
-    def _set_rlimit(self, n: int) -> None:
-        # Z3's rlimit parameter bounds each check() call (0: none); set only when it changes.
-        if self._rlimit_set != n:
-            self.solver.set("rlimit", n)
-            self._rlimit_set = n
-
-    def _check(self, *assumptions, quick: bool = False) -> bool | None:
-        """sat? With `quick`, a short try bounded by QUICK_RLIMIT resource units: None if it does
-        not answer within them; otherwise unknown raises SolverUnknown."""
-        return self._check_array(self._array(assumptions), len(assumptions), quick)
+    def _check(self, *assumptions) -> bool:
+        """sat? unknown raises SolverUnknown."""
+        return self._check_array(self._array(assumptions), len(assumptions))
 
     def _array(self, assumptions) -> ctypes.Array:
         # Solver.check goes through the C API with the assumption array built once per set of
@@ -120,7 +112,7 @@ class Z3Engine:
             hit = self._arrays[key] = (assumptions, (z3.Ast * len(assumptions))(*(a.as_ast() for a in assumptions)))
         return hit[1]
 
-    def _check_array(self, arr: ctypes.Array, n: int, quick: bool = False) -> bool | None:
+    def _check_array(self, arr: ctypes.Array, n: int) -> bool:
         """`_check` under the first `n` assumption literals of the C array `arr`."""
         left = self.deadline - time.monotonic()
         if left <= 0:
@@ -132,13 +124,6 @@ class Z3Engine:
         if self._budget is None or self._budget - budget > TIMEOUT_SLACK_MS:
             self.solver.set("timeout", budget)
             self._budget = budget
-        if quick and (not self.rlimit or QUICK_RLIMIT < self.rlimit):
-            self._set_rlimit(QUICK_RLIMIT)
-            r = z3.Z3_solver_check_assumptions(self.ctx.ref(), self.solver.solver, n, arr)
-            if r == z3.Z3_L_UNDEF and time.monotonic() >= self.deadline:
-                raise self._timeout()
-            return None if r == z3.Z3_L_UNDEF else r == z3.Z3_L_TRUE
-        self._set_rlimit(self.rlimit or 0)
         r = z3.Z3_solver_check_assumptions(self.ctx.ref(), self.solver.solver, n, arr)
         if r == z3.Z3_L_UNDEF:
             reason = self.solver.reason_unknown()
@@ -158,51 +143,59 @@ class Z3Engine:
         names = self.axiom_names if names is None else names
         return [self.lits[n] for n in names]
 
-    def satisfiable(self, cond: Cond | None = None, axioms: Sequence[str] | None = None,
-                    forbidden: bool = False) -> Execution | None:
+    def satisfiable(self, cond: Cond | None = None, axioms: Sequence[str] | None = None) -> Execution | None:
         """An execution satisfying `cond` under the given axioms (None: all of them; ():
-        well-formedness alone), or None. `forbidden`: the caller knows that no execution
-        satisfies `cond` under all the axioms (that query is skipped).
+        well-formedness alone), or None.
 
         A query under fewer axioms can be far harder for the solver than under all of them (the
         sanity run on mbarrier tests: without the axioms, values may depend on themselves, and
-        refuting such cycles is integer arithmetic). So such a query first gets a short try of
-        QUICK_RLIMIT resource units; if that does not answer, the stronger queries - all axioms,
-        then all axioms but one - go first, since an execution they allow is allowed by fewer
-        axioms too; only if none of them has one does the query itself run (bench/RESULTS.md)."""
+        refuting such cycles is integer arithmetic). So a stronger query goes first: the given
+        axioms and all the others but at most one (a cardinality constraint on their literals:
+        one query in place of one per axiom left out), since an execution it allows is allowed
+        by fewer axioms too. Only if it has none does the query itself run (bench/RESULTS.md).
+        What each answer shows is kept: a witness answers every query under axioms it satisfies
+        (its axiom literals that are true), a refutation every query under more axioms (blame
+        asks many sets of axioms of one condition)."""
         wanted = frozenset(self.lits if axioms is None else axioms)
-        if wanted >= set(self.lits):
-            return self._satisfiable(cond, None)
-        quick = self._satisfiable(cond, wanted, quick=True)
-        if quick is not _UNKNOWN:
-            return quick
-        every = frozenset(self.lits)
-        for stronger in ([] if forbidden else [every]) + [every - {a} for a in sorted(every - wanted)]:
-            ex = self._satisfiable_cached(cond, stronger)
-            if ex is not None:
+        witnesses, refuted = self._known.setdefault(cond, ([], []))
+        for held, ex in witnesses:
+            if wanted <= held:
                 return ex
-        return self._satisfiable(cond, wanted)
+        if any(r <= wanted for r in refuted):
+            return None
+        every = frozenset(self.lits)
+        if wanted == every:
+            ex = self._satisfiable(cond, wanted)
+        else:
+            ex = self._satisfiable(cond, wanted, all_but_one=True)
+            if ex is None:
+                refuted.extend(every - {a} for a in sorted(every - wanted))
+                if len(every - wanted) > 1:     # (with one axiom left out, that was this query)
+                    ex = self._satisfiable(cond, wanted)
+        if ex is None:
+            refuted.append(wanted)
+        return ex
 
-    def sane(self, cond: Cond, forbidden: bool) -> bool:
-        return self.satisfiable(cond, axioms=(), forbidden=forbidden) is not None
+    def sane(self, cond: Cond) -> bool:
+        return self.satisfiable(cond, axioms=()) is not None
 
-    def _satisfiable_cached(self, cond, axioms: frozenset) -> Execution | None:
-        k = (cond, axioms)
-        if k not in self._stronger:
-            self._stronger[k] = self._satisfiable(cond, axioms)
-        return self._stronger[k]
-
-    def _satisfiable(self, cond, axioms, quick: bool = False):
+    def _satisfiable(self, cond, axioms: frozenset, all_but_one: bool = False) -> Execution | None:
+        """satisfiable's query under `axioms`, and with `all_but_one` every other axiom but at
+        most one; a witness is kept with the axioms it satisfies."""
         self.solver.push()
         try:
             if cond is not None:
                 self.solver.add(self.term(cond))
-            sat = self._check(*self._axioms(None if axioms is None else sorted(axioms)), quick=quick)
-            if sat is None:
-                return _UNKNOWN
-            if not sat:
+            if all_but_one:
+                others = [lit for name, lit in sorted(self.lits.items()) if name not in axioms]
+                self.solver.add(z3.PbGe([(lit, 1) for lit in others], len(others) - 1))
+            if not self._check(*self._axioms(sorted(axioms))):
                 return None
-            return self._execution(self.solver.model(), tuple(self.enc.observables))
+            m = self.solver.model()
+            held = frozenset(n for n, lit in self.lits.items() if z3.is_true(m.eval(lit, model_completion=True)))
+            ex = self._execution(m, tuple(self.enc.observables))
+            self._known[cond][0].append((held | axioms, ex))
+            return ex
         finally:
             self.solver.pop()
 

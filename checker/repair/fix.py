@@ -86,7 +86,7 @@ def fix(test: LitmusTest, target: Target, model: Model, options=frozenset(), eng
                          notes=target.notes)
     why = _failure_text(failure)
     for e in target.expectations():
-        if not base.engine.sane(e.cond, forbidden=False):
+        if not base.engine.sane(e.cond):
             return FixResult(test, target, "error", method=method, seconds=time.perf_counter() - start,
                              failure=why, notes=target.notes + (
                                  f"{e.kind}: '{e.text}' is impossible in this test even without axioms: "

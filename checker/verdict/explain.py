@@ -69,7 +69,7 @@ def explain(s: Session, cond: Cond, blame: bool = True, effects: bool = True, un
     ex = s.witness(cond)
     if ex is not None:
         return Explanation(cond, "allowed", ex)
-    if not eng.sane(cond, forbidden=True):
+    if not eng.sane(cond):
         return Explanation(cond, "impossible", None)
     sets = s.blame(cond) if blame else ()
     effs = tuple(mutation_effects(s, cond)) if effects else ()

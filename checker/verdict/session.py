@@ -150,7 +150,7 @@ class Session:
             test_ = predicate(cond, self.es.names)
             seen = any(test_(dict(o)) for o in outs)
         allowed = seen or (not complete and self.engine.satisfiable(cond) is not None)
-        return Verdict(allowed, allowed or self.engine.sane(cond, forbidden=not allowed))
+        return Verdict(allowed, allowed or self.engine.sane(cond))
 
     def witness(self, cond: Cond | None = None) -> Execution | None:
         """An allowed execution satisfying `cond`, or None."""
