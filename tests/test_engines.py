@@ -121,3 +121,51 @@ def test_every_flag_witness_is_a_consistent_execution_on_which_its_flag_fires(te
             holds.setdefault((check.name, check.flag), []).append(bool(value))
         assert all(holds[(name, True)]), name
         assert all(all(v) for (n, flag), v in holds.items() if not flag), name
+
+
+def _forbidden_small(n: int):
+    out = []
+    for t in bundled_tests():
+        if t.branches or t.expect_hang is not None or t.expect_undefined or t.filter is not None:
+            continue
+        conds = [e.cond for e in t.expectations if e.kind == "forbidden"]
+        if not conds:
+            continue
+        try:
+            b = BruteEngine(lower(t), resolve_model("ptx"), limit=500)
+            if b.candidates < 8 or b.has_value_cycle():     # (brute force has no values for those)
+                continue
+        except (LimitExceeded, LitmusError, Unsupported):
+            continue
+        out.append((t, conds[0]))
+        if len(out) == n:
+            return out
+    return out
+
+
+@pytest.mark.parametrize("test,cond", _forbidden_small(6), ids=lambda x: getattr(x, "name", ""))
+def test_kept_answers_agree_with_brute_force_under_every_set_of_axioms(test, cond, ptx_model):
+    """A Z3 engine asked a forbidden condition under every set of axioms, smallest sets first and
+    (a second engine) largest first, so that kept witnesses and refutations answer later queries:
+    each answer is brute force's, and each witness satisfies the condition and the axioms asked."""
+    from itertools import combinations
+
+    from checker.engines.base import concrete_evaluation
+    from checker.model.observables import holds
+    from checker.verdict.session import Session
+
+    names = Session(test, ptx_model).engine.axiom_names
+    subsets = [frozenset(k) for n in range(len(names) + 1) for k in combinations(names, n)]
+    brute = None
+    for order in (subsets, subsets[::-1]):
+        s = Session(test, ptx_model)
+        c = s.prepare(cond)
+        es, eng = s.es, s.engine
+        brute = brute or BruteEngine(es, ptx_model, limit=LIMIT)
+        for subset in order:
+            ex = eng.satisfiable(c, tuple(sorted(subset)))
+            assert (ex is None) == (brute.satisfiable(c, tuple(sorted(subset))) is None), sorted(subset)
+            if ex is not None:
+                assert holds(c, dict(ex.outcome), es.names)
+                ev = concrete_evaluation(es, ptx_model, ex)
+                assert all(bool(v) for check, v in ev.checks if not check.flag and check.name in subset), sorted(subset)
