@@ -21,7 +21,7 @@ from ..cat.interp import Model
 from ..cat.symbolic import TRUE
 from ..errors import InternalError, SolverUnknown
 from ..model.events import EventStructure
-from ..model.observables import key
+from ..model.observables import holds, key
 from ..model.symmetry import observable_symmetries
 from ..model.values import from_z3, int_of, int_val
 from .base import Execution
@@ -56,8 +56,8 @@ class Z3Engine:
         self.filter = filter
         self.enc: Encoding = encode(es, model, options, self.ctx)
         self._budget: int | None = None     # the timeout (ms) last given to the solver
-        # condition -> (witnesses with the axioms they satisfy, sets of axioms refuting it)
-        self._known: dict[Cond | None, tuple[list, list]] = {}
+        self._witnesses: list[tuple[frozenset, Execution]] = []    # with the axioms each satisfies
+        self._refuted: dict[Cond | None, list[frozenset]] = {}      # condition -> axiom sets refuting it
         self._terms: dict = {}              # condition -> its term
         self.solver = z3.Solver(ctx=self.ctx)
         # No relevancy filtering: every atom of this encoding matters, and the enumeration's many
@@ -154,13 +154,14 @@ class Z3Engine:
         one query in place of one per axiom left out), since an execution it allows is allowed
         by fewer axioms too. Only if it has none does the query itself run (bench/RESULTS.md).
         What each answer shows is kept: a witness answers every query under axioms it satisfies
-        (its axiom literals that are true), a refutation every query under more axioms (blame
-        asks many sets of axioms of one condition)."""
+        (its axiom literals that are true) for every condition its outcome satisfies (the sanity
+        runs of a test's forbidden conditions), a refutation every query of its condition under
+        more axioms (blame asks many sets of axioms of one condition)."""
         wanted = frozenset(self.lits if axioms is None else axioms)
-        witnesses, refuted = self._known.setdefault(cond, ([], []))
-        for held, ex in witnesses:
-            if wanted <= held:
+        for held, ex in self._witnesses:
+            if wanted <= held and (cond is None or holds(cond, dict(ex.outcome), self.es.names)):
                 return ex
+        refuted = self._refuted.setdefault(cond, [])
         if any(r <= wanted for r in refuted):
             return None
         every = frozenset(self.lits)
@@ -194,7 +195,7 @@ class Z3Engine:
             m = self.solver.model()
             held = frozenset(n for n, lit in self.lits.items() if z3.is_true(m.eval(lit, model_completion=True)))
             ex = self._execution(m, tuple(self.enc.observables))
-            self._known[cond][0].append((held | axioms, ex))
+            self._witnesses.append((held | axioms, ex))
             return ex
         finally:
             self.solver.pop()
