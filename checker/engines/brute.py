@@ -11,7 +11,7 @@ from typing import Iterator, Sequence
 from .. import limits
 from ..ast import Cond
 from ..model import prune, relations
-from ..model.observables import holds
+from ..model.observables import predicate
 from ..cat.concrete import ConcreteAlgebra
 from ..cat.interp import Model, evaluate
 from ..cat.stage import stage, static_values
@@ -76,6 +76,7 @@ class BruteEngine:
                  filter: Cond | None = None):
         self.es, self.model, self.options = es, model, options
         self.filter = filter
+        self._passes = None if filter is None else predicate(filter, es.names)
         self.reads = es.reads
         limits.check_events(len(es.events))
         limit = limits.current().candidates if limit is None else limit
@@ -114,8 +115,9 @@ class BruteEngine:
         """The first candidate (in enumeration order) satisfying `cond` under the named axioms."""
         wanted = None if axioms is None or set(axioms) >= set(self.axiom_names) else frozenset(axioms)
         found = self.executions() if wanted is None else self._candidates(wanted)
+        test = None if cond is None else predicate(cond, self.es.names)
         for ex, _ in found:
-            if cond is None or holds(cond, dict(ex.outcome), self.es.names):
+            if test is None or test(dict(ex.outcome)):
                 return ex
         return None
 
@@ -125,7 +127,8 @@ class BruteEngine:
         whose values do (LB with data dependencies) has no values to evaluate `cond` on, and some
         fixed point of its values may satisfy it (Z3 finds D3's out-of-thin-air 1s): it counts as
         satisfying."""
-        return any(holds(cond, dict(ex.outcome), self.es.names)
+        test = predicate(cond, self.es.names)
+        return any(test(dict(ex.outcome))
                    for consistent in (True, False) for ex, _ in self.executions(with_axioms=consistent)) \
             or self.has_value_cycle()
 
@@ -178,7 +181,7 @@ class BruteEngine:
                     raise Unsupported("brute force: a consistent execution has values that depend "
                                       "on themselves (thin air)")
                 for outcome in self._outcomes(values, orders.get("co", frozenset())):
-                    if self.filter is None or holds(self.filter, dict(outcome), es.names):
+                    if self._passes is None or self._passes(dict(outcome)):
                         yield Execution(rf, orders, dict(values), outcome), fired
 
     def has_value_cycle(self) -> bool:

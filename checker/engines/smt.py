@@ -72,7 +72,7 @@ class Z3Engine:
         self.solver.set("model.compact", False)
         if self.rlimit:     # Z3's rlimit bounds each check() call
             self.solver.set("rlimit", self.rlimit)
-        self._arrays: dict = {}             # assumption literals -> their C array (_solve)
+        self._arrays: dict = {}             # assumption literals -> their C array (_array)
         self._fired: dict | None = None     # flag -> witness, for the flags that fire (flag_witness)
         self.solver.add(*self.enc.wellformed)
         if filter is not None:          # herd's filter: only executions satisfying it exist

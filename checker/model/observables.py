@@ -25,21 +25,12 @@ def atoms(c: Cond, names: Mapping[str, str]) -> set[str]:
 
 
 def holds(c: Cond, outcome: Mapping[str, int], names: Mapping[str, str]) -> bool:
-    if isinstance(c, Eq):
-        return outcome.get(key(c.lhs, names), 0) == c.value
-    if isinstance(c, Not):
-        return not holds(c.arg, outcome, names)
-    if isinstance(c, And):
-        return all(holds(a, outcome, names) for a in c.args)
-    if isinstance(c, Or):
-        return any(holds(a, outcome, names) for a in c.args)
-    if isinstance(c, Const):
-        return c.value
-    raise TypeError(c)
+    return predicate(c, names)(outcome)
 
 
 def predicate(c: Cond, names: Mapping[str, str]) -> Callable[[Mapping[str, int]], bool]:
-    """`holds` with the condition walked once: for a condition asked of many outcomes."""
+    """The condition as a test of outcomes, walked once (for a condition asked of many outcomes;
+    `holds` asks one)."""
     if isinstance(c, Eq):
         k, v = key(c.lhs, names), c.value
         return lambda outcome: outcome.get(k, 0) == v

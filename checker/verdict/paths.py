@@ -30,7 +30,7 @@ from ..front.conditions import check_refs, show
 from ..isa import generations
 from ..isa.registry import lower
 from ..model.builder import Builder
-from ..model.observables import atoms, holds
+from ..model.observables import atoms, predicate
 from ..model.values import Const as VConst, Ite, binop, evaluate
 from ..results.result import ConditionResult, Result, base_result
 from .session import Session
@@ -458,7 +458,8 @@ def judge_flow(test: LitmusTest, model: Model, name: str, options=frozenset(), e
     outcomes = tuple(sorted(outs))
     conds = []
     for exp, cond in zip(test.expectations, prepared):
-        sat = [o for o in outcomes if holds(cond, dict(o), fc.names)]
+        test_ = predicate(cond, fc.names)
+        sat = [o for o in outcomes if test_(dict(o))]
         allowed, sane = fc.verdict(exp.cond)
         conds.append(ConditionResult(show(exp.cond), exp.kind, allowed, len(sat), len(outcomes) - len(sat), sane))
     if fc.bounded:
