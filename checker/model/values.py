@@ -3,6 +3,7 @@ read events return. Both engines interpret them: the brute-force engine over int
 over integer terms."""
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass
 from typing import Callable, Mapping, Union
 
@@ -233,6 +234,16 @@ def int_val(n: int, ctx):
 _SMALL = 1 << 64
 
 
+# Each node builds the one term it needs (building every operator's term and picking one cost a
+# fifth of the value terms' time). Z3's `/` on integers is integer division.
+_ARITH = {"add": operator.add, "join": operator.add, "sub": operator.sub, "mul": operator.mul,
+          "div": operator.truediv, "mod": operator.mod}
+_SHIFTS = {"shl": "mul", "shr": "div", "low": "mod"}
+_BITWISE = {"and": operator.and_, "or": operator.or_, "xor": operator.xor}
+_COMPARE = {"==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le, ">": operator.gt,
+            ">=": operator.ge}
+
+
 def to_z3(e: Expr, read_var: Callable[[int], object], ctx, hook: Callable | None = None):
     """The Z3 integer term of `e` in context `ctx`; `read_var(eid)` gives the term of a read's value.
     `hook(e)`, if given, is asked first at every node: a term, or None for the default encoding
@@ -248,28 +259,19 @@ def to_z3(e: Expr, read_var: Callable[[int], object], ctx, hook: Callable | None
     if isinstance(e, ReadVal):
         return read_var(e.eid)
     if isinstance(e, Bin):
-        a, b = to_z3(e.a, read_var, ctx, hook), to_z3(e.b, read_var, ctx, hook)
-        if e.op in ("and", "or", "xor"):
+        a = to_z3(e.a, read_var, ctx, hook)
+        if e.op in _SHIFTS:     # e.b is a constant number of bits
+            return _ARITH[_SHIFTS[e.op]](a, int_val(1 << e.b.value, ctx))
+        b = to_z3(e.b, read_var, ctx, hook)
+        if e.op in _BITWISE:
             # Bitwise operators on `bits`-bit patterns, through bit-vectors.
-            ba, bb = z3.Int2BV(a, e.bits), z3.Int2BV(b, e.bits)
-            r = {"and": ba & bb, "or": ba | bb, "xor": ba ^ bb}[e.op]
-            return z3.BV2Int(r)
+            return z3.BV2Int(_BITWISE[e.op](z3.Int2BV(a, e.bits), z3.Int2BV(b, e.bits)))
         if e.op == "min":
             return z3.If(a <= b, a, b, ctx)
         if e.op == "max":
             return z3.If(a >= b, a, b, ctx)
-        if e.op == "div":
-            return a / b
-        if e.op == "mod":
-            return a % b
-        if e.op in ("shl", "shr", "low"):     # b is a constant number of bits
-            k = int_val(1 << e.b.value, ctx)
-            return {"shl": a * k, "shr": a / k, "low": a % k}[e.op]
-        if e.op == "join":
-            return a + b
-        return {"add": a + b, "sub": a - b, "mul": a * b}[e.op]
+        return _ARITH[e.op](a, b)
     if isinstance(e, Ite):
         a, b = to_z3(e.a, read_var, ctx, hook), to_z3(e.b, read_var, ctx, hook)
-        c = {"==": a == b, "!=": a != b, "<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b}[e.cmp]
-        return z3.If(c, to_z3(e.then, read_var, ctx, hook), to_z3(e.other, read_var, ctx, hook), ctx)
+        return z3.If(_COMPARE[e.cmp](a, b), to_z3(e.then, read_var, ctx, hook), to_z3(e.other, read_var, ctx, hook), ctx)
     raise TypeError(e)
