@@ -215,20 +215,25 @@ def int_val(n: int, ctx):
 
     if -_SMALL < n < _SMALL:
         return z3.IntVal(n, ctx)
-    # The cache lives on the context itself: a weak-keyed table would keep every context alive
-    # (its numerals refer to it), ~17 MiB per test with wide values in a batch (bench/RESULTS.md).
+    # The cache lives on the context itself and holds bare AST pointers, each with a reference
+    # released when the context is deleted: a weak-keyed table would keep every context alive (its
+    # numerals refer to it, ~17 MiB per test with wide values in a batch), and numeral objects
+    # in the context's own dict made a cycle that only a full collection freed (a fifth of the
+    # bundled suites' contexts lived on that way, and a new context then cost fresh memory).
     numerals = ctx.__dict__.setdefault("_ptxmc_numerals", {})
-    if n not in numerals:
+    ast = numerals.get(n)
+    if ast is None:
         if n & (n - 1) == 0:        # 2^k, the unit of a byte position: by squaring (Z3 parses decimals slowly)
             k, square, out = n.bit_length() - 1, z3.IntVal(2, ctx), z3.IntVal(1, ctx)
             while k:
                 if k & 1:
                     out = z3.simplify(out * square)
                 square, k = z3.simplify(square * square), k >> 1
-            numerals[n] = out
         else:
-            numerals[n] = z3.IntVal(_decimal(n), ctx)
-    return numerals[n]
+            out = z3.IntVal(_decimal(n), ctx)
+        ast = numerals[n] = out.as_ast()
+        z3.Z3_inc_ref(ctx.ref(), ast)
+    return z3.IntNumRef(ast, ctx)
 
 
 _SMALL = 1 << 64
