@@ -60,18 +60,20 @@ class Z3Engine:
         self._refuted: dict[Cond | None, list[frozenset]] = {}      # condition -> axiom sets refuting it
         self._terms: dict = {}              # condition -> its term
         self.solver = z3.Solver(ctx=self.ctx)
-        # No relevancy filtering: every atom of this encoding matters, and the enumeration's many
-        # small incremental queries run about twice as fast without it (bench/RESULTS.md).
-        self.solver.set("relevancy", 0)
-        # The older simplex arithmetic solver: mbarrier states are packed integers (div/mod by a
-        # constant radix); it halves the 4-stage TMA pipeline and speeds the suites by ~20%
-        # (bench/RESULTS.md).
-        self.solver.set("arith.solver", 2)
-        # Models as the solver found them: compacting one (Z3's default) cost more than the check
-        # itself in long enumerations (mp n = 12: 2.9 -> 2.1 s; bench/RESULTS.md).
-        self.solver.set("model.compact", False)
-        if self.rlimit:     # Z3's rlimit bounds each check() call
-            self.solver.set("rlimit", self.rlimit)
+        # (one call: setting a parameter costs about as much as a small check)
+        self.solver.set(
+            # No relevancy filtering: every atom of this encoding matters, and the enumeration's
+            # many small incremental queries run about twice as fast without it (bench/RESULTS.md).
+            "relevancy", 0,
+            # The older simplex arithmetic solver: mbarrier states are packed integers (div/mod by
+            # a constant radix); it halves the 4-stage TMA pipeline and speeds the suites by ~20%
+            # (bench/RESULTS.md).
+            "arith.solver", 2,
+            # Models as the solver found them: compacting one (Z3's default) cost more than the
+            # check itself in long enumerations (mp n = 12: 2.9 -> 2.1 s; bench/RESULTS.md).
+            "model.compact", False,
+            # Z3's rlimit bounds each check() call (0: none)
+            *(("rlimit", self.rlimit) if self.rlimit else ()))
         self._arrays: dict = {}             # assumption literals -> their C array (_array)
         self._fired: dict | None = None     # flag -> witness, for the flags that fire (flag_witness)
         self.solver.add(*self.enc.wellformed)
