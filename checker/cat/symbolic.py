@@ -7,6 +7,7 @@ the terms define the relation for every assignment of the dynamic base relations
 """
 from __future__ import annotations
 
+import ctypes
 from collections import defaultdict
 from typing import Callable, Iterable
 
@@ -34,6 +35,16 @@ def mk_not(t: z3.BoolRef) -> z3.BoolRef:
 def mk_implies(a: z3.BoolRef, b: z3.BoolRef) -> z3.BoolRef:
     ctx = a.ctx
     return z3.BoolRef(z3.Z3_mk_implies(ctx.ref(), a.as_ast(), b.as_ast()), ctx)
+
+
+def mk_exactly_one(terms) -> z3.BoolRef:
+    """The pseudo-Boolean constraint "exactly one of `terms` holds" (z3.PbEq([(t, 1), ...], 1),
+    whose argument checks cost ~0.1 ms a call)."""
+    terms = list(terms)
+    ctx = terms[0].ctx
+    args = (z3.Ast * len(terms))(*(t.as_ast() for t in terms))
+    ones = (ctypes.c_int * len(terms))(*([1] * len(terms)))
+    return z3.BoolRef(z3.Z3_mk_pbeq(ctx.ref(), len(terms), args, ones, 1), ctx)
 
 
 def _mk_lt(a: z3.ArithRef, b: z3.ArithRef) -> z3.BoolRef:

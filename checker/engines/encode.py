@@ -20,7 +20,7 @@ from ..cat.concrete import ConcreteAlgebra
 from ..cat.interp import Model, evaluate
 from ..cat.stage import stage, static_values
 from ..model.events import EventStructure
-from ..cat.symbolic import TRUE, SymbolicAlgebra, mk_and, mk_implies, mk_not
+from ..cat.symbolic import TRUE, SymbolicAlgebra, mk_and, mk_exactly_one, mk_implies, mk_not, mk_or
 from ..model.values import Bin, Const, Ite, int_val, reads_of, to_z3
 from .digits import Digits
 from .ranges import Ranges
@@ -99,7 +99,7 @@ def encode(es: EventStructure, model: Model, options: frozenset[str] = frozenset
             wf.append(read_val[r] == term(es.write_value[ws[0]]))
             continue
         vs = [z3.Bool(f"rf|{w}|{r}", ctx) for w in ws]
-        wf.append(z3.PbEq([(v, 1) for v in vs], 1))
+        wf.append(mk_exactly_one(vs))
         for w, v in zip(ws, vs):
             rf[(w, r)] = v
             wf.append(mk_implies(v, read_val[r] == term(es.write_value[w])))
@@ -130,7 +130,7 @@ def encode(es: EventStructure, model: Model, options: frozenset[str] = frozenset
             observables[loc] = term(es.write_value[ws[0]])
             continue
         fins = [z3.Bool(f"fin|{loc}|{w}", ctx) for w in ws]
-        wf.append(z3.PbEq([(f, 1) for f in fins], 1))
+        wf.append(mk_exactly_one(fins))
         value = term(es.write_value[ws[-1]])
         for w, f in zip(ws, fins):
             for w2 in ws:
@@ -153,7 +153,7 @@ def encode(es: EventStructure, model: Model, options: frozenset[str] = frozenset
     waits += [(reads_of(expr), term(expr) == v) for expr, v in es.guards]
     for reads, c in waits:
         free = [term(x) != 0 for _, x in es.freeing(reads)]
-        wf.append(z3.Or(c, *free) if free else c)
+        wf.append(mk_or([c, *free]) if free else c)
 
     # the model
     # The static part of the model (no rf/co/fsc in it) is evaluated once over concrete sets;
