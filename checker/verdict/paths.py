@@ -151,7 +151,9 @@ class FlowCheck:
                 try:
                     es = lower(c.test)
                 except NeverCompletes as e:
-                    self.blocked.append((c, e))
+                    # (without its traceback: its frames hold this object, a cycle that kept the
+                    # test's Z3 contexts alive until a full collection)
+                    self.blocked.append((c, e.with_traceback(None)))
                     continue
                 self.combos.append(c)
                 self._es.append(es)
