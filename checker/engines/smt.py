@@ -55,7 +55,7 @@ class Z3Engine:
         self.rlimit = lim.rlimit if rlimit is None else rlimit
         self.filter = filter
         self.enc: Encoding = encode(es, model, options, self.ctx)
-        self._budget: int | None = None     # the timeout (ms) last given to the solver
+        self._budget = 0                    # the timeout (ms) last given to the solver
         self._witnesses: list[tuple[frozenset, Execution]] = []    # with the axioms each satisfies
         self._refuted: dict[Cond | None, list[frozenset]] = {}      # condition -> axiom sets refuting it
         self._terms: dict = {}              # condition -> its term
@@ -73,7 +73,9 @@ class Z3Engine:
             # check itself in long enumerations (mp n = 12: 2.9 -> 2.1 s; bench/RESULTS.md).
             "model.compact", False,
             # Z3's rlimit bounds each check() call (0: none)
-            *(("rlimit", self.rlimit) if self.rlimit else ()))
+            *(("rlimit", self.rlimit) if self.rlimit else ()),
+            # the time left, renewed by _check_array as it shrinks
+            "timeout", self._renewed_budget())
         self._arrays: dict = {}             # assumption literals -> their C array (_array)
         self._fired: dict | None = None     # flag -> witness, for the flags that fire (flag_witness)
         self.solver.add(*self.enc.wellformed)
@@ -123,9 +125,8 @@ class Z3Engine:
         # renewed only when it has shrunk by TIMEOUT_SLACK_MS: a check may overrun the deadline by
         # at most that much.
         budget = max(1, int(left * 1000))
-        if self._budget is None or self._budget - budget > TIMEOUT_SLACK_MS:
-            self.solver.set("timeout", budget)
-            self._budget = budget
+        if self._budget - budget > TIMEOUT_SLACK_MS:
+            self.solver.set("timeout", self._renewed_budget())
         r = z3.Z3_solver_check_assumptions(self.ctx.ref(), self.solver.solver, n, arr)
         if r == z3.Z3_L_UNDEF:
             reason = self.solver.reason_unknown()
@@ -136,6 +137,11 @@ class Z3Engine:
                                     f"raise it with {limits.flag('rlimit')})")
             raise SolverUnknown(f"Z3 returned unknown ({reason})")
         return r == z3.Z3_L_TRUE
+
+    def _renewed_budget(self) -> int:
+        """The solver's timeout (ms) to the deadline, remembered as the one last given."""
+        self._budget = max(1, int((self.deadline - time.monotonic()) * 1000))
+        return self._budget
 
     def _timeout(self) -> SolverUnknown:
         return SolverUnknown(f"timeout: no answer within {self.timeout:g} s "
