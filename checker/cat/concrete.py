@@ -110,6 +110,8 @@ class ConcreteAlgebra:
         return frozenset((a, b) for a in self._universe for b in self._universe if (a, b) not in r)
 
     def compose(self, a: Rel, b: Rel) -> Rel:
+        if not a or not b:
+            return frozenset()
         succ = _successors(b)
         return frozenset((x, z) for x, y in a for z in succ.get(y, ()))
 

@@ -172,6 +172,8 @@ class SymbolicAlgebra:
 
     # relations
     def compose(self, a, b):
+        if not a or not b:      # (most compositions of a test: its events use few of the model's relations)
+            return {}
         by_first = defaultdict(list)
         for (m, y), t in b.items():
             by_first[m].append((y, t))
