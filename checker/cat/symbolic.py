@@ -308,7 +308,7 @@ class SymbolicAlgebra:
         if hit is not None and hit[0].eq(c):
             closure = self.plus(hit[1])
             return _disj([t for (a, b), t in closure.items() if a == b], self.ctx)
-        return z3.Not(c)
+        return mk_not(c)
 
 
 def _same(a, b) -> bool:
