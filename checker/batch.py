@@ -15,8 +15,7 @@ from .executors.shipped import ModelText, model_of, model_text
 from .errors import CheckerError, InternalError, LimitExceeded, LitmusError, SolverUnknown
 from .limits import Limits
 from .resources import model_name, resolve_model
-from .results.result import Result
-from .verdict.check import base_result, check_test
+from .results.result import Result, base_result
 
 
 class RunInterrupted(KeyboardInterrupt):
@@ -31,6 +30,10 @@ class RunInterrupted(KeyboardInterrupt):
 
 def run_one(job) -> Result:
     """Judge one test in a worker: (test, model spec, options, engine, limits) -> Result."""
+    # (imported here: the parent process never judges, and the judging code is most of a run's
+    # imports, which the forkserver's preload makes while the parent loads the tests)
+    from .verdict.check import check_test
+
     test, model_spec, options, engine, lim = job
     limits.set_current(lim)
     pool.inject_fault(test.name)

@@ -224,15 +224,18 @@ def inputs_of(paths, items) -> list[str]:
 
 def cmd_run(args) -> int:
     from . import pool
-    from .batch import INTERNAL, ResultStream, RunInterrupted, run_tests
-    from .front.litmus import load_paths
-    from .results import output
-    from .results.output import mark_partial
 
     lim = limits_of(args)
     limits.set_current(lim)
     jobs = jobs_of(args.jobs)
     executor = executor_of(args)
+    if jobs and executor.kind == "local":
+        pool.prestart()     # the workers' server imports the checker while this process loads the tests
+    from .batch import INTERNAL, ResultStream, RunInterrupted, run_tests
+    from .front.litmus import load_paths
+    from .results import output
+    from .results.output import mark_partial
+
     paths = [bundled(p) for p in args.paths] or [str(LITMUS_DIR)]
     check_paths(paths)
     check_options(resolve_model(args.model), args.option)

@@ -124,6 +124,14 @@ def inject_fault(key: str) -> None:
             raise RuntimeError(f"injected fault for {key}")
 
 
+def prestart() -> None:
+    """Start the forkserver now, so that it imports the checker while the caller loads its tests:
+    run_pool's first worker then forks from a ready server (`ptxmc run` over the bundled suites:
+    0.25 s less before the first test, bench/RESULTS.md)."""
+    if not os.environ.get("PTXMC_DEBUG"):
+        _context()
+
+
 def _context():
     if "forkserver" in mp.get_all_start_methods():
         ctx = mp.get_context("forkserver")
