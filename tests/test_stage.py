@@ -3,6 +3,7 @@ residual per execution gives every check the value the whole model gives, on ran
 (shadowing, `let rec`, options) over random graphs, and on the bundled tests with ptx.cat."""
 from __future__ import annotations
 
+from dataclasses import replace
 from itertools import islice
 
 import pytest
@@ -14,7 +15,7 @@ from checker.cat.interp import evaluate, parse_model
 from checker.cat.stage import stage, static_values
 from checker.resources import resolve_model
 from checker.engines.brute import BruteEngine
-from checker.errors import LimitExceeded, Unsupported
+from checker.errors import LimitExceeded, ModelError, Unsupported
 from checker.isa.registry import lower
 from checker.model import relations
 
@@ -97,6 +98,40 @@ def test_staging_keeps_every_check(g, text, opt):
     n, base = g
     whole, part = _both(parse_model(text), base, n, frozenset({"opt"}) if opt else frozenset())
     _same_checks(whole, part)
+
+
+@st.composite
+def _sparse_graph(draw):
+    """A graph whose base relations and sets are often empty (as most of a test's are)."""
+    n, base = draw(_graph())
+    for name, (kind, value) in list(base.items()):
+        if draw(st.booleans()):
+            base[name] = (kind, frozenset())
+    return n, base
+
+
+@SETTINGS
+@given(_sparse_graph(), _model_text(), st.booleans())
+def test_skipping_absorbed_operands_changes_no_value(g, text, opt):
+    # A checked model leaves an operand unevaluated when the other one makes the result empty
+    # (interp._Evaluator.absorbing): every let and every check keeps the full evaluation's value.
+    n, base = g
+    model = parse_model(text)
+    options = frozenset({"opt"}) if opt else frozenset()
+    alg = ConcreteAlgebra(range(n))
+    full = evaluate(model, base, alg, options)
+    skipping = evaluate(replace(model, checked=True), base, alg, options)
+    assert skipping.env == full.env
+    assert [v for _, v in skipping.checks] == [v for _, v in full.checks]
+
+
+def test_an_unchecked_model_reports_errors_in_absorbed_operands():
+    # Without a glossary nothing checked the names when the model was loaded: an empty operand
+    # must not hide the unknown name beside it.
+    model = parse_model("let a = [W] ; (po | nowhere)\n")
+    assert not model.checked
+    with pytest.raises(ModelError, match="unknown name 'nowhere'"):
+        evaluate(model, {"W": ("set", frozenset()), "po": ("rel", frozenset())}, ConcreteAlgebra(range(2)))
 
 
 def test_static_subexpressions_are_hoisted():

@@ -23,6 +23,7 @@ __all__ = ["Check", "Model", "Evaluation", "load_model", "parse_model", "evaluat
 SET, REL = "set", "rel"
 _ARTICLE = {SET: "a set", REL: "a relation"}
 _CHECKS_ON_RELATIONS = ("acyclic", "irreflexive")
+_ABSORBING = (";", "&", "*", "\\")    # operators whose result is empty with an empty operand (see absorbing)
 
 
 @dataclass(frozen=True)
@@ -36,6 +37,9 @@ class Model:
     options_used: frozenset[str]
     title: str | None = None
     sources: tuple[str, ...] = ()  # real paths of the file and its includes
+    # Names and kinds checked in every branch when loaded (a model with a glossary): evaluating
+    # it can raise no ModelError, so an operand that cannot change a value may be left unevaluated.
+    checked: bool = False
 
 
 @dataclass(frozen=True)
@@ -104,6 +108,7 @@ def _model(program: Program, path: str) -> Model:
         options_used=frozenset(_options(program.statements)),
         title=program.title,
         sources=program.sources,
+        checked=bool(glossary),     # (the check below raises otherwise)
     )
     if glossary:
         base = {name: (kind, None) for name, (kind, _) in glossary.items()}
@@ -148,7 +153,7 @@ def evaluate(
     for name, (kind, _) in base.items():
         if kind not in _ARTICLE:
             raise InternalError(f"base value '{name}' has kind {kind!r}, not 'set' or 'rel'")
-    return _Evaluator(algebra, frozenset(options)).run(model.statements, base)
+    return _Evaluator(algebra, frozenset(options), skip_absorbed=model.checked).run(model.statements, base)
 
 
 def evaluate_expr(expr: Expr, env: Mapping[str, tuple[str, Value]], algebra: Algebra,
@@ -173,10 +178,12 @@ class _KindsOnly:
 class _Evaluator:
     """One evaluation: walks the statements in order, binding names in an environment."""
 
-    def __init__(self, algebra: Algebra, options: frozenset[str], both_branches: bool = False):
+    def __init__(self, algebra: Algebra, options: frozenset[str], both_branches: bool = False,
+                 skip_absorbed: bool = False):
         self.alg = algebra
         self.options = options
         self.both_branches = both_branches
+        self.skip_absorbed = skip_absorbed
         self.labels: set[str] = set()
 
     def run(self, statements: tuple[Statement, ...], base: Mapping[str, tuple[str, Value]]) -> Evaluation:
@@ -257,12 +264,33 @@ class _Evaluator:
             case IfOption():
                 return self.if_option(e, env)
             case Binary():
+                if self.skip_absorbed and e.op in _ABSORBING:
+                    return self.absorbing(e, env)
                 (ka, a), (kb, b) = self.expr(e.left, env), self.expr(e.right, env)
                 return self.binary(e, ka, a, kb, b)
             case Unary():
                 k, v = self.expr(e.arg, env)
                 return self.unary(e, k, v)
         raise InternalError(f"not a cat expression: {e!r}")
+
+    def absorbing(self, e: Binary, env: Mapping) -> tuple[str | None, Any]:
+        """A composition, intersection or product, empty when either operand is (a difference:
+        when its left one is), with the other operand left unevaluated then: most of a test's
+        relations are empty (its events use few of the model's instructions; bench/RESULTS.md).
+        The operand that is a bare name goes first (a lookup). Only for checked models: a
+        skipped operand can hide no error."""
+        first, second = e.left, e.right
+        if e.op != "\\" and isinstance(second, Var) and not isinstance(first, Var):
+            first, second = second, first
+        k1, v1 = self.expr(first, env)
+        if v1 is not None and not v1:
+            if e.op in (";", "*"):
+                return REL, self.alg.empty_rel()
+            return k1, (self.alg.empty_rel() if k1 == REL else self.alg.empty_set())
+        k2, v2 = self.expr(second, env)
+        if first is e.left:
+            return self.binary(e, k1, v1, k2, v2)
+        return self.binary(e, k2, v2, k1, v1)
 
     def if_option(self, e: IfOption, env: Mapping) -> tuple[str | None, Any]:
         chosen = e.then if e.option in self.options else e.orelse
