@@ -130,8 +130,7 @@ class Z3Engine:
         # Setting a solver parameter costs about as much as a small check, so the budget is
         # renewed only when it has shrunk by TIMEOUT_SLACK_MS: a check may overrun the deadline by
         # at most that much.
-        budget = max(1, int(left * 1000))
-        if self._budget - budget > TIMEOUT_SLACK_MS:
+        if self._budget - left * 1000 > TIMEOUT_SLACK_MS:
             self.solver.set("timeout", self._renewed_budget())
         r = z3.Z3_solver_check_assumptions(self.ctx.ref(), self.solver.solver, n, arr)
         if r == z3.Z3_L_UNDEF:
