@@ -22,7 +22,8 @@ raises it, and the batch goes on.
                                                                                          checker.pool (hard)
     rlimit              20_000_000     Z3 resource limit per solver call (deterministic, checker.engines.smt
                                        unlike the timeout; 0 = none)
-    outcomes                  4096     distinct outcomes enumerated per test             checker.engines.smt
+    outcomes                  4096     distinct outcomes enumerated per test             checker.engines.smt,
+                                                                                         checker.engines.brute
     candidates              50_000     candidate executions of the brute-force engine    checker.engines.brute
     unroll                       2     times a loop body runs on one control path (a    checker.front.paths
                                        test's `unroll:` key takes precedence)
@@ -230,7 +231,12 @@ def current_deadline() -> float | None:
 def check_deadline() -> None:
     """SolverUnknown("timeout ...") if the current test's time is up (see `deadline`)."""
     if _deadline is not None and time.monotonic() > _deadline:
-        raise SolverUnknown(f"timeout: no answer within {current().timeout:g} s (raise it with {flag('timeout')})")
+        raise timeout_error(current().timeout)
+
+
+def timeout_error(seconds: float) -> SolverUnknown:
+    """What a test whose time (`seconds`) is up gets, from every engine alike."""
+    return SolverUnknown(f"timeout: no answer within {seconds:g} s (raise it with {flag('timeout')})")
 
 
 def check_events(count: int, counting: bool = False) -> None:

@@ -3,6 +3,7 @@ the same cat model on each with concrete sets. It exists to cross-check the Z3 e
 small enough for it; a test whose candidate count passes `limit` raises LimitExceeded."""
 from __future__ import annotations
 
+import time
 from functools import lru_cache
 from itertools import combinations, product
 from math import prod
@@ -69,19 +70,30 @@ def _order_count(o: Order) -> int:
     return n
 
 
+def candidate_count(es: EventStructure, rf_may: dict | None = None) -> int:
+    """The number of candidate executions brute force enumerates: a write for every read to
+    read from, times a partial order per class of every order (co, fsc)."""
+    rf_may = prune.rf_may(es) if rf_may is None else rf_may
+    return prod(len(ws) for ws in rf_may.values()) * prod(_order_count(o) for o in es.orders)
+
+
 class BruteEngine:
     name = "brute"
 
     def __init__(self, es: EventStructure, model: Model, options=frozenset(), limit: int | None = None,
-                 filter: Cond | None = None):
+                 filter: Cond | None = None, max_outcomes: int | None = None):
         self.es, self.model, self.options = es, model, options
         self.filter = filter
         self._passes = None if filter is None else predicate(filter, es.names)
         self.reads = es.reads
         limits.check_events(len(es.events))
-        limit = limits.current().candidates if limit is None else limit
+        lim = limits.current()
+        limit = lim.candidates if limit is None else limit
+        self.max_outcomes = lim.outcomes if max_outcomes is None else max_outcomes
+        # Within a Session, the test's deadline (its time includes lowering): checked per candidate.
+        self.deadline, self.timeout = limits.current_deadline(), lim.timeout
         self.rf_may = prune.rf_may(es)
-        n = prod(len(ws) for ws in self.rf_may.values()) * prod(_order_count(o) for o in es.orders)
+        n = candidate_count(es, self.rf_may)
         if n > limit:
             raise LimitExceeded(f"brute force: {n} candidate executions (limit {limit}; "
                                 f"raise it with {limits.flag('candidates')})")
@@ -96,15 +108,18 @@ class BruteEngine:
         staged = stage(model, set(base) | dynamic, dynamic)
         self.residual = staged.residual
         self.base = {**base, **static_values(staged, base, self.alg, options)}
-        self.has_flags = any(c.flag for c in model.checks)
         self.axiom_names = tuple(sorted({c.name for c in model.checks if not c.flag}))
         self.flag_names = tuple(sorted({c.name for c in model.checks if c.flag}))
         self._consistent: list | None = None
+        self._cycle: bool | None = None         # has_value_cycle, once asked
+        atoms = {atom for parts in es.compose.values() for atom, _ in parts}
+        self._memory_order = [loc for loc in sorted(es.final_writes) if loc not in atoms] + sorted(es.compose)
 
     def executions(self, with_axioms: bool = True) -> Iterator[tuple[Execution, dict]]:
-        """Each consistent candidate (every non-flag check holds, if with_axioms) with the names of
-        the flags that fire on it, once per choice of final writes. The consistent ones are
-        computed once and kept: the flags, the outcomes and explanations all walk them."""
+        """Each consistent candidate with the names of the flags that fire on it, once per choice
+        of final writes; without axioms, each well-formed candidate that has values (flags are
+        not asked). The consistent ones are computed once and kept: the flags, the outcomes and
+        explanations all walk them."""
         if not with_axioms:
             return self._candidates(frozenset())
         if self._consistent is None:
@@ -127,10 +142,13 @@ class BruteEngine:
         whose values do (LB with data dependencies) has no values to evaluate `cond` on, and some
         fixed point of its values may satisfy it (Z3 finds D3's out-of-thin-air 1s): it counts as
         satisfying."""
+        return self.sane_by_values(cond) or self.has_value_cycle()
+
+    def sane_by_values(self, cond: Cond) -> bool:
+        """Some candidate whose values can be computed (consistent or not) satisfies `cond`."""
         test = predicate(cond, self.es.names)
         return any(test(dict(ex.outcome))
-                   for consistent in (True, False) for ex, _ in self.executions(with_axioms=consistent)) \
-            or self.has_value_cycle()
+                   for consistent in (True, False) for ex, _ in self.executions(with_axioms=consistent))
 
     def flag_witness(self, name: str) -> Execution | None:
         return next((ex for ex, fired in self.executions() if name in fired), None)
@@ -144,6 +162,7 @@ class BruteEngine:
                        for n in names]
         awaits = es.awaits
         for rf_choice in product(*(self.rf_may[r] for r in self.reads)):
+            self._in_time()
             source = dict(zip(self.reads, rf_choice))
             try:
                 values = self._values(source)
@@ -162,6 +181,7 @@ class BruteEngine:
                     continue
             rf = frozenset((w, r) for r, w in source.items())
             for ords in product(*order_space):
+                self._in_time()
                 orders = dict(zip(names, ords))
                 base = dict(self.base)
                 base["rf"] = ("rel", rf)
@@ -169,14 +189,13 @@ class BruteEngine:
                     base[n] = ("set", es.value_set(n, values.__getitem__) if values is not None else frozenset())
                 for n, rel in orders.items():
                     base[n] = ("rel", rel)
-                if with_axioms or self.has_flags:
+                if with_axioms:
                     ev = evaluate(self.residual, base, self.alg, self.options)
-                    if with_axioms and not all(c for chk, c in ev.checks
-                                               if not chk.flag and (axioms is None or chk.name in axioms)):
+                    if not all(c for chk, c in ev.checks if not chk.flag and (axioms is None or chk.name in axioms)):
                         continue
                     fired = {chk.name for chk, c in ev.checks if chk.flag and c}
                 else:
-                    fired = set()       # no flags to raise, no axioms to check: no need to evaluate
+                    fired = set()       # no axioms to check: nothing to evaluate (flags are asked of consistent ones)
                 if values is None:
                     raise Unsupported("brute force: a consistent execution has values that depend "
                                       "on themselves (thin air)")
@@ -184,15 +203,23 @@ class BruteEngine:
                     if self._passes is None or self._passes(dict(outcome)):
                         yield Execution(rf, orders, dict(values), outcome), fired
 
+    def _in_time(self) -> None:
+        if self.deadline is not None and time.monotonic() > self.deadline:
+            raise limits.timeout_error(self.timeout)
+
     def has_value_cycle(self) -> bool:
         """Some choice of rf makes values depend on themselves (such a candidate has no values
         brute force can compute; the model's axioms must reject it, see _candidates)."""
-        for rf_choice in product(*(self.rf_may[r] for r in self.reads)):
-            try:
-                self._values(dict(zip(self.reads, rf_choice)))
-            except Unsupported:
-                return True
-        return False
+        if self._cycle is None:
+            self._cycle = False
+            for rf_choice in product(*(self.rf_may[r] for r in self.reads)):
+                self._in_time()
+                try:
+                    self._values(dict(zip(self.reads, rf_choice)))
+                except Unsupported:
+                    self._cycle = True
+                    break
+        return self._cycle
 
     def _values(self, source: dict[int, int]) -> dict[int, int]:
         es, values, busy = self.es, {}, set()
@@ -212,8 +239,10 @@ class BruteEngine:
         return values
 
     def _outcomes(self, values, co) -> Iterator[tuple]:
+        """The outcomes of a candidate, one per choice of coherence-last writes: final memory, then
+        registers, in the Z3 engine's order (a witness prints the same either way)."""
         es = self.es
-        regs = [(f"{t}:{r}", eval_expr(e, values.__getitem__)) for (t, r), e in es.registers.items()]
+        regs = [(f"{t}:{r}", eval_expr(e, values.__getitem__)) for (t, r), e in sorted(es.registers.items())]
         finals = []
         for loc, ws in es.final_writes.items():
             maximal = [w for w in ws if not any((w, w2) in co for w2 in ws)]
@@ -222,11 +251,16 @@ class BruteEngine:
             mem = dict(pick)
             for root, parts in es.compose.items():      # a location cut into atoms (A15)
                 mem[root] = sum(mem.pop(atom) << (8 * pos) for atom, pos in parts)
-            yield tuple(sorted(regs + list(mem.items())))
+            yield tuple((k, mem[k]) for k in self._memory_order) + tuple(regs)
 
     def outcomes(self, observe: Sequence[str]) -> tuple[frozenset, bool]:
+        """Every allowed projection onto `observe`; the bool is False if there are at least
+        `max_outcomes` (the outcomes limit), and then the first that many in order are listed,
+        as the Z3 engine lists them."""
         found = set()
         for ex, _ in self.executions():
             full = dict(ex.outcome)
             found.add(tuple((k, full.get(k, 0)) for k in observe))
+        if len(found) >= self.max_outcomes:
+            return frozenset(sorted(found)[:self.max_outcomes]), False
         return frozenset(found), True

@@ -149,8 +149,7 @@ class Z3Engine:
         return self._budget
 
     def _timeout(self) -> SolverUnknown:
-        return SolverUnknown(f"timeout: no answer within {self.timeout:g} s "
-                             f"(raise it with {limits.flag('timeout')})")
+        return limits.timeout_error(self.timeout)
 
     def _axioms(self, names: Sequence[str] | None = None):
         names = self.axiom_names if names is None else names
