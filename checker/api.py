@@ -14,7 +14,8 @@ Arguments shared by the functions:
 - `condition`: a herd condition (`P1:r0=1 /\ x=2`, `~`, `\/`, `!=`) or a parsed Cond.
 - `model`: a model name (`ptx`, the default, or `sc`), the path of a .cat file, or a parsed
   checker.cat.interp.Model. `options`: model options (`strict-cta`, ...; docs/model.md).
-- `engine`: `z3` (default) or `brute` (the brute-force enumerator that cross-checks it).
+- `engine`: `auto` (default: brute force for a test with at most 16 candidate executions, Z3
+  otherwise), `z3`, or `brute` (the brute-force enumerator that cross-checks Z3).
 - `limits`: a checker.limits.Limits (default: the limits in force, checker.limits.current()),
   e.g. `checker.limits.DEFAULT.override(["timeout=5"])`.
 
@@ -157,7 +158,7 @@ def _errors_of(path: str, name: str, errors: list) -> list:
     return [e for e in errors if e.where is not None and any(a <= e.where.line <= b for a, b in spans)]
 
 
-def session(test: TestSpec, *, model: ModelSpec = None, options: Iterable[str] = (), engine: str = "z3",
+def session(test: TestSpec, *, model: ModelSpec = None, options: Iterable[str] = (), engine: str = "auto",
             limits: _limits.Limits | None = None) -> Session:
     """The checker.verdict.session.Session of a test: one test under one model, lowered and
     encoded once, that answers every question about it (`check`, `explain` and `outcomes` each
@@ -170,7 +171,7 @@ def session(test: TestSpec, *, model: ModelSpec = None, options: Iterable[str] =
 
 
 def check(test: TestSpec, condition: str | Cond, *, model: ModelSpec = None, options: Iterable[str] = (),
-          engine: str = "z3", limits: _limits.Limits | None = None) -> Explanation:
+          engine: str = "auto", limits: _limits.Limits | None = None) -> Explanation:
     r"""Is an outcome allowed, and why? A checker.verdict.explain.Explanation:
 
     - `status`: `allowed` (`execution` is a witness), `forbidden` (`blame`: every minimal set of
@@ -206,7 +207,7 @@ def explain(test: TestSpec, condition: str | Cond, *, model: ModelSpec = ..., op
             dot: Literal[True]) -> tuple[str, str | None]: ...
 
 
-def explain(test, condition, *, model=None, options=(), engine="z3", limits=None, dot=False):
+def explain(test, condition, *, model=None, options=(), engine="auto", limits=None, dot=False):
     r"""What `ptxmc check` prints: the verdict, the axioms, the synchronization needed, and the
     execution. With `dot=True`, also the execution as a Graphviz DOT graph (None when there is
     none): `(text, dot)`.
@@ -223,7 +224,7 @@ def explain(test, condition, *, model=None, options=(), engine="z3", limits=None
     return (text, graph) if dot else text
 
 
-def outcomes(test: TestSpec, *, model: ModelSpec = None, options: Iterable[str] = (), engine: str = "z3",
+def outcomes(test: TestSpec, *, model: ModelSpec = None, options: Iterable[str] = (), engine: str = "auto",
              limits: _limits.Limits | None = None) -> Result:
     """Every allowed outcome of a test, its expectations ignored: the checker.results.result.Result
     `ptxmc outcomes` prints and `--format json` serializes. `outcomes` holds each outcome as a
@@ -250,7 +251,7 @@ def outcomes(test: TestSpec, *, model: ModelSpec = None, options: Iterable[str] 
 
 
 def run(paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | None = None, *, jobs: int = 1,
-        model: str | os.PathLike[str] | None = None, options: Iterable[str] = (), engine: str = "z3",
+        model: str | os.PathLike[str] | None = None, options: Iterable[str] = (), engine: str = "auto",
         limits: _limits.Limits | None = None, on_result: Callable[[Result], None] | None = None) -> list[Result]:
     """Judge the expectations of every test of some files and folders (default: the bundled
     suites), as `ptxmc run` does: one checker.results.result.Result per test, in input order,

@@ -18,7 +18,7 @@ JOBS_PER_CPU = 2
 
 def add_limit_options(p, engine: bool = True) -> None:
     """--timeout, --rlimit, --limit NAME=VALUE (and --engine)."""
-    from .engines.registry import ENGINES
+    from .engines.registry import AUTO_BRUTE_MAX, DEFAULT as DEFAULT_ENGINE, ENGINES
 
     p.add_argument("--timeout", type=float, default=None,
                    help=f"per-test wall-clock limit in seconds, lowering included (default "
@@ -32,7 +32,9 @@ def add_limit_options(p, engine: bool = True) -> None:
                    help=f"run each loop body at most N times on a control path (default {limits.DEFAULT.unroll}; "
                         "a test's unroll: key takes precedence); executions the bound cuts off are reported")
     if engine:
-        p.add_argument("--engine", choices=tuple(ENGINES), default="z3")
+        p.add_argument("--engine", choices=tuple(ENGINES), default=DEFAULT_ENGINE,
+                       help="auto (default): brute force for a test with at most "
+                            f"{AUTO_BRUTE_MAX} candidate executions, Z3 otherwise; z3; brute")
 
 
 def add_output_options(p) -> None:

@@ -169,3 +169,137 @@ def test_kept_answers_agree_with_brute_force_under_every_set_of_axioms(test, con
                 assert holds(c, dict(ex.outcome), es.names)
                 ev = concrete_evaluation(es, ptx_model, ex)
                 assert all(bool(v) for check, v in ev.checks if not check.flag and check.name in subset), sorted(subset)
+
+
+@pytest.mark.parametrize("test", TESTS, ids=[t.name for t in TESTS])
+def test_auto_judges_exactly_like_z3(test, ptx_model):
+    """The default engine (brute force on small structures, Z3 for what brute force cannot answer
+    there, Z3 on the rest) gives Z3's whole Result: outcomes, verdicts, sanity, blame, undefined
+    behaviour and its offending events, messages."""
+    auto = check_test(test, ptx_model, "ptx", frozenset(), "auto", 120)
+    z3 = check_test(test, ptx_model, "ptx", frozenset(), "z3", 120)
+    assert auto.engine == "auto"
+    assert replace(auto, engine="z3") == z3
+
+
+def _small(name: str):
+    (t,) = [t for t in TESTS if t.name == name]
+    return lower(t)
+
+
+def test_auto_uses_brute_force_up_to_its_candidate_bound(ptx_model):
+    from checker.engines import registry
+    from checker.engines.auto import AutoEngine
+    from checker.engines.brute import candidate_count
+
+    lim = limits.current()
+    es = _small("MP+rel.gpu+acq.gpu+sameCTA")
+    n = candidate_count(es)
+    assert 1 < n <= registry.AUTO_BRUTE_MAX
+    assert isinstance(registry.make("auto", es, ptx_model, (), lim), AutoEngine)
+    # a lower candidates limit is kept: brute force never runs past it
+    assert isinstance(registry.make("auto", es, ptx_model, (), replace(lim, candidates=n - 1)), Z3Engine)
+    big = next(lower(t) for t in TESTS if not (t.branches or t.expect_hang is not None)
+               and candidate_count(lower(t)) > registry.AUTO_BRUTE_MAX)
+    assert isinstance(registry.make("auto", big, ptx_model, (), lim), Z3Engine)
+
+
+LB_PLUS_ONE = """
+name: LB+data+add
+source: test
+threads:
+  P0:
+    at: gpu0.cta0
+    code: ["ld.relaxed.gpu.global r0, [x]", "st.relaxed.gpu.global [y], r0"]
+  P1:
+    at: gpu0.cta1
+    code: ["ld.relaxed.gpu.global r0, [y]", "add.s32 r1, r0, 1", "st.relaxed.gpu.global [x], r1"]
+"""
+
+
+def test_auto_asks_z3_where_values_depend_on_themselves(ptx_model):
+    """LB with data dependencies, one of them adding 1: when each read reads the other thread's
+    store, x = y + 1 and y = x, which no values satisfy. Brute force has no values for that
+    candidate and answers every other question; the sanity run of an outcome only such a
+    candidate could give goes to Z3, which finds no fixed point (brute force alone would have to
+    say "maybe")."""
+    from checker.ast import And, Eq, RegRef
+    from checker.engines import registry
+    from checker.front.litmus import load_text
+
+    (t,) = load_text(LB_PLUS_ONE, "lb.yaml")
+    es = lower(t)
+    auto = registry.make("auto", es, ptx_model, (), limits.current())
+    z3 = Z3Engine(es, ptx_model)
+    observe = _all_observables(es)
+    assert auto.outcomes(observe) == z3.outcomes(observe)
+    assert auto._exact is None
+    possible = And((Eq(RegRef("P0", "r0"), 1), Eq(RegRef("P1", "r0"), 0)))
+    thin_air = And((Eq(RegRef("P0", "r0"), 5), Eq(RegRef("P1", "r0"), 4)))
+    assert auto.sane(possible) and auto._exact is None        # brute force has values for it
+    assert auto.sane(thin_air) is False is z3.sane(thin_air)
+    assert auto.satisfiable(thin_air, axioms=()) is None is z3.satisfiable(thin_air, axioms=())
+    assert auto._exact is not None and auto.brute.sane(thin_air)
+    # Without the +1 (LB+datas), the cycle holds at every value: only Z3 shows 42 is well-formed.
+    es = _small("LB+datas+relaxed")
+    auto = registry.make("auto", es, ptx_model, (), limits.current())
+    both_42 = And((Eq(RegRef("P0", "r0"), 42), Eq(RegRef("P1", "r0"), 42)))
+    assert auto.brute.satisfiable(both_42, axioms=()) is None
+    ex = auto.satisfiable(both_42, axioms=())
+    assert ex is not None and dict(ex.outcome)["P0:r0"] == 42
+    assert auto.satisfiable(both_42) is None        # the axioms (No Thin Air) rule it out
+
+
+def test_auto_gives_z3_the_questions_once_a_consistent_candidate_has_no_values(tmp_path):
+    """Under a model without axioms the thin-air candidate of LB with data dependencies is
+    consistent, and brute force has no values for it: Z3 answers, with its own outcome cap."""
+    from checker.cat.interp import load_model
+    from checker.engines import registry
+
+    (tmp_path / "none.cat").write_text('"no axioms"\nlet x = po\n')
+    model = load_model(tmp_path / "none.cat")
+    es = _small("LB+datas+relaxed")
+    lim = replace(limits.current(), outcomes=6)
+    observe = _all_observables(es)
+    with pytest.raises(Unsupported):
+        BruteEngine(es, model).outcomes(observe)
+    auto = registry.make("auto", es, model, (), lim)
+    got = auto.outcomes(observe)
+    assert auto._no_values and got == Z3Engine(es, model, max_outcomes=6).outcomes(observe)
+    assert got[1] is False and len(got[0]) == 6
+
+
+def test_brute_force_keeps_the_outcome_cap_as_z3_does(ptx_model):
+    es = _small("SB+fence.sc.gpu+sameCTA")
+    observe = _all_observables(es)
+    every, complete = BruteEngine(es, ptx_model).outcomes(observe)
+    n = len(every)
+    assert complete and n > 2
+    for cap in (n - 1, n, n + 1):
+        got, done = BruteEngine(es, ptx_model, max_outcomes=cap).outcomes(observe)
+        z_got, z_done = Z3Engine(es, ptx_model, max_outcomes=cap).outcomes(observe)
+        assert (len(got), done) == (min(cap, n), cap > n) == (len(z_got), z_done)
+        assert got <= every
+
+
+def test_brute_force_keeps_the_tests_deadline_as_z3_does(ptx_model):
+    """Built within a test's time (a Session's deadline), brute force stops at it with Z3's
+    message; the Z3 engine `auto` builds on demand answers to the same deadline."""
+    import time
+
+    from checker.engines import registry
+    from checker.errors import SolverUnknown
+
+    es = _small("SB+fence.sc.gpu+sameCTA")
+    past = time.monotonic() - 1
+    with limits.deadline(past):
+        brute, z3 = BruteEngine(es, ptx_model), Z3Engine(es, ptx_model)
+        auto = registry.make("auto", es, ptx_model, (), limits.current())
+    observe = _all_observables(es)
+    messages = []
+    for engine in (brute, z3, auto):
+        with pytest.raises(SolverUnknown) as e:
+            engine.outcomes(observe)
+        messages.append(str(e.value))
+    assert messages[0].startswith("timeout: ") and len(set(messages)) == 1
+    assert auto.exact().deadline == past

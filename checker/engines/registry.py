@@ -1,4 +1,8 @@
-"""The engines `--engine` chooses from: name -> how to build one over an event structure."""
+"""The engines `--engine` chooses from: name -> how to build one over an event structure.
+
+`auto` (the default) picks per event structure: brute force where it has few candidate
+executions (with Z3 for what brute force cannot answer exactly, checker.engines.auto), Z3
+otherwise."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Callable
@@ -19,13 +23,38 @@ def _z3(es: EventStructure, model: Model, options, lim: Limits, filt: Cond | Non
 
 def _brute(es: EventStructure, model: Model, options, lim: Limits, filt: Cond | None) -> Engine:
     from .brute import BruteEngine
-    return BruteEngine(es, model, options, limit=lim.candidates, filter=filt)
+    return BruteEngine(es, model, options, limit=lim.candidates, filter=filt, max_outcomes=lim.outcomes)
+
+
+# The most candidate executions `auto` leaves to brute force. Over the bundled suites brute force
+# took 0.43x Z3's time at the median up to here (at worst 1.3x, on tests of a few ms), and the
+# suites' total was least at 16 (8: +2 %, 32: +2 %, 64: +6 %, 256: +34 %; bench/RESULTS.md).
+AUTO_BRUTE_MAX = 16
+
+
+def _auto(es: EventStructure, model: Model, options, lim: Limits, filt: Cond | None) -> Engine:
+    from .. import limits
+    from .auto import AutoEngine
+    from .brute import candidate_count
+
+    limits.check_events(len(es.events))     # (before counting, as the engines check it)
+    if candidate_count(es) <= min(AUTO_BRUTE_MAX, lim.candidates):
+        deadline = limits.current_deadline()
+
+        def exact() -> Engine:      # (built on demand, against the test's deadline all the same)
+            with limits.deadline(deadline):
+                return _z3(es, model, options, lim, filt)
+
+        return AutoEngine(_brute(es, model, options, lim, filt), exact)
+    return _z3(es, model, options, lim, filt)
 
 
 ENGINES: dict[str, Callable[[EventStructure, Model, frozenset, Limits, Cond | None], Engine]] = {
+    "auto": _auto,
     "z3": _z3,
     "brute": _brute,
 }
+DEFAULT = "auto"
 
 
 def make(name: str, es: EventStructure, model: Model, options, lim: Limits, filt: Cond | None = None) -> Engine:
