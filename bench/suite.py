@@ -1,7 +1,7 @@
 """Time the bundled suites: per-test time with every outcome enumerated, the median and 90th
 percentile, the slowest tests, and peak memory; per engine, in one process or over a pool.
 
-    python bench/suite.py [PATHS...] [--engine z3|brute|both] [--jobs N] [--repeat N]
+    python bench/suite.py [PATHS...] [--engine z3|brute|auto|both] [--jobs N] [--repeat N]
                           [--cli] [--json FILE]
 
 Each test is checked with its expectations removed, so every outcome is enumerated (the worst
@@ -106,7 +106,8 @@ def bench_cli(paths: list[str], jobs: int) -> dict:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("paths", nargs="*")
-    ap.add_argument("--engine", choices=("z3", "brute", "both"), default="z3")
+    ap.add_argument("--engine", choices=("z3", "brute", "auto", "both"), default="z3",
+                    help="both: z3 and brute; auto: ptxmc's default engine")
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--repeat", type=int, default=1, help="best of N runs per test")
     ap.add_argument("--cli", action="store_true", help="also time `python -m checker run` end to end")

@@ -28,7 +28,8 @@ def _brute(es: EventStructure, model: Model, options, lim: Limits, filt: Cond | 
 
 # The most candidate executions `auto` leaves to brute force. Over the bundled suites brute force
 # took 0.43x Z3's time at the median up to here (at worst 1.3x, on tests of a few ms), and the
-# suites' total was least at 16 (8: +2 %, 32: +2 %, 64: +6 %, 256: +34 %; bench/RESULTS.md).
+# time of the tests with at most 512 candidates was least at 16 to 24 (8: +5 %, 32: +2 %,
+# 64: +7 %, 256: +56 %; bench/RESULTS.md).
 AUTO_BRUTE_MAX = 16
 
 
