@@ -359,6 +359,46 @@ def _hang_on_two(job):
     return job
 
 
+def _exit_on_one_hang_on_three(job):
+    if job == 1:
+        os._exit(3)
+    if job == 3:
+        time.sleep(120)
+    return job
+
+
+def test_a_job_sent_ahead_to_a_worker_that_dies_runs_in_another(monkeypatch):
+    """One worker, a job sent ahead while it runs the one before: when that one crashes the
+    worker (1) or is stopped at the hard timeout (3), the job sent ahead (2, 4) was never taken up
+    and runs in the next worker."""
+    sent = []
+    give_ahead = pool._Worker.give_ahead
+
+    def spy(self, index, job):
+        sent.append(index)
+        return give_ahead(self, index, job)
+
+    monkeypatch.setattr(pool._Worker, "give_ahead", spy)
+    out = {}
+    pool.run_pool(_exit_on_one_hang_on_three, list(range(7)), 1, 2.0, lambda i, o: out.setdefault(i, o))
+    assert out == {0: pool.Value(0), 1: pool.Crashed(3), 2: pool.Value(2), 3: pool.TimedOut(2.0),
+                   4: pool.Value(4), 5: pool.Value(5), 6: pool.Value(6)}
+    assert {2, 4} <= set(sent)
+
+
+def _sleep_a_while(job):
+    time.sleep(1.2)
+    return job
+
+
+def test_a_job_sent_ahead_has_its_whole_time_from_when_it_starts():
+    """Each job takes 1.2 s of a 2 s hard bound: the one sent ahead is not charged for the time it
+    waited behind the one before."""
+    out = {}
+    pool.run_pool(_sleep_a_while, list(range(3)), 1, 2.0, lambda i, o: out.setdefault(i, o))
+    assert out == {i: pool.Value(i) for i in range(3)}
+
+
 FAULTS = "kill:MP+rel+acq,exit:SB+relaxed,raise:SB+weak"
 
 
