@@ -144,16 +144,21 @@ def evaluate(
     options: frozenset[str] = frozenset(),
 ) -> Evaluation:
     """Evaluate every `let` once and every check, over `base` (name -> (kind, value))."""
+    check_base(model, {name: kind for name, (kind, _) in base.items()})
+    return _Evaluator(algebra, frozenset(options), skip_absorbed=model.checked).run(model.statements, base)
+
+
+def check_base(model: Model, kinds: Mapping[str, str]) -> None:
+    """The base an engine provides (name -> kind) against the model's glossary."""
     for name, (kind, _) in model.glossary.items():
-        if name not in base:
+        if name not in kinds:
             # the model's fault, not ours (a user's model, or a bundled one test_glossary keeps in step)
             raise ModelError(f"the engine provides no '{name}', which the glossary of {model.path} declares")
-        if base[name][0] != kind:
-            raise ModelError(f"the engine provides '{name}' as a {base[name][0]}; the glossary of {model.path} says {kind}")
-    for name, (kind, _) in base.items():
+        if kinds[name] != kind:
+            raise ModelError(f"the engine provides '{name}' as a {kinds[name]}; the glossary of {model.path} says {kind}")
+    for name, kind in kinds.items():
         if kind not in _ARTICLE:
             raise InternalError(f"base value '{name}' has kind {kind!r}, not 'set' or 'rel'")
-    return _Evaluator(algebra, frozenset(options), skip_absorbed=model.checked).run(model.statements, base)
 
 
 def evaluate_expr(expr: Expr, env: Mapping[str, tuple[str, Value]], algebra: Algebra,

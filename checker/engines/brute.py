@@ -13,6 +13,7 @@ from .. import limits
 from ..ast import Cond
 from ..model import prune, relations
 from ..model.observables import predicate
+from ..cat.compiled import compile_checks
 from ..cat.concrete import ConcreteAlgebra
 from ..cat.interp import Model, evaluate
 from ..cat.stage import stage, static_values
@@ -108,6 +109,10 @@ class BruteEngine:
         staged = stage(model, set(base) | dynamic, dynamic)
         self.residual = staged.residual
         self.base = {**base, **static_values(staged, base, self.alg, options)}
+        # ... compiled once for these names and kinds (None: the interpreter evaluates it)
+        kinds = {name: kind for name, (kind, _) in self.base.items()}
+        kinds.update({"rf": "rel", **dict.fromkeys(relations.VALUE_SETS, "set"), **{o.name: "rel" for o in es.orders}})
+        self._checks = compile_checks(self.residual, kinds, self.alg, options)
         self.axiom_names = tuple(sorted({c.name for c in model.checks if not c.flag}))
         self.flag_names = tuple(sorted({c.name for c in model.checks if c.flag}))
         self._consistent: list | None = None
@@ -190,10 +195,11 @@ class BruteEngine:
                 for n, rel in orders.items():
                     base[n] = ("rel", rel)
                 if with_axioms:
-                    ev = evaluate(self.residual, base, self.alg, self.options)
-                    if not all(c for chk, c in ev.checks if not chk.flag and (axioms is None or chk.name in axioms)):
+                    checks = self._checks(base) if self._checks else evaluate(self.residual, base, self.alg,
+                                                                              self.options).checks
+                    if not all(c for chk, c in checks if not chk.flag and (axioms is None or chk.name in axioms)):
                         continue
-                    fired = {chk.name for chk, c in ev.checks if chk.flag and c}
+                    fired = {chk.name for chk, c in checks if chk.flag and c}
                 else:
                     fired = set()       # no axioms to check: nothing to evaluate (flags are asked of consistent ones)
                 if values is None:

@@ -1,0 +1,214 @@
+"""A checked cat model compiled to one Python function: the checks' values over a base, computed
+as the interpreter (checker.cat.interp) computes them, without walking the syntax tree.
+
+Brute force evaluates the residual model on every candidate execution, and walking the tree was
+most of that time (the dispatch on node types, the kinds carried with every value, an operand's
+emptiness tested on every node; bench/RESULTS.md). Kinds are known when the model is compiled
+(the glossary's, the base's, and those the interpreter infers for `let rec`), and so are the
+options' branches and the checks' labels: what is left is the algebra's operations, in the
+interpreter's order, on local variables. Operators with an absorbing operand evaluate the other
+only when the first is not empty, with the name first, as the interpreter does for a checked
+model; only checked models are compiled, since an operand left unevaluated can then hide no
+error. The generated text is built from the model's structure alone: names become variables
+`v0, v1, ...` and every string of the model reaches it as a constant of its namespace.
+"""
+from __future__ import annotations
+
+from functools import partial
+from typing import Callable, Mapping
+
+from .ast import Binary, Check, Expr, IfOption, Let, Unary, Universe, Var, Zero
+from .interp import REL, SET, Model, _ABSORBING, _Evaluator, _KindsOnly, check_base
+
+Compiled = Callable[[Mapping[str, tuple[str, object]]], tuple]
+
+_UNARY = {"^-1": "inverse", "+": "plus", "*": "star", "?": "opt"}
+_BOOLEAN = {"|": "union", "&": "inter", "\\": "diff"}
+_TESTS = {"acyclic": "acyclic", "irreflexive": "irreflexive", "empty": "is_empty"}
+
+
+def compile_checks(model: Model, base_kinds: Mapping[str, str], algebra, options=frozenset()) -> Compiled | None:
+    """`fn(base)` -> ((check, constraint), ...) for every check in order, equal to
+    `evaluate(model, base, algebra, options).checks` for every `base` with these names and kinds;
+    None where the model is not checked (the interpreter must report its errors) or the algebra
+    names its values (`bind`: the symbolic one)."""
+    if not model.checked or hasattr(algebra, "bind"):
+        return None
+    check_base(model, base_kinds)
+    # (compiling costs ~5 ms: the residual of most tests is the same model over the same names)
+    key = (id(model), frozenset(base_kinds.items()), frozenset(options))
+    hit = _cache.get(key)
+    if hit is None or hit[0] is not model:
+        if len(_cache) > 64:
+            _cache.clear()
+        try:
+            run = _Compiler(model, base_kinds, frozenset(options)).function()
+        except (RecursionError, SyntaxError, MemoryError):
+            run = None      # nesting past what Python compiles (100 indented blocks): interpreted
+        hit = _cache[key] = (model, run)
+    return None if hit[1] is None else partial(hit[1], algebra)
+
+
+_cache: dict[tuple, tuple[Model, Callable | None]] = {}
+
+
+class _Compiler:
+    def __init__(self, model: Model, base_kinds: Mapping[str, str], options: frozenset):
+        self.model, self.options = model, options
+        self.consts: dict[str, object] = {}
+        self.lines: list[str] = []
+        self.indent = 1
+        self.fresh = 0
+        self.labels: set[str] = set()
+        # name -> (kind, variable); base names are read from the base when first used
+        self.scope: dict[str, tuple[str, str]] = {}
+        self.base_kinds = dict(base_kinds)
+        self.prologue: list[str] = []
+
+    def function(self) -> Compiled:
+        if "id" not in self.base_kinds:        # (the interpreter's env: id, then the base over it)
+            self.scope["id"] = (REL, self.const(None, "alg.identity()"))
+        out = []
+        for st in self.model.statements:
+            if isinstance(st, Let):
+                self.let(st)
+            else:
+                out.append(self.check(st))
+        self.emit(f"return ({''.join(f'{o}, ' for o in out)})")
+        text = "def run(alg, base):\n" + "".join(f"    {p}\n" for p in self.prologue) + "\n".join(self.lines) + "\n"
+        namespace = dict(self.consts)
+        exec(compile(text, f"<cat {self.model.path}>", "exec"), namespace)     # noqa: S102 - our own text
+        return namespace["run"]
+
+    # -- text
+    def emit(self, line: str) -> None:
+        self.lines.append("    " * self.indent + line)
+
+    def var(self) -> str:
+        self.fresh += 1
+        return f"v{self.fresh}"
+
+    def const(self, value, expr: str | None = None) -> str:
+        """A constant of the namespace (`expr`: computed once, in the prologue)."""
+        name = f"k{len(self.consts)}"
+        self.consts[name] = value
+        if expr is not None:
+            self.prologue.append(f"{name} = {expr}")
+        return name
+
+    def label(self, base: str) -> str:
+        # (as _Evaluator.label: the same labels in the same order)
+        name, n = base, 1
+        while name in self.labels:
+            n += 1
+            name = f"{base}#{n}"
+        self.labels.add(name)
+        return name
+
+    # -- statements
+    def let(self, st: Let) -> None:
+        if not st.rec:
+            bound = {b.name: self.expr(b.expr) for b in st.bindings}
+            self.scope.update(bound)
+            return
+        names = [b.name for b in st.bindings]
+        env = {n: (k, None) for n, (k, _) in self.scope.items()}
+        env.update({n: (k, None) for n, k in self.base_kinds.items() if n not in self.scope})
+        kinds = _Evaluator(_KindsOnly(), self.options).rec_kinds(st, env)
+        label = self.const(self.label(",".join(names)))
+        step, cur = self.var(), self.var()
+        inner = [self.var() for _ in names]
+        self.emit(f"def {step}({cur}):")
+        self.indent += 1
+        self.emit(f"{''.join(f'{v}, ' for v in inner)}= {cur}")
+        outer = dict(self.scope)
+        self.scope.update({n: (k, v) for n, k, v in zip(names, kinds, inner)})
+        results = [self.expr(b.expr)[1] for b in st.bindings]
+        self.emit(f"return ({''.join(f'{r}, ' for r in results)})")
+        self.indent -= 1
+        self.scope = outer
+        start = "".join(f"alg.{'empty_set' if k == SET else 'empty_rel'}(), " for k in kinds)
+        done = [self.var() for _ in names]
+        self.emit(f"{''.join(f'{v}, ' for v in done)}= alg.fix({step}, ({start}), {label})")
+        self.scope.update({n: (k, v) for n, k, v in zip(names, kinds, done)})
+
+    def check(self, c: Check) -> str:
+        kind, value = self.expr(c.expr)
+        label = self.const(self.label(c.name if c.name.startswith("check@") else f"{c.name}@{c.where.line}"))
+        out = self.var()
+        test = f"alg.{_TESTS[c.kind]}({value}, {label})"
+        self.emit(f"{out} = ({self.const(c)}, {f'alg.negate({test})' if c.negated else test})")
+        return out
+
+    # -- expressions: (kind, the variable holding the value)
+    def expr(self, e: Expr) -> tuple[str, str]:
+        if isinstance(e, Var):
+            return self.lookup(e.name)
+        if isinstance(e, Zero):
+            return REL, self.const(None, "alg.empty_rel()")
+        if isinstance(e, Universe):
+            return SET, self.const(None, "alg.universe()")
+        if isinstance(e, IfOption):
+            return self.expr(e.then if e.option in self.options else e.orelse)
+        if isinstance(e, Binary):
+            if e.op in _ABSORBING:
+                return self.absorbing(e)
+            (ka, a), (kb, b) = self.expr(e.left), self.expr(e.right)
+            return self.binary(e.op, ka, a, kb, b)
+        if isinstance(e, Unary):
+            return self.unary(e)
+        raise TypeError(e)
+
+    def lookup(self, name: str) -> tuple[str, str]:
+        hit = self.scope.get(name)
+        if hit is None:
+            kind = self.base_kinds[name]        # (a checked model names nothing else)
+            v = self.var()
+            self.prologue.append(f"{v} = base[{self.const(name)}][1]")
+            hit = self.scope[name] = (kind, v)
+        return hit
+
+    def absorbing(self, e: Binary) -> tuple[str, str]:
+        # (as _Evaluator.absorbing: a bare name first, except for a difference)
+        first, second = e.left, e.right
+        if e.op != "\\" and isinstance(second, Var) and not isinstance(first, Var):
+            first, second = second, first
+        k1, v1 = self.expr(first)
+        out = self.var()
+        empty = "alg.empty_rel()" if e.op in (";", "*") or k1 == REL else "alg.empty_set()"
+        self.emit(f"if {v1} is not None and not {v1}:")
+        self.emit(f"    {out} = {empty}")
+        self.emit("else:")
+        self.indent += 1
+        k2, v2 = self.expr(second)
+        if first is e.left:
+            kind, value = self.binary(e.op, k1, v1, k2, v2)
+        else:
+            kind, value = self.binary(e.op, k2, v2, k1, v1)
+        self.emit(f"{out} = {value}")
+        self.indent -= 1
+        return kind, out
+
+    def binary(self, op: str, ka: str, a: str, kb: str, b: str) -> tuple[str, str]:
+        out = self.var()
+        if op in _BOOLEAN:
+            self.emit(f"{out} = alg.{_BOOLEAN[op]}({a}, {b})")
+            return ka or kb, out
+        self.emit(f"{out} = alg.{'compose' if op == ';' else 'product'}({a}, {b})")
+        return REL, out
+
+    def unary(self, e: Unary) -> tuple[str, str]:
+        k, v = self.expr(e.arg)
+        out = self.var()
+        op = e.op
+        if op == "~":
+            self.emit(f"{out} = alg.{'set_complement' if k == SET else 'rel_complement'}({v})")
+            return k, out
+        if op == "[]":
+            self.emit(f"{out} = alg.ident({v})")
+            return REL, out
+        if op in ("domain", "range"):
+            self.emit(f"{out} = alg.{op}({v})")
+            return SET, out
+        self.emit(f"{out} = alg.{_UNARY[op]}({v})")
+        return REL, out
