@@ -26,11 +26,12 @@ def _brute(es: EventStructure, model: Model, options, lim: Limits, filt: Cond | 
     return BruteEngine(es, model, options, limit=lim.candidates, filter=filt, max_outcomes=lim.outcomes)
 
 
-# The most candidate executions `auto` leaves to brute force. Over the bundled suites brute force
-# took 0.43x Z3's time at the median up to here (at worst 1.3x, on tests of a few ms), and the
-# time of the tests with at most 512 candidates was least at 16 to 24 (8: +5 %, 32: +2 %,
-# 64: +7 %, 256: +56 %; bench/RESULTS.md).
-AUTO_BRUTE_MAX = 16
+# The most candidate executions `auto` leaves to brute force. Over the bundled suites' tests with
+# at most 512 candidates (best of two runs each), brute force with the compiled model
+# (checker/cat/compiled.py) took at most 0.46x Z3's CPU time up to 16 candidates, 0.52x up to
+# 32, 0.7x up to 128, and up to 3-4x past it; their total was least at 64-128 (16: +32 %,
+# 256: +1 %, 512: +16 %; bench/RESULTS.md).
+AUTO_BRUTE_MAX = 128
 
 
 def _auto(es: EventStructure, model: Model, options, lim: Limits, filt: Cond | None) -> Engine:
