@@ -1,5 +1,5 @@
-"""A checked model compiled to Python (checker/cat/compiled.py) gives every check the value the
-interpreter gives: on random models (shadowing, `let rec`, options, absorbing operands) over
+"""A checked model compiled to Python (checker/cat/compiled.py) gives every check and every
+let-bound name the value the interpreter gives: on random models (shadowing, `let rec`, options, absorbing operands) over
 random sparse graphs, and on every candidate brute force enumerates for the bundled tests."""
 from __future__ import annotations
 
@@ -28,8 +28,10 @@ def test_compiled_checks_are_the_interpreters(g, text, opt):
     options = frozenset({"opt"}) if opt else frozenset()
     alg = ConcreteAlgebra(range(n))
     run = compiled.compile_checks(model, {k: kind for k, (kind, _) in base.items()}, alg, options)
-    want = evaluate(model, base, alg, options).checks
-    assert [(c, v) for c, v in run(base)] == [(c, v) for c, v in want]
+    want = evaluate(model, base, alg, options)
+    assert [(c, v) for c, v in run(base)] == [(c, v) for c, v in want.checks]
+    env = compiled.compile_env(model, {k: kind for k, (kind, _) in base.items()}, alg, options)
+    assert env(base) == dict(want.env)
 
 
 def test_only_checked_models_are_compiled():

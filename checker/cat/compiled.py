@@ -1,8 +1,9 @@
-"""A checked cat model compiled to one Python function: the checks' values over a base, computed
-as the interpreter (checker.cat.interp) computes them, without walking the syntax tree.
+"""A checked cat model compiled to one Python function: the checks' values (or the let-bound
+names' values) over a base, computed as the interpreter (checker.cat.interp) computes them,
+without walking the syntax tree.
 
-Brute force evaluates the residual model on every candidate execution, and walking the tree was
-most of that time (the dispatch on node types, the kinds carried with every value, an operand's
+Brute force evaluates the residual model on every candidate execution, and every engine a test's
+static part once over concrete sets (checker.cat.stage); walking the tree was most of that time (the dispatch on node types, the kinds carried with every value, an operand's
 emptiness tested on every node; bench/RESULTS.md). Kinds are known when the model is compiled
 (the glossary's, the base's, and those the interpreter infers for `let rec`), and so are the
 options' branches and the checks' labels: what is left is the algebra's operations, in the
@@ -20,7 +21,7 @@ from typing import Callable, Mapping
 from .ast import Binary, Check, Expr, IfOption, Let, Unary, Universe, Var, Zero
 from .interp import REL, SET, Model, _ABSORBING, _Evaluator, _KindsOnly, check_base
 
-Compiled = Callable[[Mapping[str, tuple[str, object]]], tuple]
+Compiled = Callable[[Mapping[str, tuple[str, object]]], tuple]   # base -> ((check, constraint), ...)
 
 _UNARY = {"^-1": "inverse", "+": "plus", "*": "star", "?": "opt"}
 _BOOLEAN = {"|": "union", "&": "inter", "\\": "diff"}
@@ -32,17 +33,28 @@ def compile_checks(model: Model, base_kinds: Mapping[str, str], algebra, options
     `evaluate(model, base, algebra, options).checks` for every `base` with these names and kinds;
     None where the model is not checked (the interpreter must report its errors) or the algebra
     names its values (`bind`: the symbolic one)."""
+    return _compiled(model, base_kinds, algebra, options, env=False)
+
+
+def compile_env(model: Model, base_kinds: Mapping[str, str], algebra, options=frozenset()) -> Callable | None:
+    """`fn(base)` -> {name: (kind, value)} of every let-bound name, equal to
+    `evaluate(model, base, algebra, options).env` (the static part of a staged model); None as
+    for compile_checks."""
+    return _compiled(model, base_kinds, algebra, options, env=True)
+
+
+def _compiled(model: Model, base_kinds, algebra, options, env: bool) -> Callable | None:
     if not model.checked or hasattr(algebra, "bind"):
         return None
     check_base(model, base_kinds)
     # (compiling costs ~5 ms: the residual of most tests is the same model over the same names)
-    key = (id(model), frozenset(base_kinds.items()), frozenset(options))
+    key = (id(model), frozenset(base_kinds.items()), frozenset(options), env)
     hit = _cache.get(key)
     if hit is None or hit[0] is not model:
         if len(_cache) > 64:
             _cache.clear()
         try:
-            run = _Compiler(model, base_kinds, frozenset(options)).function()
+            run = _Compiler(model, base_kinds, frozenset(options)).function(env)
         except (RecursionError, SyntaxError, MemoryError):
             run = None      # nesting past what Python compiles (100 indented blocks): interpreted
         hit = _cache[key] = (model, run)
@@ -64,8 +76,9 @@ class _Compiler:
         self.scope: dict[str, tuple[str, str]] = {}
         self.base_kinds = dict(base_kinds)
         self.prologue: list[str] = []
+        self.defined: dict[str, tuple[str, str]] = {}    # let-bound name -> its last (kind, variable)
 
-    def function(self) -> Compiled:
+    def function(self, env: bool) -> Callable:
         if "id" not in self.base_kinds:        # (the interpreter's env: id, then the base over it)
             self.scope["id"] = (REL, self.const(None, "alg.identity()"))
         out = []
@@ -74,7 +87,10 @@ class _Compiler:
                 self.let(st)
             else:
                 out.append(self.check(st))
-        self.emit(f"return ({''.join(f'{o}, ' for o in out)})")
+        if env:
+            self.emit(f"return {{{''.join(f'{self.const(n)}: ({k!r}, {v}), ' for n, (k, v) in self.defined.items())}}}")
+        else:
+            self.emit(f"return ({''.join(f'{o}, ' for o in out)})")
         text = "def run(alg, base):\n" + "".join(f"    {p}\n" for p in self.prologue) + "\n".join(self.lines) + "\n"
         namespace = dict(self.consts)
         exec(compile(text, f"<cat {self.model.path}>", "exec"), namespace)     # noqa: S102 - our own text
@@ -110,6 +126,7 @@ class _Compiler:
         if not st.rec:
             bound = {b.name: self.expr(b.expr) for b in st.bindings}
             self.scope.update(bound)
+            self.defined.update(bound)
             return
         names = [b.name for b in st.bindings]
         env = {n: (k, None) for n, (k, _) in self.scope.items()}
@@ -130,7 +147,9 @@ class _Compiler:
         start = "".join(f"alg.{'empty_set' if k == SET else 'empty_rel'}(), " for k in kinds)
         done = [self.var() for _ in names]
         self.emit(f"{''.join(f'{v}, ' for v in done)}= alg.fix({step}, ({start}), {label})")
-        self.scope.update({n: (k, v) for n, k, v in zip(names, kinds, done)})
+        bound = {n: (k, v) for n, k, v in zip(names, kinds, done)}
+        self.scope.update(bound)
+        self.defined.update(bound)
 
     def check(self, c: Check) -> str:
         kind, value = self.expr(c.expr)

@@ -103,4 +103,9 @@ def _lift(e, moving: set[str], lifted: dict):
 def static_values(staged: Staged, base: Mapping[str, tuple[str, object]], algebra: Algebra,
                   options: frozenset[str] = frozenset()) -> dict[str, tuple[str, object]]:
     """The hoisted names' (kind, value) over `base` (which needs no dynamic names)."""
+    from .compiled import compile_env
+
+    run = compile_env(staged.static, {name: kind for name, (kind, _) in base.items()}, algebra, options)
+    if run is not None:
+        return run(base)
     return dict(evaluate(staged.static, base, algebra, options).env)
