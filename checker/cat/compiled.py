@@ -19,7 +19,7 @@ from functools import partial
 from typing import Callable, Mapping
 
 from .ast import Binary, Check, Expr, IfOption, Let, Unary, Universe, Var, Zero
-from .interp import REL, SET, Model, _ABSORBING, _Evaluator, _KindsOnly, check_base
+from .interp import REL, SET, Model, _ABSORBING, _Evaluator, _KindsOnly, check_base, unique_label
 
 Compiled = Callable[[Mapping[str, tuple[str, object]]], tuple]   # base -> ((check, constraint), ...)
 
@@ -113,13 +113,7 @@ class _Compiler:
         return name
 
     def label(self, base: str) -> str:
-        # (as _Evaluator.label: the same labels in the same order)
-        name, n = base, 1
-        while name in self.labels:
-            n += 1
-            name = f"{base}#{n}"
-        self.labels.add(name)
-        return name
+        return unique_label(self.labels, base)     # (as _Evaluator.label: the same labels in the same order)
 
     # -- statements
     def let(self, st: Let) -> None:

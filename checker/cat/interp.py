@@ -148,6 +148,16 @@ def evaluate(
     return _Evaluator(algebra, frozenset(options), skip_absorbed=model.checked).run(model.statements, base)
 
 
+def unique_label(labels: set[str], base: str) -> str:
+    """`base`, or `base#2`, `base#3`, ... : the first not in `labels` (added to it)."""
+    name, n = base, 1
+    while name in labels:
+        n += 1
+        name = f"{base}#{n}"
+    labels.add(name)
+    return name
+
+
 def check_base(model: Model, kinds: Mapping[str, str]) -> None:
     """The base an engine provides (name -> kind) against the model's glossary."""
     for name, (kind, _) in model.glossary.items():
@@ -207,12 +217,7 @@ class _Evaluator:
         return Evaluation(defined, tuple(checks), tuple(values))
 
     def label(self, base: str) -> str:
-        name, n = base, 1
-        while name in self.labels:
-            n += 1
-            name = f"{base}#{n}"
-        self.labels.add(name)
-        return name
+        return unique_label(self.labels, base)
 
     def let(self, st: Let, env: Mapping) -> dict[str, tuple[str, Value]]:
         if not st.rec:
