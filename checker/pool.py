@@ -233,13 +233,10 @@ class _Worker:
         self._not_started()
         return True
 
-    def give_ahead(self, index: int, job) -> bool:
-        """Send a busy worker the job to run next, if it is small (False: not sent). A message
-        this small fits the pipe's buffer, so sending it cannot block this process (which keeps
-        the time bounds) while the worker is busy."""
-        data = ForkingPickler.dumps((index, job))
-        if len(data) > AHEAD_BYTES:
-            return False
+    def give_ahead(self, index: int, data: bytes) -> bool:
+        """Send a busy worker the job to run next, pickled (`_small`), False if it is gone. A
+        message this small fits the pipe's buffer, so sending it cannot block this process (which
+        keeps the time bounds) while the worker is busy."""
         try:
             self.conn.send_bytes(data)
         except (BrokenPipeError, OSError):
@@ -284,6 +281,7 @@ def run_pool(fn: Callable[[Any], Any], jobs: Sequence, workers: int, hard_timeou
         return
     ctx = _context()
     queue = deque(range(len(jobs)))
+    big: set[int] = set()               # jobs too large to send ahead
     pool: list[_Worker] = []
     try:
         while queue or any(w.index is not None for w in pool):
@@ -305,9 +303,12 @@ def run_pool(fn: Callable[[Any], Any], jobs: Sequence, workers: int, hard_timeou
             # One job ahead for each busy worker, while more jobs wait than there are workers (at
             # the end, a job sent ahead would wait behind a long one while another worker idles).
             for w in pool:
-                if w.index is not None and w.ahead is None and len(queue) > len(pool):
+                if w.index is not None and w.ahead is None and len(queue) > len(pool) and queue[0] not in big:
                     i = queue.popleft()
-                    if not w.give_ahead(i, jobs[i]):
+                    data = _small((i, jobs[i]))
+                    if data is None:
+                        big.add(i)          # (given when a worker is idle; not pickled here again)
+                    if data is None or not w.give_ahead(i, data):
                         queue.appendleft(i)
             busy = [w for w in pool if w.index is not None]
             if not busy:
@@ -347,6 +348,12 @@ def run_pool(fn: Callable[[Any], Any], jobs: Sequence, workers: int, hard_timeou
                 on_done(i, TimedOut(hard_timeout or 0.0) if timed_out else Crashed(code))
     finally:
         _stop_all(pool)
+
+
+def _small(message) -> bytes | None:
+    """The message pickled, if it is at most AHEAD_BYTES."""
+    data = ForkingPickler.dumps(message)
+    return bytes(data) if len(data) <= AHEAD_BYTES else None
 
 
 class _Idle:

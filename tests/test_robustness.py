@@ -386,6 +386,29 @@ def test_a_job_sent_ahead_to_a_worker_that_dies_runs_in_another(monkeypatch):
     assert {2, 4} <= set(sent)
 
 
+def _size(job):
+    time.sleep(0.05)
+    return len(job)
+
+
+def test_a_job_too_large_to_send_ahead_waits_for_an_idle_worker(monkeypatch):
+    """A job past AHEAD_BYTES is not sent ahead (its send could block this process): it is
+    pickled for that once, and runs when its worker is idle."""
+    tried = []
+    small = pool._small
+
+    def spy(message):
+        tried.append(message[0])
+        return small(message)
+
+    monkeypatch.setattr(pool, "_small", spy)
+    jobs = ["a", "b" * (pool.AHEAD_BYTES + 1), "c", "d", "e", "f"]
+    out = {}
+    pool.run_pool(_size, jobs, 1, 30, lambda i, o: out.setdefault(i, o))
+    assert out == {i: pool.Value(len(j)) for i, j in enumerate(jobs)}
+    assert tried.count(1) == 1 and 2 in tried
+
+
 def _sleep_a_while(job):
     time.sleep(1.2)
     return job
