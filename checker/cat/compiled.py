@@ -3,8 +3,9 @@ names' values) over a base, computed as the interpreter (checker.cat.interp) com
 without walking the syntax tree.
 
 Brute force evaluates the residual model on every candidate execution, and every engine a test's
-static part once over concrete sets (checker.cat.stage); walking the tree was most of that time (the dispatch on node types, the kinds carried with every value, an operand's
-emptiness tested on every node; bench/RESULTS.md). Kinds are known when the model is compiled
+static part once over concrete sets (checker.cat.stage); walking the tree was most of that time
+(the dispatch on node types, the kinds carried with every value, an operand's emptiness tested
+on every node; bench/RESULTS.md). Kinds are known when the model is compiled
 (the glossary's, the base's, and those the interpreter infers for `let rec`), and so are the
 options' branches and the checks' labels: what is left is the algebra's operations, in the
 interpreter's order, on local variables. Operators with an absorbing operand evaluate the other
