@@ -8,6 +8,7 @@ import json
 import os
 from dataclasses import replace
 from pathlib import Path
+from typing import Iterable, Sequence
 
 from . import limits, outsafe, pool
 from .executors.executor import LOCAL, Executor, in_process, run_jobs  # noqa: F401 - in_process: for report
@@ -21,7 +22,7 @@ from .results.result import Result, base_result
 class RunInterrupted(KeyboardInterrupt):
     """Ctrl-C (or SIGTERM/SIGHUP, see pool.stop_signals) during run_tests: `results` holds the
     Result of every test that finished, in input order; `total` is the number of items in the
-    batch; `signum` the signal that stopped it."""
+    batch (of a lazy one: drawn so far); `signum` the signal that stopped it."""
 
     def __init__(self, results: list[Result], total: int, signum: int = 2):
         super().__init__(f"interrupted: {len(results)} of {total} tests run")
@@ -44,7 +45,7 @@ def run_one(job) -> Result:
     return check_test(test, model, model_name(model), frozenset(options), engine, lim.timeout)
 
 
-def run_tests(items, model_spec, options, engine, timeout=None, jobs=1, on_result=None, *,
+def run_tests(items: Iterable, model_spec, options, engine, timeout=None, jobs=1, on_result=None, *,
               lim: Limits | None = None, on_done=None, executor: Executor = LOCAL) -> list[Result]:
     """Check a batch (LitmusTest or LitmusError items); return the Results in input order.
 
@@ -54,12 +55,17 @@ def run_tests(items, model_spec, options, engine, timeout=None, jobs=1, on_resul
     UNKNOWN, and the rest of the batch goes on. jobs == 0 runs them in this process.
     `on_result(result)` / `on_done(index, result)` are called as each test finishes. Ctrl-C
     raises RunInterrupted, which carries the Results finished so far. `executor` (checker.executors)
-    runs the jobs on Dask instead, with the same contract; the model then travels as its text."""
+    runs the jobs on Dask instead, with the same contract; the model then travels as its text.
+    `items` may be lazy (an iterator): the local workers judge the first tests while the rest
+    are drawn from it (checker.pool.run_pool)."""
     lim = lim or limits.current()
     if timeout is not None:
         lim = replace(lim, timeout=timeout)
     name = model_name(resolve_model(model_spec))  # fail early, once, on a bad model
-    results: list[Result | None] = [None] * len(items)
+    spec = model_text(model_spec) if executor.kind != "local" else model_spec
+    seen: list = []                     # the items drawn so far, by index
+    results: dict[int, Result] = {}
+    todo: list[int] = []                # the index of each job
 
     def done(i: int, r: Result) -> None:
         with pool.sigint_deferred():    # a result is recorded everywhere or nowhere
@@ -69,24 +75,29 @@ def run_tests(items, model_spec, options, engine, timeout=None, jobs=1, on_resul
             if on_result:
                 on_result(r)
 
-    def finished(i: int, outcome) -> None:
-        done(i, result_of(items[i], outcome, lim, engine, name))
+    def finished(k: int, outcome) -> None:
+        i = todo[k]
+        done(i, result_of(seen[i], outcome, lim, engine, name))
 
-    todo = []
-    try:
-        for i, it in enumerate(items):
+    def jobs_of(source):
+        for it in source:
+            i = len(seen)
+            seen.append(it)
             if isinstance(it, LitmusError):
                 path = it.where.path if it.where else "?"
                 status = "unknown" if isinstance(it, LimitExceeded) else "error"
                 done(i, Result(name=_error_name(it), path=path, status=status, message=str(it)))
             else:
                 todo.append(i)
-        spec = model_text(model_spec) if executor.kind != "local" else model_spec
-        jobs_ = [(items[i], spec, tuple(options), engine, lim) for i in todo]
-        run_jobs(run_one, jobs_, jobs, lim.hard_timeout(), lambda k, outcome: finished(todo[k], outcome), executor)
+                yield (it, spec, tuple(options), engine, lim)
+
+    try:
+        lazy = not isinstance(items, Sequence)
+        run_jobs(run_one, jobs_of(items) if lazy else list(jobs_of(items)), jobs, lim.hard_timeout(), finished,
+                 executor)
     except KeyboardInterrupt as e:
-        raise RunInterrupted([r for r in results if r is not None], len(items), pool.signum_of(e)) from None
-    return [r for r in results if r is not None]
+        raise RunInterrupted([results[i] for i in sorted(results)], len(seen), pool.signum_of(e)) from None
+    return [results[i] for i in sorted(results)]
 
 
 INTERNAL = "internal error: "
@@ -122,12 +133,12 @@ class ResultStream:
     {"end": {"run": N, "total": M, "interrupted": bool}} once the run is over. A stream without
     that line was cut short (the process was killed)."""
 
-    def __init__(self, path: str, total: int, timing: bool, policy: outsafe.Policy = outsafe.Policy(),
+    def __init__(self, path: str, timing: bool, policy: outsafe.Policy = outsafe.Policy(),
                  reused: list[tuple[int, Result, str]] | None = None):
         """`reused` (run --resume): (index, result, key) of the results an earlier run finished;
         the file is first rewritten to hold exactly those (atomically), then appended to."""
         self.path = path
-        self.total, self.timing, self.count = total, timing, 0
+        self.timing, self.count = timing, 0
         if reused is not None:
             outsafe.write_file(path, "".join(self._line(i, r, k) for i, r, k in reused), policy)
             self.count = len(reused)
@@ -151,8 +162,10 @@ class ResultStream:
         except OSError as e:
             raise outsafe.fail(self.path, e.strerror or str(e)) from None
 
-    def close(self, interrupted: bool) -> None:
-        end = {"run": self.count, "total": self.total, "interrupted": interrupted}
+    def close(self, interrupted: bool, total: int) -> None:
+        """The last line; `total`: the number of items in the batch (those loaded, if it was
+        interrupted while loading)."""
+        end = {"run": self.count, "total": total, "interrupted": interrupted}
         try:
             self._write(json.dumps({"end": end}, sort_keys=True) + "\n")
         finally:

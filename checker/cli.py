@@ -212,14 +212,10 @@ def emit(text: str) -> None:
 
 # -- run ---------------------------------------------------------------------------------------
 
-def inputs_of(paths, items) -> list[str]:
-    """Every file a command read: the paths given and the file of each loaded item."""
-    files = {str(p) for p in paths}
-    for it in items:
-        where = getattr(it, "where", None)
-        if where is not None and where.path:
-            files.add(where.path)
-    return sorted(files)
+def inputs_of(paths, files) -> list[str]:
+    """Every file a command reads: the paths given and the files found in them
+    (checker.front.litmus.path_files)."""
+    return sorted({str(p) for p in paths} | {str(f) for f in files if not isinstance(f, CheckerError)})
 
 
 def cmd_run(args) -> int:
@@ -232,15 +228,15 @@ def cmd_run(args) -> int:
     if jobs and executor.kind == "local":
         pool.prestart()     # the workers' server imports the checker while this process loads the tests
     from .batch import INTERNAL, ResultStream, RunInterrupted, run_tests
-    from .front.litmus import load_paths
+    from .front.litmus import load_sources, path_files
     from .results import output
     from .results.output import mark_partial
 
     paths = [bundled(p) for p in args.paths] or [str(LITMUS_DIR)]
     check_paths(paths)
     check_options(resolve_model(args.model), args.option)
-    items = load_paths(paths)
-    policy = outsafe.policy_of(args, inputs_of(paths, items))
+    files = path_files(paths)
+    policy = outsafe.policy_of(args, inputs_of(paths, files))
     if args.resume is not None:
         if args.results_jsonl is not None and args.results_jsonl != args.resume:
             raise CheckerError("--resume FILE continues FILE: leave --results-jsonl out, or give the same file")
@@ -252,16 +248,33 @@ def cmd_run(args) -> int:
             outsafe.check_file(args.results_jsonl, policy, probe=False):
         raise outsafe.fail(args.output, "it is also the --results-jsonl file")
     timing = not args.no_timing
-    keys = _keys(items, args, lim) if args.results_jsonl else [None] * len(items)
+    key_of = _key_function(args, lim) if args.results_jsonl else (lambda item: None)
+    items: list = []                    # every item, by index, as it is loaded
+    keys: list[str | None] = []
     done: dict[int, Result] = {}
-    if args.resume is not None:
-        from .resume import read_previous, result_of_record
+    todo: list[int] = []                # the index of each test run
+    reused = None
+    if args.resume is None and executor.kind == "local":
+        def loading():                  # the tests load while the first ones are judged
+            for it in load_sources(files):
+                items.append(it)
+                keys.append(key_of(it))
+                todo.append(len(items) - 1)
+                yield it
 
-        previous = read_previous(args.resume).records
-        done = {i: result_of_record(previous[k], items[i]) for i, k in enumerate(keys) if k in previous}
-    todo = [i for i in range(len(items)) if i not in done]
-    reused = [(i, r, keys[i]) for i, r in sorted(done.items())] if args.resume is not None else None
-    stream = ResultStream(args.results_jsonl, len(items), timing, policy, reused) if args.results_jsonl else None
+        batch = loading()
+    else:                               # loaded first: --resume reads which were run before
+        items = list(load_sources(files))
+        keys = [key_of(it) for it in items]
+        if args.resume is not None:
+            from .resume import read_previous, result_of_record
+
+            previous = read_previous(args.resume).records
+            done = {i: result_of_record(previous[k], items[i]) for i, k in enumerate(keys) if k in previous}
+            reused = [(i, r, keys[i]) for i, r in sorted(done.items())]
+        todo = [i for i in range(len(items)) if i not in done]
+        batch = [items[i] for i in todo]
+    stream = ResultStream(args.results_jsonl, timing, policy, reused) if args.results_jsonl else None
     tty = sys.stderr.isatty() and args.format == "text" and not args.output
     count = [len(done)]
 
@@ -276,8 +289,8 @@ def cmd_run(args) -> int:
 
     interrupted = 0
     try:
-        run_tests([items[i] for i in todo], args.model, args.option, args.engine, jobs=jobs, lim=lim,
-                  on_done=on_done, executor=executor)
+        run_tests(batch, args.model, args.option, args.engine, jobs=jobs, lim=lim, on_done=on_done,
+                  executor=executor)
     except RunInterrupted as e:
         interrupted = e.signum
     except BaseException:
@@ -293,7 +306,7 @@ def cmd_run(args) -> int:
             text = mark_partial(args.format, text, len(results), len(items))
         try:
             if stream:
-                stream.close(bool(interrupted))
+                stream.close(bool(interrupted), len(items))
         finally:
             if args.output:
                 outsafe.write_file(args.output, text, policy)
@@ -308,13 +321,12 @@ def cmd_run(args) -> int:
     return EXIT_OK if all(r.ok for r in results) else EXIT_FAIL
 
 
-def _keys(items, args, lim) -> list[str | None]:
+def _key_function(args, lim):
     """Each test's identity for --resume (checker.resume.test_key); None for a malformed item."""
     from .resume import model_digest, test_key
 
     digest = model_digest(resolve_model(args.model))
-    return [None if isinstance(it, LitmusError) else test_key(it, digest, args.option, args.engine, lim)
-            for it in items]
+    return lambda it: None if isinstance(it, LitmusError) else test_key(it, digest, args.option, args.engine, lim)
 
 
 # -- check / outcomes --------------------------------------------------------------------------

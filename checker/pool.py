@@ -43,7 +43,7 @@ from collections import deque
 from dataclasses import dataclass
 from multiprocessing.connection import wait
 from multiprocessing.reduction import ForkingPickler
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 from .errors import CheckerError
 
@@ -273,18 +273,39 @@ class _Worker:
         self.conn.close()
 
 
-def run_pool(fn: Callable[[Any], Any], jobs: Sequence, workers: int, hard_timeout: float | None,
+def run_pool(fn: Callable[[Any], Any], jobs: Iterable, workers: int, hard_timeout: float | None,
              on_done: Callable[[int, Outcome], None]) -> None:
     """Run fn(job) for every job (see the module docstring). KeyboardInterrupt propagates, after
-    every worker has been stopped."""
-    if not jobs:
+    every worker has been stopped. `jobs` may be lazy (an iterator): it is drawn from one job at
+    each turn of the loop while the workers run, so a caller that makes its jobs as it goes
+    (`ptxmc run`, loading its files) does that while the first ones are judged."""
+    held: list = list(jobs) if isinstance(jobs, Sequence) else []     # by index; None once reported
+    source = None if isinstance(jobs, Sequence) else iter(jobs)
+    queue = deque(range(len(held)))
+
+    def draw() -> None:
+        """One more job from a lazy source (source = None once it is exhausted)."""
+        nonlocal source
+        for job in source:
+            held.append(job)
+            queue.append(len(held) - 1)
+            return
+        source = None
+
+    if source is not None:
+        draw()
+    if not queue:
         return
     ctx = _context()
-    queue = deque(range(len(jobs)))
     big: set[int] = set()               # jobs too large to send ahead
     pool: list[_Worker] = []
+
+    def report(i: int, out: Outcome) -> None:
+        held[i] = None                  # (a long batch need not keep what is done)
+        on_done(i, out)
+
     try:
-        while queue or any(w.index is not None for w in pool):
+        while queue or source is not None or any(w.index is not None for w in pool):
             # Hand out work, starting workers as needed and replacing dead ones.
             for k, w in enumerate(pool):
                 if w.index is None and queue and not w.proc.is_alive():
@@ -295,25 +316,31 @@ def run_pool(fn: Callable[[Any], Any], jobs: Sequence, workers: int, hard_timeou
             for k, w in enumerate(pool):
                 while w.index is None and queue:
                     i = queue.popleft()
-                    if w.give(i, jobs[i], hard_timeout):
+                    if w.give(i, held[i], hard_timeout):
                         break
                     queue.appendleft(i)           # it died idle: a fresh worker takes the job
                     w.stop(kill=True)
                     w = pool[k] = _Worker(ctx, fn)
-            # One job ahead for each busy worker, while more jobs wait than there are workers (at
-            # the end, a job sent ahead would wait behind a long one while another worker idles).
+            # One job ahead for each busy worker, while more jobs wait (or may come) than there are
+            # workers (at the end, a job sent ahead would wait behind a long one while another
+            # worker idles).
             for w in pool:
-                if w.index is not None and w.ahead is None and len(queue) > len(pool) and queue[0] not in big:
+                if w.index is not None and w.ahead is None and queue and queue[0] not in big and \
+                        (len(queue) > len(pool) or source is not None):
                     i = queue.popleft()
-                    data = _small((i, jobs[i]))
+                    data = _small((i, held[i]))
                     if data is None:
                         big.add(i)          # (given when a worker is idle; not pickled here again)
                     if data is None or not w.give_ahead(i, data):
                         queue.appendleft(i)
+            if source is not None:
+                draw()                  # (after handing out: the workers have their jobs meanwhile)
             busy = [w for w in pool if w.index is not None]
             if not busy:
                 continue
             left = min(w.deadline for w in busy) - time.monotonic()
+            if source is not None:
+                left = 0.0              # (only a look: the next job is to be drawn)
             wait([w.conn for w in busy] + [w.proc.sentinel for w in busy],
                  timeout=None if left == float("inf") else max(0.0, left))
             now = time.monotonic()
@@ -335,7 +362,7 @@ def run_pool(fn: Callable[[Any], Any], jobs: Sequence, workers: int, hard_timeou
                     continue
                 if out is not None:
                     w.finished()
-                    on_done(i, out)
+                    report(i, out)
                     continue
                 timed_out = w.proc.is_alive() and now >= w.deadline
                 if not timed_out:
@@ -345,7 +372,7 @@ def run_pool(fn: Callable[[Any], Any], jobs: Sequence, workers: int, hard_timeou
                 if w.ahead is not None:           # sent ahead, never started: it runs elsewhere
                     queue.appendleft(w.ahead)
                 pool[k] = _Worker(ctx, fn) if queue else _Idle()
-                on_done(i, TimedOut(hard_timeout or 0.0) if timed_out else Crashed(code))
+                report(i, TimedOut(hard_timeout or 0.0) if timed_out else Crashed(code))
     finally:
         _stop_all(pool)
 

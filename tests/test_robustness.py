@@ -422,6 +422,56 @@ def test_a_job_sent_ahead_has_its_whole_time_from_when_it_starts():
     assert out == {i: pool.Value(i) for i in range(3)}
 
 
+def _mark_then_square(job):
+    """Job 0 creates the file it names; every job returns its number squared."""
+    number, mark = job
+    if number == 0:
+        Path(mark).touch()
+    return number * number
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_lazy_batch_is_judged_while_it_is_drawn(tmp_path, workers):
+    """run_pool draws a lazy source as it goes: the source does not give job 1 before job 0 has
+    run (its worker made the mark), which it could not while run_pool still drew the rest first;
+    every job is reported once, under its position in the source."""
+    mark = tmp_path / "mark"
+    waited = []
+
+    def source():
+        yield 0, str(mark)
+        deadline = time.monotonic() + 30
+        while not mark.exists() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        waited.append(mark.exists())
+        yield from ((n, str(mark)) for n in range(1, 6))
+
+    out = []
+    pool.run_pool(_mark_then_square, source(), workers, 30, lambda i, o: out.append((i, o)))
+    assert waited == [True]
+    assert sorted(out) == [(n, pool.Value(n * n)) for n in range(6)]
+    out = {}
+    pool.run_pool(_square, iter(()), workers, 30, lambda i, o: out.setdefault(i, o))
+    assert out == {}
+
+
+def test_a_lazy_batch_keeps_its_order_errors_and_duplicate_names(tmp_path, ptx_model):
+    """run_tests over load_sources (lazy) gives the Results load_paths' list gives, in the same
+    order: a file that does not parse is an error in its place, and a name used again in a later
+    file is an error there."""
+    from checker.front.litmus import load_paths, load_sources, path_files
+
+    shutil.copy(SUITE, tmp_path / "a.yaml")
+    (tmp_path / "b.yaml").write_text("name: [unclosed\n")
+    shutil.copy(SUITE, tmp_path / "c.yaml")
+    listed = run_tests(load_paths([tmp_path]), None, (), "auto", jobs=1)
+    lazy = run_tests(load_sources(path_files([tmp_path])), None, (), "auto", jobs=1)
+    assert lazy == listed and len(lazy) == 2 * len(load_paths([SUITE])) + 1
+    first = len(load_paths([tmp_path / "a.yaml"]))
+    assert lazy[first].status == "error" and lazy[first].path.endswith("b.yaml")
+    assert all(r.status == "error" and "duplicate test name" in r.message for r in lazy[first + 1:])
+
+
 FAULTS = "kill:MP+rel+acq,exit:SB+relaxed,raise:SB+weak"
 
 

@@ -5,6 +5,7 @@ time bound per job, KeyboardInterrupt after everything is stopped."""
 from __future__ import annotations
 
 import os
+from typing import Iterable, Sequence
 
 from .. import pool
 from ..errors import CheckerError
@@ -12,15 +13,18 @@ from ..errors import CheckerError
 from .options import KINDS, LOCAL, Executor, add_executor_options, executor_of  # noqa: F401 (API)
 
 
-def run_jobs(fn, jobs, workers: int, hard_timeout, on_done, executor: Executor = LOCAL) -> None:
+def run_jobs(fn, jobs: Iterable, workers: int, hard_timeout, on_done, executor: Executor = LOCAL) -> None:
     """fn(job) for every job: in `workers` local processes (0, or PTXMC_DEBUG: in this process),
-    or on Dask."""
+    or on Dask. A lazy `jobs` is drawn from while the local workers run (checker.pool.run_pool);
+    Dask gets the whole list."""
     if executor.kind == "dask":
         from .dask_pool import run_dask
 
-        run_dask(fn, jobs, workers, hard_timeout, on_done, executor.scheduler)
+        run_dask(fn, list(jobs), workers, hard_timeout, on_done, executor.scheduler)
     elif workers >= 1 and not os.environ.get("PTXMC_DEBUG"):
-        pool.run_pool(fn, jobs, min(workers, len(jobs)), hard_timeout, on_done)
+        # (a lazy `jobs` starts a worker only for a job there is: no more workers than jobs)
+        pool.run_pool(fn, jobs, min(workers, len(jobs)) if isinstance(jobs, Sequence) else workers,
+                      hard_timeout, on_done)
     else:
         for k, job in enumerate(jobs):
             on_done(k, in_process(fn, job))

@@ -16,7 +16,7 @@ import difflib
 import re
 from dataclasses import replace
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, Iterator
 
 import yaml
 
@@ -53,7 +53,27 @@ _POSITION_FORM = "gpu<N>[.cluster<N>].cta<N>[.warp<N>]"
 def load_paths(paths: Iterable[str | Path]) -> list[LitmusTest | LitmusError]:
     """Load files and directories (recursively: *.yaml, *.yml, sorted; hidden entries skipped).
     A test name used twice in the batch is an error at the second use."""
-    out: list[LitmusTest | LitmusError] = []
+    return list(iter_paths(paths))
+
+
+def iter_paths(paths: Iterable[str | Path]) -> Iterator[LitmusTest | LitmusError]:
+    """load_paths one file at a time, as the items are wanted."""
+    return load_sources(path_files(paths))
+
+
+def load_sources(sources: Iterable[Path | LitmusError]) -> Iterator[LitmusTest | LitmusError]:
+    """The items of path_files' list, loaded one file at a time as they are wanted (`ptxmc run`
+    judges the first tests while it loads the rest); a name used twice is an error at the
+    second use, as in load_paths."""
+    seen: dict[str, SourceLoc] = {}
+    for source in sources:
+        items = [source] if isinstance(source, LitmusError) else load_file(source)
+        yield from _unique_names(items, lambda first: f"also in {first}", seen)
+
+
+def path_files(paths: Iterable[str | Path]) -> list[Path | LitmusError]:
+    """The files load_paths reads, in order, each once (an error for a path that is not there)."""
+    out: list[Path | LitmusError] = []
     seen_files: set[Path] = set()
     for p in paths:
         p = Path(p) if str(p) else None          # '' is no path (Path('') would mean '.')
@@ -67,8 +87,8 @@ def load_paths(paths: Iterable[str | Path]) -> list[LitmusTest | LitmusError]:
         for f in files:
             if f.resolve() not in seen_files:
                 seen_files.add(f.resolve())
-                out.extend(load_file(f))
-    return _unique_names(out, lambda first: f"also in {first}")
+                out.append(f)
+    return out
 
 
 def load_file(path: str | Path, name: str | None = None) -> list[LitmusTest | LitmusError]:
@@ -132,8 +152,9 @@ def _may_yield(item: yaml.Node, name: str) -> bool:
     return re.fullmatch(rf"\s*{pattern}\s*", name, re.S) is not None
 
 
-def _unique_names(results, where_first):
-    seen: dict[str, SourceLoc] = {}
+def _unique_names(results, where_first, seen: dict[str, SourceLoc] | None = None):
+    """`results` with each test whose name is in `seen` (the names so far) made an error."""
+    seen = {} if seen is None else seen
     out = []
     for r in results:
         if isinstance(r, LitmusTest):
