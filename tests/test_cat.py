@@ -374,6 +374,23 @@ def test_concrete_checks():
     assert alg.is_empty(frozenset(), "x") and alg.negate(False)
 
 
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 3), st.integers(0, 3)), max_size=12), st.integers(0, 2**32))
+def test_compose_keeps_no_stale_index(pairs, seed):
+    """One algebra, many compositions (past the number of indexes it keeps), the same relation
+    objects again and again and fresh ones whose ids may be those of dead ones: each equals the
+    definition of `;`."""
+    import random
+
+    rnd = random.Random(seed)
+    alg = ConcreteAlgebra(range(4))
+    kept = [frozenset(pairs), frozenset(pairs[::2]), frozenset(pairs[1::3])]
+    for _ in range(400):
+        a = rnd.choice(kept) if rnd.random() < 0.5 else frozenset(rnd.sample(pairs, rnd.randint(0, len(pairs))))
+        b = rnd.choice(kept) if rnd.random() < 0.5 else frozenset(rnd.sample(pairs, rnd.randint(0, len(pairs))))
+        assert alg.compose(a, b) == {(x, z) for x, y in a for y2, z in b if y == y2}
+
+
 # ---- property tests ----------------------------------------------------------------------------
 
 N_MAX = 5

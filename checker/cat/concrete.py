@@ -14,12 +14,17 @@ Set = frozenset  # frozenset[int]
 Rel = frozenset  # frozenset[tuple[int, int]]
 
 _FIX_LIMIT = 100_000
+_INDEXES = 256
 
 
 def _successors(r: Rel) -> dict[int, list[int]]:
-    succ: dict[int, list[int]] = defaultdict(list)
+    succ: dict[int, list[int]] = {}
     for a, b in r:
-        succ[a].append(b)
+        targets = succ.get(a)
+        if targets is None:
+            succ[a] = [b]
+        else:
+            targets.append(b)
     return succ
 
 
@@ -81,6 +86,7 @@ class ConcreteAlgebra:
     def __init__(self, universe: Iterable[int]):
         self._universe = frozenset(universe)
         self._identity = frozenset((e, e) for e in self._universe)
+        self._indexes: dict[int, tuple[Rel, dict]] = {}     # id -> (relation, its successors)
 
     def empty_set(self) -> Set:
         return frozenset()
@@ -112,8 +118,26 @@ class ConcreteAlgebra:
     def compose(self, a: Rel, b: Rel) -> Rel:
         if not a or not b:
             return frozenset()
-        succ = _successors(b)
-        return frozenset((x, z) for x, y in a for z in succ.get(y, ()))
+        succ = self._index(b)
+        out = []
+        for x, y in a:
+            targets = succ.get(y)
+            if targets is not None:
+                for z in targets:
+                    out.append((x, z))
+        return frozenset(out)
+
+    def _index(self, r: Rel) -> dict[int, list[int]]:
+        """r's successor lists, kept for the first _INDEXES relations indexed: brute force composes
+        with the same static relations (the same objects) on every candidate. (A kept relation
+        stays alive, so no other object can take its id.)"""
+        hit = self._indexes.get(id(r))
+        if hit is not None and hit[0] is r:
+            return hit[1]
+        succ = _successors(r)
+        if len(self._indexes) < _INDEXES:
+            self._indexes[id(r)] = (r, succ)
+        return succ
 
     def inverse(self, r: Rel) -> Rel:
         return frozenset((b, a) for a, b in r)
