@@ -278,7 +278,9 @@ def run_pool(fn: Callable[[Any], Any], jobs: Iterable, workers: int, hard_timeou
     """Run fn(job) for every job (see the module docstring). KeyboardInterrupt propagates, after
     every worker has been stopped. `jobs` may be lazy (an iterator): it is drawn from one job at
     each turn of the loop while the workers run, so a caller that makes its jobs as it goes
-    (`ptxmc run`, loading its files) does that while the first ones are judged."""
+    (`ptxmc run`, loading its files) does that while the first ones are judged. (A draw holds the
+    loop: a hard timeout that passes meanwhile is acted on when it returns, so a source must not
+    block long; `run`'s reads are bounded by --timeout.)"""
     held: list = list(jobs) if isinstance(jobs, Sequence) else []     # by index; None once reported
     source = None if isinstance(jobs, Sequence) else iter(jobs)
     queue = deque(range(len(held)))
