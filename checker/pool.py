@@ -288,11 +288,12 @@ def run_pool(fn: Callable[[Any], Any], jobs: Iterable, workers: int, hard_timeou
     def draw() -> None:
         """One more job from a lazy source (source = None once it is exhausted)."""
         nonlocal source
-        for job in source:
+        job = next(source, _END)
+        if job is _END:
+            source = None
+        else:
             held.append(job)
             queue.append(len(held) - 1)
-            return
-        source = None
 
     if source is not None:
         draw()
@@ -377,6 +378,9 @@ def run_pool(fn: Callable[[Any], Any], jobs: Iterable, workers: int, hard_timeou
                 report(i, TimedOut(hard_timeout or 0.0) if timed_out else Crashed(code))
     finally:
         _stop_all(pool)
+
+
+_END = object()      # (a lazy source is exhausted)
 
 
 def _small(message) -> bytes | None:

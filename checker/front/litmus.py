@@ -53,12 +53,7 @@ _POSITION_FORM = "gpu<N>[.cluster<N>].cta<N>[.warp<N>]"
 def load_paths(paths: Iterable[str | Path]) -> list[LitmusTest | LitmusError]:
     """Load files and directories (recursively: *.yaml, *.yml, sorted; hidden entries skipped).
     A test name used twice in the batch is an error at the second use."""
-    return list(iter_paths(paths))
-
-
-def iter_paths(paths: Iterable[str | Path]) -> Iterator[LitmusTest | LitmusError]:
-    """load_paths one file at a time, as the items are wanted."""
-    return load_sources(path_files(paths))
+    return list(load_sources(path_files(paths)))
 
 
 def load_sources(sources: Iterable[Path | LitmusError]) -> Iterator[LitmusTest | LitmusError]:
