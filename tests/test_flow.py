@@ -74,6 +74,63 @@ def test_a_flag_never_set_to_the_awaited_value_hangs(engine):
     assert check_test(t, MODEL, engine=engine).status == "pass"
 
 
+@pytest.mark.parametrize("engine", ["z3", "brute"])
+def test_a_flow_test_encodes_each_event_structure_once(engine, monkeypatch):
+    """The hang search's probe of a path (its outcomes over the spinning loop's values) asks the
+    path's own engine, and each path's Session reuses the structure FlowCheck lowered: one engine
+    per distinct event structure, with the verdicts as before."""
+    import pickle
+
+    from checker.engines import registry
+    from checker.verdict import paths, session
+
+    made, lowered = [], []
+    make, lower = registry.ENGINES[engine], paths.lower
+    monkeypatch.setitem(registry.ENGINES, engine,
+                        lambda es, *a: made.append(pickle.dumps((es, a[-1]))) or make(es, *a))
+    for module in (paths, session):
+        monkeypatch.setattr(module, "lower", lambda t: lowered.append(t.name) or lower(t))
+    t = one(SPIN.format(v=2, sem="acquire", hang="allowed"))
+    fc = FlowCheck(t, MODEL, engine=engine, loops=True)
+    hangs, complete = fc.hangs()
+    assert complete and hangs and "r0 = 2, the final value of flag" in hangs[0].state
+    assert all(s.undefined == () for s in fc.sessions)        # (every path's engine now)
+    assert len(made) == len(set(made)) == len(fc.sessions)
+    assert len(lowered) == len(fc.sessions)
+
+
+@pytest.mark.parametrize("engine", ["z3", "brute"])
+def test_a_reprojected_session_answers_as_a_fresh_one(engine):
+    """Session.reprojected shares the lowering and the engine, and enumerates what a new Session
+    of the test with those `locations:` enumerates."""
+    from checker.ast import RegRef
+    from checker.verdict.session import Session
+
+    t = one("""
+name: mp
+threads:
+  P0:
+    at: gpu0.cta0
+    code:
+      - st.weak.global [x], 1
+      - st.weak.global [flag], 1
+  P1:
+    at: gpu0.cta1
+    code:
+      - ld.weak.global r0, [flag]
+      - ld.weak.global r1, [x]
+""")
+    s = Session(t, MODEL, engine=engine)
+    s.outcomes()
+    locs = (RegRef("P1", "r1"),)
+    again = s.reprojected(locs)
+    assert again.engine is s.engine and again.es is s.es and again.test.locations == locs
+    fresh = Session(replace(t, locations=locs), MODEL, engine=engine)
+    assert again.observe == fresh.observe == ("P1:r1",)
+    assert again.outcomes() == fresh.outcomes()
+    assert {dict(o)["P1:r1"] for o in again.outcomes()[0]} == {0, 1}
+
+
 def test_unroll_bounds_the_paths():
     t = one(SPIN.format(v=1, sem="acquire", hang="forbidden"))
     p1 = t.threads[1]

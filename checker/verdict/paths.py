@@ -176,7 +176,7 @@ class FlowCheck:
             # the test's filter, with the registers this combination never writes decided (0)
             filt = None if test.filter is None else _specialize(test.filter, self.registers - have)
             self.sessions.append(Session(replace(c.test, locations=locs, filter=filt), model, options, engine,
-                                         self.lim))
+                                         self.lim, es=es))
 
     def check_condition(self, cond: Cond, where) -> None:
         regs: dict[str, set[str]] = {t.name: set() for t in self.test.threads}
@@ -358,7 +358,7 @@ class FlowCheck:
                 checks.append(("wait", thread, w, loc))
         have = {f"{t}:{r}" for t, r in s.es.registers}
         locs = tuple(_ref(k) for k in sorted(keys) if ":" not in k or k in have)
-        probe = Session(replace(s.test, locations=locs), self.model, self.options, self.engine, self.lim)
+        probe = s.reprojected(locs)
         outs, _ = probe.outcomes()
         for o in sorted(outs):
             d = dict(o)

@@ -40,8 +40,12 @@ class Session:
     """See the module docstring. Everything is computed on first use and kept."""
 
     def __init__(self, test: LitmusTest, model: Model, options=frozenset(), engine: str = "z3",
-                 lim: Limits | None = None):
+                 lim: Limits | None = None, es: EventStructure | None = None):
+        """`es`: the test's event structure where the caller has lowered it already (neither a
+        test's `locations:` nor its filter reach lowering)."""
         self.test = test
+        if es is not None:
+            self.__dict__["es"] = es        # (the cached_property's value)
         self.model = model
         self.options = frozenset(options)
         self.engine_name = engine
@@ -171,6 +175,15 @@ class Session:
     def evaluation(self, ex: Execution):
         """The model evaluated concretely on `ex` (env of every relation, each check's truth)."""
         return concrete_evaluation(self.es, self.model, ex, self.options)
+
+    def reprojected(self, locations) -> "Session":
+        """This test with another outcome projection (its `locations:`), answered by this
+        Session's engine: the projection reaches neither lowering nor the engine. (Its queries
+        run against this Session's deadline.)"""
+        other = Session(replace(self.test, locations=tuple(locations)), self.model, self.options,
+                        self.engine_name, self.lim, es=self.es)
+        other.__dict__["engine"] = self.engine
+        return other
 
     def mutants(self) -> Iterator[tuple[Mutation, "Session"]]:
         """Each single-step weakening of the test's synchronization, as its own Session."""
