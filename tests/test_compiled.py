@@ -30,6 +30,12 @@ def test_compiled_checks_are_the_interpreters(g, text, opt):
     run = compiled.compile_checks(model, {k: kind for k, (kind, _) in base.items()}, alg, options)
     want = evaluate(model, base, alg, options)
     assert [(c, v) for c, v in run(base)] == [(c, v) for c, v in want.checks]
+    # the early-stopping variant: the same checks where every axiom holds, else None
+    consistent = compiled.compile_consistent(model, {k: kind for k, (kind, _) in base.items()}, alg, options)
+    holds = all(v for c, v in want.checks if not c.flag)
+    got = consistent(base)
+    assert (got is not None) == holds
+    assert got is None or [(c, v) for c, v in got] == [(c, v) for c, v in want.checks]
     env = compiled.compile_env(model, {k: kind for k, (kind, _) in base.items()}, alg, options)
     assert env(base) == dict(want.env)
 
@@ -53,10 +59,11 @@ def test_brute_force_enumerates_the_same_with_the_compiled_model(test, ptx_model
         fast = BruteEngine(es, ptx_model, limit=2_000)
     except LimitExceeded as e:
         pytest.skip(str(e))
-    assert fast._checks is not None
+    assert fast._checks is not None and fast._consistent_checks is not None
     monkeypatch.setattr("checker.engines.brute.compile_checks", lambda *a: None)
+    monkeypatch.setattr("checker.engines.brute.compile_consistent", lambda *a: None)
     slow = BruteEngine(es, ptx_model, limit=2_000)
-    assert slow._checks is None
+    assert slow._checks is None and slow._consistent_checks is None
     try:
         want = list(slow.executions())
     except Unsupported:

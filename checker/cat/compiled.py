@@ -37,6 +37,14 @@ def compile_checks(model: Model, base_kinds: Mapping[str, str], algebra, options
     return _compiled(model, base_kinds, algebra, options, env=False)
 
 
+def compile_consistent(model: Model, base_kinds: Mapping[str, str], algebra, options=frozenset()) -> Compiled | None:
+    """`fn(base)` -> what compile_checks' function gives, or None as soon as an axiom (a check
+    that is no flag) fails, without evaluating the rest of the model: brute force needs the flags
+    of consistent candidates only, and most candidates fail an early axiom. None as for
+    compile_checks."""
+    return _compiled(model, base_kinds, algebra, options, env=False, stop=True)
+
+
 def compile_env(model: Model, base_kinds: Mapping[str, str], algebra, options=frozenset()) -> Callable | None:
     """`fn(base)` -> {name: (kind, value)} of every let-bound name, equal to
     `evaluate(model, base, algebra, options).env` (the static part of a staged model); None as
@@ -44,18 +52,18 @@ def compile_env(model: Model, base_kinds: Mapping[str, str], algebra, options=fr
     return _compiled(model, base_kinds, algebra, options, env=True)
 
 
-def _compiled(model: Model, base_kinds, algebra, options, env: bool) -> Callable | None:
+def _compiled(model: Model, base_kinds, algebra, options, env: bool, stop: bool = False) -> Callable | None:
     if not model.checked or hasattr(algebra, "bind"):
         return None
     check_base(model, base_kinds)
     # (compiling costs ~5 ms: the residual of most tests is the same model over the same names)
-    key = (id(model), frozenset(base_kinds.items()), frozenset(options), env)
+    key = (id(model), frozenset(base_kinds.items()), frozenset(options), env, stop)
     hit = _cache.get(key)
     if hit is None or hit[0] is not model:
         if len(_cache) > 64:
             _cache.clear()
         try:
-            run = _Compiler(model, base_kinds, frozenset(options)).function(env)
+            run = _Compiler(model, base_kinds, frozenset(options)).function(env, stop)
         except (RecursionError, SyntaxError, MemoryError):
             run = None      # nesting past what Python compiles (100 indented blocks): interpreted
         hit = _cache[key] = (model, run)
@@ -79,7 +87,7 @@ class _Compiler:
         self.prologue: list[str] = []
         self.defined: dict[str, tuple[str, str]] = {}    # let-bound name -> its last (kind, variable)
 
-    def function(self, env: bool) -> Callable:
+    def function(self, env: bool, stop: bool = False) -> Callable:
         if "id" not in self.base_kinds:        # (the interpreter's env: id, then the base over it)
             self.scope["id"] = (REL, self.const(None, "alg.identity()"))
         out = []
@@ -88,6 +96,9 @@ class _Compiler:
                 self.let(st)
             else:
                 out.append(self.check(st))
+                if stop and not st.flag:
+                    self.emit(f"if not {out[-1]}[1]:")
+                    self.emit("    return None")
         if env:
             self.emit(f"return {{{''.join(f'{self.const(n)}: ({k!r}, {v}), ' for n, (k, v) in self.defined.items())}}}")
         else:

@@ -13,7 +13,7 @@ from .. import limits
 from ..ast import Cond
 from ..model import prune, relations
 from ..model.observables import predicate
-from ..cat.compiled import compile_checks
+from ..cat.compiled import compile_checks, compile_consistent
 from ..cat.concrete import ConcreteAlgebra
 from ..cat.interp import Model, evaluate
 from ..cat.stage import stage, static_values
@@ -113,6 +113,7 @@ class BruteEngine:
         kinds = {name: kind for name, (kind, _) in self.base.items()}
         kinds.update({"rf": "rel", **dict.fromkeys(relations.VALUE_SETS, "set"), **{o.name: "rel" for o in es.orders}})
         self._checks = compile_checks(self.residual, kinds, self.alg, options)
+        self._consistent_checks = compile_consistent(self.residual, kinds, self.alg, options)
         self.axiom_names = tuple(sorted({c.name for c in model.checks if not c.flag}))
         self.flag_names = tuple(sorted({c.name for c in model.checks if c.flag}))
         self._consistent: list | None = None
@@ -195,8 +196,13 @@ class BruteEngine:
                 for n, rel in orders.items():
                     base[n] = ("rel", rel)
                 if with_axioms:
-                    checks = self._checks(base) if self._checks else evaluate(self.residual, base, self.alg,
-                                                                              self.options).checks
+                    if axioms is None and self._consistent_checks:
+                        checks = self._consistent_checks(base)      # (None: some axiom fails)
+                        if checks is None:
+                            continue
+                    else:
+                        checks = self._checks(base) if self._checks else evaluate(self.residual, base, self.alg,
+                                                                                  self.options).checks
                     if not all(c for chk, c in checks if not chk.flag and (axioms is None or chk.name in axioms)):
                         continue
                     fired = {chk.name for chk, c in checks if chk.flag and c}
