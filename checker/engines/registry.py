@@ -29,9 +29,10 @@ def _brute(es: EventStructure, model: Model, options, lim: Limits, filt: Cond | 
 # The most candidate executions `auto` leaves to brute force. Over the bundled suites' tests with
 # at most 512 candidates (best of two runs each), brute force with the compiled model
 # (checker/cat/compiled.py) took at most 0.46x Z3's CPU time up to 16 candidates, 0.52x up to
-# 32, 0.7x up to 128, and up to 3-4x past it; their total was least at 64-128 (16: +32 %,
-# 256: +1 %, 512: +16 %; bench/RESULTS.md).
-AUTO_BRUTE_MAX = 128
+# 32, 0.7x up to 128. Since it stops at a candidate's first failing axiom, the 42 tests with 162
+# candidates take it 0.64x Z3's time, those with 216 (the next count in the suites) 1.27x, and
+# 1.3-5x past that (bench/RESULTS.md).
+AUTO_BRUTE_MAX = 192
 
 
 def _auto(es: EventStructure, model: Model, options, lim: Limits, filt: Cond | None) -> Engine:
