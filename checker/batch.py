@@ -40,9 +40,18 @@ def run_one(job) -> Result:
     pool.inject_fault(test.name)
     if isinstance(model_spec, ModelText):       # shipped as text (checker.executors): no shared files
         model = model_of(model_spec)
+    elif pool.in_worker():
+        # A worker lives for one batch, which one model judges: read once (looking the file up
+        # again for every test, to see whether it changed, was 0.05 ms a test)
+        model = _worker_models.get(model_spec)
+        if model is None:
+            model = _worker_models[model_spec] = resolve_model(model_spec)
     else:
         model = resolve_model(model_spec)
     return check_test(test, model, model_name(model), frozenset(options), engine, lim.timeout)
+
+
+_worker_models: dict = {}       # model spec -> the model, in a worker process
 
 
 def run_tests(items: Iterable, model_spec, options, engine, timeout=None, jobs=1, on_result=None, *,
