@@ -34,7 +34,7 @@ def compile_checks(model: Model, base_kinds: Mapping[str, str], algebra, options
     `evaluate(model, base, algebra, options).checks` for every `base` with these names and kinds;
     None where the model is not checked (the interpreter must report its errors) or the algebra
     names its values (`bind`: the symbolic one)."""
-    return _compiled(model, base_kinds, algebra, options, env=False)
+    return _compiled(model, base_kinds, algebra, options, "checks")
 
 
 def compile_consistent(model: Model, base_kinds: Mapping[str, str], algebra, options=frozenset()) -> Compiled | None:
@@ -42,28 +42,35 @@ def compile_consistent(model: Model, base_kinds: Mapping[str, str], algebra, opt
     that is no flag) fails, without evaluating the rest of the model: brute force needs the flags
     of consistent candidates only, and most candidates fail an early axiom. None as for
     compile_checks."""
-    return _compiled(model, base_kinds, algebra, options, env=False, stop=True)
+    return _compiled(model, base_kinds, algebra, options, "consistent")
 
 
 def compile_env(model: Model, base_kinds: Mapping[str, str], algebra, options=frozenset()) -> Callable | None:
     """`fn(base)` -> {name: (kind, value)} of every let-bound name, equal to
     `evaluate(model, base, algebra, options).env` (the static part of a staged model); None as
     for compile_checks."""
-    return _compiled(model, base_kinds, algebra, options, env=True)
+    return _compiled(model, base_kinds, algebra, options, "env")
 
 
-def _compiled(model: Model, base_kinds, algebra, options, env: bool, stop: bool = False) -> Callable | None:
+def compile_check_values(model: Model, base_kinds: Mapping[str, str], algebra, options=frozenset()) -> Callable | None:
+    """`fn(base)` -> ((check, constraint, (kind, value)), ...): compile_checks' pairs with the
+    value of each check's expression, `evaluate(...).check_values` (what a report of a check
+    names: the edges a flag found). None as for compile_checks."""
+    return _compiled(model, base_kinds, algebra, options, "values")
+
+
+def _compiled(model: Model, base_kinds, algebra, options, mode: str) -> Callable | None:
     if not model.checked or hasattr(algebra, "bind"):
         return None
-    check_base(model, base_kinds)
     # (compiling costs ~5 ms: the residual of most tests is the same model over the same names)
-    key = (id(model), frozenset(base_kinds.items()), frozenset(options), env, stop)
+    key = (id(model), frozenset(base_kinds.items()), frozenset(options), mode)
     hit = _cache.get(key)
     if hit is None or hit[0] is not model:
+        check_base(model, base_kinds)       # (a hit was checked with these kinds)
         if len(_cache) > 64:
             _cache.clear()
         try:
-            run = _Compiler(model, base_kinds, frozenset(options)).function(env, stop)
+            run = _Compiler(model, base_kinds, frozenset(options)).function(mode)
         except (RecursionError, SyntaxError, MemoryError):
             run = None      # nesting past what Python compiles (100 indented blocks): interpreted
         hit = _cache[key] = (model, run)
@@ -87,7 +94,9 @@ class _Compiler:
         self.prologue: list[str] = []
         self.defined: dict[str, tuple[str, str]] = {}    # let-bound name -> its last (kind, variable)
 
-    def function(self, env: bool, stop: bool = False) -> Callable:
+    def function(self, mode: str) -> Callable:
+        """The function of `mode`: "checks", "consistent" (None at the first failing axiom),
+        "values" (each check with its expression's value) or "env" (the let-bound names)."""
         if "id" not in self.base_kinds:        # (the interpreter's env: id, then the base over it)
             self.scope["id"] = (REL, self.const(None, "alg.identity()"))
         out = []
@@ -95,11 +104,11 @@ class _Compiler:
             if isinstance(st, Let):
                 self.let(st)
             else:
-                out.append(self.check(st))
-                if stop and not st.flag:
+                out.append(self.check(st, with_value=mode == "values"))
+                if mode == "consistent" and not st.flag:
                     self.emit(f"if not {out[-1]}[1]:")
                     self.emit("    return None")
-        if env:
+        if mode == "env":
             self.emit(f"return {{{''.join(f'{self.const(n)}: ({k!r}, {v}), ' for n, (k, v) in self.defined.items())}}}")
         else:
             self.emit(f"return ({''.join(f'{o}, ' for o in out)})")
@@ -157,12 +166,13 @@ class _Compiler:
         self.scope.update(bound)
         self.defined.update(bound)
 
-    def check(self, c: Check) -> str:
+    def check(self, c: Check, with_value: bool = False) -> str:
         kind, value = self.expr(c.expr)
         label = self.const(self.label(c.name if c.name.startswith("check@") else f"{c.name}@{c.where.line}"))
         out = self.var()
         test = f"alg.{_TESTS[c.kind]}({value}, {label})"
-        self.emit(f"{out} = ({self.const(c)}, {f'alg.negate({test})' if c.negated else test})")
+        shown = f", ({kind!r}, {value})" if with_value else ""
+        self.emit(f"{out} = ({self.const(c)}, {f'alg.negate({test})' if c.negated else test}{shown})")
         return out
 
     # -- expressions: (kind, the variable holding the value)

@@ -186,13 +186,14 @@ class BruteEngine:
                 if any(eval_expr(e, values.__getitem__) != v and not freed(reads_of(e)) for e, v in es.guards):
                     continue
             rf = frozenset((w, r) for r, w in source.items())
+            # (one base per rf choice, its orders set in place: the model only reads it)
+            base = dict(self.base)
+            base["rf"] = ("rel", rf)
+            for n in relations.VALUE_SETS:
+                base[n] = ("set", es.value_set(n, values.__getitem__) if values is not None else frozenset())
             for ords in product(*order_space):
                 self._in_time()
                 orders = dict(zip(names, ords))
-                base = dict(self.base)
-                base["rf"] = ("rel", rf)
-                for n in relations.VALUE_SETS:
-                    base[n] = ("set", es.value_set(n, values.__getitem__) if values is not None else frozenset())
                 for n, rel in orders.items():
                     base[n] = ("rel", rel)
                 if with_axioms:
