@@ -14,7 +14,7 @@ Arguments shared by the functions:
 - `condition`: a herd condition (`P1:r0=1 /\ x=2`, `~`, `\/`, `!=`) or a parsed Cond.
 - `model`: a model name (`ptx`, the default, or `sc`), the path of a .cat file, or a parsed
   checker.cat.interp.Model. `options`: model options (`strict-cta`, ...; docs/model.md).
-- `engine`: `auto` (default: brute force for a test with at most 192 candidate executions, Z3
+- `engine`: `auto` (default: brute force for a test with at most 1,024 candidate executions, Z3
   otherwise), `z3`, or `brute` (the brute-force enumerator that cross-checks Z3).
 - `limits`: a checker.limits.Limits (default: the limits in force, checker.limits.current()),
   e.g. `checker.limits.DEFAULT.override(["timeout=5"])`.

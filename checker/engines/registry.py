@@ -26,13 +26,12 @@ def _brute(es: EventStructure, model: Model, options, lim: Limits, filt: Cond | 
     return BruteEngine(es, model, options, limit=lim.candidates, filter=filt, max_outcomes=lim.outcomes)
 
 
-# The most candidate executions `auto` leaves to brute force. Over the bundled suites' tests with
-# at most 512 candidates (best of two runs each), brute force with the compiled model
-# (checker/cat/compiled.py) took at most 0.46x Z3's CPU time up to 16 candidates, 0.52x up to
-# 32, 0.7x up to 128. Since it stops at a candidate's first failing axiom, the 42 tests with 162
-# candidates take it 0.64x Z3's time, those with 216 (the next count in the suites) 1.27x, and
-# 1.3-5x past that (bench/RESULTS.md).
-AUTO_BRUTE_MAX = 192
+# The most candidate executions `auto` leaves to brute force. Brute force runs the compiled model
+# (checker/cat/compiled.py) and stops at a candidate's first failing axiom, the axioms that need
+# least first: over the bundled suites' tests (best of two runs each), it takes 0.2-0.5x Z3's CPU
+# time up to 1,216 candidates (0.22x for the 42 tests with 162), about Z3's at 1,728-2,432, and
+# 1.1-7x past that; the suites' total is least from 1,024 to 2,500 (bench/RESULTS.md).
+AUTO_BRUTE_MAX = 1024
 
 
 def _auto(es: EventStructure, model: Model, options, lim: Limits, filt: Cond | None) -> Engine:
