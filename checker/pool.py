@@ -176,10 +176,10 @@ _M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
 def _keep_freed_memory() -> None:
     """In a worker (glibc only): let freed memory be reused instead of handed back to the system.
     Every Z3 context allocates ~17 MiB (two tables of 8.5 MiB) that glibc would map afresh and
-    unmap again at each test, and the heap's top was trimmed after most of them: a worker took
-    ~165 page faults per MiB, 230,000 over the bundled suites (0.3 s of system time). With large
-    blocks from the heap and the heap kept, a context reuses the last one's pages
-    (bench/RESULTS.md). Elsewhere (musl, macOS) nothing is changed."""
+    unmap again at each test, or trim from the heap's top after it: ~4,000 page faults a
+    context, 230,000 over the bundled suites (0.3 s of system time). With large blocks from the
+    heap and the heap kept, a context reuses the last one's pages (bench/RESULTS.md). Elsewhere
+    (musl, macOS) nothing is changed."""
     try:
         mallopt = ctypes.CDLL(None).mallopt
     except (OSError, AttributeError):

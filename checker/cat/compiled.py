@@ -1,6 +1,7 @@
 """A checked cat model compiled to one Python function: the checks' values (or the let-bound
 names' values) over a base, computed as the interpreter (checker.cat.interp) computes them,
-without walking the syntax tree.
+without walking the syntax tree; for brute force's consistency test, the axioms cheapest first
+and a return at the first that fails.
 
 Brute force evaluates the residual model on every candidate execution, and every engine a test's
 static part once over concrete sets (checker.cat.stage); walking the tree was most of that time
