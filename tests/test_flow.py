@@ -6,7 +6,6 @@ from dataclasses import replace
 
 import pytest
 
-from checker import limits
 from checker.errors import LitmusError
 from checker.front.litmus import load_text
 from checker.front.paths import split
