@@ -55,13 +55,6 @@ def compile_env(model: Model, base_kinds: Mapping[str, str], algebra, options=fr
     return _compiled(model, base_kinds, algebra, options, "env")
 
 
-def compile_check_values(model: Model, base_kinds: Mapping[str, str], algebra, options=frozenset()) -> Callable | None:
-    """`fn(base)` -> ((check, constraint, (kind, value)), ...): compile_checks' pairs with the
-    value of each check's expression, `evaluate(...).check_values` (what a report of a check
-    names: the edges a flag found). None as for compile_checks."""
-    return _compiled(model, base_kinds, algebra, options, "values")
-
-
 def _compiled(model: Model, base_kinds, algebra, options, mode: str) -> Callable | None:
     if not model.checked or hasattr(algebra, "bind"):
         return None
@@ -110,8 +103,8 @@ class _Compiler:
         self.from_base: set[int] = set()        # the variables the prologue reads from the base
 
     def function(self, mode: str) -> Callable:
-        """The function of `mode`: "checks", "consistent" (None at the first failing axiom),
-        "values" (each check with its expression's value) or "env" (the let-bound names)."""
+        """The function of `mode`: "checks", "consistent" (None at the first failing axiom) or
+        "env" (the let-bound names)."""
         if "id" not in self.base_kinds:        # (the interpreter's env: id, then the base over it)
             self.scope["id"] = (REL, self.const(None, "alg.identity()"))
         out = []
@@ -121,7 +114,7 @@ class _Compiler:
             if isinstance(st, Let):
                 self.let(st)
             else:
-                out.append(self.check(st, with_value=mode == "values"))
+                out.append(self.check(st))
             units.append(_Unit(first, len(self.lines), range(fresh + 1, self.fresh + 1),
                                out[-1] if isinstance(st, Check) and not st.flag else None))
         if mode == "consistent":
@@ -225,13 +218,12 @@ class _Compiler:
         self.scope.update(bound)
         self.defined.update(bound)
 
-    def check(self, c: Check, with_value: bool = False) -> str:
-        kind, value = self.expr(c.expr)
+    def check(self, c: Check) -> str:
+        _, value = self.expr(c.expr)
         label = self.const(self.label(c.name if c.name.startswith("check@") else f"{c.name}@{c.where.line}"))
         out = self.var()
         test = f"alg.{_TESTS[c.kind]}({value}, {label})"
-        shown = f", ({kind!r}, {value})" if with_value else ""
-        self.emit(f"{out} = ({self.const(c)}, {f'alg.negate({test})' if c.negated else test}{shown})")
+        self.emit(f"{out} = ({self.const(c)}, {f'alg.negate({test})' if c.negated else test})")
         return out
 
     # -- expressions: (kind, the variable holding the value)

@@ -11,7 +11,6 @@ from dataclasses import dataclass
 from typing import Mapping, Protocol, Sequence
 
 from ..ast import And, Cond, Eq, MemRef, RegRef
-from ..cat.compiled import compile_check_values
 from ..cat.concrete import ConcreteAlgebra
 from ..cat.interp import Model, evaluate
 from ..model import relations
@@ -43,19 +42,6 @@ class Execution:
 def concrete_evaluation(es: EventStructure, model: Model, ex: Execution, options=frozenset()):
     """The model evaluated on one execution: env of every relation, and each check's truth."""
     return evaluate(model, ex.base(es), ConcreteAlgebra(range(len(es.events))), options)
-
-
-def check_values(es: EventStructure, model: Model, ex: Execution, options=frozenset()) -> tuple:
-    """((check, holds, (kind, value of its expression)), ...) on one execution: the checks and
-    check_values of concrete_evaluation, from the compiled model where it is compiled (about
-    half the interpreter's time)."""
-    base = ex.base(es)
-    alg = ConcreteAlgebra(range(len(es.events)))
-    run = compile_check_values(model, {name: kind for name, (kind, _) in base.items()}, alg, options)
-    if run is not None:
-        return run(base)
-    ev = evaluate(model, base, alg, options)
-    return tuple((c, holds, shown) for (c, holds), shown in zip(ev.checks, ev.check_values))
 
 
 def outcome_cond(o: Outcome) -> Cond:

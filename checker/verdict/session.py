@@ -19,7 +19,7 @@ from ..model.values import FLOAT_FORMATS, float_bits
 from ..front.conditions import check_refs
 from ..cat.interp import Model
 from ..engines import registry as engines
-from ..engines.base import Engine, Execution, check_values, concrete_evaluation
+from ..engines.base import Engine, Execution, concrete_evaluation
 from ..isa.registry import lower
 from ..limits import Limits
 from ..model.events import EventStructure
@@ -193,8 +193,9 @@ class Session:
     # -- helpers ---------------------------------------------------------------------------
     def _ub_report(self, name: str, ex: Execution) -> UndefinedReport:
         es = self.es
-        kind, value = next(shown for c, fired, shown in check_values(es, self.model, ex, self.options)
-                           if c.name == name and c.flag and fired)
+        ev = self.evaluation(ex)
+        i = next(i for i, (c, fired) in enumerate(ev.checks) if c.name == name and c.flag and fired)
+        kind, value = ev.check_values[i]
         edges = sorted(value) if kind == "rel" else [(e, e) for e in sorted(value)]
         events = []
         for a, b in edges[:1]:
