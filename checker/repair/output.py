@@ -38,7 +38,7 @@ def verify(result: FixResult, original: str | None, model, options=frozenset(), 
             out.append(Shown(rep, p, diff(original, p.text, result.test.path), "fail: the patched file does not load"))
             continue
         r = check_test(target_test(loaded[0], result.target), model, None, options, engine)
-        status = "pass" if r.status == "pass" else f"fail: {r.status} {r.message}".strip()
+        status = "pass" if r.ok else f"fail: {r.status} {r.message}".strip()     # ok: pass, or run (no UB alone)
         out.append(Shown(rep, p, diff(original, p.text, result.test.path), status))
     return out
 
@@ -86,6 +86,8 @@ def _target(result: FixResult) -> str:
     if t.allowed:
         parts.append("allowed " + ", ".join(e.text for e in t.allowed))
     parts.append("no undefined behaviour" if t.defined else "undefined behaviour expected")
+    if t.hang is not None:
+        parts.append("a hang allowed" if t.hang else "no hang")
     return "; ".join(parts)
 
 
@@ -157,7 +159,8 @@ def as_json(result: FixResult, shown: list[Shown]) -> str:
     doc = {
         "test": t.name, "path": t.path,
         "target": {"forbidden": [e.text for e in result.target.forbidden],
-                   "allowed": [e.text for e in result.target.allowed], "defined": result.target.defined},
+                   "allowed": [e.text for e in result.target.allowed], "defined": result.target.defined,
+                   "hang": {True: "allowed", False: "forbidden"}.get(result.target.hang)},
         "status": result.status, "now": result.failure, "proven": result.proven, "cost": result.cost,
         "method": result.method, "candidates": result.candidates, "seconds": round(result.seconds, 3),
         "stats": result.stats, "notes": list(result.notes) + [
