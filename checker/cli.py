@@ -86,6 +86,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     from .audit.cli import add_subcommands as add_audit_subcommands
     from .compare.cli import add_subcommands as add_compare_subcommands
     from .convert.cli import add_subcommands as add_convert_subcommands
+    from .extract.cli import add_subcommands as add_extract_subcommands
     from .gen.cli import add_subcommands as add_gen_subcommands
     from .harness.cli import add_hw_subcommands
     from .repair.cli import add_subcommands as add_repair_subcommands
@@ -98,6 +99,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     add_gen_subcommands(sub)
     add_compare_subcommands(sub)
     add_audit_subcommands(sub)
+    add_extract_subcommands(sub)
     return ap
 
 
@@ -138,7 +140,7 @@ def _add_outcomes(sub) -> None:
     _common(out)
 
 
-ONE_SHOT = ("check", "outcomes")          # commands that run in this process, start no other
+ONE_SHOT = ("check", "outcomes", "fix")   # commands that run in this process, start no other
 
 
 def entry() -> None:
@@ -162,7 +164,7 @@ def main(argv=None, fast_exit: bool = False) -> int:
     `_bounded`; called in-process, by tests and the fuzzers, it never ends the caller's process),
     and as soon as its output is flushed (see `_exit_now`)."""
     words = sys.argv[1:] if argv is None else list(argv)
-    ap = build_parser(words[0] if words and words[0] in ONE_SHOT else None)
+    ap = build_parser(words[0] if words and words[0] in ("check", "outcomes") else None)
     args = ap.parse_args(words)
     args.own_process = fast_exit
     with limits.use(limits.current()), signals.stop_signals():   # a command's --limit/--timeout end with
