@@ -103,6 +103,7 @@ def build_parser() -> argparse.ArgumentParser:
     from .audit.cli import add_subcommands as add_audit_subcommands
     from .compare.cli import add_subcommands as add_compare_subcommands
     from .convert.cli import add_subcommands as add_convert_subcommands
+    from .extract.cli import add_subcommands as add_extract_subcommands
     from .gen.cli import add_subcommands as add_gen_subcommands
     from .harness.cli import add_hw_subcommands
     from .repair.cli import add_subcommands as add_repair_subcommands
@@ -115,6 +116,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_gen_subcommands(sub)
     add_compare_subcommands(sub)
     add_audit_subcommands(sub)
+    add_extract_subcommands(sub)
     return ap
 
 
