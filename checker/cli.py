@@ -120,7 +120,7 @@ def build_parser() -> argparse.ArgumentParser:
     return ap
 
 
-ONE_SHOT = ("check", "outcomes")          # commands that run in this process, start no other
+ONE_SHOT = ("check", "outcomes", "fix")   # commands that run in this process, start no other
 
 
 def entry() -> None:
