@@ -16,7 +16,7 @@ from typing import Sequence
 import z3
 
 from .. import limits
-from ..ast import And, Cond, Const, Eq, Not, Or
+from ..ast import And, Cond, Const, Eq, EqRef, Not, Or
 from ..cat.interp import Model
 from ..cat.symbolic import TRUE, mk_implies
 from ..errors import InternalError, SolverUnknown
@@ -429,6 +429,9 @@ def _cond_term(c: Cond, observables, names, ctx) -> z3.BoolRef:
     if isinstance(c, Eq):
         t = observables.get(key(c.lhs, names))
         return (t if t is not None else z3.IntVal(0, ctx)) == int_val(c.value, ctx)
+    if isinstance(c, EqRef):
+        a, b = (observables.get(key(r, names)) for r in (c.lhs, c.rhs))
+        return (a if a is not None else z3.IntVal(0, ctx)) == (b if b is not None else z3.IntVal(0, ctx))
     if isinstance(c, Not):
         return z3.Not(_cond_term(c.arg, observables, names, ctx), ctx)
     if isinstance(c, And):
