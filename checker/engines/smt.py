@@ -25,6 +25,7 @@ from ..model.observables import holds, key
 from ..model.symmetry import observable_symmetries
 from ..model.values import from_z3, int_of, int_val
 from .base import Execution
+from ..watchdog import z3_context
 from .encode import Encoding, encode
 
 
@@ -47,7 +48,7 @@ class Z3Engine:
         lim = limits.current()
         limits.check_events(len(es.events))
         self.es = es
-        self.ctx = ctx or z3.Context()
+        self.ctx = ctx or z3_context()
         self.timeout = lim.timeout if timeout is None else timeout
         # Within a Session, the test's deadline (its time includes lowering); else from now.
         self.deadline = limits.current_deadline() or time.monotonic() + self.timeout
