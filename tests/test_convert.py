@@ -37,7 +37,8 @@ EXPECTED = {
         "MP-cta-scope": "stated",
         "Spinlock-goto": "stated",
         "Atom-sub": ("dat3m/Atom-sub.litmus:7", "atom.sub: not a PTX atomic operation"),
-        "Cond-regs": ("dat3m/Cond-regs.litmus:8", "a comparison of two registers"),
+        "Cond-regs": "stated",
+        "Cond-ints": ("dat3m/Cond-ints.litmus:8", "a comparison of two integers"),
         "Filter": ("dat3m/Filter.litmus:9", "'filter' is not supported"),
         "Pointer": ("dat3m/Pointer.litmus:5", "holds the address of 'x'"),
     },
@@ -183,6 +184,30 @@ def test_dat3m_conditions_rmw_and_register_values(runs):
     assert expects(sb) == {"forbidden": ["~(P0:r0=1 \\/ P1:r0=1)"]}
     _, weak = converted(runs, "dat3m", "MP-weak")            # exists C: no verdict, kept in the doc
     assert not weak.expectations and "'P1:r0=1 /\\ P1:r1=0'" in weak.doc
+
+
+def test_conditions_comparing_two_observables_are_imported_and_exported(runs, model, tmp_path):
+    """Issue 34 item 4: `P0:r0 == P1:r0` (a ticket lock's draw) and `0:r0=x` were refused; now
+    they are EqRef conditions, judged like any other, and herd export writes them back."""
+    _, regs = converted(runs, "dat3m", "Cond-regs")
+    assert expects(regs) == {"forbidden": ["P0:r0=P1:r0"]}
+    assert check_test(regs, model).status == "pass"
+    herd = import_text("""PTX T
+{
+x=0;
+}
+ P0@cta 0,gpu 0                   | P1@cta 1,gpu 0                   ;
+ atom.relaxed.gpu.global.add r0, [x], 1 | atom.relaxed.gpu.global.add r0, [x], 1 ;
+~exists (0:r0=1:r0 \\/ x=0:r0)
+""", "herd", "t.litmus")
+    (t,) = load_text(herd.yaml, herd.out)
+    assert expects(t) == {"forbidden": ["P0:r0=P1:r0 \\/ x=P0:r0"]}
+    assert check_test(t, model).status == "pass"
+    src = tmp_path / "t.yaml"
+    src.write_text(herd.yaml)
+    run = export_paths([src])
+    (text,) = [e.text for e in run.exported]
+    assert "~exists (P0:r0=P1:r0 \\/ x=P0:r0)" in text
 
 
 def test_dat3m_proxies_and_aliases(runs):
@@ -335,14 +360,14 @@ def test_cli_import_writes_the_tests_and_the_report(tmp_path, capsys):
     out = tmp_path / "out"
     assert main(["import", str(DATA / "dat3m"), "--from", "dat3m", "-o", str(out)]) == 1   # some skipped
     captured = capsys.readouterr()
-    assert "10 converted, 4 skipped (14 files)" in captured.out
+    assert "11 converted, 4 skipped (15 files)" in captured.out
     assert "ptxmc: skipped: Atom-sub: dat3m/Atom-sub.litmus:7:" in captured.err
     report = (out / "import-report.txt").read_text()
-    assert "ptxmc import --from dat3m: 14 files, 10 tests converted, 4 skipped" in report
+    assert "ptxmc import --from dat3m: 15 files, 11 tests converted, 4 skipped" in report
     assert "dat3m/MP-rel-acq.litmus -> MP-rel-acq.yaml  MP-rel-acq  [stated]" in report
     assert "Atom-sub: dat3m/Atom-sub.litmus:7:" in report
     loaded = load_paths([out])
-    assert len(loaded) == 10 and not any(isinstance(t, LitmusError) for t in loaded)
+    assert len(loaded) == 11 and not any(isinstance(t, LitmusError) for t in loaded)
     clean = tmp_path / "clean"
     clean.mkdir()
     (clean / "ok.litmus").write_text("PTX ok\n{ x=0; }\n P0@cta 0,gpu 0 ;\n st.weak x, 1 ;\nforall (x=1)\n")

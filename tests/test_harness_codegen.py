@@ -102,6 +102,17 @@ def test_eval_cond_wraps_like_32_bit_registers():
     assert eval_cond(conj, {"P0:r0": 1}) and not eval_cond(conj, {"P0:r0": 1, "x": 1})
 
 
+def test_eval_cond_compares_two_observables():
+    """Issue 34 item 4: `P0:r0=P1:r0` and `P0:r0=x` in the harness's space and evaluation."""
+    t = build_test("two", {"P0": ("gpu0.cta0", ["ld.global r0, [x]"]), "P1": ("gpu0.cta1", ["ld.global r0, [x]"])},
+                   allowed=["P0:r0=P1:r0", "P0:r0!=x"])
+    same, differ = (e.cond for e in t.expectations)
+    assert outcome_space(t).names == ("P0:r0", "P1:r0", "x")
+    assert eval_cond(same, {"P0:r0": 1, "P1:r0": 1}) and not eval_cond(same, {"P0:r0": 1})
+    assert eval_cond(same, {"P0:r0": 2**32 - 1, "P1:r0": -1})
+    assert eval_cond(differ, {"P0:r0": 1}) and not eval_cond(differ, {"P0:r0": 1, "x": 1})
+
+
 def test_no_expectation_observes_every_register_and_location():
     t = build_test("free", {"P0": ("gpu0.cta0", ["ld.global r0, [x]", "st.global [y], 1"])},
                    memory={"x": {"init": 3}, "y": {}})
