@@ -17,13 +17,14 @@ from __future__ import annotations
 
 import z3
 
+from ..watchdog import z3_context
 from .problem import Clause, Problem, now
 
 
 def search(problem: Problem, max_repairs: int, deadline: float) -> tuple[list, str]:
     """(repairs: lists of edits, every one of least cost, in the order found; status: 'proven' |
     'none' (no repair in the space) | 'budget' (deadline reached; nothing proven))."""
-    ctx = z3.Context()
+    ctx = z3_context()
     opt = z3.Optimize(ctx=ctx)
     sel = {c.key: z3.Bool(f"e{i}", ctx) for i, c in enumerate(problem.cands)}
     for alts in problem.slots.values():

@@ -22,7 +22,7 @@ import itertools
 from dataclasses import dataclass, replace
 
 from .. import limits
-from ..ast import And, Cond, Const, Eq, Imm, LitmusTest, MemRef, Not, Or, RegRef
+from ..ast import And, Cond, Const, Eq, EqRef, Imm, LitmusTest, MemRef, Not, Or, RegRef
 from ..cat.interp import Model
 from ..errors import LimitExceeded, NeverCompletes
 from ..front import paths
@@ -111,6 +111,11 @@ def _specialize(c: Cond, missing: set[str]) -> Cond:
         if isinstance(c.lhs, RegRef) and str(c.lhs) in missing:
             return Const(c.value == 0)
         return c
+    if isinstance(c, EqRef):
+        gone = [isinstance(r, RegRef) and str(r) in missing for r in (c.lhs, c.rhs)]
+        if all(gone):
+            return Const(True)
+        return Eq(c.lhs, 0) if gone[1] else Eq(c.rhs, 0) if gone[0] else c
     if isinstance(c, Not):
         return Not(_specialize(c.arg, missing))
     if isinstance(c, (And, Or)):
