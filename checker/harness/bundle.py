@@ -41,14 +41,14 @@ RUNNER = Path(__file__).resolve().parent / "bundle_run.py"
 
 # Run profiles: seconds per test and per positive control (the program stops at whichever of
 # time and max_iterations comes first). first-run: ~6 minutes for the whole suite on one H100/H200
-# (docs/hardware-harness.md#first-run has the arithmetic); full: the configuration's own budget.
+# (docs/hardware-harness.md#the-first-run-profile has the arithmetic); full: the configuration's own budget.
 PROFILES = {
     "first-run": {"time_s": 0.3, "control_time_s": 5.0, "deadline_s": 480},
     "full": {"time_s": None, "control_time_s": None, "deadline_s": None},
 }
-# What a test costs besides its own time, assumed for one H100/H200 (docs/hardware-harness.md#the-
-# first-run-profile): per test in a process (allocations, occupancy query, result block), and per
-# executable (process start and CUDA context creation).
+# What a test costs besides its own time, assumed for one H100/H200 (see the profile's docs above):
+# per test in a process (allocations, occupancy query, result block), and per executable (process
+# start and CUDA context creation).
 PER_TEST_OVERHEAD_S = 0.05
 PER_EXECUTABLE_S = 2.0
 
