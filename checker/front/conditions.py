@@ -22,7 +22,7 @@ from ..ast import And, Cond, Const, Eq, MemRef, Not, Or, RegRef, value_text
 from .. import limits
 from ..errors import LitmusError, SourceLoc
 from . import yamlsafe
-from .ptx import int_literal
+from ..isa.syntax import int_literal
 
 _TOKEN = re.compile(r"""
     (?P<ws>\s+)

@@ -24,7 +24,8 @@ from ..ast import Addr, Instr, Name, Reg, Thread
 from ..errors import LimitExceeded, LitmusError
 from ..isa import address, registry
 from ..isa.flow import assume
-from . import ptx
+
+from ..isa import syntax as ptx
 
 # Families whose instructions leave no trace but registers a next iteration writes again: a loop
 # whose body holds only these (and ends with the branch back) is a side-effect-free spin loop.
