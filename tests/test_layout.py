@@ -122,7 +122,7 @@ FLOORS = (
     ("verdict", "resume"),
     ("batch", "gen", "harness", "convert"),
     ("repair", "compare", "api"),
-    ("report", "audit", "checker"),
+    ("report", "audit", "extract", "checker"),
     ("cli",),
     ("__main__",),
 )

@@ -28,7 +28,7 @@ def problems(test: LitmusTest) -> list[str]:
 
 
 def _schedule_problems(test: LitmusTest) -> list[str]:
-    from ..verdict.paths import combos
+    from ..unfold.variants import combos
 
     if not any(i.family in generations.FAMILIES for t in test.threads for i in t.code):
         return []

@@ -128,6 +128,13 @@ def done_keys(path: Path) -> set[tuple[str, str, str, bool]]:
     return {(h.test, h.fingerprint, h.target, h.simulated) for h in load(path, allow_simulated=True)}
 
 
+def earlier_results(jsonl: Path) -> str:
+    """Why a run without --resume must not start on an output folder that holds results (review C2:
+    it used to delete them)."""
+    return (f"{jsonl} holds the histograms of an earlier run: pass --resume to go on with it, or another "
+            f"-o folder (nothing was deleted)")
+
+
 def run_suite(items: list[tuple[LitmusTest, Program]], outdir: Path, backend: Backend, devices=("",), *,
               seed: int = 1, time_s: float | None = None, iterations: int | None = None,
               budget_s: float | None = None, resume: bool = False, nvcc: str = "",
@@ -137,8 +144,8 @@ def run_suite(items: list[tuple[LitmusTest, Program]], outdir: Path, backend: Ba
     outdir.mkdir(parents=True, exist_ok=True)
     jsonl = outdir / "histograms.jsonl"
     done = done_keys(jsonl) if resume else set()
-    if not resume and jsonl.exists():
-        jsonl.unlink()
+    if not resume and jsonl.exists() and jsonl.stat().st_size:
+        raise HarnessError(earlier_results(jsonl))
     start = time.monotonic()
     per_test = (time_s if time_s is not None else (items[0][1].config.time_budget_s if items else 0)) + 5
     todo: queue.Queue = queue.Queue()

@@ -20,9 +20,9 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from .. import limits
-from ..ast import Addr, Instr, Name, Reg, Thread
+from ..ast import Addr, Imm, Instr, LitmusTest, Name, Reg, Thread
 from ..errors import LimitExceeded, LitmusError
-from ..isa import address, registry
+from ..isa import address, fold, registry
 from ..isa.flow import assume
 
 from ..isa import syntax as ptx
@@ -32,6 +32,10 @@ from ..isa import syntax as ptx
 READ_ONLY = frozenset({"ld", "setp", "fence", "membar", "mov", "add", "sub", "mul", "and", "or", "xor",
                        "mbarrier.test_wait", "mbarrier.try_wait"})
 WAITS = ("mbarrier.test_wait", "mbarrier.try_wait")
+# Iterations of one loop whose every guard registers decide (a counter compared with a constant)
+# that a path runs before it is cut: such a loop is unrolled to its bound when the bound is at most
+# this, whatever --unroll says.
+DECIDED_ITERATIONS = 64
 
 
 @dataclass(frozen=True)
@@ -46,6 +50,7 @@ class Spin:
     loads: tuple[tuple[str, str], ...]        # (register, location) of each `ld` in the body
     waits: tuple[Instr, ...]                   # the body's mbarrier waits (as on the path)
     fair_checkable: bool                       # can the fairness check judge this loop?
+    decided: bool = False                      # cut after DECIDED_ITERATIONS iterations registers decided
 
 
 @dataclass(frozen=True)
@@ -94,18 +99,27 @@ def check_thread(t: Thread) -> None:
                       f"setp.eq.s32 {p}, r0, 1) before the guard", i, t)
 
 
-def split(t: Thread, unroll: int) -> list[Path]:
-    """Every control path of thread `t`, loops run at most `unroll` times."""
+def split(t: Thread, unroll: int, test: LitmusTest | None = None) -> list[Path]:
+    """Every control path of thread `t`, loops run at most `unroll` times. With the `test` the
+    thread belongs to, a guard decided by registers alone (checker.isa.fold) is followed on the
+    side it decides only, and an mbarrier wait's parity register that holds a constant is read
+    as that immediate."""
     if not t.branches:
         return [Path(t.code)]
     labels = labels_of(t)
     code = t.code
     cap = limits.current().paths
+    folder = fold.Folder(test, t)
+    heads = {labels[i.operands[0].name] for k, i in enumerate(code)
+             if i.op == "bra" and labels[i.operands[0].name] <= k}
     out: list[Path] = []
-    # (pc, code so far, registers set so far, back-branch counts, decisions)
-    stack = [(0, (), frozenset(), (), ())]
+    # (pc, code so far, registers set so far, back-branch counts (free, decided), decisions,
+    #  constant registers, decisions made when each loop head was last entered)
+    stack = [(0, (), frozenset(), {}, (), {}, {})]
     while stack:
-        pc, done, regs, backs, why = stack.pop()
+        pc, done, regs, backs, why, env, marks = stack.pop()
+        if pc in heads:
+            marks = {**marks, pc: len(why)}
         if pc >= len(code):
             out.append(Path(_awaited(done, t), None, why))
         else:
@@ -117,34 +131,54 @@ def split(t: Thread, unroll: int) -> list[Path]:
                     _fail(f"predicate '{p}' is read before it is set on a path of thread {t.name} "
                           f"({', '.join(why) or 'from the start'})", i, t)
                 line = i.where.line if i.where else pc
-                body = replace(i, predicate=None)
-                if i.op == "bra":
+                body = fold.with_constants(env, replace(i, predicate=None))
+                known = fold.value(env, p)
+                if known is not None:
+                    # a fact of the path: only the side it decides (docs/model.md#a18)
+                    if i.op == "bra":
+                        steps.append((labels[i.operands[0].name] if known == run else pc + 1, (), ""))
+                    else:
+                        steps.append((pc + 1, (body,) if known == run else (), ""))
+                elif i.op == "bra":
                     steps.append((labels[i.operands[0].name], (assume(p, run, i.where, f"line {line}: {i.text}"),),
                                   f"line {line} taken"))
                 else:
                     steps.append((pc + 1, (assume(p, run, i.where, f"line {line}: {i.text}"), body),
                                   f"line {line} runs"))
-                steps.append((pc + 1, (assume(p, 1 - run, i.where, f"line {line}: {i.text} not taken"),),
-                              f"line {line} {'not taken' if i.op == 'bra' else 'skipped'}"))
+                if known is None:
+                    steps.append((pc + 1, (assume(p, 1 - run, i.where, f"line {line}: {i.text} not taken"),),
+                                  f"line {line} {'not taken' if i.op == 'bra' else 'skipped'}"))
             elif i.op == "bra":
                 steps.append((labels[i.operands[0].name], (), ""))
             else:
-                steps.append((pc + 1, (i,), ""))
+                steps.append((pc + 1, (fold.with_constants(env, i),), ""))
             for nxt, emitted, text in steps:
                 new_regs = regs | {r for e in emitted if e.family != "assume"
                                    for r in address.destinations(e, registry.family(e))}
+                new_env = env
+                for e in emitted:
+                    if e.family != "assume":
+                        new_env = folder.step(new_env, e)
                 new_why = why + ((text,) if text else ())
                 if i.op == "bra" and nxt <= pc:
-                    taken = dict(backs).get(pc, 0)
-                    if taken + 1 >= unroll:
+                    free, decided = backs.get(pc, (0, 0))
+                    # an iteration in which registers alone decided every guard is run as the
+                    # test's registers say, up to DECIDED_ITERATIONS (a bounded loop unrolled to
+                    # its bound); the others count against `unroll`
+                    if marks.get(nxt) == len(new_why):
+                        decided += 1
+                        over = decided >= DECIDED_ITERATIONS
+                    else:
+                        free += 1
+                        over = free >= unroll
+                    if over:
                         path = _awaited(done + emitted, t)
-                        out.append(Path(path, _spin(code, nxt, pc, path), new_why))
+                        out.append(Path(path, _spin(code, nxt, pc, path, decided), new_why))
                         continue
-                    counts = dict(backs)
-                    counts[pc] = taken + 1
-                    stack.append((nxt, done + emitted, new_regs, tuple(sorted(counts.items())), new_why))
+                    stack.append((nxt, done + emitted, new_regs, {**backs, pc: (free, decided)}, new_why, new_env,
+                                  marks))
                 else:
-                    stack.append((nxt, done + emitted, new_regs, backs, new_why))
+                    stack.append((nxt, done + emitted, new_regs, backs, new_why, new_env, marks))
         if len(out) > cap:
             raise LimitExceeded(f"too large: thread {t.name} has more than {cap} control paths with unroll "
                                 f"{unroll} (raise it with --limit paths=N)")
@@ -193,7 +227,7 @@ def _loop_carried(body: tuple[Instr, ...]) -> bool:
     return False
 
 
-def _spin(code: tuple[Instr, ...], head: int, back: int, path: tuple[Instr, ...]) -> Spin:
+def _spin(code: tuple[Instr, ...], head: int, back: int, path: tuple[Instr, ...], decided: int = 0) -> Spin:
     body = code[head:back + 1]
     branch = code[back]
     pure = all(not i.predicate and i.op != "bra" and i.family in READ_ONLY and not i.quals.get("mmio")
@@ -204,7 +238,10 @@ def _spin(code: tuple[Instr, ...], head: int, back: int, path: tuple[Instr, ...]
     plain = all(i.operands[1].offset == 0 and isinstance(i.operands[0], Reg) for i in body if i.family == "ld")
     n_waits = sum(1 for i in body if i.family in WAITS)
     waits = tuple(i for i in path if i.family in WAITS)[-n_waits:] if n_waits else ()
-    return Spin(branch, body[0], pure, loads, waits, pure and plain)
+    # the fairness check reads a wait's parity as an immediate (checker.isa.fold makes a register
+    # that holds a constant one); a wait it cannot read leaves the hang search incomplete
+    parities = all(w.quals.get("parity") and isinstance(w.operands[2], Imm) for w in waits)
+    return Spin(branch, body[0], pure, loads, waits, pure and plain and parities, decided >= DECIDED_ITERATIONS)
 
 
 def await_loops(t: Thread) -> Thread:

@@ -9,7 +9,7 @@ import itertools
 from dataclasses import dataclass, replace
 
 from .. import limits
-from ..ast import And, Cond, Const, Eq, LitmusTest, MemRef, Not, Or, RegRef
+from ..ast import And, Cond, Const, Eq, EqRef, LitmusTest, MemRef, Not, Or, RegRef
 from ..errors import LimitExceeded, LitmusError, NeverCompletes
 from ..isa import address, registry
 from ..isa import barriers
@@ -64,7 +64,7 @@ def combos(test: LitmusTest, lim: limits.Limits, loops: bool = False) -> list[Co
     unroll = test.unroll or lim.unroll
     with limits.use(lim):
         threads = [paths.await_loops(t) if loops else t for t in test.threads]
-        per_thread = [paths.split(t, unroll) for t in threads]
+        per_thread = [paths.split(t, unroll, test) for t in threads]
     total = 1
     for ps in per_thread:
         total *= len(ps)
@@ -100,6 +100,11 @@ def specialize(c: Cond, missing: set[str]) -> Cond:
         if isinstance(c.lhs, RegRef) and str(c.lhs) in missing:
             return Const(c.value == 0)
         return c
+    if isinstance(c, EqRef):
+        gone = [isinstance(r, RegRef) and str(r) in missing for r in (c.lhs, c.rhs)]
+        if all(gone):
+            return Const(True)
+        return Eq(c.lhs, 0) if gone[1] else Eq(c.rhs, 0) if gone[0] else c
     if isinstance(c, Not):
         return Not(specialize(c.arg, missing))
     if isinstance(c, (And, Or)):

@@ -185,22 +185,35 @@ class FlowCheck:
                     h = self.stuck()[0]
                     self._never = f"{h.thread} blocks forever at {h.blocked}: {h.state} [{h.combo}]"
                 else:
-                    for c, s in zip(self.combos, self.sessions):
-                        if c.cut and s.witness(None) is not None:
-                            thread, spin = c.cut[0]
-                            b = spin.branch
-                            self._never = (f"{thread} never leaves the loop of {b.text} (line "
-                                           f"{b.where.line if b.where else '?'}) on any path that has an execution "
-                                           f"[{c.describe()}]")
-                            break
+                    h = self._endless()
+                    if h is not None:
+                        self._never = f"{h.thread} never leaves the loop of {h.blocked} on any path that has an " \
+                                      f"execution [{h.combo}]"
         return self._never
+
+    def _endless(self) -> Hang | None:
+        """The first cut combination that has an execution, as a hang (the caller has found that
+        no complete combination has one and every cut loop is side-effect free)."""
+        for c, s in zip(self.combos, self.sessions):
+            if c.cut and s.witness(None) is not None:
+                thread, spin = c.cut[0]
+                b = spin.branch
+                return Hang(thread, f"{b.text} (line {b.where.line if b.where else '?'})",
+                            "no path leaves it within the bound", c.describe())
+        return None
 
     # -- liveness --------------------------------------------------------------------------
     def hangs(self) -> tuple[tuple[Hang, ...], bool]:
         """The fair hangs found (one per combination that hangs), and whether the search was
         complete (every cut loop could be judged); computed once."""
         if not hasattr(self, "_hangs"):
-            self._hangs = self._search_hangs()
+            found, complete = self._search_hangs()
+            if not found and self.never_terminates():
+                # no execution terminates: a hang, whatever the fairness check could judge (so
+                # that `check ... hang` and `run` never disagree)
+                h = self.stuck()[0] if self.stuck() else self._endless()
+                found, complete = (h,), True
+            self._hangs = (found, complete)
         return self._hangs
 
     def _search_hangs(self) -> tuple[tuple[Hang, ...], bool]:
@@ -233,7 +246,11 @@ class FlowCheck:
     def _cut_and_blocked(self, c: Combo) -> tuple[Hang | None, bool]:
         if not all(spin.fair_checkable for _, spin in c.cut):
             return None, False
-        s = Session(without_barriers(c.test), self.model, self.options, self.engine, self.lim)
+        # With a schedule, the test as far as it runs keeps the generations that complete (the
+        # synchronization of a barrier before the loop holds, docs/model.md#a19); without one (its
+        # lowering found it blocked), the barriers are removed (they only constrain).
+        s = Session(c.test if c.stuck else without_barriers(c.test), self.model, self.options, self.engine,
+                    self.lim)
         try:
             return self._fair_hang(c, s), True
         except NeverCompletes:
