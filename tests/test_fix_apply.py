@@ -83,6 +83,7 @@ def test_a_ptx_block_is_edited_in_place(tmp_path, capsys):
     assert main(["fix", str(f), "--apply", "--in-place"]) == 0
     out = capsys.readouterr().out
     assert "matrix" not in out and "standalone" not in out and "re-check of the patched file: pass" in out
+    assert "strengthen to mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%r3]  (P0, line 18" in out
     assert _changed(PTX_BLOCK, f.read_text()) == [
         ("      mbarrier.arrive.relaxed.cluster.shared::cluster.b64 _, [%r3];\n",
          "      mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%r3];\n")]

@@ -43,9 +43,25 @@ RUNNER = Path(__file__).resolve().parent / "bundle_run.py"
 # time and max_iterations comes first). first-run: ~6 minutes for the whole suite on one H100/H200
 # (docs/hardware-harness.md#first-run has the arithmetic); full: the configuration's own budget.
 PROFILES = {
-    "first-run": {"time_s": 0.35, "control_time_s": 5.0, "deadline_s": 480},
+    "first-run": {"time_s": 0.3, "control_time_s": 5.0, "deadline_s": 480},
     "full": {"time_s": None, "control_time_s": None, "deadline_s": None},
 }
+# What a test costs besides its own time, assumed for one H100/H200 (docs/hardware-harness.md#the-
+# first-run-profile): per test in a process (allocations, occupancy query, result block), and per
+# executable (process start and CUDA context creation).
+PER_TEST_OVERHEAD_S = 0.05
+PER_EXECUTABLE_S = 2.0
+
+
+def estimate_seconds(n_tests: int, n_controls: int, profile: str, config, chunk: int = CHUNK) -> float:
+    """The device time a bundle of `n_tests` tests (`n_controls` of them positive controls) takes
+    under `profile`, with the overheads assumed above."""
+    prof = PROFILES[profile]
+    per_test = prof["time_s"] or config.time_budget_s
+    per_control = prof["control_time_s"] or config.time_budget_s
+    executables = -(-n_tests // chunk)
+    return (n_controls * per_control + (n_tests - n_controls) * per_test + n_tests * PER_TEST_OVERHEAD_S
+            + executables * PER_EXECUTABLE_S)
 
 _ASYNC_OPS = {"cp", "cp.async", "mbarrier", "tensormap", "wgmma", "tcgen05"}
 

@@ -68,6 +68,8 @@ def add_hw_subcommands(subparsers) -> None:
                    help="simulate a GPU (plumbing tests; output labelled SIMULATED): '' or KIND:TEST,...")
     r.add_argument("--time", type=float, default=None, help="seconds per test (default: the device configuration's)")
     r.add_argument("--iterations", type=int, default=None, help="at most this many launches per test")
+    r.add_argument("--kill-after", type=float, default=20.0,
+                   help="kill a program still running this many seconds + 3x its time after it started (default 20)")
     r.add_argument("--model", default=None, help="model for the comparison (default ptx)")
     r.add_argument("--option", action="append", default=[], help="model option (repeatable)")
     r.set_defaults(func=cmd_run)
@@ -179,7 +181,7 @@ def _check_numbers(args) -> None:
     import math
 
     from ..errors import CheckerError
-    for flag, v in (("--budget", args.budget), ("--time", args.time)):
+    for flag, v in (("--budget", args.budget), ("--time", args.time), ("--kill-after", args.kill_after)):
         if v is not None and not (math.isfinite(v) and v > 0):
             raise CheckerError(f"{flag} {v:g}: must be a positive number of seconds")
     if args.iterations is not None and args.iterations <= 0:
@@ -349,7 +351,8 @@ def cmd_run(args) -> int:
         model = _model_verdicts([t for t, _ in progs], args.model, args.option, say=print, hangs=hangs)
         backend = FakeBackend({n: list(v) for n, v in model.items()}, spec, hangs=dict(hangs))
     else:
-        backend = GpuBackend(Path(args.prebuilt) if args.prebuilt else None, args.sanitize, tc.version or "")
+        backend = GpuBackend(Path(args.prebuilt) if args.prebuilt else None, args.sanitize, tc.version or "",
+                             kill_after=args.kill_after)
     run = run_suite(progs, outdir, backend, devices, seed=args.seed, time_s=args.time, iterations=args.iterations,
                     budget_s=args.budget, resume=args.resume, nvcc=cuda or "")
     jsonl = outdir / "histograms.jsonl"
