@@ -111,9 +111,17 @@ class FlowCheck:
             out = []
             for c, s in zip(self.combos, self.sessions):
                 if any(not spin.pure for _, spin in c.cut) and s.witness(None) is not None:
-                    out.append(c.describe())
-            self._bounded = tuple(out)
+                    out.append(c)
+            self._bounded = tuple(c.describe() for c in out)
+            self._advice = _advice(out, self.test.unroll or self.lim.unroll)
         return self._bounded
+
+    @property
+    def advice(self) -> str:
+        """What would decide a verdict the bound left Unknown: a higher --unroll, or, for a loop
+        its registers bound that runs longer than paths.DECIDED_ITERATIONS, that bound."""
+        self.bounded
+        return self._advice
 
     def undefined(self):
         seen, out = set(), []
@@ -300,6 +308,17 @@ class FlowCheck:
         return None
 
 
+def _advice(cut: list[Combo], unroll: int) -> str:
+    for c in cut:
+        for thread, spin in c.cut:
+            if spin.decided:
+                b = spin.branch
+                return (f"the loop of {b.text} ({thread}, line {b.where.line if b.where else '?'}) runs more than "
+                        f"{paths.DECIDED_ITERATIONS} iterations its registers decide: ptxmc unrolls such a loop to at "
+                        "most that bound, whatever --unroll says")
+    return f"raise --unroll (now {unroll})"
+
+
 def hang_condition(h: Hang):
     """The condition the hang's witness satisfies in its probe: the final values that make its
     loop spin (None for a barrier hang: any execution of the test as far as it runs)."""
@@ -381,8 +400,10 @@ def judge_flow(test: LitmusTest, model: Model, name: str, options=frozenset(), e
         allowed, sane = fc.verdict(exp.cond)
         conds.append(ConditionResult(show(exp.cond), exp.kind, allowed, len(sat), len(outcomes) - len(sat), sane))
     if fc.bounded:
+        unknown = any(c.allowed is None for c in conds)
         notes += (f"loop bound reached: executions continue past unroll {test.unroll or fc.lim.unroll} "
-                  f"({fc.bounded[0]}); a condition no bounded execution satisfies is Unknown (raise --unroll)",)
+                  f"({fc.bounded[0]}); a condition no bounded execution satisfies is Unknown" +
+                  (f" ({fc.advice})" if unknown else ""),)
     if not complete:
         notes += (f"outcome list incomplete: the outcome cap ({limits.flag('outcomes')})",)
     status, message = "run", ""
@@ -409,8 +430,9 @@ def judge_flow(test: LitmusTest, model: Model, name: str, options=frozenset(), e
             message = "broken test: no execution satisfies " + ", ".join(c.text for c in broken) + \
                       " even without axioms"
         elif any(c.met is None for c in conds):
-            status, message = "unknown", ("a verdict is Unknown: the loop bound cut executions off (raise --unroll)"
-                                          " or a wait was not searched for hangs (see the notes)")
+            status, message = "unknown", ("a verdict is Unknown: the loop bound cut executions off "
+                                          f"({fc.advice if fc.bounded else 'raise --unroll'}) or a wait was not "
+                                          "searched for hangs (see the notes)")
         else:
             status = "pass" if all(c.met for c in conds) else "fail"
     return replace(base, status=status, message=message, observe=fc.observe, outcomes=outcomes,
@@ -494,7 +516,7 @@ def explain_flow(test: LitmusTest, query, model: Model, options=frozenset(), eng
         return "allowed", text, witness.dot(s.es, ex, env, f"{test.name}: allowed witness")
     if allowed is None:
         return "unknown", "\n".join(head + ["Unknown: no execution within the loop bound satisfies it, but the bound "
-                                            f"cut executions off ({fc.bounded[0]}); raise --unroll"]) + "\n", None
+                                            f"cut executions off ({fc.bounded[0]}); {fc.advice}"]) + "\n", None
     if not sane:
         return "impossible", "\n".join(head + ["Impossible: no well-formed execution satisfies it on any control "
                                                "path, even without axioms"]) + "\n", None
