@@ -320,3 +320,21 @@ def test_no_traceback_when_z3_was_interrupted(tmp_path):
                        cwd=Path(__file__).resolve().parents[1])
     assert r.returncode == 0 and "Repair 1" in r.stdout
     assert "Exception ignored" not in r.stderr and "Traceback" not in r.stderr
+
+
+def test_a_dropped_repair_says_why_its_file_does_not_load(tmp_path, monkeypatch, ptx_model):
+    # D22: "the patched file does not load: ; st.release...; ; " named neither the error nor the
+    # removed instructions. A patch that breaks the file (made here by hand) is dropped with both.
+    from checker.repair import yamlpatch
+    from checker.repair.prune import prune
+    from checker.repair.target import from_test
+
+    f = _write(tmp_path, "pr.yaml", PRUNE)
+    (t,) = load_text(PRUNE, str(f))
+    r = prune(t, from_test(t), ptx_model, max_repairs=1)
+    monkeypatch.setattr(output, "patch", lambda original, *a, **k: yamlpatch.Patched(
+        original.replace("threads:", "threads: [", 1), False, t.name))
+    (sh,) = output.verify(r, PRUNE, ptx_model)
+    assert sh.recheck.startswith(f"fail: the patched file does not load: {f}:5: ") and "YAML syntax" in sh.recheck
+    text = output.text(r, [sh])
+    assert "remove fence.sc.sys" in text and "; ; " not in text
