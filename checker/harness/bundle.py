@@ -201,29 +201,16 @@ def pack(tests: list[LitmusTest], config, outdir: Path, profile: str = "first-ru
     from concurrent.futures import ThreadPoolExecutor
 
     from ..version import __version__
-    from .codegen import generate, unsupported
     from .sass import check_fences
     from .space import fingerprint
-    from .static_check import check_program
+    from .static_check import checked_programs
     if profile not in PROFILES:
         raise HarnessError(f"unknown profile '{profile}' (known: {', '.join(PROFILES)})")
     tc = find_toolchain()
     for tool in ("nvcc", "cuobjdump", "nvdisasm"):
         tc.require(tool)
     prof = PROFILES[profile]
-    skipped: list[tuple[str, str]] = []
-    progs: list[tuple[LitmusTest, Program]] = []
-    for t in ordered(tests):
-        why = unsupported(t, config, tc.version)
-        if why:
-            skipped.append((t.name, why))
-            continue
-        p = generate(t, config, tc.version)
-        problems = check_program(p)
-        if problems:
-            skipped.append((t.name, "static check: " + "; ".join(problems)))
-            continue
-        progs.append((t, p))
+    progs, skipped = checked_programs(ordered(tests), config, tc.version)
     names = [safe_name(t.name) for t, _ in progs]
     if len(set(names)) != len(names):
         raise HarnessError("two tests share a file name: rename one")

@@ -200,21 +200,30 @@ class FlowCheck:
     @property
     def bounded(self) -> tuple[str, ...]:
         """The combinations with an effectful loop cut by the bound that have an execution."""
-        if not hasattr(self, "_bounded"):
-            out = []
-            for c, s in zip(self.combos, self.sessions):
-                if any(not spin.pure for _, spin in c.cut) and s.witness(None) is not None:
-                    out.append(c)
-            self._bounded = tuple(c.describe() for c in out)
-            self._advice = _advice(out, self.test.unroll or self.lim.unroll)
-        return self._bounded
+        return tuple(c.describe() for c in self._cut_off(self.observe))
 
     @property
     def advice(self) -> str:
         """What would decide a verdict the bound left Unknown: a higher --unroll, or, for a loop
         its registers bound that runs longer than paths.DECIDED_ITERATIONS, that bound."""
-        self.bounded
-        return self._advice
+        return _advice(self._cut_off(self.observe), self.test.unroll or self.lim.unroll)
+
+    def bounded_for(self, cond: Cond) -> tuple[str, ...]:
+        """The combinations whose cut loops lose outcomes `cond` may be about (see bounded)."""
+        return tuple(c.describe() for c in self._cut_off(set(self.observe) | atoms(cond, self.names)))
+
+    def _cut_off(self, keys) -> tuple[Combo, ...]:
+        """The combinations that have an execution and a loop cut by the bound that loses outcomes
+        over `keys` ("thread:register" and location names): a loop that is not pure for the
+        registers of its thread they name (checker.front.loops)."""
+        keys = frozenset(keys)
+        cache = self.__dict__.setdefault("_cut_cache", {})
+        if keys not in cache:
+            def seen(thread: str) -> frozenset[str]:
+                return frozenset(k.split(":", 1)[1] for k in keys if k.startswith(thread + ":"))
+            cache[keys] = tuple(c for c, s in zip(self.combos, self.sessions)
+                                if any(not spin.pure(seen(t)) for t, spin in c.cut) and s.witness(None) is not None)
+        return cache[keys]
 
     def undefined(self):
         seen, out = set(), []
@@ -245,7 +254,7 @@ class FlowCheck:
             sane |= v.sane
             if allowed:
                 break
-        if not allowed and self.bounded:
+        if not allowed and self._cut_off(set(self.observe) | atoms(cond, self.names)):
             return None, True
         return allowed, sane or allowed
 
@@ -622,7 +631,7 @@ def explain_flow(test: LitmusTest, query, model: Model, options=frozenset(), eng
         return "allowed", text, witness.dot(s.es, ex, env, f"{test.name}: allowed witness")
     if allowed is None:
         return "unknown", "\n".join(head + ["Unknown: no execution within the loop bound satisfies it, but the bound "
-                                            f"cut executions off ({fc.bounded[0]}); {fc.advice}"]) + "\n", None
+                                            f"cut executions off ({fc.bounded_for(query)[0]}); {fc.advice}"]) + "\n", None
     if not sane:
         return "impossible", "\n".join(head + ["Impossible: no well-formed execution satisfies it on any control "
                                                "path, even without axioms"]) + "\n", None
