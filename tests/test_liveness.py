@@ -52,7 +52,7 @@ def test_a_guard_decided_by_a_constant_supplies_no_undefined_behaviour(engine, v
 # -- loops of any shape (issue 34) ---------------------------------------------------------------
 
 def _loop(code: list[str]):
-    from checker.front import loops
+    from checker.unfold import loops
     t = one("name: l\nsource: t\nthreads:\n  P0:\n    at: gpu0.cta0\n    code:\n" +
             "".join(f"      - {c!r}\n" for c in code) + "expect:\n  hang: forbidden\n").threads[0]
     labels = dict(t.labels)

@@ -24,7 +24,8 @@ from ..ast import Addr, Imm, Instr, LitmusTest, Name, Reg, Thread
 from ..errors import LimitExceeded, LitmusError
 from ..isa import address, fold, registry
 from ..isa.flow import assume
-from . import loops, ptx
+from ..isa import syntax as ptx
+from . import loops
 
 WAITS = ("mbarrier.test_wait", "mbarrier.try_wait")
 # Iterations of one loop whose every guard registers decide (a counter compared with a constant)

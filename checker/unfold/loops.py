@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 
 from ..ast import Instr
 from ..isa import address, registry
-from . import ptx
+from ..isa import syntax as ptx
 
 # Families whose instructions leave no trace but registers (the 'no effect' families above).
 TRACELESS = frozenset({"ld", "setp", "fence", "membar", "mov", "add", "sub", "mul", "and", "or", "xor",
