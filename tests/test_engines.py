@@ -50,7 +50,7 @@ def test_engines_agree(test, model_name):
 
 def _paths_agree(test, model):
     """A test with control flow: every path combination's outcomes, and the hangs, agree."""
-    from checker.verdict.paths import FlowCheck
+    from checker.verdict.union import UnionSession as FlowCheck
 
     with limits.use(replace(limits.current(), candidates=LIMIT)):
         try:

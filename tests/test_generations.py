@@ -11,8 +11,9 @@ from checker.front.litmus import load_paths, load_text
 from checker.isa import barriers as generations
 from checker.isa.registry import lower
 from checker.resources import resolve_model
-from checker.verdict.check import by_paths, check_test
-from checker.verdict.paths import FlowCheck
+from checker.unfold.variants import needs_variants as by_paths
+from checker.verdict.check import check_test
+from checker.verdict.union import UnionSession
 
 MODEL = resolve_model("ptx")
 
@@ -153,7 +154,7 @@ def test_issue_example_three_threads_get_a_verdict_for_each_outcome():
     """Three threads, `bar.sync 1, 2`, P0 storing before its barrier: no longer an error; the
     terminating executions have outcomes and the hang is reported."""
     (t,) = [t for t in QUORUMS if t.name == "BarQuorum+3threads+P0-twice"]
-    fc = FlowCheck(t, MODEL, loops=True)
+    fc = UnionSession(t, MODEL, loops=True)
     outs, complete = fc.outcomes()
     assert complete and sorted(dict(o)["P1:r1"] for o in outs) == [1]
     hangs, done = fc.hangs()
