@@ -77,6 +77,7 @@ def cmd_fix(args) -> int:
     from .. import limits
     from ..errors import CheckerError, SourceLoc
     from ..front.conditions import parse_cond
+    from ..cliargs import check_options, seconds_of
     from ..resources import resolve_model
     from ..verdict.session import Session
     from . import costs, output, target as targets
@@ -85,8 +86,7 @@ def cmd_fix(args) -> int:
 
     if args.max < 1:
         raise CheckerError(f"--max {args.max}: must be at least 1")
-    if args.budget <= 0:
-        raise CheckerError(f"--budget {args.budget:g}: must be positive")
+    seconds_of("--budget", args.budget)
     if (args.in_place or args.output) and not args.apply:
         raise CheckerError("--in-place and -o go with --apply")
     lim = limits.current()
@@ -98,6 +98,7 @@ def cmd_fix(args) -> int:
     cm = costs.load(args.cost) if args.cost else costs.DEFAULT
     test, original = select(args.test)
     model = resolve_model(args.model)
+    check_options(model, args.option)              # a typo would silently repair under the default model
     options = frozenset(args.option)
     if args.prune:
         if args.cond:
