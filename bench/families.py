@@ -10,10 +10,23 @@ family the model does not support yet (the TMA pipeline while issues 3/4 are ope
     iriw   IRIW with n readers: two writers, n readers alternating the order of their two reads,
            fence.sc.gpu between the reads; the first two readers may not disagree.
     sb     store buffering around a ring of n threads with fence.sc.gpu; not all reads miss.
+    lb     load buffering around a ring of n threads, acquire loads and release stores; not all
+           reads see the later write.
     co     n threads each write one location (relaxed.gpu): coherence must order them all;
            an observer reads it twice (CoRR).
     tma    a k-stage TMA pipeline (producer + consumer, two smem slots reused across mbarrier
            phases, a full and an empty mbarrier per slot).
+    ring   a warp-specialized ring as kernels run it, n = rounds (k-iterations): one producer warp
+           loads round i's tile by TMA into stage i % stages; each consumer warp(group) waits on
+           the stage's `full` barrier for the round's phase, reads the tile (ld.shared, or
+           wgmma.mma_async from shared memory), and releases the stage on its `empty` barrier
+           (count = consumers) unless no later round reuses it. Parameters, in the family's name
+           (`ring:stages=4,consumers=2,consumer=wgmma,parity=spin`; defaults stages=3,
+           consumers=2, consumer=ld, parity=assume, release=all): parity=assume writes each
+           wait as `try_wait.parity p, [bar], PHASE == 1` (the executions where it succeeds);
+           parity=spin as the loop nvcc prints (`L: try_wait.parity p, [bar], PHASE; @!p bra L`);
+           release=all releases the stage after every round, as kernels do (CUTLASS's
+           consumer_release), release=reused only where a later round refills it.
 """
 from __future__ import annotations
 
@@ -90,6 +103,16 @@ def sb(n: int) -> str:
                  allowed=[_and(f"P{i}:r0=1" for i in range(n))])
 
 
+def lb(n: int) -> str:
+    """n >= 2 threads in a ring: Pi reads x_i (acquire) then writes x_(i+1 mod n) (release)."""
+    assert n >= 2
+    threads = [(f"P{i}", f"gpu0.cta{i}", [f"ld.acquire.gpu.global r0, [x{i}]",
+                                          f"st.release.gpu.global [x{(i + 1) % n}], 1"]) for i in range(n)]
+    return _yaml(f"LB-{n}", f"Load buffering around a ring of {n} threads, acquire/release.", None, threads,
+                 forbidden=[_and(f"P{i}:r0=1" for i in range(n))],
+                 allowed=[_and(f"P{i}:r0=0" for i in range(n))])
+
+
 def co(n: int) -> str:
     """n >= 1 threads each write x = i+1 (relaxed.gpu, so morally strong: coherence must order
     them); an observer reads x twice and may not go back to the initial value (CoRR)."""
@@ -137,6 +160,62 @@ def tma(k: int) -> str:
                  forbidden=[f"~({_and(good)})"], allowed=[_and(good)])
 
 
+def ring(n: int, stages: int = 3, consumers: int = 2, consumer: str = "ld", parity: str = "assume",
+         release: str = "all") -> str:
+    """`n` rounds of a `stages`-stage ring with one producer and `consumers` consumers."""
+    assert n >= 1 and stages >= 1 and consumers >= 1 and consumer in ("ld", "wgmma") and parity in ("assume", "spin")
+    assert release in ("all", "reused")
+    cta = "gpu0.cluster0.cta0"
+    memory = {f"g{i}": str(10 + i) for i in range(n)}
+    used = min(stages, n)
+    for s in range(used):
+        memory[f"s{s}"] = f"{{space: shared, owner: {cta}}}"
+        memory[f"full{s}"] = f"{{space: shared, owner: {cta}, mbarrier: {{count: 1}}}}"
+        memory[f"empty{s}"] = f"{{space: shared, owner: {cta}, mbarrier: {{count: {consumers}}}}}"
+    if consumer == "wgmma":
+        memory["sB"] = f"{{space: shared, owner: {cta}, init: 1}}"
+    labels = iter(range(10 ** 6))
+
+    def wait(reg: str, bar: str, phase: int) -> list[str]:
+        if parity == "assume":
+            return [f"mbarrier.try_wait.parity.shared::cta.b64 {reg}, [{bar}], {phase} == 1"]
+        label = f"W{next(labels)}"
+        return [f"{label}: mbarrier.try_wait.parity.shared::cta.b64 {reg}, [{bar}], {phase}", f"@!{reg} bra {label}"]
+
+    prod = []
+    for i in range(n):
+        s, lap = i % stages, i // stages
+        if lap:
+            prod += wait(f"p{i}", f"empty{s}", (lap - 1) % 2)
+        prod.append(f"mbarrier.arrive.expect_tx.shared::cta.b64 _, [full{s}], 16")
+        prod.append(f"cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [s{s}], [g{i}], 16, [full{s}]")
+    threads = [("P0", f"{cta}.warp0", prod)]
+    good = []
+    for c in range(consumers):
+        code = []
+        for i in range(n):
+            s, lap = i % stages, i // stages
+            code += wait(f"q{i}", f"full{s}", lap % 2)
+            if consumer == "ld":
+                code.append(f"ld.shared::cta.b32 a{i}, [s{s}]")
+            else:
+                code += ["wgmma.fence.sync.aligned",
+                         f"wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {{a{i}}}, [s{s}], [sB], p, 1, 1, 0, 0",
+                         "wgmma.commit_group.sync.aligned", "wgmma.wait_group.sync.aligned 0"]
+            if release == "all" or i + stages < n:
+                # the generic read is ordered before the TMA refill (an async-proxy write) by a
+                # proxy fence before the release (litmus/patterns/P05); wgmma's completion is one
+                if consumer == "ld":
+                    code.append("fence.proxy.async.shared::cta")
+                code.append(f"mbarrier.arrive.shared::cta.b64 _, [empty{s}]")
+        name = f"P{c + 1}"
+        threads.append((name, f"{cta}.warp{4 * (c + 1)}", code))
+        good += [f"{name}:a{i}={10 + i}" for i in range(n)]
+    title = f"ring-{stages}x{consumers}{consumer}-{n}-{parity}-{release}"
+    return _yaml(title, f"{stages}-stage ring, {consumers} {consumer} consumers, {n} rounds, parity {parity}.",
+                 memory, threads, forbidden=[f"~({_and(good)})"], allowed=[_and(good)])
+
+
 @dataclass(frozen=True)
 class Family:
     name: str
@@ -149,23 +228,39 @@ FAMILIES: dict[str, Family] = {f.name: f for f in (
     Family("mp", mp, tuple(range(2, 17)), "threads"),
     Family("iriw", iriw, tuple(range(2, 9)), "readers"),
     Family("sb", sb, tuple(range(2, 11)), "threads"),
+    Family("lb", lb, tuple(range(2, 11)), "threads"),
     Family("co", co, tuple(range(1, 9)), "writers"),
     Family("tma", tma, tuple(range(1, 9)), "stages"),
+    Family("ring", ring, tuple(range(1, 9)), "rounds"),
 )}
 
 
-def build(family: str, n: int) -> LitmusTest:
+def family(spec: str) -> Family:
+    """A family by name, with parameters for those that take them: `ring:stages=4,consumer=wgmma`."""
+    name, _, params = spec.partition(":")
+    fam = FAMILIES[name]
+    if not params:
+        return fam
+    kw = {}
+    for item in params.split(","):
+        k, _, v = item.partition("=")
+        kw[k.strip()] = int(v) if v.strip().isdigit() else v.strip()
+    return Family(spec, lambda n: fam.make(n, **kw), fam.sizes, fam.what)
+
+
+def build(name: str, n: int) -> LitmusTest:
     """The family's test of size n, through the real front end (and lowering, to find out early
-    whether the model supports it)."""
+    whether the model supports it; a test with control flow is lowered path by path later)."""
     from checker.front.litmus import load_text
     from checker.isa.registry import lower
 
-    text = FAMILIES[family].make(n)
-    (item,) = load_text(text, f"<{family}-{n}>")
+    text = family(name).make(n)
+    (item,) = load_text(text, f"<{name}-{n}>")
     try:
         if isinstance(item, LitmusError):
             raise item
-        lower(item)
+        if not item.branches:
+            lower(item)
     except LitmusError as e:
-        raise NotSupported(f"the model does not support the {family} family yet: {e}") from None
+        raise NotSupported(f"the model does not support the {name} family yet: {e}") from None
     return item

@@ -1,9 +1,11 @@
 """Scaling families with both engines: events vs wall time, until each engine passes a time cap.
 
     python bench/scaling.py [FAMILY ...] [--cap-brute 60] [--cap-z3 60] [--max-n N] [--n 4,5]
-                            [--engines z3,brute] [--json FILE] [--markdown]
+                            [--engines z3,brute,auto] [--default-limits] [--json FILE] [--markdown]
+    python bench/scaling.py ring ring:stages=4,consumer=wgmma --n 4,6 --engines auto --default-limits
 
-Families are in bench/families.py (mp, iriw, sb, co, tma). For each size, each engine checks the
+Families are in bench/families.py (mp, iriw, sb, lb, co, tma, ring; a family with parameters
+takes them after a colon). For each size, each engine checks the
 test as `ptxmc run` would (undefined-behaviour flags, outcome enumeration, the sanity run for
 every expectation) in a forked child stopped at the engine's cap (CPU seconds, see WALL_FACTOR);
 once an engine passes its cap (or is otherwise stopped) it is not run on the larger sizes of
@@ -29,9 +31,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from families import FAMILIES, NotSupported, build  # noqa: E402
+from families import FAMILIES, NotSupported, build, family  # noqa: E402
 
-ENGINES = ("brute", "z3")
+ENGINES = ("brute", "z3", "auto")
 
 
 # The cap counts CPU seconds of the child (RLIMIT_CPU), so that a busy machine does not stop a
@@ -40,7 +42,7 @@ ENGINES = ("brute", "z3")
 WALL_FACTOR, WALL_EXTRA = 6.0, 30.0
 
 
-def _child(conn, family: str, n: int, engine: str, cap: float) -> None:
+def _child(conn, family: str, n: int, engine: str, cap: float, default_limits: bool, overrides=()) -> None:
     from dataclasses import replace
 
     from checker import limits
@@ -48,17 +50,21 @@ def _child(conn, family: str, n: int, engine: str, cap: float) -> None:
     from checker.verdict.check import check_test
 
     # The time cap is the only limit: no candidate, event or Z3 resource limit, and Z3's own
-    # (wall-clock) timeout beyond the backstop.
+    # (wall-clock) timeout beyond the backstop. With --default-limits, ptxmc's defaults (what a
+    # user gets), the wall-clock timeout aside.
     wall = cap * WALL_FACTOR + WALL_EXTRA
-    limits.set_current(replace(limits.current(), candidates=10 ** 30, events=10 ** 6, rlimit=0,
-                               outcomes=10 ** 6, timeout=wall))
+    if default_limits:
+        limits.set_current(replace(limits.current().override(list(overrides)), timeout=wall))
+    else:
+        limits.set_current(replace(limits.current(), candidates=10 ** 30, events=10 ** 6, rlimit=0,
+                                   outcomes=10 ** 6, timeout=wall))
     import checker.engines.brute  # noqa: F401  (imported before the clock starts: z3 takes ~0.1 s)
     import checker.engines.smt  # noqa: F401
 
     model = resolve_model("ptx")
     # Warm up on the family's smallest test: the first check in a process pays one-time costs
     # (Z3's context, lazy imports) that a batch run pays once.
-    check_test(build(family, FAMILIES[family].sizes[0]), model, engine=engine, timeout=wall)
+    check_test(build(family, FAMILIES[family.partition(":")[0]].sizes[0]), model, engine=engine, timeout=wall)
     test = build(family, n)
     used = time.process_time()
     resource.setrlimit(resource.RLIMIT_CPU, (int(used + cap) + 1, int(used + cap) + 2))
@@ -71,11 +77,11 @@ def _child(conn, family: str, n: int, engine: str, cap: float) -> None:
     conn.close()
 
 
-def run_one(family: str, n: int, engine: str, cap: float) -> dict:
+def run_one(family: str, n: int, engine: str, cap: float, default_limits: bool = False, overrides=()) -> dict:
     """Check one generated test with one engine in a child process, stopped at the cap."""
     ctx = mp.get_context("fork")
     parent, child = ctx.Pipe(duplex=False)
-    p = ctx.Process(target=_child, args=(child, family, n, engine, cap))
+    p = ctx.Process(target=_child, args=(child, family, n, engine, cap, default_limits, tuple(overrides)))
     p.start()
     child.close()
     got = None
@@ -108,6 +114,8 @@ def candidates(test) -> tuple[int, int]:
 
     from checker.isa.registry import lower
 
+    if test.branches:                       # (judged path by path)
+        return 0, 0
     es = lower(test)
     n = prod(len(ws) for ws in es.rf_may.values())
     for o in es.orders:
@@ -117,8 +125,8 @@ def candidates(test) -> tuple[int, int]:
 
 
 def run_family(name: str, caps: dict[str, float], engines, max_n: int | None, out=print,
-               sizes: set[int] | None = None) -> dict:
-    fam = FAMILIES[name]
+               sizes: set[int] | None = None, default_limits: bool = False, overrides=()) -> dict:
+    fam = family(name)
     rows, stopped, skipped = [], {}, None
     for n in fam.sizes:
         if max_n is not None and n > max_n:
@@ -136,7 +144,7 @@ def run_family(name: str, caps: dict[str, float], engines, max_n: int | None, ou
             if eng in stopped:
                 row[eng] = {"status": "skip", "message": stopped[eng], "time": None}
                 continue
-            res = run_one(name, n, eng, caps[eng])
+            res = run_one(name, n, eng, caps[eng], default_limits, overrides)
             row[eng] = res
             if res["status"] in ("cap", "crash", "unknown", "error"):
                 stopped[eng] = f"{res['status']} at n={n}"
@@ -187,13 +195,14 @@ def _ratio(row, caps) -> str:
 
 
 HEADER = ("n", "events", "candidates", "outcomes", "verdict", "brute s", "brute cpu s", "z3 s", "z3 cpu s",
-          "brute/z3")
+          "brute/z3", "auto s", "auto cpu s")
 
 
 def _cells(row, engines, caps) -> list[str]:
     return [str(row["n"]), str(row["events"]), f"{row['candidates']:,}", _outcomes(row, engines),
             _verdict(row, engines), _fmt_time(row.get("brute")), _fmt_time(row.get("brute"), "cpu"),
-            _fmt_time(row.get("z3")), _fmt_time(row.get("z3"), "cpu"), _ratio(row, caps)]
+            _fmt_time(row.get("z3")), _fmt_time(row.get("z3"), "cpu"), _ratio(row, caps),
+            _fmt_time(row.get("auto")), _fmt_time(row.get("auto"), "cpu")]
 
 
 def _line(row, engines, caps) -> str:
@@ -219,24 +228,29 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("families", nargs="*", help=f"default: all ({', '.join(FAMILIES)})")
     ap.add_argument("--cap-brute", type=float, default=60.0, help="per-test cap for brute force (s)")
-    ap.add_argument("--cap-z3", type=float, default=60.0, help="per-test cap for Z3 (s)")
+    ap.add_argument("--cap-z3", type=float, default=60.0, help="per-test cap for Z3 and auto (s)")
     ap.add_argument("--max-n", type=int, default=None)
     ap.add_argument("--n", help="only these sizes, e.g. 4,5,6 (an engine still stops at its first cap)")
-    ap.add_argument("--engines", default="brute,z3")
+    ap.add_argument("--engines", default="brute,z3", help="of brute, z3, auto (ptxmc's default)")
+    ap.add_argument("--default-limits", action="store_true",
+                    help="ptxmc's default limits (events, candidates, rlimit, outcomes) instead of none")
+    ap.add_argument("--limit", action="append", default=[], metavar="NAME=VALUE",
+                    help="with --default-limits: this one changed, as ptxmc's --limit")
     ap.add_argument("--json", help="write the raw results here")
     ap.add_argument("--markdown", action="store_true", help="print Markdown tables at the end")
     args = ap.parse_args()
     engines = tuple(e for e in ENGINES if e in args.engines.split(","))
-    caps = {"brute": args.cap_brute, "z3": args.cap_z3}
+    caps = {"brute": args.cap_brute, "z3": args.cap_z3, "auto": args.cap_z3}
     results = []
     for name in args.families or list(FAMILIES):
-        if name not in FAMILIES:
+        if name.partition(":")[0] not in FAMILIES:
             ap.error(f"unknown family {name!r} (families: {', '.join(FAMILIES)})")
-        print(f"== {name} (n = {FAMILIES[name].what}; caps: " +
+        print(f"== {name} (n = {family(name).what}; caps: " +
               ", ".join(f"{e} {caps[e]:g} s" for e in engines) + ")")
         print("  ".join(f"{h:>11}" for h in HEADER))
         fam = run_family(name, caps, engines, args.max_n,
-                         sizes=None if args.n is None else {int(x) for x in args.n.split(",")})
+                         sizes=None if args.n is None else {int(x) for x in args.n.split(",")},
+                         default_limits=args.default_limits, overrides=args.limit)
         if fam["skipped"]:
             print(f"skipped: {fam['skipped']}")
         results.append(fam)

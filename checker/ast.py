@@ -225,6 +225,14 @@ class Eq:
     value: int | float      # float: a decimal floating-point literal (compared as a bit pattern)
 
 
+@dataclass(frozen=True)
+class EqRef:
+    """Two observables are equal: `P0:r1=P0:r2`, `P1:r0=x` (their final values, compared as the
+    unsigned bit patterns outcomes list)."""
+    lhs: RegRef | MemRef
+    rhs: RegRef | MemRef
+
+
 def value_text(v: int | float) -> str:
     """A value as ptxmc prints it: decimal within 64 bits, hexadecimal beyond (the value of a
     large access: a 8192-byte copy is a 65536-bit number)."""
@@ -253,7 +261,7 @@ class Const:
     value: bool
 
 
-Cond = Union[Eq, Not, And, Or, Const]
+Cond = Union[Eq, EqRef, Not, And, Or, Const]
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,7 @@
 """Output safety: the one policy every writer of ptxmc follows (`run -o`, `--results-jsonl`,
-`check --dot`, `diff -o`, `report --out`, `gen -o`, `fix --apply`, `hw ... -o`,
-`hw import -o/--json`, `import/export -o`).
+`check --dot`, `diff -o`, `report --out`, `gen -o`, `hw ... -o`, `hw import -o/--json`,
+`import/export -o`, `fix --apply`; `fix --in-place` edits its input: check_in_place /
+replace_in_place).
 
     1. Nothing ptxmc did not create is deleted or replaced. A folder ptxmc writes carries a
        marker file (MARKER: the tool, the kind of folder and, for a report, the files it wrote).
@@ -184,6 +185,61 @@ def write_file(path, data: str | bytes, policy: Policy = Policy()) -> Path:
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(tmp, 0o666 & ~umask)      # mkstemp makes 0600; the output is an ordinary file
+        os.replace(tmp, real)
+        tmp = None
+    except OSError as e:
+        raise fail(path, e.strerror or str(e)) from None
+    finally:
+        if tmp is not None:
+            Path(tmp).unlink(missing_ok=True)
+    return real
+
+
+def check_in_place(path, policy: Policy = Policy()) -> Path:
+    """Check, before the work, a file that is to be edited in place (`fix --in-place`): a regular
+    file (a link only with --follow-symlinks), writable by its mode, with one name (replacing
+    a file with hard links would leave its other names with the old text), in a folder where a
+    file can be created. Returns the path to write; OutputError otherwise."""
+    real = _real(path, policy)
+    st = _lstat(real)
+    if st is None:
+        raise fail(path, "it does not exist")
+    if not stat.S_ISREG(st.st_mode):
+        raise fail(path, f"it is {_kind(st.st_mode)}; ptxmc edits regular files only")
+    if not st.st_mode & stat.S_IWUSR:
+        raise fail(path, f"it is read-only (mode {stat.S_IMODE(st.st_mode):04o}); ptxmc does not edit it in place")
+    if st.st_nlink > 1:
+        raise fail(path, f"it has {st.st_nlink} hard links: replacing it would leave the other names with the "
+                         "old text (write the fixed copy elsewhere: -o FILE)")
+    _probe_folder(real.parent if str(real.parent) else Path("."), path)
+    return real
+
+
+def replace_in_place(path, data: str, original: bytes, policy: Policy = Policy()) -> Path:
+    """Edit a file in place as an editor saves it: checked again (check_in_place); refused if it
+    no longer holds `original`, the bytes it was read with (someone edited it meanwhile); the new
+    text is written to a temporary file beside it, given the file's mode (and owner, where that
+    is allowed) and renamed over it, so that the file is the old one or the new one, whole."""
+    real = check_in_place(path, policy)
+    st = os.stat(real)
+    tmp = None
+    try:
+        fd, tmp = tempfile.mkstemp(dir=real.parent, prefix=f".{real.name}.", suffix=".tmp")
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+            f.write(data)
+        os.chmod(tmp, stat.S_IMODE(st.st_mode))
+        try:
+            os.chown(tmp, st.st_uid, st.st_gid)
+        except OSError:
+            pass                            # not ours to give away: the file becomes the user's own
+        try:
+            with open(real, "rb") as f:
+                now = f.read(len(original) + 1)
+        except OSError as e:
+            raise fail(path, e.strerror or str(e)) from None
+        if now != original:
+            raise fail(path, "it changed since ptxmc read it (edited meanwhile?): nothing written; run the "
+                             "command again on the new text")
         os.replace(tmp, real)
         tmp = None
     except OSError as e:

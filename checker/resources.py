@@ -25,6 +25,9 @@ BUNDLED = ("axioms", "litmus")      # the folders of bundled files, under ROOT
 
 
 def _package_dir() -> Path:
+    here = Path(__file__)
+    if here.is_file():      # an ordinary folder (importlib.resources would say the same, in ~3 ms)
+        return here.resolve().parent
     try:
         from importlib.resources import files
 

@@ -15,7 +15,8 @@ the block is left the watchdog does nothing: the main thread and the watchdog ta
 exactly one of them reports. Signal hearing needs the main thread of a POSIX process; elsewhere
 only the deadline holds (and Ctrl-C acts when Python next runs). Native code with a SIGINT handler of its own hides
 Ctrl-C from Python and so from the watchdog: Z3's (its `ctrl_c` parameter, on by default, turns
-Ctrl-C into an 'unknown' answer) is turned off by checker.cli.
+Ctrl-C into an 'unknown' answer) is turned off by checker.cli, through z3_param: a test that
+brute force judges never imports z3 (~25 ms), so the parameter waits for the first Z3 context.
 """
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ import contextlib
 import os
 import select
 import signal
+import sys
 import threading
 import time
 from typing import Callable, Iterator
@@ -98,3 +100,25 @@ def hard_bound(seconds: float | None, on_timeout: Callable[[float], str],
         if posix:
             os.close(r)
             os.close(w)
+
+
+_z3_pending: dict[str, object] = {}
+
+
+def z3_param(name: str, value) -> None:
+    """Set Z3's global parameter `name`: now if z3 is loaded, else before the first context that
+    z3_context makes (every Z3 context of the checker is made there)."""
+    z3 = sys.modules.get("z3")
+    if z3 is None:
+        _z3_pending[name] = value
+    else:
+        z3.set_param(name, value)
+
+
+def z3_context():
+    """A new Z3 context, the parameters given to z3_param set."""
+    import z3
+
+    while _z3_pending:
+        z3.set_param(*_z3_pending.popitem())
+    return z3.Context()

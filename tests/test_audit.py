@@ -90,6 +90,56 @@ threads:
                              "cp.async.bulk.commit_group", "cp.async.bulk.wait_group.read 0"]
 
 
+@pytest.mark.parametrize("k", ["v4", "v2b64", "stmatrix"])
+def test_tilelang_counts_vector_stores_and_stmatrix(model, family, k):
+    """TileLang's pass counts every shared BufferStore (any width) and stmatrix as generic traffic
+    (inject_fence_proxy.cc: the BufferStore visitor, IsKnownGeneric): it fences the epilogue
+    itself, so the audit finds nothing (it reported under-fencing against TileLang)."""
+    t = family[f"K11-{k}-stores+tma-store"]
+    a = apply_policy(t, "tilelang")
+    p0 = code(a, "P0")
+    assert p0[p0.index(FENCE) + 1].startswith("cp.async.bulk.global") and p0.count(FENCE) == 1
+    for opts in (frozenset(), frozenset({ANY_CTA})):
+        j = judge_applied(a, model, opts)
+        assert j.status == "ok", (j.status, j.message, j.findings)
+
+
+def test_tilelang_classes_follow_the_pass_source():
+    """tcgen05.mma and the TMA-store handshake (tma_store_arrive / tma_store_wait) are async
+    intrinsics of the pass, ld.shared and global stores are nothing: a generic store before a
+    handshake the program wrote gets the fence, and a handshake with only its arrive gets both."""
+    t = load_text("""
+name: classes
+source: "test of the policy only"
+memory:
+  s: {space: shared, owner: gpu0.cta0}
+  x: {space: shared, owner: gpu0.cta0}
+threads:
+  P0:
+    at: gpu0.cta0
+    code:
+      - cp.async.bulk.global.shared::cta.bulk_group [g], [s], 16
+      - cp.async.bulk.commit_group
+      - st.shared [x], 1
+      - cp.async.bulk.wait_group.read 0
+      - ld.shared r0, [x]
+      - st.global [g2], 1
+      - cp.async.bulk.global.shared::cta.bulk_group [g], [s], 16
+      - cp.async.bulk.commit_group
+""")[0]
+    store, commit, wait = ("cp.async.bulk.global.shared::cta.bulk_group [g], [s], 16", "cp.async.bulk.commit_group",
+                           "cp.async.bulk.wait_group.read 0")
+    assert code(apply_policy(t, "tilelang"), "P0") == [
+        store, commit, wait, commit, "st.shared [x], 1", FENCE, wait, "ld.shared r0, [x]", "st.global [g2], 1",
+        store, commit, wait, commit]
+    from checker.audit.policy import TILELANG_CLASSES, tilelang_class
+    from checker.isa.registry import parse_instr
+    assert tilelang_class(parse_instr("tcgen05.mma.cta_group::1.kind::f16 [tD], [sA], [sB], idesc, q"), False) == "async"
+    assert tilelang_class(parse_instr("ldmatrix.sync.aligned.m8n8.x1.shared::cta.b16 r0, [s]"), False) == "generic"
+    assert tilelang_class(parse_instr("cp.async.commit_group"), False) == "none"
+    assert {c for c, *_ in TILELANG_CLASSES} == {"async", "generic"}
+
+
 def test_corrected_imports_through_sync_and_fences_writer_side_for_remote_writes(family):
     a = apply_policy(family["K3-consumer-writes+bar+producer-tma-store"], "corrected")
     assert code(a, "P1")[:3] == ["bar.sync 0", FENCE, "cp.async.bulk.global.shared::cta.bulk_group [g0], [s0], 16"]
@@ -139,7 +189,7 @@ def test_reading_dependent_under_fencing(model, family):
 
 def test_corrected_policy_has_no_under_and_no_over_fencing_on_the_family(model):
     audit = audit_paths([str(FAMILY)], "corrected", None, readings=("default",), jobs=2)
-    assert len(audit.tests) == 10
+    assert len(audit.tests) == 13
     for ta in audit.tests:
         (_, j), = ta.by_reading
         assert not ta.error and j.status in ("ok", "unchanged"), (ta.name, j.status, j.message, j.findings)

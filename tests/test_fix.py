@@ -448,3 +448,86 @@ def test_report_fix_sections(tmp_path):
     assert advice["MP-weak"]["title"] == "Suggested fix" and advice["P2-late-fixed"] is None
     plain = render(build([str(f)], jobs=1, layout="builtin"))
     assert "Suggested fix" not in plain["report.md"] and "advice" not in plain["report.json"]
+
+
+# -- issue 32 item 7: a "no undefined behaviour" target, hang expectations ----------------------
+
+UB_ONLY = """\
+name: R07-relaxed-wait-ub
+source: "PTX ISA 9.4, mbarrier.try_wait (.relaxed); Asynchronous copy > Completion mechanisms"
+arch: sm_90
+memory:
+  g: 5
+  s: {space: shared, owner: gpu0.cta0}
+  full: {space: shared, owner: gpu0.cta0, mbarrier: {count: 1}}
+threads:
+  P:
+    at: gpu0.cta0.warp0
+    code:
+      - mbarrier.arrive.expect_tx.shared::cta.b64 _, [full], 16
+      - cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes [s], [g], 16, [full]
+  C:
+    at: gpu0.cta0.warp1
+    code:
+      - mbarrier.try_wait.parity.relaxed.cta.shared::cta.b64 p, [full], 0 == 1
+      - ld.shared r0, [s]
+expect:
+  undefined: false
+"""
+
+WRONG_PARITY = """\
+name: R08-wrong-start-parity
+source: "PTX ISA 9.4, mbarrier.try_wait.parity"
+arch: sm_90
+memory:
+  full: {space: shared, owner: gpu0.cta0, mbarrier: {count: 1}}
+  empty: {space: shared, owner: gpu0.cta0, mbarrier: {count: 1}}
+  d: {space: shared, owner: gpu0.cta0}
+threads:
+  producer:
+    at: gpu0.cta0.warp0
+    code:
+      - mbarrier.try_wait.parity.shared::cta.b64 p, [empty], 0 == 1
+      - st.shared.u32 [d], 1
+      - mbarrier.arrive.shared::cta.b64 _, [full]
+  consumer:
+    at: gpu0.cta0.warp1
+    code:
+      - mbarrier.try_wait.parity.shared::cta.b64 p, [full], 0 == 1
+      - ld.shared.u32 r1, [d]
+      - mbarrier.arrive.shared::cta.b64 _, [empty]
+expect:
+  hang: allowed
+"""
+
+
+def test_a_repair_that_only_removes_undefined_behaviour_is_kept(model, tmp_path, capsys):
+    # its re-check has no condition to pass: status `run` without UB meets "no UB" (was dropped)
+    t = _load(UB_ONLY)
+    r = fix(t, from_test(t), model, max_repairs=1)
+    assert r.status == "repaired" and [e.text for e in r.repairs[0].edits] == \
+        ["mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 p, [full], 0 == 1"]
+    f = tmp_path / "ub.yaml"
+    f.write_text(UB_ONLY)
+    assert main(["fix", str(f), "--apply", "-o", str(tmp_path / "out.yaml")]) == 0
+    out = capsys.readouterr().out
+    assert "Repair 1 (cost 1)" in out and "re-check of the patched file: pass" in out and "dropped" not in out
+    assert main(["run", str(tmp_path / "out.yaml")]) == 0
+
+
+def test_a_hang_expectation_is_part_of_the_target(model, capsys, tmp_path):
+    # `hang: allowed`, and every execution blocks: met (was: a Z3Exception, exit 2)
+    f = tmp_path / "hang.yaml"
+    f.write_text(WRONG_PARITY)
+    assert main(["fix", str(f)]) == 0
+    out = capsys.readouterr().out
+    assert "a hang allowed" in out and "Nothing to fix" in out
+    # the same program expected not to hang, or with a condition: no edit helps (proven), no crash
+    for expect in ("  hang: forbidden\n", "  forbidden: ['consumer:r1=0']\n"):
+        t = _load(WRONG_PARITY.replace("  hang: allowed\n", expect))
+        r = fix(t, from_test(t), model, max_repairs=1)
+        assert r.status == "none" and r.proven and r.failure == "the program has no execution"
+    # a hang expected allowed where none can happen: not "nothing to fix"
+    t = _load(MP_WEAK.split("expect:")[0] + "expect:\n  hang: allowed\n")
+    r = fix(t, from_test(t), model, max_repairs=1)
+    assert r.status == "error" and "hang: allowed" in r.failure and not r.repairs

@@ -42,14 +42,48 @@ def _sets_of_shape(keys, values, shape):
             yield sorted(tuple(zip(keys, c)) + (("z", 1),) for c in chosen)
 
 
-def test_small_sets_get_sympys_formula_without_sympy():
-    """On the shapes compact() handles itself (two varying variables, one two-valued, the other
-    with at most four values) its formula is SOPform's, for every outcome set of the shape: key
-    order against name order and numeric against text order of the values included."""
+def test_small_sets_get_sympys_formula():
+    """Every outcome set of the common small shapes (two varying variables, one two-valued, the
+    other with at most four values): key order against name order and numeric against text order
+    of the values included."""
     for shape, keys, values in [((2, 2), ["y", "x"], (10, 2)), ((2, 3), ["P1:r0", "P0:r0"], (3, 10, 2)),
                                 ((3, 2), ["x", "P1:r1"], (0, 1, 2)), ((2, 4), ["b", "a"], (1, 0, 12, 3))]:
         for outs in _sets_of_shape(keys, values, shape):
             assert _core_of(outs) == _sympy_compact(outs), (shape, outs)
+
+
+@st.composite
+def bit_tables(draw):
+    """Minterms and don't-cares over 1-7 variables, as compact() builds them (disjoint)."""
+    n = draw(st.integers(1, 7))
+    points = list(product((0, 1), repeat=n))
+    kind = draw(st.lists(st.sampled_from("10-"), min_size=len(points), max_size=len(points)))
+    minterms = [list(p) for p, k in zip(points, kind) if k == "1"]
+    dontcares = [list(p) for p, k in zip(points, kind) if k == "-"]
+    return n, minterms, dontcares
+
+
+@settings(max_examples=400, deadline=None, derandomize=True)
+@given(bit_tables())
+def test_sop_form_is_sympys(table):
+    """sop_form gives SOPform's very terms, in its order."""
+    from sympy import And, Not, Or, Symbol, false, true
+    from sympy.logic import SOPform
+
+    from checker.results.formula import DASH, sop_form
+
+    n, minterms, dontcares = table
+    syms = [Symbol(f"a{i}") for i in range(n)]
+    ours = sop_form(minterms, dontcares)
+
+    def term(cube):
+        return And(*[s if x == 1 else Not(s) for s, x in zip(syms, cube) if x != DASH])
+
+    theirs = SOPform(syms, minterms, dontcares)
+    assert Or(*[term(c) for c in ours]) == theirs, (ours, theirs)
+    if theirs not in (true, false):
+        args = theirs.args if isinstance(theirs, Or) else (theirs,)
+        assert len(ours) == len(args)
 
 
 def _core_of(outs):
@@ -62,11 +96,10 @@ def _core_of(outs):
 
 
 def _sympy_compact(outs):
-    """compact() with the sympy path forced (the small-shape shortcut and `true` left out)."""
+    """The core formula of compact() as sympy's SOPform gives it (`true` left out), printed as
+    compact() printed sympy's expressions when it called sympy."""
     from sympy import Symbol
     from sympy.logic import SOPform
-
-    from checker.results.formula import _show
 
     keys = [k for k, _ in outs[0]]
     domains = {k: sorted({dict(o)[k] for o in outs}) for k in keys}
@@ -83,3 +116,62 @@ def _sympy_compact(outs):
         valid.add(tuple(bits))
     dontcares = [list(b) for b in product((0, 1), repeat=len(atoms)) if b not in valid]
     return _show(SOPform(syms, minterms, dontcares), atoms, syms, domains)
+
+
+def _show(expr, atoms, syms, domains) -> str:
+    """(compact()'s printer of sympy expressions before it stopped importing sympy.)"""
+    from sympy import And, Not, Or
+
+    from checker.ast import value_text
+
+    name = {s: f"{k}={value_text(v)}" for s, (k, v) in zip(syms, atoms)}
+    negated = {s: f"{k}={value_text([d for d in domains[k] if d != v][0])}" if len(domains[k]) == 2
+               else f"~{k}={value_text(v)}"
+               for s, (k, v) in zip(syms, atoms)}
+
+    def go(e, top=False) -> str:
+        if e is True or str(e) == "True":
+            return "true"
+        if e in name:
+            return name[e]
+        if isinstance(e, Not) and e.args[0] in negated:
+            return negated[e.args[0]]
+        if isinstance(e, Not):
+            return "~" + go(e.args[0])
+        if isinstance(e, And):
+            s = " /\\ ".join(sorted(go(a) for a in e.args))
+            return s if top else f"({s})"
+        if isinstance(e, Or):
+            return " \\/ ".join(sorted(go(a) for a in e.args))
+        return str(e)
+
+    return go(expr, top=not isinstance(expr, Or)) if not isinstance(expr, Or) else go(expr)
+
+
+@st.composite
+def wide_sets(draw):
+    """Sets over 2-4 variables with 2-3 values each (up to 7 atoms: the SOPform path)."""
+    nvars = draw(st.integers(2, 4))
+    keys = [f"P{i}:r0" for i in range(nvars)]
+    domains = [draw(st.lists(st.integers(0, 3), min_size=2, max_size=3, unique=True)) for _ in keys]
+    space = list(product(*domains))
+    chosen = draw(st.lists(st.sampled_from(space), min_size=1, max_size=len(space), unique=True))
+    return [tuple(zip(keys, vals)) + (("z", 1),) for vals in chosen]
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(wide_sets())
+def test_formula_is_sympys(outs):
+    """compact() prints what it printed when it called sympy, on sets up to SOPform's bound."""
+    from checker.results.formula import MAX_ATOMS
+
+    outs = sorted(outs)
+    keys = [k for k, _ in outs[0]]
+    domains = {k: sorted({dict(o)[k] for o in outs}) for k in keys}
+    atoms = sum(len(domains[k]) for k in keys if len(domains[k]) > 1)
+    combos = 1
+    for k in keys:
+        combos *= len(domains[k])
+    if atoms > MAX_ATOMS or len(outs) == combos:
+        return
+    assert _core_of(outs) == _sympy_compact(outs), outs

@@ -12,9 +12,9 @@ from checker.front import ptx
 from checker.isa import hints, registry
 from checker.isa.table import Family, Group
 from checker.front import yamlsafe
-from checker.ast import (Addr, And, Const, Eq, Expectation, Imm, Instr, LitmusTest, MemoryDecl, MemRef, Name,
+from checker.ast import (Addr, And, Const, Eq, EqRef, Expectation, Imm, Instr, LitmusTest, MemoryDecl, MemRef, Name,
                          Not, Or, Position, Reg, RegRef, Sink, Thread, Vec)
-from checker.front.conditions import parse_cond, refs
+from checker.front.conditions import check_refs, parse_cond, refs, show
 from checker.errors import LitmusError, SourceLoc
 from checker.front.litmus import load_file, load_paths, load_text
 
@@ -573,10 +573,29 @@ def test_condition_syntax_and_precedence():
     assert refs(parse_cond(r"~(P0:r0=1 \/ x=2)")) == [RegRef("P0", "r0"), MemRef("x")]
 
 
+def test_condition_compares_two_observables():
+    """Issue 34 item 4: a register with a register or a location (`P0:r1=P0:r2`, `P1:r0=x`)."""
+    r1, r2, x = RegRef("P0", "r1"), RegRef("P0", "r2"), MemRef("x")
+    assert parse_cond("P0:r1=P0:%r2") == EqRef(r1, r2)
+    assert parse_cond(r"x == P0:r1 /\ P0:r1 != P0:r2") == And((EqRef(x, r1), Not(EqRef(r1, r2))))
+    for text in ("P0:r1=P0:r2", "P1:r0=x", r"~P0:r1=x /\ y=3"):
+        assert show(parse_cond(text)) == text
+    assert refs(parse_cond("P1:r0=x")) == [RegRef("P1", "r0"), x]
+    with pytest.raises(LitmusError, match="P0 has no register r9"):
+        check_refs(parse_cond("P0:r1=P0:r9"), None, {"P0": {"r1", "r2"}}, {"x"})
+    with pytest.raises(LitmusError, match="'z' is not a location"):
+        check_refs(parse_cond("P0:r1=z"), None, {"P0": {"r1"}}, {"x"})
+    from checker.model.observables import holds
+    assert holds(parse_cond("P0:r1=P0:r2"), {"P0:r1": 3, "P0:r2": 3}, {}) and \
+        not holds(parse_cond("P0:r1=x"), {"P0:r1": 3}, {})
+
+
 @pytest.mark.parametrize("text, msg", [
     ("", "empty condition"),
     ("x=1 && y=2", "unexpected character '&' at column 5"),
-    ("x=", "expected an integer after '=' at column 3, found the end of the condition"),
+    ("x=", "expected an integer, a register or a location after '=' at column 3, found the end of the condition"),
+    ("P0:r0=true", "expected an integer, a register or a location after '=' at column 7, found 'true'"),
+    ("P0:r0=P1:", "expected a register after 'P1:' at column 10, found the end of the condition"),
     ("x=1 y=2", "expected '/\\', '\\/' or the end of the condition at column 5, found 'y'"),
     ("x<1", "unexpected character '<' at column 2"),
     ("P0:=1", "expected a register after 'P0:' at column 4, found '='"),

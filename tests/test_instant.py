@@ -94,6 +94,55 @@ def test_outcomes_runs_in_process_without_sympy_for_small_sets(tmp_path, spec):
     assert "sympy" not in got["modules"] and "multiprocessing" not in got["modules"]
 
 
+SB3 = """\
+name: SB3
+source: "PTX ISA 9.4, Memory Consistency Model > Axioms > Fence-SC Order"
+threads:
+  P0:
+    at: gpu0.cta0
+    code: ['st.relaxed.gpu.global [x], 1', fence.sc.gpu, 'ld.relaxed.gpu.global r0, [y]']
+  P1:
+    at: gpu0.cta1
+    code: ['st.relaxed.gpu.global [y], 1', fence.sc.gpu, 'ld.relaxed.gpu.global r0, [z]']
+  P2:
+    at: gpu0.cta2
+    code: ['st.relaxed.gpu.global [z], 1', fence.sc.gpu, 'ld.relaxed.gpu.global r0, [x]']
+"""
+
+
+def test_small_outcomes_import_no_sympy_z3_or_xml(tmp_path):
+    """A test brute force judges needs no solver, and a formula over three registers no sympy
+    (its SOPform is carried out in checker.results.formula); JUnit's XML escaping is not loaded."""
+    f = tmp_path / "sb3.yaml"
+    f.write_text(SB3)
+    got = _probe(["outcomes", str(f)], {"PTXMC_CACHE_DIR": str(tmp_path / "cache")})
+    assert got["code"] == 0
+    assert [m for m in ("sympy", "z3", "xml.sax.saxutils") if m in got["modules"]] == []
+
+
+def test_compiled_model_is_read_back_from_the_cache(tmp_path):
+    """The brute-force functions compiled from the model are kept beside the parsed model: a
+    second process compiles nothing, and answers the same."""
+    env = {"PTXMC_CACHE_DIR": str(tmp_path)}
+    spec = "litmus/core/SB.yaml::SB+fence.sc.gpu+sameCluster"
+    first = _python(f"from checker.cli import main; main(['outcomes', {spec!r}])", env)
+    assert first.returncode == 0, first.stderr
+    assert list(tmp_path.glob("*.code"))
+    no_compiler = f"""
+        from checker.cat import compiled
+        def refuse(self, mode):
+            raise AssertionError("compiled again")
+        compiled._Compiler.code = refuse
+        from checker.cli import main
+        main(['outcomes', {spec!r}])
+    """
+    again = _python(no_compiler, env)
+    assert again.returncode == 0, again.stderr
+    assert again.stdout == first.stdout
+    off = _python(no_compiler, {"PTXMC_CACHE_DIR": "off"})      # (the probe does stop a compilation)
+    assert "compiled again" in off.stdout + off.stderr
+
+
 def test_check_exits_at_once_and_leaves_nothing_behind(tmp_path):
     """The executable's fast exit: output complete, status right, no process left."""
     r = subprocess.run([sys.executable, "-m", "checker", "check", MP, COND], cwd=ROOT, capture_output=True,

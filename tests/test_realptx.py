@@ -128,6 +128,21 @@ def test_kernel_boundary_and_pdl(launch, p1, stale):
     assert _status(t, "brute") == "pass"
 
 
+def test_kernel_boundary_is_proxy_preserving_and_needs_no_fence():
+    """API synchronization (issue 32 item 1): a TMA load in a later kernel reads what an earlier
+    kernel stored with a generic st, with no proxy fence: `fix` has nothing to repair (it used to
+    propose fence.proxy.async.global), and a PDL wait covers the primary's TMA store that only a
+    .read wait_group followed (item 2)."""
+    from checker.repair.fix import fix
+    from checker.repair.target import from_test
+    tests = {t.name: t for t in load_paths([SUITE])}
+    t = tests["RP-kernel-proxy-generic-to-tma-load"]
+    res = fix(t, from_test(t), PTX)
+    assert res.status == "met" and not res.repairs, (res.status, res.repairs)
+    pdl = check_test(tests["RP-pdl-async-after-wait"], PTX)
+    assert pdl.status == "pass" and not pdl.undefined, pdl.message
+
+
 @pytest.mark.parametrize("kernels, message", [
     ("kernels: [{threads: [P0]}]", "thread 'P1' is in no kernel"),
     ("kernels: [{threads: [P0, P1]}, {threads: [P1]}]", "already in kernel"),

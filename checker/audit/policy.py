@@ -5,16 +5,15 @@ insertions they make, as checker.repair edits on that stripped test. A point p o
 before its instruction p (p = len(code): at the end). Tests are straight-line today, so a
 thread's instructions are its execution order and no control-flow join arises (docs/audit.md).
 
-`tilelang` (the pass's documented rule, per thread): a state in {none, generic, async} starts
-at none; a generic instruction (a generic-proxy store to shared memory — `st`, and `atom`/`red`,
-the opaque calls that write shared memory through an address — or `cp.async`; ldmatrix and
-stmatrix are not modelled) sets it to generic; an async instruction (`wgmma.mma_async`, every
-`cp.async.bulk` copy and `cp.reduce.async.bulk`, TMA included) gets `fence.proxy.async` right
-before it when the state is generic, and sets the state to async; the inserted fence resets the
-state; everything else (loads, barriers, mbarrier operations, memory fences, tcgen05, ...) leaves
-it alone. A TMA/bulk store (shared -> global, bulk-group completion) is followed by its handshake
-`cp.async.bulk.commit_group; cp.async.bulk.wait_group.read 0` (tma_store_arrive / tma_store_wait)
-unless it is there already.
+`tilelang` (the pass's rule as its source has it, TileLang src/transform/inject_fence_proxy.cc,
+per thread): a state in {none, generic, async} starts at none; each instruction is classified by
+TILELANG_CLASSES below (docs/audit.md#the-pass-as-audited lists the table): a generic one sets the
+state to generic; an async one gets `fence.proxy.async` right before it when the state is
+generic, and sets the state to async; the inserted fence resets the state; everything else
+leaves it alone. A TMA store (shared -> global, bulk-group completion, reductions included) not
+immediately followed by its handshake `cp.async.bulk.commit_group; cp.async.bulk.wait_group`
+(tma_store_arrive / tma_store_wait) gets `cp.async.bulk.commit_group; cp.async.bulk.wait_group.read
+0` right after it.
 
 `corrected` (docs/audit.md#the-corrected-rule): the same scan, with three changes. (1) Pending
 generic traffic is a set of (read|write, location) from the event structure (generic-proxy
@@ -94,17 +93,63 @@ def strip(test: LitmusTest) -> tuple[LitmusTest, tuple]:
 
 
 # -- the pass's intrinsic classes (syntactic, as the pass sees them) ---------------------------
+# TileLang src/transform/inject_fence_proxy.cc: ClassifyCallProxyEvent (IsAsyncIntrinsic,
+# IsKnownGeneric, CallMayWriteSharedMemory, IsNonProxyIntrinsic) and the BufferStore visitor, by
+# the PTX instruction each TileLang intrinsic or statement emits. (class, PTX, TileLang, test on
+# the instruction and whether it writes shared memory through the generic proxy); first match
+# wins, and what matches nothing has no effect on the state.
+
+def _bulk(f: str) -> bool:
+    return f.startswith("cp.async.bulk") and ".prefetch" not in f
+
+
+TILELANG_CLASSES = (
+    ("async", "wgmma.mma_async", "ptx_wgmma_ss, ptx_wgmma_rs, tl_gemm, tl_gemm_sp",
+     lambda f, w: f.startswith("wgmma.mma_async")),
+    ("async", "tcgen05.mma", "ptx_tcgen05_mma_ss, ptx_tcgen05_mma_ts",
+     lambda f, w: f.startswith("tcgen05.mma")),
+    ("async", "cp.async.bulk.commit_group", "tma_store_arrive",
+     lambda f, w: f == "cp.async.bulk.commit_group"),
+    ("async", "cp.async.bulk.wait_group{.read}", "tma_store_wait",
+     lambda f, w: f == "cp.async.bulk.wait_group"),
+    ("async", "cp.async.bulk{.tensor} copies (TMA loads and stores, multicast)",
+     "tma_load, tma_load_im2col, tma_store, builtin ptx_cp_async_bulk", lambda f, w: _bulk(f)),
+    ("async", "cp.reduce.async.bulk{.tensor}", "tma_store with its reduce flag (tl::tma_store_add)",
+     lambda f, w: f.startswith("cp.reduce.async.bulk")),
+    ("generic", "st, st.v2, st.v4 to shared memory (any width)", "BufferStore to a shared buffer",
+     lambda f, w: f == "st" and w),
+    ("generic", "atom, red on shared memory", "opaque calls writing shared memory (tvm_access_ptr "
+     "with a write mask, address_of a shared BufferLoad)", lambda f, w: f in ("atom", "red") and w),
+    ("generic", "ldmatrix", "ptx_ldmatrix", lambda f, w: f == "ldmatrix"),
+    ("generic", "stmatrix", "ptx_stmatrix", lambda f, w: f == "stmatrix"),
+    ("generic", "cp.async (not bulk)", "ptx_cp_async (tl and builtin)", lambda f, w: f == "cp.async"),
+)
+"""Not listed (no effect): loads (BufferLoad), barriers (tvm_storage_sync), mbarrier operations,
+cp.async.mbarrier.arrive, cp.async.commit_group / wait_group (IsNonProxyIntrinsic), wgmma.fence /
+commit_group / wait_group (warpgroup_*), memory fences, uni-directional async proxy fences,
+st.async, red.async, tcgen05 instructions other than mma, prefetches."""
+
+
+def tilelang_class(ins: Instr, writes_shared: bool) -> str:
+    """async | generic | none, for the TileLang pass."""
+    for cls, _, _, test in TILELANG_CLASSES:
+        if test(ins.family, writes_shared):
+            return cls
+    return "none"
+
 
 def is_async_intrinsic(ins: Instr) -> bool:
-    f = ins.family
-    if f.startswith("wgmma.mma_async") or f.startswith("cp.reduce.async.bulk"):
-        return True
-    return f.startswith("cp.async.bulk") and not (f.endswith("commit_group") or f.endswith("wait_group")
-                                                   or ".prefetch" in f)
+    return tilelang_class(ins, False) == "async"
 
 
 def is_tma_store(ins: Instr) -> bool:
-    return is_async_intrinsic(ins) and ".global.shared::cta" in "." + ins.family + "."
+    f = ins.family
+    return (_bulk(f) or f.startswith("cp.reduce.async.bulk")) and ".global.shared::cta" in "." + f + "."
+
+
+def _root(loc: str) -> str:
+    """The declared location of an atom (checker.model.memory.atom_name: `name[a:b]`)."""
+    return loc.split("[", 1)[0]
 
 
 def _accesses(es) -> dict:
@@ -130,41 +175,44 @@ def _shared_store(acc: dict, th: str, k: int, test: LitmusTest) -> bool:
 
 
 def _space(test: LitmusTest, loc: str) -> str:
-    m = test.mem(loc)
+    m = test.mem(_root(loc))
     return m.space if m is not None else "global"
 
 
-def _handshake(th, k: int, key: str) -> tuple[Insertion | None, list]:
+def _handshake(th, k: int, exact: bool = True) -> Insertion | None:
+    """The handshake after a TMA store. `exact` (the pass): tma_store_arrive; tma_store_wait
+    right after the store unless the two statements after it are exactly those (even when only
+    the arrive is there); otherwise (the corrected rule) only what is missing."""
     code = th.code
     nxt = code[k + 1].family if k + 1 < len(code) else ""
     nxt2 = code[k + 2].family if k + 2 < len(code) else ""
-    if nxt == COMMIT:
-        if nxt2 == "cp.async.bulk.wait_group":
-            return None, []
+    if nxt == COMMIT and nxt2 == "cp.async.bulk.wait_group":
+        return None
+    texts, point = (COMMIT, WAIT), k + 1
+    if nxt == COMMIT and not exact:
         texts, point = (WAIT,), k + 2
-    else:
-        texts, point = (COMMIT, WAIT), k + 1
     return Insertion(th.name, point, texts, "handshake",
-                     f"TMA store '{code[k].text}': tma_store_arrive/tma_store_wait added"), []
+                     f"TMA store '{code[k].text}': tma_store_arrive/tma_store_wait added")
 
 
 def tilelang(test: LitmusTest) -> list[Insertion]:
-    """The documented InjectFenceProxy rule, per thread, on a stripped test."""
+    """The InjectFenceProxy rule, per thread, on a stripped test."""
     acc = _accesses(lower(test))
     out = []
     for th in test.threads:
         state, since = "none", None
         for k, ins in enumerate(th.code):
-            if is_async_intrinsic(ins):
+            cls = tilelang_class(ins, _shared_store(acc, th.name, k, test))
+            if cls == "async":
                 if state == "generic":
                     out.append(Insertion(th.name, k, (FENCE,), "fence",
                                          f"state may be generic (since '{since.text}') before async '{ins.text}'"))
                 state = "async"
                 if is_tma_store(ins):
-                    h, _ = _handshake(th, k, "")
+                    h = _handshake(th, k)
                     if h:
                         out.append(h)
-            elif ins.family == "cp.async" or (ins.family in ("st", "atom", "red") and _shared_store(acc, th.name, k, test)):
+            elif cls == "generic":
                 state, since = "generic", ins
     return out
 
@@ -254,7 +302,7 @@ def corrected(test: LitmusTest) -> list[Insertion]:
     for th in test.threads:
         for k, ins in enumerate(th.code):
             if is_tma_store(ins):
-                h, _ = _handshake(th, k, "")
+                h = _handshake(th, k, exact=False)
                 if h:
                     out.append(h)
     return out
@@ -263,7 +311,7 @@ def corrected(test: LitmusTest) -> list[Insertion]:
 def _performer(test: LitmusTest, loc: str, th) -> tuple:
     """The CTA that performs an async access of `loc` (docs/model.md#a2): a shared location's
     owner, else the issuing thread's CTA."""
-    m = test.mem(loc)
+    m = test.mem(_root(loc))
     if m is not None and m.space == "shared" and m.owner is not None:
         return m.owner.cta_key()
     return th.position.cta_key()

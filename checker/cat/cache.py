@@ -15,6 +15,13 @@ An entry is used only when everything that made it is unchanged:
   each is compared with the file's bytes now.
 Only models that parsed and passed their glossary check are stored; a parse error is never
 cached. Anything that goes wrong reading or writing the cache is ignored: the model is parsed.
+
+The same folder keeps the code of compiled models (checker.cat.compiled: ~30 ms to generate and
+compile the three functions brute force uses, ~1 ms to read back). A model read from or stored
+in the cache gets a fingerprint (its entry's key and its files' digests, those just compared);
+a model derived from it (checker.cat.stage) gets one from its parent's and the derivation's
+arguments; the code is keyed by the fingerprint and the compilation's arguments. A model
+without a fingerprint (cache off, a model built in memory) is compiled every time.
 """
 from __future__ import annotations
 
@@ -97,6 +104,7 @@ def load(path: str):
         return None
     if not sources or any(_digest(src) != digest for src, digest in sources):
         return None
+    _mark(model, _key(path), sources)
     return model
 
 
@@ -129,4 +137,74 @@ def store(path: str, model, before: str | None) -> None:
             Path(tmp).unlink(missing_ok=True)
             raise
     except (OSError, pickle.PicklingError):
+        return
+    _mark(model, _key(path), sources)
+
+
+# -- fingerprints of models, and compiled code ---------------------------------------------------
+
+_fingerprints: dict[int, tuple[object, str]] = {}     # id(model) -> (model, fingerprint)
+
+
+def _mark(model, *parts) -> None:
+    if len(_fingerprints) > 256:
+        _fingerprints.clear()
+    _fingerprints[id(model)] = (model, hashlib.sha256(repr(parts).encode()).hexdigest())
+
+
+def fingerprint(model) -> str | None:
+    """What identifies `model`'s content across processes, or None (not from the cache)."""
+    hit = _fingerprints.get(id(model))
+    return hit[1] if hit is not None and hit[0] is model else None
+
+
+def derived(model, parent, *how) -> None:
+    """`model` was computed from `parent` by a deterministic function of (parent, *how) (`how`:
+    values whose repr is stable, e.g. sorted tuples of strings): it gets a fingerprint too."""
+    fp = fingerprint(parent)
+    if fp is not None:
+        _mark(model, fp, *how)
+
+
+def _code_file(fp: str, parts) -> Path | None:
+    d = folder()
+    if d is None:
+        return None
+    return d / f"{hashlib.sha256(repr((FORMAT, fp, parts)).encode()).hexdigest()[:32]}.code"
+
+
+def load_code(model, *parts):
+    """What store_code kept for this model and these arguments, or None."""
+    fp = fingerprint(model)
+    f = None if fp is None else _code_file(fp, parts)
+    if f is None or not _private(f.parent):
+        return None
+    try:
+        with open(f, "rb") as fh:
+            return pickle.load(fh)
+    except Exception:                       # noqa: BLE001 - missing, truncated, from other code: compile
+        return None
+
+
+def store_code(model, value, *parts) -> None:
+    """Keep `value` (picklable) for this model (one with a fingerprint) and these arguments."""
+    fp = fingerprint(model)
+    f = None if fp is None else _code_file(fp, parts)
+    if f is None:
+        return
+    try:
+        f.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        if not _private(f.parent):
+            return
+        import tempfile
+
+        fd, tmp = tempfile.mkstemp(dir=f.parent, prefix=".code.", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                pickle.dump(value, fh, protocol=pickle.HIGHEST_PROTOCOL)
+            os.replace(tmp, f)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+    except (OSError, pickle.PicklingError, TypeError, ValueError):
         pass

@@ -17,6 +17,7 @@ error. The generated text is built from the model's structure alone: names becom
 """
 from __future__ import annotations
 
+import marshal
 import re
 from dataclasses import dataclass
 from functools import partial
@@ -65,12 +66,38 @@ def _compiled(model: Model, base_kinds, algebra, options, mode: str) -> Callable
         check_base(model, base_kinds)       # (a hit was checked with these kinds)
         if len(_cache) > 64:
             _cache.clear()
-        try:
-            run = _Compiler(model, base_kinds, frozenset(options)).function(mode)
-        except (RecursionError, SyntaxError, MemoryError):
-            run = None      # nesting past what Python compiles (100 indented blocks): interpreted
-        hit = _cache[key] = (model, run)
+        hit = _cache[key] = (model, _function(model, base_kinds, frozenset(options), mode))
     return None if hit[1] is None else partial(hit[1], algebra)
+
+
+def _function(model: Model, base_kinds, options: frozenset, mode: str) -> Callable | None:
+    """The compiled function, its code read back from the model cache if it is there."""
+    from . import cache
+
+    parts = (tuple(sorted(base_kinds.items())), tuple(sorted(options)), mode)
+    kept = cache.load_code(model, *parts)
+    if kept is not None:
+        try:
+            code, consts = marshal.loads(kept[0]), kept[1]
+            return _define(code, {name: model.statements[v] if how == "statement" else v
+                                  for name, (how, v) in consts.items()})
+        except Exception:       # noqa: BLE001 - an entry from other code: compile again
+            pass
+    try:
+        code, consts = _Compiler(model, base_kinds, options).code(mode)
+    except (RecursionError, SyntaxError, MemoryError):
+        return None      # nesting past what Python compiles (100 indented blocks): interpreted
+    index = {id(st): i for i, st in enumerate(model.statements)}
+    # (constants are strings, None, or the model's own Check statements)
+    spec = {name: ("statement", index[id(v)]) if id(v) in index else ("value", v) for name, v in consts.items()}
+    cache.store_code(model, (marshal.dumps(code), spec), *parts)
+    return _define(code, consts)
+
+
+def _define(code, consts: dict) -> Callable:
+    namespace = dict(consts)
+    exec(code, namespace)     # noqa: S102 - our own text
+    return namespace["run"]
 
 
 _cache: dict[tuple, tuple[Model, Callable | None]] = {}
@@ -102,9 +129,9 @@ class _Compiler:
         self.defined: dict[str, tuple[str, str]] = {}    # let-bound name -> its last (kind, variable)
         self.from_base: set[int] = set()        # the variables the prologue reads from the base
 
-    def function(self, mode: str) -> Callable:
-        """The function of `mode`: "checks", "consistent" (None at the first failing axiom) or
-        "env" (the let-bound names)."""
+    def code(self, mode: str) -> tuple[object, dict[str, object]]:
+        """The code defining `run`, the function of `mode`: "checks", "consistent" (None at the
+        first failing axiom) or "env" (the let-bound names); and the constants it reads."""
         if "id" not in self.base_kinds:        # (the interpreter's env: id, then the base over it)
             self.scope["id"] = (REL, self.const(None, "alg.identity()"))
         out = []
@@ -124,9 +151,7 @@ class _Compiler:
         else:
             self.emit(f"return ({''.join(f'{o}, ' for o in out)})")
         text = "def run(alg, base):\n" + "".join(f"    {p}\n" for p in self.prologue) + "\n".join(self.lines) + "\n"
-        namespace = dict(self.consts)
-        exec(compile(text, f"<cat {self.model.path}>", "exec"), namespace)     # noqa: S102 - our own text
-        return namespace["run"]
+        return compile(text, f"<cat {self.model.path}>", "exec"), self.consts
 
     def axioms_first(self, units: list["_Unit"]) -> list[str]:
         """The statements' lines reordered for "consistent": the axioms one after the other,

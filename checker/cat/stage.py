@@ -79,6 +79,11 @@ def stage(model: Model, base_names: Iterable[str], dynamic: Iterable[str]) -> St
     if len(_cache) > 64:
         _cache.clear()
     _cache[key] = (model, staged)
+    from . import cache         # (the compiled code of the parts is kept on disk)
+
+    how = (tuple(sorted(base_names)), tuple(sorted(dynamic)))
+    cache.derived(staged.static, model, "static", *how)
+    cache.derived(staged.residual, model, "residual", *how)
     return staged
 
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from typing import Callable
 
-from ..ast import And, Cond, Const, Eq, MemRef, Not, Or, RegRef
+from ..ast import And, Cond, Const, Eq, EqRef, MemRef, Not, Or, RegRef
 from .. import limits
 from ..front.conditions import show
 from .model import fail
@@ -53,8 +53,9 @@ def text_of(cond: Cond) -> str:
 
 def registers_in(cond: Cond) -> set[tuple[str, str]]:
     """(thread, register) of every register the condition names."""
-    if isinstance(cond, Eq):
-        return {(cond.lhs.thread, cond.lhs.reg)} if isinstance(cond.lhs, RegRef) else set()
+    if isinstance(cond, (Eq, EqRef)):
+        sides = (cond.lhs, cond.rhs) if isinstance(cond, EqRef) else (cond.lhs,)
+        return {(r.thread, r.reg) for r in sides if isinstance(r, RegRef)}
     if isinstance(cond, Not):
         return registers_in(cond.arg)
     if isinstance(cond, (And, Or)):
@@ -190,10 +191,7 @@ class _Parser:
             lhs, rhs = rhs, lhs
         if isinstance(lhs, int):
             self.fail("a comparison of two integers")
-        if not isinstance(rhs, int):
-            self.fail(f"'{lhs} {op} {rhs}': a comparison of two registers or locations is not a ptxmc "
-                      "condition (ptxmc compares a register or location with an integer)")
-        eq = Eq(lhs, rhs)
+        eq = EqRef(lhs, rhs) if not isinstance(rhs, int) else Eq(lhs, rhs)
         return Not(eq) if op in ("!=", "<>") else eq
 
 

@@ -31,7 +31,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..ast import And, Cond, Eq, LitmusTest, Not, Or, RegRef
+from ..ast import And, Cond, Eq, EqRef, LitmusTest, Not, Or, RegRef
 from ..front.conditions import show
 from ..errors import CheckerError, LitmusError, SourceLoc
 from .model import Skipped
@@ -166,9 +166,12 @@ def _comment(text: str) -> str:
 
 
 def _rename(c: Cond, names: dict[str, str]) -> Cond:
+    def ref(r):
+        return RegRef(names[r.thread], r.reg) if isinstance(r, RegRef) else r
     if isinstance(c, Eq):
-        lhs = RegRef(names[c.lhs.thread], c.lhs.reg) if isinstance(c.lhs, RegRef) else c.lhs
-        return Eq(lhs, c.value)
+        return Eq(ref(c.lhs), c.value)
+    if isinstance(c, EqRef):
+        return EqRef(ref(c.lhs), ref(c.rhs))
     if isinstance(c, Not):
         return Not(_rename(c.arg, names))
     if isinstance(c, (And, Or)):

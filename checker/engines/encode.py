@@ -22,6 +22,7 @@ from ..cat.stage import stage, static_values
 from ..model.events import EventStructure
 from ..cat.symbolic import TRUE, SymbolicAlgebra, mk_and, mk_exactly_one, mk_implies, mk_not, mk_or
 from ..model.values import Bin, Const, Ite, int_val, reads_of, to_z3
+from ..watchdog import z3_context
 from .digits import Digits
 from .ranges import Ranges
 
@@ -41,7 +42,7 @@ class Encoding:
 def encode(es: EventStructure, model: Model, options: frozenset[str] = frozenset(),
            ctx: z3.Context | None = None) -> Encoding:
     """The encoding of `es` under `model` in the Z3 context `ctx` (a new one if None)."""
-    ctx = ctx or z3.Context()
+    ctx = ctx or z3_context()
     wf: list = []
     read_val = {r: z3.Int(f"val|{r}", ctx) for r in es.reads}
     may = prune.rf_may(es)

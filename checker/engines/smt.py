@@ -16,7 +16,7 @@ from typing import Sequence
 import z3
 
 from .. import limits
-from ..ast import And, Cond, Const, Eq, Not, Or
+from ..ast import And, Cond, Const, Eq, EqRef, Not, Or
 from ..cat.interp import Model
 from ..cat.symbolic import TRUE, mk_implies
 from ..errors import InternalError, SolverUnknown
@@ -25,6 +25,7 @@ from ..model.observables import holds, key
 from ..model.symmetry import observable_symmetries
 from ..model.values import from_z3, int_of, int_val
 from .base import Execution
+from ..watchdog import z3_context
 from .encode import Encoding, encode
 
 
@@ -47,7 +48,7 @@ class Z3Engine:
         lim = limits.current()
         limits.check_events(len(es.events))
         self.es = es
-        self.ctx = ctx or z3.Context()
+        self.ctx = ctx or z3_context()
         self.timeout = lim.timeout if timeout is None else timeout
         # Within a Session, the test's deadline (its time includes lowering); else from now.
         self.deadline = limits.current_deadline() or time.monotonic() + self.timeout
@@ -428,6 +429,9 @@ def _cond_term(c: Cond, observables, names, ctx) -> z3.BoolRef:
     if isinstance(c, Eq):
         t = observables.get(key(c.lhs, names))
         return (t if t is not None else z3.IntVal(0, ctx)) == int_val(c.value, ctx)
+    if isinstance(c, EqRef):
+        a, b = (observables.get(key(r, names)) for r in (c.lhs, c.rhs))
+        return (a if a is not None else z3.IntVal(0, ctx)) == (b if b is not None else z3.IntVal(0, ctx))
     if isinstance(c, Not):
         return z3.Not(_cond_term(c.arg, observables, names, ctx), ctx)
     if isinstance(c, And):

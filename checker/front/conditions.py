@@ -2,12 +2,15 @@
 
     cond  := conj ('\\/' conj)*
     conj  := unary ('/\\' unary)*
-    unary := '~' unary | '(' cond ')' | 'true' | 'false' | ref ('=' | '==' | '!=') value
+    unary := '~' unary | '(' cond ')' | 'true' | 'false' | ref ('=' | '==' | '!=') (value | ref)
     ref   := THREAD ':' REG          final value of a register (a '%' before REG is dropped)
            | LOCATION                final value of a memory location
     value := integer (decimal or 0x hex, optionally negative; 0f / 0d + hex digits: a floating-point
              bit pattern) | decimal floating-point number (compared as the .f32 / .f64 bit
              pattern of the register it is compared with)
+
+`ref = ref` compares two final values (`P0:r1=P0:r2`, `P1:r0=x`): equal bit patterns, as the
+outcomes list them (EqRef).
 
 `~` binds tightest, then `/\\`, then `\\/`, as in herd; `a != v` is `~(a = v)`. A chain of one
 connective becomes one flat And/Or. Errors give the 1-based column and the offending token.
@@ -18,7 +21,7 @@ import difflib
 import re
 from typing import Mapping
 
-from ..ast import And, Cond, Const, Eq, MemRef, Not, Or, RegRef, value_text
+from ..ast import And, Cond, Const, Eq, EqRef, MemRef, Not, Or, RegRef, value_text
 from .. import limits
 from ..errors import LitmusError, SourceLoc
 from . import yamlsafe
@@ -44,6 +47,8 @@ def refs(cond: Cond) -> list[RegRef | MemRef]:
     """Every register and location the condition names, in order of appearance."""
     if isinstance(cond, Eq):
         return [cond.lhs]
+    if isinstance(cond, EqRef):
+        return [cond.lhs, cond.rhs]
     if isinstance(cond, Not):
         return refs(cond.arg)
     if isinstance(cond, (And, Or)):
@@ -167,8 +172,11 @@ class _Parser:
             self.take()
             eq = Eq(lhs, float(tok))
             return Not(eq) if op == "!=" else eq
+        if kind == "ident" and tok not in ("true", "false"):
+            same = EqRef(lhs, self.ref())
+            return Not(same) if op == "!=" else same
         if kind != "int":
-            self.unexpected(f"an integer after '{op}'")
+            self.unexpected(f"an integer, a register or a location after '{op}'")
         value = int_literal(tok, lambda msg: self.fail(f"{msg} at column {col}"), yamlsafe.INT_BITS)
         if value is None:
             self.fail(f"'{tok}' at column {col}: write integers without leading zeros")
@@ -181,6 +189,8 @@ def show(c: Cond) -> str:
     """A condition in herd syntax (the canonical text of a parsed condition)."""
     if isinstance(c, Eq):
         return f"{c.lhs}={value_text(c.value)}"
+    if isinstance(c, EqRef):
+        return f"{c.lhs}={c.rhs}"
     if isinstance(c, Not):
         return f"~{_paren(c.arg)}"
     if isinstance(c, And):

@@ -12,7 +12,6 @@ is dropped (a row can remove an instruction); a row's `expect:` mapping replaces
 """
 from __future__ import annotations
 
-import difflib
 import re
 from dataclasses import replace
 from pathlib import Path
@@ -176,6 +175,8 @@ class _Map:
         self.node, self.path = node, path
         for k, _ in node.items:
             if k.raw not in keys:
+                import difflib
+
                 close = difflib.get_close_matches(k.raw, keys, n=1)
                 hint = f"; did you mean '{close[0]}'?" if close else ""
                 _fail(path, k, f"unknown key '{k.raw}' in {what} (valid keys: {', '.join(keys)}){hint}")

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..ast import And, Const, Eq, LitmusTest, Not, Or, RegRef
+from ..ast import And, Const, Eq, EqRef, LitmusTest, Not, Or, RegRef
 from ..errors import HarnessError
 from .emit import opspec
 from .transfer import MAX_PAIRS, AbsState
@@ -73,11 +73,11 @@ class OutcomeSpace:
 
 
 def cond_vars(cond, out: list) -> None:
-    if isinstance(cond, Eq):
-        ref = cond.lhs
-        v = Var(ref.reg, ref.thread) if isinstance(ref, RegRef) else Var(ref.name)
-        if v not in out:
-            out.append(v)
+    if isinstance(cond, (Eq, EqRef)):
+        for ref in (cond.lhs, cond.rhs) if isinstance(cond, EqRef) else (cond.lhs,):
+            v = Var(ref.reg, ref.thread) if isinstance(ref, RegRef) else Var(ref.name)
+            if v not in out:
+                out.append(v)
     elif isinstance(cond, Not):
         cond_vars(cond.arg, out)
     elif isinstance(cond, (And, Or)):
@@ -93,6 +93,9 @@ def eval_cond(cond, valuation: dict[str, int]) -> bool:
         ref = cond.lhs
         name = f"{ref.thread}:{ref.reg}" if isinstance(ref, RegRef) else ref.name
         return (valuation.get(name, 0) - cond.value) % 2**32 == 0
+    if isinstance(cond, EqRef):
+        a, b = (f"{r.thread}:{r.reg}" if isinstance(r, RegRef) else r.name for r in (cond.lhs, cond.rhs))
+        return (valuation.get(a, 0) - valuation.get(b, 0)) % 2**32 == 0
     if isinstance(cond, Not):
         return not eval_cond(cond.arg, valuation)
     if isinstance(cond, And):

@@ -147,7 +147,7 @@ def _rewrite(a: Addr, env, fail) -> Addr:
 def destinations(i: Instr, family: Family) -> set[str]:
     """The registers instruction `i` writes: its first operand, if its family returns a value."""
     slots = family.slots(i.quals)
-    if not slots or slots[0].kind not in ("reg", "dst", "dvec", "regvec") or not i.operands:
+    if not slots or slots[0].kind not in ("reg", "dst", "dvec", "regvec", "vec") or not i.operands:
         return set()
     o = i.operands[0]
     items = getattr(o, "items", (o,))

@@ -14,11 +14,14 @@ wait are not ordered with the primary at all. `griddepcontrol.launch_dependents`
 dependent be scheduled ("no guarantee" of memory visibility, the CUDA guide): no events, no
 ordering. In a kernel launched normally, griddepcontrol.wait has nothing to wait for.
 
-The asynchronous memory operations of an earlier kernel (not in program order) are ordered
-before a later kernel only through their completion, as within a kernel; and kbo orders the
-generic proxy only: the tensor-map proxy "is not acquired from generic-proxy at CUDA Kernel
-start", so a later kernel still needs fence.proxy.tensormap::generic.acquire (and any other
-proxy crossing its fences).
+A kernel's completion covers its asynchronous operations too: griddepcontrol.wait waits until the
+prerequisite grids "have completed and all the memory operations from the prerequisite grids are
+performed and made visible", and a normal launch waits for at least as much, so every event of an
+earlier kernel (its asynchronous memory operations included, waited for or not) is ordered before
+the later kernel. These stream-order edges also "participate in proxy-preserved base causality
+order except for the tensormap-proxy" (Memory synchronization > API synchronization): the cat
+model (ppbc_kernel, axioms/ptx.cat) makes a path through kbo proxy-preserving unless it ends at a
+tensor-map read, which still needs fence.proxy.tensormap::generic.acquire.
 """
 from __future__ import annotations
 
@@ -34,16 +37,20 @@ def lower_griddep(b: Builder, ctx: ThreadCtx, i: Instr) -> None:
 
 
 def kernel_order(b: Builder) -> None:
-    """kbo: from the program-ordered events of each kernel to the events of every later kernel
-    they are ordered before (all of them; for a PDL launch, those after each thread's wait)."""
+    """kbo: from every event of each kernel (asynchronous memory operations included) to the
+    program-ordered events of every later kernel they are ordered before (all of them; for a PDL
+    launch, those after each thread's wait; later asynchronous operations follow through aso)."""
     kernels = b.test.kernels
     if not kernels:
         return
     waits = b.ext.get("griddep_wait", {})
     po_events: dict[str, list[int]] = {}
+    all_events: dict[str, list[int]] = {}
     for e in b.events:
-        if e.thread is not None and e.eid in b.unit:
-            po_events.setdefault(e.thread, []).append(e.eid)
+        if e.thread is not None:
+            all_events.setdefault(e.thread, []).append(e.eid)
+            if e.eid in b.unit:
+                po_events.setdefault(e.thread, []).append(e.eid)
     before: list[int] = []
     for k in kernels:
         after = []
@@ -53,7 +60,7 @@ def kernel_order(b: Builder) -> None:
                 evs = evs[waits[t]:] if t in waits else []
             after.extend(evs)
         b.pairs["kbo"].update((x, y) for x in before for y in after)
-        before = before + [e for t in k.threads for e in po_events.get(t, [])]
+        before = before + [e for t in k.threads for e in all_events.get(t, [])]
 
 
 def weaken_griddep(i: Instr, fresh=None):

@@ -234,7 +234,9 @@ def _trans_count(i: Instr, q: Quals):
     return None
 
 
-def _wgmma(shape: str, types: str, scale: bool, trans: bool) -> Family:
+def _wgmma_operands(scale: bool, trans: bool):
+    """The operand slots and rules of the variants with (scale) imm-scale and (trans) imm-trans
+    operands: three kinds, shared by the ~500 shapes and types."""
     if trans:
         slots = sig("d:regvec, a:amat, b:addr, scale_d:pred, imm_scale_a:imm, imm_scale_b:imm, "
                     "imm_trans_a:imm?, imm_trans_b:imm?", b="the shared-memory matrix B [sB]",
@@ -249,19 +251,26 @@ def _wgmma(shape: str, types: str, scale: bool, trans: bool) -> Family:
         slots = sig("d:regvec, a:amat, b:addr, scale_d:pred", b="the shared-memory matrix B [sB]",
                     scale_d="the scale-d predicate")
         rules = ()
-    return Family(f"wgmma.mma_async.sync.aligned.{shape}.{types}", operands=slots, rules=rules, lower=lower_wgmma)
+    return slots, rules
 
 
 def _wgmma_families():
+    kinds = {(scale, trans): _wgmma_operands(scale, trans) for scale in (False, True) for trans in (False, True)
+             if scale or not trans}
+
+    def family(shape: str, types: str, scale: bool, trans: bool) -> Family:
+        slots, rules = kinds[scale, trans]
+        return Family(f"wgmma.mma_async.sync.aligned.{shape}.{types}", operands=slots, rules=rules, lower=lower_wgmma)
+
     out = []
     for n in N_ALL:
         for k, d, a, b, scale, trans in WG_FLOAT:
-            out.append(_wgmma(f"m64n{n}k{k}", f"{d}.{a}.{b}", scale, trans))
+            out.append(family(f"m64n{n}k{k}", f"{d}.{a}.{b}", scale, trans))
     for n in N_INT:
         for a, b in WG_INT:
-            out.append(_wgmma(f"m64n{n}k32", f"s32.{a}.{b}", False, False))
-            out.append(_wgmma(f"m64n{n}k32", f"satfinite.s32.{a}.{b}", False, False))
-        out.append(_wgmma(f"m64n{n}k256", "s32.b1.b1.and.popc", False, False))
+            out.append(family(f"m64n{n}k32", f"s32.{a}.{b}", False, False))
+            out.append(family(f"m64n{n}k32", f"satfinite.s32.{a}.{b}", False, False))
+        out.append(family(f"m64n{n}k256", "s32.b1.b1.and.popc", False, False))
     return out
 
 

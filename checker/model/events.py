@@ -113,8 +113,12 @@ class EventStructure:
         undefined behaviour may do anything after it, so the wait need not hold once the UB has
         happened (A7). Not so for a wait that may be in the UB's causal past (_ub_past): there the
         UB happens only if the wait holds (a thread still spinning never reaches it), so an
-        execution that fails that wait is no execution at all."""
+        execution that fails that wait is no execution at all. A guard on no read (a control
+        path's assumption on registers alone: a constant, a special register) is a fact of the
+        path: nothing frees it, so a path that contradicts it has no execution (A7, A18)."""
         rs = set(reads)
+        if not rs:
+            return ()
         return tuple((e, x) for e, x, past in self._ub_past if not rs & past)
 
     def order(self, name: str) -> Order:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Callable, Mapping
 
-from ..ast import And, Cond, Const, Eq, Not, Or, RegRef
+from ..ast import And, Cond, Const, Eq, EqRef, Not, Or, RegRef
 
 
 def key(ref, names: Mapping[str, str]) -> str:
@@ -17,6 +17,8 @@ def key(ref, names: Mapping[str, str]) -> str:
 def atoms(c: Cond, names: Mapping[str, str]) -> set[str]:
     if isinstance(c, Eq):
         return {key(c.lhs, names)}
+    if isinstance(c, EqRef):
+        return {key(c.lhs, names), key(c.rhs, names)}
     if isinstance(c, Not):
         return atoms(c.arg, names)
     if isinstance(c, (And, Or)):
@@ -34,6 +36,9 @@ def predicate(c: Cond, names: Mapping[str, str]) -> Callable[[Mapping[str, int]]
     if isinstance(c, Eq):
         k, v = key(c.lhs, names), c.value
         return lambda outcome: outcome.get(k, 0) == v
+    if isinstance(c, EqRef):
+        a, b = key(c.lhs, names), key(c.rhs, names)
+        return lambda outcome: outcome.get(a, 0) == outcome.get(b, 0)
     if isinstance(c, Not):
         p = predicate(c.arg, names)
         return lambda outcome: not p(outcome)

@@ -17,13 +17,14 @@ from __future__ import annotations
 
 import z3
 
+from ..watchdog import z3_context
 from .problem import Clause, Problem, now
 
 
 def search(problem: Problem, max_repairs: int, deadline: float) -> tuple[list, str]:
     """(repairs: lists of edits, every one of least cost, in the order found; status: 'proven' |
     'none' (no repair in the space) | 'budget' (deadline reached; nothing proven))."""
-    ctx = z3.Context()
+    ctx = z3_context()
     opt = z3.Optimize(ctx=ctx)
     sel = {c.key: z3.Bool(f"e{i}", ctx) for i, c in enumerate(problem.cands)}
     for alts in problem.slots.values():
@@ -65,11 +66,16 @@ def search(problem: Problem, max_repairs: int, deadline: float) -> tuple[list, s
 
 def _constraint(clause: Clause, sel: dict, problem: Problem, ctx) -> z3.BoolRef:
     if clause.kind == "under":
-        return z3.Or([sel[k] for k in sorted(clause.keys)]) if clause.keys else z3.BoolVal(False, ctx)
+        return _or([sel[k] for k in sorted(clause.keys)], ctx)
     if clause.kind == "exact":
         keys = {e.key for e in clause.core}
-        return z3.Or([z3.Not(sel[k]) if k in keys else sel[k] for k in sel])
-    covers = []
-    for e in clause.core:
-        covers.append(z3.Or([sel[c.key] for c in problem.slots[e.slot] if c.dominates(e)]))
-    return z3.Not(z3.And(covers))
+        return _or([z3.Not(sel[k]) if k in keys else sel[k] for k in sel], ctx)
+    # 'over': not every edit of the core covered. An empty core (the unedited program already
+    # fails this way, and edits only remove executions) is a clause no set satisfies: no repair.
+    return _or([z3.Not(_or([sel[c.key] for c in problem.slots[e.slot] if c.dominates(e)], ctx))
+                for e in clause.core], ctx)
+
+
+def _or(terms: list, ctx) -> z3.BoolRef:
+    """The disjunction of `terms` in `ctx` (z3.Or of no terms would be built in another context)."""
+    return z3.Or(terms) if terms else z3.BoolVal(False, ctx)

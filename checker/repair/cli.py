@@ -38,7 +38,11 @@ def add_subcommands(subparsers) -> None:
                    help="seconds for the search (default 120); past it, what was found is reported unproven")
     p.add_argument("--apply", action="store_true", help="write a fixed copy (FILE.fixed.yaml, or -o)")
     p.add_argument("-o", "--output", metavar="FILE", help="with --apply: where to write the fixed copy")
-    p.add_argument("--in-place", action="store_true", help="with --apply: overwrite FILE itself")
+    p.add_argument("--in-place", action="store_true",
+                   help="with --apply: edit FILE itself (atomically, keeping its mode; refused if FILE changed "
+                        "during the search, is read-only or has other hard links)")
+    p.add_argument("--follow-symlinks", action="store_true",
+                   help="with --apply: write through a symbolic link to the file it points to")
     p.add_argument("--pick", type=int, default=1, help="with --apply: which repair to write (default 1)")
     p.add_argument("--format", choices=("text", "json"), default="text")
     p.add_argument("--model", default=None, help="model name (axioms/NAME.cat) or path; default ptx")
@@ -49,14 +53,26 @@ def add_subcommands(subparsers) -> None:
 
 
 def select(spec: str):
-    """FILE or FILE::NAME -> (test, the file's text)."""
-    from ..errors import LitmusError
-    from ..front.litmus import load_file
+    """FILE or FILE::NAME -> (test, the file's text). The file is read once (a FIFO or a pipe has
+    no second reading), its text kept as written (CRLF stays CRLF)."""
+    from .. import limits
+    from ..errors import LitmusError, SourceLoc
+    from ..front.litmus import load_text
 
     path, _, name = spec.partition("::")
     if not Path(path).exists():
         raise LitmusError(f"no such file: {path}")
-    items = load_file(path)
+    try:
+        text, size = limits.read_text(path, limits.current().yaml_bytes)
+    except UnicodeDecodeError as e:
+        line = e.object[:e.start].count(b"\n") + 1
+        raise LitmusError(f"not a UTF-8 text file (byte 0x{e.object[e.start]:02x} at line {line})",
+                          SourceLoc(path, line)) from None
+    except OSError as e:
+        raise LitmusError(f"cannot read: {e.strerror}", SourceLoc(path, 1)) from None
+    if text is None:
+        raise limits.too_large(f"too large: a file of more than {size - 1} bytes", "yaml_bytes", SourceLoc(path, 1))
+    items = load_text(text, path)
     for it in items:
         if isinstance(it, LitmusError) and (not name or name in str(it)):
             raise it
@@ -68,13 +84,13 @@ def select(spec: str):
     if len(tests) != 1:
         raise LitmusError(f"{path} holds {len(tests)} tests ({', '.join(t.name for t in tests)}): "
                           f"name one as {path}::NAME")
-    return tests[0], Path(path).read_text(encoding="utf-8")
+    return tests[0], text
 
 
 def cmd_fix(args) -> int:
     from dataclasses import replace
 
-    from .. import limits
+    from .. import limits, outsafe
     from ..errors import CheckerError, SourceLoc
     from ..front.conditions import parse_cond
     from ..cliargs import check_options, seconds_of
@@ -87,8 +103,10 @@ def cmd_fix(args) -> int:
     if args.max < 1:
         raise CheckerError(f"--max {args.max}: must be at least 1")
     seconds_of("--budget", args.budget)
-    if (args.in_place or args.output) and not args.apply:
-        raise CheckerError("--in-place and -o go with --apply")
+    if (args.in_place or args.output or args.follow_symlinks) and not args.apply:
+        raise CheckerError("--in-place, -o and --follow-symlinks go with --apply")
+    if args.in_place and args.output:
+        raise CheckerError("--in-place and -o: give one of them")
     lim = limits.current()
     if args.rlimit is not None:
         if args.rlimit < 0:
@@ -100,6 +118,7 @@ def cmd_fix(args) -> int:
     model = resolve_model(args.model)
     check_options(model, args.option)              # a typo would silently repair under the default model
     options = frozenset(args.option)
+    dest = _destination(args, model) if args.apply else None       # checked before the work
     if args.prune:
         if args.cond:
             raise CheckerError("--prune keeps the test's own expectations: give no condition")
@@ -120,18 +139,44 @@ def cmd_fix(args) -> int:
     shown = [sh for sh in shown if sh.recheck == "pass"]
     if args.apply and shown:
         k = args.pick - 1
-        if not 0 <= k < len(shown) or shown[k].patched is None:
+        if not 0 <= k < len(shown):
             raise CheckerError(f"--pick {args.pick}: there are {len(shown)} repairs")
-        if not shown[k].recheck == "pass":
-            raise CheckerError("the picked repair did not pass its re-check: nothing written")
-        dest = Path(args.test.partition("::")[0]) if args.in_place else \
-            Path(args.output) if args.output else _fixed_path(Path(args.test.partition("::")[0]))
-        from ..batch import write_atomic
-        write_atomic(str(dest), shown[k].patched.text)
+        if shown[k].patched is None:
+            raise CheckerError(f"repair {args.pick} cannot be written into {test.path}: {shown[k].unwritten}")
+        if args.in_place:
+            outsafe.replace_in_place(dest, shown[k].patched.text, original.encode("utf-8"), dest_policy(args, model))
+        else:
+            outsafe.write_file(dest, shown[k].patched.text, dest_policy(args, model))
         print(f"wrote {dest}", file=sys.stderr)
     if res.status in ("repaired", "pruned") and not shown:
         return EXIT_FAIL            # every repair failed its re-check (reported above)
     return EXIT_OK if res.status in ("met", "repaired", "pruned") else EXIT_FAIL
+
+
+def dest_policy(args, model):
+    """The output policy of --apply: the test file (unless edited in place), the --cost file and the
+    model file are inputs."""
+    from .. import outsafe
+
+    inputs = [args.cost] if args.cost else []
+    if getattr(model, "path", None) and Path(model.path).is_file():
+        inputs.append(model.path)
+    if not args.in_place:
+        inputs.append(args.test.partition("::")[0])
+    return outsafe.Policy(follow_symlinks=args.follow_symlinks, inputs=tuple(inputs))
+
+
+def _destination(args, model) -> Path:
+    """Where --apply writes, checked before the search (docs/cli.md, Output files)."""
+    from .. import outsafe
+
+    src = Path(args.test.partition("::")[0])
+    if args.in_place:
+        outsafe.check_in_place(src, dest_policy(args, model))
+        return src
+    dest = Path(args.output) if args.output else _fixed_path(src)
+    outsafe.check_file(dest, dest_policy(args, model))
+    return dest
 
 
 def _fixed_path(p: Path) -> Path:

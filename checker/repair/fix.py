@@ -81,6 +81,15 @@ def fix(test: LitmusTest, target: Target, model: Model, options=frozenset(), eng
     options = frozenset(options)
     base = Session(test, model, options, engine, lim)
     failure = judge(base, target)
+    if failure is None and target.hang is not None:
+        # a Session does not see hangs (checker.repair.target): the path-by-path judge decides
+        r = check_test(target_test(test, target), model, None, options, engine)
+        if not r.ok:
+            now_ = r.message or f"expect: {{hang: {'allowed' if target.hang else 'forbidden'}}} is not met"
+            return FixResult(test, target, "error", method=method, seconds=time.perf_counter() - start,
+                             failure=now_, notes=target.notes + (
+                                 "ptxmc fix makes no edit for a hang expectation (none that adds or removes a "
+                                 "hang): see docs/fix.md",))
     if failure is None:
         return FixResult(test, target, "met", method=method, seconds=time.perf_counter() - start,
                          notes=target.notes)
@@ -103,7 +112,7 @@ def fix(test: LitmusTest, target: Target, model: Model, options=frozenset(), eng
         edits = tuple(sorted(edits, key=_order))
         edited = target_test(apply(test, edits).test, target)
         r = check_test(edited, model, None, options, engine) if recheck else None
-        if r is not None and r.status != "pass":
+        if r is not None and not r.ok:        # ok: pass, or run (a target of "no UB" alone)
             notes.append(f"a repair was dropped: its re-check says {r.status} ({r.message or 'expectations not met'}): "
                          + "; ".join(e.text for e in edits))
             continue

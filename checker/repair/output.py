@@ -5,13 +5,14 @@ printed is what was checked."""
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from ..ast import LitmusTest
 from ..front.litmus import load_text
 from ..verdict.check import check_test
 from .edits import Delete, Edit, Insert, Replace
 from .fix import FixResult, Repair, target_test
-from .yamlpatch import Patched, diff, patch
+from .yamlpatch import Patched, Unpatchable, diff, patch, respelled
 
 
 @dataclass(frozen=True)
@@ -20,27 +21,77 @@ class Shown:
     patched: Patched | None
     diff: str
     recheck: str            # pass | fail: ... | not re-checked: ...
+    unwritten: str = ""     # pass without `patched`: why the repair cannot be written into the file
 
 
 def verify(result: FixResult, original: str | None, model, options=frozenset(), engine: str = "z3") -> list[Shown]:
-    """Each repair with its patched file, re-checked from the patched text."""
+    """Each repair with its patched file, re-checked from the patched text: the text is loaded
+    back, its fixed test must be the repaired test (every instruction, location, key; names,
+    docs and the spelling of instructions aside), every other test of the file must load as
+    before, and the fixed test must meet the target."""
     out = []
+    before = None
     for rep in result.repairs:
         if original is None:
             out.append(Shown(rep, None, "", "not re-checked from YAML: the test has no file"))
             continue
         what = "pruned" if result.status == "pruned" else "fixed"
-        why = f"{what} by ptxmc fix{' --prune' if what == 'pruned' else ''}: " + "; ".join(
-            f"{_verb(e)} {e.text}".strip() for e in rep.edits)
-        p = patch(original, result.test, rep.edits, rep.test, why)
-        loaded = [t for t in load_text(p.text, result.test.path) if getattr(t, "name", None) == p.name]
-        if len(loaded) != 1:
-            out.append(Shown(rep, p, diff(original, p.text, result.test.path), "fail: the patched file does not load"))
+        why = f"{what} by ptxmc fix{' --prune' if what == 'pruned' else ''}: " + _edits_text(result.test, rep)
+        try:
+            p = patch(original, result.test, rep.edits, rep.test, why)
+        except Unpatchable as e:
+            r = check_test(rep.test, model, None, options, engine)
+            out.append(Shown(rep, None, "", _status(r), f"the file's text cannot take it ({e})"))
             continue
-        r = check_test(target_test(loaded[0], result.target), model, None, options, engine)
-        status = "pass" if r.status == "pass" else f"fail: {r.status} {r.message}".strip()
-        out.append(Shown(rep, p, diff(original, p.text, result.test.path), status))
+        if before is None:
+            before = load_text(original, result.test.path)
+        d = diff(original, p.text, result.test.path)
+        loaded = load_text(p.text, result.test.path)
+        bad = _compare(before, loaded, result, rep, p)
+        if bad:
+            out.append(Shown(rep, p, d, f"fail: the patched file {bad}"))
+            continue
+        fixed = next(t for t in loaded if isinstance(t, LitmusTest) and t.name == p.name)
+        r = check_test(target_test(fixed, result.target), model, None, options, engine)
+        out.append(Shown(rep, p, d, _status(r)))
     return out
+
+
+def _status(r) -> str:
+    return "pass" if r.ok else f"fail: {r.status} {r.message}".strip()     # ok: pass, or run (no UB alone)
+
+
+def _compare(before: list, after: list, result: FixResult, rep: Repair, p: Patched) -> str:
+    """What is wrong with the patched file's tests ('': nothing): see `verify`."""
+    errors = [e for e in after if not isinstance(e, LitmusTest)]
+    if len(errors) != sum(not isinstance(e, LitmusTest) for e in before):
+        first = next((e for e in errors if str(e) not in {str(x) for x in before}), errors[0] if errors else None)
+        return f"does not load: {first}" if first is not None else "loads an error fewer than the original"
+    tests = {t.name: t for t in after if isinstance(t, LitmusTest)}
+    for t in before:
+        if not isinstance(t, LitmusTest) or (t.name == p.name and not p.standalone):
+            continue
+        if tests.pop(t.name, None) != t:
+            return f"changes the test {t.name}, which the repair does not touch"
+    fixed = tests.pop(p.name, None)
+    if fixed is None or tests:
+        return f"does not hold the fixed test {p.name} alone besides the file's tests"
+    if _expects(fixed) != _expects(result.test):
+        return "changes the test's expectations"
+    if _norm(target_test(fixed, result.target)) != _norm(rep.test):
+        return "does not hold the repaired test (it differs from the edited one)"
+    return ""
+
+
+def _expects(t: LitmusTest):
+    return sorted((e.kind, e.text, repr(e.cond)) for e in t.expectations), t.expect_undefined, t.expect_hang
+
+
+def _norm(t: LitmusTest) -> LitmusTest:
+    """A test without what a copy or a patch may change: names, doc, where it is, the spelling of
+    its instructions (a register operand stays a register in the text)."""
+    return replace(t, name="", doc="", path="", matrix_row=None,
+                   threads=tuple(replace(th, code=tuple(replace(i, text="") for i in th.code)) for th in t.threads))
 
 
 def where(test, e: Edit) -> list[dict]:
@@ -71,6 +122,30 @@ def _place(p: dict) -> str:
     return f"{p['thread']}, {p['at']} {line}'{p['instruction']}'".replace("  ", " ")
 
 
+def written(test, e: Edit) -> str:
+    """An edit's new instruction as the file will spell it: a strengthened or weakened one keeps
+    its operands as written (`[%r3]`, where e.text names the location the register holds)."""
+    if len(e.changes) == 1 and isinstance(e.changes[0], Replace):
+        c = e.changes[0]
+        old = next(t for t in test.threads if t.name == c.thread).code[c.index]
+        if c.instr.operands == old.operands and c.instr.predicate == old.predicate:
+            return respelled(old.text, c.instr.text)
+    return e.text
+
+
+def _edits_text(test, rep: Repair) -> str:
+    """What a repair does, in words: 'remove fence.sc.sys; strengthen to ...'."""
+    threads = {t.name: t for t in test.threads}
+    out = []
+    for e in rep.edits:
+        if e.kind == "prune" and isinstance(e.changes[0], Delete):
+            c = e.changes[0]
+            out.append(f"remove {threads[c.thread].code[c.index].text}")
+        else:
+            out.append(f"{_verb(e)} {written(test, e)}".strip())
+    return "; ".join(out)
+
+
 def _verb(e: Edit) -> str:
     if e.kind == "prune":
         return "remove" if isinstance(e.changes[0], Delete) else "weaken to"
@@ -86,6 +161,8 @@ def _target(result: FixResult) -> str:
     if t.allowed:
         parts.append("allowed " + ", ".join(e.text for e in t.allowed))
     parts.append("no undefined behaviour" if t.defined else "undefined behaviour expected")
+    if t.hang is not None:
+        parts.append("a hang allowed" if t.hang else "no hang")
     return "; ".join(parts)
 
 
@@ -128,7 +205,7 @@ def text(result: FixResult, shown: list[Shown]) -> str:
     for sh in shown:
         if sh.recheck != "pass" and not sh.recheck.startswith("not re-checked"):
             lines.append(f"note: a {'pruning' if pruning else 'repair'} was dropped, its re-check from the patched "
-                         f"file says {sh.recheck}: " + "; ".join(e.text for e in sh.repair.edits))
+                         f"file says {sh.recheck}: " + _edits_text(t, sh.repair))
     shown = [sh for sh in shown if sh.recheck == "pass" or sh.recheck.startswith("not re-checked")]
     for k, sh in enumerate(shown, 1):
         rep = sh.repair
@@ -137,14 +214,18 @@ def text(result: FixResult, shown: list[Shown]) -> str:
         for e in rep.edits:
             places = "; ".join(_place(p) for p in where(t, e))
             if e.kind == "prune":
-                lines.append(f"  {_verb(e)}{' ' + e.text if _verb(e) != 'remove' else ''}  ({places})")
+                lines.append(f"  {_verb(e)}{' ' + written(t, e) if _verb(e) != 'remove' else ''}  ({places})")
             else:
-                lines.append(f"  {_verb(e)} {e.text}  ({places})  cost {e.cost}")
+                lines.append(f"  {_verb(e)} {written(t, e)}  ({places})  cost {e.cost}")
             if e.key in sup and sup[e.key].text:
                 lines.append(f"      {sup[e.key].text}")
-        lines.append(f"  re-check of the patched file: {sh.recheck}")
+        if sh.unwritten:
+            lines.append(f"  re-check of the fixed test: {sh.recheck}")
+            lines.append(f"  not written as a diff: {sh.unwritten}")
+        else:
+            lines.append(f"  re-check of the patched file: {sh.recheck}")
         if sh.patched is not None and sh.patched.standalone:
-            lines.append(f"  (a matrix row: written as the new standalone test {sh.patched.name})")
+            lines.append(f"  (written as the new test {sh.patched.name}, after the file's tests: {sh.patched.how})")
         if sh.diff:
             lines.append(sh.diff.rstrip("\n"))
     return "\n".join(lines) + "\n"
@@ -157,14 +238,15 @@ def as_json(result: FixResult, shown: list[Shown]) -> str:
     doc = {
         "test": t.name, "path": t.path,
         "target": {"forbidden": [e.text for e in result.target.forbidden],
-                   "allowed": [e.text for e in result.target.allowed], "defined": result.target.defined},
+                   "allowed": [e.text for e in result.target.allowed], "defined": result.target.defined,
+                   "hang": {True: "allowed", False: "forbidden"}.get(result.target.hang)},
         "status": result.status, "now": result.failure, "proven": result.proven, "cost": result.cost,
         "method": result.method, "candidates": result.candidates, "seconds": round(result.seconds, 3),
         "stats": result.stats, "notes": list(result.notes) + [
-            f"dropped (re-check: {sh.recheck}): " + "; ".join(e.text for e in sh.repair.edits) for sh in dropped],
+            f"dropped (re-check: {sh.recheck}): " + _edits_text(t, sh.repair) for sh in dropped],
         "repairs": [{
             "cost": sh.repair.cost,
-            "edits": [{"kind": e.kind, "text": e.text, "cost": e.cost, "cost_key": e.cost_key,
+            "edits": [{"kind": e.kind, "text": e.text, "written": written(t, e), "cost": e.cost, "cost_key": e.cost_key,
                        "places": where(t, e),
                        "supplies": next(({"text": s.text, "blocks": s.blocks, "violation": s.violation,
                                           "edges": [list(x) for x in s.edges]}
@@ -172,6 +254,8 @@ def as_json(result: FixResult, shown: list[Shown]) -> str:
                       for e in sh.repair.edits],
             "diff": sh.diff, "recheck": sh.recheck,
             "standalone": bool(sh.patched and sh.patched.standalone),
+            "written_as": sh.patched.name if sh.patched else None,
+            "unwritten": sh.unwritten or None,
         } for sh in shown],
     }
     return json.dumps(doc, indent=2) + "\n"

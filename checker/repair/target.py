@@ -12,7 +12,14 @@ undefined behaviour.
 - 'under': an allowed execution the target rules out (a forbidden condition's witness, or an
   execution on which an undefined-behaviour flag fires): more synchronization is needed;
 - 'over': an allowed condition became impossible, or no execution is left at all (an inserted
-  wait that never returns): less synchronization is needed.
+  wait that never returns; not a failure when the test expects `hang: allowed`): less
+  synchronization is needed.
+
+A Session does not search for hangs (checker.verdict.paths does): `judge` ignores a test's
+`hang:` expectation beyond the no-execution case, which makes it weaker than the target, never
+stronger, so a search that finds no repair under it has proven that none exists. What it
+cannot see, checker.repair.fix confirms with the path-by-path judge: the original program's
+"nothing to fix" and every repair's re-check.
 """
 from __future__ import annotations
 
@@ -29,6 +36,7 @@ class Target:
     allowed: tuple[Expectation, ...]
     defined: bool = True                    # no undefined-behaviour flag may fire
     notes: tuple[str, ...] = ()
+    hang: bool | None = None                # the test's `hang:` expectation (True: allowed)
 
     def expectations(self) -> tuple[Expectation, ...]:
         return self.forbidden + self.allowed
@@ -47,7 +55,7 @@ def from_test(test: LitmusTest) -> Target:
     """The test's own expectations as a target."""
     return Target(tuple(e for e in test.expectations if e.kind == "forbidden"),
                   tuple(e for e in test.expectations if e.kind == "allowed"),
-                  test.expect_undefined is not True)
+                  test.expect_undefined is not True, hang=test.expect_hang)
 
 
 def with_condition(s: Session, cond: Cond, text: str) -> Target:
@@ -67,7 +75,7 @@ def with_condition(s: Session, cond: Cond, text: str) -> Target:
             notes.append(f"allowed: '{e.text}' is dropped: every execution satisfying it satisfies '{text}'")
             continue
         allowed.append(e)
-    return Target(forbidden, tuple(allowed), True, tuple(notes))
+    return Target(forbidden, tuple(allowed), True, tuple(notes), test.expect_hang)
 
 
 def met(s: Session, target: Target) -> bool:
@@ -90,6 +98,6 @@ def judge(s: Session, target: Target) -> Failure | None:
     for e in target.allowed:
         if eng.satisfiable(e.cond) is None:
             return Failure("over", e.text, cond=e.cond)
-    if not target.allowed and eng.satisfiable(None) is None:
-        return Failure("over", "deadlock")
+    if not target.allowed and target.hang is not True and eng.satisfiable(None) is None:
+        return Failure("over", "deadlock")      # (with `hang: allowed`, blocking for ever is expected)
     return None

@@ -1,19 +1,17 @@
-r"""A compact formula (herd condition syntax) for a set of outcomes, via sympy's SOPform with the
-impossible assignments (a variable with two values, or none) as don't-cares.
+r"""A compact formula (herd condition syntax) for a set of outcomes: SOPform's sum of products
+(sympy's, carried out here: see sop_form) with the impossible assignments (a variable with two
+values, or none) as don't-cares.
 
 The formula describes exactly the set over the values each observable takes in it: every
 observable is named, so a value that no outcome has is visibly absent -- a variable with one
 value is a conjunct (`x=3`), and one the minimised formula does not constrain is listed with its
 values (`(P0:r0=0 \/ P0:r0=1)`). "true" only for an empty projection.
 
-sympy takes ~0.3 s to import, more than the rest of `ptxmc outcomes` on a small test, so the
-common small cases do without it: every combination of values occurring leaves the variables
-unconstrained, and a set over two varying variables, one of them two-valued and the other with
-at most four values (two registers, typically), gets an exact minimum cover computed here, which
-on those shapes is SOPform's answer itself (tests/test_formula.py compares them on every such set)."""
+sympy itself is not imported: it takes ~0.3 s to import, more than the rest of `ptxmc outcomes`
+on a small test (tests/test_formula.py compares the two on random sets)."""
 from __future__ import annotations
 
-from itertools import combinations as subsets, product
+from itertools import product
 
 from ..ast import value_text
 from .result import Outcome
@@ -47,63 +45,147 @@ def _core(outcomes: list[Outcome], keys: list[str], domains: dict) -> tuple[str,
     combinations = 1
     for k in keys:
         combinations *= len(domains[k])
-    if len(set(outcomes)) == combinations:     # every combination occurs: no constraint (and no sympy)
+    if len(set(outcomes)) == combinations:     # every combination occurs: no constraint
         return "true", set()
-    varying = sorted(len(domains[k]) for k in keys if len(domains[k]) > 1)
-    if len(varying) == 2 and varying[0] == 2 and varying[1] <= 4:
-        return _minimum_cover(outcomes, atoms, domains), {k for k, _ in atoms}
     if len(atoms) > MAX_ATOMS:
         return _merged(outcomes, keys, domains)
-    from sympy import Symbol
-    from sympy.logic import SOPform
-
-    syms = [Symbol(f"a{i}") for i in range(len(atoms))]
     index = {a: i for i, a in enumerate(atoms)}
-    minterms = []
-    for o in outcomes:
-        bits = [0] * len(atoms)
-        for k, v in o:
+    varying = [k for k in keys if len(domains[k]) > 1]
+
+    def bits(values) -> tuple[int, ...]:
+        b = [0] * len(atoms)
+        for k, v in values:
             if (k, v) in index:
-                bits[index[(k, v)]] = 1
-        minterms.append(bits)
-    valid = set()
-    for combo in product(*(domains[k] for k in keys if len(domains[k]) > 1)):
-        bits = [0] * len(atoms)
-        for k, v in zip([k for k in keys if len(domains[k]) > 1], combo):
-            bits[index[(k, v)]] = 1
-        valid.add(tuple(bits))
+                b[index[(k, v)]] = 1
+        return tuple(b)
+
+    minterms = [list(bits(o)) for o in outcomes]
+    valid = {bits(zip(varying, combo)) for combo in product(*(domains[k] for k in varying))}
     dontcares = [list(b) for b in product((0, 1), repeat=len(atoms)) if b not in valid]
-    expr = SOPform(syms, minterms, dontcares)
-    mentioned = {atoms[syms.index(sym)][0] for sym in getattr(expr, "free_symbols", ())}
-    return _show(expr, atoms, syms, domains), mentioned
+    cover = sop_form(minterms, dontcares)
+    if any(all(x == DASH for x in c) for c in cover):
+        return "true", set()
+    mentioned = {atoms[i][0] for c in cover for i, x in enumerate(c) if x != DASH}
+    return _text(cover, atoms, domains), mentioned
 
 
-def _show(expr, atoms, syms, domains) -> str:
-    from sympy import And, Not, Or
+# -- SOPform ------------------------------------------------------------------------------------
+# sympy.logic.SOPform (sympy 1.12-1.14, BSD licence), the same steps in the same order, so that
+# the same terms come out: Quine-McCluskey pairing of minterms and don't-cares into prime
+# implicants, then sympy's prime implicant table reduction (row and column dominance, and the
+# prime covering most terms when neither removes anything). Terms are lists of 0 / 1 / DASH.
+# tests/test_formula.py compares it with sympy's on random sets.
 
-    name = {s: f"{k}={value_text(v)}" for s, (k, v) in zip(syms, atoms)}
-    # ~(k=v) over a two-valued k reads better as k=other.
-    negated = {s: f"{k}={value_text([d for d in domains[k] if d != v][0])}" if len(domains[k]) == 2
-               else f"~{k}={value_text(v)}"
-               for s, (k, v) in zip(syms, atoms)}
+DASH = 3
 
-    def go(e, top=False) -> str:
-        if e is True or str(e) == "True":
-            return "true"
-        if e in name:
-            return name[e]
-        if isinstance(e, Not) and e.args[0] in negated:
-            return negated[e.args[0]]
-        if isinstance(e, Not):
-            return "~" + go(e.args[0])
-        if isinstance(e, And):
-            s = " /\\ ".join(sorted(go(a) for a in e.args))
-            return s if top else f"({s})"
-        if isinstance(e, Or):
-            return " \\/ ".join(sorted(go(a) for a in e.args))
-        return str(e)
 
-    return go(expr, top=not isinstance(expr, Or)) if not isinstance(expr, Or) else go(expr)
+def sop_form(minterms: list[list[int]], dontcares: list[list[int]]) -> list[list[int]]:
+    """The terms of SOPform(variables, minterms, dontcares), in its order (empty: false)."""
+    if not minterms:
+        return []
+    return _rem_redundancy(_simplified_pairs(minterms + dontcares), minterms)
+
+
+def _simplified_pairs(terms: list[list[int]]) -> list[list[int]]:
+    if not terms:
+        return []
+    simplified: list[list[int]] = []
+    todo: list[int | None] = list(range(len(terms)))
+    by_ones: dict[int, list[int]] = {}
+    for n, term in enumerate(terms):
+        by_ones.setdefault(sum(1 for t in term if t == 1), []).append(n)
+    for k in range(len(terms[0])):
+        for i in by_ones.get(k, ()):
+            for j in by_ones.get(k + 1, ()):
+                index = _check_pair(terms[i], terms[j])
+                if index != -1:
+                    todo[i] = todo[j] = None
+                    new = terms[i][:]
+                    new[index] = DASH
+                    if new not in simplified:
+                        simplified.append(new)
+    if simplified:
+        simplified = _simplified_pairs(simplified)
+    simplified.extend(terms[i] for i in todo if i is not None)
+    return simplified
+
+
+def _check_pair(a: list[int], b: list[int]) -> int:
+    """The one position where a and b differ, or -1."""
+    index = -1
+    for x, i in enumerate(a):
+        if i != b[x]:
+            if index != -1:
+                return -1
+            index = x
+    return index
+
+
+def _rem_redundancy(primes: list[list[int]], terms: list[list[int]]) -> list[list[int]]:
+    if not terms:
+        return []
+    nterms, nprimes = len(terms), len(primes)
+    dom = [[0] * nprimes for _ in range(nterms)]
+    colcount = [0] * nprimes
+    rowcount = [0] * nterms
+    for pi, prime in enumerate(primes):
+        for ti, term in enumerate(terms):
+            if all(t == DASH or t == mt for t, mt in zip(prime, term)):
+                dom[ti][pi] = 1
+                colcount[pi] += 1
+                rowcount[ti] += 1
+    changed = True
+    while changed:
+        changed = False
+        for ri in range(nterms):
+            if rowcount[ri]:
+                row = dom[ri]
+                for r2 in range(nterms):
+                    if ri != r2 and rowcount[ri] and rowcount[ri] <= rowcount[r2]:
+                        row2 = dom[r2]
+                        if all(row2[n] >= row[n] for n in range(nprimes)):
+                            rowcount[r2] = 0        # row2 dominates row: drop row2
+                            changed = True
+                            for pi, p in enumerate(row2):
+                                if p:
+                                    dom[r2][pi] = 0
+                                    colcount[pi] -= 1
+        colcache: dict[int, list[int]] = {}
+
+        def column(c: int) -> list[int]:
+            if c not in colcache:
+                colcache[c] = [dom[i][c] for i in range(nterms)]
+            return colcache[c]
+
+        for ci in range(nprimes):
+            if colcount[ci]:
+                col = column(ci)
+                for c2 in range(nprimes):
+                    if ci != c2 and colcount[c2] and colcount[ci] >= colcount[c2]:
+                        col2 = column(c2)
+                        if all(col[n] >= col2[n] for n in range(nterms)):
+                            colcount[c2] = 0        # col dominates col2: drop col2
+                            changed = True
+                            for ti, t in enumerate(col2):
+                                if t and dom[ti][c2]:
+                                    dom[ti][c2] = 0
+                                    rowcount[ti] -= 1
+        if not changed:
+            # the prime implicant covering the most terms, if it covers at least two
+            most, best = 0, -1
+            for ci in range(nprimes):
+                if colcount[ci] > most:
+                    best, most = ci, colcount[ci]
+            if best != -1 and most > 1:
+                for pi in range(nprimes):
+                    if pi != best:
+                        for ti, t in enumerate(colcache[best]):
+                            if t and dom[ti][pi]:
+                                dom[ti][pi] = 0
+                                changed = True
+                                rowcount[ti] -= 1
+                                colcount[pi] -= 1
+    return [primes[i] for i in range(nprimes) if colcount[i]]
 
 
 def _merged(outcomes: list[Outcome], keys: list[str], domains: dict) -> str:
@@ -139,45 +221,9 @@ def _merged(outcomes: list[Outcome], keys: list[str], domains: dict) -> str:
     return " \\/ ".join(t if " /\\ " not in t else f"({t})" for t in terms), mentioned
 
 
-def _minimum_cover(outcomes: list[Outcome], atoms: list[tuple[str, int]], domains: dict) -> str:
-    """The sum of products with the fewest terms, then the fewest literals (ties: the first text),
-    over the atoms `k=v`, with the impossible assignments as don't-cares: cubes are tuples of
-    1 / 0 / None (the atom holds / does not / either), for at most six atoms."""
-    index = {a: i for i, a in enumerate(atoms)}
-    varying = list(dict.fromkeys(k for k, _ in atoms))
-
-    def point(values: dict) -> tuple[int, ...]:
-        bits = [0] * len(atoms)
-        for k in varying:
-            bits[index[(k, values[k])]] = 1
-        return tuple(bits)
-
-    on = {point(dict(o)) for o in outcomes}
-    off = {point(dict(zip(varying, combo))) for combo in product(*(domains[k] for k in varying))} - on
-
-    def covers(cube, p) -> bool:
-        return all(c is None or c == b for c, b in zip(cube, p))
-
-    implicants = [c for c in product((1, 0, None), repeat=len(atoms))
-                  if any(covers(c, p) for p in on) and not any(covers(c, p) for p in off)]
-    primes = [c for c in implicants if not any(d != c and _within(c, d) for d in implicants)]
-    reach = {c: frozenset(p for p in on if covers(c, p)) for c in primes}
-    for size in range(1, len(primes) + 1):
-        found = [combo for combo in subsets(primes, size) if frozenset().union(*(reach[c] for c in combo)) == on]
-        if found:
-            return min((sum(x is not None for c in combo for x in c), _text(combo, atoms, domains))
-                       for combo in found)[1]
-    raise AssertionError("no cover of the outcome set")     # the outcomes themselves are one
-
-
-def _within(a, b) -> bool:
-    """Cube a lies inside cube b."""
-    return all(y is None or x == y for x, y in zip(a, b))
-
-
 def _text(cover, atoms, domains) -> str:
-    """A cover as _show prints SOPform's answer: k=v, a two-valued k's other value for ~(k=v),
-    literals sorted within a term, terms sorted, parenthesised when there are several."""
+    """SOPform's terms as text: k=v, a two-valued k's other value for ~(k=v), literals sorted
+    within a term, terms sorted, parenthesised when there are several."""
     def literal(i: int, holds: int) -> str:
         k, v = atoms[i]
         if holds:
@@ -185,7 +231,7 @@ def _text(cover, atoms, domains) -> str:
         other = [d for d in domains[k] if d != v]
         return f"{k}={value_text(other[0])}" if len(domains[k]) == 2 else f"~{k}={value_text(v)}"
 
-    terms = [sorted(literal(i, x) for i, x in enumerate(c) if x is not None) for c in cover]
+    terms = [sorted(literal(i, x) for i, x in enumerate(c) if x != DASH) for c in cover]
     if len(terms) == 1:
         return " /\\ ".join(terms[0]) or "true"
     return " \\/ ".join(sorted(t[0] if len(t) == 1 else "(" + " /\\ ".join(t) + ")" for t in terms))

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import re
-from xml.sax.saxutils import escape as _escape, quoteattr as _quoteattr
 
 from ..ast import value_text
 from ..textsafe import printable
@@ -132,15 +131,20 @@ def to_json(results: list[Result], timing: bool = True) -> str:
 
 # Characters XML 1.0 does not allow at all (control characters, lone surrogates, U+FFFE/U+FFFF):
 # a test name or message holding one would make the whole JUnit file unreadable (found by fuzzing).
-_NOT_XML = re.compile("[^\x09\x0a\x0d\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+# (It and xml.sax take ~15 ms to compile and import: only JUnit output needs them.)
+_NOT_XML = "[^\x09\x0a\x0d\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]"
 
 
 def escape(text: str) -> str:
-    return _escape(_NOT_XML.sub("\ufffd", text))
+    from xml.sax.saxutils import escape
+
+    return escape(re.sub(_NOT_XML, "\ufffd", text))
 
 
 def quoteattr(text: str) -> str:
-    return _quoteattr(_NOT_XML.sub("\ufffd", text))
+    from xml.sax.saxutils import quoteattr
+
+    return quoteattr(re.sub(_NOT_XML, "\ufffd", text))
 
 
 def junit(results: list[Result], timing: bool = True) -> str:

@@ -22,7 +22,7 @@ import itertools
 from dataclasses import dataclass, replace
 
 from .. import limits
-from ..ast import And, Cond, Const, Eq, Imm, LitmusTest, MemRef, Not, Or, RegRef
+from ..ast import And, Cond, Const, Eq, EqRef, Imm, LitmusTest, MemRef, Not, Or, RegRef
 from ..cat.interp import Model
 from ..errors import LimitExceeded, NeverCompletes
 from ..front import paths
@@ -75,7 +75,7 @@ def combos(test: LitmusTest, lim: limits.Limits, loops: bool = False) -> list[Co
     unroll = test.unroll or lim.unroll
     with limits.use(lim):
         threads = [paths.await_loops(t) if loops else t for t in test.threads]
-        per_thread = [paths.split(t, unroll) for t in threads]
+        per_thread = [paths.split(t, unroll, test) for t in threads]
     total = 1
     for ps in per_thread:
         total *= len(ps)
@@ -111,6 +111,11 @@ def _specialize(c: Cond, missing: set[str]) -> Cond:
         if isinstance(c.lhs, RegRef) and str(c.lhs) in missing:
             return Const(c.value == 0)
         return c
+    if isinstance(c, EqRef):
+        gone = [isinstance(r, RegRef) and str(r) in missing for r in (c.lhs, c.rhs)]
+        if all(gone):
+            return Const(True)
+        return Eq(c.lhs, 0) if gone[1] else Eq(c.rhs, 0) if gone[0] else c
     if isinstance(c, Not):
         return Not(_specialize(c.arg, missing))
     if isinstance(c, (And, Or)):
@@ -199,9 +204,17 @@ class FlowCheck:
             out = []
             for c, s in zip(self.combos, self.sessions):
                 if any(not spin.pure for _, spin in c.cut) and s.witness(None) is not None:
-                    out.append(c.describe())
-            self._bounded = tuple(out)
+                    out.append(c)
+            self._bounded = tuple(c.describe() for c in out)
+            self._advice = _advice(out, self.test.unroll or self.lim.unroll)
         return self._bounded
+
+    @property
+    def advice(self) -> str:
+        """What would decide a verdict the bound left Unknown: a higher --unroll, or, for a loop
+        its registers bound that runs longer than paths.DECIDED_ITERATIONS, that bound."""
+        self.bounded
+        return self._advice
 
     def undefined(self):
         seen, out = set(), []
@@ -273,22 +286,35 @@ class FlowCheck:
                     h = self.stuck()[0]
                     self._never = f"{h.thread} blocks forever at {h.blocked}: {h.state} [{h.combo}]"
                 else:
-                    for c, s in zip(self.combos, self.sessions):
-                        if c.cut and s.witness(None) is not None:
-                            thread, spin = c.cut[0]
-                            b = spin.branch
-                            self._never = (f"{thread} never leaves the loop of {b.text} (line "
-                                           f"{b.where.line if b.where else '?'}) on any path that has an execution "
-                                           f"[{c.describe()}]")
-                            break
+                    h = self._endless()
+                    if h is not None:
+                        self._never = f"{h.thread} never leaves the loop of {h.blocked} on any path that has an " \
+                                      f"execution [{h.combo}]"
         return self._never
+
+    def _endless(self) -> Hang | None:
+        """The first cut combination that has an execution, as a hang (the caller has found that
+        no complete combination has one and every cut loop is side-effect free)."""
+        for c, s in zip(self.combos, self.sessions):
+            if c.cut and s.witness(None) is not None:
+                thread, spin = c.cut[0]
+                b = spin.branch
+                return Hang(thread, f"{b.text} (line {b.where.line if b.where else '?'})",
+                            "no path leaves it within the bound", c.describe())
+        return None
 
     # -- liveness --------------------------------------------------------------------------
     def hangs(self) -> tuple[tuple[Hang, ...], bool]:
         """The fair hangs found (one per combination that hangs), and whether the search was
         complete (every cut loop could be judged); computed once."""
         if not hasattr(self, "_hangs"):
-            self._hangs = self._search_hangs()
+            found, complete = self._search_hangs()
+            if not found and self.never_terminates():
+                # no execution terminates: a hang, whatever the fairness check could judge (so
+                # that `check ... hang` and `run` never disagree)
+                h = self.stuck()[0] if self.stuck() else self._endless()
+                found, complete = (h,), True
+            self._hangs = (found, complete)
         return self._hangs
 
     def _search_hangs(self) -> tuple[tuple[Hang, ...], bool]:
@@ -321,7 +347,11 @@ class FlowCheck:
     def _cut_and_blocked(self, c: Combo) -> tuple[Hang | None, bool]:
         if not all(spin.fair_checkable for _, spin in c.cut):
             return None, False
-        s = Session(_without_barriers(c.test), self.model, self.options, self.engine, self.lim)
+        # With a schedule, the test as far as it runs keeps the generations that complete (the
+        # synchronization of a barrier before the loop holds, docs/model.md#a19); without one (its
+        # lowering found it blocked), the barriers are removed (they only constrain).
+        s = Session(c.test if c.stuck else _without_barriers(c.test), self.model, self.options, self.engine,
+                    self.lim)
         try:
             return self._fair_hang(c, s), True
         except NeverCompletes:
@@ -369,6 +399,17 @@ class FlowCheck:
                 return Hang(thread, f"{b.text} (line {b.where.line if b.where else '?'})", state, c.describe(),
                             probe, o)
         return None
+
+
+def _advice(cut: list[Combo], unroll: int) -> str:
+    for c in cut:
+        for thread, spin in c.cut:
+            if spin.decided:
+                b = spin.branch
+                return (f"the loop of {b.text} ({thread}, line {b.where.line if b.where else '?'}) runs more than "
+                        f"{paths.DECIDED_ITERATIONS} iterations its registers decide: ptxmc unrolls such a loop to at "
+                        "most that bound, whatever --unroll says")
+    return f"raise --unroll (now {unroll})"
 
 
 def hang_condition(h: Hang):
@@ -465,8 +506,10 @@ def judge_flow(test: LitmusTest, model: Model, name: str, options=frozenset(), e
         allowed, sane = fc.verdict(exp.cond)
         conds.append(ConditionResult(show(exp.cond), exp.kind, allowed, len(sat), len(outcomes) - len(sat), sane))
     if fc.bounded:
+        unknown = any(c.allowed is None for c in conds)
         notes += (f"loop bound reached: executions continue past unroll {test.unroll or fc.lim.unroll} "
-                  f"({fc.bounded[0]}); a condition no bounded execution satisfies is Unknown (raise --unroll)",)
+                  f"({fc.bounded[0]}); a condition no bounded execution satisfies is Unknown" +
+                  (f" ({fc.advice})" if unknown else ""),)
     if not complete:
         notes += (f"outcome list incomplete: the outcome cap ({limits.flag('outcomes')})",)
     status, message = "run", ""
@@ -493,8 +536,9 @@ def judge_flow(test: LitmusTest, model: Model, name: str, options=frozenset(), e
             message = "broken test: no execution satisfies " + ", ".join(c.text for c in broken) + \
                       " even without axioms"
         elif any(c.met is None for c in conds):
-            status, message = "unknown", ("a verdict is Unknown: the loop bound cut executions off (raise --unroll)"
-                                          " or a wait was not searched for hangs (see the notes)")
+            status, message = "unknown", ("a verdict is Unknown: the loop bound cut executions off "
+                                          f"({fc.advice if fc.bounded else 'raise --unroll'}) or a wait was not "
+                                          "searched for hangs (see the notes)")
         else:
             status = "pass" if all(c.met for c in conds) else "fail"
     return replace(base, status=status, message=message, observe=fc.observe, outcomes=outcomes,
@@ -578,7 +622,7 @@ def explain_flow(test: LitmusTest, query, model: Model, options=frozenset(), eng
         return "allowed", text, witness.dot(s.es, ex, env, f"{test.name}: allowed witness")
     if allowed is None:
         return "unknown", "\n".join(head + ["Unknown: no execution within the loop bound satisfies it, but the bound "
-                                            f"cut executions off ({fc.bounded[0]}); raise --unroll"]) + "\n", None
+                                            f"cut executions off ({fc.bounded[0]}); {fc.advice}"]) + "\n", None
     if not sane:
         return "impossible", "\n".join(head + ["Impossible: no well-formed execution satisfies it on any control "
                                                "path, even without axioms"]) + "\n", None

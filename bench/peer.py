@@ -1,0 +1,208 @@
+"""ptxmc beside a peer, herd7, on the same shapes: one `ptxmc outcomes` and one `herd7` run per
+test, as a user runs them (a new process each, wall clock and CPU time), and the ratio per size.
+
+    python bench/peer.py                          # mp, sb, lb, iriw at their default sizes
+    python bench/peer.py sb lb --n 2,3,4 --repeat 5
+    python bench/peer.py --cap 30 --json /tmp/peer.json --markdown
+
+This script builds nothing: it uses the `herd7` on PATH (or --herd7 PATH), and without one it
+says so and exits 0. bench/README.md says how to build herd7 from herdtools7's sources.
+
+The shapes: ptxmc's test is bench/families.py's (PTX, checked under axioms/ptx.cat); herd7's
+is the same shape in C11 (herd7 has no PTX model), checked under herd's rc11.cat, with the
+PTX instructions mapped to C11 atomics:
+
+    st.weak / st.relaxed.gpu / ld.relaxed.gpu   ->  memory_order_relaxed
+    st.release.gpu / ld.acquire.gpu             ->  memory_order_release / memory_order_acquire
+    fence.sc.gpu                                ->  atomic_thread_fence(memory_order_seq_cst)
+
+(mp's first store is a weak one in PTX and a relaxed atomic in C11, so that neither test has a
+data race). Both tools list every reachable final state over the same registers (herd7's
+`locations` names every register), and the counts must be equal - the script stops with an
+error where they are not: the comparison would not be of the same question.
+
+Times: each tool runs --repeat times (default 3), interleaved (herd7, ptxmc, herd7, ...), after
+one warm-up run of each per test; the medians are printed, wall and CPU (user + system of the
+child, from getrusage) - on a shared machine CPU time is the steadier number. A tool is not run
+on the larger sizes of a family once one of its runs passes --cap seconds (wall).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from families import FAMILIES  # noqa: E402
+
+SIZES = {"mp": (2, 3, 4, 5, 6, 7, 8, 9), "sb": (2, 3, 4, 5, 6, 7, 8, 9, 10), "lb": (2, 3, 4, 5, 6, 7, 8, 9, 10),
+         "iriw": (2, 3, 4)}
+
+
+# -- the C11 tests ----------------------------------------------------------------------------
+
+def _thread(i: int, locs: list[str], body: list[str]) -> str:
+    params = ", ".join(f"atomic_int* {x}" for x in dict.fromkeys(locs))
+    return f"P{i} ({params}) {{\n" + "".join(f"  {line}\n" for line in body) + "}\n"
+
+
+def _st(x: str, order: str) -> str:
+    return f"atomic_store_explicit({x}, 1, memory_order_{order});"
+
+
+def _ld(r: str, x: str, order: str) -> str:
+    return f"int {r} = atomic_load_explicit({x}, memory_order_{order});"
+
+
+_FENCE = "atomic_thread_fence(memory_order_seq_cst);"
+
+
+def c_test(family: str, n: int) -> tuple[str, list[str]]:
+    """The C11 litmus text of bench/families.py's test `family` n (herd's thread numbering:
+    thread i of the list is P{i}), and its registers as herd names them (`0:r0`)."""
+    threads: list[tuple[list[str], list[str], list[str]]] = []     # (locations, body, registers)
+    if family == "mp":
+        threads.append((["x", "f1"], [_st("x", "relaxed"), _st("f1", "release")], []))
+        for i in range(1, n - 1):
+            threads.append(([f"f{i}", f"f{i + 1}"], [_ld("r0", f"f{i}", "acquire"), _st(f"f{i + 1}", "release")],
+                            ["r0"]))
+        threads.append(([f"f{n - 1}", "x"], [_ld("r0", f"f{n - 1}", "acquire"), _ld("r1", "x", "relaxed")],
+                        ["r0", "r1"]))
+    elif family == "sb":
+        for i in range(n):
+            a, b = f"x{i}", f"x{(i + 1) % n}"
+            threads.append(([a, b], [_st(a, "relaxed"), _FENCE, _ld("r0", b, "relaxed")], ["r0"]))
+    elif family == "lb":
+        for i in range(n):
+            a, b = f"x{i}", f"x{(i + 1) % n}"
+            threads.append(([a, b], [_ld("r0", a, "acquire"), _st(b, "release")], ["r0"]))
+    elif family == "iriw":
+        threads.append((["x"], [_st("x", "relaxed")], []))
+        threads.append((["y"], [_st("y", "relaxed")], []))
+        for i in range(n):
+            a, b = ("x", "y") if i % 2 == 0 else ("y", "x")
+            threads.append(([a, b], [_ld("r0", a, "relaxed"), _FENCE, _ld("r1", b, "relaxed")], ["r0", "r1"]))
+    else:
+        raise KeyError(family)
+    regs = [f"{i}:{r}" for i, (_, _, rs) in enumerate(threads) for r in rs]
+    text = f"C {family.upper()}-{n}\n{{}}\n" + "".join(_thread(i, locs, body) for i, (locs, body, _) in enumerate(threads))
+    text += f"locations [{'; '.join(regs)};]\n"
+    text += "exists (" + " /\\ ".join(f"{r}=0" for r in regs) + ")\n"
+    return text, regs
+
+
+# -- running ----------------------------------------------------------------------------------
+
+def ptxmc_command() -> list[str]:
+    script = Path(sys.executable).parent / "ptxmc"
+    return [str(script)] if script.exists() else [sys.executable, "-m", "checker"]
+
+
+def timed(argv: list[str], cwd: str, timeout: float) -> tuple[float, float, str]:
+    """(wall s, CPU s, stdout) of one run; RuntimeError if it fails."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t = time.perf_counter()
+    r = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, timeout=timeout)
+    wall = time.perf_counter() - t
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if r.returncode != 0:
+        raise RuntimeError(f"{' '.join(argv)}: exit {r.returncode}: {(r.stderr or r.stdout).strip()[:300]}")
+    return wall, after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime, r.stdout
+
+
+def states(out: str) -> int:
+    m = re.search(r"^States (\d+)$", out, re.M)
+    if m is None:
+        raise RuntimeError(f"no 'States N' line in:\n{out[:500]}")
+    return int(m.group(1))
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("families", nargs="*", default=list(SIZES), help=f"of {', '.join(SIZES)}")
+    ap.add_argument("--n", help="sizes, e.g. 2,3,4 (default: each family's own)")
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--cap", type=float, default=60.0, help="wall seconds past which a tool stops growing a family")
+    ap.add_argument("--herd7", default=None, help="the herd7 binary (default: herd7 on PATH)")
+    ap.add_argument("--herd-model", default="rc11.cat")
+    ap.add_argument("--json", help="also write the rows here")
+    ap.add_argument("--markdown", action="store_true", help="print the table as Markdown")
+    args = ap.parse_args(argv)
+    herd = args.herd7 or shutil.which("herd7")
+    if herd is None:
+        print("bench/peer.py: no herd7 on PATH (or --herd7): nothing to compare with; "
+              "bench/README.md says how to build it")
+        return 0
+    unknown = [f for f in args.families if f not in SIZES]
+    if unknown:
+        ap.error(f"unknown family {', '.join(unknown)} (of {', '.join(SIZES)})")
+    ptxmc = ptxmc_command()
+    env_note = f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}, {os.cpu_count()} CPUs"
+    print(f"herd7: {herd} (-model {args.herd_model}); ptxmc: {' '.join(ptxmc)}; {env_note}")
+    rows = []
+    head = ("family", "n", "states", "herd7 wall", "herd7 cpu", "ptxmc wall", "ptxmc cpu", "wall ratio", "cpu ratio")
+    if args.markdown:
+        print("| " + " | ".join(head) + " |")
+        print("|" + "---|" * len(head))
+    else:
+        print("  ".join(f"{h:>10}" for h in head))
+    with tempfile.TemporaryDirectory(prefix="ptxmc-peer-") as d:
+        for family in args.families:
+            sizes = [int(x) for x in args.n.split(",")] if args.n else SIZES[family]
+            stopped: set[str] = set()
+            for n in sizes:
+                if {"herd7", "ptxmc"} <= stopped:
+                    break
+                y, c = Path(d) / f"{family}{n}.yaml", Path(d) / f"{family}{n}.litmus"
+                y.write_text(FAMILIES[family].make(n))
+                c.write_text(c_test(family, n)[0])
+                runs = {"herd7": [herd, "-model", args.herd_model, str(c)], "ptxmc": ptxmc + ["outcomes", str(y)]}
+                got: dict[str, list[tuple[float, float]]] = {k: [] for k in runs if k not in stopped}
+                counts: dict[str, int] = {}
+                for i in range(args.repeat + 1):            # the first round warms up
+                    for tool in list(got):
+                        wall, cpu, out = timed(runs[tool], d, timeout=max(args.cap * 10, 600))
+                        counts[tool] = states(out)
+                        if i:
+                            got[tool].append((wall, cpu))
+                        if wall > args.cap:
+                            stopped.add(tool)
+                if len(counts) == 2 and counts["herd7"] != counts["ptxmc"]:
+                    print(f"{family} n={n}: herd7 lists {counts['herd7']} states, ptxmc {counts['ptxmc']}: "
+                          f"not the same question", file=sys.stderr)
+                    return 1
+                med = {t: (statistics.median(w for w, _ in v), statistics.median(c for _, c in v))
+                       for t, v in got.items() if v}
+                row = {"family": family, "n": n, "states": next(iter(counts.values())),
+                       **{f"{t}_{k}": med[t][j] for t in med for j, k in enumerate(("wall", "cpu"))}}
+                if len(med) == 2:
+                    row["wall_ratio"] = med["ptxmc"][0] / med["herd7"][0]
+                    row["cpu_ratio"] = med["ptxmc"][1] / max(med["herd7"][1], 1e-3)
+                rows.append(row)
+                cells = [family, str(n), str(row["states"])]
+                for t in ("herd7", "ptxmc"):
+                    cells += [f"{row[f'{t}_wall']:.3f}" if f"{t}_wall" in row else "-",
+                              f"{row[f'{t}_cpu']:.3f}" if f"{t}_cpu" in row else "-"]
+                cells += [f"{row['wall_ratio']:.2f}" if "wall_ratio" in row else "-",
+                          f"{row['cpu_ratio']:.2f}" if "cpu_ratio" in row else "-"]
+                print(("| " + " | ".join(cells) + " |") if args.markdown else "  ".join(f"{x:>10}" for x in cells),
+                      flush=True)
+    print(f"after: load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    if args.json:
+        Path(args.json).write_text(json.dumps({"herd7": herd, "ptxmc": ptxmc, "rows": rows}, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,146 @@
+"""`ptxmc extract` as a library: a .ptx file -> skeleton files -> their verdicts.
+
+    >>> outs = extract_file("k.ptx", out_dir="skel")       # doctest: +SKIP
+    >>> print(outs[0].table); print(outs[0].check().text)   # doctest: +SKIP
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import LitmusError, SourceLoc
+from .module import Module, load
+from .render import Mutant, mutants as make_mutants, role_table, test_name, yaml_text
+from .skeleton import Skeleton, extract
+
+MAX_ITERATIONS = 6
+EVENTS = 1000        # the event limit the checks run under (a skeleton of a real kernel has 100-300)
+
+
+@dataclass
+class Report:
+    ok: bool
+    text: str
+    mutants_caught: list[str] = field(default_factory=list)
+    mutants_missed: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Extraction:
+    skeleton: Skeleton
+    path: str
+    mutants: list[Mutant]
+    hang: bool
+
+    @property
+    def table(self) -> str:
+        return role_table(self.skeleton)
+
+    def check(self, jobs: int = 1, lim=None) -> Report:
+        """Run the skeleton (and its mutants) through ptxmc, under `lim` (default: the limits in
+        force) with at least EVENTS events allowed."""
+        from .. import limits
+        from ..api import run
+        lim = lim or limits.current()
+        if lim.events < EVENTS:
+            lim = lim.override([f"events={EVENTS}"])
+        results = run([self.path], jobs=jobs, limits=lim)
+        sk = self.skeleton
+        lines: list[str] = []
+        base = results[0]
+        ok = base.status == "pass"
+        lines.append(f"{base.name}: {base.status.upper()}" + (
+            " (no undefined behaviour; every checked read and copy carries its data"
+            + (", no hang)" if self.hang else ")") if ok else ""))
+        if not ok:
+            lines += ["  " + x for x in _message(base).splitlines()]
+            lines.append("  PTX lines named: " + ", ".join(_ptx_lines(sk, _message(base))))
+        rep = Report(ok, "")
+        by_name = {test_name(sk, "-" + m.name): m for m in self.mutants}
+        if self.mutants:
+            for r in results[1:]:
+                m = by_name.get(r.name)
+                if m is None:
+                    continue
+                caught = r.status in ("fail", "undefined")
+                (rep.mutants_caught if caught else rep.mutants_missed).append(m.name)
+                verdict = "caught    " if caught else ("NOT caught" if r.status == "pass" else r.status.upper())
+                msg = _message(r).splitlines()[0] if caught and _message(r) else ""
+                where = _ptx_lines(sk, _message(r)) if caught else []
+                lines.append(f"  {verdict} {m.name}: {m.what}" + (f": {msg[:160]}" if msg else "")
+                             + (f" [PTX lines {', '.join(where)}]" if where else ""))
+            n = len(rep.mutants_caught)
+            lines.insert(1, f"mutants: {n} of {len(self.mutants)} caught (a mutant not caught changed "
+                            "synchronization that nothing in the unrolled window depends on)")
+        rep.text = "\n".join(lines)
+        return rep
+
+
+def _message(r) -> str:
+    """What a Result says went wrong, with the litmus instructions it names."""
+    parts = [r.message] if r.message else []
+    for u in r.undefined:
+        parts.append(f"undefined behaviour: {u.flag}: {u.why} ({'; '.join(u.events)})")
+    for c in r.conditions:
+        if c.expected is not None and c.allowed is not None and (c.expected == "forbidden") == c.allowed:
+            parts.append(f"expected {c.expected}: {c.text}, but it is {'allowed' if c.allowed else 'forbidden'}")
+    return "\n".join(parts)
+
+
+def _ptx_lines(sk: Skeleton, message: str) -> list[str]:
+    found = []
+    for r in sk.roles:
+        for ln in r.lines:
+            if f"{r.name}: {ln.text}" in message and f"L{ln.src_line}" not in found:
+                found.append(f"L{ln.src_line}")
+    return found
+
+
+def extract_file(path: str, *, kernel: str | None = None, iterations: int | None = None, block=None,
+                 cluster: int | None = None, out_dir: str | None = None, mutants: bool = False,
+                 hang: bool = False, policy=None) -> list[Extraction]:
+    """Extract every kernel of the .ptx file at `path` (or `kernel`); with `out_dir`, write
+    OUT_DIR/KERNEL.yaml for each (checker.outsafe: a folder ptxmc did not create is refused
+    unless policy.force). LitmusError, naming the PTX line, for what cannot be extracted."""
+    from .. import outsafe
+    policy = policy or outsafe.Policy(inputs=(path,))
+    p = Path(path)
+    if not p.is_file():
+        raise LitmusError(f"no such file: {path}")
+    data = p.read_bytes()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise LitmusError("not a PTX file (not UTF-8 text)", SourceLoc(path, 1, "")) from None
+    mod = load(text, path)
+    kernels = mod.kernels()
+    if kernel is not None:
+        kernels = [k for k in kernels if k.name == kernel]
+        if not kernels:
+            names = ", ".join(k.name for k in mod.kernels()) or "none"
+            raise LitmusError(f"no kernel '{kernel}' in {path} (its kernels: {names})")
+    if not kernels:
+        raise LitmusError(f"{path} has no .entry (kernel)")
+    folder = outsafe.check_folder(out_dir, "extract", policy) if out_dir is not None else None
+    out: list[Extraction] = []
+    for fn in kernels:
+        sk = skeleton_of(mod, fn, iterations=iterations, block=block, cluster=cluster)
+        ms = make_mutants(sk) if mutants else []
+        target = None
+        if folder is not None:
+            target = os.path.join(out_dir, f"{fn.name}.yaml")
+            outsafe.write_file(folder / f"{fn.name}.yaml", yaml_text(sk, ms, hang), policy)
+        out.append(Extraction(sk, target or "", ms, hang))
+    return out
+
+
+def skeleton_of(mod: Module, fn, *, iterations: int | None = None, block=None, cluster=None) -> Skeleton:
+    """The skeleton, unrolled `iterations` times or (None) stages + 1 times."""
+    sk = extract(mod, fn, iterations=iterations or 3, block=block, cluster=cluster)
+    if iterations is None:
+        stages = max((len({e.get("mb") for e in r.trace.events if e.kind == "mb_wait"}) for r in sk.roles), default=1)
+        want = max(2, min(MAX_ITERATIONS, stages + 1))
+        if want != 3:
+            sk = extract(mod, fn, iterations=want, block=block, cluster=cluster)
+    return sk

@@ -1,0 +1,809 @@
+"""One PTX thread of a kernel, run concretely: its path and the synchronization it performs.
+
+The thread's identity (`%tid`, `%laneid`, `%ctaid`, `%cluster_ctarank`) is known, so every value
+that depends only on it, on constants and on addresses is computed exactly: role predicates,
+warp indices broadcast with `shfl.sync.idx`, `elect.sync` (lane 0 is the leader), loop counters,
+the stage and phase of a pipeline, barrier ids and counts, mbarrier addresses. Shared variables
+get fixed addresses (checker.extract.layout), so address arithmetic, `cvta` and wgmma descriptors
+are computed and traced back to a variable and a byte offset.
+
+What the thread cannot know is *unknown*: kernel parameters (a loop trip count), loaded data,
+floating-point results. A branch on an unknown predicate is decided and the decision recorded
+(`Trace.assumptions`): a backward branch (a loop) is taken until the loop body has run
+`iterations` times; a forward one takes the direction that performs more synchronization
+(ties: fall through). A wait (`mbarrier.try_wait`/`test_wait`) is taken to succeed, and the
+branch that would retry must lead straight back to a wait: a spin loop becomes one await.
+
+Synchronization under an unknown guard, an address that cannot be traced, an instruction with no
+model: a LitmusError naming the PTX line. Data movement in global memory with no ordering
+semantics (weak `ld`/`st.global`) is the data path: dropped and counted.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..ast import Addr, Imm, Instr, Name, Reg, Sink, Vec, Float
+from ..errors import LitmusError, SourceLoc
+from .layout import GENERIC_SHARED, Layout, Loc
+from .module import Function
+
+
+@dataclass(frozen=True)
+class Unk:
+    """A value the thread cannot know (a parameter, loaded data, a float)."""
+
+    why: str
+
+
+@dataclass(frozen=True)
+class Sym:
+    """An address outside shared memory: a kernel parameter's (`param:NAME`) or a pointer read
+    from one (`arg:NAME`); `off` None when an unknown amount was added."""
+
+    name: str
+    off: int | None = 0
+
+
+@dataclass(frozen=True)
+class Ident:
+    tid: tuple[int, int, int]
+    ntid: tuple[int, int, int]
+    ctaid: tuple[int, int, int] = (0, 0, 0)
+    rank: int = 0                     # %cluster_ctarank
+    nrank: int = 1
+
+    @property
+    def linear(self) -> int:
+        x, y, z = self.tid
+        return x + self.ntid[0] * (y + self.ntid[1] * z)
+
+    @property
+    def lane(self) -> int:
+        return self.linear % 32
+
+    @property
+    def warp(self) -> int:
+        return self.linear // 32
+
+
+@dataclass(frozen=True)
+class Event:
+    """A synchronization-relevant operation the thread performs, with its operands resolved."""
+
+    kind: str
+    line: int
+    text: str
+    instr: Instr
+    info: tuple                       # sorted (key, value) pairs
+
+    def get(self, key: str, default=None):
+        return dict(self.info).get(key, default)
+
+
+@dataclass
+class Trace:
+    ident: Ident
+    events: list[Event] = field(default_factory=list)
+    assumptions: list[tuple[int, str]] = field(default_factory=list)
+    dropped: Counter = field(default_factory=Counter)
+    maxnreg: list[tuple[int, str]] = field(default_factory=list)
+    shfl: dict = field(default_factory=dict)        # (stmt, occurrence) -> value (lane 0's, for its warp)
+    stores: list = field(default_factory=list)      # (rank, byte address, byte value, barrier counts)
+
+
+class Refused(LitmusError):
+    """Something the extractor cannot model, at a PTX line."""
+
+
+FLOAT_TYPES = {"f16", "f16x2", "bf16", "bf16x2", "f32", "f64", "tf32", "e4m3", "e5m2", "e4m3x2", "e5m2x2"}
+_INT_BITS = {"b8": 8, "u8": 8, "s8": 8, "b16": 16, "u16": 16, "s16": 16, "b32": 32, "u32": 32, "s32": 32,
+             "b64": 64, "u64": 64, "s64": 64, "pred": 1}
+_PURE_DATA = {"fma", "ex2", "lg2", "rcp", "sqrt", "rsqrt", "tanh", "sin", "cos", "copysign", "mma", "dp4a", "dp2a",
+              "vote", "match", "redux", "activemask", "createpolicy", "fns", "cvt", "cvt.pack", "abs", "neg",
+              "testp", "mul24", "mad24", "sad", "lop3", "prmt", "popc", "clz", "brev", "bfind", "min", "max",
+              "div", "rem", "bfi", "bmsk", "szext", "movmatrix", "cvt", "set", "slct", "shf", "addc", "subc",
+              "madc", "mad", "mul", "add", "sub", "and", "or", "xor", "not", "shl", "shr", "bfe", "selp", "setp",
+              "mov"}
+WAITS = {"try_wait", "test_wait"}
+
+
+class Machine:
+    """Runs one thread of `fn` over `layout`."""
+
+    def __init__(self, fn: Function, layout: Layout, path: str, iterations: int, lane0: dict | None = None,
+                 fork_depth: int = 4, consts: dict | None = None):
+        self.fn, self.layout, self.path = fn, layout, path
+        # (rank, byte address) -> [(writer's barrier counts, byte value, writer tid)]: constants other
+        # threads store to shared memory (a warp-specialization state word), visible after a barrier
+        self.consts = consts or {}
+        self.iterations = iterations
+        self.lane0 = lane0 or {}
+        self.fork_depth = fork_depth
+        self.params = {p[0]: p for p in fn.params}
+
+    # -------------------------------------------------------------------------------- run --
+    def run(self, ident: Ident) -> Trace:
+        st = _State(pc=0, regs={}, taint={}, loops={}, local={}, occ=Counter(), trace=Trace(ident))
+        st.bars = Counter()
+        st.own = {}
+        return self._go(st, 0).trace
+
+    def _go(self, st: "_State", depth: int) -> "_State":
+        body = self.fn.body
+        bound = 64 + 64 * self.iterations * self.iterations
+        while st.pc < len(body):
+            st.visits[st.pc] += 1
+            if st.visits[st.pc] > bound:
+                raise Refused(f"this statement runs more than {bound} times on the thread's path: a loop whose "
+                              "exit the extractor cannot evaluate (it depends on memory it does not track)",
+                              self._loc(body[st.pc]))
+            s = body[st.pc]
+            if s.instr is None:
+                st.pc += 1
+                continue
+            ins = s.instr
+            if ins.predicate:
+                neg = ins.predicate.startswith("@!")
+                g = st.regs.get(ins.predicate.lstrip("@!"), 0)
+                if isinstance(g, int):
+                    if bool(g) == neg:
+                        st.pc += 1
+                        continue
+                elif ins.op == "bra":
+                    fork = self._unknown_branch(st, s, ins, depth)
+                    if fork is not None:
+                        return fork
+                    continue
+                elif self._sync(ins):
+                    raise Refused("synchronization under a predicate the thread cannot evaluate "
+                                  f"({ins.predicate}: {g.why}): not modelled", self._loc(s))
+                else:
+                    self._assign_unknown(st, ins, "guarded by unknown predicate")
+                    st.pc += 1
+                    continue
+            if ins.op == "bra":
+                if ins.predicate:
+                    self._check_spin(st, s, ins)
+                st.pc = self._target(s, ins)
+                continue
+            if ins.op in ("ret", "exit"):
+                break
+            self._exec(st, s, ins)
+            st.pc += 1
+        return st
+
+    def _unknown_branch(self, st: "_State", s, ins: Instr, depth: int):
+        target = self._target(s, ins)
+        neg = ins.predicate.startswith("@!")
+        if target <= st.pc:                         # a loop's back edge
+            n = st.loops.get(st.pc, 0) + 1
+            if n < self.iterations:
+                st.loops[st.pc] = n
+                st.pc = target
+            else:
+                st.loops[st.pc] = 0
+                st.trace.assumptions.append((s.line, f"loop closed after {self.iterations} iterations "
+                                                      f"(its condition depends on unknown values)"))
+                st.pc += 1
+            return None
+        if depth >= self.fork_depth:
+            st.trace.assumptions.append((s.line, "branch not taken (unknown condition; fork depth reached)"))
+            st.pc += 1
+            return None
+        taken = self._go(st.copy(target), depth + 1)
+        fall = self._go(st.copy(st.pc + 1), depth + 1)
+        pick_taken = len(taken.trace.events) > len(fall.trace.events)
+        chosen = taken if pick_taken else fall
+        chosen.trace.assumptions.insert(len(st.trace.assumptions), (
+            s.line, ("branch taken" if pick_taken else "branch not taken")
+            + f" (its condition {ins.predicate} depends on unknown values; this direction synchronizes more)"))
+        del neg
+        return chosen
+
+    def _check_spin(self, st: "_State", s, ins: Instr) -> None:
+        """A branch decided by a wait's result: the other direction must spin back to a wait."""
+        reg = ins.predicate.lstrip("@!")
+        if not st.taint.get(reg):
+            return
+        neg = ins.predicate.startswith("@!")
+        taken_now = bool(st.regs.get(reg)) != neg
+        other = st.pc + 1 if taken_now else self._target(s, ins)
+        body = self.fn.body
+        for _ in range(16):
+            if other >= len(body):
+                break
+            t = body[other]
+            if t.instr is None:
+                other += 1
+                continue
+            i2 = t.instr
+            if i2.op == "mbarrier" and i2.qualifiers and i2.qualifiers[0] in WAITS:
+                return
+            if i2.op == "bra" and not i2.predicate:
+                other = self._target(t, i2)
+                continue
+            if self._sync(i2) or i2.op in ("ret", "exit", "bra"):
+                break
+            other += 1
+        raise Refused("this branch depends on an mbarrier wait's result, and its other direction does not "
+                      "retry the wait: only spin loops (retry until the phase completes) are modelled", self._loc(s))
+
+    def _target(self, s, ins: Instr) -> int:
+        name = ins.operands[0].name if ins.operands and isinstance(ins.operands[0], Name) else None
+        if name is None or name not in self.fn.labels:
+            raise Refused("a branch whose target is not a label of this function", self._loc(s))
+        return self.fn.labels[name]
+
+    def _loc(self, s) -> SourceLoc:
+        return SourceLoc(self.path, s.line, s.text)
+
+    # ---------------------------------------------------------------------------- values --
+    def _val(self, st: "_State", o, s) -> Any:
+        if isinstance(o, Imm):
+            return o.value
+        if isinstance(o, Float):
+            return Unk("float")
+        if isinstance(o, Reg):
+            if o.name.startswith("%"):
+                return self._special(st.trace.ident, o.name, s)
+            neg = o.name.startswith("!")
+            v = st.regs.get(o.name.lstrip("!"), 0)
+            if neg:
+                return (0 if v else 1) if isinstance(v, int) else v
+            return v
+        if isinstance(o, Name):
+            return self._symbol_address(o.name, s)
+        if isinstance(o, Sink):
+            return Unk("sink")
+        raise Refused(f"operand '{o}' has no value here", self._loc(s))
+
+    def _symbol_address(self, name: str, s):
+        if name in self.params:
+            return Sym(f"param:{name}")
+        addr = self.layout.address(name)
+        if addr is not None:
+            return addr
+        sym = self.layout.symbol(name)
+        if sym is not None:
+            return Sym(f"{sym.space}:{name}")
+        raise Refused(f"'{name}' is not a variable or parameter of this module", self._loc(s))
+
+    def _special(self, ident: Ident, name: str, s):
+        base, _, dim = name[1:].partition(".")
+        d = "xyz".index(dim) if dim else 0
+        table = {"tid": ident.tid, "ntid": ident.ntid, "ctaid": ident.ctaid, "cluster_ctaid": (ident.rank, 0, 0),
+                 "cluster_nctaid": (ident.nrank, 1, 1)}
+        if base in table:
+            return table[base][d]
+        if base == "laneid":
+            return ident.lane
+        if base == "warpid":
+            return ident.warp
+        if base == "cluster_ctarank":
+            return ident.rank
+        if base == "cluster_nctarank":
+            return ident.nrank
+        if base in ("is_explicit_cluster",):
+            return 1 if ident.nrank > 1 else 0
+        if base.startswith("lanemask"):
+            lane = ident.lane
+            return {"lanemask_eq": 1 << lane, "lanemask_lt": (1 << lane) - 1, "lanemask_le": (1 << (lane + 1)) - 1,
+                    "lanemask_ge": (0xffffffff << lane) & 0xffffffff,
+                    "lanemask_gt": (0xffffffff << (lane + 1)) & 0xffffffff}.get(base, Unk(name))
+        return Unk(name)
+
+    def _assign_unknown(self, st: "_State", ins: Instr, why: str) -> None:
+        if ins.operands:
+            for r in _dests(ins.operands[0]):
+                st.regs[r] = Unk(why)
+                st.taint.pop(r, None)
+
+    def _set(self, st: "_State", d, v, taint=frozenset()) -> None:
+        for r in _dests(d):
+            st.regs[r] = v
+            if taint:
+                st.taint[r] = taint
+            else:
+                st.taint.pop(r, None)
+
+    # ------------------------------------------------------------------------ execution --
+    def _sync(self, ins: Instr) -> bool:
+        return ins.op in ("mbarrier", "cp", "fence", "membar", "bar", "barrier", "wgmma", "tcgen05", "atom", "red",
+                          "st", "ld", "griddepcontrol", "elect", "setmaxnreg", "ldmatrix", "stmatrix", "tensormap",
+                          "clusterlaunchcontrol", "call", "mapa", "cvta", "shfl")
+
+    def _exec(self, st: "_State", s, ins: Instr) -> None:
+        op, q = ins.op, ins.qualifiers
+        ops = ins.operands
+        taint = frozenset().union(*(st.taint.get(o.name.lstrip("!"), frozenset()) for o in _regs_in(ops[1:])))
+        if op in ("mov", "add", "sub", "mul", "mad", "shl", "shr", "and", "or", "xor", "not", "bfe", "bfi", "selp",
+                  "min", "max", "div", "rem", "neg", "abs", "popc", "clz", "brev", "cvt", "setp", "prmt"):
+            if set(q) & FLOAT_TYPES and op not in ("mov", "selp"):
+                self._assign_unknown(st, ins, "floating point")
+                return
+            vals = [self._val(st, o, s) for o in ops[1:]]
+            self._set(st, ops[0], _alu(op, q, vals), taint)
+            return
+        if op == "cvta":
+            v = self._val(st, ops[1], s)
+            self._set(st, ops[0], self.layout.cvta(q, v))
+            return
+        if op == "mapa":
+            a, r = self._val(st, ops[1], s), self._val(st, ops[2], s)
+            if not isinstance(r, int):
+                raise Refused("mapa with a CTA rank the thread cannot evaluate", self._loc(s))
+            self._set(st, ops[0], self.layout.mapa(a, r, st.trace.ident.rank))
+            return
+        if op == "shfl":
+            self._shfl(st, s, ins)
+            return
+        if op == "elect":
+            lane0 = 1 if st.trace.ident.lane == 0 else 0
+            d = ops[0]
+            if isinstance(d, Vec):
+                self._set(st, d.items[0], 0)
+                self._set(st, d.items[1], lane0)
+            else:
+                self._set(st, d, 0)
+            return
+        if op == "setmaxnreg":
+            st.trace.maxnreg.append((s.line, ".".join((op,) + q) + " " + ", ".join(str(self._val(st, o, s)) for o in ops)))
+            return
+        if op in ("ld", "st", "ldu"):
+            self._memory(st, s, ins)
+            return
+        if op in ("stmatrix", "ldmatrix"):
+            write = op == "stmatrix"
+            a = ops[0] if write else ops[1]
+            loc = self._shared_loc(st, s, a, "shared", f"{op}'s")
+            if not write:
+                self._assign_unknown(st, ins, op)
+            self._event(st, s, ins, "smem", loc=loc, write=write, bytes=16, sem="weak", value=None)
+            return
+        if op in ("bar", "barrier"):
+            self._barrier(st, s, ins)
+            return
+        if op == "mbarrier":
+            self._mbarrier(st, s, ins)
+            return
+        if op in ("fence", "membar"):
+            self._event(st, s, ins, "fence")
+            return
+        if op == "cp":
+            self._copy(st, s, ins)
+            return
+        if op == "wgmma":
+            self._wgmma(st, s, ins)
+            return
+        if op in ("prefetch", "prefetchu", "nanosleep", "discard", "applypriority", "pmevent"):
+            st.trace.dropped[op] += 1
+            return
+        if op in _PURE_DATA or op in ("vote", "match", "redux", "activemask", "createpolicy", "mma", "fma", "ex2",
+                                      "rcp", "sqrt", "rsqrt", "lg2", "tanh", "cvt", "sin", "cos", "copysign",
+                                      "dp4a", "dp2a", "set", "slct", "testp", "shf", "lop3", "movmatrix"):
+            self._assign_unknown(st, ins, op)
+            return
+        if op == "trap":
+            raise Refused("trap on the extracted path (a failed check): the path is not a normal execution",
+                          self._loc(s))
+        raise Refused(f"'{'.'.join((op,) + q)}': no model in ptxmc extract yet", self._loc(s))
+
+    def _shfl(self, st, s, ins: Instr) -> None:
+        q, ops = ins.qualifiers, ins.operands
+        key = (st.pc, st.occ[st.pc])
+        st.occ[st.pc] += 1
+        dest = ops[0].items[0] if isinstance(ops[0], Vec) else ops[0]
+        if "idx" not in q:
+            self._set(st, dest, Unk("shfl"))
+            return
+        a, src = self._val(st, ops[1], s), self._val(st, ops[2], s)
+        me = st.trace.ident.lane
+        if isinstance(src, int) and (src & 31) == me:
+            v = a
+        elif isinstance(src, int) and (src & 31) == 0 and key in self.lane0:
+            v = self.lane0[key]
+        else:
+            v = Unk("shfl from another lane")
+        if me == 0:
+            st.trace.shfl[key] = v
+        self._set(st, dest, v)
+
+    # --------------------------------------------------------------------------- events --
+    def _event(self, st, s, ins: Instr, kind: str, **info) -> None:
+        st.trace.events.append(Event(kind, s.line, s.text, ins, tuple(sorted(info.items()))))
+
+    def _addr(self, st, s, a: Addr, space: str) -> Any:
+        if a.register:
+            base = st.regs.get(a.base, 0)
+        else:
+            base = self._symbol_address(a.base, s)
+        if isinstance(base, int):
+            return base + a.offset
+        if isinstance(base, Sym):
+            return Sym(base.name, None if base.off is None else base.off + a.offset)
+        return base
+
+    def _shared_loc(self, st, s, a: Addr, space: str, what: str) -> Loc:
+        v = self._addr(st, s, a, space)
+        loc = self.layout.resolve(v, space, st.trace.ident.rank)
+        if loc is None:
+            why = v.why if isinstance(v, Unk) else (v.name if isinstance(v, Sym) else hex(v))
+            raise Refused(f"the {what} address cannot be traced to a shared variable ({why})", self._loc(s))
+        return loc
+
+    def _int(self, st, s, o, what: str) -> int:
+        v = self._val(st, o, s)
+        if not isinstance(v, int):
+            raise Refused(f"the {what} is not a constant on this path ({getattr(v, 'why', v)})", self._loc(s))
+        return v
+
+    def _memory(self, st, s, ins: Instr) -> None:
+        q, ops = ins.qualifiers, ins.operands
+        write = ins.op == "st"
+        a = ops[0] if write else ops[1]
+        if not isinstance(a, Addr):
+            raise Refused("a memory access without an address operand", self._loc(s))
+        space = next((x for x in q if x.split("::")[0] in ("shared", "global", "local", "param", "const")), "")
+        strong = bool({"relaxed", "acquire", "release", "volatile", "mmio"} & set(q))
+        if space == "param":
+            name = a.base
+            if name in self.params and not write:
+                p = self.params[name]
+                v = Sym(f"arg:{name}") if p[1] in ("u64", "b64", "s64") and a.offset == 0 and p[2] is None \
+                    else Unk(f"parameter {name}")
+                self._set(st, ops[0], v)
+                return
+            self._assign_unknown(st, ins, "param")
+            return
+        if space == "local":
+            addr = self._addr(st, s, a, space)
+            if write:
+                st.local[_key(addr)] = self._val(st, ops[1], s)
+            else:
+                self._set(st, ops[0], st.local.get(_key(addr), Unk("local")))
+            return
+        if space == "const":
+            self._assign_unknown(st, ins, "const")
+            return
+        v = self._addr(st, s, a, space)
+        if space.startswith("shared") or (space == "" and self.layout.resolve(v, "generic", st.trace.ident.rank)):
+            loc = self._shared_loc(st, s, a, space or "generic", "shared-memory access's")
+            nbytes = _access_bytes(q, ops[1] if write else ops[0])
+            sem = next((x for x in q if x in ("relaxed", "acquire", "release", "volatile", "weak")), "weak")
+            addr = v - GENERIC_SHARED if isinstance(v, int) and v >= GENERIC_SHARED else v
+            if not write:
+                self._set(st, ops[0], self._shared_value(st, addr, nbytes))
+            else:
+                val = self._val(st, ops[1], s)
+                for b in range(nbytes):
+                    byte = (val >> (8 * b)) & 0xff if isinstance(val, int) else None
+                    st.own[addr + b] = byte
+                    if byte is not None:
+                        st.trace.stores.append((st.trace.ident.rank, addr + b, byte, dict(st.bars)))
+            self._event(st, s, ins, "smem", loc=loc, write=write, bytes=nbytes, sem=sem,
+                        value=self._val(st, ops[1], s) if write else None)
+            return
+        if strong or ins.op == "ldu":
+            raise Refused("a strong (or volatile) global access carries synchronization that ptxmc extract does "
+                          "not model yet", self._loc(s))
+        if not write:
+            self._set(st, ops[0], Unk("global data"))
+        st.trace.dropped["global data access"] += 1
+
+    def _shared_value(self, st, addr, nbytes: int):
+        """A load of shared memory: the bytes this thread stored itself, else the constant another
+        thread stored before a barrier generation both have passed (the latest such), else unknown."""
+        if not isinstance(addr, int):
+            return Unk("shared data")
+        value = 0
+        for b in range(nbytes):
+            a = addr + b
+            if a in st.own:
+                byte = st.own[a]
+            else:
+                last: dict = {}             # writer -> its latest store visible to this thread
+                for w, v, who in self.consts.get((st.trace.ident.rank, a), ()):
+                    if any(n > w.get(i, 0) for i, n in st.bars.items()):
+                        last[who] = v
+                vals = set(last.values())
+                byte = next(iter(vals)) if len(vals) == 1 else None
+            if byte is None:
+                return Unk("shared data")
+            value |= byte << (8 * b)
+        return value
+
+    def _barrier(self, st, s, ins: Instr) -> None:
+        q, ops = ins.qualifiers, ins.operands
+        if ins.op == "bar" and q[:1] == ("warp",):
+            st.trace.dropped["bar.warp.sync (lanes of one role)"] += 1
+            return
+        if "cluster" in q:
+            self._event(st, s, ins, "cluster_barrier", mode="arrive" if "arrive" in q else "wait")
+            return
+        mode = next((x for x in q if x in ("sync", "arrive", "red")), "sync")
+        if mode == "red":
+            raise Refused("bar.red is not modelled by ptxmc extract", self._loc(s))
+        bid = self._int(st, s, ops[0], "barrier id")
+        count = self._int(st, s, ops[1], "barrier thread count") if len(ops) > 1 else None
+        st.bars[bid] += 1
+        self._event(st, s, ins, "barrier", id=bid, count=count, mode=mode)
+
+    def _mbarrier(self, st, s, ins: Instr) -> None:
+        q, ops = ins.qualifiers, ins.operands
+        kind = q[0] if q else ""
+        space = next((x for x in q if x.startswith("shared")), "shared")
+        if kind == "init":
+            mb = self._shared_loc(st, s, ops[0], space, "mbarrier")
+            self._event(st, s, ins, "mb_init", mb=mb, count=self._int(st, s, ops[1], "arrival count"))
+        elif kind in ("arrive", "arrive_drop"):
+            mb = self._shared_loc(st, s, ops[1], space, "mbarrier")
+            tx = None
+            count = 1
+            if "expect_tx" in q:
+                tx = self._int(st, s, ops[2], "byte count")
+                if len(ops) > 3:
+                    count = self._int(st, s, ops[3], "arrival count")
+            elif len(ops) > 2:
+                count = self._int(st, s, ops[2], "arrival count")
+            self._set(st, ops[0], Unk("mbarrier state"))
+            self._event(st, s, ins, "mb_arrive", mb=mb, count=count, tx=tx, drop=kind == "arrive_drop")
+        elif kind in ("expect_tx", "complete_tx"):
+            mb = self._shared_loc(st, s, ops[0], space, "mbarrier")
+            self._event(st, s, ins, "mb_" + kind, mb=mb, tx=self._int(st, s, ops[1], "byte count"))
+        elif kind in WAITS:
+            mb = self._shared_loc(st, s, ops[1], space, "mbarrier")
+            if "parity" not in q:
+                raise Refused("an mbarrier wait on a state token: extract models parity waits only", self._loc(s))
+            parity = self._int(st, s, ops[2], "phase parity") & 1
+            self._set(st, ops[0], 1, frozenset({len(st.trace.events)}))
+            self._event(st, s, ins, "mb_wait", mb=mb, parity=parity)
+        elif kind in ("inval",):
+            mb = self._shared_loc(st, s, ops[0], space, "mbarrier")
+            self._event(st, s, ins, "mb_inval", mb=mb)
+        else:
+            raise Refused(f"'mbarrier.{kind}' is not modelled by ptxmc extract", self._loc(s))
+
+    def _copy(self, st, s, ins: Instr) -> None:
+        q, ops = ins.qualifiers, ins.operands
+        if q[:2] == ("async", "bulk") and len(q) > 2 and q[2] in ("commit_group", "wait_group"):
+            n = self._int(st, s, ops[0], "group count") if ops else None
+            self._event(st, s, ins, "bulk_" + q[2], n=n, read="read" in q)
+            return
+        if q[:3] == ("async", "bulk", "tensor"):
+            load = len(q) > 4 and q[4].startswith("shared")
+            if load:
+                dst = self._shared_loc(st, s, ops[0], "shared::cluster", "tensor copy's destination")
+                tmap = self._tmap(st, s, ops[1])
+                mb = self._shared_loc(st, s, ops[2], "shared::cluster", "mbarrier")
+                coords = tuple(self._val(st, c, s) for c in ops[1].coords)
+                self._event(st, s, ins, "tma_load", dst=dst, tmap=tmap, mb=mb, dim=q[3],
+                            coords=tuple(c if isinstance(c, int) else None for c in coords),
+                            multicast=any(x.startswith("multicast") for x in q))
+            else:
+                tmap = self._tmap(st, s, ops[0])
+                src = self._shared_loc(st, s, ops[1], "shared::cta", "tensor copy's source")
+                self._event(st, s, ins, "tma_store", src=src, tmap=tmap, dim=q[3], reduce=ins.op == "cp.reduce")
+            return
+        raise Refused(f"'{'.'.join(('cp',) + q)}' is not modelled by ptxmc extract yet", self._loc(s))
+
+    def _tmap(self, st, s, a: Addr) -> str:
+        v = self._addr(st, s, Addr(a.base, a.offset, (), a.register), "param")
+        if isinstance(v, Sym) and v.name.split(":")[0] in ("param", "arg", "global", "const"):
+            return v.name.split(":", 1)[1]
+        raise Refused("the tensor map cannot be traced to a kernel parameter or variable", self._loc(s))
+
+    def _wgmma(self, st, s, ins: Instr) -> None:
+        q, ops = ins.qualifiers, ins.operands
+        kind = q[0]
+        if kind in ("fence", "commit_group"):
+            self._event(st, s, ins, "wgmma_" + kind)
+            return
+        if kind == "wait_group":
+            self._event(st, s, ins, "wgmma_wait", n=self._int(st, s, ops[0], "group count"))
+            return
+        if kind == "mma_async":
+            srcs = []
+            for o in ops[1:3]:
+                if isinstance(o, Vec):
+                    continue
+                d = self._val(st, o, s)
+                if not isinstance(d, int):
+                    raise Refused("a wgmma descriptor the thread cannot evaluate", self._loc(s))
+                addr = (d & 0x3FFF) << 4
+                loc = self.layout.resolve(addr, "shared::cta", st.trace.ident.rank)
+                if loc is None:
+                    raise Refused(f"the wgmma descriptor's start address {hex(addr)} is not in a shared variable",
+                                  self._loc(s))
+                srcs.append(loc)
+            self._assign_unknown(st, ins, "accumulator")
+            self._event(st, s, ins, "wgmma_mma", srcs=tuple(srcs))
+            return
+        raise Refused(f"'wgmma.{kind}' is not modelled by ptxmc extract", self._loc(s))
+
+
+@dataclass
+class _State:
+    pc: int
+    regs: dict
+    taint: dict
+    loops: dict
+    local: dict
+    occ: Counter
+    trace: Trace
+    visits: Counter = field(default_factory=Counter)
+    bars: Counter = field(default_factory=Counter)      # barrier id -> uses so far
+    own: dict = field(default_factory=dict)             # byte address -> value this thread stored
+
+    def copy(self, pc: int) -> "_State":
+        t = self.trace
+        nt = Trace(t.ident, list(t.events), list(t.assumptions), Counter(t.dropped), list(t.maxnreg), dict(t.shfl),
+                   list(t.stores))
+        return _State(pc, dict(self.regs), dict(self.taint), dict(self.loops), dict(self.local), Counter(self.occ), nt,
+                      Counter(self.visits), Counter(self.bars), dict(self.own))
+
+
+def _key(addr):
+    return addr if isinstance(addr, int) else repr(addr)
+
+
+def _dests(d) -> list[str]:
+    if isinstance(d, Reg):
+        return [d.name.lstrip("!")]
+    if isinstance(d, Vec):
+        return [x.name for x in d.items if isinstance(x, Reg)]
+    return []
+
+
+def _regs_in(ops) -> list[Reg]:
+    out = []
+    for o in ops:
+        if isinstance(o, Reg) and not o.name.startswith("%"):
+            out.append(o)
+        elif isinstance(o, Vec):
+            out += _regs_in(o.items)
+    return out
+
+
+def _access_bytes(q, data) -> int:
+    width = next((_INT_BITS.get(x) or {"f16": 16, "bf16": 16, "f32": 32, "f64": 64, "b128": 128}.get(x)
+                  for x in q if x in _INT_BITS or x in ("f16", "bf16", "f32", "f64", "b128")), 32) or 32
+    vec = next((int(x[1]) for x in q if x in ("v2", "v4", "v8")), 1)
+    return max(1, width // 8) * vec
+
+
+def _bits(q) -> int:
+    for x in reversed(q):
+        if x in _INT_BITS:
+            return _INT_BITS[x]
+    return 64
+
+
+def _signed(q) -> bool:
+    return any(x.startswith("s") and x[1:].isdigit() for x in q)
+
+
+def _wrap(v: int, bits: int) -> int:
+    return v & ((1 << bits) - 1)
+
+
+def _sx(v: int, bits: int) -> int:
+    v &= (1 << bits) - 1
+    return v - (1 << bits) if v >> (bits - 1) else v
+
+
+def _alu(op: str, q: tuple, vals: list) -> Any:
+    """The result of an integer ALU operation; Unk if an input is unknown; Sym arithmetic for
+    adding constants to non-shared addresses."""
+    if op == "mov":
+        return vals[0]
+    if op == "selp":
+        c = vals[2]
+        if not isinstance(c, int):
+            return c if vals[0] != vals[1] else vals[0]
+        return vals[0] if c else vals[1]
+    if op in ("add", "sub") and len(vals) == 2:
+        a, b = vals
+        if isinstance(a, Sym) and isinstance(b, int):
+            return Sym(a.name, None if a.off is None else a.off + (b if op == "add" else -b))
+        if isinstance(b, Sym) and isinstance(a, int) and op == "add":
+            return Sym(b.name, None if b.off is None else b.off + a)
+        if isinstance(a, Sym) or isinstance(b, Sym):
+            s = a if isinstance(a, Sym) else b
+            return Sym(s.name, None)
+    if op == "cvt" and vals and isinstance(vals[0], Sym):
+        return vals[0]
+    if any(not isinstance(v, int) for v in vals):
+        if op == "and" and "pred" in q and any(v == 0 for v in vals if isinstance(v, int)):
+            return 0
+        if op == "or" and "pred" in q and any(v == 1 for v in vals if isinstance(v, int)):
+            return 1
+        return next(v for v in vals if not isinstance(v, int)) if any(isinstance(v, Unk) for v in vals) \
+            else Unk(op + " of an address")
+    bits = _bits(q)
+    s = _signed(q)
+    a = vals[0]
+    b = vals[1] if len(vals) > 1 else 0
+    if op == "setp":
+        cmp = q[0]
+        x, y = (_sx(a, bits), _sx(b, bits)) if s else (_wrap(a, bits), _wrap(b, bits))
+        r = {"eq": x == y, "ne": x != y, "lt": x < y, "le": x <= y, "gt": x > y, "ge": x >= y,
+             "lo": x < y, "ls": x <= y, "hi": x > y, "hs": x >= y}.get(cmp)
+        if r is None:
+            return Unk("setp." + cmp)
+        r = int(r)
+        if len(vals) > 2 and len(q) > 2 and q[1] in ("and", "or", "xor"):
+            c = vals[2]
+            r = {"and": r & c, "or": r | c, "xor": r ^ c}[q[1]]
+        return r
+    if op == "cvt":
+        if isinstance(a, Sym):
+            return a
+        src = next((x for x in reversed(q) if x in _INT_BITS), None)
+        sb = _INT_BITS.get(src, 64)
+        v = _sx(a, sb) if src and src.startswith("s") else _wrap(a, sb)
+        dst = next((x for x in q if x in _INT_BITS), "u64")
+        return _wrap(v, _INT_BITS[dst])
+    wide = "wide" in q
+    if op in ("add", "sub", "mul", "mad", "min", "max", "div", "rem"):
+        x, y = (_sx(a, bits), _sx(b, bits)) if s else (_wrap(a, bits), _wrap(b, bits))
+        if op == "add":
+            r = x + y
+        elif op == "sub":
+            r = x - y
+        elif op in ("mul", "mad"):
+            r = x * y
+            if "hi" in q:
+                r >>= bits
+            if op == "mad":
+                r += vals[2]
+        elif op == "min":
+            r = min(x, y)
+        elif op == "max":
+            r = max(x, y)
+        elif op == "div":
+            if y == 0:
+                return Unk("division by zero")
+            r = abs(x) // abs(y) * (1 if (x >= 0) == (y >= 0) else -1)
+        else:
+            if y == 0:
+                return Unk("division by zero")
+            r = x - y * (abs(x) // abs(y) * (1 if (x >= 0) == (y >= 0) else -1))
+        return _wrap(r, 2 * bits if wide else bits)
+    if op == "neg":
+        return _wrap(-a, bits)
+    if op == "abs":
+        return _wrap(abs(_sx(a, bits)), bits)
+    if op == "not":
+        return _wrap(~a, bits) if bits > 1 else (0 if a else 1)
+    if op in ("and", "or", "xor"):
+        r = {"and": a & b, "or": a | b, "xor": a ^ b}[op]
+        return _wrap(r, bits)
+    if op == "shl":
+        return _wrap(a << b, bits) if b < bits else 0
+    if op == "shr":
+        if s:
+            return _wrap(_sx(a, bits) >> min(b, bits - 1), bits)
+        return _wrap(a, bits) >> b if b < bits else 0
+    if op == "bfe":
+        pos, ln = vals[1] & 0xff, vals[2] & 0xff
+        v = (_wrap(a, bits) >> pos) & ((1 << ln) - 1) if ln else 0
+        if s and ln and v >> (ln - 1):
+            v -= 1 << ln
+        return _wrap(v, bits)
+    if op == "bfi":
+        f, base, pos, ln = a, b, vals[2] & 0xff, vals[3] & 0xff
+        mask = ((1 << ln) - 1) << pos
+        return _wrap((base & ~mask) | ((f << pos) & mask), bits)
+    if op == "popc":
+        return bin(_wrap(a, bits)).count("1")
+    if op == "clz":
+        v = _wrap(a, bits)
+        return bits - v.bit_length()
+    if op == "brev":
+        v = _wrap(a, bits)
+        return int(format(v, f"0{bits}b")[::-1], 2)
+    if op == "prmt":
+        return Unk("prmt")
+    return Unk(op)

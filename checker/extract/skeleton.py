@@ -1,0 +1,570 @@
+"""A kernel's threads -> roles -> its synchronization skeleton (a litmus test, as YAML text).
+
+1. Every thread of every CTA of one cluster is run (checker.extract.interp) with its own
+   `%tid`/`%cluster_ctarank`; threads whose synchronization is the same (same lines, same
+   objects) form a *role*; one litmus thread stands for each role.
+2. Objects: each shared variable is cut at the offsets its synchronization names (mbarriers,
+   tensor-copy destinations and sources, wgmma operands): one location per piece (`full1` is
+   the second mbarrier of `full`). Generic accesses inside a piece are accesses to it.
+3. Counts are scaled so that phase and barrier accounting stay exact: a role of n threads
+   arrives n times where the litmus thread arrives once, so an mbarrier's expected count and
+   each arrival's count are divided by their common factor; a `bar.sync` count becomes the
+   number of roles that take part (which must sum, in threads, to the count). Each tensor copy
+   moves one 16-byte box from its own global buffer (value i+1 for copy i), and an `expect_tx`
+   expects 16 bytes per copy that completes on its mbarrier before the next `expect_tx`.
+4. Data checks: a generic read of a piece, after a wait on the mbarrier a tensor copy into that
+   piece completes on, must see that copy's value (`forbidden: [role:r != v]`).
+
+Every emitted instruction carries `// L<line>: <PTX text>`.
+"""
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+
+from ..errors import LitmusError, SourceLoc
+from .interp import Event, Ident, Machine, Refused, Trace
+from .layout import Layout, Loc
+from .module import Function, Module
+
+BOX = 16
+DATA = 0x77          # the value a generic store of data (not a constant) writes in the skeleton
+
+
+@dataclass
+class Line:
+    """One emitted instruction, with where it came from and what a mutant may change."""
+
+    text: str
+    src_line: int
+    src_text: str
+    kind: str = ""                      # event kind
+    mutable: dict = field(default_factory=dict)
+
+
+@dataclass
+class Role:
+    name: str
+    rank: int
+    tids: list[int]
+    trace: Trace
+    mult: list[int] = field(default_factory=list)     # per event: how many PTX threads perform it
+    lines: list[Line] = field(default_factory=list)
+
+    @property
+    def size(self) -> int:
+        return len(self.tids)
+
+    @property
+    def warps(self) -> list[int]:
+        return sorted({t // 32 for t in self.tids})
+
+
+@dataclass
+class Skeleton:
+    kernel: str
+    path: str
+    target: str
+    block: tuple[int, int, int]
+    cluster: int
+    iterations: int
+    roles: list[Role]
+    memory: dict[str, dict]
+    regions: dict[tuple, str]
+    checks: list[str]
+    notes: list[str]
+
+
+def _short(sym: str) -> str:
+    """A readable name for a mangled symbol (`_ZZ15tma_ws_pipelineE4full` -> `full`)."""
+    m = re.search(r"E(\d+)([A-Za-z_]\w*)$", sym)
+    if m and len(m.group(2)) >= int(m.group(1)):
+        return m.group(2)[:int(m.group(1))]
+    return re.sub(r"\W", "_", sym)[:24].strip("_") or "smem"
+
+
+def extract(mod: Module, fn: Function, *, iterations: int = 3, block: tuple[int, int, int] | None = None,
+            cluster: int | None = None) -> Skeleton:
+    block = block or fn.block()
+    if block is None:
+        raise Refused(f"kernel '{fn.name}' has no .reqntid/.maxntid: give the block size with --block X,Y,Z",
+                      SourceLoc(mod.path, fn.line, fn.name))
+    nthreads = block[0] * block[1] * block[2]
+    if nthreads > 1024:
+        raise Refused(f"block of {nthreads} threads: more than 1024", SourceLoc(mod.path, fn.line, fn.name))
+    ncta = cluster or (fn.cluster() or (1, 1, 1))[0]
+    layout = Layout(mod, fn)
+    traces = _run_all(mod, fn, layout, block, nthreads, ncta, iterations)
+    anchors = _anchors(traces.values())
+    groups: dict[tuple, list[tuple[int, int]]] = defaultdict(list)
+    sigs: dict[tuple, tuple] = {}
+    for key, tr in traces.items():
+        sig = _signature(tr, anchors)
+        groups[(key[0], sig)].append(key)
+    roles: list[Role] = []
+    for (rank, sig), keys in sorted(groups.items(), key=lambda kv: kv[1][0]):
+        tids = sorted(t for _, t in keys)
+        rep = traces[(rank, tids[0])]
+        if not rep.events:
+            continue                    # threads that synchronize with nothing: no litmus thread
+        role = Role("", rank, tids, rep, mult=[len(tids)] * len(rep.events))
+        sigs[id(role)] = sig
+        roles.append(role)
+    roles = _merge(roles, sigs)
+    for r in roles:
+        r.name = _role_name(r.tids, r.rank, ncta)
+    if not roles:
+        raise Refused(f"kernel '{fn.name}' performs no synchronization ptxmc extract models",
+                      SourceLoc(mod.path, fn.line, fn.name))
+    sk = Skeleton(fn.name, mod.path, mod.target, block, ncta, iterations, roles, {}, {}, [], [])
+    _emit(sk, anchors, layout, nthreads)
+    return sk
+
+
+def _run_all(mod, fn, layout, block, nthreads, ncta, iterations) -> dict[tuple[int, int], Trace]:
+    """Every thread's trace. Constants a thread stores to shared memory (a warp-specialization
+    state word) are read by the others after a barrier they share: so the threads are run again
+    with the stores of the last round until nothing changes (at most 4 rounds)."""
+    consts: dict = {}
+    traces: dict[tuple[int, int], Trace] = {}
+    for _ in range(4):
+        errors: dict[tuple[int, int], Refused] = {}
+        new: dict[tuple[int, int], Trace] = {}
+        for rank in range(ncta):
+            lane0: dict = {}
+            for t in range(nthreads):
+                tid = (t % block[0], (t // block[0]) % block[1], t // (block[0] * block[1]))
+                ident = Ident(tid, block, (rank, 0, 0), rank, ncta)
+                if t % 32 == 0:
+                    lane0 = {}
+                m = Machine(fn, layout, mod.path, iterations, lane0, consts=consts)
+                try:
+                    tr = m.run(ident)
+                except Refused as e:
+                    errors[(rank, t)] = e
+                    continue
+                if t % 32 == 0:
+                    lane0.update(tr.shfl)
+                new[(rank, t)] = tr
+        stores: dict = defaultdict(list)
+        for (rank, t), tr in new.items():
+            for r, addr, byte, counts in tr.stores:
+                stores[(r, addr)].append((counts, byte, (rank, t)))
+        stable = not errors and _same(new, traces) and stores == consts
+        traces, consts = new, dict(stores)
+        if stable or (not errors and not stores):
+            break
+    if errors:
+        raise next(iter(errors.values()))
+    return traces
+
+
+def _same(a: dict, b: dict) -> bool:
+    return a.keys() == b.keys() and all(a[k].events == b[k].events for k in a)
+
+
+def _subsequence(small: tuple, big: tuple) -> list[int] | None:
+    """Indices of big at which small's items occur in order, or None."""
+    out, j = [], 0
+    for item in small:
+        while j < len(big) and big[j] != item:
+            j += 1
+        if j == len(big):
+            return None
+        out.append(j)
+        j += 1
+    return out
+
+
+def _merge(roles: list[Role], sigs: dict) -> list[Role]:
+    """Fold a role into a larger one of the same warps when it performs a subset of the other's
+    synchronization in the same order (the lanes of a warp beside its elected lane; the threads
+    of a warpgroup beside the one that also initialises and arrives): one litmus thread then
+    stands for both, and each event counts the threads that perform it."""
+    roles = sorted(roles, key=lambda r: -r.size)
+    out: list[Role] = []
+    for r in roles:
+        merged = False
+        for big in out:
+            if big.rank != r.rank or not set(big.warps) >= set(r.warps) and not set(r.warps) >= set(big.warps):
+                continue
+            a, b = (r, big) if len(sigs[id(r)]) <= len(sigs[id(big)]) else (big, r)
+            idx = _subsequence(sigs[id(a)], sigs[id(b)])
+            if idx is None:
+                continue
+            mult = list(b.mult)
+            for k, j in enumerate(idx):
+                mult[j] += a.mult[k]
+            big.trace, big.mult = b.trace, mult
+            big.tids = sorted(big.tids + r.tids)
+            sigs[id(big)] = sigs[id(b)]
+            merged = True
+            break
+        if not merged:
+            out.append(r)
+    return sorted(out, key=lambda r: (r.rank, r.tids[0]))
+
+
+def _role_name(tids: list[int], rank: int, ncta: int) -> str:
+    warps = sorted({t // 32 for t in tids})
+    suffix = f"_c{rank}" if ncta > 1 else ""
+    if len(tids) == 1:
+        return f"t{tids[0]}{suffix}"
+    full = len(tids) == 32 * len(warps) and warps == list(range(warps[0], warps[-1] + 1))
+    w = f"w{warps[0]}" + (f"_{warps[-1]}" if len(warps) > 1 else "")
+    return w + ("" if full else f"_{len(tids)}t") + suffix
+
+
+def _anchors(traces) -> dict[tuple[int, str], list[int]]:
+    """Per (rank, variable): the offsets at which its pieces start: mbarriers (8 bytes each) and
+    the ends of asynchronous copies; a generic access past an mbarrier starts a piece of its own
+    (a state word). wgmma operands fall inside the tiles the copies fill."""
+    traces = list(traces)
+    out: dict[tuple[int, str], set[int]] = defaultdict(lambda: {0})
+    mbs: dict[tuple[int, str], set[int]] = defaultdict(set)
+    generic: dict[tuple[int, str], set[int]] = defaultdict(set)
+    for tr in traces:
+        for e in tr.events:
+            for k, v in e.info:
+                if k in ("mb", "dst", "src") and isinstance(v, Loc):
+                    out[(v.rank, v.symbol)].add(v.offset)
+                    if k == "mb":
+                        mbs[(v.rank, v.symbol)].add(v.offset)
+            loc = e.get("loc")
+            if loc is not None:
+                generic[(loc.rank, loc.symbol)].add(loc.offset)
+    for key, offs in generic.items():
+        for off in sorted(offs):
+            start = max(o for o in out[key] if o <= off)
+            if start in mbs[key] and off >= start + 8:
+                out[key].add(off)
+    return {k: sorted(v) for k, v in out.items()}
+
+
+def _region(loc: Loc, anchors) -> tuple[int, str, int]:
+    offs = anchors.get((loc.rank, loc.symbol), [0])
+    start = max((o for o in offs if o <= loc.offset), default=0)
+    return (loc.rank, loc.symbol, start)
+
+
+def _signature(tr: Trace, anchors) -> tuple:
+    out = []
+    for e in tr.events:
+        items = []
+        for k, v in e.info:
+            if isinstance(v, Loc):
+                v = _region(v, anchors)
+            elif k == "srcs":
+                v = tuple(_region(x, anchors) for x in v)
+            elif k == "coords":
+                continue
+            items.append((k, v))
+        out.append((e.kind, e.line, tuple(items)))
+    return tuple(out)
+
+
+# ------------------------------------------------------------------------------- emission --
+
+def _emit(sk: Skeleton, anchors, layout: Layout, nthreads: int) -> None:
+    ncta = sk.cluster
+
+    def owner(rank: int) -> str:
+        return f"gpu0.cluster0.cta{rank}" if ncta > 1 else "gpu0.cta0"
+
+    # names of the pieces
+    mbars = {_region(e.get("mb"), anchors) for r in sk.roles for e in r.trace.events if e.get("mb") is not None}
+    names: dict[tuple, str] = {}
+    used = set()
+    for r in sk.roles:
+        for e in r.trace.events:
+            for k, v in e.info:
+                locs = [v] if isinstance(v, Loc) else (list(v) if k == "srcs" else [])
+                for loc in locs:
+                    reg = _region(loc, anchors)
+                    if reg in names:
+                        continue
+                    offs = anchors.get((reg[0], reg[1]), [0])
+                    same = [o for o in offs if ((reg[0], reg[1], o) in mbars) == (reg in mbars)]
+                    idx = same.index(reg[2]) if reg[2] in same else 0
+                    base = _short(reg[1])
+                    kind = "_mb" if reg in mbars and len(same) < len(offs) else ""
+                    nm = f"{base}{kind}{idx}" + (f"_c{reg[0]}" if ncta > 1 else "")
+                    while nm in used:
+                        nm += "x"
+                    used.add(nm)
+                    names[reg] = nm
+    sk.regions = names
+    first = {}
+    for reg, nm in sorted(names.items()):
+        key = (reg[1], reg[2])
+        decl = {"space": "shared", "owner": owner(reg[0])}
+        if reg not in mbars:
+            offs = anchors.get((reg[0], reg[1]), [0])
+            nxt = min((o for o in offs if o > reg[2]), default=None)
+            size = layout.size(reg[1])
+            room = min(x for x in (BOX, None if nxt is None else nxt - reg[2],
+                                   None if size is None else size - reg[2]) if x is not None)
+            decl["size"] = room if room in (1, 2, 4, 8, 16) else BOX
+        if key in first and ncta > 1:
+            decl["offset_of"] = first[key]
+        else:
+            first.setdefault(key, nm)
+        sk.memory[nm] = decl
+
+    # mbarrier count scaling
+    arrivals: dict[tuple, list[int]] = defaultdict(list)
+    inits: dict[tuple, list[int]] = defaultdict(list)
+    for r in sk.roles:
+        for e, n in zip(r.trace.events, r.mult):
+            if e.kind == "mb_arrive":
+                arrivals[_region(e.get("mb"), anchors)].append(n * e.get("count"))
+            elif e.kind == "mb_init":
+                inits[_region(e.get("mb"), anchors)].append(e.get("count"))
+    scale: dict[tuple, int] = {}
+    for mb in mbars:
+        s = 0
+        for x in arrivals.get(mb, []) + inits.get(mb, []):
+            s = math.gcd(s, x)
+        scale[mb] = s or 1
+
+    # barrier participation
+    bars: dict[tuple[int, int], dict[str, int]] = defaultdict(dict)
+    counts: dict[tuple[int, int], set] = defaultdict(set)
+    for r in sk.roles:
+        for e, n in zip(r.trace.events, r.mult):
+            if e.kind == "barrier":
+                prev = bars[(r.rank, e.get("id"))].setdefault(r.name, n)
+                if prev != n:
+                    raise Refused(f"barrier {e.get('id')}: role {r.name} reaches it with {prev} threads at one use and "
+                                  f"{n} at another: not mapped", SourceLoc(sk.path, e.line, e.text))
+                counts[(r.rank, e.get("id"))].add(e.get("count"))
+    roles_by = {r.name: r for r in sk.roles}
+    for (rank, bid), uses in bars.items():
+        cs = counts[(rank, bid)]
+        if len(cs) != 1:
+            raise Refused(f"barrier {bid} is used with different thread counts {sorted(cs, key=str)}",
+                          SourceLoc(sk.path, 0, ""))
+        c = next(iter(cs)) or nthreads
+        members = sum(uses.values())
+        # roles with no synchronization at all are not litmus threads but still arrive: count them
+        if members != c:
+            e0 = next(e for r in sk.roles for e in r.trace.events if e.kind == "barrier" and e.get("id") == bid)
+            raise Refused(f"barrier {bid}: {members} threads of the roles that use it arrive, its count is {c}: "
+                          "ptxmc extract maps a barrier only when its users are exactly its count",
+                          SourceLoc(sk.path, e0.line, e0.text))
+
+    # tensor copies: one map and one buffer per copy
+    copy_no = 0
+    copies: dict[tuple, list] = {}      # (role, event index) -> (map, buffer, value)
+    for r in sk.roles:
+        for i, e in enumerate(r.trace.events):
+            if e.kind == "tma_load":
+                copy_no += 1
+                tm, g = f"tmap{copy_no}", f"gbuf{copy_no}"
+                sk.memory[g] = {"size": BOX, "init": copy_no}
+                sk.memory[tm] = {"tensormap": {0: g}, "init": 0, "box": BOX, "strides": [BOX] * int(e.get("dim")[0])}
+                copies[(r.name, i)] = (tm, g, copy_no)
+            elif e.kind == "tma_store":
+                copy_no += 1
+                tm, g = f"tmap{copy_no}", f"gout{copy_no}"
+                sk.memory[g] = {"size": BOX, "init": 0}
+                sk.memory[tm] = {"tensormap": {0: g}, "init": 0, "box": BOX, "strides": [BOX] * int(e.get("dim")[0])}
+                copies[(r.name, i)] = (tm, g, copy_no)
+
+    # phases: the copies completing on each mbarrier, grouped by expect_tx, in order
+    phase_copies: dict[tuple, list[list]] = defaultdict(list)
+    expect_cover: dict[tuple[str, int], int] = {}
+    for r in sk.roles:
+        open_: dict[tuple, tuple[int, list]] = {}
+        for i, e in enumerate(r.trace.events):
+            if e.kind in ("mb_arrive", "mb_expect_tx") and e.get("tx") is not None:
+                mb = _region(e.get("mb"), anchors)
+                group: list = []
+                open_[mb] = (i, group)
+                phase_copies[mb].append(group)
+            elif e.kind == "tma_load":
+                mb = _region(e.get("mb"), anchors)
+                if mb not in open_:
+                    raise Refused("a tensor copy completes on an mbarrier that this role has not armed with expect_tx",
+                                  SourceLoc(sk.path, e.line, e.text))
+                open_[mb][1].append((r.name, i, _region(e.get("dst"), anchors)))
+    for r in sk.roles:
+        for i, e in enumerate(r.trace.events):
+            if e.kind in ("mb_arrive", "mb_expect_tx") and e.get("tx") is not None:
+                mb = _region(e.get("mb"), anchors)
+                n = sum(1 for e2 in _following(r.trace.events, i, mb, anchors))
+                expect_cover[(r.name, i)] = n
+                if n == 0:
+                    raise Refused("expect_tx with no tensor copy completing on its mbarrier after it in this role "
+                                  "(other byte sources are not modelled yet)", SourceLoc(sk.path, e.line, e.text))
+                sk.notes.append(f"L{e.line}: expect_tx {e.get('tx')} bytes taken to cover the {n} tensor "
+                                f"cop{'y' if n == 1 else 'ies'} that complete on it ({BOX * n} bytes in the skeleton; "
+                                "box sizes are set on the host)")
+
+    # pieces that exactly one store writes, with a known value, and no copy writes
+    written: dict[tuple, set] = defaultdict(set)
+    for r in sk.roles:
+        for e in r.trace.events:
+            if e.kind == "smem" and e.get("write"):
+                v = e.get("value")
+                written[_region(e.get("loc"), anchors)].add((r.name, 0, v if isinstance(v, int) else DATA))
+            elif e.kind == "tma_load":
+                written[_region(e.get("dst"), anchors)].add(("copy", e.line, None))  # each copy its own value
+    writers = {reg: next(iter(ws))[2] for reg, ws in written.items() if len(ws) == 1 and next(iter(ws))[2] is not None}
+
+    # lines
+    for r in sk.roles:
+        waits: dict[tuple, int] = Counter()
+        last_wait_phase: dict[tuple, int] = {}
+        reg_no = 0
+        prev_smem = None
+        prev_mma = None
+        for i, e in enumerate(r.trace.events):
+            src = (e.line, e.text)
+            k = e.kind
+            q = e.instr.qualifiers
+            if k == "mb_init":
+                mb = _region(e.get("mb"), anchors)
+                c = e.get("count") // scale[mb] if e.get("count") % scale[mb] == 0 else None
+                if c is None:
+                    raise Refused("mbarrier count cannot be scaled exactly", SourceLoc(sk.path, e.line, e.text))
+                r.lines.append(Line(f"mbarrier.init.shared::cta.b64 [{names[mb]}], {c}", *src, k))
+            elif k == "mb_arrive":
+                mb = _region(e.get("mb"), anchors)
+                cnt = r.mult[i] * e.get("count") // scale[mb]
+                quals = ".".join(x for x in q if x not in ("b64",))
+                mbname = names[mb]
+                remote = mb[0] != r.rank
+                if "shared::cluster" not in q and remote:
+                    quals = quals.replace("shared::cta", "shared::cluster")
+                ops = f"_, [{mbname}]"
+                mut = {}
+                if e.get("tx") is not None:
+                    n = expect_cover[(r.name, i)]
+                    ops += f", {BOX * n}"
+                    mut["tx"] = BOX * n
+                if cnt != 1:
+                    ops += f", {cnt}"
+                r.lines.append(Line(f"mbarrier.{quals}.b64 {ops}", *src, k, mut))
+            elif k == "mb_expect_tx":
+                mb = _region(e.get("mb"), anchors)
+                n = expect_cover[(r.name, i)]
+                quals = ".".join(x for x in q if x not in ("b64",))
+                r.lines.append(Line(f"mbarrier.{quals}.b64 [{names[mb]}], {BOX * n}", *src, k, {"tx": BOX * n}))
+            elif k == "mb_wait":
+                mb = _region(e.get("mb"), anchors)
+                quals = ".".join(x for x in q if x not in ("b64",))
+                phase = waits[mb]
+                waits[mb] += 1
+                last_wait_phase[mb] = phase
+                r.lines.append(Line(f"mbarrier.{quals}.b64 p{reg_no}, [{names[mb]}], {e.get('parity')} == 1", *src, k,
+                                    {"parity": e.get("parity")}))
+                reg_no += 1
+            elif k == "fence":
+                from ..front.ptx import render_instr
+                from dataclasses import replace
+                r.lines.append(Line(render_instr(replace(e.instr, predicate=None)), *src, k))
+            elif k == "barrier":
+                rank_uses = bars[(r.rank, e.get("id"))]
+                r.lines.append(Line(f"bar.{e.get('mode')} {e.get('id')}, {len(rank_uses)}", *src, k))
+            elif k == "cluster_barrier":
+                from ..front.ptx import render_instr
+                from dataclasses import replace
+                r.lines.append(Line(render_instr(replace(e.instr, predicate=None)), *src, k))
+            elif k == "tma_load":
+                tm, g, v = copies[(r.name, i)]
+                dst = names[_region(e.get("dst"), anchors)]
+                mb = names[_region(e.get("mb"), anchors)]
+                dims = int(e.get("dim")[0])
+                quals = ".".join(q)
+                coords = ", ".join(["0"] * dims)
+                tail = ""
+                if e.get("multicast"):
+                    raise Refused("multicast tensor copies are not mapped by ptxmc extract yet",
+                                  SourceLoc(sk.path, e.line, e.text))
+                r.lines.append(Line(f"cp.{quals} [{dst}], [{tm}, {{{coords}}}], [{mb}]{tail}", *src, k))
+            elif k == "tma_store":
+                tm, g, v = copies[(r.name, i)]
+                srcn = names[_region(e.get("src"), anchors)]
+                if writers.get(_region(e.get("src"), anchors)) is not None:
+                    sk.checks.append(f"{g}!={writers[_region(e.get('src'), anchors)]}")
+                dims = int(e.get("dim")[0])
+                coords = ", ".join(["0"] * dims)
+                r.lines.append(Line(f"cp.{'.'.join(q)} [{tm}, {{{coords}}}], [{srcn}]", *src, k))
+            elif k in ("bulk_commit_group", "bulk_wait_group", "wgmma_fence", "wgmma_commit_group", "wgmma_wait"):
+                prev_mma = None
+                from ..front.ptx import render_instr
+                from dataclasses import replace
+                r.lines.append(Line(render_instr(replace(e.instr, predicate=None)), *src, k))
+            elif k == "wgmma_mma":
+                srcs = [names[_region(x, anchors)] for x in e.get("srcs")]
+                if prev_mma == srcs:
+                    continue            # one wgmma per tile pair and commit group
+                prev_mma = srcs
+                quals = ".".join(q)
+                a = f"[{srcs[0]}]" if len(srcs) == 2 else "{a0}"
+                b = f"[{srcs[-1]}]"
+                tail = ", 1, 1, 0, 0" if any(x in q for x in ("f16", "bf16")) and len(srcs) == 2 else \
+                    (", 1, 1, 0" if any(x in q for x in ("f16", "bf16")) else
+                     (", 1, 1" if any(x in q for x in ("tf32", "e4m3", "e5m2")) else ""))
+                r.lines.append(Line(f"wgmma.{quals} {{d0}}, {a}, {b}, pz{tail}", *src, k))
+            elif k == "smem":
+                reg = _region(e.get("loc"), anchors)
+                key = (reg, e.get("write"))
+                if prev_smem == key:
+                    continue            # one access per piece between synchronizations
+                prev_smem = key
+                space = "shared::cluster" if reg[0] != r.rank else "shared::cta"
+                sem = e.get("sem")
+                semq = "" if sem in ("weak",) else f".{sem}"
+                if sem not in ("weak", "volatile"):
+                    scope = next((x for x in q if x in ("cta", "cluster", "gpu", "sys")), "cta")
+                    semq += f".{scope}"
+                if sem == "volatile":
+                    semq = ".relaxed.cta"
+                nbytes = e.get("bytes")
+                bits = {1: 8, 2: 16, 8: 64}.get(nbytes, 32)
+                if e.get("write"):
+                    v = e.get("value")
+                    v = v if isinstance(v, int) else DATA
+                    v &= (1 << bits) - 1
+                    r.lines.append(Line(f"st{semq}.{space}.b{bits} [{names[reg]}], {v}", *src, k))
+                else:
+                    rn = f"r{reg_no}"
+                    reg_no += 1
+                    r.lines.append(Line(f"ld{semq}.{space}.b{bits} {rn}, [{names[reg]}]", *src, k))
+                    value = _expected(sk, r, i, reg, anchors, copies, phase_copies, last_wait_phase)
+                    if value is None:
+                        value = writers.get(reg)
+                    if value is not None:
+                        sk.checks.append(f"{r.name}:{rn}!={value}")
+                continue
+            else:
+                raise Refused(f"no emission for {k}", SourceLoc(sk.path, e.line, e.text))
+            prev_smem = None
+
+
+def _following(events: list[Event], i: int, mb: tuple, anchors):
+    """The tensor copies after events[i] that complete on mbarrier `mb`, up to the next expect_tx on it."""
+    for e in events[i + 1:]:
+        if e.kind in ("mb_arrive", "mb_expect_tx") and e.get("tx") is not None and _region(e.get("mb"), anchors) == mb:
+            return
+        if e.kind == "tma_load" and _region(e.get("mb"), anchors) == mb:
+            yield e
+
+
+def _expected(sk, role, i, reg, anchors, copies, phase_copies, last_wait_phase) -> int | None:
+    """The value a generic read of piece `reg` at role.events[i] must see: the copy into that
+    piece that completes the phase of the last mbarrier this role waited on."""
+    for e in reversed(role.trace.events[:i]):
+        if e.kind == "mb_wait":
+            mb = _region(e.get("mb"), anchors)
+            phase = last_wait_phase.get(mb)
+            groups = phase_copies.get(mb, [])
+            if phase is None or phase >= len(groups):
+                return None
+            hits = [copies[(rn, j)][2] for rn, j, dst in groups[phase] if dst == reg]
+            return hits[-1] if len(hits) == 1 else None
+    return None

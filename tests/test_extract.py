@@ -1,0 +1,191 @@
+"""`ptxmc extract`: the PTX-module front end, role discovery, the skeleton, its checks and
+mutants, on real compiler output (examples/kernels/, committed PTX; no compiler needed)."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from checker.api import run
+from checker.cli import main
+from checker.errors import LitmusError
+from checker.extract.api import extract_file
+from checker.extract.module import load
+from checker.extract.render import mutants, yaml_text
+
+ROOT = Path(__file__).resolve().parent.parent
+KERNELS = ROOT / "examples" / "kernels"
+TMA = KERNELS / "cuda" / "tma_ws_pipeline.sm90a.ptx"
+CLUSTER = KERNELS / "cuda" / "cluster_dsmem.sm90a.ptx"
+GLUON = KERNELS / "triton" / "gluon_ws_matmul.sm90a.ptx"
+
+
+def test_module_reads_a_whole_ptx_file():
+    mod = load(TMA.read_text(), str(TMA))
+    assert (mod.version, mod.target) == ("9.5", "sm_90a")
+    [k] = mod.kernels()
+    assert k.name == "tma_ws_pipeline" and k.block() == (256, 1, 1)
+    assert [p[0] for p in k.params] == [f"tma_ws_pipeline_param_{i}" for i in range(3)]
+    assert {"_ZZ15tma_ws_pipelineE4tile", "_ZZ15tma_ws_pipelineE4full"} <= set(k.symbols)
+    # the two inline-asm blocks each declare P_OUT: renamed per scope, never merged
+    regs = {o.name for s in k.body if s.instr for o in s.instr.operands if getattr(o, "name", "").startswith("P_OUT")}
+    assert len(regs) >= 3
+
+
+def test_scoped_labels_do_not_clash():
+    text = """.version 8.0
+.target sm_90a
+.address_size 64
+.visible .entry k()
+.reqntid 32
+{
+  .shared .align 8 .b8 mb[8];
+  { .reg .pred P1;
+  W: mbarrier.try_wait.parity.shared::cta.b64 P1, [mb], 0;
+  @!P1 bra W; }
+  { .reg .pred P1;
+  W: mbarrier.try_wait.parity.shared::cta.b64 P1, [mb], 1;
+  @!P1 bra W; }
+  ret;
+}
+"""
+    [k] = load(text).kernels()
+    assert sorted(k.labels) == ["W@1", "W@2"]
+
+
+@pytest.mark.parametrize("text, message", [
+    ("hello world\n", "not a PTX"),
+    ("\x00\x01binary", "not a PTX"),
+    (".version 8.0\n.target sm_90a\n.visible .entry k()\n.reqntid 32\n{\n  frobnicate.sync %r1;\n  ret;\n}\n",
+     "no model"),
+    (".version 8.0\n.target sm_90a\n.visible .entry k(.param .u64 k_param_0)\n.reqntid 32\n{\n"
+     "  .reg .b64 %rd<3>;\n  .reg .b32 %r<3>;\n  ld.param.u64 %rd1, [k_param_0];\n  ld.global.u32 %r1, [%rd1];\n"
+     "  mbarrier.arrive.shared.b64 %rd2, [%r1];\n  ret;\n}\n", "cannot be traced"),
+    (".version 8.0\n.target sm_90a\n.visible .entry k(.param .u32 k_param_0)\n.reqntid 32\n{\n"
+     "  .shared .align 8 .b8 mb[8];\n  .reg .b32 %r<3>;\n  .reg .pred %p<2>;\n  .reg .b64 %rd<2>;\n"
+     "  ld.param.u32 %r1, [k_param_0];\n  setp.eq.s32 %p1, %r1, 7;\n  @%p1 mbarrier.arrive.shared.b64 %rd1, [mb];\n"
+     "  ret;\n}\n", "predicate the thread cannot evaluate"),
+])
+def test_bad_input_names_the_line(tmp_path, text, message):
+    f = tmp_path / "bad.ptx"
+    f.write_bytes(text.encode("latin-1"))
+    with pytest.raises(LitmusError) as e:
+        extract_file(str(f))
+    assert message in str(e.value)
+    if "not a PTX" not in message:
+        assert re.search(r"bad\.ptx:\d+", str(e.value)) and e.value.where.line > 1
+
+
+def test_unknown_kernel_lists_the_kernels(capsys):
+    assert main(["extract", str(TMA), "--kernel", "nope", "-o", "/nonexistent-never-written"]) == 1
+    err = capsys.readouterr().err
+    assert "no kernel 'nope'" in err and "tma_ws_pipeline" in err
+
+
+def test_roles_objects_and_scaled_counts(tmp_path):
+    [x] = extract_file(str(TMA), out_dir=str(tmp_path))
+    sk = x.skeleton
+    # thread 0 (init + producer) and the other 127 threads of warps 0-3 (their bar.sync) are one
+    # role: the bar.sync is performed by all 128, the producer's operations by one thread
+    assert [(r.name, r.size) for r in sk.roles] == [("w0_3", 128), ("w4_7", 128)]
+    producer = sk.roles[0]
+    assert [n for e, n in zip(producer.trace.events, producer.mult) if e.kind == "barrier"] == [128]
+    assert {n for e, n in zip(producer.trace.events, producer.mult) if e.kind == "mb_arrive"} == {1}
+    assert sk.iterations == 3                      # 2 stages + 1: the ring wraps
+    text = Path(x.path).read_text()
+    # the consumer warpgroup's 128 arrivals are one litmus arrival: mbarrier count 128 -> 1
+    assert "mbarrier.init.shared::cta.b64 [empty0], 1" in text
+    # the spin loop became one await with the parity evaluated per iteration
+    consumer = next(r for r in sk.roles if r.name == "w4_7")
+    waits = [ln.text for ln in consumer.lines if ln.kind == "mb_wait"]
+    assert [w.split("[")[1] for w in waits] == ["full0], 0 == 1", "full1], 0 == 1", "full0], 1 == 1"]
+    # every instruction line names its PTX line, and that line holds the instruction's opcode
+    src = TMA.read_text().splitlines()
+    for r in sk.roles:
+        for ln in r.lines:
+            assert src[ln.src_line - 1].strip().split()[0].split(".")[0] in ln.text or ln.kind == "barrier"
+    body = [l for l in text.splitlines() if l.startswith("        ")]
+    assert body and all(re.search(r"// L\d+: ", l) for l in body)
+    assert sk.checks == ["w4_7:r1!=1", "w4_7:r3!=2", "w4_7:r5!=3"]
+
+
+def test_gluon_warp_specialize_state_machine(tmp_path):
+    """The worker warps of Gluon's warp_specialize read their partition from a state word the
+    default partition stores before `barrier.sync 1`: warp 6 loads, warps 4, 5, 7 idle."""
+    [x] = extract_file(str(GLUON), out_dir=str(tmp_path))
+    sk = x.skeleton
+    assert [(r.name, r.size) for r in sk.roles] == [("w0_3", 128), ("w4_7_96t", 96), ("w6", 32)]
+    loader = sk.roles[2]
+    assert sum(e.kind == "tma_load" for e in loader.trace.events) == 6          # 2 tiles x 3 iterations
+    assert {w for _, w in loader.trace.maxnreg} >= {"setmaxnreg.dec.sync.aligned.u32 24"}
+    consumer = sk.roles[0]
+    mma = [ln.text for ln in consumer.lines if ln.kind == "wgmma_mma"]
+    # descriptors decoded back to the stage's tiles; 4 k-steps of one stage are one wgmma
+    assert [m.split("{d0}, ")[1].split(", pz")[0] for m in mma] == [
+        "[global_smem0], [global_smem2]", "[global_smem1], [global_smem3]", "[global_smem0], [global_smem2]"]
+    assert "mbarrier.arrive.expect_tx.shared::cta.b64 _, [global_smem_mb0], 32" in Path(x.path).read_text()
+    assert sk.checks == ["gout1!=119"]                # the TMA store must carry the epilogue's data
+
+
+def test_gluon_mutants(tmp_path):
+    [x] = extract_file(str(GLUON), out_dir=str(tmp_path))
+    ms = {m.name: m for m in mutants(x.skeleton)}
+    x.mutants = [ms["w0_3-L247-29-no-proxy-fence"], ms["w0_3-L148-7-flip-parity"]]
+    Path(x.path).write_text(yaml_text(x.skeleton, x.mutants))
+    rep = x.check(jobs=0)
+    assert rep.ok, rep.text
+    assert rep.mutants_caught == ["w0_3-L247-29-no-proxy-fence", "w0_3-L148-7-flip-parity"]
+    assert "PTX lines L237, L254" in rep.text      # the stmatrix and the TMA store that race
+
+
+def test_as_compiled_pipeline_passes(tmp_path):
+    [x] = extract_file(str(TMA), out_dir=str(tmp_path))
+    rep = x.check(jobs=0)
+    assert rep.ok, rep.text
+
+
+def test_mutants_of_the_pipeline(tmp_path):
+    [x] = extract_file(str(TMA), out_dir=str(tmp_path))
+    sk = x.skeleton
+    ms = {m.name: m for m in mutants(sk)}
+    # the first iteration's proxy fence and parity are load-bearing (stage 0 is refilled at k = 2);
+    # the last iteration's release is not (nothing in the window refills its stage)
+    pick = ["w4_7-L111-3-no-proxy-fence", "w4_7-L97-1-flip-parity", "w4_7-L111-11-no-proxy-fence"]
+    path = tmp_path / "m.yaml"
+    path.write_text(yaml_text(sk, [ms[n] for n in pick]))
+    status = {r.name: r.status for r in run([str(path)], jobs=0)}
+    assert status["X-tma_ws_pipeline"] == "pass"
+    assert status["X-tma_ws_pipeline-w4_7-L111-3-no-proxy-fence"] in ("fail", "undefined")
+    assert status["X-tma_ws_pipeline-w4_7-L97-1-flip-parity"] in ("fail", "undefined")
+    assert status["X-tma_ws_pipeline-w4_7-L111-11-no-proxy-fence"] == "pass"
+
+
+def test_cluster_kernel_and_its_release(tmp_path):
+    [x] = extract_file(str(CLUSTER), out_dir=str(tmp_path), mutants=True)
+    sk = x.skeleton
+    assert sk.cluster == 2 and {r.rank for r in sk.roles} == {0, 1}
+    text = Path(x.path).read_text()
+    assert "ld.shared::cluster.b32 r0, [word0_c1]" in text      # mapa's register rank evaluated
+    assert [(r.name, r.size) for r in sk.roles] == [("w0_1_c0", 64), ("w0_1_c1", 64)]
+    only = [m for m in x.mutants if m.name == "w0_1_c0-L40-1-relaxed-arrive"]
+    x.mutants = only
+    Path(x.path).write_text(yaml_text(sk, only))
+    rep = x.check(jobs=0)
+    assert rep.ok, rep.text
+    assert rep.mutants_caught == ["w0_1_c0-L40-1-relaxed-arrive"]
+
+
+def test_cli_writes_and_checks(tmp_path, capsys):
+    assert main(["extract", str(CLUSTER), "-o", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "kernel cluster_dsmem" in out and "X-cluster_dsmem: PASS" in out
+    assert (tmp_path / "cluster_dsmem.yaml").exists()
+
+
+@pytest.mark.parametrize("ptx", sorted(KERNELS.rglob("*.ptx")), ids=lambda p: p.name)
+def test_corpus_extracts_and_checks(tmp_path, ptx):
+    assert ptx.stat().st_size < 300_000
+    for x in extract_file(str(ptx), out_dir=str(tmp_path)):
+        rep = x.check(jobs=0)
+        assert rep.ok, rep.text
