@@ -216,3 +216,24 @@ def test_report_out_that_is_a_regular_file(tmp_path):
     code, out, err = ptxmc("report", SB, "--out", f)
     assert code == 2 and f"cannot write {f}: it is a regular file, not a folder" in err, err
     assert f.read_text() == "mine"
+
+
+# ======================================== D18: a matrix multiplies the file-size bound ==
+
+def test_a_matrix_counts_its_rows_against_the_file_size_bound(tmp_path):
+    # 2,000 rows of a 2 x 64-instruction test in a 31 kB file: every row is a whole test, and
+    # loading them took 533 MB and 32 s before the first test ran (8,000 rows: > 2 GB)
+    c0 = ", ".join(f"'st.relaxed.gpu.global [x{i % 8}], ${{v}}'" for i in range(64))
+    c1 = ", ".join(f"'ld.relaxed.gpu.global r{i}, [x{i % 8}]'" for i in range(64))
+    text = (f"name: M${{v}}\nthreads:\n  P0:\n    at: gpu0.cta0\n    code: [{c0}]\n  P1:\n    at: gpu0.cta1\n"
+            f"    code: [{c1}]\nmatrix:\n" + "".join(f"  - {{v: {i}}}\n" for i in range(1, 2001)))
+    f = tmp_path / "m.yaml"
+    f.write_text(text)
+    assert len(text) < 40_000
+    code, out, _ = ptxmc("run", "--jobs", "0", f)
+    assert code == 1 and "UNKNOWN" in out and out.endswith("ptxmc: 1 tests: 1 unknown\n"), out[-600:]
+    assert "too large: 2000 matrix rows of a" in out and "raise it with --limit yaml_bytes=N" in out, out
+    from checker.front.litmus import load_text
+
+    small = load_text(text.split("matrix:")[0] + "matrix:\n  - {v: 1}\n  - {v: 2}\n", "m.yaml")
+    assert [t.name for t in small] == ["M1", "M2"]                     # a few rows: as before
