@@ -101,6 +101,10 @@ def test_fake_device_run_under_the_standard_library_is_read_back(h100, tmp_path,
     assert "SIMULATED by the fake device" in text and "CTRL+MP+relaxed" in text
     assert main(["hw", "import", str(out / "histograms.jsonl"), "--controls"]) == 0
     assert "SIMULATED by the fake device: not an observation" in capsys.readouterr().out
+    # the results folder itself: status.json's failures are part of the comparison
+    assert main(["hw", "compare", str(out), "--controls"]) == 1
+    text = capsys.readouterr().out
+    assert "Incomplete run: 1 test(s) gave no histogram" in text and "failed on the device: CoRR+weak: killed" in text
 
 
 @needs_toolchain

@@ -230,18 +230,19 @@ class _Patcher:
             raise Unpatchable(f"the statement '{ins.text}' is not written once on line {k + 1}")
         return k, s[0], s[1]
 
-    def item(self, c: _Container, k: int) -> yaml.ScalarNode:
-        """The code item on line k (the whole item on that line)."""
+    def item(self, c: _Container, k: int, at: int | None = None) -> yaml.ScalarNode:
+        """The code item on line k (the whole item on that line; in a flow list, the one that
+        spans column `at`)."""
         for node in c.node.value:
-            if node.start_mark.line == k:
+            if node.start_mark.line == k and (at is None or node.start_mark.column <= at < node.end_mark.column):
                 if not isinstance(node, yaml.ScalarNode) or node.end_mark.line != k:
                     raise Unpatchable(f"the code item on line {k + 1} is not one line of text")
                 return node
         raise Unpatchable(f"no code item starts on line {k + 1}")
 
-    def whole(self, c: _Container, k: int, ins) -> yaml.ScalarNode | None:
+    def whole(self, c: _Container, k: int, ins, at: int | None = None) -> yaml.ScalarNode | None:
         """The code item on line k when it holds the one statement `ins` (else None)."""
-        node = self.item(c, k)
+        node = self.item(c, k, at)
         return node if self.subst(node.value).strip().rstrip(";").strip() == ins.text else None
 
     def columns(self, k: int) -> None:
@@ -278,10 +279,10 @@ class _Patcher:
         k, a, b = self.span(ins)
         body = self.t.body[k]
         if cont.kind == "flow":
-            node = self.whole(cont, k, ins)
+            self.columns(k)
+            node = self.whole(cont, k, ins, a)
             if node is None:
                 return self.inline_delete(k, a, b)
-            self.columns(k)
             items = list(cont.node.value)
             j = items.index(node)
             lo, hi = node.start_mark.column, node.end_mark.column
@@ -324,10 +325,10 @@ class _Patcher:
         body = self.t.body[k]
         texts = [i.text for i in c.instrs]
         if cont.kind == "flow":
-            node = self.whole(cont, k, anchor)
+            self.columns(k)
+            node = self.whole(cont, k, anchor, a)
             if node is None:
                 return self.inline_insert(k, a, b, texts, at_end)
-            self.columns(k)
             if at_end:
                 col = node.end_mark.column
                 self.t.body[k] = body[:col] + "".join(f", {_q(x)}" for x in texts) + body[col:]

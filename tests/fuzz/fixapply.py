@@ -2,7 +2,8 @@
 repair, written in every shape a user writes: `code:` block lists (with trailing comments, two
 statements on a line), flow lists, `ptx: |` blocks (with `.reg` lines and `//` comments), a
 `matrix:`, a list file with other tests, comment lines, CRLF line endings, no final newline, a
-quoted scalar holding U+2028/U+0085, extra keys (locations, rlimit), files of various modes.
+quoted scalar holding U+2028/U+0085, extra keys (locations, rlimit), files of various modes;
+with fences to remove and `--prune` too.
 
 Properties (output safety and round trip):
 - the command answers (exit 0, 1 or 2) without an internal error or a traceback;
@@ -51,6 +52,8 @@ def cases(draw):
         "extras": draw(st.booleans()),
         "mode": draw(st.sampled_from((0o644, 0o600, 0o640))),
         "in_place": draw(st.booleans()),
+        "fences": draw(st.lists(st.sampled_from((False, False, True)), min_size=2, max_size=2)),
+        "prune": draw(st.booleans()),
     }
 
 
@@ -67,6 +70,8 @@ def render(case: dict) -> str:
     out.append("threads:")
     for n, (code, style) in enumerate(zip(threads, case["styles"])):
         lines = [c.format(*sems, r=reg) for c in code]
+        if case.get("fences", (False, False))[n]:
+            lines.insert(1, "fence.sc.gpu")
         if case["matrix"] and n == 0:
             lines[0] = lines[0].replace(sems[0], "${s}", 1)
         out += [f"  P{n}:", f"    at: gpu0.cta{n}"]
@@ -76,7 +81,7 @@ def render(case: dict) -> str:
             out.append("    code:")
             out += [f"      - {c}" + ("  # mine" if style == "block#" else "") for c in lines]
         elif style == "semi":
-            out += ["    code:", f"      - {lines[0]}; {lines[1]}"]
+            out += ["    code:", "      - " + "; ".join(lines)]
         elif style == "flow":
             out.append("    code: [" + ", ".join(f"'{c}'" for c in lines) + "]")
         else:
@@ -115,6 +120,7 @@ def check(tmp: Path, case: dict, run_cli) -> dict:
     target = next(n for n in names if n != "OTHER")
     out = folder / "out.yaml"
     argv = ["fix", f"{f}::{target}", "--max", "1", "--budget", "60", "--apply"] + \
+        (["--prune"] if case.get("prune") else []) + \
         (["--in-place"] if case["in_place"] else ["-o", str(out)])
     code, stdout, stderr = run_cli(argv)
     assert code in (0, 1, 2), (code, stderr)
@@ -159,5 +165,5 @@ def check(tmp: Path, case: dict, run_cli) -> dict:
                     f"lines other than instructions changed: {olds[a0:a1]}"
     code, stdout, _ = run_cli(["run", str(written)])
     assert f"PASS      {fixed[0]} " in stdout, f"the fixed test does not pass: {stdout}"
-    return {"fix-written": 1, "fix-row-copied": int(case["matrix"] and "rendered from" not in stdout),
+    return {"fix-written": 1, "fix-pruned": int(bool(case.get("prune"))), "fix-row-copied": int(case["matrix"] and "rendered from" not in stdout),
             "fix-row-rendered": int("rendered from" in stdout)}

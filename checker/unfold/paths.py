@@ -24,8 +24,8 @@ from ..ast import Addr, Imm, Instr, LitmusTest, Name, Reg, Thread
 from ..errors import LimitExceeded, LitmusError
 from ..isa import address, fold, registry
 from ..isa.flow import assume
-from ..model.observables import atoms
-from . import loops, ptx
+from ..isa import syntax as ptx
+from . import loops
 
 WAITS = ("mbarrier.test_wait", "mbarrier.try_wait")
 # Iterations of one loop whose every guard registers decide (a counter compared with a constant)
@@ -36,17 +36,21 @@ DECIDED_ITERATIONS = 16
 
 @dataclass(frozen=True)
 class Spin:
-    """The loop a cut path ends in: its backward branch, whether its body is side-effect free,
+    """The loop a cut path ends in: its backward branch, its classification (checker.front.loops),
     and the last iteration's loads (register, location) and mbarrier waits, for the fairness check
     of a hang (docs/model.md#a18)."""
 
     branch: Instr
     head: Instr                                # the first instruction of the loop body
-    pure: bool
+    loop: loops.Loop
     loads: tuple[tuple[str, str], ...]        # (register, location) of each `ld` in the body
     waits: tuple[Instr, ...]                   # the body's mbarrier waits (as on the path)
     fair_checkable: bool                       # can the fairness check judge this loop?
     decided: bool = False                      # cut after DECIDED_ITERATIONS iterations registers decided
+
+    def pure(self, observed: frozenset[str] | None = None) -> bool:
+        """Does the cut lose no outcome over the thread's registers `observed` (None: all)?"""
+        return self.loop.pure(observed)
 
 
 @dataclass(frozen=True)
@@ -106,7 +110,6 @@ def split(t: Thread, unroll: int, test: LitmusTest | None = None) -> list[Path]:
     code = t.code
     cap = limits.current().paths
     folder = fold.Folder(test, t)
-    observed = _observed(test, t)
     heads = {labels[i.operands[0].name] for k, i in enumerate(code)
              if i.op == "bra" and labels[i.operands[0].name] <= k}
     bodies: dict[tuple[int, int], frozenset[int] | None] = {}
@@ -177,7 +180,7 @@ def split(t: Thread, unroll: int, test: LitmusTest | None = None) -> list[Path]:
                         over = free >= unroll
                     if over:
                         path = _awaited(done + emitted, t)
-                        out.append(Path(path, _spin(code, labels, nxt, pc, path, decided, observed), new_why))
+                        out.append(Path(path, _spin(code, labels, nxt, pc, path, decided), new_why))
                         continue
                     stack.append((nxt, done + emitted, new_regs, {**backs, pc: (free, decided)}, new_why, new_env,
                                   folds, marks))
@@ -198,18 +201,6 @@ def _bound_by_registers(mark, why, folds, env, body) -> bool:
     if len(why) == mark[0]:
         return True
     return body is not None and any(k not in body for k in folds[mark[1]:])
-
-
-def _observed(test: LitmusTest | None, t: Thread) -> frozenset[str] | None:
-    """The registers of thread `t` the test's conditions, filter and `locations:` name (None: it
-    names none, so every register is part of an outcome)."""
-    if test is None:
-        return None
-    conds = [e.cond for e in test.expectations] + ([test.filter] if test.filter is not None else [])
-    if not conds and not test.locations:
-        return None
-    keys = {str(r) for r in test.locations} | {k for c in conds for k in atoms(c, {})}
-    return frozenset(k.split(":", 1)[1] for k in keys if k.startswith(f"{t.name}:"))
 
 
 def _awaited(code: tuple[Instr, ...], t: Thread) -> tuple[Instr, ...]:
@@ -236,8 +227,8 @@ def _awaited(code: tuple[Instr, ...], t: Thread) -> tuple[Instr, ...]:
 
 
 def _spin(code: tuple[Instr, ...], labels: dict[str, int], head: int, back: int, path: tuple[Instr, ...],
-          decided: int, observed: frozenset[str] | None) -> Spin:
-    loop = loops.classify(code, labels, head, back, observed)
+          decided: int) -> Spin:
+    loop = loops.classify(code, labels, head, back)
     body = [code[k] for k in sorted(loop.body)]
     branch = code[back]
     loads = tuple((i.operands[0].name, i.operands[1].base) for i in body
@@ -248,7 +239,7 @@ def _spin(code: tuple[Instr, ...], labels: dict[str, int], head: int, back: int,
     # the fairness check reads a wait's parity as an immediate (checker.isa.fold makes a register
     # that holds a constant one); a wait it cannot read leaves the hang search incomplete
     parities = all(w.quals.get("parity") and isinstance(w.operands[2], Imm) for w in waits)
-    return Spin(branch, code[head], loop.pure, loads, waits, loop.spins and loop.straight and plain and parities,
+    return Spin(branch, code[head], loop, loads, waits, loop.spins and loop.straight and plain and parities,
                 decided >= DECIDED_ITERATIONS)
 
 

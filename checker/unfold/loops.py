@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 
 from ..ast import Instr
 from ..isa import address, registry
-from . import ptx
+from ..isa import syntax as ptx
 
 # Families whose instructions leave no trace but registers (the 'no effect' families above).
 TRACELESS = frozenset({"ld", "setp", "fence", "membar", "mov", "add", "sub", "mul", "and", "or", "xor",
@@ -34,11 +34,21 @@ REGISTER_ONLY = frozenset({"setp", "mov", "add", "sub", "mul", "and", "or", "xor
 class Loop:
     """The natural loop of one back edge, classified."""
 
-    body: frozenset[int]          # the code indices of the loop (None-free: a natural loop)
+    body: frozenset[int]          # the code indices of the loop
     spins: bool                   # no effect, and no carried register that reaches control or memory
-    pure: bool                    # spins, and carries no register the test observes
     straight: bool                # every non-exiting iteration runs every instruction of the body
                                   # (no guarded instruction, no branch inside the loop but exits)
+    matter: frozenset[str] = frozenset()       # registers that reach control or memory
+    carried: frozenset[str] = frozenset()      # registers carried when only control and memory use them
+    carried_if: tuple[tuple[str, frozenset[str]], ...] = ()   # more carried when a register is observed
+
+    def pure(self, observed: frozenset[str] | None = None) -> bool:
+        """Does a cut lose no outcome over the thread's registers `observed` (None: every
+        register)? It spins, and carries no register that matters or is observed."""
+        extra = dict(self.carried_if)
+        seen = set(extra) if observed is None else set(observed)
+        carried = set(self.carried).union(*(extra.get(r, ()) for r in seen))
+        return self.spins and not carried & (self.matter | seen)
 
 
 def sources(i: Instr) -> set[str]:
@@ -94,27 +104,25 @@ def relevant(code: tuple[Instr, ...]) -> set[str]:
     return out
 
 
-def classify(code: tuple[Instr, ...], labels: dict[str, int], head: int, back: int,
-             observed: frozenset[str] | None) -> Loop:
-    """The loop of back edge `back` -> `head` (`observed`: the thread's registers the test
-    observes; None: every register)."""
+def classify(code: tuple[Instr, ...], labels: dict[str, int], head: int, back: int) -> Loop:
+    """The loop of back edge `back` -> `head`."""
     body = natural_loop(code, labels, head, back)
     if body is None:
-        return Loop(frozenset(range(head, back + 1)), False, False, False)
+        return Loop(frozenset(range(head, back + 1)), False, False)
     effect = any(i.op != "bra" and (i.family not in TRACELESS or i.quals.get("mmio"))
                  for i in (code[k] for k in body))
     inside = any(code[k].op == "bra" and k != back and labels[code[k].operands[0].name] in body for k in body)
     guarded = any(code[k].predicate and code[k].op != "bra" for k in body)
     written = {r for k in body for r in _dests(code[k])}
     matter = relevant(code)
-    seen = written if observed is None else set(observed)
-    # what the code after the loop uses for control or memory; with what the test observes
+    # what the code after the loop uses for control or memory (liveness is a union over what the
+    # exits read, so what observing each register adds is computed alone)
     used_after = relevant(tuple(i for k, i in enumerate(code) if k not in body))
     carried = _live_at_head(code, labels, body, head, used_after) & written
-    spins = not effect and not carried & matter
-    carried = _live_at_head(code, labels, body, head, used_after | seen) & written
-    pure = spins and not carried & (matter | seen)
-    return Loop(body, spins, pure, not inside and not guarded)
+    carried_if = tuple((r, frozenset(_live_at_head(code, labels, body, head, {r}) & written))
+                       for r in sorted(written))
+    return Loop(body, not effect and not carried & matter, not inside and not guarded, frozenset(matter),
+                frozenset(carried), carried_if)
 
 
 def _live_at_head(code, labels, body: frozenset[int], head: int, after: set[str]) -> set[str]:
