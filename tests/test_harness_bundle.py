@@ -215,3 +215,37 @@ def test_run_py_refuses_a_gpu_of_another_architecture(h100, tmp_path):
                           env={**os.environ, "PATH": f"{stub}:{os.environ['PATH']}"})
     assert proc.returncode == 2 and "built for sm_90a, but NVIDIA B200 is compute capability 10.0" in proc.stderr
     assert "--device b200" in proc.stderr
+
+
+def _compilers_for(path: Path) -> list[int]:
+    """Processes whose command line names `path` (the pack's nvcc and its children)."""
+    out = []
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                cmd = (d / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            except OSError:
+                continue
+            if str(path) in cmd and "nvcc" in cmd:
+                out.append(int(d.name))
+    return out
+
+
+@needs_toolchain
+def test_an_interrupted_pack_leaves_no_compiler_running(tmp_path):
+    import signal
+    import time
+    out = tmp_path / "b"
+    proc = subprocess.Popen([sys.executable, "-m", "checker", "hw", "pack", "--device", "h100", "--no-controls",
+                             "--name", "CoRR+weak", "--name", "MP+rel.gpu+acq.gpu+sameCTA", "--chunk", "1",
+                             "--jobs", "1", "-o", str(out)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    for _ in range(1200):                        # until the first nvcc runs (a safety net, not a measure)
+        if _compilers_for(out) or proc.poll() is not None:
+            break
+        time.sleep(0.1)
+    assert proc.poll() is None, proc.stdout.read()
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=600) == 143
+    assert _compilers_for(out) == []
+    # the compile in progress was killed, not waited for (a chunk takes minutes), and none started after
+    assert not (out / "bin" / "p000").exists() and not (out / "bin" / "p001").exists()
