@@ -101,6 +101,10 @@ def test_fake_device_run_under_the_standard_library_is_read_back(h100, tmp_path,
     assert "SIMULATED by the fake device" in text and "CTRL+MP+relaxed" in text
     assert main(["hw", "import", str(out / "histograms.jsonl"), "--controls"]) == 0
     assert "SIMULATED by the fake device: not an observation" in capsys.readouterr().out
+    # the results folder itself: status.json's failures are part of the comparison
+    assert main(["hw", "compare", str(out), "--controls"]) == 1
+    text = capsys.readouterr().out
+    assert "Incomplete run: 1 test(s) gave no histogram" in text and "failed on the device: CoRR+weak: killed" in text
 
 
 @needs_toolchain
@@ -171,3 +175,77 @@ def test_controls_come_first_then_async_tests():
     mp = next(c for c in controls() if c.name == "CTRL+MP+relaxed")
     assert [t.name for t in ordered([generic, proxy, mp, bulk])] == ["CTRL+MP+relaxed", bulk.name, "p", "g"]
     assert (value_rank(mp), value_rank(proxy), value_rank(generic)) == (0, 1, 2)
+
+
+def test_the_first_run_profile_fits_eight_minutes_and_gives_controls_their_time():
+    """Every bundled test and control (an upper bound on what a bundle holds) at the first-run
+    profile's times, with the overheads docs/hardware-harness.md assumes, fits 8 minutes; and
+    run.py, given that deadline, keeps each control's full planned time (no scaling)."""
+    from checker.harness.bundle import estimate_seconds
+    from checker.harness.cli import load_tests
+    from checker.harness.devices import load_device
+    tests, _ = load_tests(None, controls=True)
+    n_controls = len(controls())
+    prof = PROFILES["first-run"]
+    total = estimate_seconds(len(tests), n_controls, "first-run", load_device("h100"))
+    assert len(tests) > 900 and total <= prof["deadline_s"] <= 8 * 60
+    sys.path.insert(0, str(RUNNER.parent))
+    try:
+        import bundle_run
+    finally:
+        sys.path.pop(0)
+    from checker.harness.bundle import PER_EXECUTABLE_S, PER_TEST_OVERHEAD_S
+    assert (bundle_run.STARTUP, bundle_run.OVERHEAD) == (PER_EXECUTABLE_S, PER_TEST_OVERHEAD_S)   # one assumption
+    entries = [{"binary": f"bin/p{k // 24:03d}", "time_s": prof["control_time_s"] if k < n_controls else prof["time_s"]}
+               for k in range(len(tests))]
+    times = bundle_run.times_for(entries, prof["deadline_s"] - bundle_run.STOP_MARGIN, bundle_run.STARTUP)
+    assert times[:n_controls] == [prof["control_time_s"]] * n_controls
+    assert prof["control_time_s"] >= 5.0        # ~10^8 instances for MP/SB at the launch rate assumed
+
+
+@needs_toolchain
+def test_run_py_refuses_a_gpu_of_another_architecture(h100, tmp_path):
+    import os
+    stub = tmp_path / "bin"
+    stub.mkdir()
+    (stub / "nvidia-smi").write_text("#!/bin/sh\necho 'NVIDIA B200, 10.0, 580.65.06'\n")
+    (stub / "nvidia-smi").chmod(0o755)
+    proc = subprocess.run([sys.executable, "-I", "-S", str(h100 / "run.py"), "--deadline", "60", "-o",
+                           str(tmp_path / "r")], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PATH": f"{stub}:{os.environ['PATH']}"})
+    assert proc.returncode == 2 and "built for sm_90a, but NVIDIA B200 is compute capability 10.0" in proc.stderr
+    assert "--device b200" in proc.stderr
+
+
+def _compilers_for(path: Path) -> list[int]:
+    """Processes whose command line names `path` (the pack's nvcc and its children)."""
+    out = []
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                cmd = (d / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            except OSError:
+                continue
+            if str(path) in cmd and "nvcc" in cmd:
+                out.append(int(d.name))
+    return out
+
+
+@needs_toolchain
+def test_an_interrupted_pack_leaves_no_compiler_running(tmp_path):
+    import signal
+    import time
+    out = tmp_path / "b"
+    proc = subprocess.Popen([sys.executable, "-m", "checker", "hw", "pack", "--device", "h100", "--no-controls",
+                             "--name", "CoRR+weak", "--name", "MP+rel.gpu+acq.gpu+sameCTA", "--chunk", "1",
+                             "--jobs", "1", "-o", str(out)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    for _ in range(1200):                        # until the first nvcc runs (a safety net, not a measure)
+        if _compilers_for(out) or proc.poll() is not None:
+            break
+        time.sleep(0.1)
+    assert proc.poll() is None, proc.stdout.read()
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=600) == 143
+    assert _compilers_for(out) == []
+    # the compile in progress was killed, not waited for (a chunk takes minutes), and none started after
+    assert not (out / "bin" / "p000").exists() and not (out / "bin" / "p001").exists()

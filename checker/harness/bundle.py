@@ -41,11 +41,27 @@ RUNNER = Path(__file__).resolve().parent / "bundle_run.py"
 
 # Run profiles: seconds per test and per positive control (the program stops at whichever of
 # time and max_iterations comes first). first-run: ~6 minutes for the whole suite on one H100/H200
-# (docs/hardware-harness.md#first-run has the arithmetic); full: the configuration's own budget.
+# (docs/hardware-harness.md#the-first-run-profile has the arithmetic); full: the configuration's own budget.
 PROFILES = {
-    "first-run": {"time_s": 0.35, "control_time_s": 5.0, "deadline_s": 480},
+    "first-run": {"time_s": 0.3, "control_time_s": 5.0, "deadline_s": 480},
     "full": {"time_s": None, "control_time_s": None, "deadline_s": None},
 }
+# What a test costs besides its own time, assumed for one H100/H200 (see the profile's docs above):
+# per test in a process (allocations, occupancy query, result block), and per executable (process
+# start and CUDA context creation).
+PER_TEST_OVERHEAD_S = 0.05
+PER_EXECUTABLE_S = 2.0
+
+
+def estimate_seconds(n_tests: int, n_controls: int, profile: str, config, chunk: int = CHUNK) -> float:
+    """The device time a bundle of `n_tests` tests (`n_controls` of them positive controls) takes
+    under `profile`, with the overheads assumed above."""
+    prof = PROFILES[profile]
+    per_test = prof["time_s"] or config.time_budget_s
+    per_control = prof["control_time_s"] or config.time_budget_s
+    executables = -(-n_tests // chunk)
+    return (n_controls * per_control + (n_tests - n_controls) * per_test + n_tests * PER_TEST_OVERHEAD_S
+            + executables * PER_EXECUTABLE_S)
 
 _ASYNC_OPS = {"cp", "cp.async", "mbarrier", "tensormap", "wgmma", "tcgen05"}
 
@@ -128,7 +144,37 @@ def _runtime_lib(tc: Toolchain) -> Path:
                        "wheels: pip install 'ptxmc[hw]' (nvidia-cuda-runtime)")
 
 
-def compile_multi(programs: list[Program], out: Path, work: Path, tc: Toolchain, timeout: float = 3600) -> str:
+class Children:
+    """The compiler processes a pack has running: killed when the pack is interrupted (a signal
+    reaches the main thread only, while the compiles wait in worker threads)."""
+
+    def __init__(self):
+        self.procs: set = set()
+        self.stopped = False
+
+    def run(self, cmd, timeout: float, cwd: Path) -> tuple[int, str]:
+        if self.stopped:
+            raise HarnessError("interrupted")
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=cwd)
+        self.procs.add(proc)
+        try:
+            out, _ = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.communicate()
+            raise HarnessError(f"nvcc did not finish within {timeout:.0f} s")
+        finally:
+            self.procs.discard(proc)
+        return proc.returncode, out
+
+    def kill_all(self) -> None:
+        self.stopped = True
+        for proc in list(self.procs):
+            proc.kill()
+
+
+def compile_multi(programs: list[Program], out: Path, work: Path, tc: Toolchain, timeout: float = 3600,
+                  children: Children | None = None) -> str:
     """Compile one multi-test executable with line info, linked against the shared runtime found
     through $ORIGIN/../lib; returns nvcc's warnings. HarnessError with nvcc's message."""
     nvcc = tc.require("nvcc")
@@ -144,14 +190,11 @@ def compile_multi(programs: list[Program], out: Path, work: Path, tc: Toolchain,
     # -compress-all: the device code compressed in the fatbinary (~25 KB per program instead of ~75)
     cmd = [nvcc, *NVCC_FLAGS, "-lineinfo", "-Xfatbin=-compress-all", f"-gencode=arch={virtual},code={target}", "-cudart", "shared",
            f"-L{link}", "-Xlinker", "-rpath,$ORIGIN/../lib", "-o", str(out.resolve()), str(src.resolve())]
-    try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=work)
-    except subprocess.TimeoutExpired:
-        raise HarnessError(f"nvcc did not finish within {timeout:.0f} s ({src})")
-    if proc.returncode != 0:
+    rc, log = (children or Children()).run(cmd, timeout, work)
+    if rc != 0:
         from .build import _errors
-        raise HarnessError(f"nvcc failed for {out.name} ({len(programs)} programs):\n{_errors(proc.stdout + proc.stderr)}")
-    return (proc.stdout + proc.stderr).strip()
+        raise HarnessError(f"nvcc failed for {out.name} ({len(programs)} programs):\n{_errors(log)}")
+    return log.strip()
 
 
 def executable_sass(exe: Path, work: Path, tc: Toolchain) -> str:
@@ -185,29 +228,16 @@ def pack(tests: list[LitmusTest], config, outdir: Path, profile: str = "first-ru
     from concurrent.futures import ThreadPoolExecutor
 
     from ..version import __version__
-    from .codegen import generate, unsupported
     from .sass import check_fences
     from .space import fingerprint
-    from .static_check import check_program
+    from .static_check import checked_programs
     if profile not in PROFILES:
         raise HarnessError(f"unknown profile '{profile}' (known: {', '.join(PROFILES)})")
     tc = find_toolchain()
     for tool in ("nvcc", "cuobjdump", "nvdisasm"):
         tc.require(tool)
     prof = PROFILES[profile]
-    skipped: list[tuple[str, str]] = []
-    progs: list[tuple[LitmusTest, Program]] = []
-    for t in ordered(tests):
-        why = unsupported(t, config, tc.version)
-        if why:
-            skipped.append((t.name, why))
-            continue
-        p = generate(t, config, tc.version)
-        problems = check_program(p)
-        if problems:
-            skipped.append((t.name, "static check: " + "; ".join(problems)))
-            continue
-        progs.append((t, p))
+    progs, skipped = checked_programs(ordered(tests), config, tc.version)
     names = [safe_name(t.name) for t, _ in progs]
     if len(set(names)) != len(names):
         raise HarnessError("two tests share a file name: rename one")
@@ -222,7 +252,7 @@ def pack(tests: list[LitmusTest], config, outdir: Path, profile: str = "first-ru
             n, items = n_items
             exe = outdir / "bin" / f"p{n:03d}"
             try:
-                compile_multi([p for _, p in items], exe, work, tc)
+                compile_multi([p for _, p in items], exe, work, tc, children=children)
                 disasm = executable_sass(exe, work, tc)
             except HarnessError as e:
                 return n, items, e
@@ -231,7 +261,9 @@ def pack(tests: list[LitmusTest], config, outdir: Path, profile: str = "first-ru
             return n, items, checks
 
         packed: list[Packed] = []
-        with ThreadPoolExecutor(max_workers=max(1, jobs)) as ex:
+        children = Children()
+        ex = ThreadPoolExecutor(max_workers=max(1, jobs))
+        try:
             for n, items, res in ex.map(one, enumerate(chunks)):
                 if isinstance(res, HarnessError):
                     skipped += [(t.name, f"build: {res}") for t, _ in items]
@@ -244,6 +276,11 @@ def pack(tests: list[LitmusTest], config, outdir: Path, profile: str = "first-ru
                     else:
                         packed.append(Packed(t, p, f"bin/p{n:03d}", k))
                 say(f"ok   bin/p{n:03d}: {len(items)} programs ({time.monotonic() - started:.0f} s)")
+        except BaseException:                 # a signal or an error: no compiler left running
+            children.kill_all()
+            ex.shutdown(wait=True, cancel_futures=True)
+            raise
+        ex.shutdown(wait=True)
         shutil.copy2(_runtime_lib(tc), outdir / "lib" / _runtime_lib(tc).name)
     shutil.copy2(RUNNER, outdir / "run.py")
     order = {t.name: k for k, (t, _) in enumerate(progs)}
@@ -278,8 +315,8 @@ On the GPU machine (Python 3.8+, the NVIDIA driver; nothing to install):
 
 Back on the CPU machine:
 
-    ptxmc hw compare results/histograms.jsonl --controls
-    ptxmc hw import results/histograms.jsonl -o results/litmus7.log
+    ptxmc hw compare results --controls       (the histograms, and what failed or did not fit)
+    ptxmc hw import results/histograms.jsonl --controls -o results/litmus7.log
 
 results/status.json says what ran, failed or did not fit; results/run.log is the run's log.
 """

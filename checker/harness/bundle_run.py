@@ -45,7 +45,7 @@ FORMAT, VERSION = "ptxmc-histogram", 1
 FAKE_DEVICE = "ptxmc fake device"
 MIN_TIME = 0.05          # seconds per test, at least
 OVERHEAD = 0.05          # per test inside a process (allocation, occupancy query, result block)
-STARTUP = 3.0            # first guess at starting an executable and its CUDA context (then measured)
+STARTUP = 2.0            # first guess at starting an executable and its CUDA context (then measured)
 CONTEXT_ALLOWANCE = 20.0  # extra time the first test of a process may take (context creation)
 STOP_MARGIN = 5.0        # stop this long before the deadline (or 5% of it, if less)
 MAX_FAILURES_IN_A_ROW = 8
@@ -297,6 +297,31 @@ class Runner:
             self.proc = None
 
 
+def gpu_problem(manifest):
+    """Why this machine's GPU cannot run the bundle (its executables are built for one architecture:
+    an sm_90a program does not load on a B200), or None; nvidia-smi absent: nothing to say."""
+    import shutil
+    smi = shutil.which("nvidia-smi")
+    if not smi:
+        return None
+    try:
+        out = subprocess.run([smi, "--query-gpu=name,compute_cap,driver_version", "--format=csv,noheader"],
+                             capture_output=True, text=True, timeout=60).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    rows = [[x.strip() for x in line.split(",")] for line in out.splitlines() if line.strip()]
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES", "0").split(",")[0].strip()
+    row = rows[int(visible)] if visible.isdigit() and int(visible) < len(rows) else (rows[0] if rows else None)
+    if row is None or len(row) < 2:
+        return None
+    want = manifest.get("target", "")
+    cc = row[1].replace(".", "")
+    if want.startswith("sm_") and cc.isdigit() and want[3:].rstrip("af") != cc:
+        return (f"this bundle is built for {want}, but {row[0]} is compute capability {row[1]}: pack one with "
+                f"`ptxmc hw pack --device {'h100' if cc.startswith('9') else 'b200' if cc == '100' else 'FILE.toml'}`")
+    return None
+
+
 def load_manifest():
     try:
         manifest = json.loads((HERE / "manifest.json").read_text(encoding="utf-8"))
@@ -344,6 +369,10 @@ def run(args):
     manifest = load_manifest()
     if args.fake_device is not None:
         fake_spec(args.fake_device)
+    else:
+        problem = gpu_problem(manifest)
+        if problem:
+            raise UsageError(problem)
     tests = manifest["tests"]
     if args.only:
         unknown = sorted(set(args.only) - {e["name"] for e in tests})

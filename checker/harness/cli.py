@@ -68,6 +68,8 @@ def add_hw_subcommands(subparsers) -> None:
                    help="simulate a GPU (plumbing tests; output labelled SIMULATED): '' or KIND:TEST,...")
     r.add_argument("--time", type=float, default=None, help="seconds per test (default: the device configuration's)")
     r.add_argument("--iterations", type=int, default=None, help="at most this many launches per test")
+    r.add_argument("--kill-after", type=float, default=20.0,
+                   help="kill a program still running this many seconds + 3x its time after it started (default 20)")
     r.add_argument("--model", default=None, help="model for the comparison (default ptx)")
     r.add_argument("--option", action="append", default=[], help="model option (repeatable)")
     r.set_defaults(func=cmd_run)
@@ -142,17 +144,9 @@ def _config(spec):
 
 
 def _programs(tests, config, cuda=None):
-    """(expressible programs, [(name, reason)]) — every test is accounted for. `cuda`: the
-    toolchain release to build with (PTX forms it cannot assemble are listed as not expressible)."""
-    from .codegen import generate, unsupported
-    progs, skipped = [], []
-    for t in tests:
-        why = unsupported(t, config, cuda)
-        if why:
-            skipped.append((t.name, why))
-        else:
-            progs.append((t, generate(t, config)))
-    return progs, skipped
+    """(programs, [(name, reason)]): checker.harness.static_check.checked_programs."""
+    from .static_check import checked_programs
+    return checked_programs(tests, config, cuda)
 
 
 def _report_skipped(skipped, errors, out) -> None:
@@ -179,7 +173,7 @@ def _check_numbers(args) -> None:
     import math
 
     from ..errors import CheckerError
-    for flag, v in (("--budget", args.budget), ("--time", args.time)):
+    for flag, v in (("--budget", args.budget), ("--time", args.time), ("--kill-after", args.kill_after)):
         if v is not None and not (math.isfinite(v) and v > 0):
             raise CheckerError(f"{flag} {v:g}: must be a positive number of seconds")
     if args.iterations is not None and args.iterations <= 0:
@@ -349,7 +343,8 @@ def cmd_run(args) -> int:
         model = _model_verdicts([t for t, _ in progs], args.model, args.option, say=print, hangs=hangs)
         backend = FakeBackend({n: list(v) for n, v in model.items()}, spec, hangs=dict(hangs))
     else:
-        backend = GpuBackend(Path(args.prebuilt) if args.prebuilt else None, args.sanitize, tc.version or "")
+        backend = GpuBackend(Path(args.prebuilt) if args.prebuilt else None, args.sanitize, tc.version or "",
+                             kill_after=args.kill_after)
     run = run_suite(progs, outdir, backend, devices, seed=args.seed, time_s=args.time, iterations=args.iterations,
                     budget_s=args.budget, resume=args.resume, nvcc=cuda or "")
     jsonl = outdir / "histograms.jsonl"
@@ -418,13 +413,34 @@ def _tests_by_name(paths, controls) -> dict:
     return {t.name: t for t in tests}
 
 
-def _load_any(files, tests) -> list:
-    """Histograms from ptxmc JSON/JSONL files and litmus7 logs (.log / 'Test ' first line)."""
+def _run_status(folder: Path) -> list[str]:
+    """What a bundle run's status.json says did not give a histogram: one line per test."""
+    import json
+    try:
+        status = json.loads((folder / "status.json").read_text(encoding="utf-8"))
+        lines = [f"failed on the device: {x['test']}: {x['why']}" for x in status.get("failed", [])]
+        lines += [f"not run: {x['test']}: {x['why']}" for x in status.get("not_run", [])]
+    except (OSError, ValueError, TypeError, KeyError, AttributeError) as e:
+        raise HarnessError(f"{folder / 'status.json'}: not a bundle run's status ({type(e).__name__}: {e})")
+    return [str(line) for line in lines]
+
+
+def _load_any(files, tests, incomplete: list | None = None) -> list:
+    """Histograms from ptxmc JSON/JSONL files, litmus7 logs (.log / 'Test ' first line) and the
+    results folders of a bundle's run.py (histograms.jsonl; what status.json says failed or was
+    not run is appended to `incomplete`)."""
     from . import histogram
     from .litmus7 import parse_log
     out = []
     for f in files:
         p = Path(f)
+        if p.is_dir():
+            if not (p / "histograms.jsonl").is_file():
+                raise HarnessError(f"{p}: a folder without histograms.jsonl (a bundle run's results folder?)")
+            out += histogram.load(p / "histograms.jsonl", allow_simulated=True)
+            if (p / "status.json").is_file() and incomplete is not None:
+                incomplete += _run_status(p)
+            continue
         head = ""
         try:
             with open(p, "rb") as fh:
@@ -469,7 +485,8 @@ def cmd_compare(args) -> int:
         from ..resources import resolve_model
         check_options(resolve_model(args.model), args.option)
     tests = _tests_by_name(args.tests, args.controls)
-    hists = _load_any(args.files, tests)
+    incomplete: list[str] = []
+    hists = _load_any(args.files, tests, incomplete)
     unknown = sorted({h.test for h in hists} - set(tests))
     if unknown:
         print(f"warning: no litmus test for {', '.join(unknown)}: compared without expectations or model",
@@ -482,4 +499,6 @@ def cmd_compare(args) -> int:
                     max_timeout_fraction=args.max_timeouts if args.max_timeouts is not None else MAX_TIMEOUT_FRACTION,
                     hangs=hangs)
     print(_expectations_only(unavailable) + render(comps))
-    return EXIT_FAIL if unavailable else exit_code(comps)
+    if incomplete:
+        print(f"Incomplete run: {len(incomplete)} test(s) gave no histogram\n" + "\n".join("    " + x for x in incomplete))
+    return EXIT_FAIL if unavailable or incomplete else exit_code(comps)

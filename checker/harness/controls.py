@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from ..ast import Expectation, LitmusTest, MemoryDecl, Position, Thread
 from ..front.conditions import parse_cond
-from ..front.ptx import parse as parse_instr
+from ..isa.syntax import parse as parse_instr
 
 CONTROL_MARK = "positive control"
 

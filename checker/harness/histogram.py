@@ -157,27 +157,16 @@ def parse_output(text: str, space: OutcomeSpace, target: str = "", config: dict 
     """Read the 'ptxmc-hw 1' block a generated program printed; HarnessError for a malformed or
     truncated block, or counts that do not add up to the instances the program says it ran.
     `extra`: further Histogram fields (fingerprint, nvcc, device_index, simulated)."""
+    from .bundle_run import parse_block           # the one reader of the block, the bundle's run.py's too
     lines = [l.strip() for l in text.splitlines() if l.strip()]
     if "ptxmc-hw 1" not in lines:
         errs = [l for l in lines if l.startswith("error")]
         raise HarnessError("the program printed no result block" + (f": {errs[0]}" if errs else ""))
-    meta: dict[str, str] = {}
-    counts = []
-    done = False
-    for l in lines[lines.index("ptxmc-hw 1") + 1:]:
-        key, _, rest = l.partition(" ")
-        if key == "end":
-            done = True
-            break
-        if key == "bucket":
-            parts = rest.split()
-            if len(parts) != 2 or not all(x.isdigit() for x in parts):
-                raise HarnessError(f"malformed result line {l!r} (expected 'bucket INDEX COUNT')")
-            counts.append((space.decode(int(parts[0])), int(parts[1])))
-        else:
-            meta[key] = rest
-    if not done:
-        raise HarnessError("the program's result block is truncated (no 'end' line)")
+    try:
+        meta, buckets = parse_block(lines[lines.index("ptxmc-hw 1"):])
+    except ValueError as e:
+        raise HarnessError(str(e).replace("the result block", "the program's result block"))
+    counts = [(space.decode(b), c) for b, c in buckets]
     try:
         h = make(meta.get("test", ""), space.names, counts, other=int(meta.get("other", 0)),
                  timeout=int(meta.get("timeout", 0)), epilogue=int(meta.get("epilogue", 0)),

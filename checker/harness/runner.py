@@ -46,6 +46,7 @@ class GpuBackend:
     sanitize: str | None = None          # 'racecheck' | 'synccheck': an extra pass under compute-sanitizer
     nvcc: str = ""
     simulated: bool = False
+    kill_after: float = 20.0             # a program still running this + 3x its time after its start is killed (B4)
 
     def prepare(self, program: Program, outdir: Path) -> Path:
         if self.prebuilt is None:
@@ -68,7 +69,7 @@ class GpuBackend:
         env = dict(os.environ)
         if device:
             env["CUDA_VISIBLE_DEVICES"] = device
-        limit = 60 + 3 * budget
+        limit = self.kill_after + 3 * budget
         try:
             proc = subprocess.run(cmd, capture_output=True, text=True, timeout=limit, env=env)
         except subprocess.TimeoutExpired:

@@ -449,6 +449,27 @@ def prefetch_problems(program: Program) -> list[str]:
     return []
 
 
+def checked_programs(tests, config, cuda: str | None = None):
+    """(programs that pass every check, [(test name, reason)] for the others): every test is
+    accounted for, as not expressible (checker.harness.codegen.unsupported) or refused by the
+    static check. `cuda`: the toolchain release (forms it cannot assemble are not expressible).
+    Every command that builds or runs programs takes them from here."""
+    from .codegen import generate, unsupported
+    progs, skipped = [], []
+    for t in tests:
+        why = unsupported(t, config, cuda)
+        if why:
+            skipped.append((t.name, why))
+            continue
+        p = generate(t, config, cuda)
+        problems = check_program(p)
+        if problems:
+            skipped.append((t.name, "refused by the static check: " + "; ".join(problems)))
+        else:
+            progs.append((t, p))
+    return progs, skipped
+
+
 def check_program(program: Program) -> list[str]:
     """Every problem the static checks find in `program` (empty: it passes)."""
     return [f"{program.test}: {p}" for p in wait_problems(program) + alignment_problems(program)

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from ..ast import Addr, Imm, Instr, Name, Quals, Vec
 from ..model.builder import AddressValue, Builder, ThreadCtx, Unmodelled
-from ..model.values import ReadVal, binop, signed, wrap
-from . import generations, hints
+from ..model.values import Const, Ite, ReadVal, binop, signed, wrap
+from . import barriers, hints
 from .common import access_tags, atom_value, restrict, strength_tags
 from .table import (ATOM_OPS, ATOM_TYPES, FLOAT_TYPES, INT_TYPES, LDST_TYPES, SCOPE_TAG, SCOPES, SIGNED_TYPES,
                     SPACES, TYPE_BITS, Family, Group, Slot, drop, sig, swap_qualifier)
@@ -233,11 +233,11 @@ def lower_membar(b: Builder, ctx: ThreadCtx, i: Instr) -> None:
 
 def lower_bar(b: Builder, ctx: ThreadCtx, i: Instr) -> None:
     """A use of a CTA barrier: a B event (BAR_SYNC / BAR_ARRIVE / BAR_RED), joined with the other
-    threads' uses of its generation once every thread is lowered (checker.isa.generations)."""
+    threads' uses of its generation once every thread is lowered (checker.isa.barriers)."""
     kind = i.quals["mode"]
     if kind == "red":
         b.set_reg(ctx, i.operands[0], Unmodelled("the result of bar.red, which is not modelled"))
-    generations.record(b, ctx, b.new_event(ctx, "B", {"BAR_" + kind.upper()}))
+    barriers.record(b, ctx, b.new_event(ctx, "B", {"BAR_" + kind.upper()}))
 
 
 def lower_bar_warp(b: Builder, ctx: ThreadCtx, i: Instr) -> None:
@@ -249,7 +249,7 @@ def lower_bar_warp(b: Builder, ctx: ThreadCtx, i: Instr) -> None:
     lane = lanes.index(ctx.thread.name)
     if not mask >> lane & 1:
         raise ctx.error(f"bar.warp.sync: this thread (lane {lane}) is not in the mask {mask:#x}")
-    generations.record(b, ctx, b.new_event(ctx, "B", {"BAR_WARP"}))
+    barriers.record(b, ctx, b.new_event(ctx, "B", {"BAR_WARP"}))
 
 
 def lower_alu(b: Builder, ctx: ThreadCtx, i: Instr) -> None:
@@ -274,6 +274,24 @@ def lower_alu(b: Builder, ctx: ThreadCtx, i: Instr) -> None:
         v = binop(i.op, vals[0], vals[1])
         v = v if bits is None else wrap(v, bits)
     b.set_reg(ctx, dst, v, bits, fmt)
+
+
+def lower_selp(b: Builder, ctx: ThreadCtx, i: Instr) -> None:
+    """selp.type d, a, b, c: d is a when predicate c is true, else b (a bit pattern of the type)."""
+    dst, x, y, c = i.operands
+    bits, _, fmt = value_type(i.quals["type"])
+    a, v, cond = b.value(ctx, x, bits, fmt), b.value(ctx, y, bits, fmt), b.value(ctx, c, 1)
+    out = Ite("!=", cond, Const(0), a, v)
+    if isinstance(cond, Const):
+        out = a if cond.value != 0 else v
+    b.set_reg(ctx, dst, out, bits, fmt)
+
+
+def lower_not(b: Builder, ctx: ThreadCtx, i: Instr) -> None:
+    """not.type d, a: the bitwise complement in the type's width (.pred: 1 - a)."""
+    dst, x = i.operands
+    bits, _, _ = value_type(i.quals["type"])
+    b.set_reg(ctx, dst, binop("xor", b.value(ctx, x, bits), Const((1 << bits) - 1), bits), bits)
 
 
 def weaken_fence(i: Instr, fresh=None):
@@ -353,4 +371,8 @@ FAMILIES = (
     *(Family(op, groups=(Group("type", ("pred", "b16", "b32", "b64")),), operands=sig("d:reg, a:val, b:val"),
              lower=lower_alu)
       for op in ("and", "or", "xor")),
+    Family("not", groups=(Group("type", ("pred", "b16", "b32", "b64"), required=True),), operands=sig("d:reg, a:val"),
+           lower=lower_not),
+    Family("selp", groups=(Group("type", ("b16", "b32", "b64") + INT_TYPES + ("f32", "f64"), required=True),),
+           operands=sig("d:reg, a:val, b:val, c:val", c="the predicate that selects a"), lower=lower_selp),
 )
