@@ -441,14 +441,14 @@ def test_the_events_limit_is_checked_while_lowering(tmp_path):
 
     [t] = load_text(_grid(32, 64))
     start = time.perf_counter()
-    with pytest.raises(LimitExceeded, match=r"too large: more than 128 events \(limit 128; raise it with "
+    with pytest.raises(LimitExceeded, match=r"too large: more than 192 events \(limit 192; raise it with "
                                             r"--limit events=N\)"):
         lower(t)
     assert time.perf_counter() - start < 2.0
     f = tmp_path / "big.yaml"
     f.write_text(_grid(32, 64))
     code, out, _ = ptxmc("run", f, "--jobs", "0", "--timeout", "1")
-    assert code == 1 and "too large: more than 128 events" in out and "timeout" not in out
+    assert code == 1 and "too large: more than 192 events" in out and "timeout" not in out
     with limits.use(limits.DEFAULT):
         pass
 
