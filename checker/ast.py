@@ -304,12 +304,12 @@ class LitmusTest:
     unroll: int | None = None                       # loop bound of this test (`unroll:`; None: the default)
     expect_hang: bool | None = None                 # `expect: {hang: allowed}` (True) / `forbidden` (False)
     # the generation of each barrier operation, (thread, index in its code, generation), where the
-    # test's barriers can meet in several ways (chosen by checker.verdict.paths; checker.isa.generations)
+    # test's barriers can meet in several ways (each way a variant: checker.unfold.variants; checker.isa.barriers)
     barrier_generations: tuple[tuple[str, int, int], ...] | None = None
 
     @property
     def branches(self) -> bool:
-        """Does any thread have control flow (checker.model.paths splits such a test)?"""
+        """Does any thread have control flow (checker.unfold.paths splits such a test)?"""
         return any(t.branches for t in self.threads)
 
     def mem(self, name: str) -> MemoryDecl | None:

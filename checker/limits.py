@@ -26,13 +26,13 @@ raises it, and the batch goes on.
     outcomes                  4096     distinct outcomes enumerated per test             checker.engines.smt,
                                                                                          checker.engines.brute
     candidates              50_000     candidate executions of the brute-force engine    checker.engines.brute
-    unroll                       2     times a loop body runs on one control path (a    checker.front.paths
+    unroll                       2     times a loop body runs on one control path (a    checker.unfold.paths
                                        test's `unroll:` key takes precedence)
-    paths                      256     control paths of one thread, and combinations of  checker.front.paths,
-                                       the threads' paths judged for one test            checker.verdict.paths
+    paths                      256     control paths of one thread, and combinations of  checker.unfold.paths,
+                                       the threads' paths judged for one test            checker.unfold.variants
 
 Fixed, not configurable: integers (literals, YAML values, computed register values) stay in the
-64-bit range -2**63 .. 2**64-1 (checker.front.ptx, checker.front.yamlsafe, checker.model.values), and a stuck or
+64-bit range -2**63 .. 2**64-1 (checker.isa.syntax, checker.front.yamlsafe, checker.model.values), and a stuck or
 crashed worker is stopped at `hard_timeout()` (checker.pool).
 
 The command line overrides them with `--timeout S`, `--rlimit N` and `--limit NAME=VALUE`; the

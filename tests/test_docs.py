@@ -24,7 +24,7 @@ import pytest
 # The checker internals this test uses, in one place (re-point them here when modules move).
 from checker.cat.interp import load_model
 from checker.errors import LitmusError
-from checker.front import ptx as _ptx
+from checker.isa import syntax as _ptx
 from checker.front.litmus import load_text
 from checker.isa import registry
 from checker.verdict.check import check_test

@@ -18,6 +18,7 @@ ROOT = Path(__file__).resolve().parent.parent
 KERNELS = ROOT / "examples" / "kernels"
 TMA = KERNELS / "cuda" / "tma_ws_pipeline.sm90a.ptx"
 CLUSTER = KERNELS / "cuda" / "cluster_dsmem.sm90a.ptx"
+GLUON = KERNELS / "triton" / "gluon_ws_matmul.sm90a.ptx"
 
 
 def test_module_reads_a_whole_ptx_file():
@@ -85,7 +86,12 @@ def test_unknown_kernel_lists_the_kernels(capsys):
 def test_roles_objects_and_scaled_counts(tmp_path):
     [x] = extract_file(str(TMA), out_dir=str(tmp_path))
     sk = x.skeleton
-    assert [(r.name, r.size) for r in sk.roles] == [("t0", 1), ("w0_3_127t", 127), ("w4_7", 128)]
+    # thread 0 (init + producer) and the other 127 threads of warps 0-3 (their bar.sync) are one
+    # role: the bar.sync is performed by all 128, the producer's operations by one thread
+    assert [(r.name, r.size) for r in sk.roles] == [("w0_3", 128), ("w4_7", 128)]
+    producer = sk.roles[0]
+    assert [n for e, n in zip(producer.trace.events, producer.mult) if e.kind == "barrier"] == [128]
+    assert {n for e, n in zip(producer.trace.events, producer.mult) if e.kind == "mb_arrive"} == {1}
     assert sk.iterations == 3                      # 2 stages + 1: the ring wraps
     text = Path(x.path).read_text()
     # the consumer warpgroup's 128 arrivals are one litmus arrival: mbarrier count 128 -> 1
@@ -102,6 +108,35 @@ def test_roles_objects_and_scaled_counts(tmp_path):
     body = [l for l in text.splitlines() if l.startswith("        ")]
     assert body and all(re.search(r"// L\d+: ", l) for l in body)
     assert sk.checks == ["w4_7:r1!=1", "w4_7:r3!=2", "w4_7:r5!=3"]
+
+
+def test_gluon_warp_specialize_state_machine(tmp_path):
+    """The worker warps of Gluon's warp_specialize read their partition from a state word the
+    default partition stores before `barrier.sync 1`: warp 6 loads, warps 4, 5, 7 idle."""
+    [x] = extract_file(str(GLUON), out_dir=str(tmp_path))
+    sk = x.skeleton
+    assert [(r.name, r.size) for r in sk.roles] == [("w0_3", 128), ("w4_7_96t", 96), ("w6", 32)]
+    loader = sk.roles[2]
+    assert sum(e.kind == "tma_load" for e in loader.trace.events) == 6          # 2 tiles x 3 iterations
+    assert {w for _, w in loader.trace.maxnreg} >= {"setmaxnreg.dec.sync.aligned.u32 24"}
+    consumer = sk.roles[0]
+    mma = [ln.text for ln in consumer.lines if ln.kind == "wgmma_mma"]
+    # descriptors decoded back to the stage's tiles; 4 k-steps of one stage are one wgmma
+    assert [m.split("{d0}, ")[1].split(", pz")[0] for m in mma] == [
+        "[global_smem0], [global_smem2]", "[global_smem1], [global_smem3]", "[global_smem0], [global_smem2]"]
+    assert "mbarrier.arrive.expect_tx.shared::cta.b64 _, [global_smem_mb0], 32" in Path(x.path).read_text()
+    assert sk.checks == ["gout1!=119"]                # the TMA store must carry the epilogue's data
+
+
+def test_gluon_mutants(tmp_path):
+    [x] = extract_file(str(GLUON), out_dir=str(tmp_path))
+    ms = {m.name: m for m in mutants(x.skeleton)}
+    x.mutants = [ms["w0_3-L247-29-no-proxy-fence"], ms["w0_3-L148-7-flip-parity"]]
+    Path(x.path).write_text(yaml_text(x.skeleton, x.mutants))
+    rep = x.check(jobs=0)
+    assert rep.ok, rep.text
+    assert rep.mutants_caught == ["w0_3-L247-29-no-proxy-fence", "w0_3-L148-7-flip-parity"]
+    assert "PTX lines L237, L254" in rep.text      # the stmatrix and the TMA store that race
 
 
 def test_as_compiled_pipeline_passes(tmp_path):
@@ -132,12 +167,13 @@ def test_cluster_kernel_and_its_release(tmp_path):
     assert sk.cluster == 2 and {r.rank for r in sk.roles} == {0, 1}
     text = Path(x.path).read_text()
     assert "ld.shared::cluster.b32 r0, [word0_c1]" in text      # mapa's register rank evaluated
-    only = [m for m in x.mutants if m.name == "t0_c0-L40-1-relaxed-arrive"]
+    assert [(r.name, r.size) for r in sk.roles] == [("w0_1_c0", 64), ("w0_1_c1", 64)]
+    only = [m for m in x.mutants if m.name == "w0_1_c0-L40-1-relaxed-arrive"]
     x.mutants = only
     Path(x.path).write_text(yaml_text(sk, only))
     rep = x.check(jobs=0)
     assert rep.ok, rep.text
-    assert rep.mutants_caught == ["t0_c0-L40-1-relaxed-arrive"]
+    assert rep.mutants_caught == ["w0_1_c0-L40-1-relaxed-arrive"]
 
 
 def test_cli_writes_and_checks(tmp_path, capsys):

@@ -83,6 +83,7 @@ def test_a_ptx_block_is_edited_in_place(tmp_path, capsys):
     assert main(["fix", str(f), "--apply", "--in-place"]) == 0
     out = capsys.readouterr().out
     assert "matrix" not in out and "standalone" not in out and "re-check of the patched file: pass" in out
+    assert "strengthen to mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%r3]  (P0, line 18" in out
     assert _changed(PTX_BLOCK, f.read_text()) == [
         ("      mbarrier.arrive.relaxed.cluster.shared::cluster.b64 _, [%r3];\n",
          "      mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%r3];\n")]
@@ -319,3 +320,43 @@ def test_no_traceback_when_z3_was_interrupted(tmp_path):
                        cwd=Path(__file__).resolve().parents[1])
     assert r.returncode == 0 and "Repair 1" in r.stdout
     assert "Exception ignored" not in r.stderr and "Traceback" not in r.stderr
+
+
+def test_a_dropped_repair_says_why_its_file_does_not_load(tmp_path, monkeypatch, ptx_model):
+    # D22: "the patched file does not load: ; st.release...; ; " named neither the error nor the
+    # removed instructions. A patch that breaks the file (made here by hand) is dropped with both.
+    from checker.repair import yamlpatch
+    from checker.repair.prune import prune
+    from checker.repair.target import from_test
+
+    f = _write(tmp_path, "pr.yaml", PRUNE)
+    (t,) = load_text(PRUNE, str(f))
+    r = prune(t, from_test(t), ptx_model, max_repairs=1)
+    monkeypatch.setattr(output, "patch", lambda original, *a, **k: yamlpatch.Patched(
+        original.replace("threads:", "threads: [", 1), False, t.name))
+    (sh,) = output.verify(r, PRUNE, ptx_model)
+    assert sh.recheck.startswith(f"fail: the patched file does not load: {f}:5: ") and "YAML syntax" in sh.recheck
+    text = output.text(r, [sh])
+    assert "remove fence.sc.sys" in text and "; ; " not in text
+
+
+def test_flow_lists_and_shared_lines_are_edited_where_they_stand(tmp_path, capsys):
+    # a flow list's item is removed or inserted as an item of its own; a statement that shares its
+    # line goes with its `;` (was: the first item of the line taken for the instruction's)
+    text = PRUNE.replace("    code:\n      - ld.acquire.sys.global r0, [flag]\n      - fence.sc.sys\n"
+                         "      - ld.weak.global r1, [x]\n",
+                         "    code: ['ld.acquire.sys.global r0, [flag]', 'fence.sc.sys', 'ld.weak.global r1, [x]']\n") \
+        .replace("      - st.weak.global [x], 1\n      - fence.sc.sys\n",
+                 "      - st.weak.global [x], 1; fence.sc.sys\n")
+    f = _write(tmp_path, "flow.yaml", text)
+    assert main(["fix", str(f), "--prune", "--apply", "--in-place"]) == 0
+    new = f.read_text()
+    assert "    code: ['ld.acquire.gpu.global r0, [flag]', 'ld.weak.global r1, [x]']\n" in new
+    assert "      - st.weak.global [x], 1\n      - st.release.gpu.global [flag], 1\n" in new
+    sb = SB.replace("    code:\n      - st.relaxed.gpu.global [x], 1\n      - ld.relaxed.gpu.global r0, [y]\n",
+                    "    code: ['st.relaxed.gpu.global [x], 1', 'ld.relaxed.gpu.global r0, [y]']\n")
+    g = _write(tmp_path, "sb.yaml", sb)
+    assert main(["fix", str(g), "--apply", "--in-place"]) == 0
+    assert "    code: ['st.relaxed.gpu.global [x], 1', 'fence.sc.gpu', 'ld.relaxed.gpu.global r0, [y]']\n" \
+        in g.read_text()
+    capsys.readouterr()

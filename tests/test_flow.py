@@ -8,7 +8,7 @@ import pytest
 
 from checker.errors import LitmusError
 from checker.front.litmus import load_text
-from checker.front.paths import split
+from checker.unfold.paths import split
 from checker.resources import resolve_model
 from checker.verdict.check import check_test
 from checker.verdict.paths import FlowCheck, explain_flow

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from checker.front import ptx
+from checker.isa import syntax as ptx
 from checker.isa import hints, registry
 from checker.isa.table import Family, Group
 from checker.front import yamlsafe
@@ -672,8 +672,8 @@ def _bar_test(counts: list[str]) -> str:
     ([", 3", ", 3"], "barrier 1 generation 1 never completes: it needs 3 threads' arrivals, 2 arrive (P0+P1; "
                      "counts are in PTX threads, and each litmus thread stands for 1: threads_per_litmus_thread: 1, "
                      "the default); P0 (line 6) and P1 (line 11) wait forever"),
-    ([", 2"] * 4, "which arrivals complete each barrier generation is decided at run time (3 ways): `ptxmc run` "
-                  "and `ptxmc check` judge each way; this command does not"),
+    ([", 2"] * 4, "which arrivals complete each barrier generation is decided at run time (3 ways): each way is "
+                  "one straight-line variant of the test (checker.unfold.variants), not one test to lower"),
 ])
 def test_barrier_lowering_needs_one_way_that_completes(counts, message):
     """Building one event structure needs the barriers to meet in exactly one way that completes;

@@ -1,4 +1,4 @@
-"""Barrier generations decided at run time (checker/isa/generations.py, docs/model.md#a19): the
+"""Barrier generations decided at run time (checker/isa/barriers.py, docs/model.md#a19): the
 schedules of a test's barrier operations, and the verdicts judged schedule by schedule, with both
 engines agreeing."""
 from __future__ import annotations
@@ -8,7 +8,7 @@ import pytest
 from checker.cli import main
 from checker.errors import LitmusError
 from checker.front.litmus import load_paths, load_text
-from checker.isa import generations
+from checker.isa import barriers as generations
 from checker.isa.registry import lower
 from checker.resources import resolve_model
 from checker.verdict.check import by_paths, check_test

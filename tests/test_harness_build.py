@@ -154,8 +154,8 @@ FEATURES = [
 ]
 
 
-def _check(test, outdir, kind="cubin"):
-    prog = generate(test)
+def _check(test, outdir, kind="cubin", config=None):
+    prog = generate(test, config)
     res = build(prog, outdir, kind)
     checks = check_fences(test, prog, disassemble(res.output)) if kind == "cubin" else []
     return prog, res, checks
@@ -177,7 +177,8 @@ def test_fence_table_matches_real_sass_on_both_targets(tmp_path):
     for target in ("sm_90a", "sm_100a"):
         t = build_test(fences.name, {"P0": ("gpu0.cta0", [i.text for i in fences.threads[0].code])},
                        memory={"s": S}, allowed=["P0:r0=1"], arch=target)
-        prog, _, checks = _check(t, tmp_path / target)
+        from checker.harness.devices import load_device
+        prog, _, checks = _check(t, tmp_path / target, config=load_device().replace(target=target))
         assert prog.target == target
         assert all(c.ok for c in checks), "\n".join(map(str, checks))
         checks = [c for c in checks if c.kind == "fence"]
@@ -232,7 +233,8 @@ def test_mbarrier_init_on_sm_100a_is_a_store(tmp_path):
     mb = next(t for t in FEATURES if t.name == "F+mbarrier-init")
     t = build_test(mb.name, {th.name: (f"gpu0.cta0.warp{th.position.warp}", [i.text for i in th.code]) for th in mb.threads},
                    memory={"mb": S, "s": S}, forbidden=["P1:r0=0"], arch="sm_100a")
-    prog, _, checks = _check(t, tmp_path)
+    from checker.harness.devices import load_device
+    prog, _, checks = _check(t, tmp_path, config=load_device("b200"))
     (init,) = [c for c in checks if c.text.startswith("mbarrier.init")]
     assert prog.target == "sm_100a" and init.ok, str(init)
 

@@ -142,7 +142,7 @@ def test_clusters_awaits_and_remote_shared_memory():
     assert "__cluster_dims__(2, 1, 1)" in src
     assert "to_cluster((smem + (0 * PER_WARP + slot) * SLOT_WORDS), 1u)" in src   # owner has rank 1
     assert re.search(r"for \(unsigned n_ = 0;; n_\+\+\) \{   // await r0 == 1", src)
-    assert "if (n_ >= SPIN_CAP) { timed_out = 1; break; }" in src
+    assert "if (spin_give_up(n_, since_)) { timed_out = 1; break; }" in src   # polls and %globaltimer (B4)
     assert "barrier.cluster.arrive.release; barrier.cluster.wait.acquire;" in src
 
 
@@ -208,7 +208,8 @@ def test_tensor_maps_per_instance_with_buffer_addresses():
     assert '[%0], %1;" :  : "l"((A_tmap_global + p.zero[1])), "l"(B_tmap_1)' in lines[1]
     assert re.search(r"\[%\d, \{%\d\}\]", lines[6])                          # [map, {coord}]
     # the initial map is acquired by the harness before the test starts
-    assert 'fence.proxy.tensormap::generic.acquire.gpu [%0], 128; prefetch.tensormap [%0];" :: "l"(A_tmap_generic)' in src
+    # P1 acquires the map itself: the harness acquires the initial map without a prefetch (A2)
+    assert 'fence.proxy.tensormap::generic.acquire.gpu [%0], 128;" :: "l"(A_tmap_generic)' in src
     # nobody initialises mb: the harness does, expecting the copy's 16 bytes
     assert "shared_expect[SH_CELLS + 1] = {0, 0, 0, 16, 0}" in src      # (slot mb, role CTA 1)
     assert "cuTensorMapEncodeTiled" in src
@@ -243,7 +244,8 @@ def test_targets():
     tc = build_test("tc", {"P0": ("gpu0.cta0", ["tcgen05.fence::before_thread_sync"])})
     assert target_for(tc) == "sm_100a"
     arch = build_test("a", {"P0": ("gpu0.cta0", ["st.global [x], 1"])}, arch="sm_100a")
-    assert generate(arch).target == "sm_100a"
+    assert generate(arch, cfg).target == "sm_100a"
+    assert "needs sm_100a, but the device configuration 'default' targets sm_90a" in unsupported(arch)   # B3
     for given, want in (("sm_90", "sm_90a"), ("sm_80", "sm_90a"), ("sm_100", "sm_100a")):
         t = build_test("a", {"P0": ("gpu0.cta0", ["st.global [x], 1"])}, arch=given)
         assert target_for(t) == want           # arch: is a minimum; 'a' variants from sm_90 on

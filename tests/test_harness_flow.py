@@ -46,7 +46,7 @@ def test_a_spin_loop_becomes_a_bounded_goto_and_a_hang_is_its_own_outcome():
     src = generate(POLL).source
     p1 = _case(src, 1)
     assert "L1_SPIN: ;" in p1
-    assert re.search(r"if \(R_p\) \{ if \(\+\+spins_ > SPIN_CAP\) \{ hung_ = 1; goto END_1; \} goto L1_SPIN; \}", p1)
+    assert re.search(r"if \(R_p\) \{ if \(spin_give_up\(\+\+spins_, spin0_\)\) \{ hung_ = 1; goto END_1; \} goto L1_SPIN; \}", p1)
     assert p1.index("L1_SPIN: ;") < p1.index("goto L1_SPIN;") < p1.index("END_1: ;")
     assert "setp.ne.s32 P, %1, %2; selp.u32 %0, 1, 0, P;" in p1
     assert "if (hung_) atomicOr(&p.status[inst], 8u);" in p1
@@ -215,7 +215,7 @@ def test_every_model_allowed_outcome_of_the_liveness_suite_has_a_bucket():
 
 def test_static_check_catches_an_unbounded_spin_and_a_barrier_after_a_loop():
     prog = generate(POLL)
-    bad = prog.source.replace("if (++spins_ > SPIN_CAP) { hung_ = 1; goto END_1; } goto L1_SPIN;", "goto L1_SPIN;")
+    bad = prog.source.replace("if (spin_give_up(++spins_, spin0_)) { hung_ = 1; goto END_1; } goto L1_SPIN;", "goto L1_SPIN;")
     probs = spin_problems(Program(prog.test, bad, prog.target, prog.space, prog.layout, prog.config, prog.notes))
     assert any("the backward goto L1_SPIN is not bounded by SPIN_CAP" in p for p in probs)
     line = '            asm volatile("bar.sync 1, 64;" :  :  : "memory");  // @ptxmc P1:9 bar.sync 1\n'

@@ -13,8 +13,11 @@ from checker import LITMUS_DIR
 from checker.errors import LitmusError
 from checker.front.litmus import load_paths, load_text
 from checker.harness.codegen import generate, unsupported
+from checker.harness.devices import load_device
 from checker.harness.static_check import check_program
 from checker.harness.toolchain import missing_reason
+
+B200 = load_device("b200")      # tcgen05 programs are sm_100a: only a b200 configuration builds them (B3)
 
 
 def _tc():
@@ -29,17 +32,17 @@ def _table(src: str, name: str) -> list[int]:
 
 def test_tensor_memory_tests_without_descriptors_are_generated():
     tests = _tc()
-    done = [n for n, t in tests.items() if unsupported(t) is None]
+    done = [n for n, t in tests.items() if unsupported(t, B200) is None]
     assert len(done) >= 14
     assert {"P19-waitst-fixed", "I16b-st-wait-ld+wait-st", "TC-commit-fence+st+explicit-before"} <= set(done)
     for n in done:
-        prog = generate(tests[n])
+        prog = generate(tests[n], B200)
         assert prog.target == "sm_100a" and check_program(prog) == [], n
 
 
 def test_allocation_placement_and_collective_accesses():
     t = _tc()["P19-waitst-fixed"]        # P0 at warp 0 stores tD, P1 at warp 1 loads it
-    src = generate(t).source
+    src = generate(t, B200).source
     assert "#define N_TMEM 1" in src and "#define WARPGROUPS 1" in src and "#define PER_WARP 1" in src
     # test warp 1 runs at hardware warp 4: the same Tensor Memory lane quarter as warp 0
     assert _table(src, "k_table") == [32, 0, 0, 0, 32]
@@ -69,7 +72,7 @@ threads:
     code: ["tcgen05.ld.sync.aligned.32x32b.x1.b32 {r0}, [tD]", "tcgen05.wait::ld.sync.aligned"]
 expect: {allowed: ['P0:r0=7']}
 """)
-    prog = generate(t)
+    prog = generate(t, B200)
     assert _table(prog.source, "tmem_init")[0] == 7 and prog.space.domains == ((7,),)
 
 
@@ -90,13 +93,13 @@ threads:
   P0: {{at: gpu0.cta0, code: [{code}]}}
 {extra}""")
     assert not isinstance(t, LitmusError), t
-    assert reason in (unsupported(t) or "")
+    assert reason in (unsupported(t, B200) or "")
 
 
 def test_mma_and_observed_cells_are_refused():
     tests = _tc()
-    assert "tcgen05.mma needs sm_100a instruction and matrix descriptors" in unsupported(tests["P4-writerfence-fixed"])
-    assert "its final value is not read back" in unsupported(tests["I16-ld-registers+no-wait"])
+    assert "tcgen05.mma needs sm_100a instruction and matrix descriptors" in unsupported(tests["P4-writerfence-fixed"], B200)
+    assert "its final value is not read back" in unsupported(tests["I16-ld-registers+no-wait"], B200)
 
 
 needs_sass = pytest.mark.skipif(missing_reason("nvcc", "nvdisasm") is not None,
@@ -110,10 +113,10 @@ def test_tensor_memory_programs_compile_for_sm_100a_and_keep_their_accesses(tmp_
     tests = _tc()
     for name in ("P19-waitst-fixed", "I16b-st-wait-ld+wait-st"):
         t = tests[name]
-        prog = generate(t)
+        prog = generate(t, B200)
         res = build(prog, tmp_path / name, "cubin")
         checks = check_fences(t, prog, disassemble(res.output))
         kinds = {c.expected for c in checks}
         assert {"LDTM", "STTM"} <= kinds and all(c.ok for c in checks), "\n".join(map(str, checks))
-    exe = build(generate(tests["TC-commit-fence+st+explicit-before"]), tmp_path / "exe", "exe")
+    exe = build(generate(tests["TC-commit-fence+st+explicit-before"], B200), tmp_path / "exe", "exe")
     assert exe.output.stat().st_size > 0

@@ -107,3 +107,49 @@ def test_the_registry_is_the_only_place_that_lists_the_families():
     listing = sorted(m for m, deps in GRAPH.items()
                      if {"checker.isa.core", "checker.isa.tcgen05"} <= deps)
     assert listing == ["checker.isa.registry"]
+
+
+# The floors of the package, bottom to top (README "Layout"): a module imports only from its own
+# package or from a lower floor, so data flows one way (text -> LitmusTest -> variants ->
+# EventStructure -> cat -> engine -> Result -> output) and nothing runs back up.
+FLOORS = (
+    ("errors", "textsafe", "signals", "watchdog", "version"),
+    ("ast", "limits", "outsafe", "pool"),
+    ("model", "cat"),
+    ("isa", "engines", "resources"),
+    ("unfold", "executors", "cliargs"),
+    ("front", "results"),
+    ("verdict", "resume"),
+    ("batch", "gen", "harness", "convert"),
+    ("repair", "compare", "api"),
+    ("report", "audit", "extract", "checker"),
+    ("cli",),
+    ("__main__",),
+)
+
+
+def _package(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "checker"
+
+
+def _floor_of() -> dict[str, int]:
+    return {p: k for k, floor in enumerate(FLOORS) for p in floor}
+
+
+def test_every_package_has_a_floor():
+    floor = _floor_of()
+    assert sorted({_package(m) for m in MODULES} - set(floor)) == []
+
+
+def test_no_import_runs_from_a_lower_floor_to_a_higher_one():
+    floor = _floor_of()
+    up = sorted(f"{m} -> {d}" for m, deps in GRAPH.items() for d in deps
+                if _package(m) != _package(d) and floor[_package(d)] >= floor[_package(m)])
+    assert up == []
+
+
+def test_unfold_knows_nothing_of_verdicts_engines_or_the_front_end():
+    bad = sorted(f"{m} -> {d}" for m, deps in GRAPH.items() if _package(m) == "unfold"
+                 for d in deps if _package(d) in ("verdict", "engines", "front", "results"))
+    assert bad == []

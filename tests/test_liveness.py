@@ -47,3 +47,119 @@ def test_a_guard_decided_by_a_constant_supplies_no_undefined_behaviour(engine, v
     r = check_test(one(DEAD_ARRIVE.format(value=value, ub=ub, p=int(value == 0))), MODEL, engine=engine)
     assert r.status == "pass", r.message
     assert bool(r.undefined) == (value == 0)
+
+
+# -- loops of any shape (issue 34) ---------------------------------------------------------------
+
+def _loop(code: list[str]):
+    from checker.unfold import loops
+    t = one("name: l\nsource: t\nthreads:\n  P0:\n    at: gpu0.cta0\n    code:\n" +
+            "".join(f"      - {c!r}\n" for c in code) + "expect:\n  hang: forbidden\n").threads[0]
+    labels = dict(t.labels)
+    back = max(k for k, i in enumerate(t.code) if i.op == "bra" and labels[i.operands[0].name] <= k)
+    return loops.classify(t.code, labels, labels[t.code[back].operands[0].name], back)
+
+
+ROTATED = ["HEAD:", "ld.relaxed.gpu.global.u32 r0, [flag]", "setp.eq.s32 p, r0, 1", "@p bra EXIT", "bra HEAD", "EXIT:"]
+
+
+@pytest.mark.parametrize("code, spins, pure", [
+    (ROTATED, True, True),                                                           # rotated: exits in the middle
+    (["HEAD:", "ld.relaxed.gpu.global.u32 r0, [a]", "ld.relaxed.gpu.global.u32 r1, [b]", "setp.eq.s32 p, r0, 1",
+      "setp.eq.s32 q, r1, 1", "or.pred p, p, q", "@!p bra HEAD"], True, True),        # p written before it is read
+    (["mov.u32 n, 0", "HEAD:", "add.u32 n, n, 1", "ld.relaxed.gpu.global.u32 r0, [flag]", "setp.ne.s32 p, r0, 1",
+      "@p bra HEAD"], True, False),                                                   # a counter nothing reads, observed
+    (["mov.u32 n, 0", "HEAD:", "add.u32 n, n, 1", "ld.relaxed.gpu.global.u32 r0, [flag]", "setp.ne.s32 p, n, 3",
+      "@p bra HEAD"], False, False),                                                  # a counter the exit reads
+    (["HEAD:", "ld.relaxed.gpu.global.u32 r0, [flag]", "st.relaxed.gpu.global.u32 [y], 1", "setp.ne.s32 p, r0, 1",
+      "@p bra HEAD"], False, False),                                                  # a store: an effect
+])
+def test_a_loop_spins_when_an_iteration_that_does_not_exit_leaves_no_trace(code, spins, pure):
+    loop = _loop(code)
+    assert (loop.spins, loop.pure()) == (spins, pure)
+
+
+def test_a_counter_the_test_does_not_observe_leaves_the_loop_pure():
+    code = ["mov.u32 n, 0", "HEAD:", "add.u32 n, n, 1", "ld.relaxed.gpu.global.u32 r0, [flag]",
+            "setp.ne.s32 p, r0, 1", "@p bra HEAD"]
+    assert _loop(code).pure(frozenset({"r0"}))
+    assert not _loop(code).pure(frozenset({"n"}))
+    assert not _loop(code).pure()
+
+
+def test_a_tid_dispatched_kernel_is_one_path_per_thread():
+    """Both threads run the same code branching on %tid.x: folded, each has one path (before: the
+    product of both sides of every branch, 16 combinations)."""
+    from checker import limits
+    from checker.verdict.paths import combos
+    from checker.front.litmus import load_paths
+    from checker import LITMUS_DIR
+    t = next(t for t in load_paths([str(LITMUS_DIR / "liveness" / "dead-paths.yaml")])
+             if t.name == "DeadBranch+tid-bulk-load")
+    assert len(combos(t, limits.current())) == 1
+
+
+def test_a_loop_its_registers_bound_runs_to_its_bound_and_names_it_when_longer():
+    text = """
+name: counted
+source: t
+threads:
+  P0:
+    at: gpu0.cta0
+    code:
+      - mov.u32 i, 0
+      - "HEAD:"
+      - add.u32 i, i, 1
+      - st.global.u32 [x], i
+      - setp.lt.u32 q, i, {k}
+      - "@q bra HEAD"
+expect:
+  allowed: ['x={k}']
+  forbidden: ['x={m}']
+"""
+    r = check_test(one(text.format(k=5, m=4)), MODEL, engine="z3")
+    assert r.status == "pass", r.message
+    r = check_test(one(text.format(k=40, m=39)), MODEL, engine="z3")
+    assert r.status == "unknown" and "runs more than 16 iterations" in r.message and "raise --unroll" not in r.message
+
+
+def test_loop_shapes_both_engines_agree():
+    """litmus/liveness/loop-shapes.yaml is decided at the default options by brute force as by Z3
+    (tests/test_suites.py runs it with Z3)."""
+    from checker import LITMUS_DIR
+    from checker.front.litmus import load_paths
+    tests = [t for t in load_paths([str(LITMUS_DIR / "liveness" / "loop-shapes.yaml")])]
+    assert len(tests) >= 30
+    bad = [(t.name, r.status, r.message) for t in tests
+           for r in [check_test(t, MODEL, engine="brute")] if r.status != "pass"]
+    assert bad == []
+
+
+def test_a_question_about_a_counter_the_expectations_do_not_name_is_not_forbidden_by_the_cut():
+    """The loop is pure for what the test's expectations observe (r1), not for its counter n: a
+    condition on n asked afterwards (`ptxmc check FILE::NAME P1:n=5`) is Unknown at unroll 2 (five
+    iterations are cut off), never Forbidden; within the bound it is Allowed."""
+    from checker.front.conditions import parse_cond
+    from checker.verdict.paths import explain_flow
+    t = one("""
+name: counter
+source: t
+threads:
+  P0: {at: gpu0.cta0, code: ["st.release.gpu.global.u32 [flag], 1"]}
+  P1:
+    at: gpu0.cta1
+    code:
+      - mov.u32 n, 0
+      - "HEAD:"
+      - add.u32 n, n, 1
+      - ld.acquire.gpu.global.u32 r0, [flag]
+      - setp.ne.s32 p, r0, 1
+      - "@p bra HEAD"
+      - ld.global.u32 r1, [x]
+expect:
+  allowed: ['P1:r1=0']
+""")
+    assert check_test(t, MODEL, engine="z3").status == "pass"
+    for engine in ("z3", "brute"):
+        assert explain_flow(t, parse_cond("P1:n=5"), MODEL, engine=engine)[0] == "unknown"
+        assert explain_flow(t, parse_cond("P1:n=2"), MODEL, engine=engine)[0] == "allowed"

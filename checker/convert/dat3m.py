@@ -22,6 +22,8 @@ Accepted subset and how it maps (layout, placement and conditions: checker.conve
   bar.cta.sync a                         bar.cta.sync a  (every thread of the CTA takes part)
   bar.cta.arrive a                       bar.cta.arrive a, N  (N: the test's threads in the CTA,
                                          which is what an arrive without a count means)
+  bar.cta.sync|arrive a, id[, count]     bar.cta.sync|arrive id[, count]  (a named barrier: a,
+                                         Dat3M's instance, is dropped; id and count immediates)
   ld r0, v  (v a register or integer)    mov r0, v
   add|sub|mul r0, a, b                   add|sub|mul r0, a, b
   LC00: / goto LC00 / beq a, b, LC01     control flow: checker.convert.controlflow (refused
@@ -30,10 +32,19 @@ Accepted subset and how it maps (layout, placement and conditions: checker.conve
 
 Refused, with the reason: atom/red operations PTX does not have (sub, mul, div), red with
 acquire semantics (checked by ptxmc's own instruction table, which also rejects every other
-non-PTX qualifier), surface atomics (suatom, sured), div, barriers whose id is a register or that
-take more operands than the id, texture/surface/constant accesses with a semantics other than
-.weak, pointers (`x=&y`, `P0:r0=&x`, a location stored as a value), `filter`, comparisons of
-two registers, and anything else Dat3M's grammar does not have. Expectations: Dat3M keeps the
+non-PTX qualifier), surface atomics (suatom, sured), div, barriers whose id or count is a
+register, texture/surface/constant accesses with a semantics other than .weak, pointers (`x=&y`,
+`P0:r0=&x`, a location stored as a value), `filter`, and anything else Dat3M's grammar does not
+have.
+
+Barriers (docs/model.md#a19): Dat3M gives its barriers its own semantics. A counted barrier lets
+every thread that arrives through once `count` have arrived; a barrier without a count waits only
+for the threads that reach it. Under the PTX text a generation of a counted barrier completes with
+`count` arrivals and a later arrival waits for the next generation, and a barrier without a count
+waits for every thread of the CTA that has not exited. A test whose barriers rely on Dat3M's
+reading (more arrivals than the count; threads of one CTA that meet different barriers in an order
+no thread's barriers are a prefix of) is converted with a note saying that under the PTX text it
+may deadlock (barrier_notes). Expectations: Dat3M keeps the
 verdicts of plain `exists`/`~exists`/`forall` files outside the file, so only the quantifier's
 meaning is imported (`~exists C`: C forbidden; `forall C`: ~(C) forbidden; `exists C`: none,
 recorded in the doc); `final C with default: exists;` states one.
@@ -78,6 +89,7 @@ def convert(text: str, path: str) -> TestIR:
         for row in hf.rows:
             items += _cell(row[k], path, cta_size[name], notes)
         bodies[name] = items
+    notes += barrier_notes(bodies, cta_of)
     v = hc.verdicts(hf, names, path)
     wanted = hc.referenced_registers(v)
     cond_line = hf.post.condition.line if hf.post.condition else hf.line
@@ -187,16 +199,19 @@ def _translate(op, quals, ops, path, line, text, cta_size, notes) -> str:
     if op == "bar":
         if quals[:1] != ["cta"] or len(quals) != 2 or quals[1] not in ("sync", "arrive"):
             fail("expected bar.cta.sync ID or bar.cta.arrive ID", path, line, text)
-        if len(ops) != 1:
-            fail(f"a barrier with {len(ops)} operands: ptxmc reads Dat3M's bar.cta.sync ID / bar.cta.arrive ID "
-                 "(the meaning of further operands is not PTX's thread count)", path, line, text)
-        if _kind(ops[0]) != "int":
-            fail("a barrier id in a register: ptxmc's barriers take an immediate id", path, line, text)
+        if not 1 <= len(ops) <= 3:
+            fail(f"a barrier with {len(ops)} operands: Dat3M's is bar.cta.sync|arrive INSTANCE[, ID[, COUNT]]",
+                 path, line, text)
+        if any(_kind(o) != "int" for o in ops):
+            fail("a barrier id or count in a register: ptxmc's barriers take immediates", path, line, text)
+        bid = ops[0] if len(ops) == 1 else ops[1]
+        if len(ops) == 3:
+            return f"bar.cta.{quals[1]} {bid}, {ops[2]}"
         if quals[1] == "arrive":
             notes.append(f"'{text.strip()}': an arrive without a count waits for every thread of the CTA, "
-                         f"written bar.cta.arrive {ops[0]}, {cta_size}")
-            return f"bar.cta.arrive {ops[0]}, {cta_size}"
-        return f"bar.cta.sync {ops[0]}"
+                         f"written bar.cta.arrive {bid}, {cta_size}")
+            return f"bar.cta.arrive {bid}, {cta_size}"
+        return f"bar.cta.sync {bid}"
     if op in ("add", "sub", "mul"):
         need(3, f"{op} REGISTER, VALUE, VALUE")
         if _kind(ops[0]) != "reg":
@@ -205,3 +220,53 @@ def _translate(op, quals, ops, path, line, text, cta_size, notes) -> str:
     if op == "div":
         fail("div is not among ptxmc's register instructions (mov, add, sub, mul, and, or, xor)", path, line, text)
     fail(f"unknown Dat3M PTX instruction '{op}{q}'", path, line, text)
+
+
+_BAR = re.compile(r"bar\.cta\.(sync|arrive) (\d+)(?:, (\d+))?")
+
+
+def barrier_notes(bodies: dict[str, list[Item]], cta_of: dict[str, str]) -> list[str]:
+    """Notes for the barriers whose Dat3M reading differs from the PTX text's (module docstring):
+    a counted barrier that more threads arrive at than its count, and, in one CTA, barriers without
+    a count met in orders that are not prefixes of one another (or inside control flow, where the
+    order is decided at run time)."""
+    out = []
+    for cta in sorted(set(cta_of.values())):
+        threads = [t for t in bodies if cta_of[t] == cta]
+        seqs = {}
+        counted: dict[tuple[str, str], list[str]] = {}
+        flow = set()
+        for t in threads:
+            seq = []
+            for item in bodies[t]:
+                if isinstance(item, Control):
+                    flow.add(t)
+                m = _BAR.fullmatch(item.text) if isinstance(item, Code) else None
+                if m is None:
+                    continue
+                if m.group(3) is not None and not (m.group(1) == "arrive" and int(m.group(3)) == len(threads)):
+                    counted.setdefault((m.group(2), m.group(3)), []).append(t)
+                else:
+                    seq.append(m.group(2))
+            if seq:
+                seqs[t] = seq
+        for (bid, count), who in sorted(counted.items()):
+            if len(who) > int(count):
+                out.append(f"barrier {bid} with count {count} in {cta}: {len(who)} arrivals ({', '.join(who)}). "
+                           f"Dat3M lets every thread that arrives through once {count} have arrived; under the PTX "
+                           f"text a generation completes with {count} arrivals and a later arrival waits for the "
+                           "next one (docs/model.md#a19), so this test may deadlock under ptxmc where Dat3M "
+                           "finds none")
+        orders = sorted(seqs.items())
+        clash = [(a, b) for i, (a, x) in enumerate(orders) for b, y in orders[i + 1:]
+                 if x[:len(y)] != y[:len(x)]]
+        looped = sorted(t for t in seqs if t in flow)
+        if clash or (looped and len(seqs) > 1):
+            a, b = clash[0] if clash else (looped[0], next(t for t in sorted(seqs) if t != looped[0]))
+            why = (f"{a} meets barriers {' '.join(seqs[a])} and {b} meets {' '.join(seqs[b])}" if clash else
+                   f"{a} meets its barriers inside control flow")
+            out.append(f"barriers without a count in {cta}: {why}. Dat3M's barrier without a count waits only for "
+                       "the threads that reach it; under the PTX text it waits for every thread of the CTA that "
+                       "has not exited (docs/model.md#a19), so this test may deadlock under ptxmc where Dat3M "
+                       "finds none")
+    return out

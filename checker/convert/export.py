@@ -112,7 +112,7 @@ def outside_subset(test: LitmusTest) -> CheckerError | None:
 
 def to_herd(test: LitmusTest) -> str:
     """The herd-layout text of a test in the generic subset."""
-    from ..front.ptx import render
+    from ..isa.syntax import render
 
     names = {t.name: f"P{k}" for k, t in enumerate(test.threads)}
     clusters = any(t.position.cluster is not None for t in test.threads)

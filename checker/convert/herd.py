@@ -117,7 +117,7 @@ def _check_address_registers(items: list[Item], regs: dict[str, str], path: str)
 
 def _bases(items: list[Item]) -> set[str]:
     from ..errors import LitmusError
-    from ..front.ptx import address_bases, parse
+    from ..isa.syntax import address_bases, parse
 
     out = set()
     for it in items:

@@ -262,7 +262,7 @@ def registers_used(items: list[Item], declared: set[str]) -> set[str]:
     """The registers the thread's instructions name (an instruction ptxmc cannot parse is left to
     the final load, which reports it with its source line)."""
     from ..errors import LitmusError
-    from ..front.ptx import parse, registers
+    from ..isa.syntax import parse, registers
 
     out = set()
     for it in items:

@@ -2,7 +2,7 @@
 
 Each importer (checker.convert.herd, .dat3m, .mixedproxy) turns one source file into a
 `TestIR`: ptxmc's own vocabulary (positions `gpuG[.clusterK].ctaN[.warpW]`, PTX instruction text
-that checker.front.ptx parses, memory declarations, herd-syntax conditions), with the source line of
+that checker.isa.syntax parses, memory declarations, herd-syntax conditions), with the source line of
 everything it came from. checker.convert.emit writes the YAML; checker.convert.driver loads
 that YAML with ptxmc's own loader before calling the test converted.
 

@@ -15,6 +15,7 @@ from .render import Mutant, mutants as make_mutants, role_table, test_name, yaml
 from .skeleton import Skeleton, extract
 
 MAX_ITERATIONS = 6
+EVENTS = 1000        # the event limit the checks run under (a skeleton of a real kernel has 100-300)
 
 
 @dataclass
@@ -36,16 +37,21 @@ class Extraction:
     def table(self) -> str:
         return role_table(self.skeleton)
 
-    def check(self, jobs: int = 1) -> Report:
-        """Run the skeleton (and its mutants) through ptxmc."""
+    def check(self, jobs: int = 1, lim=None) -> Report:
+        """Run the skeleton (and its mutants) through ptxmc, under `lim` (default: the limits in
+        force) with at least EVENTS events allowed."""
+        from .. import limits
         from ..api import run
-        results = run([self.path], jobs=jobs)
+        lim = lim or limits.current()
+        if lim.events < EVENTS:
+            lim = lim.override([f"events={EVENTS}"])
+        results = run([self.path], jobs=jobs, limits=lim)
         sk = self.skeleton
         lines: list[str] = []
         base = results[0]
         ok = base.status == "pass"
         lines.append(f"{base.name}: {base.status.upper()}" + (
-            " (no undefined behaviour, every consumer reads the data its copy brought"
+            " (no undefined behaviour; every checked read and copy carries its data"
             + (", no hang)" if self.hang else ")") if ok else ""))
         if not ok:
             lines += ["  " + x for x in _message(base).splitlines()]

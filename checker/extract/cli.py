@@ -38,7 +38,8 @@ def add_subcommands(subparsers) -> None:
                    help="also ask whether the skeleton can hang (expect: hang: forbidden); slower")
     p.add_argument("--no-check", action="store_true", help="write the skeletons only")
     p.add_argument("--jobs", type=int, default=1, help="worker processes for the checks (default 1)")
-    from ..cliargs import add_output_options
+    from ..cliargs import add_limit_options, add_output_options
+    add_limit_options(p, engine=False)
     add_output_options(p)
     p.set_defaults(func=cmd_extract)
 
@@ -55,6 +56,7 @@ def _block(text: str | None):
 
 
 def cmd_extract(args) -> int:
+    from ..cliargs import limits_of
     from ..errors import LitmusError
     from ..outsafe import policy_of
     from .api import extract_file
@@ -73,7 +75,7 @@ def cmd_extract(args) -> int:
         emit(f"wrote {out.path}\n")
         if args.no_check:
             continue
-        report = out.check(jobs=args.jobs)
+        report = out.check(jobs=args.jobs, lim=limits_of(args))
         emit(report.text + "\n")
         if not report.ok:
             code = EXIT_FAIL

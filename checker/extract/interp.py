@@ -26,7 +26,7 @@ from typing import Any
 
 from ..ast import Addr, Imm, Instr, Name, Reg, Sink, Vec, Float
 from ..errors import LitmusError, SourceLoc
-from .layout import Layout, Loc
+from .layout import GENERIC_SHARED, Layout, Loc
 from .module import Function
 
 
@@ -90,6 +90,7 @@ class Trace:
     dropped: Counter = field(default_factory=Counter)
     maxnreg: list[tuple[int, str]] = field(default_factory=list)
     shfl: dict = field(default_factory=dict)        # (stmt, occurrence) -> value (lane 0's, for its warp)
+    stores: list = field(default_factory=list)      # (rank, byte address, byte value, barrier counts)
 
 
 class Refused(LitmusError):
@@ -112,8 +113,11 @@ class Machine:
     """Runs one thread of `fn` over `layout`."""
 
     def __init__(self, fn: Function, layout: Layout, path: str, iterations: int, lane0: dict | None = None,
-                 fork_depth: int = 4):
+                 fork_depth: int = 4, consts: dict | None = None):
         self.fn, self.layout, self.path = fn, layout, path
+        # (rank, byte address) -> [(writer's barrier counts, byte value, writer tid)]: constants other
+        # threads store to shared memory (a warp-specialization state word), visible after a barrier
+        self.consts = consts or {}
         self.iterations = iterations
         self.lane0 = lane0 or {}
         self.fork_depth = fork_depth
@@ -122,15 +126,18 @@ class Machine:
     # -------------------------------------------------------------------------------- run --
     def run(self, ident: Ident) -> Trace:
         st = _State(pc=0, regs={}, taint={}, loops={}, local={}, occ=Counter(), trace=Trace(ident))
+        st.bars = Counter()
+        st.own = {}
         return self._go(st, 0).trace
 
     def _go(self, st: "_State", depth: int) -> "_State":
         body = self.fn.body
-        steps = 0
+        bound = 64 + 64 * self.iterations * self.iterations
         while st.pc < len(body):
-            steps += 1
-            if steps > 200000:
-                raise Refused("the thread runs more than 200,000 statements: a loop the extractor cannot bound",
+            st.visits[st.pc] += 1
+            if st.visits[st.pc] > bound:
+                raise Refused(f"this statement runs more than {bound} times on the thread's path: a loop whose "
+                              "exit the extractor cannot evaluate (it depends on memory it does not track)",
                               self._loc(body[st.pc]))
             s = body[st.pc]
             if s.instr is None:
@@ -347,6 +354,14 @@ class Machine:
         if op in ("ld", "st", "ldu"):
             self._memory(st, s, ins)
             return
+        if op in ("stmatrix", "ldmatrix"):
+            write = op == "stmatrix"
+            a = ops[0] if write else ops[1]
+            loc = self._shared_loc(st, s, a, "shared", f"{op}'s")
+            if not write:
+                self._assign_unknown(st, ins, op)
+            self._event(st, s, ins, "smem", loc=loc, write=write, bytes=16, sem="weak", value=None)
+            return
         if op in ("bar", "barrier"):
             self._barrier(st, s, ins)
             return
@@ -457,10 +472,16 @@ class Machine:
             loc = self._shared_loc(st, s, a, space or "generic", "shared-memory access's")
             nbytes = _access_bytes(q, ops[1] if write else ops[0])
             sem = next((x for x in q if x in ("relaxed", "acquire", "release", "volatile", "weak")), "weak")
+            addr = v - GENERIC_SHARED if isinstance(v, int) and v >= GENERIC_SHARED else v
             if not write:
-                self._set(st, ops[0], Unk("shared data"))
-            elif sem != "weak":
-                pass
+                self._set(st, ops[0], self._shared_value(st, addr, nbytes))
+            else:
+                val = self._val(st, ops[1], s)
+                for b in range(nbytes):
+                    byte = (val >> (8 * b)) & 0xff if isinstance(val, int) else None
+                    st.own[addr + b] = byte
+                    if byte is not None:
+                        st.trace.stores.append((st.trace.ident.rank, addr + b, byte, dict(st.bars)))
             self._event(st, s, ins, "smem", loc=loc, write=write, bytes=nbytes, sem=sem,
                         value=self._val(st, ops[1], s) if write else None)
             return
@@ -470,6 +491,28 @@ class Machine:
         if not write:
             self._set(st, ops[0], Unk("global data"))
         st.trace.dropped["global data access"] += 1
+
+    def _shared_value(self, st, addr, nbytes: int):
+        """A load of shared memory: the bytes this thread stored itself, else the constant another
+        thread stored before a barrier generation both have passed (the latest such), else unknown."""
+        if not isinstance(addr, int):
+            return Unk("shared data")
+        value = 0
+        for b in range(nbytes):
+            a = addr + b
+            if a in st.own:
+                byte = st.own[a]
+            else:
+                last: dict = {}             # writer -> its latest store visible to this thread
+                for w, v, who in self.consts.get((st.trace.ident.rank, a), ()):
+                    if any(n > w.get(i, 0) for i, n in st.bars.items()):
+                        last[who] = v
+                vals = set(last.values())
+                byte = next(iter(vals)) if len(vals) == 1 else None
+            if byte is None:
+                return Unk("shared data")
+            value |= byte << (8 * b)
+        return value
 
     def _barrier(self, st, s, ins: Instr) -> None:
         q, ops = ins.qualifiers, ins.operands
@@ -484,6 +527,7 @@ class Machine:
             raise Refused("bar.red is not modelled by ptxmc extract", self._loc(s))
         bid = self._int(st, s, ops[0], "barrier id")
         count = self._int(st, s, ops[1], "barrier thread count") if len(ops) > 1 else None
+        st.bars[bid] += 1
         self._event(st, s, ins, "barrier", id=bid, count=count, mode=mode)
 
     def _mbarrier(self, st, s, ins: Instr) -> None:
@@ -528,8 +572,7 @@ class Machine:
             self._event(st, s, ins, "bulk_" + q[2], n=n, read="read" in q)
             return
         if q[:3] == ("async", "bulk", "tensor"):
-            load = "global" == q[-1] or (len(q) > 5 and q[5] == "global") or any(
-                x.startswith("shared") for x in q[4:5])
+            load = len(q) > 4 and q[4].startswith("shared")
             if load:
                 dst = self._shared_loc(st, s, ops[0], "shared::cluster", "tensor copy's destination")
                 tmap = self._tmap(st, s, ops[1])
@@ -589,11 +632,16 @@ class _State:
     local: dict
     occ: Counter
     trace: Trace
+    visits: Counter = field(default_factory=Counter)
+    bars: Counter = field(default_factory=Counter)      # barrier id -> uses so far
+    own: dict = field(default_factory=dict)             # byte address -> value this thread stored
 
     def copy(self, pc: int) -> "_State":
         t = self.trace
-        nt = Trace(t.ident, list(t.events), list(t.assumptions), Counter(t.dropped), list(t.maxnreg), dict(t.shfl))
-        return _State(pc, dict(self.regs), dict(self.taint), dict(self.loops), dict(self.local), Counter(self.occ), nt)
+        nt = Trace(t.ident, list(t.events), list(t.assumptions), Counter(t.dropped), list(t.maxnreg), dict(t.shfl),
+                   list(t.stores))
+        return _State(pc, dict(self.regs), dict(self.taint), dict(self.loops), dict(self.local), Counter(self.occ), nt,
+                      Counter(self.visits), Counter(self.bars), dict(self.own))
 
 
 def _key(addr):
@@ -664,6 +712,8 @@ def _alu(op: str, q: tuple, vals: list) -> Any:
         if isinstance(a, Sym) or isinstance(b, Sym):
             s = a if isinstance(a, Sym) else b
             return Sym(s.name, None)
+    if op == "cvt" and vals and isinstance(vals[0], Sym):
+        return vals[0]
     if any(not isinstance(v, int) for v in vals):
         if op == "and" and "pred" in q and any(v == 0 for v in vals if isinstance(v, int)):
             return 0
@@ -688,6 +738,8 @@ def _alu(op: str, q: tuple, vals: list) -> Any:
             r = {"and": r & c, "or": r | c, "xor": r ^ c}[q[1]]
         return r
     if op == "cvt":
+        if isinstance(a, Sym):
+            return a
         src = next((x for x in reversed(q) if x in _INT_BITS), None)
         sb = _INT_BITS.get(src, 64)
         v = _sx(a, sb) if src and src.startswith("s") else _wrap(a, sb)

@@ -238,11 +238,11 @@ def _signature(text: str, line: int, path: str) -> Function:
     for p in (x.strip() for x in (m.group(5) or "").split(",")):
         if not p:
             continue
-        pm = re.fullmatch(r"\.param\s+(?:\.align\s+\d+\s+)?(?:\.ptr\s+(?:\.\w+\s+)*)?\.(\w+)\s+(?:\.ptr\s+(?:\.\w+\s+)*)?"
-                          r"([\w$]+)\s*(?:\[(\d+)\])?", p)
-        if pm is None:
+        pm = re.fullmatch(r"\.(?:param|reg)((?:\s+\.\w+(?:\s+\d+)?)+)\s+([\w$]+)\s*(?:\[(\d+)\])?", p)
+        types = [t for t in re.findall(r"\.(\w+)", pm.group(1)) if t in _TYPE_BYTES] if pm else []
+        if pm is None or not types:
             raise LitmusError(f"malformed parameter '{p}'", where)
-        fn.params.append((pm.group(2), pm.group(1), int(pm.group(3)) if pm.group(3) else None))
+        fn.params.append((pm.group(2), types[0], int(pm.group(3)) if pm.group(3) else None))
     for dm in re.finditer(r"\.(\w+)((?:\s*\d+\s*,?)*)", m.group(6) or ""):
         fn.attrs[dm.group(1)] = tuple(int(x) for x in re.findall(r"\d+", dm.group(2)))
     return fn

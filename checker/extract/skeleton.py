@@ -30,6 +30,7 @@ from .layout import Layout, Loc
 from .module import Function, Module
 
 BOX = 16
+DATA = 0x77          # the value a generic store of data (not a constant) writes in the skeleton
 
 
 @dataclass
@@ -49,6 +50,7 @@ class Role:
     rank: int
     tids: list[int]
     trace: Trace
+    mult: list[int] = field(default_factory=list)     # per event: how many PTX threads perform it
     lines: list[Line] = field(default_factory=list)
 
     @property
@@ -94,37 +96,115 @@ def extract(mod: Module, fn: Function, *, iterations: int = 3, block: tuple[int,
         raise Refused(f"block of {nthreads} threads: more than 1024", SourceLoc(mod.path, fn.line, fn.name))
     ncta = cluster or (fn.cluster() or (1, 1, 1))[0]
     layout = Layout(mod, fn)
-    machine = Machine(fn, layout, mod.path, iterations)
-    traces: dict[tuple[int, int], Trace] = {}
-    for rank in range(ncta):
-        lane0: dict = {}
-        for t in range(nthreads):
-            tid = (t % block[0], (t // block[0]) % block[1], t // (block[0] * block[1]))
-            ident = Ident(tid, block, (rank, 0, 0), rank, ncta)
-            if t % 32 == 0:
-                lane0 = {}
-            m = machine if t % 32 == 0 else Machine(fn, layout, mod.path, iterations, lane0)
-            tr = m.run(ident)
-            if t % 32 == 0:
-                lane0.update(tr.shfl)
-            traces[(rank, t)] = tr
+    traces = _run_all(mod, fn, layout, block, nthreads, ncta, iterations)
     anchors = _anchors(traces.values())
     groups: dict[tuple, list[tuple[int, int]]] = defaultdict(list)
+    sigs: dict[tuple, tuple] = {}
     for key, tr in traces.items():
-        groups[(key[0], _signature(tr, anchors))].append(key)
+        sig = _signature(tr, anchors)
+        groups[(key[0], sig)].append(key)
     roles: list[Role] = []
     for (rank, sig), keys in sorted(groups.items(), key=lambda kv: kv[1][0]):
         tids = sorted(t for _, t in keys)
         rep = traces[(rank, tids[0])]
         if not rep.events:
             continue                    # threads that synchronize with nothing: no litmus thread
-        roles.append(Role(_role_name(tids, rank, ncta), rank, tids, rep))
+        role = Role("", rank, tids, rep, mult=[len(tids)] * len(rep.events))
+        sigs[id(role)] = sig
+        roles.append(role)
+    roles = _merge(roles, sigs)
+    for r in roles:
+        r.name = _role_name(r.tids, r.rank, ncta)
     if not roles:
         raise Refused(f"kernel '{fn.name}' performs no synchronization ptxmc extract models",
                       SourceLoc(mod.path, fn.line, fn.name))
     sk = Skeleton(fn.name, mod.path, mod.target, block, ncta, iterations, roles, {}, {}, [], [])
     _emit(sk, anchors, layout, nthreads)
     return sk
+
+
+def _run_all(mod, fn, layout, block, nthreads, ncta, iterations) -> dict[tuple[int, int], Trace]:
+    """Every thread's trace. Constants a thread stores to shared memory (a warp-specialization
+    state word) are read by the others after a barrier they share: so the threads are run again
+    with the stores of the last round until nothing changes (at most 4 rounds)."""
+    consts: dict = {}
+    traces: dict[tuple[int, int], Trace] = {}
+    for _ in range(4):
+        errors: dict[tuple[int, int], Refused] = {}
+        new: dict[tuple[int, int], Trace] = {}
+        for rank in range(ncta):
+            lane0: dict = {}
+            for t in range(nthreads):
+                tid = (t % block[0], (t // block[0]) % block[1], t // (block[0] * block[1]))
+                ident = Ident(tid, block, (rank, 0, 0), rank, ncta)
+                if t % 32 == 0:
+                    lane0 = {}
+                m = Machine(fn, layout, mod.path, iterations, lane0, consts=consts)
+                try:
+                    tr = m.run(ident)
+                except Refused as e:
+                    errors[(rank, t)] = e
+                    continue
+                if t % 32 == 0:
+                    lane0.update(tr.shfl)
+                new[(rank, t)] = tr
+        stores: dict = defaultdict(list)
+        for (rank, t), tr in new.items():
+            for r, addr, byte, counts in tr.stores:
+                stores[(r, addr)].append((counts, byte, (rank, t)))
+        stable = not errors and _same(new, traces) and stores == consts
+        traces, consts = new, dict(stores)
+        if stable or (not errors and not stores):
+            break
+    if errors:
+        raise next(iter(errors.values()))
+    return traces
+
+
+def _same(a: dict, b: dict) -> bool:
+    return a.keys() == b.keys() and all(a[k].events == b[k].events for k in a)
+
+
+def _subsequence(small: tuple, big: tuple) -> list[int] | None:
+    """Indices of big at which small's items occur in order, or None."""
+    out, j = [], 0
+    for item in small:
+        while j < len(big) and big[j] != item:
+            j += 1
+        if j == len(big):
+            return None
+        out.append(j)
+        j += 1
+    return out
+
+
+def _merge(roles: list[Role], sigs: dict) -> list[Role]:
+    """Fold a role into a larger one of the same warps when it performs a subset of the other's
+    synchronization in the same order (the lanes of a warp beside its elected lane; the threads
+    of a warpgroup beside the one that also initialises and arrives): one litmus thread then
+    stands for both, and each event counts the threads that perform it."""
+    roles = sorted(roles, key=lambda r: -r.size)
+    out: list[Role] = []
+    for r in roles:
+        merged = False
+        for big in out:
+            if big.rank != r.rank or not set(big.warps) >= set(r.warps) and not set(r.warps) >= set(big.warps):
+                continue
+            a, b = (r, big) if len(sigs[id(r)]) <= len(sigs[id(big)]) else (big, r)
+            idx = _subsequence(sigs[id(a)], sigs[id(b)])
+            if idx is None:
+                continue
+            mult = list(b.mult)
+            for k, j in enumerate(idx):
+                mult[j] += a.mult[k]
+            big.trace, big.mult = b.trace, mult
+            big.tids = sorted(big.tids + r.tids)
+            sigs[id(big)] = sigs[id(b)]
+            merged = True
+            break
+        if not merged:
+            out.append(r)
+    return sorted(out, key=lambda r: (r.rank, r.tids[0]))
 
 
 def _role_name(tids: list[int], rank: int, ncta: int) -> str:
@@ -138,21 +218,28 @@ def _role_name(tids: list[int], rank: int, ncta: int) -> str:
 
 
 def _anchors(traces) -> dict[tuple[int, str], list[int]]:
-    """Per (rank, variable): the offsets at which its pieces start."""
+    """Per (rank, variable): the offsets at which its pieces start: mbarriers (8 bytes each) and
+    the ends of asynchronous copies; a generic access past an mbarrier starts a piece of its own
+    (a state word). wgmma operands fall inside the tiles the copies fill."""
+    traces = list(traces)
     out: dict[tuple[int, str], set[int]] = defaultdict(lambda: {0})
+    mbs: dict[tuple[int, str], set[int]] = defaultdict(set)
+    generic: dict[tuple[int, str], set[int]] = defaultdict(set)
     for tr in traces:
         for e in tr.events:
             for k, v in e.info:
                 if k in ("mb", "dst", "src") and isinstance(v, Loc):
                     out[(v.rank, v.symbol)].add(v.offset)
-                elif k == "srcs":
-                    for loc in v:
-                        out[(loc.rank, loc.symbol)].add(loc.offset)
-    for tr in traces:
-        for e in tr.events:
+                    if k == "mb":
+                        mbs[(v.rank, v.symbol)].add(v.offset)
             loc = e.get("loc")
             if loc is not None:
-                out[(loc.rank, loc.symbol)]
+                generic[(loc.rank, loc.symbol)].add(loc.offset)
+    for key, offs in generic.items():
+        for off in sorted(offs):
+            start = max(o for o in out[key] if o <= off)
+            if start in mbs[key] and off >= start + 8:
+                out[key].add(off)
     return {k: sorted(v) for k, v in out.items()}
 
 
@@ -199,9 +286,11 @@ def _emit(sk: Skeleton, anchors, layout: Layout, nthreads: int) -> None:
                     if reg in names:
                         continue
                     offs = anchors.get((reg[0], reg[1]), [0])
-                    idx = offs.index(reg[2]) if reg[2] in offs else 0
+                    same = [o for o in offs if ((reg[0], reg[1], o) in mbars) == (reg in mbars)]
+                    idx = same.index(reg[2]) if reg[2] in same else 0
                     base = _short(reg[1])
-                    nm = f"{base}{idx}" + (f"_c{reg[0]}" if ncta > 1 else "")
+                    kind = "_mb" if reg in mbars and len(same) < len(offs) else ""
+                    nm = f"{base}{kind}{idx}" + (f"_c{reg[0]}" if ncta > 1 else "")
                     while nm in used:
                         nm += "x"
                     used.add(nm)
@@ -228,9 +317,9 @@ def _emit(sk: Skeleton, anchors, layout: Layout, nthreads: int) -> None:
     arrivals: dict[tuple, list[int]] = defaultdict(list)
     inits: dict[tuple, list[int]] = defaultdict(list)
     for r in sk.roles:
-        for e in r.trace.events:
+        for e, n in zip(r.trace.events, r.mult):
             if e.kind == "mb_arrive":
-                arrivals[_region(e.get("mb"), anchors)].append(r.size * e.get("count"))
+                arrivals[_region(e.get("mb"), anchors)].append(n * e.get("count"))
             elif e.kind == "mb_init":
                 inits[_region(e.get("mb"), anchors)].append(e.get("count"))
     scale: dict[tuple, int] = {}
@@ -244,9 +333,12 @@ def _emit(sk: Skeleton, anchors, layout: Layout, nthreads: int) -> None:
     bars: dict[tuple[int, int], dict[str, int]] = defaultdict(dict)
     counts: dict[tuple[int, int], set] = defaultdict(set)
     for r in sk.roles:
-        for e in r.trace.events:
+        for e, n in zip(r.trace.events, r.mult):
             if e.kind == "barrier":
-                bars[(r.rank, e.get("id"))][r.name] = bars[(r.rank, e.get("id"))].get(r.name, 0) + 1
+                prev = bars[(r.rank, e.get("id"))].setdefault(r.name, n)
+                if prev != n:
+                    raise Refused(f"barrier {e.get('id')}: role {r.name} reaches it with {prev} threads at one use and "
+                                  f"{n} at another: not mapped", SourceLoc(sk.path, e.line, e.text))
                 counts[(r.rank, e.get("id"))].add(e.get("count"))
     roles_by = {r.name: r for r in sk.roles}
     for (rank, bid), uses in bars.items():
@@ -255,7 +347,7 @@ def _emit(sk: Skeleton, anchors, layout: Layout, nthreads: int) -> None:
             raise Refused(f"barrier {bid} is used with different thread counts {sorted(cs, key=str)}",
                           SourceLoc(sk.path, 0, ""))
         c = next(iter(cs)) or nthreads
-        members = sum(roles_by[n].size for n in uses)
+        members = sum(uses.values())
         # roles with no synchronization at all are not litmus threads but still arrive: count them
         if members != c:
             e0 = next(e for r in sk.roles for e in r.trace.events if e.kind == "barrier" and e.get("id") == bid)
@@ -317,9 +409,9 @@ def _emit(sk: Skeleton, anchors, layout: Layout, nthreads: int) -> None:
         for e in r.trace.events:
             if e.kind == "smem" and e.get("write"):
                 v = e.get("value")
-                written[_region(e.get("loc"), anchors)].add((r.name, e.line, v if isinstance(v, int) else None))
+                written[_region(e.get("loc"), anchors)].add((r.name, 0, v if isinstance(v, int) else DATA))
             elif e.kind == "tma_load":
-                written[_region(e.get("dst"), anchors)].add(("copy", e.line, None))
+                written[_region(e.get("dst"), anchors)].add(("copy", e.line, None))  # each copy its own value
     writers = {reg: next(iter(ws))[2] for reg, ws in written.items() if len(ws) == 1 and next(iter(ws))[2] is not None}
 
     # lines
@@ -328,6 +420,7 @@ def _emit(sk: Skeleton, anchors, layout: Layout, nthreads: int) -> None:
         last_wait_phase: dict[tuple, int] = {}
         reg_no = 0
         prev_smem = None
+        prev_mma = None
         for i, e in enumerate(r.trace.events):
             src = (e.line, e.text)
             k = e.kind
@@ -340,7 +433,7 @@ def _emit(sk: Skeleton, anchors, layout: Layout, nthreads: int) -> None:
                 r.lines.append(Line(f"mbarrier.init.shared::cta.b64 [{names[mb]}], {c}", *src, k))
             elif k == "mb_arrive":
                 mb = _region(e.get("mb"), anchors)
-                cnt = r.size * e.get("count") // scale[mb]
+                cnt = r.mult[i] * e.get("count") // scale[mb]
                 quals = ".".join(x for x in q if x not in ("b64",))
                 mbname = names[mb]
                 remote = mb[0] != r.rank
@@ -395,15 +488,21 @@ def _emit(sk: Skeleton, anchors, layout: Layout, nthreads: int) -> None:
             elif k == "tma_store":
                 tm, g, v = copies[(r.name, i)]
                 srcn = names[_region(e.get("src"), anchors)]
+                if writers.get(_region(e.get("src"), anchors)) is not None:
+                    sk.checks.append(f"{g}!={writers[_region(e.get('src'), anchors)]}")
                 dims = int(e.get("dim")[0])
                 coords = ", ".join(["0"] * dims)
                 r.lines.append(Line(f"cp.{'.'.join(q)} [{tm}, {{{coords}}}], [{srcn}]", *src, k))
             elif k in ("bulk_commit_group", "bulk_wait_group", "wgmma_fence", "wgmma_commit_group", "wgmma_wait"):
+                prev_mma = None
                 from ..front.ptx import render_instr
                 from dataclasses import replace
                 r.lines.append(Line(render_instr(replace(e.instr, predicate=None)), *src, k))
             elif k == "wgmma_mma":
                 srcs = [names[_region(x, anchors)] for x in e.get("srcs")]
+                if prev_mma == srcs:
+                    continue            # one wgmma per tile pair and commit group
+                prev_mma = srcs
                 quals = ".".join(q)
                 a = f"[{srcs[0]}]" if len(srcs) == 2 else "{a0}"
                 b = f"[{srcs[-1]}]"
@@ -429,7 +528,7 @@ def _emit(sk: Skeleton, anchors, layout: Layout, nthreads: int) -> None:
                 bits = {1: 8, 2: 16, 8: 64}.get(nbytes, 32)
                 if e.get("write"):
                     v = e.get("value")
-                    v = v if isinstance(v, int) else 0x77
+                    v = v if isinstance(v, int) else DATA
                     v &= (1 << bits) - 1
                     r.lines.append(Line(f"st{semq}.{space}.b{bits} [{names[reg]}], {v}", *src, k))
                 else:

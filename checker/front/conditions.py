@@ -25,7 +25,7 @@ from ..ast import And, Cond, Const, Eq, EqRef, MemRef, Not, Or, RegRef, value_te
 from .. import limits
 from ..errors import LitmusError, SourceLoc
 from . import yamlsafe
-from .ptx import int_literal
+from ..isa.syntax import int_literal
 
 _TOKEN = re.compile(r"""
     (?P<ws>\s+)

@@ -23,7 +23,9 @@ from .. import limits
 from ..isa import address, registry, special
 from ..isa.mbarrier import MAX_COUNT
 from ..model.memory import MAX_BYTES
-from . import paths, ptx, ptx_text, yamlsafe
+from ..isa import syntax as ptx
+from ..unfold import paths
+from . import ptx_text, yamlsafe
 from ..ast import Addr, Eq, Expectation, Kernel, LitmusTest, MemoryDecl, Name, Position, Reg, Thread
 from .conditions import check_refs, parse_cond
 from .files import suite_files

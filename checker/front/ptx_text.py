@@ -1,7 +1,7 @@
 """PTX as nvcc prints it -> the statements of one thread (docs/format.md#ptx-as-nvcc-prints-it).
 
 A thread's `code:` items, or its `ptx: |` block of pasted PTX text, are cut into statements
-here before each instruction is parsed (checker.front.ptx):
+here before each instruction is parsed (checker.isa.syntax):
 
 - `//` comments and `/* ... */` comments are dropped;
 - a statement ends at `;` or at the end of its line (a line ending in ',' continues);

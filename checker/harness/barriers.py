@@ -4,7 +4,7 @@ bounded the way a spin loop is (checker.harness.flow): the waiting warps would h
 forever. Such a test is a hang the model reports (`expect: {hang: allowed}`), and the harness
 refuses to generate it, naming the barrier, rather than leave a stuck GPU.
 
-Which arrivals form each generation is the model's own question (checker.isa.generations,
+Which arrivals form each generation is the model's own question (checker.isa.barriers,
 docs/model.md#a19): every control path and every order of arrival is tried, and the test is
 refused if any of them leaves a thread waiting, or leaves arrivals in a generation that never
 completes (the harness runs many instances one after another on the same hardware barriers, so
@@ -19,7 +19,7 @@ from __future__ import annotations
 from .. import limits
 from ..ast import LitmusTest
 from ..errors import LimitExceeded, LitmusError, NeverCompletes
-from ..isa import generations
+from ..isa import barriers as generations
 
 
 def problems(test: LitmusTest) -> list[str]:
@@ -28,7 +28,7 @@ def problems(test: LitmusTest) -> list[str]:
 
 
 def _schedule_problems(test: LitmusTest) -> list[str]:
-    from ..verdict.paths import combos
+    from ..unfold.variants import combos
 
     if not any(i.family in generations.FAMILIES for t in test.threads for i in t.code):
         return []

@@ -63,7 +63,7 @@ def build(program: Program, outdir: str | Path, kind: str = "exe", toolchain: To
     """Write `program` into `outdir` and compile it; HarnessError with nvcc's message on failure."""
     tc = toolchain or find_toolchain()
     nvcc = tc.require("nvcc")
-    outdir = Path(outdir)
+    outdir = Path(outdir).resolve()      # nvcc runs in outdir: a relative path would be read from there (D11)
     src = write_source(program, outdir)
     out = src.with_suffix(".cubin" if kind == "cubin" else "")
     if out == src:
@@ -138,7 +138,7 @@ def build_cubins(programs: list[Program], outdir: str | Path, jobs: int = 2, bat
     """Cubins with line info for many programs (same order; a HarnessError for each that fails)."""
     tc = toolchain or find_toolchain()
     nvcc = tc.require("nvcc")
-    outdir = Path(outdir)
+    outdir = Path(outdir).resolve()      # nvcc runs in outdir (see build)
     outdir.mkdir(parents=True, exist_ok=True)
     by_target: dict[str, list[int]] = {}
     for k, p in enumerate(programs):

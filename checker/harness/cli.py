@@ -68,9 +68,25 @@ def add_hw_subcommands(subparsers) -> None:
                    help="simulate a GPU (plumbing tests; output labelled SIMULATED): '' or KIND:TEST,...")
     r.add_argument("--time", type=float, default=None, help="seconds per test (default: the device configuration's)")
     r.add_argument("--iterations", type=int, default=None, help="at most this many launches per test")
+    r.add_argument("--kill-after", type=float, default=20.0,
+                   help="kill a program still running this many seconds + 3x its time after it started (default 20)")
     r.add_argument("--model", default=None, help="model for the comparison (default ptx)")
     r.add_argument("--option", action="append", default=[], help="model option (repeatable)")
     r.set_defaults(func=cmd_run)
+
+    k = sub.add_parser("pack", help="build and check every program into a bundle a GPU machine runs with "
+                                    "`python3 BUNDLE/run.py --deadline SECONDS` (standard library only)")
+    k.add_argument("paths", nargs="*", help="litmus files or folders (default: the bundled litmus/)")
+    k.add_argument("--device", required=True, help="device configuration: h100, b200 (or default, or a .toml)")
+    k.add_argument("--profile", default="full", help="time per test: full (the configuration's) or first-run "
+                                                     "(about 6 minutes for the suite on one H100/H200)")
+    k.add_argument("--name", action="append", default=[], help="only tests with this name (repeatable)")
+    k.add_argument("--no-controls", action="store_true", help="leave the positive controls out")
+    k.add_argument("--jobs", type=int, default=2, help="parallel nvcc processes (default 2)")
+    k.add_argument("--chunk", type=int, default=None, help="programs per executable (default 24)")
+    k.add_argument("-o", "--output", required=True, help="bundle folder: absent, empty, or written by ptxmc hw before")
+    add_output_options(k)
+    k.set_defaults(func=cmd_pack)
 
     i = sub.add_parser("import", help="read histograms (JSON, JSONL, or litmus7 logs); print their litmus7 log")
     i.add_argument("files", nargs="+", help="histogram JSON/JSONL files or litmus7 logs (.log)")
@@ -112,8 +128,8 @@ def load_tests(paths, controls: bool = False, names=()) -> tuple[list, list[Litm
     items = load_paths([bundled(p) for p in paths or ()] or [str(LITMUS_DIR)])
     tests = [t for t in items if not isinstance(t, LitmusError)]
     errors = [t for t in items if isinstance(t, LitmusError)]
-    if controls:
-        tests += bundled_controls()
+    if controls:          # first: a run cut short by its budget or deadline still has them (review C3)
+        tests = bundled_controls() + tests
     if names:
         unknown = sorted(set(names) - {t.name for t in tests})
         if unknown:
@@ -128,17 +144,9 @@ def _config(spec):
 
 
 def _programs(tests, config, cuda=None):
-    """(expressible programs, [(name, reason)]) — every test is accounted for. `cuda`: the
-    toolchain release to build with (PTX forms it cannot assemble are listed as not expressible)."""
-    from .codegen import generate, unsupported
-    progs, skipped = [], []
-    for t in tests:
-        why = unsupported(t, config, cuda)
-        if why:
-            skipped.append((t.name, why))
-        else:
-            progs.append((t, generate(t, config)))
-    return progs, skipped
+    """(programs, [(name, reason)]): checker.harness.static_check.checked_programs."""
+    from .static_check import checked_programs
+    return checked_programs(tests, config, cuda)
 
 
 def _report_skipped(skipped, errors, out) -> None:
@@ -165,7 +173,7 @@ def _check_numbers(args) -> None:
     import math
 
     from ..errors import CheckerError
-    for flag, v in (("--budget", args.budget), ("--time", args.time)):
+    for flag, v in (("--budget", args.budget), ("--time", args.time), ("--kill-after", args.kill_after)):
         if v is not None and not (math.isfinite(v) and v > 0):
             raise CheckerError(f"{flag} {v:g}: must be a positive number of seconds")
     if args.iterations is not None and args.iterations <= 0:
@@ -251,17 +259,31 @@ def cmd_build(args) -> int:
     return EXIT_FAIL if failed or errors else EXIT_OK
 
 
-def _model_verdicts(tests, model_spec, options, say=None, hangs=None):
+def _model_verdicts(tests, model_spec, options, say=None, hangs=None, unavailable=None):
     """test name -> {outcome: 'allowed'} for the tests whose outcome list the model gives; with
-    `hangs` (a dict), also test name -> the model's hang verdict, for the tests that ask for one."""
-    from ..resources import resolve_model
-    from ..verdict.check import check_test
+    `hangs` (a dict), also test name -> the model's hang verdict, for the tests that ask for one.
+    When the model cannot run here at all (lark or z3 not installed: a GPU machine's Python), the
+    reason is appended to `unavailable` and nothing is returned (review C4: the comparison must say
+    it judged the expectations only, never pass silently)."""
     from .compare import hang_from_result, verdicts_from_result
-    model = resolve_model(model_spec)
+    try:
+        from ..resources import resolve_model
+        from ..verdict.check import check_test
+        model = resolve_model(model_spec)
+    except ImportError as e:
+        if unavailable is None:
+            raise
+        unavailable.append(f"{type(e).__name__}: {e}")
+        return {}
     out = {}
     for t in tests:
         try:
             res = check_test(t, model, options=frozenset(options))
+        except ImportError as e:
+            if unavailable is None:
+                raise
+            unavailable.append(f"{type(e).__name__}: {e}")
+            return {}
         except Exception as e:             # the comparison goes on without this test's model side
             if say:
                 say(f"model: {t.name}: {type(e).__name__}: {e}")
@@ -277,12 +299,17 @@ def cmd_run(args) -> int:
     from . import histogram, litmus7
     from .compare import MAX_TIMEOUT_FRACTION, compare, exit_code, render
     from .runner import GpuBackend, run_suite
-    from ..cliargs import check_options
-    from ..resources import resolve_model
     from .toolchain import find_toolchain
-    check_options(resolve_model(args.model), args.option)
+    if args.model or args.option:        # the default model is loaded after the runs, if it can be (B2)
+        from ..cliargs import check_options
+        from ..resources import resolve_model
+        check_options(resolve_model(args.model), args.option)
     _check_numbers(args)
     outdir = _outdir(args, args.paths)
+    _shard([], args.shard)
+    from .runner import earlier_results
+    if not args.resume and (outdir / "histograms.jsonl").is_file() and (outdir / "histograms.jsonl").stat().st_size:
+        raise HarnessError(earlier_results(outdir / "histograms.jsonl"))
     tests, errors = load_tests(args.paths, args.controls, args.name)
     tests = _shard(tests, args.shard)
     if args.fake_device is not None:
@@ -316,7 +343,8 @@ def cmd_run(args) -> int:
         model = _model_verdicts([t for t, _ in progs], args.model, args.option, say=print, hangs=hangs)
         backend = FakeBackend({n: list(v) for n, v in model.items()}, spec, hangs=dict(hangs))
     else:
-        backend = GpuBackend(Path(args.prebuilt) if args.prebuilt else None, args.sanitize, tc.version or "")
+        backend = GpuBackend(Path(args.prebuilt) if args.prebuilt else None, args.sanitize, tc.version or "",
+                             kill_after=args.kill_after)
     run = run_suite(progs, outdir, backend, devices, seed=args.seed, time_s=args.time, iterations=args.iterations,
                     budget_s=args.budget, resume=args.resume, nvcc=cuda or "")
     jsonl = outdir / "histograms.jsonl"
@@ -328,12 +356,14 @@ def cmd_run(args) -> int:
         known = {**by_name, **_tests_by_name(None, True)} if args.resume else by_name
         write_file(outdir / "litmus7.log", litmus7.log(hists, known))
         missing = [t for t in {h.test for h in hists} if t not in model and t in known]
+        unavailable: list[str] = []
         if missing:
-            model.update(_model_verdicts([known[t] for t in missing], args.model, args.option, say=print, hangs=hangs))
+            model.update(_model_verdicts([known[t] for t in missing], args.model, args.option, say=print, hangs=hangs,
+                                         unavailable=unavailable))
         comps = compare([h for h in hists if h.test in known], model, known,
                         max_timeout_fraction=args.max_timeouts if args.max_timeouts is not None else MAX_TIMEOUT_FRACTION,
                         hangs=hangs)
-        text = render(comps)
+        text = _expectations_only(unavailable) + render(comps)
         write_file(outdir / "compare.txt", text + "\n")
         print(text)
     _report_skipped(skipped, errors, sys.stdout)
@@ -342,7 +372,40 @@ def cmd_run(args) -> int:
           f"wrote {outdir}/histograms.jsonl, histograms.json, litmus7.log, compare.txt, unsupported.txt")
     if not_run:
         print(f"incomplete: {not_run} test(s) not run; `ptxmc hw run ... --resume -o {outdir}` goes on")
+    if hists and unavailable:
+        return EXIT_FAIL
     return EXIT_FAIL if failed or errors or not_run else exit_code(comps)
+
+
+def _expectations_only(unavailable: list[str]) -> str:
+    if not unavailable:
+        return ""
+    return (f"EXPECTATIONS ONLY: the model could not run here ({unavailable[0]}): each test is judged by its own "
+            f"expectations, and an observed outcome the model forbids but no expectation names is NOT reported; "
+            f"compare these histograms with `ptxmc hw compare` where ptxmc's dependencies are installed\n")
+
+
+def cmd_pack(args) -> int:
+    from ..cliargs import jobs_of
+    from .bundle import CHUNK, bundle_size, pack
+    args.jobs = jobs_of(args.jobs, zero=None)
+    if args.chunk is not None and args.chunk < 1:
+        raise HarnessError(f"--chunk {args.chunk}: must be at least 1")
+    cfg = _config(args.device)
+    outdir = _outdir(args, args.paths)
+    tests, errors = load_tests(args.paths, not args.no_controls, args.name)
+    manifest = pack(tests, cfg, outdir, args.profile, chunk=args.chunk or CHUNK, jobs=args.jobs)
+    for e in errors:
+        print(f"malformed: {e}")
+    for x in manifest["not_packed"]:
+        print(f"not packed: {x['name']}: {x['reason']}")
+    tests_n = len(manifest["tests"])
+    planned = sum(e["time_s"] for e in manifest["tests"])
+    print(f"packed {tests_n} test(s) for '{cfg.name}' ({cfg.target}), profile {args.profile} (planned {planned:.0f} s "
+          f"of test time); {len(manifest['not_packed'])} not packed; {len(errors)} malformed; "
+          f"{bundle_size(outdir) / 1e6:.1f} MB in {outdir}")
+    print(f"on the GPU machine: python3 {outdir}/run.py --deadline {manifest['deadline_s'] or int(planned * 1.3) + 60}")
+    return EXIT_FAIL if errors or not tests_n else EXIT_OK
 
 
 def _tests_by_name(paths, controls) -> dict:
@@ -350,13 +413,34 @@ def _tests_by_name(paths, controls) -> dict:
     return {t.name: t for t in tests}
 
 
-def _load_any(files, tests) -> list:
-    """Histograms from ptxmc JSON/JSONL files and litmus7 logs (.log / 'Test ' first line)."""
+def _run_status(folder: Path) -> list[str]:
+    """What a bundle run's status.json says did not give a histogram: one line per test."""
+    import json
+    try:
+        status = json.loads((folder / "status.json").read_text(encoding="utf-8"))
+        lines = [f"failed on the device: {x['test']}: {x['why']}" for x in status.get("failed", [])]
+        lines += [f"not run: {x['test']}: {x['why']}" for x in status.get("not_run", [])]
+    except (OSError, ValueError, TypeError, KeyError, AttributeError) as e:
+        raise HarnessError(f"{folder / 'status.json'}: not a bundle run's status ({type(e).__name__}: {e})")
+    return [str(line) for line in lines]
+
+
+def _load_any(files, tests, incomplete: list | None = None) -> list:
+    """Histograms from ptxmc JSON/JSONL files, litmus7 logs (.log / 'Test ' first line) and the
+    results folders of a bundle's run.py (histograms.jsonl; what status.json says failed or was
+    not run is appended to `incomplete`)."""
     from . import histogram
     from .litmus7 import parse_log
     out = []
     for f in files:
         p = Path(f)
+        if p.is_dir():
+            if not (p / "histograms.jsonl").is_file():
+                raise HarnessError(f"{p}: a folder without histograms.jsonl (a bundle run's results folder?)")
+            out += histogram.load(p / "histograms.jsonl", allow_simulated=True)
+            if (p / "status.json").is_file() and incomplete is not None:
+                incomplete += _run_status(p)
+            continue
         head = ""
         try:
             with open(p, "rb") as fh:
@@ -395,20 +479,26 @@ def cmd_import(args) -> int:
 
 
 def cmd_compare(args) -> int:
-    from ..cliargs import check_options
-    from ..resources import resolve_model
     from .compare import MAX_TIMEOUT_FRACTION, compare, exit_code, render
-    check_options(resolve_model(args.model), args.option)
+    if args.model or args.option:
+        from ..cliargs import check_options
+        from ..resources import resolve_model
+        check_options(resolve_model(args.model), args.option)
     tests = _tests_by_name(args.tests, args.controls)
-    hists = _load_any(args.files, tests)
+    incomplete: list[str] = []
+    hists = _load_any(args.files, tests, incomplete)
     unknown = sorted({h.test for h in hists} - set(tests))
     if unknown:
         print(f"warning: no litmus test for {', '.join(unknown)}: compared without expectations or model",
               file=sys.stderr)
     hangs: dict = {}
-    model = _model_verdicts([tests[h.test] for h in hists if h.test in tests], args.model, args.option, hangs=hangs)
+    unavailable: list[str] = []
+    model = _model_verdicts([tests[h.test] for h in hists if h.test in tests], args.model, args.option, hangs=hangs,
+                            unavailable=unavailable)
     comps = compare(hists, model, tests,
                     max_timeout_fraction=args.max_timeouts if args.max_timeouts is not None else MAX_TIMEOUT_FRACTION,
                     hangs=hangs)
-    print(render(comps))
-    return exit_code(comps)
+    print(_expectations_only(unavailable) + render(comps))
+    if incomplete:
+        print(f"Incomplete run: {len(incomplete)} test(s) gave no histogram\n" + "\n".join("    " + x for x in incomplete))
+    return EXIT_FAIL if unavailable or incomplete else exit_code(comps)

@@ -92,7 +92,13 @@ class _Gen:
         self.wg = frozenset(tid for tid, t in enumerate(test.threads) if any(i.op == "wgmma" for i in t.code))
         self.fmt = formats(test)
         self.problems += list(self.fmt.problems)
-        if self.wg and target_for(test, config) != "sm_90a":
+        target = target_for(test, config)
+        if target != config.target:
+            # Review B3: a program built for another target than the device's never loads there
+            # (an 'a' target runs on its own architecture only), so it is not expressible here.
+            self.problems.append(f"needs {target}, but the device configuration '{config.name}' targets "
+                                 f"{config.target}" + (" (use --device b200)" if target == "sm_100a" else ""))
+        if self.wg and target != "sm_90a":
             self.problems.append(f"wgmma exists only on sm_90a; this device's target is {target_for(test, config)}")
         # tcgen05: its thread takes a whole warp; Tensor Memory cells are columns (checker.harness.tmem)
         self.tc, self.tmem_cells = tmem.threads(test), tmem.cells(test)
@@ -241,6 +247,7 @@ class _Gen:
                  for r in regs]
         if loops:
             decls.append("unsigned spins_ = 0, hung_ = 0;   // backward branches taken; gave up")
+            decls.append("unsigned long long spin0_ = 0;   // when the loops started (%globaltimer)")
         if tid in self.wg:
             decls.append("const bool wg_lead_ = threadIdx.x % 128 == 0;   // holds D[0][0]; performs the writes")
         elif group:
@@ -258,11 +265,18 @@ class _Gen:
         # Then the descriptor is prefetched into the cache, so a test that edits the map later and
         # omits its own acquire can actually use the stale cached descriptor (review D16: the
         # harness's acquire alone left the cache cold, hiding the weak outcome).
-        acquires = [f'asm volatile("fence.proxy.tensormap::generic.acquire.gpu [%0], 128; prefetch.tensormap [%0];" '
+        # Review A2: only where no thread of the test acquires a tensor map itself: a prefetch is
+        # asynchronous, and one still in flight at the test's own acquire could cache the old
+        # descriptor after the acquire invalidated it (a stale value the test forbids, made by the
+        # harness). static_check.prefetch_problems refuses a program that does both.
+        prefetch = "" if _acquires_tensormap(self.test) else " prefetch.tensormap [%0];"
+        acquires = [f'asm volatile("fence.proxy.tensormap::generic.acquire.gpu [%0], 128;{prefetch}" '
                     f':: "l"({var}) : "memory");' for var in first.values()]
         out = [f"case {tid}: {{   // {t.name} at {t.position}, role CTA {slot.role_cta}"]
         out += ["    " + d for d in decls + addr_lines + acquires]
         out.append("    start_barrier(p, inst, wg_lead_);" if group else "    start_barrier(p, inst);")
+        if loops:
+            out.append("    spin0_ = now_ns();")
         out += ["    " + line for line in body]
         if tid in self.tc:     # no Tensor Memory access of the thread in flight when the columns are freed
             out.append('    __syncwarp(); asm volatile("tcgen05.wait::ld.sync.aligned; tcgen05.wait::st.sync.aligned; '
@@ -308,12 +322,12 @@ class _Gen:
         return word
 
     def _branch(self, tid: int, idx: int, i: Instr, fl, ctx: Ctx) -> str:
-        """`bra L` as a goto; backward, bounded: past SPIN_CAP backward branches the thread gives
-        up (a hang) and jumps to its end."""
+        """`bra L` as a goto; backward, bounded: past SPIN_CAP backward branches or SPIN_NS since its
+        loops started the thread gives up (a hang) and jumps to its end."""
         t = self.test.threads[tid]
         go = f"goto {_label(tid, flow.target(i))};"
         if idx in fl.backward:
-            go = f"if (++spins_ > SPIN_CAP) {{ hung_ = 1; goto END_{tid}; }} {go}"
+            go = f"if (spin_give_up(++spins_, spin0_)) {{ hung_ = 1; goto END_{tid}; }} {go}"
         if i.predicate:
             go = f"if ({_guard(i, ctx)}) {{ {go} }}"
         return f"{go}   // @ptxmc {t.name}:{idx} {i.text}"
@@ -336,11 +350,12 @@ class _Gen:
             return []
         reg = ctx.reg(dst.name)
         v = i.await_value & 0xFFFFFFFF
-        return [f"for (unsigned n_ = 0;; n_++) {{   // await {dst.name} == {i.await_value}",
+        return [f"{{ const unsigned long long since_ = now_ns(); for (unsigned n_ = 0;; n_++) {{   // await "
+                f"{dst.name} == {i.await_value}",
                 f"    {stmt}{mark}",
                 f"    if ((unsigned){reg} == {v}u) break;",
-                "    if (n_ >= SPIN_CAP) { timed_out = 1; break; }",
-                "}"]
+                "    if (spin_give_up(n_, since_)) { timed_out = 1; break; }",
+                "}}"]
 
     def _address(self, name: str, kind: str, var: str, here: int, owners: dict[str, int]) -> str:
         if kind == "tmem":
@@ -493,7 +508,8 @@ class _Gen:
                 f"count {acc.count}, test arrivals {acc.arrivals}, tx {acc.expected}/{acc.completed}\n"
                 f"        unsigned a_ = to_cta(smem + ({j} * PER_WARP + threadIdx.x) * SLOT_WORDS), ok_ = 0;\n"
                 + makeup +
-                "        for (unsigned n_ = 0; n_ < SPIN_CAP && !ok_; n_++)\n"
+                "        const unsigned long long since_ = now_ns();\n"
+                "        for (unsigned n_ = 0; !ok_ && !spin_give_up(n_, since_); n_++)\n"
                 "            asm volatile(\"{ .reg .pred P; mbarrier.try_wait.parity.shared::cta.b64 P, [%1], 0; selp.u32 %0, 1, 0, P; }\" : \"=r\"(ok_) : \"r\"(a_) : \"memory\");\n"
                 "        if (!ok_) atomicOr(&p.status[group * PER_WARP + threadIdx.x], 2u);\n"
                 "    }")
@@ -562,7 +578,7 @@ class _Gen:
             return ", ".join(fmt(x) for x in list(xs) + [0])
 
         fields = dict(
-            test_name=self.test.name, test_path=self.test.path, target=target, config_name=cfg.name,
+            test_name=self.test.name, target=target, config_name=cfg.name,
             layout_doc=(f"{lay.units} unit(s) of {lay.cluster} CTA(s){' (clusters)' if lay.clustered else ''}, "
                         f"{lay.warps} warp(s) per CTA, {lay.per_warp} instance(s) per warp"),
             observed_doc=", ".join(space.names) or "(nothing)",
@@ -570,7 +586,7 @@ class _Gen:
             n_roles=len(self.test.threads), n_maps=1 + max((k for _, k in self.aliases.values()), default=0), cluster=lay.cluster, units=lay.units, warps=lay.warps,
             per_warp=lay.per_warp, warpgroups=int(bool(lay.warpgroups or lay.whole_warps)), n_tmem=len(self.tmem_cells), n_global=len(self.glob), n_shared=self.n_slots,
             n_obs=max(1, len(self.obs_vars)), n_vars=len(space.vars), n_buckets=space.size,
-            cell_words=self.cell_bytes // 4, spin_cap=cfg.spin_cap, testing_groups=cfg.testing_groups,
+            cell_words=self.cell_bytes // 4, spin_cap=cfg.spin_cap, spin_ns=int(cfg.spin_time_us * 1000), testing_groups=cfg.testing_groups,
             stress_units=max(0, round(cfg.testing_groups * lay.units * (1 - cfg.testing_fraction) / cfg.testing_fraction)),
             stress_test_lines=int(cfg.stress_target == "test-lines"), shuffle_pct=cfg.shuffle_pct, stride_cells=cfg.stride_cells,
             permute_locations=int(cfg.permute_locations), stress_pattern=STRESS_PATTERNS.index(cfg.pattern),
@@ -615,6 +631,12 @@ def _writes_memory(i: Instr) -> bool:
     if i.op == "tcgen05":
         return i.qualifiers[:1] == ("commit",)
     return i.op == "mbarrier" and i.qualifiers[:1] not in (("try_wait",), ("test_wait",))
+
+
+def _acquires_tensormap(test: LitmusTest) -> bool:
+    """Does some thread of `test` acquire a tensor map itself (fence.proxy.tensormap::generic.acquire)?"""
+    return any(i.op in ("fence", "membar") and "tensormap::generic" in i.qualifiers and "acquire" in i.qualifiers
+               for t in test.threads for i in t.code)
 
 
 def _guard(i: Instr, ctx: Ctx) -> str:

@@ -9,8 +9,9 @@
     spin loops gave up (a `hang`: did not exit within SPIN_CAP spins) in more than the threshold
     fraction, and the model does not say a hang is allowed -> hangs
     positive control seen / not seen      -> control-seen / control-unseen
+    informational control not seen        -> control-rare (LB: rarely seen on NVIDIA GPUs; no failure)
 
-Every class but ok, gap and control-seen fails the run (exit_code). Histograms are merged only
+Every class but ok, gap, control-seen and control-rare fails the run (exit_code). Histograms are merged only
 when they come from the same device, target, configuration and runtime (Histogram.key); runs on
 different devices give one comparison each, rendered as one table per device. A histogram is
 refused when its test changed since the run (fingerprint) or it observes other variables than the
@@ -36,12 +37,12 @@ from typing import Mapping
 
 from ..ast import LitmusTest
 from ..errors import HarnessError
-from .controls import is_control
+from .controls import is_control, is_informational
 from .histogram import Histogram
 from .space import Outcome, eval_cond, fingerprint, observed_vars
 
 CLASSES = ("ok", "gap", "violation", "harness-error", "no-data", "timeouts", "hangs", "control-seen",
-           "control-unseen")
+           "control-unseen", "control-rare")
 BAD = frozenset({"violation", "harness-error", "no-data", "timeouts", "hangs", "control-unseen"})
 MAX_TIMEOUT_FRACTION = 0.1      # awaits may give up in a few instances (a late writer CTA); not in most
 
@@ -188,7 +189,8 @@ def compare_one(hist: Histogram, verdicts: Mapping[Outcome, str] | None, test: L
     elif attempted and not may_hang and hist.hang / attempted > max_timeout_fraction:
         verdict = "hangs"
     elif control:
-        verdict = "control-seen" if any(x.status == "ok" for x in exps if x.kind == "allowed") else "control-unseen"
+        seen = any(x.status == "ok" for x in exps if x.kind == "allowed")
+        verdict = "control-seen" if seen else "control-rare" if is_informational(hist.test) else "control-unseen"
     elif violations or any(x.status == "violation" for x in exps):
         verdict = "violation"
     elif gaps or any(x.status == "gap" for x in exps):

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from ..ast import Expectation, LitmusTest, MemoryDecl, Position, Thread
 from ..front.conditions import parse_cond
-from ..front.ptx import parse as parse_instr
+from ..isa.syntax import parse as parse_instr
 
 CONTROL_MARK = "positive control"
 
@@ -128,3 +128,11 @@ def controls() -> list[LitmusTest]:
 
 
 MODEL_ALLOWED = ("CTRL+MP+relaxed", "CTRL+SB+relaxed", "CTRL+LB+relaxed")
+# Controls whose weak outcome published GPU litmus campaigns rarely or never saw on NVIDIA
+# hardware: reported with their rate when seen, but unseen is no failure (review C6: an unseen
+# LB failed every Hopper run, so the exit code no longer told good runs from bad).
+INFORMATIONAL = ("CTRL+LB+relaxed",)
+
+
+def is_informational(name: str) -> bool:
+    return name in INFORMATIONAL

@@ -34,6 +34,7 @@ class DeviceConfig:
     time_budget_s: float = 10.0
     max_iterations: int = 100000
     spin_cap: int = 4096
+    spin_time_us: float = 2000.0
     testing_groups: int = 256
     testing_fraction: float = 0.2
     shuffle_pct: int = 100
@@ -67,6 +68,7 @@ def _checked(values: dict, where: str) -> DeviceConfig:
         (cfg.time_budget_s > 0, "time_budget_s must be positive"),
         (cfg.max_iterations >= 1, "max_iterations must be at least 1"),
         (cfg.spin_cap >= 1, "spin_cap must be at least 1"),
+        (0 < cfg.spin_time_us <= 10_000_000, "spin_time_us must be positive (at most 10 s)"),
         (cfg.testing_groups >= 1, "testing_groups must be at least 1"),
         (0 < cfg.testing_fraction <= 1, "testing_fraction must be in (0, 1]"),
         (cfg.stress_target in STRESS_TARGETS, f"stress_target must be one of {', '.join(STRESS_TARGETS)}"),

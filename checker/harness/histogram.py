@@ -18,6 +18,24 @@ from .space import Outcome, OutcomeSpace
 
 FORMAT = "ptxmc-histogram"
 VERSION = 1
+MAX_COUNT = 2**63 - 1          # counts are 64-bit counters on the device
+
+
+def count_of(v, what: str) -> int:
+    """A count read from a file: a non-negative integer below 2**63 (D10: a negative, fractional,
+    string or boolean count is refused, never taken as given)."""
+    if isinstance(v, bool) or not isinstance(v, int):
+        raise HarnessError(f"{what} is {v!r}: a count must be a non-negative integer")
+    if not 0 <= v <= MAX_COUNT:
+        raise HarnessError(f"{what} is {v if abs(v) < 10**30 else '(a ' + str(len(str(abs(v)))) + '-digit number)'}: "
+                           f"a count must be between 0 and 2**63-1")
+    return v
+
+
+def _value_of(v, what: str) -> int:
+    if isinstance(v, bool) or not isinstance(v, int) or not -(2**63) <= v < 2**64:
+        raise HarnessError(f"{what} is {str(v)[:40]!r}: a value must be an integer of at most 64 bits")
+    return v
 
 
 @dataclass(frozen=True)
@@ -83,25 +101,38 @@ class Histogram:
                 raise HarnessError(f"{where}: not a ptxmc histogram (format is {data.get('format')!r})")
             if data.get("version") != VERSION:
                 raise HarnessError(f"{where}: histogram version {data.get('version')} (this ptxmc reads {VERSION})")
+            if not isinstance(data.get("test"), str) or not data["test"]:
+                raise HarnessError(f"{where}: the test name is {data.get('test')!r}, not a name")
+            if not isinstance(data["vars"], list) or not all(isinstance(v, str) for v in data["vars"]):
+                raise HarnessError(f"{where}: 'vars' must be a list of variable names")
             names = tuple(data["vars"])
             counts = []
-            for row in data["counts"]:
+            for k, row in enumerate(data["counts"]):
                 o = row["outcome"]
-                if set(o) != set(names):
+                if not isinstance(o, dict) or set(o) != set(names):
                     raise HarnessError(f"{where}: an outcome names {sorted(o)}, expected {list(names)}")
-                counts.append((tuple((n, int(o[n])) for n in names), int(row["count"])))
-            return Histogram(
-                test=str(data["test"]), vars=names, counts=_normal(counts), other=int(data.get("other", 0)),
-                timeout=int(data.get("timeout", 0)), device=str(data.get("device", "")),
+                counts.append((tuple((n, _value_of(o[n], f"{where}: counts[{k}] {n}")) for n in names),
+                               count_of(row["count"], f"{where}: counts[{k}].count")))
+
+            def n(key):
+                return count_of(data.get(key, 0), f"{where}: '{key}'")
+            time_s = data.get("time_s", 0.0)
+            if isinstance(time_s, bool) or not isinstance(time_s, (int, float)) or not 0 <= time_s < 1e9:
+                raise HarnessError(f"{where}: 'time_s' is {time_s!r}: seconds must be a finite number >= 0")
+            h = Histogram(
+                test=data["test"], vars=names, counts=_normal(counts), other=n("other"),
+                timeout=n("timeout"), device=str(data.get("device", "")),
                 compute_capability=str(data.get("compute_capability", "")), driver=str(data.get("driver", "")),
                 cuda=str(data.get("cuda", "")), target=str(data.get("target", "")),
-                config=dict(data.get("config", {})), seed=int(data.get("seed", 0)),
-                iterations=int(data.get("iterations", 0)), time_s=float(data.get("time_s", 0.0)),
-                epilogue=int(data.get("epilogue", 0)), unsynced=int(data.get("unsynced", 0)),
-                hang=int(data.get("hang", 0)),
-                fingerprint=str(data.get("fingerprint", "")), sms=int(data.get("sms", 0)),
+                config=dict(data.get("config", {})), seed=n("seed"),
+                iterations=n("iterations"), time_s=float(time_s),
+                epilogue=n("epilogue"), unsynced=n("unsynced"), hang=n("hang"),
+                fingerprint=str(data.get("fingerprint", "")), sms=n("sms"),
                 nvcc=str(data.get("nvcc", "")), device_index=str(data.get("device_index", "")),
-                simulated=bool(data.get("simulated", False)))
+                simulated=data.get("simulated", False) is True)
+            if "instances" in data and count_of(data["instances"], f"{where}: 'instances'") != h.total:
+                raise HarnessError(f"{where}: 'instances' is {data['instances']}, the counts add up to {h.total}")
+            return h
         except (KeyError, TypeError, ValueError, AttributeError) as e:
             raise HarnessError(f"{where}: malformed histogram ({type(e).__name__}: {e})")
 
@@ -126,27 +157,16 @@ def parse_output(text: str, space: OutcomeSpace, target: str = "", config: dict 
     """Read the 'ptxmc-hw 1' block a generated program printed; HarnessError for a malformed or
     truncated block, or counts that do not add up to the instances the program says it ran.
     `extra`: further Histogram fields (fingerprint, nvcc, device_index, simulated)."""
+    from .bundle_run import parse_block           # the one reader of the block, the bundle's run.py's too
     lines = [l.strip() for l in text.splitlines() if l.strip()]
     if "ptxmc-hw 1" not in lines:
         errs = [l for l in lines if l.startswith("error")]
         raise HarnessError("the program printed no result block" + (f": {errs[0]}" if errs else ""))
-    meta: dict[str, str] = {}
-    counts = []
-    done = False
-    for l in lines[lines.index("ptxmc-hw 1") + 1:]:
-        key, _, rest = l.partition(" ")
-        if key == "end":
-            done = True
-            break
-        if key == "bucket":
-            parts = rest.split()
-            if len(parts) != 2 or not all(x.isdigit() for x in parts):
-                raise HarnessError(f"malformed result line {l!r} (expected 'bucket INDEX COUNT')")
-            counts.append((space.decode(int(parts[0])), int(parts[1])))
-        else:
-            meta[key] = rest
-    if not done:
-        raise HarnessError("the program's result block is truncated (no 'end' line)")
+    try:
+        meta, buckets = parse_block(lines[lines.index("ptxmc-hw 1"):])
+    except ValueError as e:
+        raise HarnessError(str(e).replace("the result block", "the program's result block"))
+    counts = [(space.decode(b), c) for b, c in buckets]
     try:
         h = make(meta.get("test", ""), space.names, counts, other=int(meta.get("other", 0)),
                  timeout=int(meta.get("timeout", 0)), epilogue=int(meta.get("epilogue", 0)),
@@ -193,6 +213,17 @@ def load(path: str | Path, allow_simulated: bool = False) -> list[Histogram]:
     return hists
 
 
+def _json(text: str):
+    """json.loads, with every way it can fail a ValueError (D13: nesting too deep for the parser,
+    an integer of more digits than Python converts, NaN and Infinity, which JSON does not have)."""
+    def no_constant(name):
+        raise ValueError(f"{name} is not a JSON number")
+    try:
+        return json.loads(text, parse_constant=no_constant)
+    except RecursionError:
+        raise ValueError("nested too deeply")
+
+
 def _load(path: str | Path) -> list[Histogram]:
     p = Path(path)
     try:
@@ -207,15 +238,20 @@ def _load(path: str | Path) -> list[Histogram]:
             if not line.strip():
                 continue
             try:
-                out.append(Histogram.from_json(json.loads(line), f"{p}:{n}"))
-            except json.JSONDecodeError as e:
-                if n == len(text.splitlines()):     # a run killed while writing its last line
+                data = _json(line)
+            except ValueError as e:
+                if n == len(text.splitlines()) and not text.endswith("\n"):   # killed while writing it
                     break
                 raise HarnessError(f"{p}:{n}: not JSON: {e}")
+            if not isinstance(data, dict):
+                raise HarnessError(f"{p}:{n}: not a histogram (a JSON {type(data).__name__})")
+            out.append(Histogram.from_json(data, f"{p}:{n}"))
         return out
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as e:
+        data = _json(text)
+    except ValueError as e:
         raise HarnessError(f"{p}: not JSON: {e}")
+    if isinstance(data, list) and not all(isinstance(d, dict) for d in data) or not isinstance(data, (list, dict)):
+        raise HarnessError(f"{p}: not a histogram or a list of histograms")
     items = data if isinstance(data, list) else [data]
     return [Histogram.from_json(d, f"{p}[{k}]" if isinstance(data, list) else str(p)) for k, d in enumerate(items)]

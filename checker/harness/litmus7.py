@@ -100,7 +100,7 @@ def log(hists: list[Histogram], tests: dict | None = None) -> str:
 
 # -- reading ---------------------------------------------------------------------------------------
 
-_ROW = re.compile(r"^(\d+)\s*([*:])>(.*)$")
+_ROW = re.compile(r"^([-+]?\d+)\s*([*:])>(.*)$")
 
 
 def _var_name(raw: str, test: LitmusTest | None) -> str:
@@ -119,6 +119,26 @@ def _var_name(raw: str, test: LitmusTest | None) -> str:
             return f"{test.threads[k].name}:{reg}"
         return f"P{th}:{reg}"
     return raw
+
+
+def _count(text: str, what: str) -> int:
+    """A count of the log: digits only, at most 2**63-1 (D10, D13)."""
+    from .histogram import count_of
+    text = text.strip()
+    if not text.isdigit() or len(text) > 19:
+        raise HarnessError(f"{what} is {text[:40]!r}{'...' if len(text) > 40 else ''}: a count must be a "
+                           f"non-negative integer below 2**63")
+    return count_of(int(text), what)
+
+
+def _value(text: str) -> int:
+    text = text.strip()
+    if len(text) > 24:
+        raise ValueError("value too long")
+    v = int(text, 0)
+    if not -(2**63) <= v < 2**64:
+        raise ValueError("value out of range")
+    return v
 
 
 def parse_log(text: str, tests: dict | None = None, where: str = "<log>") -> list[Histogram]:
@@ -144,10 +164,10 @@ def parse_log(text: str, tests: dict | None = None, where: str = "<log>") -> lis
             if r:
                 pairs = [p for p in r.group(3).split(";") if p.strip()]
                 try:
-                    outcome = tuple((_var_name(p.split("=")[0], test), int(p.split("=")[1].strip(), 0)) for p in pairs)
+                    outcome = tuple((_var_name(p.split("=")[0], test), _value(p.split("=")[1])) for p in pairs)
                 except (IndexError, ValueError):
-                    raise HarnessError(f"{where}:{k + 1}: malformed histogram row {line!r}")
-                rows.append((outcome, int(r.group(1))))
+                    raise HarnessError(f"{where}:{k + 1}: malformed histogram row {line[:80]!r}")
+                rows.append((outcome, _count(r.group(1), f"{where}:{k + 1}: the count")))
             elif line.startswith("Time "):
                 meta["time"] = line.split()[-1]
             elif line.startswith("Hash="):
@@ -182,12 +202,21 @@ def parse_log(text: str, tests: dict | None = None, where: str = "<log>") -> lis
         fp = fp if re.fullmatch(r"[0-9a-f]{16}", fp) else ""        # litmus7's own hash is another hash
         cfg = {"name": meta["config"]} if meta.get("config", "?") != "?" else {}
         unknown = lambda v: "" if v in (None, "?") else v
+        for key in ("other", "timeout", "epilogue", "hang", "seed", "iterations"):
+            if key in meta:
+                meta[key] = _count(meta[key], f"{where}:{start}: {name}: '{key}'")
+        try:
+            time_s = float(meta.get("time", 0.0))
+            if not 0 <= time_s < 1e9:
+                raise ValueError(time_s)
+        except ValueError:
+            raise HarnessError(f"{where}:{start}: {name}: malformed time {meta['time'][:40]!r}")
         out.append(make(name, names, counts, other=int(meta.get("other", 0)), timeout=int(meta.get("timeout", 0)),
                         epilogue=int(meta.get("epilogue", 0)), hang=int(meta.get("hang", 0)), device=unknown(meta.get("device")) or "litmus7 log",
                         compute_capability=unknown(meta.get("cc")), driver=unknown(meta.get("driver")),
                         cuda=unknown(meta.get("cuda")), target=unknown(meta.get("target")), config=cfg,
                         seed=int(meta.get("seed", 0)), iterations=int(meta.get("iterations", 0)),
-                        time_s=float(meta.get("time", 0.0)), fingerprint=fp, simulated=bool(meta.get("simulated"))))
+                        time_s=time_s, fingerprint=fp, simulated=bool(meta.get("simulated"))))
     if not out:
         raise HarnessError(f"{where}: no 'Test NAME' block: not a litmus7 log")
     return out

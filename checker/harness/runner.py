@@ -46,6 +46,7 @@ class GpuBackend:
     sanitize: str | None = None          # 'racecheck' | 'synccheck': an extra pass under compute-sanitizer
     nvcc: str = ""
     simulated: bool = False
+    kill_after: float = 20.0             # a program still running this + 3x its time after its start is killed (B4)
 
     def prepare(self, program: Program, outdir: Path) -> Path:
         if self.prebuilt is None:
@@ -68,7 +69,7 @@ class GpuBackend:
         env = dict(os.environ)
         if device:
             env["CUDA_VISIBLE_DEVICES"] = device
-        limit = 60 + 3 * budget
+        limit = self.kill_after + 3 * budget
         try:
             proc = subprocess.run(cmd, capture_output=True, text=True, timeout=limit, env=env)
         except subprocess.TimeoutExpired:
@@ -128,6 +129,13 @@ def done_keys(path: Path) -> set[tuple[str, str, str, bool]]:
     return {(h.test, h.fingerprint, h.target, h.simulated) for h in load(path, allow_simulated=True)}
 
 
+def earlier_results(jsonl: Path) -> str:
+    """Why a run without --resume must not start on an output folder that holds results (review C2:
+    it used to delete them)."""
+    return (f"{jsonl} holds the histograms of an earlier run: pass --resume to go on with it, or another "
+            f"-o folder (nothing was deleted)")
+
+
 def run_suite(items: list[tuple[LitmusTest, Program]], outdir: Path, backend: Backend, devices=("",), *,
               seed: int = 1, time_s: float | None = None, iterations: int | None = None,
               budget_s: float | None = None, resume: bool = False, nvcc: str = "",
@@ -137,8 +145,8 @@ def run_suite(items: list[tuple[LitmusTest, Program]], outdir: Path, backend: Ba
     outdir.mkdir(parents=True, exist_ok=True)
     jsonl = outdir / "histograms.jsonl"
     done = done_keys(jsonl) if resume else set()
-    if not resume and jsonl.exists():
-        jsonl.unlink()
+    if not resume and jsonl.exists() and jsonl.stat().st_size:
+        raise HarnessError(earlier_results(jsonl))
     start = time.monotonic()
     per_test = (time_s if time_s is not None else (items[0][1].config.time_budget_s if items else 0)) + 5
     todo: queue.Queue = queue.Queue()

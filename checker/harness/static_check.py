@@ -10,9 +10,13 @@ proof, before a GPU is ever met, that
     (128 bytes for tensor copies and tensor maps, 16 for bulk copies, 8 for mbarriers, the access
     size otherwise);
   * every spin is bounded: each backward `goto` of a litmus thread's loop counts against
-    SPIN_CAP and gives up (a `hang`), each await loop gives up after SPIN_CAP polls; and no
+    SPIN_CAP and gives up (a `hang`), each await loop gives up after SPIN_CAP polls, and every
+    spin (the harness's too) also gives up after SPIN_NS of %globaltimer; and no
     barrier or mbarrier arrival/transaction is guarded, inside a loop, or after a loop a thread
-    may give up (it would be skipped, leaving other threads or the epilogue waiting forever).
+    may give up (it would be skipped, leaving other threads or the epilogue waiting forever);
+  * the program is built for its device configuration's target; every `.bulk_group` copy is
+    committed before the epilogue waits for bulk groups; the harness never prefetches a tensor
+    map in a test that acquires one itself (reviews B3, A1, A2: such programs are refused).
 
 This module parses what codegen emitted (the tables, the address variables, each `asm volatile`
 statement and its operands), independently of codegen's own bookkeeping
@@ -337,7 +341,7 @@ def wait_problems(program: Program) -> list[str]:
 
 _LABEL = re.compile(r"^\s*(L\d+_\w+): ;")
 _GOTO = re.compile(r"goto (L\d+_\w+);")
-_BOUNDED_GOTO = re.compile(r"if \(\+\+spins_ > SPIN_CAP\) \{ hung_ = 1; goto END_\d+; \} goto (L\d+_\w+);")
+_BOUNDED_GOTO = re.compile(r"if \(spin_give_up\(\+\+spins_, spin0_\)\) \{ hung_ = 1; goto END_\d+; \} goto (L\d+_\w+);")
 _ACCOUNTED = re.compile(r'asm volatile\("(?:bar|barrier|mbarrier\.(?:arrive|expect_tx|complete_tx|init|inval)|'
                         r'[^"]*mbarrier::complete_tx|[^"]*\.async\.[^"]*mbarrier)')
 
@@ -356,12 +360,12 @@ def spin_problems(program: Program) -> list[str]:
                     out.append(f"role CTA {cta}: goto {target}: no such label")
                 elif labels[target] <= n:
                     if target not in _BOUNDED_GOTO.findall(line):
-                        out.append(f"role CTA {cta}: the backward goto {target} is not bounded by SPIN_CAP: "
+                        out.append(f"role CTA {cta}: the backward goto {target} is not bounded by SPIN_CAP / SPIN_NS: "
                                    f"{line.strip()[:120]}")
                     loops.append((labels[target], n))
                     first_spin = n if first_spin is None else min(first_spin, n)
-            if "for (unsigned n_ = 0;;" in line and "n_ >= SPIN_CAP" not in "".join(lines[n:n + 4]):
-                out.append(f"role CTA {cta}: an await loop without the SPIN_CAP bound: {line.strip()[:120]}")
+            if "for (unsigned n_ = 0;;" in line and "spin_give_up(n_, since_)" not in "".join(lines[n:n + 4]):
+                out.append(f"role CTA {cta}: an await loop without the SPIN_CAP / SPIN_NS bound: {line.strip()[:120]}")
         forward = [(n, labels[t]) for n, line in enumerate(lines) for t in _GOTO.findall(line)
                    if t in labels and labels[t] > n and "spins_" not in line]
         for n, line in enumerate(lines):
@@ -383,7 +387,91 @@ def spin_problems(program: Program) -> list[str]:
     return out
 
 
+_SPIN_LOOP = re.compile(r"for \(unsigned (n_?) = 0")
+
+
+def time_bound_problems(program: Program) -> list[str]:
+    """Every spin of the program, the harness's included (start barrier, awaits, epilogue waits),
+    gives up after SPIN_CAP polls or SPIN_NS nanoseconds of %globaltimer (review B4)."""
+    lines = program.source.splitlines()
+    out = []
+    for n, line in enumerate(lines):
+        m = _SPIN_LOOP.search(line)
+        if m and f"spin_give_up({m.group(1)}," not in "".join(lines[n:n + 5]):
+            out.append(f"line {n + 1}: a spin not bounded in time (spin_give_up): {line.strip()[:120]}")
+    if lines and not re.search(r"^#define SPIN_NS \d+ull", program.source, re.M):
+        out.append("no SPIN_NS time bound")
+    return out
+
+
+def target_problems(program: Program) -> list[str]:
+    """The program is built for its device configuration's target (review B3: an sm_100a program
+    under the h100 configuration never loads on an H100/H200)."""
+    m = re.search(r"^// Target: (\S+)", program.source, re.M)
+    built = m.group(1) if m else program.target
+    if built != program.config.target or program.target != program.config.target:
+        return [f"built for {built}, but the device configuration '{program.config.name}' targets "
+                f"{program.config.target}: it would not load on that device"]
+    return []
+
+
+def bulk_group_problems(program: Program) -> list[str]:
+    """Every `.bulk_group` copy of the test is committed before the epilogue's `wait_group 0`:
+    wait_group waits for committed groups only, so an uncommitted copy could still read the CTA's
+    shared memory after the CTA exits (review A1). The epilogue commits before it waits."""
+    copies = [st for st in statements(program.source) if "bulk_group" in _mnemonic(st.ptx).split(".")]
+    if not copies:
+        return []
+    src = program.source
+    epi = src[src.find("// Epilogue"):] if "// Epilogue" in src else ""
+    commit, wait = epi.find('"cp.async.bulk.commit_group;"'), epi.find('"cp.async.bulk.wait_group 0;"')
+    if commit < 0 or wait < 0 or commit > wait:
+        st = copies[0]
+        return [f"{st.thread}:{st.index} '{_mnemonic(st.ptx)}': the epilogue does not commit bulk groups before "
+                f"it waits for them (cp.async.bulk.commit_group before cp.async.bulk.wait_group 0): the copy "
+                f"may still read shared memory when the CTA exits"]
+    return []
+
+
+def prefetch_problems(program: Program) -> list[str]:
+    """The harness prefetches a tensor map only in tests that never acquire one themselves
+    (review A2: a prefetch in flight at the test's acquire could cache the stale descriptor after
+    the acquire invalidated it)."""
+    src = program.source
+    if "prefetch.tensormap" not in src:
+        return []
+    acq = [st for st in statements(src) if "tensormap::generic" in st.ptx and ".acquire" in _mnemonic(st.ptx)]
+    harness = any("prefetch.tensormap" in line and "@ptxmc" not in line for line in src.splitlines())
+    if acq and harness:
+        st = acq[0]
+        return [f"{st.thread}:{st.index}: the test acquires a tensor map, and the harness prefetches one before "
+                f"the test starts: the prefetch could complete after the acquire and leave a stale descriptor"]
+    return []
+
+
+def checked_programs(tests, config, cuda: str | None = None):
+    """(programs that pass every check, [(test name, reason)] for the others): every test is
+    accounted for, as not expressible (checker.harness.codegen.unsupported) or refused by the
+    static check. `cuda`: the toolchain release (forms it cannot assemble are not expressible).
+    Every command that builds or runs programs takes them from here."""
+    from .codegen import generate, unsupported
+    progs, skipped = [], []
+    for t in tests:
+        why = unsupported(t, config, cuda)
+        if why:
+            skipped.append((t.name, why))
+            continue
+        p = generate(t, config, cuda)
+        problems = check_program(p)
+        if problems:
+            skipped.append((t.name, "refused by the static check: " + "; ".join(problems)))
+        else:
+            progs.append((t, p))
+    return progs, skipped
+
+
 def check_program(program: Program) -> list[str]:
     """Every problem the static checks find in `program` (empty: it passes)."""
     return [f"{program.test}: {p}" for p in wait_problems(program) + alignment_problems(program)
-            + spin_problems(program)]
+            + spin_problems(program) + time_bound_problems(program) + target_problems(program)
+            + bulk_group_problems(program) + prefetch_problems(program)]

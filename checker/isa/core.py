@@ -18,7 +18,7 @@ from __future__ import annotations
 from ..ast import Addr, Imm, Instr, Name, Quals, Vec
 from ..model.builder import AddressValue, Builder, ThreadCtx, Unmodelled
 from ..model.values import ReadVal, binop, signed, wrap
-from . import generations, hints
+from . import barriers, hints
 from .common import access_tags, atom_value, restrict, strength_tags
 from .table import (ATOM_OPS, ATOM_TYPES, FLOAT_TYPES, INT_TYPES, LDST_TYPES, SCOPE_TAG, SCOPES, SIGNED_TYPES,
                     SPACES, TYPE_BITS, Family, Group, Slot, drop, sig, swap_qualifier)
@@ -233,11 +233,11 @@ def lower_membar(b: Builder, ctx: ThreadCtx, i: Instr) -> None:
 
 def lower_bar(b: Builder, ctx: ThreadCtx, i: Instr) -> None:
     """A use of a CTA barrier: a B event (BAR_SYNC / BAR_ARRIVE / BAR_RED), joined with the other
-    threads' uses of its generation once every thread is lowered (checker.isa.generations)."""
+    threads' uses of its generation once every thread is lowered (checker.isa.barriers)."""
     kind = i.quals["mode"]
     if kind == "red":
         b.set_reg(ctx, i.operands[0], Unmodelled("the result of bar.red, which is not modelled"))
-    generations.record(b, ctx, b.new_event(ctx, "B", {"BAR_" + kind.upper()}))
+    barriers.record(b, ctx, b.new_event(ctx, "B", {"BAR_" + kind.upper()}))
 
 
 def lower_bar_warp(b: Builder, ctx: ThreadCtx, i: Instr) -> None:
@@ -249,7 +249,7 @@ def lower_bar_warp(b: Builder, ctx: ThreadCtx, i: Instr) -> None:
     lane = lanes.index(ctx.thread.name)
     if not mask >> lane & 1:
         raise ctx.error(f"bar.warp.sync: this thread (lane {lane}) is not in the mask {mask:#x}")
-    generations.record(b, ctx, b.new_event(ctx, "B", {"BAR_WARP"}))
+    barriers.record(b, ctx, b.new_event(ctx, "B", {"BAR_WARP"}))
 
 
 def lower_alu(b: Builder, ctx: ThreadCtx, i: Instr) -> None:

@@ -1,6 +1,6 @@
 """Control flow: setp (a predicate from a comparison), bra (a branch to a label), and `assume`,
 the internal instruction through which a control path of a thread states what its predicates
-were (checker.model.paths puts it where a branch or a guard `@p` decided the path).
+were (checker.unfold.paths puts it where a branch or a guard `@p` decided the path).
 
 PTX ISA 9.4, "setp" (Comparison and Selection Instructions), "bra" (Control Flow Instructions),
 "Predicated Execution" (a guard `@p` / `@!p` on any instruction) and the table "Operators for
@@ -9,7 +9,7 @@ signed and unsigned types (on unsigned types they compare unsigned); lo ls hi hs
 <=, >, >=) on unsigned types; bit-size types (.b32, .b64) take eq and ne only.
 
 setp writes its predicate register as a value expression (1 or 0): no event. bra has no events:
-a path of the thread follows it (checker.model.paths). An `assume p == v` makes only the
+a path of the thread follows it (checker.unfold.paths). An `assume p == v` makes only the
 executions in which predicate p has value v count (a guard on its value expression, as an await
 is, EventStructure.guards), and makes every later event of the thread control dependent on the
 reads p depends on: `ctrl` (and `dep`, where NoThinAir sees it, like an await's).

@@ -55,7 +55,7 @@ from __future__ import annotations
 from ..ast import Addr, Imm, Instr, Quals, Sink
 from ..model.builder import Builder, ThreadCtx
 from ..model.values import Const, Expr, Ite, ReadVal, binop
-from . import generations
+from . import barriers
 from .common import decl, label, performed_by_owner, restrict
 from .table import SCOPE_TAG, Family, Group, drop, sig
 
@@ -304,7 +304,7 @@ def lower_cluster_barrier(b: Builder, ctx: ThreadCtx, i: Instr) -> None:
         e = b.new_event(ctx, "B", base | {"CLU_ARRIVE"} | ({"RLX"} if q["sem"] == "relaxed" else {"REL"}))
     else:
         e = b.new_event(ctx, "B", base | {"CLU_WAIT", "ACQ"})
-    generations.record(b, ctx, e)       # joined with its generation's members (checker.isa.generations)
+    barriers.record(b, ctx, e)       # joined with its generation's members (checker.isa.barriers)
 
 
 def lower_mbarrier_init_fence(b: Builder, ctx: ThreadCtx, i: Instr) -> None:

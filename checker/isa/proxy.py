@@ -38,7 +38,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..ast import Addr, Instr, Quals, Reg
-from ..front.ptx import render_instr
+from .syntax import render_instr
 from ..model.builder import Builder, ThreadCtx
 from ..model.values import ReadVal
 from .common import restrict

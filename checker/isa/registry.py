@@ -14,7 +14,7 @@ from typing import Iterable, Iterator, Mapping
 
 from ..ast import Instr, LitmusTest, Quals
 from ..errors import LitmusError, SourceLoc
-from ..front import ptx
+from . import syntax as ptx
 from ..model.builder import Builder, ThreadCtx
 from ..model.events import EventStructure
 from . import (address, async_copy, clc, core, flow, griddep, hints, matrix, mbarrier, proxy, special, tcgen05,
@@ -56,10 +56,11 @@ class Registry:
         """The event structure of a test whose instructions are validated."""
         if test.branches:
             # A guard or a branch lowered as straight-line code would run as if always taken: a
-            # test with control flow is split into its control paths first (checker.model.paths).
+            # test with control flow is split into its variants first (checker.unfold.variants).
             i = next((i for t in test.threads for i in t.code if i.op == "bra" or i.predicate), None)
-            raise LitmusError("control flow (labels, bra, @p guards) is judged path by path: this command "
-                              "does not support it yet", i.where if i is not None else test.where)
+            raise LitmusError("control flow (labels, bra, @p guards): the test is asked over its straight-line "
+                              "variants, one per control path, and this asks for one event structure",
+                              i.where if i is not None else test.where)
         b = Builder(test)
         if test.kernels:
             b.finalize("kernels", griddep.kernel_order)

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Callable, Iterable, Mapping, Union
 
 from ..ast import Addr, Float, Imm, Instr, Name, Operand, Quals, Reg, Sink, Vec
 from ..errors import LitmusError
-from ..front.ptx import render, render_instr
+from .syntax import render, render_instr
 
 if TYPE_CHECKING:
     from ..model.builder import Builder, ThreadCtx

@@ -68,7 +68,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from ..ast import Instr, Quals, Reg
-from ..front.ptx import registers
+from ..ast import registers
 from ..model.builder import Builder, ThreadCtx
 from ..model.values import ZERO, Const, Expr, Ite, ReadVal, binop
 from .common import (check_space, cta_mask, cta_mask_rule, label, multicast_targets, performed_by_owner,

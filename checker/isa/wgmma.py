@@ -47,7 +47,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..ast import Addr, Instr, Quals, Vec
-from ..front.ptx import registers
+from ..ast import registers
 from ..model.builder import Builder, ThreadCtx
 from ..model.values import Const, Expr, Ite, ReadVal, ZERO, binop
 from .common import label, pred_value, restrict, smem_matrix

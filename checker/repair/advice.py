@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from ..errors import CheckerError, LimitExceeded, SolverUnknown
 from .fix import fix
-from .output import where
+from .output import where, written
 from .prune import prune
 from .target import from_test
 
@@ -31,8 +31,8 @@ def _place(p: dict) -> str:
 def _edit_line(test, e, pruning: bool) -> str:
     places = "; ".join(_place(p) for p in where(test, e))
     if pruning:
-        return f"{'remove' if not e.text else 'weaken to ' + e.text} ({places})"
-    return f"{e.kind} {e.text} ({places}), cost {e.cost}"
+        return f"{'remove' if not e.text else 'weaken to ' + written(test, e)} ({places})"
+    return f"{e.kind} {written(test, e)} ({places}), cost {e.cost}"
 
 
 def advise(test, status: str, model, options=frozenset(), budget: float = BUDGET) -> Advice | None:

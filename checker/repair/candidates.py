@@ -540,7 +540,7 @@ def _addr(i: Instr, last: bool = False) -> str | None:
 
 
 def _regs(i: Instr):
-    from ..front.ptx import registers
+    from ..ast import registers
     return registers(i)
 
 

@@ -12,7 +12,7 @@ from ..front.litmus import load_text
 from ..verdict.check import check_test
 from .edits import Delete, Edit, Insert, Replace
 from .fix import FixResult, Repair, target_test
-from .yamlpatch import Patched, Unpatchable, diff, patch
+from .yamlpatch import Patched, Unpatchable, diff, patch, respelled
 
 
 @dataclass(frozen=True)
@@ -122,6 +122,17 @@ def _place(p: dict) -> str:
     return f"{p['thread']}, {p['at']} {line}'{p['instruction']}'".replace("  ", " ")
 
 
+def written(test, e: Edit) -> str:
+    """An edit's new instruction as the file will spell it: a strengthened or weakened one keeps
+    its operands as written (`[%r3]`, where e.text names the location the register holds)."""
+    if len(e.changes) == 1 and isinstance(e.changes[0], Replace):
+        c = e.changes[0]
+        old = next(t for t in test.threads if t.name == c.thread).code[c.index]
+        if c.instr.operands == old.operands and c.instr.predicate == old.predicate:
+            return respelled(old.text, c.instr.text)
+    return e.text
+
+
 def _edits_text(test, rep: Repair) -> str:
     """What a repair does, in words: 'remove fence.sc.sys; strengthen to ...'."""
     threads = {t.name: t for t in test.threads}
@@ -131,7 +142,7 @@ def _edits_text(test, rep: Repair) -> str:
             c = e.changes[0]
             out.append(f"remove {threads[c.thread].code[c.index].text}")
         else:
-            out.append(f"{_verb(e)} {e.text}".strip())
+            out.append(f"{_verb(e)} {written(test, e)}".strip())
     return "; ".join(out)
 
 
@@ -203,9 +214,9 @@ def text(result: FixResult, shown: list[Shown]) -> str:
         for e in rep.edits:
             places = "; ".join(_place(p) for p in where(t, e))
             if e.kind == "prune":
-                lines.append(f"  {_verb(e)}{' ' + e.text if _verb(e) != 'remove' else ''}  ({places})")
+                lines.append(f"  {_verb(e)}{' ' + written(t, e) if _verb(e) != 'remove' else ''}  ({places})")
             else:
-                lines.append(f"  {_verb(e)} {e.text}  ({places})  cost {e.cost}")
+                lines.append(f"  {_verb(e)} {written(t, e)}  ({places})  cost {e.cost}")
             if e.key in sup and sup[e.key].text:
                 lines.append(f"      {sup[e.key].text}")
         if sh.unwritten:
@@ -235,7 +246,7 @@ def as_json(result: FixResult, shown: list[Shown]) -> str:
             f"dropped (re-check: {sh.recheck}): " + _edits_text(t, sh.repair) for sh in dropped],
         "repairs": [{
             "cost": sh.repair.cost,
-            "edits": [{"kind": e.kind, "text": e.text, "cost": e.cost, "cost_key": e.cost_key,
+            "edits": [{"kind": e.kind, "text": e.text, "written": written(t, e), "cost": e.cost, "cost_key": e.cost_key,
                        "places": where(t, e),
                        "supplies": next(({"text": s.text, "blocks": s.blocks, "violation": s.violation,
                                           "edges": [list(x) for x in s.edges]}

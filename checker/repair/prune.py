@@ -134,7 +134,7 @@ def pieces(test: LitmusTest, facts: Facts, cm: costs_mod.CostModel) -> list[Piec
 def _access_text(ins: Instr, sem: str, scope: str | None, sem0: str, scope0: str) -> str:
     if (sem, scope) == (sem0, scope0):
         return ins.text
-    from ..front.ptx import render_instr
+    from ..isa.syntax import render_instr
     if sem == "weak":
         fam_parts = len(ins.family.split(".")) - 1
         quals = tuple(q for k, q in enumerate(ins.qualifiers)

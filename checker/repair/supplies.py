@@ -3,7 +3,7 @@
 For an edit e of repair R: the program without e (R minus e) fails the target (R is a least-cost
 repair, and every edit costs something), through some execution X (a stored counterexample, or
 a Session's witness). X read in the repaired program (checker.repair.transfer) is inconsistent,
-or no longer raises its flag. The violated axiom's path (checker.verdict.cycle) names the edge:
+or no longer raises its flag. The violated axiom's path (checker.cat.violation) names the edge:
 the steps of the path that X does not have without e are the ones e supplies ("orders e3 before
 e7 across the async proxy"); for a flag, the pair of events it flagged and no longer flags.
 Events are numbered as in the repaired program (what `ptxmc check` shows on the fixed test).
@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..engines.base import concrete_evaluation
-from ..verdict.cycle import show, violation_path
+from ..cat.violation import show, violation_path
 from .program import Program
 from .target import judge
 from .transfer import transfer

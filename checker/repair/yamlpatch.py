@@ -185,6 +185,13 @@ def _opcode(text: str) -> str:
     return next((t for t in text.split() if not t.startswith("@")), "")
 
 
+def respelled(old: str, new: str) -> str:
+    """The statement `old` with the opcode of `new` (same operands: they stay as `old` writes them)."""
+    op = _opcode(old)
+    i = old.find(op)
+    return old[:i] + _opcode(new) + old[i + len(op):] if op and i >= 0 else new
+
+
 def _find(body: str, text: str) -> tuple[int, int] | None:
     """The span of the one occurrence of `text` in `body` (None: none, or several)."""
     i = body.find(text)
@@ -223,18 +230,19 @@ class _Patcher:
             raise Unpatchable(f"the statement '{ins.text}' is not written once on line {k + 1}")
         return k, s[0], s[1]
 
-    def item(self, c: _Container, k: int) -> yaml.ScalarNode:
-        """The code item on line k (the whole item on that line)."""
+    def item(self, c: _Container, k: int, at: int | None = None) -> yaml.ScalarNode:
+        """The code item on line k (the whole item on that line; in a flow list, the one that
+        spans column `at`)."""
         for node in c.node.value:
-            if node.start_mark.line == k:
+            if node.start_mark.line == k and (at is None or node.start_mark.column <= at < node.end_mark.column):
                 if not isinstance(node, yaml.ScalarNode) or node.end_mark.line != k:
                     raise Unpatchable(f"the code item on line {k + 1} is not one line of text")
                 return node
         raise Unpatchable(f"no code item starts on line {k + 1}")
 
-    def whole(self, c: _Container, k: int, ins) -> yaml.ScalarNode | None:
+    def whole(self, c: _Container, k: int, ins, at: int | None = None) -> yaml.ScalarNode | None:
         """The code item on line k when it holds the one statement `ins` (else None)."""
-        node = self.item(c, k)
+        node = self.item(c, k, at)
         return node if self.subst(node.value).strip().rstrip(";").strip() == ins.text else None
 
     def columns(self, k: int) -> None:
@@ -271,10 +279,10 @@ class _Patcher:
         k, a, b = self.span(ins)
         body = self.t.body[k]
         if cont.kind == "flow":
-            node = self.whole(cont, k, ins)
+            self.columns(k)
+            node = self.whole(cont, k, ins, a)
             if node is None:
                 return self.inline_delete(k, a, b)
-            self.columns(k)
             items = list(cont.node.value)
             j = items.index(node)
             lo, hi = node.start_mark.column, node.end_mark.column
@@ -317,10 +325,10 @@ class _Patcher:
         body = self.t.body[k]
         texts = [i.text for i in c.instrs]
         if cont.kind == "flow":
-            node = self.whole(cont, k, anchor)
+            self.columns(k)
+            node = self.whole(cont, k, anchor, a)
             if node is None:
                 return self.inline_insert(k, a, b, texts, at_end)
-            self.columns(k)
             if at_end:
                 col = node.end_mark.column
                 self.t.body[k] = body[:col] + "".join(f", {_q(x)}" for x in texts) + body[col:]
@@ -393,7 +401,9 @@ def patch(original: str, test: LitmusTest, edits: tuple[Edit, ...], fixed: Litmu
             new_name = _fresh(original, test.name)
             own = replace(fixed, expectations=test.expectations, expect_undefined=test.expect_undefined,
                           expect_hang=test.expect_hang)
-            return _append(original, root, new_name, render_test(_with_doc(own, why), new_name),
+            nl = _newline(original)
+            body = render_test(_with_doc(own, why), new_name).replace("\n", nl)
+            return _append(original, root, new_name, _as_item(body, nl),
                            f"a row of a matrix, rendered from the fixed test (its text could not be copied: {e})")
     item = _test_node(root, test)
     t = _Text(original)
@@ -461,34 +471,36 @@ def _row_copy(original: str, root, test: LitmusTest, edits, why: str) -> Patched
     def keep(k: int) -> bool:
         return first <= k <= last and k not in drop
 
-    out = []
-    for line in split_lines(t.render(keep)):
-        content, end = _cut(line)
-        if content[:col].strip():
-            if not content.lstrip().startswith("#"):
-                raise Unpatchable("the test's lines are not indented as one mapping")
-            content = content.lstrip()
-        else:
-            content = content[col:]
-        out.append(content + end)
-    body = "".join(out)
+    lines = split_lines(t.render(keep))
     if extra:
-        body += ("" if not body or _cut(out[-1])[1] else t.nl) + "".join(ln + t.nl for ln in extra)
+        if lines and not _cut(lines[-1])[1]:
+            lines[-1] += t.nl
+        lines += [" " * col + ln + t.nl for ln in extra]
     if why:
-        body = f"# {why}{t.nl}" + body
-    return _append(original, root, new_name, body, "a row of a matrix: its lines are shared with the other rows, "
-                                                    "so the fixed row is a copy of its test")
+        lines.insert(0, " " * max(col - 2, 0) + f"# {why}{t.nl}")
+    if col == 0:                                    # the file's one test: indented as a list item
+        return _append(original, root, new_name, _as_item("".join(lines), t.nl), _ROW)
+    for n, line in enumerate(lines):                # a list's item: the dash back before its first key
+        content, end = _cut(line)
+        if content.strip() and not content.lstrip().startswith("#"):
+            if col < 2 or content[col - 2:col] != "  ":
+                raise Unpatchable("the test's first key is not where a list item's dash can go")
+            lines[n] = content[:col - 2] + "- " + content[col:] + end
+            break
+    return _append(original, root, new_name, "".join(lines), _ROW)
 
 
-def _append(original: str, root, new_name: str, body: str, how: str) -> Patched:
-    """`original` with the test `body` (a mapping's text) appended as a new item of its list; a
-    file holding one test becomes a list of two."""
+_ROW = "a row of a matrix: its lines are shared with the other rows, so the fixed row is a copy of its test"
+
+
+def _append(original: str, root, new_name: str, item: str, how: str) -> Patched:
+    """`original` with `item` (a list item's text) appended to its list; a file holding one test
+    becomes a list of two."""
     nl = _newline(original)
     text = original if not original or _cut(split_lines(original)[-1])[1] else original + nl
     if not isinstance(root, yaml.SequenceNode):
         text = _as_list(text)
-    text += _as_item(body, nl)
-    return Patched(text, True, new_name, how)
+    return Patched(text + item, True, new_name, how)
 
 
 def _as_item(body: str, nl: str) -> str:
@@ -580,7 +592,7 @@ def render_test(t: LitmusTest, name: str) -> str:
     if t.filter is not None:
         out.append(f"filter: {_q(show(t.filter))}")
     if t.locations:
-        out.append("locations: [" + ", ".join(_q(show(x)) for x in t.locations) + "]")
+        out.append("locations: [" + ", ".join(_q(str(x)) for x in t.locations) + "]")
     if t.rlimit is not None:
         out.append(f"rlimit: {t.rlimit}")
     if t.unroll is not None:

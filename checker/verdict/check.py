@@ -11,10 +11,10 @@ from ..ast import LitmusTest
 from ..cat.interp import Model
 from ..errors import LimitExceeded, LitmusError, ModelError, SolverUnknown, Unsupported
 from ..front.conditions import show
-from ..isa import generations
 from ..model.observables import predicate
 from ..results.result import ConditionResult, Result, base_result  # noqa: F401 (base_result: API)
 from ..resources import model_name
+from ..unfold.variants import needs_variants
 from .session import Session
 
 
@@ -30,7 +30,7 @@ def check_test(test: LitmusTest, model: Model, model_name_: str | None = None, o
 def by_paths(test: LitmusTest) -> bool:
     """Is `test` judged path by path (checker.verdict.paths): control flow, a hang expectation, or
     barriers whose generations are decided at run time (several ways, or one that never completes)?"""
-    return test.branches or test.expect_hang is not None or generations.decided_at_run_time(test)
+    return needs_variants(test)
 
 
 def judge_paths(test: LitmusTest, model: Model, name: str | None, options, engine: str, lim,

@@ -14,7 +14,7 @@ from ..engines.base import Execution
 from ..front.conditions import show
 from ..resources import ROOT
 from ..results import witness
-from .cycle import Step, note, show as show_steps, violation_path
+from ..cat.violation import Step, note, show as show_steps, violation_path
 from .mutate import Effect, effects as mutation_effects
 from .session import Session
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 
 from ..ast import Cond, LitmusTest
 from ..errors import CheckerError, SolverUnknown
-from ..front.ptx import registers
+from ..ast import registers
 from ..isa.registry import weakenings
 
 

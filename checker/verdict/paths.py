@@ -1,5 +1,5 @@
 """Judging a test with control flow: the union over its control-path combinations
-(checker.front.paths), each combination a straight-line test judged by its own Session, and the
+(checker.unfold.variants), each combination a straight-line test judged by its own Session, and the
 liveness question "may some fair execution never terminate?" (docs/model.md#a18).
 
 - Outcomes and verdicts: an outcome is allowed when some combination of complete paths (no loop
@@ -18,45 +18,21 @@ liveness question "may some fair execution never terminate?" (docs/model.md#a18)
 """
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass, replace
 
 from .. import limits
-from ..ast import And, Cond, Const, Eq, EqRef, Imm, LitmusTest, MemRef, Not, Or, RegRef
+from ..ast import And, Cond, Eq, Imm, LitmusTest, RegRef
 from ..cat.interp import Model
-from ..errors import LimitExceeded, NeverCompletes
-from ..front import paths
+from ..errors import NeverCompletes
 from ..front.conditions import check_refs, show
-from ..isa import generations
 from ..isa.registry import lower
+from ..unfold import paths
+from ..unfold.variants import Combo, combos, default_keys, ref, single, specialize, without_barriers, written
 from ..model.builder import Builder
 from ..model.observables import atoms, predicate
 from ..model.values import Const as VConst, Ite, binop, evaluate
 from ..results.result import ConditionResult, Result, base_result
 from .session import Session
-
-
-@dataclass(frozen=True)
-class Combo:
-    test: LitmusTest                      # straight-line: one path per thread
-    paths: tuple[paths.Path, ...]
-    schedule: generations.Schedule | None = None    # how its barrier operations meet (None: not decided yet)
-
-    @property
-    def cut(self) -> tuple[tuple[str, paths.Spin], ...]:
-        return tuple((t.name, p.cut) for t, p in zip(self.test.threads, self.paths) if p.cut is not None)
-
-    @property
-    def stuck(self) -> bool:
-        """Does a thread wait forever at a barrier in this combination's schedule?"""
-        return self.schedule is not None and bool(self.schedule.blocked)
-
-    def describe(self) -> str:
-        text = "; ".join(f"{t.name}: {p.describe()}" + (" (cut by the bound)" if p.cut else "")
-                         for t, p in zip(self.test.threads, self.paths))
-        if self.schedule is not None and self.schedule.choice:
-            text += f"; {self.schedule.choice}"
-        return text
 
 
 @dataclass(frozen=True)
@@ -67,75 +43,6 @@ class Hang:
     combo: str            # the paths of every thread
     probe: object = None  # the Session of the hanging combination, and the outcome that hangs
     outcome: tuple = ()
-
-
-def combos(test: LitmusTest, lim: limits.Limits, loops: bool = False) -> list[Combo]:
-    """Every combination of one control path per thread (`loops`: spin-wait awaits written as the
-    loops they stand for, for the liveness question)."""
-    unroll = test.unroll or lim.unroll
-    with limits.use(lim):
-        threads = [paths.await_loops(t) if loops else t for t in test.threads]
-        per_thread = [paths.split(t, unroll, test) for t in threads]
-    total = 1
-    for ps in per_thread:
-        total *= len(ps)
-    if total > lim.paths:
-        raise LimitExceeded(f"too large: {total} combinations of control paths (raise it with --limit paths=N "
-                            "or lower --unroll)")
-    out = []
-    for choice in itertools.product(*per_thread):
-        threads = tuple(replace(t, code=p.code, labels=()) for t, p in zip(test.threads, choice))
-        straight = replace(test, threads=threads, expectations=(), expect_undefined=None, locations=(),
-                           filter=None, unroll=None, expect_hang=None)
-        spinning = frozenset(t.name for t, p in zip(test.threads, choice) if p.cut)
-        try:
-            with limits.use(lim):
-                ways = generations.schedules(straight, spinning)
-        except NeverCompletes:
-            out.append(Combo(straight, choice))      # lowering it reports why
-            continue
-        for x in ways:
-            if x.blocked:
-                out.append(Combo(generations.truncated(straight, x), choice, x))
-            else:
-                out.append(Combo(replace(straight, barrier_generations=x.generation), choice, x))
-        if len(out) > lim.paths:
-            raise LimitExceeded(f"too large: more than {lim.paths} combinations of control paths and barrier "
-                                "generations (raise it with --limit paths=N or lower --unroll)")
-    return out
-
-
-def _specialize(c: Cond, missing: set[str]) -> Cond:
-    """`c` with each atom on a register the combination never writes decided (its value is 0)."""
-    if isinstance(c, Eq):
-        if isinstance(c.lhs, RegRef) and str(c.lhs) in missing:
-            return Const(c.value == 0)
-        return c
-    if isinstance(c, EqRef):
-        gone = [isinstance(r, RegRef) and str(r) in missing for r in (c.lhs, c.rhs)]
-        if all(gone):
-            return Const(True)
-        return Eq(c.lhs, 0) if gone[1] else Eq(c.rhs, 0) if gone[0] else c
-    if isinstance(c, Not):
-        return Not(_specialize(c.arg, missing))
-    if isinstance(c, (And, Or)):
-        return type(c)(tuple(_specialize(a, missing) for a in c.args))
-    return c
-
-
-def _ref(k: str):
-    if ":" in k:
-        t, r = k.split(":", 1)
-        return RegRef(t, r)
-    return MemRef(k)
-
-
-def _default_keys(es) -> set[str]:
-    mbarriers = {ev.loc for ev in es.events if "MB" in ev.tags}
-    atoms_of = {atom: root for root, parts in es.compose.items() for atom, _ in parts}
-    # registers named __... are the spin loops' own (checker.front.paths.await_loops), not the test's
-    return {f"{t}:{r}" for t, r in es.registers if not r.startswith("__")} | \
-        {atoms_of.get(loc, loc) for loc, ws in es.final_writes.items() if len(ws) > 1 and loc not in mbarriers}
 
 
 class FlowCheck:
@@ -154,7 +61,7 @@ class FlowCheck:
                     self.blocked.append((c, NeverCompletes(c.schedule.why, c.schedule.blocked[0].instr.where)))
                     continue
                 try:
-                    es = lower(c.test)
+                    es = lower(single(c.test))
                 except NeverCompletes as e:
                     # (without its traceback: its frames hold this object, a cycle that kept the
                     # test's Z3 contexts alive until a full collection)
@@ -165,21 +72,21 @@ class FlowCheck:
         self.total = len(self.combos) + len(self.blocked)
         self.names = self._es[0].names if self._es else Builder(test).roots
         # every register some path writes, and those a thread stuck at a barrier would have written
-        self.registers = {f"{t}:{r}" for es in self._es for t, r in es.registers} | _written(test)
+        self.registers = {f"{t}:{r}" for es in self._es for t, r in es.registers} | written(test)
         keys = {str(r) if isinstance(r, RegRef) else r.name for r in test.locations}
         for e in test.expectations:
             keys |= atoms(e.cond, self.names)
         if not keys:
-            keys = set().union(set(), *(_default_keys(es) for es in self._es))
+            keys = set().union(set(), *(default_keys(es) for es in self._es))
         order = {t.name: i for i, t in enumerate(test.threads)}
         self.observe = tuple(sorted(keys, key=lambda k: (0, order.get(k.split(":")[0], 99), k) if ":" in k
                                     else (1, 0, k)))
         self.sessions = []
         for c, es in zip(self.combos, self._es):
             have = {f"{t}:{r}" for t, r in es.registers}
-            locs = tuple(_ref(k) for k in self.observe if ":" not in k or k in have)
+            locs = tuple(ref(k) for k in self.observe if ":" not in k or k in have)
             # the test's filter, with the registers this combination never writes decided (0)
-            filt = None if test.filter is None else _specialize(test.filter, self.registers - have)
+            filt = None if test.filter is None else specialize(test.filter, self.registers - have)
             self.sessions.append(Session(replace(c.test, locations=locs, filter=filt), model, options, engine,
                                          self.lim, es=es))
 
@@ -200,13 +107,30 @@ class FlowCheck:
     @property
     def bounded(self) -> tuple[str, ...]:
         """The combinations with an effectful loop cut by the bound that have an execution."""
-        if not hasattr(self, "_bounded"):
-            out = []
-            for c, s in zip(self.combos, self.sessions):
-                if any(not spin.pure for _, spin in c.cut) and s.witness(None) is not None:
-                    out.append(c.describe())
-            self._bounded = tuple(out)
-        return self._bounded
+        return tuple(c.describe() for c in self._cut_off(self.observe))
+
+    @property
+    def advice(self) -> str:
+        """What would decide a verdict the bound left Unknown: a higher --unroll, or, for a loop
+        its registers bound that runs longer than paths.DECIDED_ITERATIONS, that bound."""
+        return _advice(self._cut_off(self.observe), self.test.unroll or self.lim.unroll)
+
+    def bounded_for(self, cond: Cond) -> tuple[str, ...]:
+        """The combinations whose cut loops lose outcomes `cond` may be about (see bounded)."""
+        return tuple(c.describe() for c in self._cut_off(set(self.observe) | atoms(cond, self.names)))
+
+    def _cut_off(self, keys) -> tuple[Combo, ...]:
+        """The combinations that have an execution and a loop cut by the bound that loses outcomes
+        over `keys` ("thread:register" and location names): a loop that is not pure for the
+        registers of its thread they name (checker.front.loops)."""
+        keys = frozenset(keys)
+        cache = self.__dict__.setdefault("_cut_cache", {})
+        if keys not in cache:
+            def seen(thread: str) -> frozenset[str]:
+                return frozenset(k.split(":", 1)[1] for k in keys if k.startswith(thread + ":"))
+            cache[keys] = tuple(c for c, s in zip(self.combos, self.sessions)
+                                if any(not spin.pure(seen(t)) for t, spin in c.cut) and s.witness(None) is not None)
+        return cache[keys]
 
     def undefined(self):
         seen, out = set(), []
@@ -231,13 +155,13 @@ class FlowCheck:
         """(allowed: True/False/None for unknown, sane)"""
         allowed, sane = False, False
         for k, s in self.complete_sessions():
-            c = _specialize(cond, self._missing(k))
+            c = specialize(cond, self._missing(k))
             v = s.verdict(c)
             allowed |= v.allowed
             sane |= v.sane
             if allowed:
                 break
-        if not allowed and self.bounded:
+        if not allowed and self._cut_off(set(self.observe) | atoms(cond, self.names)):
             return None, True
         return allowed, sane or allowed
 
@@ -246,7 +170,7 @@ class FlowCheck:
         sets of axioms that rule it out there."""
         out = []
         for k, s in self.complete_sessions():
-            c = _specialize(cond, self._missing(k))
+            c = specialize(cond, self._missing(k))
             if s.verdict(c).sane:
                 out.append((self.combos[k].describe(), s.blame(c)))
         return out
@@ -254,7 +178,7 @@ class FlowCheck:
     def witness(self, cond: Cond):
         """(combination, execution) of an allowed execution satisfying `cond`, or None."""
         for k, s in self.complete_sessions():
-            ex = s.witness(_specialize(cond, self._missing(k)))
+            ex = s.witness(specialize(cond, self._missing(k)))
             if ex is not None:
                 return self.combos[k], s, ex
         return None
@@ -342,7 +266,7 @@ class FlowCheck:
         # With a schedule, the test as far as it runs keeps the generations that complete (the
         # synchronization of a barrier before the loop holds, docs/model.md#a19); without one (its
         # lowering found it blocked), the barriers are removed (they only constrain).
-        s = Session(c.test if c.stuck else _without_barriers(c.test), self.model, self.options, self.engine,
+        s = Session(c.test if c.stuck else without_barriers(c.test), self.model, self.options, self.engine,
                     self.lim)
         try:
             return self._fair_hang(c, s), True
@@ -357,7 +281,7 @@ class FlowCheck:
         if not hasattr(self, "_probes"):
             self._probes = {}
         if id(c) not in self._probes:
-            s = Session(c.test if c.stuck else _without_barriers(c.test), self.model, self.options, self.engine,
+            s = Session(c.test if c.stuck else without_barriers(c.test), self.model, self.options, self.engine,
                         self.lim)
             try:
                 self._probes[id(c)] = s if s.witness(None) is not None else None
@@ -379,7 +303,7 @@ class FlowCheck:
                 keys.add(loc)
                 checks.append(("wait", thread, w, loc))
         have = {f"{t}:{r}" for t, r in s.es.registers}
-        locs = tuple(_ref(k) for k in sorted(keys) if ":" not in k or k in have)
+        locs = tuple(ref(k) for k in sorted(keys) if ":" not in k or k in have)
         probe = s.reprojected(locs)
         outs, _ = probe.outcomes()
         for o in sorted(outs):
@@ -393,17 +317,21 @@ class FlowCheck:
         return None
 
 
+def _advice(cut: list[Combo], unroll: int) -> str:
+    for c in cut:
+        for thread, spin in c.cut:
+            if spin.decided:
+                b = spin.branch
+                return (f"the loop of {b.text} ({thread}, line {b.where.line if b.where else '?'}) runs more than "
+                        f"{paths.DECIDED_ITERATIONS} iterations its registers decide: ptxmc unrolls such a loop to at "
+                        "most that bound, whatever --unroll says")
+    return f"raise --unroll (now {unroll})"
+
+
 def hang_condition(h: Hang):
     """The condition the hang's witness satisfies in its probe: the final values that make its
     loop spin (None for a barrier hang: any execution of the test as far as it runs)."""
-    return And(tuple(Eq(_ref(k), v) for k, v in h.outcome)) if h.outcome else None
-
-
-def _without_barriers(test: LitmusTest) -> LitmusTest:
-    """`test` with its CTA and cluster barriers removed (they only add constraints)."""
-    threads = tuple(replace(t, code=tuple(i for i in t.code if i.op not in ("bar", "barrier")))
-                    for t in test.threads)
-    return replace(test, threads=threads, barrier_generations=None)
+    return And(tuple(Eq(ref(k), v) for k, v in h.outcome)) if h.outcome else None
 
 
 def _barrier_hang(c: Combo, e: NeverCompletes, probe) -> Hang:
@@ -413,12 +341,6 @@ def _barrier_hang(c: Combo, e: NeverCompletes, probe) -> Hang:
     thread = c.schedule.blocked[0].thread if c.stuck else _thread_at(c, e)
     return Hang(thread, f"{e.where.text if e.where else '?'} ({where})", e.message, c.describe(),
                 probe if isinstance(probe, Session) and c.stuck else None)
-
-
-def _written(test: LitmusTest) -> set[str]:
-    """`thread:register` for every register an instruction of the test writes."""
-    from ..isa import address, registry
-    return {f"{t.name}:{r}" for t in test.threads for i in t.code for r in address.destinations(i, registry.family(i))}
 
 
 def _thread_at(c: Combo, e: NeverCompletes) -> str:
@@ -487,8 +409,10 @@ def judge_flow(test: LitmusTest, model: Model, name: str, options=frozenset(), e
         allowed, sane = fc.verdict(exp.cond)
         conds.append(ConditionResult(show(exp.cond), exp.kind, allowed, len(sat), len(outcomes) - len(sat), sane))
     if fc.bounded:
+        unknown = any(c.allowed is None for c in conds)
         notes += (f"loop bound reached: executions continue past unroll {test.unroll or fc.lim.unroll} "
-                  f"({fc.bounded[0]}); a condition no bounded execution satisfies is Unknown (raise --unroll)",)
+                  f"({fc.bounded[0]}); a condition no bounded execution satisfies is Unknown" +
+                  (f" ({fc.advice})" if unknown else ""),)
     if not complete:
         notes += (f"outcome list incomplete: the outcome cap ({limits.flag('outcomes')})",)
     status, message = "run", ""
@@ -515,8 +439,9 @@ def judge_flow(test: LitmusTest, model: Model, name: str, options=frozenset(), e
             message = "broken test: no execution satisfies " + ", ".join(c.text for c in broken) + \
                       " even without axioms"
         elif any(c.met is None for c in conds):
-            status, message = "unknown", ("a verdict is Unknown: the loop bound cut executions off (raise --unroll)"
-                                          " or a wait was not searched for hangs (see the notes)")
+            status, message = "unknown", ("a verdict is Unknown: the loop bound cut executions off "
+                                          f"({fc.advice if fc.bounded else 'raise --unroll'}) or a wait was not "
+                                          "searched for hangs (see the notes)")
         else:
             status = "pass" if all(c.met for c in conds) else "fail"
     return replace(base, status=status, message=message, observe=fc.observe, outcomes=outcomes,
@@ -600,7 +525,7 @@ def explain_flow(test: LitmusTest, query, model: Model, options=frozenset(), eng
         return "allowed", text, witness.dot(s.es, ex, env, f"{test.name}: allowed witness")
     if allowed is None:
         return "unknown", "\n".join(head + ["Unknown: no execution within the loop bound satisfies it, but the bound "
-                                            f"cut executions off ({fc.bounded[0]}); raise --unroll"]) + "\n", None
+                                            f"cut executions off ({fc.bounded_for(query)[0]}); {fc.advice}"]) + "\n", None
     if not sane:
         return "impossible", "\n".join(head + ["Impossible: no well-formed execution satisfies it on any control "
                                                "path, even without axioms"]) + "\n", None

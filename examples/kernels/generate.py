@@ -1,7 +1,7 @@
 """Regenerate the PTX of this corpus from its sources with pip-installed compilers (no GPU).
 
-    pip install 'ptxmc[kernels]'          # nvcc + libcu++ (CCCL) wheels
-    python examples/kernels/generate.py   # rewrites cuda/*.ptx
+    pip install 'ptxmc[kernels]'          # nvcc + libcu++ (CCCL) wheels, triton
+    python examples/kernels/generate.py   # rewrites cuda/*.ptx and triton/*.ptx
 
 Each entry: the source, the target, the command. The committed .ptx files are what ptxmc's
 tests extract and check (tests/test_extract.py); CI does not need the compilers.
@@ -37,6 +37,8 @@ def main() -> int:
                f"-I{cu / 'include' / 'cccl'}", src, "-o", out]
         print(" ".join(cmd).replace(str(cu), "$CU"))
         subprocess.run(cmd, cwd=HERE, check=True, env={**os.environ})
+    env = {**os.environ, "TRITON_DISABLE_LINE_INFO": "1", "TRITON_ALWAYS_COMPILE": "1", "TRITON_DEFAULT_FP_FUSION": "1"}
+    subprocess.run([sys.executable, "build_triton.py"], cwd=HERE / "triton", check=True, env=env)
     return 0
 
 

@@ -98,6 +98,13 @@ def _refused_fast(doc) -> None:
     props.check_lowering_refused_fast(doc)
 
 
+def _fix_apply(case) -> None:
+    from . import fixapply
+
+    for k, v in fixapply.check(_tmp(), case, props.run_cli).items():
+        props.REACHED[k] += v
+
+
 def _output(arg) -> None:
     writer, kind, force, follow = arg
     props.check_output_safety(_tmp(), writer, kind, force, follow)
@@ -166,6 +173,10 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
     Target("output", _output_cases, _output, 40,
            "every writer onto every kind of target (files, folders of user files, links, FIFOs, devices, "
            "inputs, the current folder): written only where the policy allows, else refused, untouched"),
+    Target("fix-apply", lambda: __import__("tests.fuzz.fixapply", fromlist=["cases"]).cases(), _fix_apply, 8,
+           "`fix --apply` (-o, --in-place) on small tests in every shape (block/flow lists, ptx: blocks, a "
+           "matrix, list files, comments, CRLF, U+2028, modes): the file's other tests and lines unchanged, "
+           "the fixed test passes, the mode kept, nothing left behind"),
 )}
 
 CI_TOTAL = sum(t.ci_budget for t in TARGETS.values())

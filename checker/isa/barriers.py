@@ -1,4 +1,5 @@
-"""Barrier generations: which arrivals complete each generation of a CTA barrier (bar, barrier),
+"""Barrier generations (the PTX rules of bar/barrier, bar.warp.sync, barrier.cluster arrivals):
+which arrivals complete each generation of a CTA barrier (bar, barrier),
 a warp barrier (bar.warp.sync) or the cluster barrier (barrier.cluster), decided by running the
 threads' barrier operations in every order (docs/model.md#a19).
 
@@ -17,7 +18,9 @@ thread waits forever (its generation never gets its arrivals: a count larger tha
 that come, a barrier reached on one path only, a cross-barrier deadlock) is blocked: a hang.
 
 The engine never sees this: the chosen schedule only decides the synchronisation pairs the
-builder records (syncbar, syncwarp, clusterbar).
+builder records (syncbar, syncwarp, clusterbar). A test whose barriers meet in several ways, or
+block, has one straight-line variant per way (checker.unfold.variants), each naming its
+generations, so that lowering does not explore them again.
 """
 from __future__ import annotations
 
@@ -313,8 +316,10 @@ def _blocked_message(x: Schedule, test: LitmusTest, by: dict) -> str:
 
 
 def chosen(test: LitmusTest) -> Schedule:
-    """The schedule to build `test` with: the one it names, or its only one. NeverCompletes if its
-    only schedule blocks; LitmusError if several are possible (judged by checker.verdict.paths)."""
+    """The schedule to build `test` with: the one it names (a variant of checker.unfold.variants
+    names it: explored once, there), or its only one (a straight-line test handed to lowering
+    directly). NeverCompletes if its only schedule blocks; LitmusError if several are possible
+    (then the test has one variant per schedule: checker.unfold.variants)."""
     if test.barrier_generations is not None:
         return Schedule(test.barrier_generations)
     all_ = schedules(test)
@@ -325,29 +330,8 @@ def chosen(test: LitmusTest) -> Schedule:
         return x
     where = next(v for us in uses(test).values() for v in us).instr.where
     raise LitmusError(f"which arrivals complete each barrier generation is decided at run time ({len(all_)} ways): "
-                      "`ptxmc run` and `ptxmc check` judge each way; this command does not", where)
-
-
-def decided_at_run_time(test: LitmusTest) -> bool:
-    """Must the test be judged schedule by schedule (several ways, or a blocked one)?"""
-    if test.branches or test.barrier_generations is not None:
-        return False
-    if not any(i.family in FAMILIES for t in test.threads for i in t.code):
-        return False
-    try:
-        all_ = schedules(test)
-    except (LitmusError, LimitExceeded):
-        return False            # reported when the test is built
-    return len(all_) != 1 or bool(all_[0].blocked)
-
-
-def truncated(test: LitmusTest, x: Schedule) -> LitmusTest:
-    """`test` as far as a blocked schedule runs: each stuck thread stops before the barrier
-    operation it never returns from."""
-    stop = {u.thread: u.index for u in x.blocked}
-    threads = tuple(replace(t, code=t.code[:stop[t.name]]) if t.name in stop else t for t in test.threads)
-    gens = tuple((t, i, g) for t, i, g in x.generation if i < stop.get(t, 1 << 30))
-    return replace(test, threads=threads, barrier_generations=gens)
+                      "each way is one straight-line variant of the test (checker.unfold.variants), not one "
+                      "test to lower", where)
 
 
 # -- building: the synchronisation pairs of the chosen schedule --------------------------------

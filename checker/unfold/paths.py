@@ -24,32 +24,33 @@ from ..ast import Addr, Imm, Instr, LitmusTest, Name, Reg, Thread
 from ..errors import LimitExceeded, LitmusError
 from ..isa import address, fold, registry
 from ..isa.flow import assume
-from . import ptx
+from ..isa import syntax as ptx
+from . import loops
 
-# Families whose instructions leave no trace but registers a next iteration writes again: a loop
-# whose body holds only these (and ends with the branch back) is a side-effect-free spin loop.
-READ_ONLY = frozenset({"ld", "setp", "fence", "membar", "mov", "add", "sub", "mul", "and", "or", "xor",
-                       "mbarrier.test_wait", "mbarrier.try_wait"})
 WAITS = ("mbarrier.test_wait", "mbarrier.try_wait")
 # Iterations of one loop whose every guard registers decide (a counter compared with a constant)
 # that a path runs before it is cut: such a loop is unrolled to its bound when the bound is at most
 # this, whatever --unroll says.
-DECIDED_ITERATIONS = 64
+DECIDED_ITERATIONS = 16
 
 
 @dataclass(frozen=True)
 class Spin:
-    """The loop a cut path ends in: its backward branch, whether its body is side-effect free,
+    """The loop a cut path ends in: its backward branch, its classification (checker.front.loops),
     and the last iteration's loads (register, location) and mbarrier waits, for the fairness check
     of a hang (docs/model.md#a18)."""
 
     branch: Instr
     head: Instr                                # the first instruction of the loop body
-    pure: bool
+    loop: loops.Loop
     loads: tuple[tuple[str, str], ...]        # (register, location) of each `ld` in the body
     waits: tuple[Instr, ...]                   # the body's mbarrier waits (as on the path)
     fair_checkable: bool                       # can the fairness check judge this loop?
     decided: bool = False                      # cut after DECIDED_ITERATIONS iterations registers decided
+
+    def pure(self, observed: frozenset[str] | None = None) -> bool:
+        """Does the cut lose no outcome over the thread's registers `observed` (None: all)?"""
+        return self.loop.pure(observed)
 
 
 @dataclass(frozen=True)
@@ -111,14 +112,16 @@ def split(t: Thread, unroll: int, test: LitmusTest | None = None) -> list[Path]:
     folder = fold.Folder(test, t)
     heads = {labels[i.operands[0].name] for k, i in enumerate(code)
              if i.op == "bra" and labels[i.operands[0].name] <= k}
+    bodies: dict[tuple[int, int], frozenset[int] | None] = {}
     out: list[Path] = []
     # (pc, code so far, registers set so far, back-branch counts (free, decided), decisions,
-    #  constant registers, decisions made when each loop head was last entered)
-    stack = [(0, (), frozenset(), {}, (), {}, {})]
+    #  constant registers, where registers decided a branch (the side not taken), and for each
+    #  loop head the decisions, such branches and registers when it was last entered)
+    stack = [(0, (), frozenset(), {}, (), {}, (), {})]
     while stack:
-        pc, done, regs, backs, why, env, marks = stack.pop()
+        pc, done, regs, backs, why, env, folds, marks = stack.pop()
         if pc in heads:
-            marks = {**marks, pc: len(why)}
+            marks = {**marks, pc: (len(why), len(folds), env)}
         if pc >= len(code):
             out.append(Path(_awaited(done, t), None, why))
         else:
@@ -135,7 +138,9 @@ def split(t: Thread, unroll: int, test: LitmusTest | None = None) -> list[Path]:
                 if known is not None:
                     # a fact of the path: only the side it decides (docs/model.md#a18)
                     if i.op == "bra":
-                        steps.append((labels[i.operands[0].name] if known == run else pc + 1, (), ""))
+                        target = labels[i.operands[0].name]
+                        steps.append((target if known == run else pc + 1, (), ""))
+                        folds = folds + ((pc + 1 if known == run else target),)
                     else:
                         steps.append((pc + 1, (body,) if known == run else (), ""))
                 elif i.op == "bra":
@@ -161,10 +166,13 @@ def split(t: Thread, unroll: int, test: LitmusTest | None = None) -> list[Path]:
                 new_why = why + ((text,) if text else ())
                 if i.op == "bra" and nxt <= pc:
                     free, decided = backs.get(pc, (0, 0))
-                    # an iteration in which registers alone decided every guard is run as the
-                    # test's registers say, up to DECIDED_ITERATIONS (a bounded loop unrolled to
-                    # its bound); the others count against `unroll`
-                    if marks.get(nxt) == len(new_why):
+                    # an iteration that registers bound (they decided every guard, or kept the
+                    # loop going at a branch whose other side leaves it) and that changed them
+                    # is run as they say, up to DECIDED_ITERATIONS (a counted or retry loop
+                    # unrolled to its bound); the others count against `unroll`
+                    if (nxt, pc) not in bodies:
+                        bodies[(nxt, pc)] = loops.natural_loop(code, labels, nxt, pc)
+                    if _bound_by_registers(marks.get(nxt), new_why, folds, new_env, bodies[(nxt, pc)]):
                         decided += 1
                         over = decided >= DECIDED_ITERATIONS
                     else:
@@ -172,16 +180,27 @@ def split(t: Thread, unroll: int, test: LitmusTest | None = None) -> list[Path]:
                         over = free >= unroll
                     if over:
                         path = _awaited(done + emitted, t)
-                        out.append(Path(path, _spin(code, nxt, pc, path, decided), new_why))
+                        out.append(Path(path, _spin(code, labels, nxt, pc, path, decided), new_why))
                         continue
                     stack.append((nxt, done + emitted, new_regs, {**backs, pc: (free, decided)}, new_why, new_env,
-                                  marks))
+                                  folds, marks))
                 else:
-                    stack.append((nxt, done + emitted, new_regs, backs, new_why, new_env, marks))
+                    stack.append((nxt, done + emitted, new_regs, backs, new_why, new_env, folds, marks))
         if len(out) > cap:
             raise LimitExceeded(f"too large: thread {t.name} has more than {cap} control paths with unroll "
                                 f"{unroll} (raise it with --limit paths=N)")
     return out[::-1]
+
+
+def _bound_by_registers(mark, why, folds, env, body) -> bool:
+    """Did registers bound this iteration of a loop (`mark`: the decisions, folded branches and
+    registers when its head was entered)? They did when they changed and either decided every
+    guard on the way round or kept the loop going at a branch whose other side leaves it."""
+    if mark is None or env == mark[2]:
+        return False
+    if len(why) == mark[0]:
+        return True
+    return body is not None and any(k not in body for k in folds[mark[1]:])
 
 
 def _awaited(code: tuple[Instr, ...], t: Thread) -> tuple[Instr, ...]:
@@ -207,31 +226,11 @@ def _awaited(code: tuple[Instr, ...], t: Thread) -> tuple[Instr, ...]:
     return tuple(out)
 
 
-def _sources(i: Instr) -> set[str]:
-    """The registers instruction `i` reads (its guard's predicate included)."""
-    dests = address.destinations(i, registry.family(i))
-    ops = i.operands[1:] if dests else i.operands
-    probe = replace(i, operands=ops, predicate=i.predicate)
-    return set(ptx.registers(probe))
-
-
-def _loop_carried(body: tuple[Instr, ...]) -> bool:
-    """Does an iteration read a register that this or a later instruction of the body writes (a
-    value carried from one iteration to the next, such as a counter)? Then iterations that do
-    not exit are not traceless."""
-    for k, i in enumerate(body):
-        later = {r for j in body[k:] for r in address.destinations(j, registry.family(j))}
-        if _sources(i) & later:
-            return True
-    return False
-
-
-def _spin(code: tuple[Instr, ...], head: int, back: int, path: tuple[Instr, ...], decided: int = 0) -> Spin:
-    body = code[head:back + 1]
+def _spin(code: tuple[Instr, ...], labels: dict[str, int], head: int, back: int, path: tuple[Instr, ...],
+          decided: int) -> Spin:
+    loop = loops.classify(code, labels, head, back)
+    body = [code[k] for k in sorted(loop.body)]
     branch = code[back]
-    pure = all(not i.predicate and i.op != "bra" and i.family in READ_ONLY and not i.quals.get("mmio")
-               for i in body[:-1]) if body else False
-    pure = pure and not _loop_carried(body)
     loads = tuple((i.operands[0].name, i.operands[1].base) for i in body
                   if i.family == "ld" and isinstance(i.operands[0], Reg) and isinstance(i.operands[1], Addr))
     plain = all(i.operands[1].offset == 0 and isinstance(i.operands[0], Reg) for i in body if i.family == "ld")
@@ -240,7 +239,8 @@ def _spin(code: tuple[Instr, ...], head: int, back: int, path: tuple[Instr, ...]
     # the fairness check reads a wait's parity as an immediate (checker.isa.fold makes a register
     # that holds a constant one); a wait it cannot read leaves the hang search incomplete
     parities = all(w.quals.get("parity") and isinstance(w.operands[2], Imm) for w in waits)
-    return Spin(branch, body[0], pure, loads, waits, pure and plain and parities, decided >= DECIDED_ITERATIONS)
+    return Spin(branch, code[head], loop, loads, waits, loop.spins and loop.straight and plain and parities,
+                decided >= DECIDED_ITERATIONS)
 
 
 def await_loops(t: Thread) -> Thread:

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from collections import deque
 
-from ..cat.ast import Binary, Check, Expr, IfOption, Let, Unary, Var, format_expr
-from ..cat.concrete import ConcreteAlgebra, find_cycle
-from ..cat.interp import Model, evaluate_expr
+from .ast import Binary, Check, Expr, IfOption, Let, Unary, Var, format_expr
+from .concrete import ConcreteAlgebra, find_cycle
+from .interp import Model, evaluate_expr
 
 Step = tuple[int, str, int]
 

@@ -1,0 +1,161 @@
+"""A test -> its straight-line variants: one per combination of one control path per thread
+(checker.unfold.paths) and one way its barrier operations meet (checker.isa.barriers).
+A straight-line test whose barriers meet in exactly one way has one variant; lowering takes one
+variant at a time (checker.isa.registry.lower), and checker.verdict.open_session asks a test over
+all of its variants (herd's list of event structures per test, mem.ml glommed_event_structures)."""
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, replace
+
+from .. import limits
+from ..ast import And, Cond, Const, Eq, EqRef, LitmusTest, MemRef, Not, Or, RegRef
+from ..errors import LimitExceeded, LitmusError, NeverCompletes
+from ..isa import address, registry
+from ..isa import barriers
+from . import paths
+
+
+def needs_variants(test: LitmusTest) -> bool:
+    """Is `test` asked over several straight-line variants: control flow, a hang expectation, or
+    barriers whose generations are decided at run time (several ways, or one that never completes)?"""
+    return test.branches or test.expect_hang is not None or decided_at_run_time(test)
+
+
+def single(test: LitmusTest) -> LitmusTest:
+    """`test` as its one straight-line variant, its barrier generations decided (explored here
+    unless the test names them). NeverCompletes if its only schedule blocks; LitmusError if it has
+    control flow or several schedules (then it has several variants: `variants`)."""
+    if test.barrier_generations is not None:
+        return test
+    if test.branches:
+        i = next((i for t in test.threads for i in t.code if i.op == "bra" or i.predicate), None)
+        raise LitmusError("control flow (labels, bra, @p guards): the test has one straight-line variant per "
+                          "control path (checker.unfold.variants)", i.where if i is not None else test.where)
+    return replace(test, barrier_generations=barriers.chosen(test).generation)
+
+
+@dataclass(frozen=True)
+class Combo:
+    test: LitmusTest                      # straight-line: one path per thread
+    paths: tuple[paths.Path, ...]
+    schedule: barriers.Schedule | None = None    # how its barrier operations meet (None: not decided yet)
+
+    @property
+    def cut(self) -> tuple[tuple[str, paths.Spin], ...]:
+        return tuple((t.name, p.cut) for t, p in zip(self.test.threads, self.paths) if p.cut is not None)
+
+    @property
+    def stuck(self) -> bool:
+        """Does a thread wait forever at a barrier in this combination's schedule?"""
+        return self.schedule is not None and bool(self.schedule.blocked)
+
+    def describe(self) -> str:
+        text = "; ".join(f"{t.name}: {p.describe()}" + (" (cut by the bound)" if p.cut else "")
+                         for t, p in zip(self.test.threads, self.paths))
+        if self.schedule is not None and self.schedule.choice:
+            text += f"; {self.schedule.choice}"
+        return text
+
+
+def combos(test: LitmusTest, lim: limits.Limits, loops: bool = False) -> list[Combo]:
+    """Every combination of one control path per thread (`loops`: spin-wait awaits written as the
+    loops they stand for, for the liveness question)."""
+    unroll = test.unroll or lim.unroll
+    with limits.use(lim):
+        threads = [paths.await_loops(t) if loops else t for t in test.threads]
+        per_thread = [paths.split(t, unroll, test) for t in threads]
+    total = 1
+    for ps in per_thread:
+        total *= len(ps)
+    if total > lim.paths:
+        raise LimitExceeded(f"too large: {total} combinations of control paths (raise it with --limit paths=N "
+                            "or lower --unroll)")
+    out = []
+    for choice in itertools.product(*per_thread):
+        threads = tuple(replace(t, code=p.code, labels=()) for t, p in zip(test.threads, choice))
+        straight = replace(test, threads=threads, expectations=(), expect_undefined=None, locations=(),
+                           filter=None, unroll=None, expect_hang=None)
+        spinning = frozenset(t.name for t, p in zip(test.threads, choice) if p.cut)
+        try:
+            with limits.use(lim):
+                ways = barriers.schedules(straight, spinning)
+        except NeverCompletes:
+            out.append(Combo(straight, choice))      # lowering it reports why
+            continue
+        for x in ways:
+            if x.blocked:
+                out.append(Combo(truncated(straight, x), choice, x))
+            else:
+                out.append(Combo(replace(straight, barrier_generations=x.generation), choice, x))
+        if len(out) > lim.paths:
+            raise LimitExceeded(f"too large: more than {lim.paths} combinations of control paths and barrier "
+                                "generations (raise it with --limit paths=N or lower --unroll)")
+    return out
+
+
+def specialize(c: Cond, missing: set[str]) -> Cond:
+    """`c` with each atom on a register the combination never writes decided (its value is 0)."""
+    if isinstance(c, Eq):
+        if isinstance(c.lhs, RegRef) and str(c.lhs) in missing:
+            return Const(c.value == 0)
+        return c
+    if isinstance(c, EqRef):
+        gone = [isinstance(r, RegRef) and str(r) in missing for r in (c.lhs, c.rhs)]
+        if all(gone):
+            return Const(True)
+        return Eq(c.lhs, 0) if gone[1] else Eq(c.rhs, 0) if gone[0] else c
+    if isinstance(c, Not):
+        return Not(specialize(c.arg, missing))
+    if isinstance(c, (And, Or)):
+        return type(c)(tuple(specialize(a, missing) for a in c.args))
+    return c
+
+
+def ref(k: str):
+    if ":" in k:
+        t, r = k.split(":", 1)
+        return RegRef(t, r)
+    return MemRef(k)
+
+
+def default_keys(es) -> set[str]:
+    mbarriers = {ev.loc for ev in es.events if "MB" in ev.tags}
+    atoms_of = {atom: root for root, parts in es.compose.items() for atom, _ in parts}
+    # registers named __... are the spin loops' own (checker.unfold.paths.await_loops), not the test's
+    return {f"{t}:{r}" for t, r in es.registers if not r.startswith("__")} | \
+        {atoms_of.get(loc, loc) for loc, ws in es.final_writes.items() if len(ws) > 1 and loc not in mbarriers}
+
+
+def without_barriers(test: LitmusTest) -> LitmusTest:
+    """`test` with its CTA and cluster barriers removed (they only add constraints)."""
+    threads = tuple(replace(t, code=tuple(i for i in t.code if i.op not in ("bar", "barrier")))
+                    for t in test.threads)
+    return replace(test, threads=threads, barrier_generations=None)
+
+
+def written(test: LitmusTest) -> set[str]:
+    """`thread:register` for every register an instruction of the test writes."""
+    return {f"{t.name}:{r}" for t in test.threads for i in t.code for r in address.destinations(i, registry.family(i))}
+
+
+def decided_at_run_time(test: LitmusTest) -> bool:
+    """Must the test be judged schedule by schedule (several ways, or a blocked one)?"""
+    if test.branches or test.barrier_generations is not None:
+        return False
+    if not any(i.family in barriers.FAMILIES for t in test.threads for i in t.code):
+        return False
+    try:
+        all_ = barriers.schedules(test)
+    except (LitmusError, LimitExceeded):
+        return False            # reported when the test is built
+    return len(all_) != 1 or bool(all_[0].blocked)
+
+
+def truncated(test: LitmusTest, x: barriers.Schedule) -> LitmusTest:
+    """`test` as far as a blocked schedule runs: each stuck thread stops before the barrier
+    operation it never returns from."""
+    stop = {u.thread: u.index for u in x.blocked}
+    threads = tuple(replace(t, code=t.code[:stop[t.name]]) if t.name in stop else t for t in test.threads)
+    gens = tuple((t, i, g) for t, i, g in x.generation if i < stop.get(t, 1 << 30))
+    return replace(test, threads=threads, barrier_generations=gens)
