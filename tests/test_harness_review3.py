@@ -240,3 +240,13 @@ def test_b2_c4_hw_run_needs_neither_lark_nor_z3_and_says_expectations_only(tmp_p
     compare_txt = (tmp_path / "o" / "compare.txt").read_text()
     assert compare_txt.startswith("EXPECTATIONS ONLY: the model could not run here")
     assert proc.returncode == 1                     # never a silent pass without the model
+
+
+def test_c10_resume_under_another_configuration_runs_again(tmp_path, capsys):
+    out = str(tmp_path / "o")
+    base = ["hw", "run", "--fake-device", "", "-o", out, "--controls", "--name", "CTRL+MP+relaxed"]
+    assert main(base) == 0
+    assert main([*base, "--resume"]) == 0
+    assert "ran 0, resumed 1" in capsys.readouterr().out
+    assert main([*base, "--resume", "--device", "h100"]) == 0        # same target, another configuration
+    assert "ran 1, resumed 0" in capsys.readouterr().out
