@@ -440,11 +440,9 @@ def test_the_events_limit_is_checked_while_lowering(tmp_path):
     from checker.isa.registry import lower
 
     [t] = load_text(_grid(32, 64))
-    start = time.perf_counter()
     with pytest.raises(LimitExceeded, match=r"too large: more than 128 events \(limit 128; raise it with "
                                             r"--limit events=N\)"):
-        lower(t)
-    assert time.perf_counter() - start < 2.0
+        lower(t)                # (its speed: bench/robustness.py; no test asserts wall-clock time)
     f = tmp_path / "big.yaml"
     f.write_text(_grid(32, 64))
     code, out, _ = ptxmc("run", f, "--jobs", "0", "--timeout", "1")
@@ -466,10 +464,8 @@ def test_the_timeout_counts_lowering_in_this_process(tmp_path, monkeypatch):
     monkeypatch.setattr(builder.Builder, "new_event", slow)
     f = tmp_path / "big.yaml"
     f.write_text(_grid(32, 64))
-    start = time.perf_counter()
     code, out, _ = ptxmc("run", f, "--jobs", "0", "--timeout", "0.5", "--limit", "events=100000")
     assert code == 1 and "timeout: no answer within 0.5 s" in out, out
-    assert time.perf_counter() - start < 10
 
 
 # ======================================================== 7, 8, 12. limits raised or abused ==
@@ -600,9 +596,7 @@ def test_unknown_options_are_refused_with_the_models_options(one, no_work):
 def test_a_fifo_input_does_not_hang_past_the_timeout(tmp_path):
     fifo = tmp_path / "f.yaml"
     os.mkfifo(fifo)
-    start = time.perf_counter()
-    code, out, _ = ptxmc("run", fifo, "--jobs", "0", "--timeout", "1")
-    assert time.perf_counter() - start < 10
+    code, out, _ = ptxmc("run", fifo, "--jobs", "0", "--timeout", "1")     # returns at all: no hang
     assert code == 1 and "cannot read: no end of input within 1 s" in out, out
 
 

@@ -36,7 +36,7 @@ DECIDED_ITERATIONS = 16
 
 @dataclass(frozen=True)
 class Spin:
-    """The loop a cut path ends in: its backward branch, its classification (checker.front.loops),
+    """The loop a cut path ends in: its backward branch, its classification (checker.unfold.loops),
     and the last iteration's loads (register, location) and mbarrier waits, for the fairness check
     of a hang (docs/model.md#a18)."""
 
@@ -237,8 +237,12 @@ def _spin(code: tuple[Instr, ...], labels: dict[str, int], head: int, back: int,
     n_waits = sum(1 for i in body if i.family in WAITS)
     waits = tuple(i for i in path if i.family in WAITS)[-n_waits:] if n_waits else ()
     # the fairness check reads a wait's parity as an immediate (checker.isa.fold makes a register
-    # that holds a constant one); a wait it cannot read leaves the hang search incomplete
-    parities = all(w.quals.get("parity") and isinstance(w.operands[2], Imm) for w in waits)
+    # that holds a constant one) or a register the loop does not write (its final value); a wait
+    # it cannot read leaves the hang search incomplete
+    written = {r for k in loop.body for r in address.destinations(code[k], registry.family(code[k]))
+               if code[k].op != "bra"}
+    parities = all(w.quals.get("parity") and (isinstance(w.operands[2], Imm) or isinstance(w.operands[2], Reg)
+                                              and w.operands[2].name not in written) for w in waits)
     return Spin(branch, code[head], loop, loads, waits, loop.spins and loop.straight and plain and parities,
                 decided >= DECIDED_ITERATIONS)
 

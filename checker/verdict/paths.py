@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from .. import limits
-from ..ast import And, Cond, Eq, Imm, LitmusTest, RegRef
+from ..ast import And, Cond, Eq, Imm, LitmusTest, Reg, RegRef
 from ..cat.interp import Model
 from ..errors import NeverCompletes
 from ..front.conditions import check_refs, show
@@ -122,7 +122,7 @@ class FlowCheck:
     def _cut_off(self, keys) -> tuple[Combo, ...]:
         """The combinations that have an execution and a loop cut by the bound that loses outcomes
         over `keys` ("thread:register" and location names): a loop that is not pure for the
-        registers of its thread they name (checker.front.loops)."""
+        registers of its thread they name (checker.unfold.loops)."""
         keys = frozenset(keys)
         cache = self.__dict__.setdefault("_cut_cache", {})
         if keys not in cache:
@@ -297,10 +297,12 @@ class FlowCheck:
                 keys |= {f"{thread}:{reg}", self.names.get(loc, loc)}
                 checks.append(("load", thread, reg, self.names.get(loc, loc)))
             for w in spin.waits:
-                if not isinstance(w.operands[2], Imm) or not w.quals.get("parity"):
+                if not w.quals.get("parity") or not isinstance(w.operands[2], (Imm, Reg)):
                     return None
                 loc = self.names.get(w.operands[1].base, w.operands[1].base)
                 keys.add(loc)
+                if isinstance(w.operands[2], Reg):      # a parity the loop does not write (unfold.paths)
+                    keys.add(f"{thread}:{w.operands[2].name}")
                 checks.append(("wait", thread, w, loc))
         have = {f"{t}:{r}" for t, r in s.es.registers}
         locs = tuple(ref(k) for k in sorted(keys) if ":" not in k or k in have)
@@ -355,14 +357,21 @@ def _fair(chk, d) -> bool:
     kind, thread, x, loc = chk
     if kind == "load":
         return d.get(f"{thread}:{x}", 0) == d.get(loc, 0)
-    return _wait_done(x, d.get(loc, 0)) == x.await_value
+    return _wait_done(x, d.get(loc, 0), _parity(x, thread, d)) == x.await_value
 
 
-def _wait_done(w, state: int) -> int:
-    """What the parity wait `w` returns reading mbarrier state `state`."""
+def _parity(w, thread: str, d) -> int:
+    """The parity wait `w` waits for: its immediate, or its register's final value (the loop does
+    not write it, so it is the value every iteration read)."""
+    p = w.operands[2]
+    return p.value if isinstance(p, Imm) else d.get(f"{thread}:{p.name}", 0)
+
+
+def _wait_done(w, state: int, parity: int) -> int:
+    """What the parity wait `w` for `parity` returns reading mbarrier state `state`."""
     from ..isa.mbarrier import phase_of
     v = VConst(state)
-    done = Ite("!=", binop("mod", phase_of(v), VConst(2)), VConst(w.operands[2].value % 2), VConst(1), VConst(0))
+    done = Ite("!=", binop("mod", phase_of(v), VConst(2)), VConst(parity % 2), VConst(1), VConst(0))
     return evaluate(done, lambda e: 0)
 
 
@@ -371,7 +380,7 @@ def _state(chk, d) -> str:
     if kind == "load":
         return f"{x} = {d.get(f'{thread}:{x}', 0)}, the final value of {loc}"
     from ..isa.mbarrier import describe
-    return f"{loc} stays {describe(d.get(loc, 0))}: the phase of parity {x.operands[2].value} never completes"
+    return f"{loc} stays {describe(d.get(loc, 0))}: the phase of parity {_parity(x, thread, d) % 2} never completes"
 
 
 def flow_check(test: LitmusTest, model: Model, options=frozenset(), engine: str = "z3",
