@@ -429,11 +429,11 @@ def _load_any(files, tests, incomplete: list | None = None) -> list:
     """Histograms from ptxmc JSON/JSONL files, litmus7 logs (.log / 'Test ' first line) and the
     results folders of a bundle's run.py (histograms.jsonl; what status.json says failed or was
     not run is appended to `incomplete`)."""
-    from . import histogram
+    from .litmus7 import load_any
     out = []
     for f in files:
         p = Path(f)
-        out += histogram.load_any(p, tests, allow_simulated=True)
+        out += load_any(p, tests, allow_simulated=True)
         if p.is_dir() and (p / "status.json").is_file() and incomplete is not None:
             incomplete += _run_status(p)
     return out

@@ -213,36 +213,6 @@ def load(path: str | Path, allow_simulated: bool = False) -> list[Histogram]:
     return hists
 
 
-def load_any(path: str | Path, tests: dict | None = None, allow_simulated: bool = False) -> list[Histogram]:
-    """Histograms from any file the harness writes or reads: ptxmc JSON/JSONL, a litmus7 log (.log,
-    or a first line 'Test ...'; `tests`: name -> LitmusTest for its register names), or the results
-    folder of a bundle's run.py (its histograms.jsonl). SIMULATED ones refused unless allowed."""
-    p = Path(path)
-    if p.is_dir():
-        if not (p / "histograms.jsonl").is_file():
-            raise HarnessError(f"{p}: a folder without histograms.jsonl (a bundle run's results folder?)")
-        return load(p / "histograms.jsonl", allow_simulated)
-    head = ""
-    try:
-        with open(p, "rb") as fh:
-            head = fh.read(5).decode("utf-8", "replace")
-    except OSError:
-        pass
-    if p.suffix != ".log" and not head.startswith("Test "):
-        return load(p, allow_simulated)
-    from .litmus7 import parse_log
-    try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as e:
-        raise HarnessError(f"{p}: cannot read: {e.strerror}")
-    except UnicodeDecodeError as e:
-        raise HarnessError(f"{p}: not UTF-8 text (byte {e.start}): not a litmus7 log")
-    hists = parse_log(text, tests, str(p))
-    if not allow_simulated and any(h.simulated for h in hists):
-        raise HarnessError(f"{p}: SIMULATED histograms (the fake device): not observations of a GPU")
-    return hists
-
-
 def _json(text: str):
     """json.loads, with every way it can fail a ValueError (D13: nesting too deep for the parser,
     an integer of more digits than Python converts, NaN and Infinity, which JSON does not have)."""

@@ -160,7 +160,7 @@ def _run(todo, jobs: int, lim, out: list, on_result) -> None:
 
 def _compare(tests, items, hw_files) -> tuple:
     from ..harness.compare import compare, hang_from_result, verdicts_from_result
-    from ..harness.histogram import load_any
+    from ..harness.litmus7 import load_any
 
     by_name = {it.name: it for it in items if not isinstance(it, LitmusError)}
     hists = [h for f in hw_files for h in load_any(f, by_name)]      # JSON, JSONL or a litmus7 log (review C8)
