@@ -440,13 +440,13 @@ def test_the_events_limit_is_checked_while_lowering(tmp_path):
     from checker.isa.registry import lower
 
     [t] = load_text(_grid(32, 64))
-    with pytest.raises(LimitExceeded, match=r"too large: more than 128 events \(limit 128; raise it with "
+    with pytest.raises(LimitExceeded, match=r"too large: more than 192 events \(limit 192; raise it with "
                                             r"--limit events=N\)"):
         lower(t)                # (its speed: bench/robustness.py; no test asserts wall-clock time)
     f = tmp_path / "big.yaml"
     f.write_text(_grid(32, 64))
     code, out, _ = ptxmc("run", f, "--jobs", "0", "--timeout", "1")
-    assert code == 1 and "too large: more than 128 events" in out and "timeout" not in out
+    assert code == 1 and "too large: more than 192 events" in out and "timeout" not in out
     with limits.use(limits.DEFAULT):
         pass
 
