@@ -249,3 +249,9 @@ def test_an_interrupted_pack_leaves_no_compiler_running(tmp_path):
     assert _compilers_for(out) == []
     # the compile in progress was killed, not waited for (a chunk takes minutes), and none started after
     assert not (out / "bin" / "p000").exists() and not (out / "bin" / "p001").exists()
+
+
+def test_pack_refuses_an_unknown_profile_before_any_work(tmp_path, capsys):
+    assert main(["hw", "pack", "--device", "h100", "--profile", "fast", "-o", str(tmp_path / "b")]) == 2
+    assert "--profile fast: unknown (known: first-run, full)" in capsys.readouterr().err
+    assert not (tmp_path / "b").exists()

@@ -387,8 +387,10 @@ def _expectations_only(unavailable: list[str]) -> str:
 
 def cmd_pack(args) -> int:
     from ..cliargs import jobs_of
-    from .bundle import CHUNK, bundle_size, pack
+    from .bundle import CHUNK, PROFILES, bundle_size, pack
     args.jobs = jobs_of(args.jobs, zero=None)
+    if args.profile not in PROFILES:
+        raise HarnessError(f"--profile {args.profile}: unknown (known: {', '.join(PROFILES)})")
     if args.chunk is not None and args.chunk < 1:
         raise HarnessError(f"--chunk {args.chunk}: must be at least 1")
     cfg = _config(args.device)
