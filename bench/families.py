@@ -180,7 +180,7 @@ def ring(n: int, stages: int = 3, consumers: int = 2, consumer: str = "ld", pari
         if parity == "assume":
             return [f"mbarrier.try_wait.parity.shared::cta.b64 {reg}, [{bar}], {phase} == 1"]
         label = f"W{next(labels)}"
-        return [f"{label}: mbarrier.try_wait.parity.shared::cta.b64 {reg}, [{bar}], {phase}", f"@!{reg} bra {label}"]
+        return [f"{label}: mbarrier.try_wait.parity.shared::cta.b64 {reg}, [{bar}], {phase}", f"'@!{reg} bra {label}'"]
 
     prod = []
     for i in range(n):

@@ -524,21 +524,16 @@ def test_load_text_turns_a_recursion_error_into_too_deep(monkeypatch):
     assert isinstance(e, TooLarge) and str(e).startswith("t.yaml:1: too deeply nested for this machine")
 
 
-def test_a_deep_suite_folder_is_walked():
-    # Made outside pytest's temporary tree: pytest removes old runs' folders recursively and
-    # fails on 1,100 levels (a run killed before the clean-up below would leave them there).
-    levels = [Path(tempfile.mkdtemp(prefix="ptxmc-deep-"))]
+def test_a_deep_suite_folder_is_walked(deep_root):
+    # deep_root (tests/conftest.py) is outside pytest's temporary tree, which pytest removes
+    # recursively (it failed on 1,100 levels left there), and is removed without recursion.
+    p = deep_root
     for _ in range(1100):                     # Path.rglob recursed once per level: RecursionError
-        levels.append(levels[-1] / "d")
-        os.mkdir(levels[-1])
-    (levels[-1] / "one.yaml").write_text(ONE)
-    try:
-        code, out, err = ptxmc("run", levels[0], "--jobs", "0", "--no-timing")
-        assert code == 0 and "PASS      One" in out, err
-    finally:
-        (levels[-1] / "one.yaml").unlink()
-        for d in reversed(levels):            # level by level: shutil.rmtree recurses per level
-            os.rmdir(d)
+        p = p / "d"
+        os.mkdir(p)
+    (p / "one.yaml").write_text(ONE)
+    code, out, err = ptxmc("run", deep_root, "--jobs", "0", "--no-timing")
+    assert code == 0 and "PASS      One" in out, err
 
 
 def test_an_empty_path_is_no_path(tmp_path):
