@@ -72,6 +72,7 @@ def load(source: str | os.PathLike[str]) -> list[LitmusTest]:
     """
     from .front.litmus import load_file, load_paths, load_text
 
+    _path_or_text(source, "source")
     if isinstance(source, str) and "\n" in source:
         items = load_text(source, "<string>")
     else:
@@ -100,6 +101,7 @@ def load_test(spec: TestSpec) -> LitmusTest:
         return spec
     from .front.litmus import load_file
 
+    _path_or_text(spec, "test")
     path, _, name = os.fspath(spec).partition("::")
     path = bundled(path) if path else path
     if not path or not Path(path).exists():
@@ -169,9 +171,10 @@ def session(test: TestSpec, *, model: ModelSpec = None, options: Iterable[str] =
     one test. `hang`: the liveness question is asked too. Its limits are `limits`."""
     from .verdict.open import open_session
 
-    lim = limits or _limits.current()
+    lim = _limits_of(limits)
     with _limits.use(lim):
-        return open_session(load_test(test), _model(model), frozenset(options), engine, lim, hang=hang)
+        m = _model(model)
+        return open_session(load_test(test), m, _options(m, options), _engine(engine), lim, hang=hang)
 
 
 def check(test: TestSpec, condition: str | Cond, *, model: ModelSpec = None, options: Iterable[str] = (),
@@ -194,10 +197,11 @@ def check(test: TestSpec, condition: str | Cond, *, model: ModelSpec = None, opt
     """
     from .verdict.explain import explain as _explain
 
-    lim = limits or _limits.current()
+    lim = _limits_of(limits)
     with _limits.use(lim):
+        cond = _cond(condition)
         s = session(test, model=model, options=options, engine=engine, limits=lim)
-        return _explain(s, _cond(condition))
+        return _explain(s, cond)
 
 
 @overload
@@ -221,11 +225,12 @@ def explain(test, condition, *, model=None, options=(), engine="auto", limits=No
     """
     from .verdict.explain import explain_text, hang_text
 
-    lim = limits or _limits.current()
+    lim = _limits_of(limits)
     hang = isinstance(condition, str) and condition.strip() == "hang"
     with _limits.use(lim):
+        cond = None if hang else _cond(condition)
         s = session(test, model=model, options=options, engine=engine, limits=lim, hang=hang)
-        _, text, graph = hang_text(s) if hang else explain_text(s, _cond(condition))
+        _, text, graph = hang_text(s) if hang else explain_text(s, cond)
     return (text, graph) if dot else text
 
 
@@ -248,11 +253,12 @@ def outcomes(test: TestSpec, *, model: ModelSpec = None, options: Iterable[str] 
     from .resources import model_name
     from .verdict.check import check_test
 
-    lim = limits or _limits.current()
+    lim = _limits_of(limits)
     with _limits.use(lim):
-        bare = replace(load_test(test), expectations=(), expect_undefined=None)
         m = _model(model)
-        return check_test(bare, m, model_name(m), frozenset(options), engine, lim.timeout)
+        opts, eng = _options(m, options), _engine(engine)
+        bare = replace(load_test(test), expectations=(), expect_undefined=None)
+        return check_test(bare, m, model_name(m), opts, eng, lim.timeout)
 
 
 def run(paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | None = None, *, jobs: int = 1,
@@ -278,13 +284,14 @@ def run(paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | None 
         paths = [LITMUS_DIR]
     elif isinstance(paths, (str, os.PathLike)):
         paths = [paths]
-    if jobs < 0:
-        raise ValueError(f"jobs={jobs}: must be 0 (in this process) or positive")
+    if not isinstance(jobs, int) or isinstance(jobs, bool) or jobs < 0:
+        raise CheckerError(f"jobs={jobs!r}: must be 0 (in this process) or a positive integer")
     spec = None if model is None else os.fspath(model)
-    lim = limits or _limits.current()
+    lim = _limits_of(limits)
     with _limits.use(lim):
+        opts, eng = tuple(sorted(_options(_model(spec), options))), _engine(engine)
         items = load_paths([bundled(os.fspath(p)) for p in paths])
-        return run_tests(items, spec, tuple(options), engine, jobs=jobs, lim=lim, on_result=on_result)
+        return run_tests(items, spec, opts, eng, jobs=jobs, lim=lim, on_result=on_result)
 
 
 # -- helpers -----------------------------------------------------------------------------------
@@ -298,9 +305,53 @@ def _model(model: ModelSpec) -> Model:
     return resolve_model(None if model is None else os.fspath(model))
 
 
+def _path_or_text(x, what: str) -> None:
+    """A path (str or os.PathLike giving a str) or YAML text: anything else is a CheckerError
+    (bytes would fail deep inside with Python's own, inverted, message)."""
+    if isinstance(x, str) or (isinstance(x, os.PathLike) and isinstance(os.fspath(x), str)):
+        return
+    raise CheckerError(f"{what}={x!r:.60}: give a path or YAML text as a str (decode bytes first)")
+
+
+def _options(model: Model, options) -> frozenset:
+    """The model options, checked as `--option` is (checker.cliargs.check_options): a list of
+    names the model reads. A bare string would be read as its characters, a typo would silently
+    check the default model."""
+    from .cliargs import check_options
+
+    if isinstance(options, (str, bytes)) or not isinstance(options, Iterable):
+        raise CheckerError(f"options={options!r}: give a list of option names, e.g. options=['strict-cta']")
+    options = list(options)
+    for o in options:
+        if not isinstance(o, str):
+            raise CheckerError(f"options: {o!r} is not an option name (a string)")
+    check_options(model, options)
+    return frozenset(options)
+
+
+def _engine(engine) -> str:
+    from .engines.registry import ENGINES
+
+    if engine not in ENGINES:
+        raise CheckerError(f"engine={engine!r}: no such engine (engines: {', '.join(ENGINES)})")
+    return engine
+
+
+def _limits_of(limits) -> _limits.Limits:
+    if limits is None:
+        return _limits.current()
+    if not isinstance(limits, _limits.Limits):
+        raise CheckerError(f"limits={limits!r:.60}: give a checker.limits.Limits, e.g. "
+                           "checker.limits.DEFAULT.override(['timeout=5'])")
+    return limits
+
+
 def _cond(condition: str | Cond) -> Cond:
-    if not isinstance(condition, str):
+    if isinstance(condition, Cond):
         return condition
+    if not isinstance(condition, str):
+        raise CheckerError(f"condition={condition!r:.60}: give a herd condition (a string such as "
+                           "'P1:r0=1 /\\ P1:r1=0') or a parsed Cond")
     from .front.conditions import parse_cond
 
     return parse_cond(condition, SourceLoc("<condition>", 1, condition))

@@ -148,6 +148,7 @@ class ResultStream:
         the file is first rewritten to hold exactly those (atomically), then appended to."""
         self.path = path
         self.timing, self.count = timing, 0
+        self.error: outsafe.OutputError | None = None
         if reused is not None:
             outsafe.write_file(path, "".join(self._line(i, r, k) for i, r, k in reused), policy)
             self.count = len(reused)
@@ -165,11 +166,19 @@ class ResultStream:
         self.count += 1
 
     def _write(self, line: str) -> None:
+        """A failed write (a full disk) stops the stream, not the run: the error is kept in
+        `self.error` (the command reports it after writing its other outputs), and no later line
+        is written, so the stream ends at the last whole line before the failure, or at a line
+        cut short, which --resume ignores."""
+        if self.error is not None:
+            return
         try:
             self.f.write(line)
             self.f.flush()
         except OSError as e:
-            raise outsafe.fail(self.path, e.strerror or str(e)) from None
+            self.error = outsafe.fail(self.path, f"{e.strerror or e}; the stream stops after {self.count} results "
+                                                 "(the run went on; its other outputs are complete)")
+            self.abandon()
 
     def close(self, interrupted: bool, total: int) -> None:
         """The last line; `total`: the number of items in the batch (those loaded, if it was
@@ -183,7 +192,7 @@ class ResultStream:
     def abandon(self) -> None:
         try:
             self.f.close()
-        except OSError:
+        except OSError:             # the buffered rest could not be written either
             pass
 
 

@@ -20,7 +20,8 @@ import sys
 from typing import TYPE_CHECKING
 
 from . import limits, outsafe, signals
-from .cliargs import add_limit_options, add_output_options, check_options, check_paths, jobs_of, limits_of
+from .cliargs import (add_limit_options, add_output_options, check_options, check_paths, jobs_of, limits_of,
+                      model_files)
 from .executors.options import add_executor_options, executor_of
 from .errors import CheckerError, LimitExceeded, LitmusError, SolverUnknown, SourceLoc
 from .resources import LITMUS_DIR, bundled, resolve_model
@@ -259,7 +260,7 @@ def cmd_run(args) -> int:
     check_paths(paths)
     check_options(resolve_model(args.model), args.option)
     files = path_files(paths)
-    policy = outsafe.policy_of(args, inputs_of(paths, files))
+    policy = outsafe.policy_of(args, inputs_of(paths, files) + model_files(args.model))
     if args.resume is not None:
         if args.results_jsonl is not None and args.results_jsonl != args.resume:
             raise CheckerError("--resume FILE continues FILE: leave --results-jsonl out, or give the same file")
@@ -335,10 +336,14 @@ def cmd_run(args) -> int:
                 outsafe.write_file(args.output, text, policy)
             else:
                 emit(text)
+    if stream and stream.error is not None:   # every other output is written; the stream is cut
+        _say(f"ptxmc: {stream.error}")
     if interrupted:
         how = "" if interrupted == 2 else f" ({signal.Signals(interrupted).name})"
         _say(f"ptxmc: interrupted{how}: {len(results)} of {len(items)} tests run")
         return 128 + interrupted
+    if stream and stream.error is not None:
+        return EXIT_USAGE
     if any(r.status == "error" and r.message.startswith(INTERNAL) for r in results):
         return EXIT_USAGE
     return EXIT_OK if all(r.ok for r in results) else EXIT_FAIL
@@ -396,7 +401,7 @@ def cmd_check(args) -> int:
     lim = limits_of(args)
     limits.set_current(lim)
     check_options(resolve_model(args.model), args.option)
-    policy = outsafe.policy_of(args, [bundled(args.test.partition("::")[0])])
+    policy = outsafe.policy_of(args, [bundled(args.test.partition("::")[0])] + model_files(args.model))
     if args.dot:
         outsafe.check_file(args.dot, policy)          # before the work, not after
     try:

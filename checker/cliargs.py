@@ -59,6 +59,13 @@ def limits_of(args) -> limits.Limits:
     return lim
 
 
+def seconds_of(flag: str, v: float) -> float:
+    """A time in seconds given by `flag` (--budget, --timeout): finite, positive and at most
+    limits.MAX_TIMEOUT (NaN, infinity, 0 or a negative time would not bound the work, or make
+    every test UNKNOWN)."""
+    return limits.check_value("timeout", v, f"{flag} {v:g}")
+
+
 def jobs_of(jobs: int, zero: str | None = "in this process", say=None) -> int:
     """A --jobs value, checked (negative refused; 0 allowed when `zero` says what it means) and
     capped at JOBS_PER_CPU worker processes per CPU core, saying so."""
@@ -84,6 +91,19 @@ def check_paths(paths) -> None:
     for p in paths:
         if not str(p) or not os.path.exists(p):
             raise CheckerError(f"no such file or folder: {printable(str(p)) or repr(str(p))}")
+
+
+def model_files(*specs) -> list[str]:
+    """The files the models named by `specs` (--model values; None: the default) read: the model
+    file and every file it includes. They are inputs: no output may be one of them
+    (checker.outsafe.Policy.inputs)."""
+    from .resources import resolve_model
+
+    files: list[str] = []
+    for spec in specs:
+        m = resolve_model(spec)
+        files += [str(f) for f in (m.sources or (m.path,))]
+    return files
 
 
 def check_options(model, options) -> None:

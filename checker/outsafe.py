@@ -1,6 +1,7 @@
 """Output safety: the one policy every writer of ptxmc follows (`run -o`, `--results-jsonl`,
-`check --dot`, `report --out`, `hw ... -o`, `hw import -o/--json`, `import/export -o`,
-`fix --apply`; `fix --in-place` edits its input: check_in_place / replace_in_place).
+`check --dot`, `diff -o`, `report --out`, `gen -o`, `hw ... -o`, `hw import -o/--json`,
+`import/export -o`, `fix --apply`; `fix --in-place` edits its input: check_in_place /
+replace_in_place).
 
     1. Nothing ptxmc did not create is deleted or replaced. A folder ptxmc writes carries a
        marker file (MARKER: the tool, the kind of folder and, for a report, the files it wrote).
@@ -12,7 +13,8 @@
        unless --follow-symlinks, which writes to the file the link points to (never replacing the
        link). An existing regular file at a file target is replaced, as `-o` does everywhere.
     3. An output is never one of the inputs, and a folder output never holds an input or the
-       current folder.
+       current folder. The inputs are every file the command reads: the tests, and also the model
+       file with its includes (--model), the cost file (--cost) and the histograms (--hw).
     4. Every target is checked, and its folder test-written, before the work starts: a run never
        ends in an unwritable output after the work is done.
     5. An I/O failure is an OutputError, printed as `ptxmc: cannot write PATH: REASON` (exit 2),
@@ -74,7 +76,7 @@ def _show(path) -> str:
 
 
 _KINDS = ((stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"), (stat.S_ISFIFO, "a FIFO"),
-          (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a folder"))
+          (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a folder"), (stat.S_ISREG, "a regular file"))
 
 
 def _kind(mode: int) -> str:
@@ -138,10 +140,29 @@ def check_file(path, policy: Policy = Policy(), probe: bool = True) -> Path:
     return real
 
 
+def makedirs(folder: Path) -> None:
+    """`folder` and its missing parents, made top-down with a loop: Path.mkdir(parents=True) and
+    os.makedirs recurse once per level (a 1,200-level output - an import of a folder that deep -
+    exhausted Python's stack). OSError as they raise it."""
+    missing = []
+    p = Path(folder)
+    while not p.is_dir():
+        missing.append(p)
+        if p.parent == p:
+            break
+        p = p.parent
+    for d in reversed(missing):
+        try:
+            d.mkdir()
+        except FileExistsError:
+            if not d.is_dir():
+                raise
+
+
 def _probe_folder(folder: Path, shown) -> None:
     """Create `folder` if missing and prove a file can be created in it."""
     try:
-        folder.mkdir(parents=True, exist_ok=True)
+        makedirs(folder)
         fd, tmp = tempfile.mkstemp(dir=folder, prefix=".ptxmc-probe.", suffix=".tmp")
         os.close(fd)
         os.unlink(tmp)
@@ -156,7 +177,7 @@ def write_file(path, data: str | bytes, policy: Policy = Policy()) -> Path:
     real = check_file(path, policy, probe=False)
     tmp = None
     try:
-        real.parent.mkdir(parents=True, exist_ok=True)
+        makedirs(real.parent)
         fd, tmp = tempfile.mkstemp(dir=real.parent, prefix=f".{real.name}.", suffix=".tmp")
         with os.fdopen(fd, "wb" if isinstance(data, bytes) else "w",
                        **({} if isinstance(data, bytes) else {"encoding": "utf-8", "newline": "\n"})) as f:
@@ -373,6 +394,13 @@ def claim(folder: Path, kind: str) -> None:
     write_file(folder / MARKER, _marker(kind))
 
 
+def claim_as(folder: Path, kind: str) -> None:
+    """Mark `folder` as ptxmc's `kind` output: for a writer that recognised its own earlier output,
+    written before the marker existed (gen: an index naming every file there)."""
+    if _read_marker(folder) is None:
+        write_file(folder / MARKER, _marker(kind))
+
+
 def write_tree(out, files: dict[str, str | bytes], policy: Policy = Policy(), kind: str = "report") -> Path:
     """Write `files` (relative name -> text or bytes) as the folder `out`, with its marker.
 
@@ -397,7 +425,7 @@ def write_tree(out, files: dict[str, str | bytes], policy: Policy = Policy(), ki
         tmp = Path(tempfile.mkdtemp(dir=real.parent, prefix=f".{real.name}.", suffix=".tmp"))
         for name, data in sorted(everything.items()):
             p = tmp / name
-            p.parent.mkdir(parents=True, exist_ok=True)
+            makedirs(p.parent)
             if isinstance(data, bytes):
                 p.write_bytes(data)
             else:

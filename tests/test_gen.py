@@ -416,9 +416,90 @@ def test_usage_errors(tmp_path, capsys):
     busy.mkdir()
     (busy / "mine.txt").write_text("keep")
     assert gen("--cycle", "PodWW Rfe PodRR Fre", "-o", str(busy)) == 2
-    assert "not empty" in capsys.readouterr().err and (busy / "mine.txt").exists()
+    assert "holds files that are not ptxmc's gen output (mine.txt)" in capsys.readouterr().err
+    assert (busy / "mine.txt").read_text() == "keep"
     # An earlier output is replaced, files it did not write are kept.
     again = tmp_path / "again"
     assert gen("--preset", "generic", "--size", "2", "-o", str(again)) == 0
     assert gen("--cycle", "PodWW Rfe PodRR Fre", "-o", str(again)) == 0
-    assert sorted(p.name for p in again.iterdir()) == ["MP.yaml", "index.tsv"]
+    assert sorted(p.name for p in again.iterdir()) == [".ptxmc-output", "MP.yaml", "index.tsv"]
+
+
+# ---------------------------------------------- issue 37: gen follows the output policy (D5) --
+
+SB_MP = ("--cycle", "PodWW Rfe PodRR Fre", "--cycle", "PodWR Fre PodWR Fre")
+
+
+def test_gen_never_writes_through_a_link_in_its_folder(tmp_path, capsys):
+    # D5: a link put into an earlier gen folder, named as a family the next run writes, was
+    # written through: the file outside the folder was replaced by generated YAML.
+    out = tmp_path / "g"
+    assert gen("--cycle", "PodWW Rfe PodRR Fre", "-o", str(out)) == 0
+    precious = tmp_path / "precious.txt"
+    precious.write_text("precious user data")
+    (out / "SB.yaml").symlink_to("../precious.txt")
+    mp = (out / "MP.yaml").read_text()
+    capsys.readouterr()
+    assert gen(*SB_MP, "-o", str(out)) == 2
+    assert "not ptxmc gen's earlier output (SB.yaml)" in capsys.readouterr().err
+    assert precious.read_text() == "precious user data" and (out / "SB.yaml").is_symlink()
+    assert (out / "MP.yaml").read_text() == mp                  # refused before the work
+    # --force writes ptxmc's files into it, still never through the link
+    assert gen(*SB_MP, "-o", str(out), "--force") == 2
+    assert "SB.yaml: it is a symbolic link" in capsys.readouterr().err
+    assert precious.read_text() == "precious user data"
+
+
+def test_gen_never_blocks_on_a_fifo_in_its_folder(tmp_path, capsys):
+    import os
+
+    out = tmp_path / "g"
+    assert gen("--cycle", "PodWW Rfe PodRR Fre", "-o", str(out)) == 0
+    os.mkfifo(out / "SB.yaml")
+    assert gen(*SB_MP, "-o", str(out), "--force") == 2          # before: blocked forever in open()
+    assert "SB.yaml: it is a FIFO" in capsys.readouterr().err
+
+
+def test_gen_output_folder_that_is_a_link_is_refused(tmp_path, capsys):
+    (tmp_path / "real").mkdir()
+    (tmp_path / "link").symlink_to("real")
+    assert gen("--cycle", "PodWW Rfe PodRR Fre", "-o", str(tmp_path / "link")) == 2
+    assert "it is a symbolic link" in capsys.readouterr().err and not list((tmp_path / "real").iterdir())
+    assert gen("--cycle", "PodWW Rfe PodRR Fre", "-o", str(tmp_path / "link"), "--follow-symlinks") == 0
+    assert (tmp_path / "real" / "MP.yaml").is_file()
+
+
+def test_gen_replaces_an_earlier_output_without_marker(tmp_path):
+    # outputs written before the marker existed: an index naming every file there
+    out = tmp_path / "old"
+    assert gen("--cycle", "PodWW Rfe PodRR Fre", "-o", str(out)) == 0
+    (out / ".ptxmc-output").unlink()
+    assert gen("--cycle", "PodWR Fre PodWR Fre", "-o", str(out)) == 0
+    assert sorted(p.name for p in out.iterdir()) == [".ptxmc-output", "SB.yaml", "index.tsv"]
+
+
+# ------------------------------------------------- issue 37: bounds and checked values (D9, D14, D19) --
+
+@pytest.mark.parametrize("argv, message", [
+    (("--size", "10000000", "--count"), "--size 10000000: at most 8"),
+    (("--size", "99999999999", "--count"), "--size 99999999999: at most 8"),
+    (("--threads", "9", "--count"), "--threads 9: at most 8"),
+    (("--preset", "scopes", "--size", "4", "-o", "OUT"), "the selection has more than --max 1,000,000 tests"),
+    (("--cycle", "PodWW Rfe PodRR Fre", "--max", "10", "-o", "OUT"), "more than --max 10 tests"),
+    (("--cycle", "PodWW Rfe PodRR Fre", "--max", "0", "-o", "OUT"), "--max 0: must be at least 1"),
+    (("--cycle", "PodWW Rfe PodRR Fre", "--expect-from-model", "--timeout", "nan", "-o", "OUT"),
+     "--timeout nan: must be a finite number"),
+    (("--cycle", "PodWW Rfe PodRR Fre", "--expect-from-model", "--timeout", "inf", "-o", "OUT"),
+     "--timeout inf: must be a finite number"),
+    (("--cycle", "PodWW Rfe PodRR Fre", "--expect-from-model", "--timeout", "-1", "-o", "OUT"),
+     "--timeout -1: must be positive"),
+    (("--cycle", "PodWW Rfe PodRR Fre", "--expect-from-model", "--timeout", "0", "-o", "OUT"),
+     "--timeout 0: must be positive"),
+    (("--cycle", "PodWW Rfe PodRR Fre", "--expect-from-model", "--option", "bogus", "-o", "OUT"),
+     "--option 'bogus': the model ptx.cat has no such option"),
+])
+def test_gen_refuses_unbounded_or_unchecked_values(tmp_path, capsys, argv, message):
+    out = tmp_path / "out"
+    assert gen(*[str(out) if a == "OUT" else a for a in argv]) == 2
+    assert message in capsys.readouterr().err
+    assert not out.exists()                                     # nothing written

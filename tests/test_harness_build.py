@@ -4,9 +4,10 @@ Skipped, with the reason, when nvcc / nvdisasm are not installed (pip install 'p
 
 The bulk compile puts a dozen programs in each nvcc invocation and runs 2 at a time (CI has 2
 cores): every program for sm_90a, a quarter plus the target-sensitive ones for sm_100a
-(PTXMC_HW_BUILD=all: every program for both); it fails if it takes longer than
-PTXMC_HW_BUILD_BUDGET seconds (default 1100: 721 programs for sm_90a and 226 for sm_100a took
-908 s on a shared 2-core machine). PTXMC_HW_BUILD=0 skips it.
+(PTXMC_HW_BUILD=all: every program for both). It prints how long each target took but asserts no
+time (a busy machine must not fail it: 721 programs for sm_90a and 226 for sm_100a took 908 s on
+a shared 2-core machine; the measurement is bench/robustness.py --hw-build). PTXMC_HW_BUILD=0
+skips it.
 """
 from __future__ import annotations
 
@@ -322,7 +323,6 @@ def test_every_bundled_program_compiles_and_keeps_its_fences_and_accesses(tmp_pa
     for t in tests:
         why = unsupported(t, cuda=find_toolchain().version)
         (skipped.append((t.name, why)) if why else todo.append(t))
-    start = time.monotonic()
     failures, n_checks, times, counts = [], 0, [], []
     full = os.environ.get("PTXMC_HW_BUILD") == "all"
     for target in ("sm_90a", "sm_100a"):
@@ -345,11 +345,9 @@ def test_every_bundled_program_compiles_and_keeps_its_fences_and_accesses(tmp_pa
                 n_checks += len(c)
                 failures += [f"{target} {t.name}: {x}" for x in c if not x.ok]
         times.append(time.monotonic() - t0)
-    end = time.monotonic()
     with capsys.disabled():
         print(f"\n[hw build] {counts[0]} programs for sm_90a ({times[0]:.0f} s) and {counts[1]} for sm_100a "
               f"({times[1]:.0f} s) compiled, {n_checks} fence/access checks in SASS; {len(skipped)} of {len(tests)} "
               f"not expressible")
     assert len(todo) >= 590
     assert not failures, "\n".join(failures)
-    assert end - start < float(os.environ.get("PTXMC_HW_BUILD_BUDGET", "1100")), "over the time budget"

@@ -13,6 +13,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 MP = ROOT / "litmus" / "core" / "MP.yaml"
 HANG = "MP+rel.gpu+acq.gpu+diffGPU"            # a test late in MP.yaml
@@ -113,3 +115,78 @@ def test_not_a_stream_is_refused(tmp_path):
     assert r.returncode == 2 and "a result without a key" in r.stderr
     r = ptxmc("run", str(MP), "--resume", str(f), "--results-jsonl", str(tmp_path / "other.jsonl"))
     assert r.returncode == 2 and "--resume FILE continues FILE" in r.stderr
+
+
+# ---------------------------------------------------------------------- issue 37: D8, D13 --
+
+SB = ROOT / "litmus" / "core" / "SB.yaml"
+
+
+def test_a_stream_of_another_ptxmc_build_is_not_reused(tmp_path):
+    # D8: the key hashed the test, the model, options, engine and limits, not ptxmc's code: a
+    # stream written by another build (an older version, a local patch) was reused as if this
+    # ptxmc had computed it. The "other build" here is a copy of the package with one comment added.
+    import shutil
+
+    other = tmp_path / "other"
+    shutil.copytree(ROOT / "checker", other / "checker", ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("axioms", "litmus"):
+        (other / name).symlink_to(ROOT / name)
+    core = other / "checker" / "isa" / "core.py"
+    core.write_text(core.read_text() + "\n# a local patch\n")
+    stream = tmp_path / "s.jsonl"
+    r = subprocess.run([sys.executable, "-m", "checker", "run", str(SB), "--jobs", "0", "--no-timing",
+                        "--results-jsonl", str(stream)], cwd=other,
+                       env={**env_with(PTXMC_CACHE_DIR="off"), "PYTHONPATH": str(other)},
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    first = records(stream)[0]["name"]
+    r = ptxmc("run", str(SB), "--jobs", "1", "--no-timing", "--resume", str(stream), PTXMC_TEST_FAULT=f"raise:{first}")
+    assert "internal error: RuntimeError: injected fault" in r.stdout, r.stdout[-800:]   # checked again
+
+
+def _corrupt(tmp_path, change) -> Path:
+    stream = tmp_path / "good.jsonl"
+    if not stream.exists():
+        assert ptxmc("run", str(SB), "--jobs", "0", "--no-timing", "--results-jsonl", str(stream)).returncode == 0
+    recs = records(stream)
+    change(recs[0])
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("".join(json.dumps(r) + "\n" for r in recs))
+    return bad
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda r: r.pop("observe"), "bad.jsonl:1: not a result ptxmc wrote (no 'observe')"),
+    (lambda r: r["conditions"].append({"text": "x", "expected": "allowed", "model": "maybe", "positive": 1,
+                                       "negative": 0, "sane": True, "blame": []}), "bad.jsonl:1: not a result ptxmc wrote ('conditions'"),
+    (lambda r: r.update(status="error", message=5), "('message' is 5)"),
+    (lambda r: r.update(key=["a"]), "('key' is [\"a\"])"),
+    (lambda r: r.update(status="bogus"), "('status' is \"bogus\")"),
+    (lambda r: r.update(outcomes=[{"x": "nope"}]), "('outcomes' is"),
+    (lambda r: r.update(notes="a"), "('notes' is \"a\")"),
+    (lambda r: r.update(complete=1), "('complete' is 1)"),
+    (lambda r: r.update(observe=[1]), "('observe' is [1])"),
+    (lambda r: r.update(undefined=[{"flag": "F", "events": [1], "why": ""}]), "('undefined' is"),
+])
+def test_a_damaged_stream_line_is_a_located_error(tmp_path, change, message):
+    # D13: a record whose key matches but whose fields are missing or mistyped was an internal
+    # error (KeyError, AttributeError, TypeError) or was printed as it was (a status BOGUS)
+    bad = _corrupt(tmp_path, change)
+    before = bad.read_bytes()
+    r = ptxmc("run", str(SB), "--jobs", "0", "--no-timing", "--resume", str(bad))
+    assert r.returncode == 2 and message in r.stderr, r.stderr
+    assert "internal error" not in r.stderr and "BOGUS" not in r.stdout
+    assert bad.read_bytes() == before                       # refused before anything is written
+
+
+def test_a_deeply_nested_line_is_not_an_internal_error(tmp_path):
+    stream = tmp_path / "s.jsonl"
+    assert ptxmc("run", str(SB), "--jobs", "0", "--no-timing", "--results-jsonl", str(stream)).returncode == 0
+    good = stream.read_text()
+    stream.write_text(good + "[" * 200_000 + "\n")           # the last line: cut short by a kill, ignored
+    r = ptxmc("run", str(SB), "--jobs", "0", "--no-timing", "--resume", str(stream))
+    assert r.returncode == 0 and "internal error" not in r.stderr, r.stderr
+    stream.write_text("[" * 200_000 + "\n" + good)           # not the last line: refused, located
+    r = ptxmc("run", str(SB), "--jobs", "0", "--no-timing", "--resume", str(stream))
+    assert r.returncode == 2 and "s.jsonl:1: not a ptxmc --results-jsonl line" in r.stderr, r.stderr

@@ -264,12 +264,12 @@ def test_limits_from_the_command_line(tmp_path):
 
 # =========================================================================== YAML safety ==
 
-def test_alias_bomb_is_refused_quickly():
+def test_alias_bomb_is_refused():
+    # 9^29 nodes if expanded: refused at the first alias, before any expansion (its speed is
+    # measured in bench/robustness.py; no test asserts wall-clock time)
     lines = ['a0: &a0 ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]']
     lines += [f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 9) + "]" for i in range(1, 30)]
-    start = time.perf_counter()
     e = one("\n".join(lines))
-    assert time.perf_counter() - start < 2
     assert isinstance(e, LitmusError) and "aliases are not supported" in str(e)
     e = one("name: &n T\nthreads:\n  P0: {at: gpu0.cta0, code: ['st [x], 1']}\ndoc: *n\n")
     assert str(e) == "t.yaml:4: '*n': YAML aliases are not supported"
@@ -346,12 +346,13 @@ def test_killed_worker_costs_only_its_job(tmp_path):
 
 
 def test_hard_timeout_stops_a_worker():
+    # job 2 sleeps 120 s: that run_pool returns at all, with TimedOut, shows the hard bound
+    # stopped it (no wall-clock assertion: the others' 1 s starts when their worker takes them
+    # up, and they return at once)
     out = {}
-    start = time.monotonic()
     pool.run_pool(_hang_on_two, list(range(4)), 2, 1.0, lambda i, o: out.setdefault(i, o))
     assert out[2] == pool.TimedOut(1.0)
     assert {i: o for i, o in out.items() if i != 2} == {i: pool.Value(i) for i in (0, 1, 3)}
-    assert time.monotonic() - start < 20
 
 
 def _hang_on_two(job):
@@ -520,12 +521,14 @@ def test_crashing_workers_under_run(jobs):
 
 
 def test_hung_worker_is_stopped_and_reported_unknown():
-    r = cli("run", str(SUITE), "--no-timing", "--jobs", "2", "--timeout", "0.5",
+    # --timeout 10, not 0.5: the five other tests must answer within it on a loaded machine too
+    # (with 0.5 they raced it and came back UNKNOWN when the machine was busy)
+    r = cli("run", str(SUITE), "--no-timing", "--jobs", "2", "--timeout", "10",
             env={pool.FAULT_ENV: "hang:MP+weak"})
     assert r.returncode == 1
     lines = r.stdout.splitlines()
     k = lines.index("UNKNOWN   MP+weak  (" + str(SUITE) + ")")
-    assert lines[k + 1].strip() == ("timeout: no answer within 0.5 s; the worker was stopped after 5.5 s "
+    assert lines[k + 1].strip() == ("timeout: no answer within 10 s; the worker was stopped after 15 s "
                                     "(raise it with --timeout S)")
     assert lines[-1] == "ptxmc: 6 tests: 5 pass, 1 unknown"
 

@@ -52,12 +52,12 @@ def cmd_audit(args) -> int:
 
     from .. import limits
     from ..errors import CheckerError
+    from ..cliargs import seconds_of
     from ..resources import resolve_model
     from . import output
     from .run import audit_paths
 
-    if args.budget <= 0:
-        raise CheckerError(f"--budget {args.budget:g}: must be positive")
+    seconds_of("--budget", args.budget)
     for p in args.paths:
         if not Path(p).exists():
             raise CheckerError(f"no such file or folder: {p}")
@@ -67,9 +67,7 @@ def cmd_audit(args) -> int:
             raise CheckerError(f"--rlimit {args.rlimit}: must be 0 (none) or positive")
         lim = replace(lim, rlimit=args.rlimit)
     if args.timeout is not None:
-        if not 0 < args.timeout <= limits.MAX_TIMEOUT:
-            raise CheckerError(f"--timeout {args.timeout:g}: must be positive and at most {limits.MAX_TIMEOUT:g}")
-        lim = replace(lim, timeout=args.timeout)
+        lim = replace(lim, timeout=seconds_of("--timeout", args.timeout))
     limits.set_current(lim)
     model = resolve_model(args.model)
     readings = tuple(dict.fromkeys(args.reading or DEFAULT_READINGS))

@@ -59,7 +59,7 @@ def sides_of(args):
 def handler(args) -> int:
     from .. import limits, outsafe, pool
     from ..batch import RunInterrupted
-    from ..cliargs import check_paths, jobs_of, limits_of
+    from ..cliargs import check_paths, jobs_of, limits_of, model_files
     from ..executors.options import executor_of
     from ..front.litmus import load_paths
     from ..resources import LITMUS_DIR
@@ -74,7 +74,8 @@ def handler(args) -> int:
     check_paths(paths)
     left, right = sides_of(args)
     items = load_paths(paths)
-    policy = outsafe.policy_of(args, _inputs(paths, items))
+    policy = outsafe.policy_of(args, _inputs(paths, items) + [left.path, right.path]
+                               + model_files(*(args.model or [None])))
     if args.output:
         outsafe.check_file(args.output, policy)
     interrupted = 0

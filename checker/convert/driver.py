@@ -15,6 +15,8 @@ from pathlib import Path
 from .. import limits
 from ..errors import CheckerError, LitmusError, SourceLoc
 from . import dat3m, herd, mixedproxy
+from ..front.files import suite_files
+from ..textsafe import printable
 from .emit import stated, to_yaml_mapped
 from .model import Code, Converted, Skipped, TestIR, Unconvertible
 
@@ -48,8 +50,8 @@ class ImportRun:
             lines.append("converted (expect: 'stated' = the source file's claim, copied; 'none' = the file "
                          "states no verdict, ask ptxmc check):")
             for c in self.converted:
-                lines.append(f"  {c.path} -> {c.out}  {c.name}  [{c.verdict}]")
-                lines += [f"      note: {n}" for n in c.notes]
+                lines.append(printable(f"  {c.path} -> {c.out}  {c.name}  [{c.verdict}]"))
+                lines += [printable(f"      note: {n}") for n in c.notes]
             lines.append("")
         if self.skipped:
             lines.append("skipped (not converted; the reason and the source line):")
@@ -62,9 +64,7 @@ def sources(paths, suffixes: tuple[str, ...]) -> tuple[list[Source], list[Skippe
     out, missing, taken = [], [], set()
     for arg in map(Path, paths):
         if arg.is_dir():
-            files = sorted((f for f in arg.rglob("*") if f.is_file() and f.suffix in suffixes and
-                            not any(part.startswith(".") for part in f.relative_to(arg).parts)),
-                           key=lambda f: f.as_posix())
+            files = suite_files(arg, suffixes)     # its own stack: a folder of any depth
             pairs = [(f, f.relative_to(arg)) for f in files]
             prefix = arg.resolve().name
         elif arg.is_file():

@@ -35,6 +35,7 @@ from ..ast import And, Cond, Eq, EqRef, LitmusTest, Not, Or, RegRef
 from ..front.conditions import show
 from ..errors import CheckerError, LitmusError, SourceLoc
 from .model import Skipped
+from ..textsafe import printable
 
 GENERIC = ("ld", "st", "atom", "red", "fence", "membar", "bar", "barrier", "mov", "add", "sub", "mul", "and",
            "or", "xor")
@@ -61,7 +62,7 @@ class ExportRun:
                  f"written, {len(self.skipped)} not in the generic subset or malformed", ""]
         if self.exported:
             lines.append("written:")
-            lines += [f"  {e.name} ({e.path}) -> {e.out}" for e in self.exported]
+            lines += [printable(f"  {e.name} ({e.path}) -> {e.out}") for e in self.exported]
             lines.append("")
         if self.skipped:
             lines.append("not written (the reason):")
@@ -192,7 +193,8 @@ def export_paths(paths) -> ExportRun:
         if why is not None:
             skipped.append(Skipped(item.path, item.name, why))
             continue
-        stem = re.sub(r"[^\w.+=-]", "_", item.name)
+        # never a hidden file (`..`, `.x`): import skips those, and `ls` hides them
+        stem = re.sub(r"[^\w.+=-]", "_", item.name).lstrip(".") or "test"
         out, n = f"{stem}.litmus", 2
         while out.lower() in taken:
             out, n = f"{stem}-{n}.litmus", n + 1

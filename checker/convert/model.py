@@ -101,4 +101,8 @@ class Skipped:
     error: LitmusError
 
     def line(self) -> str:
-        return f"{self.name + ': ' if self.name else ''}{self.error}"
+        """The name and the reason, control and formatting characters escaped (the name comes
+        from the source file and goes to a terminal and the report)."""
+        from ..textsafe import printable
+
+        return printable(f"{self.name + ': ' if self.name else ''}{self.error}")

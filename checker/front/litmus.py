@@ -243,6 +243,13 @@ def _expand(node: Node, path: str) -> list[LitmusTest | LitmusError]:
         _fail(path, name, "a test with a matrix needs a ${...} placeholder in its name, "
                           "so that each row's test has its own name")
     used = set(_placeholders(body))
+    # Every row is a whole test: the rows times the test's text count against the file-size
+    # bound, as if the file held each test written out (2,000 rows of a 128-instruction test, a
+    # 31 kB file, took 533 MB and 32 s to load before its first test ran).
+    size, budget = _text_size(body), limits.current().yaml_bytes
+    if size * len(rows) > budget:
+        return [limits.too_large(f"too large: {len(rows)} matrix rows of a {size}-byte test expand to about "
+                                 f"{size * len(rows)} bytes of tests", "yaml_bytes", SourceLoc(path, matrix.line))]
     out: list[LitmusTest | LitmusError] = []
     for n, row in enumerate(rows, 1):
         values: dict[str, str] = {}
@@ -254,6 +261,22 @@ def _expand(node: Node, path: str) -> list[LitmusTest | LitmusError]:
             label = ", ".join(f"{k}={v}" for k, v in values.items()) if row.kind == "map" else ""
             out.append(type(e)(f"{e.message} (matrix row {n}{': ' + label if label else ''})", e.where))
     return out
+
+
+def _text_size(node: Node) -> int:
+    """About the bytes of a test's text: its keys and scalars, walked with a loop."""
+    total, stack = 0, [node]
+    while stack:
+        n = stack.pop()
+        if n.kind == "scalar":
+            total += len(n.raw) + 2
+        elif n.kind == "seq":
+            stack.extend(n.items)
+        else:
+            for k, v in n.items:
+                total += len(k.raw) + 2
+                stack.append(v)
+    return total
 
 
 def _row(row: Node, path: str, used: set[str]) -> tuple[dict[str, str], Node | None]:

@@ -7,6 +7,8 @@ import sys
 from pathlib import Path
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+# The default --max: about 1 GB of YAML (a test is ~1 kB); past it, say so before writing.
+MAX_TESTS = 1_000_000
 
 
 def _list_arg(values: list[str]) -> list[str]:
@@ -14,6 +16,7 @@ def _list_arg(values: list[str]) -> list[str]:
 
 
 def add_subcommands(subparsers) -> None:
+    from ..cliargs import add_output_options
     from .vocab import PLACEMENTS, PRESETS, SCOPES
 
     p = subparsers.add_parser(
@@ -49,11 +52,18 @@ def add_subcommands(subparsers) -> None:
     p.add_argument("--jobs", type=int, default=1, help="worker processes for --expect-from-model")
     p.add_argument("--count", action="store_true", help="print how many tests each family would get; write nothing")
     p.add_argument("--list", action="store_true", help="print the vocabulary, families and presets")
+    p.add_argument("--max", type=int, default=MAX_TESTS, metavar="N",
+                   help=f"write at most N tests: a larger selection is refused before anything is written "
+                        f"(default {MAX_TESTS:,}; --count says how many a selection has)")
+    add_output_options(p)
     p.set_defaults(func=handler)
 
 
 def handler(args) -> int:
+    from .. import outsafe
+    from ..cliargs import check_options, model_files, seconds_of
     from ..errors import CheckerError
+    from ..resources import resolve_model
     from .count import count_shape
     from .generate import family_shapes
     from .vocab import select
@@ -86,13 +96,29 @@ def handler(args) -> int:
         return EXIT_USAGE
     spec = None
     if args.expect_from_model:
+        try:
+            seconds_of("--timeout", args.timeout)
+            model = resolve_model(args.model)
+            check_options(model, args.option)
+        except CheckerError as e:
+            print(f"ptxmc gen: {e}", file=sys.stderr)
+            return EXIT_USAGE
         spec = ModelSpec(args.model, tuple(args.option), args.timeout, args.jobs)
     elif args.model or args.option:
         print("ptxmc gen: --model and --option only apply with --expect-from-model", file=sys.stderr)
         return EXIT_USAGE
+    if args.max < 1:
+        print(f"ptxmc gen: --max {args.max}: must be at least 1", file=sys.stderr)
+        return EXIT_USAGE
+    if _over(groups, sel, args.max):
+        print(f"ptxmc gen: the selection has more than --max {args.max:,} tests: narrow it (--cycle, "
+              "--edges, --scopes, --placement, a smaller --size) or raise --max; nothing was written",
+              file=sys.stderr)
+        return EXIT_USAGE
     progress = _progress() if sys.stderr.isatty() else None
+    inputs = model_files(args.model) if args.expect_from_model else []
     try:
-        summary = write(sel, Path(args.out), spec, progress)
+        summary = write(sel, Path(args.out), spec, progress, outsafe.policy_of(args, inputs))
     except CheckerError as e:                  # the output folder, a model that does not load
         print(f"ptxmc gen: {e}", file=sys.stderr)
         return EXIT_USAGE
@@ -112,6 +138,20 @@ def handler(args) -> int:
     for name, msg in summary.problems:
         print(f"ptxmc gen: no expectation for {name}: {msg}", file=sys.stderr)
     return EXIT_FAIL if summary.problems else EXIT_OK
+
+
+def _over(groups, sel, most: int) -> bool:
+    """Has the selection more than `most` tests? Counted from its shapes (checker.gen.count: no
+    test is enumerated), stopping as soon as the answer is yes."""
+    from .count import count_shape
+
+    total = 0
+    for _family, shapes_ in groups:
+        for s in shapes_:
+            total += count_shape(s, sel)
+            if total > most:
+                return True
+    return False
 
 
 def _progress():

@@ -219,6 +219,12 @@ PRESETS = {
 }
 
 
+# Bounds on --size and --threads: at 8 and 8 the generic preset already has 32 billion tests (and
+# counting the proxy preset takes minutes); without a bound a size of 10^11 never returned.
+MAX_SIZE = 8
+MAX_THREADS = 8
+
+
 def select(preset: str = "generic", edges: list[str] | None = None, exclude: list[str] | None = None,
            scopes: list[str] | None = None, placements: list[str] | None = None,
            scope_mode: str = "uniform", placement_mode: str = "uniform", size: int = 4, threads: int = 4,
@@ -232,6 +238,11 @@ def select(preset: str = "generic", edges: list[str] | None = None, exclude: lis
         raise SelectionError("--size must be at least 2 (a cycle needs two communication edges)")
     if threads < 2:
         raise SelectionError("--threads must be at least 2")
+    if size > MAX_SIZE or threads > MAX_THREADS:
+        flag, v = ("--size", size) if size > MAX_SIZE else ("--threads", threads)
+        raise SelectionError(f"{flag} {v}: at most {MAX_SIZE if flag == '--size' else MAX_THREADS} (the count "
+                             "of larger selections grows past billions of tests and takes minutes; "
+                             "narrow the selection instead)")
     p = PRESETS[preset]
     dims: dict[str, list[str]] = {d: list(p[d if d != "edge" else "edges"]) for d in DIMENSIONS}
     if edges:

@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from .. import limits as _limits
-from ..errors import CheckerError
 from .generate import SOURCE, family_shapes, family_tests
 from .render import Test, expect_yaml
 from .vocab import Selection
@@ -51,36 +50,79 @@ class Summary:
         return sum(self.families.values())
 
 
-class OutputError(CheckerError):
-    """The output folder cannot be used (the user's command line)."""
+def prepare(out: Path, policy=None) -> Path:
+    """Make `out` ready, before the work (checker.outsafe's policy, as for every writer): a folder
+    that is absent, empty or an earlier `ptxmc gen` output (its marker, or its index naming its
+    files); anything else only with --force. The earlier output's files (regular files only, never
+    a link) are removed; an entry that is not a regular file (a link, a FIFO, a device) where gen
+    would write is refused rather than written through or blocked on. Returns the folder to write."""
+    from .. import outsafe
+
+    policy = policy or outsafe.Policy()
+    real = outsafe._real(out, policy)
+    if _legacy(real):                                    # written before the marker existed
+        outsafe.claim_as(real, "gen")
+    real = outsafe.check_folder(out, "gen", policy)
+    index = real / INDEX
+    try:
+        earlier = set()
+        if _regular(index) and _read_head(index).startswith(INDEX_MAGIC):
+            earlier = {n for n in _listed(index) if "/" not in n and n.endswith(".yaml") and _regular(real / n)}
+            earlier.add(INDEX)
+        others = sorted(e.name for e in real.iterdir() if e.name not in earlier and e.name != outsafe.MARKER)
+        if others and not policy.force:
+            listed = ", ".join(outsafe._show(o) for o in others[:3]) + (f" and {len(others) - 3} more"
+                                                                        if len(others) > 3 else "")
+            raise outsafe.fail(out, f"the folder holds files that are not ptxmc gen's earlier output ({listed}); "
+                                    "ptxmc replaces or deletes nothing it did not write: choose another folder, "
+                                    "or pass --force to write ptxmc's files into it (nothing else is touched)")
+        for name in sorted(earlier):
+            (real / name).unlink()
+    except OSError as e:
+        raise outsafe.fail(out, e.strerror or str(e)) from None
+    return real
 
 
-def prepare(out: Path) -> None:
-    """Make `out` ready: created if missing; a previous `ptxmc gen` output (its index names its
-    files) is removed; any other non-empty folder is refused."""
-    if out.exists() and not out.is_dir():
-        raise OutputError(f"{out} exists and is not a folder")
-    out.mkdir(parents=True, exist_ok=True)
-    index = out / INDEX
-    entries = [p for p in out.iterdir()]
-    if not entries:
-        return
-    if not index.is_file() or not index.read_text(encoding="utf-8", errors="replace").startswith(INDEX_MAGIC):
-        raise OutputError(f"{out} is not empty and holds no earlier `ptxmc gen` output: choose an empty folder")
+def _regular(p: Path) -> bool:
+    import os
+    import stat
+
+    try:
+        return stat.S_ISREG(os.lstat(p).st_mode)
+    except OSError:
+        return False
+
+
+def _read_head(index: Path) -> str:
+    with index.open(encoding="utf-8", errors="replace") as f:
+        return f.read(len(INDEX_MAGIC))
+
+
+def _listed(index: Path) -> set[str]:
     files = set()
-    with index.open(encoding="utf-8") as f:
+    with index.open(encoding="utf-8", errors="replace") as f:
         for line in f:
             if not line.startswith("#") and "\t" in line:
                 files.add(line.split("\t")[1])
-    for name in files:
-        p = out / name
-        if p.parent == out and p.suffix == ".yaml" and p.is_file():
-            p.unlink()
-    index.unlink()
+    return files
+
+
+def _legacy(folder: Path) -> bool:
+    """An output of a ptxmc gen without the marker: only its index and the .yaml files it lists."""
+    from .. import outsafe
+
+    index = folder / INDEX
+    if not _regular(index) or (folder / outsafe.MARKER).exists() or not _read_head(index).startswith(INDEX_MAGIC):
+        return False
+    listed = _listed(index) | {INDEX}
+    try:
+        return all(e.name in listed and _regular(e) for e in folder.iterdir())
+    except OSError:
+        return False
 
 
 def write(sel: Selection, out: Path, spec: ModelSpec | None = None,
-          progress: Callable[[int], None] | None = None) -> Summary:
+          progress: Callable[[int], None] | None = None, policy=None) -> Summary:
     summary = Summary()
     source = SOURCE if spec is None else SOURCE_MODEL.replace("{model}", spec.label.replace("'", "''"))
     pool = None
@@ -89,16 +131,16 @@ def write(sel: Selection, out: Path, spec: ModelSpec | None = None,
         from . import model_verdict
 
         judge = model_verdict.Judge(spec.model, spec.options, spec.timeout)   # a bad model fails here
-    prepare(out)
+    out = prepare(out, policy)
     if spec is not None and spec.jobs > 1:
         pool = _context().Pool(spec.jobs, model_verdict.init_worker, (spec.model, spec.options, spec.timeout))
     try:
-        with (out / INDEX).open("w", encoding="utf-8", newline="\n") as index:
+        with _open(out / INDEX, policy) as index:
             index.write(f"{INDEX_MAGIC}: {sel.describe()}\n")
             index.write("# name\tfile\tcycle\tcondition\texpect\n")
             for family, shapes_ in family_shapes(sel):
                 n = 0
-                with _Parts(out, family) as parts:
+                with _Parts(out, family, policy) as parts:
                     for test, verdict in _judged(family_tests(shapes_, sel, source), judge, pool, f"{family}.yaml"):
                         expect = ""
                         if verdict is not None:
@@ -126,8 +168,9 @@ class _Parts:
     take a file past PART_BYTES, so that `ptxmc run` reads every file under its default size
     limit (checker.limits yaml_bytes)."""
 
-    def __init__(self, out: Path, family: str):
+    def __init__(self, out: Path, family: str, policy=None):
         self.out, self.family, self.k, self.f, self.size = out, family, 0, None, 0
+        self.policy = policy
 
     def __enter__(self) -> "_Parts":
         return self
@@ -150,11 +193,19 @@ class _Parts:
             self.f.close()
         self.k += 1
         self.name = f"{self.family}.yaml" if self.k == 1 else f"{self.family}.part{self.k}.yaml"
-        self.f = (self.out / self.name).open("w", encoding="utf-8", newline="\n")
+        self.f = _open(self.out / self.name, self.policy)
         head = (f"# Family {self.family}{'' if self.k == 1 else f' (part {self.k})'}: generated by ptxmc gen "
                 f"(see docs/gen.md); {INDEX} lists every test with its file and cycle.\n")
         self.f.write(head)
         self.size = self.header = len(head.encode("utf-8"))
+
+
+def _open(path: Path, policy):
+    """A file of the output, opened as checker.outsafe opens a stream: a regular file only (a link,
+    unless --follow-symlinks, or a FIFO or device put there meanwhile is refused, never blocked on)."""
+    from .. import outsafe
+
+    return outsafe.open_stream(path, policy or outsafe.Policy())
 
 
 def _context():

@@ -93,6 +93,7 @@ def cmd_fix(args) -> int:
     from .. import limits, outsafe
     from ..errors import CheckerError, SourceLoc
     from ..front.conditions import parse_cond
+    from ..cliargs import check_options, seconds_of
     from ..resources import resolve_model
     from ..verdict.session import Session
     from . import costs, output, target as targets
@@ -101,8 +102,7 @@ def cmd_fix(args) -> int:
 
     if args.max < 1:
         raise CheckerError(f"--max {args.max}: must be at least 1")
-    if args.budget <= 0:
-        raise CheckerError(f"--budget {args.budget:g}: must be positive")
+    seconds_of("--budget", args.budget)
     if (args.in_place or args.output or args.follow_symlinks) and not args.apply:
         raise CheckerError("--in-place, -o and --follow-symlinks go with --apply")
     if args.in_place and args.output:
@@ -116,6 +116,7 @@ def cmd_fix(args) -> int:
     cm = costs.load(args.cost) if args.cost else costs.DEFAULT
     test, original = select(args.test)
     model = resolve_model(args.model)
+    check_options(model, args.option)              # a typo would silently repair under the default model
     options = frozenset(args.option)
     dest = _destination(args, model) if args.apply else None       # checked before the work
     if args.prune:

@@ -49,9 +49,9 @@ def _split_hw(paths: list[str], hw: list[str]) -> tuple[list[str], list[str]]:
 
 def handler(args) -> int:
     from .. import limits, outsafe
-    from ..cliargs import check_options, check_paths, jobs_of, limits_of
+    from ..cliargs import check_options, check_paths, jobs_of, limits_of, model_files
     from ..errors import CheckerError
-    from ..harness.histogram import load as load_histograms
+    from ..harness.litmus7 import load_any as load_histograms
     from ..resources import LITMUS_DIR, bundled, resolve_model
     from .build import build
 
@@ -66,7 +66,7 @@ def handler(args) -> int:
     check_options(resolve_model(args.model), args.option)
     for h in hw:                                   # a bad histogram file is found before the work
         load_histograms(h)
-    policy = outsafe.policy_of(args, list(paths) + hw)
+    policy = outsafe.policy_of(args, list(paths) + hw + model_files(args.model))
     outsafe.check_folder(args.out, "report", policy, replaces=True)
     progress = None
     if sys.stderr.isatty():

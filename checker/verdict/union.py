@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 from functools import cached_property
 
 from .. import limits
-from ..ast import And, Cond, Eq, Imm, LitmusTest, RegRef
+from ..ast import And, Cond, Eq, Imm, LitmusTest, Reg, RegRef
 from ..cat.interp import Model
 from ..errors import NeverCompletes
 from ..front.conditions import check_refs
@@ -127,14 +127,18 @@ class UnionSession:
     def _cut_off(self, keys) -> tuple[Combo, ...]:
         """The combinations that have an execution and a loop cut by the bound that loses outcomes
         over `keys` ("thread:register" and location names): a loop that is not pure for the
-        registers of its thread they name (checker.front.loops)."""
+        registers of its thread they name (checker.unfold.loops)."""
+        if self.test.filter is not None:        # the filter decides which executions count
+            keys = set(keys) | atoms(self.test.filter, self.names)
         keys = frozenset(keys)
         cache = self.__dict__.setdefault("_cut_cache", {})
         if keys not in cache:
             def seen(thread: str) -> frozenset[str]:
                 return frozenset(k.split(":", 1)[1] for k in keys if k.startswith(thread + ":"))
+            # (with a filter, a cut path's executions may all lie past the bound: no witness needed)
             cache[keys] = tuple(c for c, s in zip(self.combos, self.sessions)
-                                if any(not spin.pure(seen(t)) for t, spin in c.cut) and s.witness(None) is not None)
+                                if any(not spin.pure(seen(t)) for t, spin in c.cut)
+                                and (self.test.filter is not None or s.witness(None) is not None))
         return cache[keys]
 
     @cached_property
@@ -358,10 +362,12 @@ class UnionSession:
                 keys |= {f"{thread}:{reg}", self.names.get(loc, loc)}
                 checks.append(("load", thread, reg, self.names.get(loc, loc)))
             for w in spin.waits:
-                if not isinstance(w.operands[2], Imm) or not w.quals.get("parity"):
+                if not w.quals.get("parity") or not isinstance(w.operands[2], (Imm, Reg)):
                     return None
                 loc = self.names.get(w.operands[1].base, w.operands[1].base)
                 keys.add(loc)
+                if isinstance(w.operands[2], Reg):      # a parity the loop does not write (unfold.paths)
+                    keys.add(f"{thread}:{w.operands[2].name}")
                 checks.append(("wait", thread, w, loc))
         have = {f"{t}:{r}" for t, r in s.es.registers}
         locs = tuple(ref(k) for k in sorted(keys) if ":" not in k or k in have)
@@ -416,14 +422,21 @@ def _fair(chk, d) -> bool:
     kind, thread, x, loc = chk
     if kind == "load":
         return d.get(f"{thread}:{x}", 0) == d.get(loc, 0)
-    return _wait_done(x, d.get(loc, 0)) == x.await_value
+    return _wait_done(x, d.get(loc, 0), _parity(x, thread, d)) == x.await_value
 
 
-def _wait_done(w, state: int) -> int:
-    """What the parity wait `w` returns reading mbarrier state `state`."""
+def _parity(w, thread: str, d) -> int:
+    """The parity wait `w` waits for: its immediate, or its register's final value (the loop does
+    not write it, so it is the value every iteration read)."""
+    p = w.operands[2]
+    return p.value if isinstance(p, Imm) else d.get(f"{thread}:{p.name}", 0)
+
+
+def _wait_done(w, state: int, parity: int) -> int:
+    """What the parity wait `w` for `parity` returns reading mbarrier state `state`."""
     from ..isa.mbarrier import phase_of
     v = VConst(state)
-    done = Ite("!=", binop("mod", phase_of(v), VConst(2)), VConst(w.operands[2].value % 2), VConst(1), VConst(0))
+    done = Ite("!=", binop("mod", phase_of(v), VConst(2)), VConst(parity % 2), VConst(1), VConst(0))
     return evaluate(done, lambda e: 0)
 
 
@@ -432,4 +445,4 @@ def _state(chk, d) -> str:
     if kind == "load":
         return f"{x} = {d.get(f'{thread}:{x}', 0)}, the final value of {loc}"
     from ..isa.mbarrier import describe
-    return f"{loc} stays {describe(d.get(loc, 0))}: the phase of parity {x.operands[2].value} never completes"
+    return f"{loc} stays {describe(d.get(loc, 0))}: the phase of parity {_parity(x, thread, d) % 2} never completes"

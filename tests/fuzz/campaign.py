@@ -6,7 +6,7 @@ a fresh seed, recording every failure instead of stopping at the first.
 The budget is shared between the targets in proportion to their CI budgets. Every input that
 breaks a property (tests/fuzz/props.py: no unlocated exception, determinism, metamorphic
 relations, output safety, bounded lowering) - an exception that is not a located CheckerError, a
-broken assertion, or a single input running longer than --hang seconds - is written to
+broken assertion, or a single input using more than --hang CPU seconds - is written to
 DIR/failures.jsonl, and the failures are grouped by signature (target, exception type, the
 innermost checker/ frame). Exit code: 0 no failure, 1 failures found.
 
@@ -34,11 +34,15 @@ from tests.fuzz.targets import TARGETS  # noqa: E402
 
 
 class Hang(Exception):
-    """One input ran longer than --hang seconds."""
+    """One input used more than --hang CPU seconds, or blocked for ten times that (wall clock)."""
 
 
-def _on_alarm(signum, frame):
-    raise Hang("input ran past the hang bound")
+def _on_cpu(signum, frame):
+    raise Hang("input ran past the hang bound (CPU time)")
+
+
+def _on_wall(signum, frame):
+    raise Hang("input blocked past ten times the hang bound (wall clock)")
 
 
 def signature(target: str, exc: BaseException) -> str:
@@ -58,10 +62,14 @@ def run_target(name: str, n: int, seed: int, hang: float, failures: list, out) -
     def body(x):
         stats["inputs"] += 1
         t0 = time.perf_counter()
-        signal.setitimer(signal.ITIMER_REAL, hang)
+        # CPU time bounds the work (a busy machine does not make an input "hang"); a wall-clock
+        # bound ten times as long catches an input that blocks without using the CPU (a FIFO)
+        signal.setitimer(signal.ITIMER_PROF, hang)
+        signal.setitimer(signal.ITIMER_REAL, 10 * hang)
         try:
             target.check(x)
         except (Exception, RecursionError) as e:          # noqa: BLE001 - every failure is recorded
+            signal.setitimer(signal.ITIMER_PROF, 0)
             signal.setitimer(signal.ITIMER_REAL, 0)
             stats["failures"] += 1
             rec = {"target": name, "signature": signature(name, e), "error": f"{type(e).__name__}: {e}"[:2000],
@@ -70,6 +78,7 @@ def run_target(name: str, n: int, seed: int, hang: float, failures: list, out) -
             out.write(json.dumps(rec) + "\n")
             out.flush()
         finally:
+            signal.setitimer(signal.ITIMER_PROF, 0)
             signal.setitimer(signal.ITIMER_REAL, 0)
             stats["slowest"] = max(stats["slowest"], time.perf_counter() - t0)
 
@@ -87,7 +96,8 @@ def main(argv=None) -> int:
     ap.add_argument("--seed", type=int, default=int(time.time()) % 100_000)
     ap.add_argument("--out", default="fuzz-campaign", help="folder for failures.jsonl and summary.json")
     ap.add_argument("--only", default="", help="comma-separated target names")
-    ap.add_argument("--hang", type=float, default=60.0, help="seconds one input may take")
+    ap.add_argument("--hang", type=float, default=60.0,
+                    help="CPU seconds one input may take (and 10x that in wall-clock time, if it blocks)")
     args = ap.parse_args(argv)
     names = [n for n in args.only.split(",") if n] or list(TARGETS)
     weights = {n: TARGETS[n].ci_budget for n in names}
@@ -95,7 +105,8 @@ def main(argv=None) -> int:
     budget = {n: max(1, round(args.inputs * w / total_w)) for n, w in weights.items()}
     out_dir = Path(args.out)
     out_dir.mkdir(parents=True, exist_ok=True)
-    signal.signal(signal.SIGALRM, _on_alarm)
+    signal.signal(signal.SIGPROF, _on_cpu)
+    signal.signal(signal.SIGALRM, _on_wall)
     failures: list = []
     rows = {}
     print(f"ptxmc fuzz campaign: {sum(budget.values())} inputs, seed {args.seed}")

@@ -133,6 +133,16 @@ def _output_cases():
                      st.booleans(), st.booleans())
 
 
+def _writers():
+    from . import writers
+
+    return writers
+
+
+def _counted(check, case) -> None:
+    props.REACHED.update(check(_tmp(), case, props.run_cli))
+
+
 def hash_bucket(text: str, n: int) -> bool:
     """Deterministically true for about 1 in n texts (Python's str hash is salted per process)."""
     import zlib
@@ -177,6 +187,18 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
            "`fix --apply` (-o, --in-place) on small tests in every shape (block/flow lists, ptx: blocks, a "
            "matrix, list files, comments, CRLF, U+2028, modes): the file's other tests and lines unchanged, "
            "the fixed test passes, the mode kept, nothing left behind"),
+    Target("gen-output", lambda: _writers().gen_cases(), lambda c: _counted(_writers().check_gen, c), 10,
+           "`gen -o DIR` onto every state of DIR (earlier outputs with a link, a FIFO or a user's file where gen "
+           "writes, a link or a file as DIR), with --force / --follow-symlinks: nothing outside DIR changes, a "
+           "refusal leaves DIR as it was, a FIFO never blocks; what gen wrote is what its index lists, and loads"),
+    Target("import", lambda: _writers().import_cases(), lambda c: _counted(_writers().check_import, c), 15,
+           "Dat3M and herd files (the converter's examples, with hostile names and mutated lines) in folders of "
+           "random depth: never an unlocated error or a raw control character; every converted test loads, and "
+           "export to herd then import again keeps every thread's instructions"),
+    Target("resume", lambda: _writers().resume_cases(), lambda c: _counted(_writers().check_resume, c), 15,
+           "a finished run's stream, damaged (cut anywhere, lines dropped/duplicated/swapped, fields removed or "
+           "changed, garbage), then run --resume: the uninterrupted run's output byte for byte, or a located "
+           "--resume FILE:N error with the stream untouched"),
 )}
 
 CI_TOTAL = sum(t.ci_budget for t in TARGETS.values())
