@@ -73,13 +73,14 @@ def test_diff_gives_the_same_bytes_as_the_local_pool(tmp_path):
 def test_a_crash_or_a_hang_costs_only_its_test(tmp_path):
     out = tmp_path / "r.json"
     fault = "exit:MP+rel.gpu+acq.gpu+sameCluster,hang:MP+rel.sys+acq.sys+sameCTA"
-    r = ptxmc("run", str(MP), "--jobs", "2", "--executor", "dask", "--timeout", "2", "--no-timing",
+    # --timeout 10, not 2: the 76 other tests must answer within it on a busy machine too
+    r = ptxmc("run", str(MP), "--jobs", "2", "--executor", "dask", "--timeout", "10", "--no-timing",
               "--format", "json", "-o", str(out), env={"PTXMC_TEST_FAULT": fault})
     assert r.returncode == 1, r.stderr
     res = {x["name"]: x for x in json.loads(out.read_text())["results"]}
     crashed, hung = res.pop("MP+rel.gpu+acq.gpu+sameCluster"), res.pop("MP+rel.sys+acq.sys+sameCTA")
     assert crashed["status"] == "error" and crashed["message"].startswith("worker crashed")
-    assert hung["status"] == "unknown" and hung["message"].startswith("timeout: no answer within 2 s")
+    assert hung["status"] == "unknown" and hung["message"].startswith("timeout: no answer within 10 s")
     assert len(res) == 76 and all(x["status"] == "pass" for x in res.values())
 
 
@@ -93,7 +94,7 @@ def test_ctrl_c_keeps_the_finished_results_and_leaves_no_process(tmp_path):
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                          preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
-        deadline = time.monotonic() + 180
+        deadline = time.monotonic() + 300
         while not mark.exists():
             assert p.poll() is None, p.communicate()
             assert time.monotonic() < deadline
