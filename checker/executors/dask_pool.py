@@ -211,6 +211,7 @@ def _drive(client, fn, jobs, hard_timeout, on_done) -> None:
         unfinished chunks are lost now. Dask does not move a chunk queued on a dead worker to the
         others; waiting for its hard bound stalled the run for minutes (review 3, D12)."""
         ss = slots.get(w, [])
+        head = True                                # the first unfinished chunk: it may have run
         for s in list(ss):
             if s.done or s.fut.status == "finished":
                 s.done = True                      # its outcome is in: collected as usual
@@ -223,8 +224,11 @@ def _drive(client, fn, jobs, hard_timeout, on_done) -> None:
                     on_done(s.indices[0], pool.Crashed(None))
                 else:                              # never started: it runs elsewhere
                     suspects.appendleft(s.indices[0])
-            else:
+            elif head:
                 lost(s, True)
+            else:                                  # queued behind the head (one thread): never started
+                queue.extendleft(reversed(s.indices))
+            head = False
 
     def wait_for_a_worker() -> None:
         try:
