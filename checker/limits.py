@@ -14,14 +14,15 @@ raises it, and the batch goes on.
     threads                     32     threads of one test                               checker.front.litmus
     instructions                64     instructions of one thread                        checker.front.litmus
     locations                   64     memory locations of one test (declared or used)   checker.front.litmus
-    events                     128     events of one test after lowering (the encoding   checker.engines.smt,
-                                       grows with the cube of the event count)           checker.engines.brute
+    events                     192     events of one test after lowering (the encoding   checker.engines.smt,
+                                       grows with the cube of the event count; the test's checker.engines.brute
+                                       timeout bounds it: lowering and encoding check it)
     nesting                    100     nesting of a condition ('(', '~', '!=') or of a   checker.front.conditions,
                                        cat expression (parentheses, operators)           checker.cat.parse
     cat_bytes            1_000_000     size of one cat model file                        checker.cat.parse
     timeout                   60.0     wall-clock seconds per test                       checker.engines.smt,
                                                                                          checker.pool (hard)
-    rlimit              20_000_000     Z3 resource limit per solver call (deterministic, checker.engines.smt
+    rlimit             100_000_000     Z3 resource limit per solver call (deterministic, checker.engines.smt
                                        unlike the timeout; 0 = none)
     outcomes                  4096     distinct outcomes enumerated per test             checker.engines.smt,
                                                                                          checker.engines.brute
@@ -78,11 +79,11 @@ class Limits:
     threads: int = 32
     instructions: int = 64
     locations: int = 64
-    events: int = 128
+    events: int = 192
     nesting: int = 100
     cat_bytes: int = 1_000_000
     timeout: float = 60.0
-    rlimit: int = 20_000_000
+    rlimit: int = 100_000_000
     outcomes: int = 4096
     candidates: int = 50_000
     unroll: int = 2

@@ -19,6 +19,12 @@ KERNELS = ROOT / "examples" / "kernels"
 TMA = KERNELS / "cuda" / "tma_ws_pipeline.sm90a.ptx"
 CLUSTER = KERNELS / "cuda" / "cluster_dsmem.sm90a.ptx"
 GLUON = KERNELS / "triton" / "gluon_ws_matmul.sm90a.ptx"
+GLUON_BW = KERNELS / "triton" / "gluon_bw_ws_matmul.sm100a.ptx"
+ATTN = KERNELS / "triton" / "triton_attn_fwd_ws.sm100a.ptx"
+# Kernels whose as-compiled skeleton has undefined behaviour under ptxmc's model, with the
+# flags; docs/extract.md#findings says why (each is a decision of docs/model.md).
+FINDINGS = {"gluon_bw_ws_matmul.sm100a.ptx": {"InFlight", "MbarrierRange", "MixedSizeRace"}}
+SLOW = {"triton_attn_fwd_ws.sm100a.ptx"}        # extracted in its own test; its check takes minutes
 
 
 def test_module_reads_a_whole_ptx_file():
@@ -183,9 +189,60 @@ def test_cli_writes_and_checks(tmp_path, capsys):
     assert (tmp_path / "cluster_dsmem.yaml").exists()
 
 
-@pytest.mark.parametrize("ptx", sorted(KERNELS.rglob("*.ptx")), ids=lambda p: p.name)
+@pytest.mark.parametrize("ptx", sorted(p for p in KERNELS.rglob("*.ptx") if p.name not in SLOW), ids=lambda p: p.name)
 def test_corpus_extracts_and_checks(tmp_path, ptx):
     assert ptx.stat().st_size < 300_000
     for x in extract_file(str(ptx), out_dir=str(tmp_path)):
         rep = x.check(jobs=0)
-        assert rep.ok, rep.text
+        if ptx.name not in FINDINGS:
+            assert rep.ok, rep.text
+            continue
+        assert not rep.ok
+        [result] = run([x.path], jobs=0, limits=_events())
+        assert {u.flag for u in result.undefined} == FINDINGS[ptx.name], rep.text
+
+
+def _events():
+    from checker import limits
+    return limits.current().override(["events=1000"])
+
+
+def test_gluon_blackwell_findings_are_the_two_missing_fences(tmp_path):
+    """tcgen05: TMEM allocation traced through the shared slot, descriptors decoded, commits as
+    arrivals. The as-compiled skeleton has UB under ptxmc's model for exactly two reasons: no
+    tcgen05.fence::after_thread_sync between the mbarrier wait and tcgen05.mma (T3), and no
+    fence.proxy.async between the generic read of the TMEM address slot and the TMA copy that
+    later overwrites those bytes (A1). With both added the two-iteration skeleton passes (with
+    three, the stage reuse still reports UB: see docs/extract.md#findings)."""
+    [x] = extract_file(str(GLUON_BW), out_dir=str(tmp_path), iterations=2)
+    sk = x.skeleton
+    assert [(r.name, r.size) for r in sk.roles] == [("w0_3", 128), ("w4_5", 64), ("w6", 32), ("w7", 32)]
+    text = Path(x.path).read_text()
+    assert "tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [global_smem0], 64" in text
+    assert "tcgen05.mma.cta_group::1.kind::f16 [tmem], [global_smem0], [global_smem2], idesc, pz" in text
+    assert "tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [global_smem_mb2]" in text
+    fixed = []
+    role = None
+    for line in text.splitlines():
+        m = re.match(r"    (\w+):$", line)
+        role = m.group(1) if m else role
+        fixed.append(line)
+        if role == "w6" and "mbarrier.try_wait" in line:
+            fixed.append("        tcgen05.fence::after_thread_sync")
+        if "ld.shared::cta.b32 r0, [global_smem0]" in line:
+            fixed.append("        fence.proxy.async.shared::cta")
+    path = tmp_path / "fixed.yaml"
+    path.write_text("\n".join(fixed) + "\n")
+    assert [r.status for r in run([str(path)], jobs=0, limits=_events())] == ["pass"]
+    [as_compiled] = run([x.path], jobs=0, limits=_events())
+    assert {u.flag for u in as_compiled.undefined} == {"InFlight", "MixedSizeRace"}
+
+
+def test_triton_attention_extracts_with_a_chosen_trip_count(tmp_path):
+    """Triton's automatic warp specialization peels its loop on N_CTX > 0 and N_CTX > 128: the
+    extractor sets N_CTX so that the loop runs the unrolled number of times, and says so."""
+    [x] = extract_file(str(ATTN), out_dir=str(tmp_path), iterations=2)
+    sk = x.skeleton
+    assert "parameter attn_fwd_param_21 taken as 256" in sk.notes
+    assert len(sk.roles) >= 4 and sum(r.size for r in sk.roles) <= 384
+    assert any(ln.kind == "tc_mma" for r in sk.roles for ln in r.lines)

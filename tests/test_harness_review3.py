@@ -240,3 +240,28 @@ def test_b2_c4_hw_run_needs_neither_lark_nor_z3_and_says_expectations_only(tmp_p
     compare_txt = (tmp_path / "o" / "compare.txt").read_text()
     assert compare_txt.startswith("EXPECTATIONS ONLY: the model could not run here")
     assert proc.returncode == 1                     # never a silent pass without the model
+
+
+def test_c10_resume_under_another_configuration_runs_again(tmp_path, capsys):
+    out = str(tmp_path / "o")
+    base = ["hw", "run", "--fake-device", "", "-o", out, "--controls", "--name", "CTRL+MP+relaxed"]
+    assert main(base) == 0
+    assert main([*base, "--resume"]) == 0
+    assert "ran 0, resumed 1" in capsys.readouterr().out
+    assert main([*base, "--resume", "--device", "h100"]) == 0        # same target, another configuration
+    assert "ran 1, resumed 0" in capsys.readouterr().out
+
+
+def test_c8_report_reads_a_litmus7_log(tmp_path):
+    from checker.harness import litmus7
+    (t,) = _bundled("MP+rel.gpu+acq.gpu+sameCTA")
+    names = tuple(str(v) for v in __import__("checker.harness.space", fromlist=["x"]).observed_vars(t))
+    h = histogram.make(t.name, names, [(tuple((n, 0) for n in names), 50)], time_s=1.0, device="stand-in GPU")
+    log = tmp_path / "hw.log"
+    log.write_text(litmus7.log([h], {t.name: t}))
+    out = tmp_path / "rep"
+    assert main(["report", str(LITMUS_DIR / "core" / "MP.yaml"), "--hw", str(log), "--out", str(out),
+                 "--layout", "builtin"]) in (0, 1)
+    doc = json.loads((out / "report.json").read_text())
+    (hw,) = [x["hardware"] for x in doc["tests"] if x["name"] == t.name]
+    assert hw["verdict"] == "gap" and hw["instances"] == 50

@@ -163,3 +163,30 @@ expect:
     for engine in ("z3", "brute"):
         assert explain_flow(t, parse_cond("P1:n=5"), MODEL, engine=engine)[0] == "unknown"
         assert explain_flow(t, parse_cond("P1:n=2"), MODEL, engine=engine)[0] == "allowed"
+
+
+def test_a_filter_on_a_counter_past_the_bound_is_unknown_not_broken():
+    """The filter keeps only executions that went round five times: none within unroll 2, so the
+    cut loop decides (Unknown), not 'no execution satisfies it' (a broken test); at unroll 6 the
+    condition is allowed."""
+    text = """
+name: counter-filter
+source: t
+{unroll}threads:
+  P0: {{at: gpu0.cta0, code: ["st.release.gpu.global.u32 [flag], 1"]}}
+  P1:
+    at: gpu0.cta1
+    code:
+      - mov.u32 n, 0
+      - "HEAD:"
+      - add.u32 n, n, 1
+      - ld.acquire.gpu.global.u32 r0, [flag]
+      - setp.ne.s32 p, r0, 1
+      - "@p bra HEAD"
+filter: "P1:n=5"
+expect:
+  allowed: ['P1:r0=1']
+"""
+    for engine in ("z3", "brute"):
+        assert check_test(one(text.format(unroll="")), MODEL, engine=engine).status == "unknown"
+        assert check_test(one(text.format(unroll="unroll: 6\n")), MODEL, engine=engine).status == "pass"

@@ -13,6 +13,8 @@ from typing import Callable, Iterable
 
 import z3
 
+from .. import limits
+
 TRUE = True
 
 
@@ -174,6 +176,7 @@ class SymbolicAlgebra:
     def compose(self, a, b):
         if not a or not b:      # (most compositions of a test: its events use few of the model's relations)
             return {}
+        limits.check_deadline()     # (up to n^3 terms: the test's time bounds them)
         by_first = defaultdict(list)
         for (m, y), t in b.items():
             by_first[m].append((y, t))

@@ -6,12 +6,14 @@
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import LitmusError, SourceLoc
 from .module import Module, load
 from .render import Mutant, mutants as make_mutants, role_table, test_name, yaml_text
+from .interp import Refused
 from .skeleton import Skeleton, extract
 
 MAX_ITERATIONS = 6
@@ -135,12 +137,71 @@ def extract_file(path: str, *, kernel: str | None = None, iterations: int | None
     return out
 
 
-def skeleton_of(mod: Module, fn, *, iterations: int | None = None, block=None, cluster=None) -> Skeleton:
-    """The skeleton, unrolled `iterations` times or (None) stages + 1 times."""
-    sk = extract(mod, fn, iterations=iterations or 3, block=block, cluster=cluster)
+def skeleton_of(mod: Module, fn, *, iterations: int | None = None, block=None, cluster=None,
+                params: dict | None = None) -> Skeleton:
+    """The skeleton, unrolled `iterations` times or (None) stages + 1 times.
+
+    A kernel whose synchronization depends on a scalar parameter in a way the unrolling cannot
+    decide (Triton's peeled loops: a parity or a guard computed from `N_CTX > 0`,
+    `N_CTX > 128`) is extracted again with that parameter set to a value that makes the loop run
+    `iterations` times: iterations x a block size; the value taken is in the skeleton's notes."""
+    n = iterations or 3
+    sk = _search(mod, fn, n, block, cluster, dict(params or {}))
     if iterations is None:
-        stages = max((len({e.get("mb") for e in r.trace.events if e.kind == "mb_wait"}) for r in sk.roles), default=1)
+        # the stages: the most mbarriers one wait instruction of one role waits on, in turn
+        per_line: dict = {}
+        for r in sk.roles:
+            for e in r.trace.events:
+                if e.kind == "mb_wait":
+                    per_line.setdefault((r.name, e.line), set()).add(e.get("mb"))
+        stages = max((len(v) for v in per_line.values()), default=1)
         want = max(2, min(MAX_ITERATIONS, stages + 1))
-        if want != 3:
-            sk = extract(mod, fn, iterations=want, block=block, cluster=cluster)
+        if want != n:
+            sk = _search(mod, fn, want, block, cluster, dict(params or {}))
     return sk
+
+
+def _search(mod, fn, n, block, cluster, params) -> Skeleton:
+    try:
+        return extract(mod, fn, iterations=n, block=block, cluster=cluster, params=params)
+    except Refused as e:
+        m = re.search(r"\(parameter (\w+)\)", e.message)
+        if m is None or m.group(1) in params:
+            raise
+        return _with_parameter(mod, fn, n, block, cluster, params, m.group(1), e)
+
+
+def _loop_count(sk: Skeleton) -> int:
+    """How many times the busiest wait instruction of one role ran: the pipeline's iterations."""
+    per_line: dict = {}
+    for r in sk.roles:
+        for e in r.trace.events:
+            if e.kind == "mb_wait":
+                per_line[(r.name, e.line)] = per_line.get((r.name, e.line), 0) + 1
+    return max(per_line.values(), default=0)
+
+
+def _with_parameter(mod, fn, n, block, cluster, params, name, first_error):
+    """Extract with parameter `name` = n x B for the block size B (128, 64, 256, 32, 16 or 1, the
+    usual first) that makes the pipeline run n iterations (else the closest that extracts)."""
+    best = None
+    for b in (128, 64, 256, 32, 16, 1):
+        trial = {**params, name: n * b}
+        try:
+            sk = extract(mod, fn, iterations=n, block=block, cluster=cluster, params=trial)
+        except Refused as e:
+            m = re.search(r"\(parameter (\w+)\)", e.message)
+            if m is None or m.group(1) in trial:
+                continue
+            try:
+                sk = _with_parameter(mod, fn, n, block, cluster, trial, m.group(1), e)
+            except Refused:
+                continue
+        score = abs(_loop_count(sk) - n)
+        if best is None or score < best[0]:
+            best = (score, sk)
+        if score == 0:
+            break
+    if best is None:
+        raise first_error
+    return best[1]

@@ -113,8 +113,9 @@ class Machine:
     """Runs one thread of `fn` over `layout`."""
 
     def __init__(self, fn: Function, layout: Layout, path: str, iterations: int, lane0: dict | None = None,
-                 fork_depth: int = 4, consts: dict | None = None):
+                 fork_depth: int = 4, consts: dict | None = None, param_values: dict | None = None):
         self.fn, self.layout, self.path = fn, layout, path
+        self.param_values = param_values or {}      # parameter -> the value assumed for it
         # (rank, byte address) -> [(writer's barrier counts, byte value, writer tid)]: constants other
         # threads store to shared memory (a warp-specialization state word), visible after a barrier
         self.consts = consts or {}
@@ -170,37 +171,71 @@ class Machine:
                 continue
             if ins.op in ("ret", "exit"):
                 break
+            if ins.op == "brx":
+                idx = self._val(st, ins.operands[0], s)
+                table = self.fn.tables.get(ins.operands[1].name) if len(ins.operands) > 1 else None
+                if table is None:
+                    raise Refused("brx.idx without a .branchtargets table of this function", self._loc(s))
+                if not isinstance(idx, int) or not 0 <= idx < len(table):
+                    raise Refused(f"brx.idx with an index the thread cannot evaluate ({getattr(idx, 'why', idx)})",
+                                  self._loc(s))
+                st.pc = self.fn.labels[table[idx]]
+                continue
             self._exec(st, s, ins)
             st.pc += 1
         return st
 
     def _unknown_branch(self, st: "_State", s, ins: Instr, depth: int):
+        """A branch on a value the thread cannot know. The first time: a backward branch (a loop's
+        back edge) is taken; a forward one takes the direction that synchronizes more (both are
+        run to the end). Each later time the same branch is reached, it goes the same way until
+        the loop has run `iterations` times, then the other way (the loop is closed)."""
         target = self._target(s, ins)
-        neg = ins.predicate.startswith("@!")
-        if target <= st.pc:                         # a loop's back edge
-            n = st.loops.get(st.pc, 0) + 1
-            if n < self.iterations:
-                st.loops[st.pc] = n
-                st.pc = target
+        here = st.pc
+        if here in st.loops:
+            direction, n = st.loops[here]
+            if n + 1 < self.iterations:
+                st.loops[here] = (direction, n + 1)
+                self._decide(st, ins, direction)
+                st.pc = target if direction else here + 1
             else:
-                st.loops[st.pc] = 0
+                del st.loops[here]
                 st.trace.assumptions.append((s.line, f"loop closed after {self.iterations} iterations "
-                                                      f"(its condition depends on unknown values)"))
-                st.pc += 1
+                                                      "(its condition depends on unknown values)"))
+                self._decide(st, ins, not direction)
+                st.pc = here + 1 if direction else target
+            return None
+        if target <= here:
+            st.loops[here] = (True, 1)
+            self._decide(st, ins, True)
+            st.pc = target
             return None
         if depth >= self.fork_depth:
             st.trace.assumptions.append((s.line, "branch not taken (unknown condition; fork depth reached)"))
-            st.pc += 1
+            st.loops[here] = (False, 1)
+            self._decide(st, ins, False)
+            st.pc = here + 1
             return None
-        taken = self._go(st.copy(target), depth + 1)
-        fall = self._go(st.copy(st.pc + 1), depth + 1)
+        a, b = st.copy(target), st.copy(here + 1)
+        a.loops[here], b.loops[here] = (True, 1), (False, 1)
+        self._decide(a, ins, True)
+        self._decide(b, ins, False)
+        taken = self._go(a, depth + 1)
+        fall = self._go(b, depth + 1)
         pick_taken = len(taken.trace.events) > len(fall.trace.events)
         chosen = taken if pick_taken else fall
         chosen.trace.assumptions.insert(len(st.trace.assumptions), (
             s.line, ("branch taken" if pick_taken else "branch not taken")
             + f" (its condition {ins.predicate} depends on unknown values; this direction synchronizes more)"))
-        del neg
         return chosen
+
+    @staticmethod
+    def _decide(st: "_State", ins: Instr, taken: bool) -> None:
+        """The predicate register of a decided branch holds the decision from here on, so that the
+        guards computed from it later (`and.pred %p5, %p10, %p4`) agree with the path."""
+        reg = ins.predicate.lstrip("@!")
+        st.regs[reg] = int(taken != ins.predicate.startswith("@!"))
+        st.taint.pop(reg, None)
 
     def _check_spin(self, st: "_State", s, ins: Instr) -> None:
         """A branch decided by a wait's result: the other direction must spin back to a wait."""
@@ -257,6 +292,8 @@ class Machine:
             return self._symbol_address(o.name, s)
         if isinstance(o, Sink):
             return Unk("sink")
+        if isinstance(o, Vec):
+            return Unk("vector")
         raise Refused(f"operand '{o}' has no value here", self._loc(s))
 
     def _symbol_address(self, name: str, s):
@@ -318,6 +355,9 @@ class Machine:
         op, q = ins.op, ins.qualifiers
         ops = ins.operands
         taint = frozenset().union(*(st.taint.get(o.name.lstrip("!"), frozenset()) for o in _regs_in(ops[1:])))
+        if op == "mov" and (isinstance(ops[0], Vec) or isinstance(ops[1], Vec)):
+            self._mov_vector(st, s, ins)
+            return
         if op in ("mov", "add", "sub", "mul", "mad", "shl", "shr", "and", "or", "xor", "not", "bfe", "bfi", "selp",
                   "min", "max", "div", "rem", "neg", "abs", "popc", "clz", "brev", "cvt", "setp", "prmt"):
             if set(q) & FLOAT_TYPES and op not in ("mov", "selp"):
@@ -377,6 +417,9 @@ class Machine:
         if op == "wgmma":
             self._wgmma(st, s, ins)
             return
+        if op == "tcgen05":
+            self._tcgen05(st, s, ins)
+            return
         if op in ("prefetch", "prefetchu", "nanosleep", "discard", "applypriority", "pmevent"):
             st.trace.dropped[op] += 1
             return
@@ -389,6 +432,26 @@ class Machine:
             raise Refused("trap on the extracted path (a failed check): the path is not a normal execution",
                           self._loc(s))
         raise Refused(f"'{'.'.join((op,) + q)}': no model in ptxmc extract yet", self._loc(s))
+
+    def _mov_vector(self, st, s, ins: Instr) -> None:
+        """`mov.b64 d, {lo, hi}` packs, `mov.b64 {lo, hi}, d` unpacks (wgmma/tcgen05 descriptors)."""
+        d, a = ins.operands[0], ins.operands[1]
+        bits = _bits(ins.qualifiers)
+        if isinstance(a, Vec):
+            parts = [self._val(st, x, s) for x in a.items]
+            w = bits // len(parts)
+            if all(isinstance(p, int) for p in parts):
+                v = 0
+                for k, p in enumerate(parts):
+                    v |= _wrap(p, w) << (w * k)
+                self._set(st, d, v)
+            else:
+                self._set(st, d, Unk("vector"))
+            return
+        v = self._val(st, a, s)
+        w = bits // len(d.items)
+        for k, x in enumerate(d.items):
+            self._set(st, x, (v >> (w * k)) & ((1 << w) - 1) if isinstance(v, int) else Unk("vector"))
 
     def _shfl(self, st, s, ins: Instr) -> None:
         q, ops = ins.qualifiers, ins.operands
@@ -449,6 +512,9 @@ class Machine:
         strong = bool({"relaxed", "acquire", "release", "volatile", "mmio"} & set(q))
         if space == "param":
             name = a.base
+            if name in self.param_values and not write and a.offset == 0:
+                self._set(st, ops[0], self.param_values[name])
+                return
             if name in self.params and not write:
                 p = self.params[name]
                 v = Sym(f"arg:{name}") if p[1] in ("u64", "b64", "s64") and a.offset == 0 and p[2] is None \
@@ -477,6 +543,13 @@ class Machine:
                 self._set(st, ops[0], self._shared_value(st, addr, nbytes))
             else:
                 val = self._val(st, ops[1], s)
+                if isinstance(ops[1], Vec):         # st.shared.v2.b32 [a], {0, 50397698}: a constant vector
+                    parts = [self._val(st, x, s) for x in ops[1].items]
+                    w = nbytes // len(parts)
+                    val = 0
+                    for k, p in enumerate(parts):
+                        val = val | (_wrap(p, 8 * w) << (8 * w * k)) if isinstance(val, int) and isinstance(p, int) \
+                            else Unk("vector")
                 for b in range(nbytes):
                     byte = (val >> (8 * b)) & 0xff if isinstance(val, int) else None
                     st.own[addr + b] = byte
@@ -594,6 +667,70 @@ class Machine:
             return v.name.split(":", 1)[1]
         raise Refused("the tensor map cannot be traced to a kernel parameter or variable", self._loc(s))
 
+    def _tcgen05(self, st, s, ins: Instr) -> None:
+        """tcgen05: Tensor Memory is one cell per allocation (its address a constant, so that the
+        register that carries it is traced); shared operands are descriptors, decoded."""
+        q, ops = ins.qualifiers, ins.operands
+        kind = q[0]
+        if any(x == "cta_group::2" for x in q):
+            raise Refused("tcgen05 with .cta_group::2 (CTA pairs) is not modelled", self._loc(s))
+        if kind == "alloc":
+            loc = self._shared_loc(st, s, ops[0], "shared::cta", "tcgen05.alloc destination")
+            addr = self._addr(st, s, ops[0], "shared")
+            for b in range(4):
+                byte = (TMEM_ALLOC >> (8 * b)) & 0xff
+                st.own[addr + b] = byte
+                st.trace.stores.append((st.trace.ident.rank, addr + b, byte, dict(st.bars)))
+            self._event(st, s, ins, "tc_alloc", loc=loc, cols=self._int(st, s, ops[1], "column count"))
+            return
+        if kind in ("dealloc",):
+            self._tmem_operand(st, s, ops[0])
+            self._event(st, s, ins, "tc_dealloc", cols=self._int(st, s, ops[1], "column count"))
+            return
+        if kind in ("relinquish_alloc_permit", "fence::before_thread_sync", "fence::after_thread_sync",
+                    "wait::ld", "wait::st"):
+            self._event(st, s, ins, "tc_plain")
+            return
+        if kind == "commit":
+            if any(x.startswith("multicast") for x in q):
+                raise Refused("multicast tcgen05.commit is not mapped by ptxmc extract yet", self._loc(s))
+            mb = self._shared_loc(st, s, ops[0], "shared::cluster", "mbarrier")
+            self._event(st, s, ins, "tc_commit", mb=mb)
+            return
+        if kind == "mma":
+            if any(x in ("ws", "sp") or x.startswith(("block_scale", "scale_vec", "collector")) for x in q):
+                raise Refused(f"'tcgen05.{'.'.join(q)}' is not modelled", self._loc(s))
+            self._tmem_operand(st, s, ops[0])
+            srcs = []
+            for o in ops[1:3]:
+                if isinstance(o, Addr):
+                    self._tmem_operand(st, s, o)
+                    srcs.append(None)
+                    continue
+                d = self._val(st, o, s)
+                if not isinstance(d, int):
+                    raise Refused("a tcgen05.mma descriptor the thread cannot evaluate", self._loc(s))
+                loc = self.layout.resolve((d & 0x3FFF) << 4, "shared::cta", st.trace.ident.rank)
+                if loc is None:
+                    raise Refused("a tcgen05.mma descriptor whose start address is not in a shared variable",
+                                  self._loc(s))
+                srcs.append(loc)
+            self._event(st, s, ins, "tc_mma", srcs=tuple(srcs))
+            return
+        if kind in ("ld", "st"):
+            a = ops[1] if kind == "ld" else ops[0]
+            self._tmem_operand(st, s, a)
+            if kind == "ld":
+                self._assign_unknown(st, ins, "tensor memory data")
+            self._event(st, s, ins, "tc_" + kind)
+            return
+        raise Refused(f"'tcgen05.{kind}' is not modelled by ptxmc extract", self._loc(s))
+
+    def _tmem_operand(self, st, s, o) -> None:
+        v = self._addr(st, s, o, "tensor") if isinstance(o, Addr) else self._val(st, o, s)
+        if not _tmem(v):
+            raise Refused("a Tensor Memory address that cannot be traced to a tcgen05.alloc", self._loc(s))
+
     def _wgmma(self, st, s, ins: Instr) -> None:
         q, ops = ins.qualifiers, ins.operands
         kind = q[0]
@@ -621,6 +758,13 @@ class Machine:
             self._event(st, s, ins, "wgmma_mma", srcs=tuple(srcs))
             return
         raise Refused(f"'wgmma.{kind}' is not modelled by ptxmc extract", self._loc(s))
+
+
+TMEM_ALLOC = 0x100000          # the Tensor Memory address an allocation returns in the extractor
+
+
+def _tmem(v) -> bool:
+    return isinstance(v, int) and v >= TMEM_ALLOC
 
 
 @dataclass

@@ -59,6 +59,7 @@ class Function:
     body: list[Stmt] = field(default_factory=list)
     symbols: dict[str, Symbol] = field(default_factory=dict)
     labels: dict[str, int] = field(default_factory=dict)      # renamed label -> index in body
+    tables: dict[str, list[str]] = field(default_factory=dict)  # .branchtargets label -> labels (brx.idx)
 
     def block(self) -> tuple[int, int, int] | None:
         for key in ("reqntid", "maxntid"):
@@ -321,8 +322,16 @@ def _body(fn: Function, toks: list[_Tok], i: int, mod: Module, path: str) -> int
     labels: dict[tuple[int, str], int] = {}
     regs: dict[tuple[int, str], str] = {}
     stmts: list[tuple[_Tok, tuple[int, ...]]] = []
+    pending: list[tuple[str, tuple]] = []       # a label just read (a .branchtargets table's name)
     for t, chain in raw:
         word = t.text.split()[0]
+        if word == ".branchtargets":
+            if not stmts or not stmts[-1][0].text.endswith(":"):
+                raise LitmusError(".branchtargets without a label", SourceLoc(path, t.line, t.text))
+            lab_tok, lab_chain = stmts.pop()
+            del labels[(lab_chain[-1], lab_tok.text[:-1])]
+            pending.append((lab_tok.text[:-1], chain, [x.strip() for x in t.text.split(None, 1)[1].split(",")], t))
+            continue
         if t.text.endswith(":") and " " not in t.text:
             labels[(chain[-1], t.text[:-1])] = len(stmts)
             stmts.append((t, chain))
@@ -352,6 +361,8 @@ def _body(fn: Function, toks: list[_Tok], i: int, mod: Module, path: str) -> int
                 return regs[(sid, name)]
         return name
 
+    for name, chain, targets, t in pending:
+        fn.tables[name] = [resolve_label(x, chain) for x in targets if x]
     for t, chain in stmts:
         if t.text.endswith(":") and " " not in t.text:
             lab = resolve_label(t.text[:-1], chain)
@@ -397,6 +408,8 @@ def _renamed(ins: Instr, chain, rename, resolve_label) -> Instr:
 
     if ins.op == "bra":
         ops = tuple(Name(resolve_label(o.name, chain)) if isinstance(o, Name) else op(o) for o in ins.operands)
+    elif ins.op == "brx":
+        ops = (op(ins.operands[0]),) + tuple(Name(o.name) if isinstance(o, (Name, Reg)) else o for o in ins.operands[1:])
     else:
         ops = tuple(op(o) for o in ins.operands)
     pred = ins.predicate

@@ -117,6 +117,9 @@ def mutants(sk: Skeleton) -> list[Mutant]:
                 out.append(Mutant(f"{r.name}-{tag}-{i}-relaxed-arrive", f"'{ln.text}' made .relaxed (no release) "
                                   f"({r.name}, PTX line {ln.src_line})", r.name, i,
                                   ln.text.replace("arrive", "arrive.relaxed", 1)))
+            if ln.kind == "tc_commit":
+                out.append(Mutant(f"{r.name}-{tag}-{i}-no-commit", f"drop '{ln.text}' ({r.name}, PTX line "
+                                  f"{ln.src_line})", r.name, i, None))
             if ln.kind == "mb_arrive":
                 out.append(Mutant(f"{r.name}-{tag}-{i}-no-arrive", f"drop the arrive '{ln.text}' "
                                   f"({r.name}, PTX line {ln.src_line})", r.name, i, None))
@@ -129,7 +132,7 @@ def role_table(sk: Skeleton) -> str:
             f"{'role':<16} {'threads':>7}  {'warps':<10} {'setmaxnreg':<22} waits on / signals"]
     for r in sk.roles:
         waits = sorted({_name(sk, e.get('mb')) for e in r.trace.events if e.kind == "mb_wait"})
-        sigs = sorted({_name(sk, e.get('mb')) for e in r.trace.events if e.kind in ("mb_arrive", "tma_load")})
+        sigs = sorted({_name(sk, e.get('mb')) for e in r.trace.events if e.kind in ("mb_arrive", "tma_load", "tc_commit")})
         bars = sorted({str(e.get('id')) for e in r.trace.events if e.kind == "barrier"})
         reg = ", ".join(t.split()[0].split(".")[1] + " " + t.split()[-1] for _, t in r.trace.maxnreg) or "-"
         ws = f"{r.warps[0]}-{r.warps[-1]}" if len(r.warps) > 1 else str(r.warps[0])

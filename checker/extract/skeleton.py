@@ -86,7 +86,7 @@ def _short(sym: str) -> str:
 
 
 def extract(mod: Module, fn: Function, *, iterations: int = 3, block: tuple[int, int, int] | None = None,
-            cluster: int | None = None) -> Skeleton:
+            cluster: int | None = None, params: dict | None = None) -> Skeleton:
     block = block or fn.block()
     if block is None:
         raise Refused(f"kernel '{fn.name}' has no .reqntid/.maxntid: give the block size with --block X,Y,Z",
@@ -96,7 +96,7 @@ def extract(mod: Module, fn: Function, *, iterations: int = 3, block: tuple[int,
         raise Refused(f"block of {nthreads} threads: more than 1024", SourceLoc(mod.path, fn.line, fn.name))
     ncta = cluster or (fn.cluster() or (1, 1, 1))[0]
     layout = Layout(mod, fn)
-    traces = _run_all(mod, fn, layout, block, nthreads, ncta, iterations)
+    traces = _run_all(mod, fn, layout, block, nthreads, ncta, iterations, params or {})
     anchors = _anchors(traces.values())
     groups: dict[tuple, list[tuple[int, int]]] = defaultdict(list)
     sigs: dict[tuple, tuple] = {}
@@ -119,11 +119,13 @@ def extract(mod: Module, fn: Function, *, iterations: int = 3, block: tuple[int,
         raise Refused(f"kernel '{fn.name}' performs no synchronization ptxmc extract models",
                       SourceLoc(mod.path, fn.line, fn.name))
     sk = Skeleton(fn.name, mod.path, mod.target, block, ncta, iterations, roles, {}, {}, [], [])
+    for name, v in sorted((params or {}).items()):
+        sk.notes.append(f"parameter {name} taken as {v}")
     _emit(sk, anchors, layout, nthreads)
     return sk
 
 
-def _run_all(mod, fn, layout, block, nthreads, ncta, iterations) -> dict[tuple[int, int], Trace]:
+def _run_all(mod, fn, layout, block, nthreads, ncta, iterations, params) -> dict[tuple[int, int], Trace]:
     """Every thread's trace. Constants a thread stores to shared memory (a warp-specialization
     state word) are read by the others after a barrier they share: so the threads are run again
     with the stores of the last round until nothing changes (at most 4 rounds)."""
@@ -139,7 +141,7 @@ def _run_all(mod, fn, layout, block, nthreads, ncta, iterations) -> dict[tuple[i
                 ident = Ident(tid, block, (rank, 0, 0), rank, ncta)
                 if t % 32 == 0:
                     lane0 = {}
-                m = Machine(fn, layout, mod.path, iterations, lane0, consts=consts)
+                m = Machine(fn, layout, mod.path, iterations, lane0, consts=consts, param_values=params)
                 try:
                     tr = m.run(ident)
                 except Refused as e:
@@ -179,7 +181,7 @@ def _subsequence(small: tuple, big: tuple) -> list[int] | None:
 
 
 def _merge(roles: list[Role], sigs: dict) -> list[Role]:
-    """Fold a role into a larger one of the same warps when it performs a subset of the other's
+    """Fold a role into a larger one of the same warpgroup when it performs a subset of the other's
     synchronization in the same order (the lanes of a warp beside its elected lane; the threads
     of a warpgroup beside the one that also initialises and arrives): one litmus thread then
     stands for both, and each event counts the threads that perform it."""
@@ -188,7 +190,8 @@ def _merge(roles: list[Role], sigs: dict) -> list[Role]:
     for r in roles:
         merged = False
         for big in out:
-            if big.rank != r.rank or not set(big.warps) >= set(r.warps) and not set(r.warps) >= set(big.warps):
+            groups = {w // 4 for w in big.warps}        # the same warpgroup(s)
+            if big.rank != r.rank or {w // 4 for w in r.warps} != groups:
                 continue
             a, b = (r, big) if len(sigs[id(r)]) <= len(sigs[id(big)]) else (big, r)
             idx = _subsequence(sigs[id(a)], sigs[id(b)])
@@ -257,7 +260,7 @@ def _signature(tr: Trace, anchors) -> tuple:
             if isinstance(v, Loc):
                 v = _region(v, anchors)
             elif k == "srcs":
-                v = tuple(_region(x, anchors) for x in v)
+                v = tuple(None if x is None else _region(x, anchors) for x in v)
             elif k == "coords":
                 continue
             items.append((k, v))
@@ -280,7 +283,7 @@ def _emit(sk: Skeleton, anchors, layout: Layout, nthreads: int) -> None:
     for r in sk.roles:
         for e in r.trace.events:
             for k, v in e.info:
-                locs = [v] if isinstance(v, Loc) else (list(v) if k == "srcs" else [])
+                locs = [v] if isinstance(v, Loc) else ([x for x in v if x is not None] if k == "srcs" else [])
                 for loc in locs:
                     reg = _region(loc, anchors)
                     if reg in names:
@@ -313,6 +316,10 @@ def _emit(sk: Skeleton, anchors, layout: Layout, nthreads: int) -> None:
             first.setdefault(key, nm)
         sk.memory[nm] = decl
 
+    tmems = sorted({r.rank for r in sk.roles for e in r.trace.events if e.kind.startswith("tc_")})
+    for rank in tmems:
+        sk.memory[f"tmem_c{rank}" if ncta > 1 else "tmem"] = {"space": "tensor", "owner": owner(rank)}
+
     # mbarrier count scaling
     arrivals: dict[tuple, list[int]] = defaultdict(list)
     inits: dict[tuple, list[int]] = defaultdict(list)
@@ -320,6 +327,8 @@ def _emit(sk: Skeleton, anchors, layout: Layout, nthreads: int) -> None:
         for e, n in zip(r.trace.events, r.mult):
             if e.kind == "mb_arrive":
                 arrivals[_region(e.get("mb"), anchors)].append(n * e.get("count"))
+            elif e.kind == "tc_commit":
+                arrivals[_region(e.get("mb"), anchors)].append(n)
             elif e.kind == "mb_init":
                 inits[_region(e.get("mb"), anchors)].append(e.get("count"))
     scale: dict[tuple, int] = {}
@@ -329,28 +338,36 @@ def _emit(sk: Skeleton, anchors, layout: Layout, nthreads: int) -> None:
             s = math.gcd(s, x)
         scale[mb] = s or 1
 
-    # barrier participation
-    bars: dict[tuple[int, int], dict[str, int]] = defaultdict(dict)
-    counts: dict[tuple[int, int], set] = defaultdict(set)
+    # barrier participation: one litmus barrier per (id, count); a kernel that uses barrier 0 for
+    # the whole CTA and for one warpgroup (bar.sync 0 / bar.sync 0, 128) gets two litmus barriers
+    bars: dict[tuple[int, int, int], dict[str, int]] = defaultdict(dict)
+    first_line: dict[tuple[int, int, int], Event] = {}
     for r in sk.roles:
         for e, n in zip(r.trace.events, r.mult):
             if e.kind == "barrier":
-                prev = bars[(r.rank, e.get("id"))].setdefault(r.name, n)
+                key = (r.rank, e.get("id"), e.get("count") or nthreads)
+                first_line.setdefault(key, e)
+                prev = bars[key].setdefault(r.name, n)
                 if prev != n:
                     raise Refused(f"barrier {e.get('id')}: role {r.name} reaches it with {prev} threads at one use and "
                                   f"{n} at another: not mapped", SourceLoc(sk.path, e.line, e.text))
-                counts[(r.rank, e.get("id"))].add(e.get("count"))
-    roles_by = {r.name: r for r in sk.roles}
-    for (rank, bid), uses in bars.items():
-        cs = counts[(rank, bid)]
-        if len(cs) != 1:
-            raise Refused(f"barrier {bid} is used with different thread counts {sorted(cs, key=str)}",
-                          SourceLoc(sk.path, 0, ""))
-        c = next(iter(cs)) or nthreads
-        members = sum(uses.values())
-        # roles with no synchronization at all are not litmus threads but still arrive: count them
+    bar_id: dict[tuple[int, int, int], int] = {}
+    used_ids = {k[1] for k in bars}
+    spare = [x for x in range(15, -1, -1) if x not in used_ids]
+    for key in sorted(bars):
+        rank, bid, c = key
+        if any(k[0] == rank and k[1] == bid for k in bar_id):
+            if not spare:
+                raise Refused("more barrier (id, count) pairs than the 16 barriers", SourceLoc(sk.path, 0, ""))
+            bar_id[key] = spare.pop(0)
+            sk.notes.append(f"barrier {bid} used with {c} threads (L{first_line[key].line}) is litmus barrier "
+                            f"{bar_id[key]}: its uses with another count are at other times (separated by other "
+                            "synchronization), which the extractor assumes")
+        else:
+            bar_id[key] = bid
+        members = sum(bars[key].values())
         if members != c:
-            e0 = next(e for r in sk.roles for e in r.trace.events if e.kind == "barrier" and e.get("id") == bid)
+            e0 = first_line[key]
             raise Refused(f"barrier {bid}: {members} threads of the roles that use it arrive, its count is {c}: "
                           "ptxmc extract maps a barrier only when its users are exactly its count",
                           SourceLoc(sk.path, e0.line, e0.text))
@@ -453,6 +470,9 @@ def _emit(sk: Skeleton, anchors, layout: Layout, nthreads: int) -> None:
                 n = expect_cover[(r.name, i)]
                 quals = ".".join(x for x in q if x not in ("b64",))
                 r.lines.append(Line(f"mbarrier.{quals}.b64 [{names[mb]}], {BOX * n}", *src, k, {"tx": BOX * n}))
+            elif k == "mb_inval":
+                mb = _region(e.get("mb"), anchors)
+                r.lines.append(Line(f"mbarrier.inval.shared::cta.b64 [{names[mb]}]", *src, k))
             elif k == "mb_wait":
                 mb = _region(e.get("mb"), anchors)
                 quals = ".".join(x for x in q if x not in ("b64",))
@@ -467,8 +487,8 @@ def _emit(sk: Skeleton, anchors, layout: Layout, nthreads: int) -> None:
                 from dataclasses import replace
                 r.lines.append(Line(render_instr(replace(e.instr, predicate=None)), *src, k))
             elif k == "barrier":
-                rank_uses = bars[(r.rank, e.get("id"))]
-                r.lines.append(Line(f"bar.{e.get('mode')} {e.get('id')}, {len(rank_uses)}", *src, k))
+                key = (r.rank, e.get("id"), e.get("count") or nthreads)
+                r.lines.append(Line(f"bar.{e.get('mode')} {bar_id[key]}, {len(bars[key])}", *src, k))
             elif k == "cluster_barrier":
                 from ..front.ptx import render_instr
                 from dataclasses import replace
@@ -498,6 +518,37 @@ def _emit(sk: Skeleton, anchors, layout: Layout, nthreads: int) -> None:
                 from ..front.ptx import render_instr
                 from dataclasses import replace
                 r.lines.append(Line(render_instr(replace(e.instr, predicate=None)), *src, k))
+            elif k.startswith("tc_"):
+                tm = f"tmem_c{r.rank}" if ncta > 1 else "tmem"
+                quals = ".".join(q)
+                if k == "tc_alloc":
+                    text = f"tcgen05.{quals} [{names[_region(e.get('loc'), anchors)]}], {e.get('cols')}"
+                elif k == "tc_dealloc":
+                    text = f"tcgen05.{quals} [{tm}], {e.get('cols')}"
+                elif k == "tc_commit":
+                    mb = _region(e.get("mb"), anchors)
+                    if r.mult[i] * 1 % scale[mb]:
+                        raise Refused("tcgen05.commit arrival count cannot be scaled exactly",
+                                      SourceLoc(sk.path, e.line, e.text))
+                    text = f"tcgen05.{quals} [{names[mb]}]"
+                elif k == "tc_mma":
+                    srcs = [f"[{names[_region(x, anchors)]}]" if x is not None else f"[{tm}]" for x in e.get("srcs")]
+                    if prev_mma == srcs:
+                        continue        # one mma per tile pair between commits
+                    prev_mma = srcs
+                    text = f"tcgen05.{quals} [{tm}], {srcs[0]}, {srcs[1]}, idesc, pz"
+                elif k == "tc_ld":
+                    text = f"tcgen05.ld.sync.aligned.32x32b.x1.b32 {{t{reg_no}}}, [{tm}]"
+                    reg_no += 1
+                elif k == "tc_st":
+                    text = f"tcgen05.st.sync.aligned.32x32b.x1.b32 [{tm}], {{tz}}"
+                else:
+                    from ..front.ptx import render_instr
+                    from dataclasses import replace
+                    text = render_instr(replace(e.instr, predicate=None))
+                if k != "tc_mma":
+                    prev_mma = None
+                r.lines.append(Line(text, *src, k))
             elif k == "wgmma_mma":
                 srcs = [names[_region(x, anchors)] for x in e.get("srcs")]
                 if prev_mma == srcs:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from ..ast import Addr, Imm, Instr, Name, Quals, Vec
 from ..model.builder import AddressValue, Builder, ThreadCtx, Unmodelled
-from ..model.values import ReadVal, binop, signed, wrap
+from ..model.values import Const, Ite, ReadVal, binop, signed, wrap
 from . import barriers, hints
 from .common import access_tags, atom_value, restrict, strength_tags
 from .table import (ATOM_OPS, ATOM_TYPES, FLOAT_TYPES, INT_TYPES, LDST_TYPES, SCOPE_TAG, SCOPES, SIGNED_TYPES,
@@ -276,6 +276,24 @@ def lower_alu(b: Builder, ctx: ThreadCtx, i: Instr) -> None:
     b.set_reg(ctx, dst, v, bits, fmt)
 
 
+def lower_selp(b: Builder, ctx: ThreadCtx, i: Instr) -> None:
+    """selp.type d, a, b, c: d is a when predicate c is true, else b (a bit pattern of the type)."""
+    dst, x, y, c = i.operands
+    bits, _, fmt = value_type(i.quals["type"])
+    a, v, cond = b.value(ctx, x, bits, fmt), b.value(ctx, y, bits, fmt), b.value(ctx, c, 1)
+    out = Ite("!=", cond, Const(0), a, v)
+    if isinstance(cond, Const):
+        out = a if cond.value != 0 else v
+    b.set_reg(ctx, dst, out, bits, fmt)
+
+
+def lower_not(b: Builder, ctx: ThreadCtx, i: Instr) -> None:
+    """not.type d, a: the bitwise complement in the type's width (.pred: 1 - a)."""
+    dst, x = i.operands
+    bits, _, _ = value_type(i.quals["type"])
+    b.set_reg(ctx, dst, binop("xor", b.value(ctx, x, bits), Const((1 << bits) - 1), bits), bits)
+
+
 def weaken_fence(i: Instr, fresh=None):
     """A fence is removed, and fence.sc also weakened to fence.acq_rel."""
     yield ()
@@ -353,4 +371,8 @@ FAMILIES = (
     *(Family(op, groups=(Group("type", ("pred", "b16", "b32", "b64")),), operands=sig("d:reg, a:val, b:val"),
              lower=lower_alu)
       for op in ("and", "or", "xor")),
+    Family("not", groups=(Group("type", ("pred", "b16", "b32", "b64"), required=True),), operands=sig("d:reg, a:val"),
+           lower=lower_not),
+    Family("selp", groups=(Group("type", ("b16", "b32", "b64") + INT_TYPES + ("f32", "f64"), required=True),),
+           operands=sig("d:reg, a:val, b:val, c:val", c="the predicate that selects a"), lower=lower_selp),
 )

@@ -25,9 +25,9 @@ from ..isa import address, registry
 from ..isa import syntax as ptx
 
 # Families whose instructions leave no trace but registers (the 'no effect' families above).
-TRACELESS = frozenset({"ld", "setp", "fence", "membar", "mov", "add", "sub", "mul", "and", "or", "xor",
+TRACELESS = frozenset({"ld", "setp", "fence", "membar", "mov", "add", "sub", "mul", "and", "or", "xor", "not", "selp",
                        "mbarrier.test_wait", "mbarrier.try_wait", "nanosleep", "elect"})
-REGISTER_ONLY = frozenset({"setp", "mov", "add", "sub", "mul", "and", "or", "xor", "elect"})
+REGISTER_ONLY = frozenset({"setp", "mov", "add", "sub", "mul", "and", "or", "xor", "not", "selp", "elect"})
 
 
 @dataclass(frozen=True)

@@ -123,7 +123,7 @@ def split(t: Thread, unroll: int, test: LitmusTest | None = None) -> list[Path]:
         if pc in heads:
             marks = {**marks, pc: (len(why), len(folds), env)}
         if pc >= len(code):
-            out.append(Path(_awaited(done, t), None, why))
+            out.append(Path(_awaited(done, t, folder), None, why))
         else:
             i = code[pc]
             steps = []                                 # (next pc, instrs emitted, decision text)
@@ -179,7 +179,7 @@ def split(t: Thread, unroll: int, test: LitmusTest | None = None) -> list[Path]:
                         free += 1
                         over = free >= unroll
                     if over:
-                        path = _awaited(done + emitted, t)
+                        path = _awaited(done + emitted, t, folder)
                         out.append(Path(path, _spin(code, labels, nxt, pc, path, decided), new_why))
                         continue
                     stack.append((nxt, done + emitted, new_regs, {**backs, pc: (free, decided)}, new_why, new_env,
@@ -203,19 +203,25 @@ def _bound_by_registers(mark, why, folds, env, body) -> bool:
     return body is not None and any(k not in body for k in folds[mark[1]:])
 
 
-def _awaited(code: tuple[Instr, ...], t: Thread) -> tuple[Instr, ...]:
+def _awaited(code: tuple[Instr, ...], t: Thread, folder: fold.Folder | None = None) -> tuple[Instr, ...]:
     """An mbarrier wait whose result decides a later branch is awaited with the value the path
-    assumes for it (the existing await semantics: only an `== 1` wait acquires)."""
+    assumes for it (the existing await semantics: only an `== 1` wait acquires), also through
+    register operations that compute the branch's predicate from it (selp, not.pred, setp: the
+    value of the wait's predicate that gives the assumed one, checker.isa.fold)."""
     out = list(code)
     for k, i in enumerate(out):
         if i.family not in WAITS or i.await_value is not None:
             continue
         dst = i.operands[0]
         value = None
-        for j in out[k + 1:]:
+        for n, j in enumerate(out[k + 1:], k + 1):
             if j.family == "assume" and j.operands[0] == dst:
                 value = j.await_value
                 break
+            if j.family == "assume" and isinstance(dst, Reg):
+                value = _through(out[:k + 1], out[k + 1:n], dst.name, j, folder)
+                if value is not None:
+                    break
             if isinstance(dst, Reg) and dst.name in address.destinations(j, registry.family(j)):
                 break
         if value is None:
@@ -224,6 +230,26 @@ def _awaited(code: tuple[Instr, ...], t: Thread) -> tuple[Instr, ...]:
         text = i.text.split("==")[0].rstrip() + f" == {value}"
         out[k] = replace(i, await_value=value, text=text)
     return tuple(out)
+
+
+def _through(before, between, reg: str, assumption: Instr, folder: fold.Folder | None) -> int | None:
+    """The value of `reg` that makes the register `assumption` constrains take its assumed
+    value through the instructions `between` (None when both or neither do, or it depends on
+    something else)."""
+    if folder is None:
+        return None
+    written = {r for i in before for r in address.destinations(i, registry.family(i)) if i.family != "assume"}
+    target = assumption.operands[0].name
+    got = []
+    for v in (0, 1):
+        env = {**dict.fromkeys(written), reg: v}
+        for i in between:
+            if i.family != "assume":
+                env = folder.step(env, i)
+        got.append(fold.value(env, target))
+    if None in got or got[0] == got[1]:
+        return None
+    return got.index(assumption.await_value) if assumption.await_value in got else None
 
 
 def _spin(code: tuple[Instr, ...], labels: dict[str, int], head: int, back: int, path: tuple[Instr, ...],

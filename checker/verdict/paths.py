@@ -123,13 +123,17 @@ class FlowCheck:
         """The combinations that have an execution and a loop cut by the bound that loses outcomes
         over `keys` ("thread:register" and location names): a loop that is not pure for the
         registers of its thread they name (checker.unfold.loops)."""
+        if self.test.filter is not None:        # the filter decides which executions count
+            keys = set(keys) | atoms(self.test.filter, self.names)
         keys = frozenset(keys)
         cache = self.__dict__.setdefault("_cut_cache", {})
         if keys not in cache:
             def seen(thread: str) -> frozenset[str]:
                 return frozenset(k.split(":", 1)[1] for k in keys if k.startswith(thread + ":"))
+            # (with a filter, a cut path's executions may all lie past the bound: no witness needed)
             cache[keys] = tuple(c for c, s in zip(self.combos, self.sessions)
-                                if any(not spin.pure(seen(t)) for t, spin in c.cut) and s.witness(None) is not None)
+                                if any(not spin.pure(seen(t)) for t, spin in c.cut)
+                                and (self.test.filter is not None or s.witness(None) is not None))
         return cache[keys]
 
     def undefined(self):

@@ -52,3 +52,51 @@ def gluon_ws_matmul(a_desc, b_desc, c_desc, k_tiles, STAGES: gl.constexpr):
     gl.warp_specialize([(_mma_partition, (a_bufs, b_bufs, ready, empty, c_desc, c_smem, k_tiles, STAGES)),
                         (_load_partition, (a_desc, b_desc, a_bufs, b_bufs, ready, empty, k_tiles, STAGES))],
                        [1], [24])
+
+
+# --- Blackwell (sm_100a): TMA load warp, tcgen05 MMA warp, epilogue in the default partition ---
+
+from triton.experimental.gluon.language.nvidia.blackwell import (TensorMemoryLayout, allocate_tensor_memory,  # noqa: E402
+                                                                 tcgen05_commit, tcgen05_mma)
+
+
+@gluon.jit
+def _bw_mma_partition(a_bufs, b_bufs, ready, empty, acc_tmem, acc_bar, k_tiles, STAGES: gl.constexpr):
+    for k in range(k_tiles):
+        s = k % STAGES
+        phase = (k // STAGES) & 1
+        mbarrier.wait(ready.index(s), phase)
+        tcgen05_mma(a_bufs.index(s), b_bufs.index(s), acc_tmem, use_acc=k > 0)
+        tcgen05_commit(empty.index(s))
+    tcgen05_commit(acc_bar)
+
+
+@gluon.jit
+def _bw_epilogue(acc_tmem, acc_bar, c_desc, c_smem):
+    mbarrier.wait(acc_bar, 0)
+    acc = acc_tmem.load(acc_tmem.get_reg_layout())
+    c_smem.store(acc.to(gl.float16))
+    fence_async_shared()
+    tma.async_store(c_desc, [0, 0], c_smem)
+    tma.store_wait(0)
+
+
+@gluon.jit
+def gluon_bw_ws_matmul(a_desc, b_desc, c_desc, k_tiles, STAGES: gl.constexpr):
+    BM: gl.constexpr = c_desc.block_type.shape[0]
+    BN: gl.constexpr = c_desc.block_type.shape[1]
+    a_bufs = gl.allocate_shared_memory(a_desc.dtype, [STAGES] + a_desc.block_type.shape, a_desc.layout)
+    b_bufs = gl.allocate_shared_memory(b_desc.dtype, [STAGES] + b_desc.block_type.shape, b_desc.layout)
+    c_smem = gl.allocate_shared_memory(c_desc.dtype, c_desc.block_type.shape, c_desc.layout)
+    ready = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
+    empty = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
+    acc_bar = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
+    for i in gl.static_range(STAGES):
+        mbarrier.init(ready.index(i), count=1)
+        mbarrier.init(empty.index(i), count=1)
+    mbarrier.init(acc_bar, count=1)
+    acc_tmem = allocate_tensor_memory(gl.float32, [BM, BN], TensorMemoryLayout(block=(BM, BN), col_stride=1))
+    gl.warp_specialize([(_bw_epilogue, (acc_tmem, acc_bar, c_desc, c_smem)),
+                        (_bw_mma_partition, (a_bufs, b_bufs, ready, empty, acc_tmem, acc_bar, k_tiles, STAGES)),
+                        (_load_partition, (a_desc, b_desc, a_bufs, b_bufs, ready, empty, k_tiles, STAGES))],
+                       [1, 1], [24, 24])
