@@ -196,8 +196,9 @@ def check(test: TestSpec, condition: str | Cond, *, model: ModelSpec = None, opt
     lim = _limits_of(limits)
     with _limits.use(lim):
         cond = _cond(condition)
-        s = session(test, model=model, options=options, engine=engine, limits=lim)
-        return _explain(s, cond)
+        with _limits.memory_as_unknown():
+            s = session(test, model=model, options=options, engine=engine, limits=lim)
+            return _explain(s, cond)
 
 
 @overload
@@ -224,8 +225,9 @@ def explain(test, condition, *, model=None, options=(), engine="auto", limits=No
     lim = _limits_of(limits)
     with _limits.use(lim):
         cond = _cond(condition)
-        s = session(test, model=model, options=options, engine=engine, limits=lim)
-        _, text, graph = explain_text(s, cond)
+        with _limits.memory_as_unknown():
+            s = session(test, model=model, options=options, engine=engine, limits=lim)
+            _, text, graph = explain_text(s, cond)
     return (text, graph) if dot else text
 
 

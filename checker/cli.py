@@ -414,14 +414,15 @@ def cmd_check(args) -> int:
         with _bounded(args, lim, EXIT_UNKNOWN), limits.use(lim):
             from .verdict.check import by_paths
 
-            if cond == "hang" or by_paths(test):       # control paths and liveness (checker.verdict.paths)
-                from .verdict.paths import explain_flow
+            with limits.memory_as_unknown():
+                if cond == "hang" or by_paths(test):   # control paths and liveness (checker.verdict.paths)
+                    from .verdict.paths import explain_flow
 
-                verdict, text, dot = explain_flow(test, cond, resolve_model(args.model), frozenset(args.option),
-                                                  args.engine, lim)
-            else:
-                s = api.session(test, model=args.model, options=args.option, engine=args.engine, limits=lim)
-                verdict, text, dot = explain_text(s, cond)
+                    verdict, text, dot = explain_flow(test, cond, resolve_model(args.model), frozenset(args.option),
+                                                      args.engine, lim)
+                else:
+                    s = api.session(test, model=args.model, options=args.option, engine=args.engine, limits=lim)
+                    verdict, text, dot = explain_text(s, cond)
     except (SolverUnknown, LimitExceeded) as e:
         _say(f"ptxmc: UNKNOWN: {_located(e, args.test)}")
         return EXIT_UNKNOWN

@@ -51,6 +51,10 @@ def judge_paths(test: LitmusTest, model: Model, name: str | None, options, engin
         result = replace(base, status="error", message=str(e))
     except (SolverUnknown, LimitExceeded) as e:
         result = replace(base, status="unknown", message=str(e))
+    except Exception as e:                      # Z3 out of the memory limit: UNKNOWN, never a bug
+        if limits.memory_exceeded(e) is None:
+            raise
+        result = replace(base, status="unknown", message=str(limits.memory_exceeded(e)))
     return replace(result, time=time.perf_counter() - start)
 
 
@@ -65,6 +69,10 @@ def judge(s: Session, name: str | None = None) -> Result:
         result = replace(base, status="error", message=str(e))
     except (SolverUnknown, LimitExceeded) as e:
         result = replace(base, status="unknown", message=str(e))
+    except Exception as e:                      # Z3 out of the memory limit: UNKNOWN, never a bug
+        if limits.memory_exceeded(e) is None:
+            raise
+        result = replace(base, status="unknown", message=str(limits.memory_exceeded(e)))
     return replace(result, time=time.perf_counter() - start)
 
 
