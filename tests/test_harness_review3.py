@@ -294,3 +294,18 @@ def test_the_sass_check_asks_nothing_of_a_path_ptxas_may_delete(tmp_path):
     dead = {(c.thread, c.index) for c in checks if "unreachable" in c.expected}
     assert dead == {("T0", 6), ("T0", 10), ("T1", 3), ("T1", 4)}
     assert {(c.thread, c.index) for c in checks if c.kind == "access" and c.found} >= {("T0", 3), ("T1", 10)}
+
+
+def test_predicate_logic_is_emitted_on_the_0_1_registers():
+    """and/or.pred of the liveness suite: ptxas refused `or.pred` on the 32-bit registers that hold
+    predicates ("Arguments mismatch for instruction 'or'")."""
+    (t,) = _bundled("LoopShape+or-pred+exits")
+    src = generate(t).source
+    assert re.search(r'"or\.b32 %0, %1, %2;"', src) and '"or.pred' not in src
+
+
+@pytest.mark.skipif(missing_reason("nvcc") is not None, reason=str(missing_reason("nvcc")))
+def test_predicate_logic_programs_compile(tmp_path):
+    from checker.harness.build import build_cubins
+    progs = [generate(t) for t in _bundled("LoopShape+or-pred+exits", "LoopShape+and-pred+hangs")]
+    assert not [b for b in build_cubins(progs, tmp_path, jobs=1) if isinstance(b, HarnessError)]
