@@ -8,7 +8,8 @@ UNKNOWN ("too large", or the solver limit that stopped it), with the limit named
 raises it, and the batch goes on.
 
     limit                  default     bounds                                            checked in
-    yaml_bytes           1_000_000     size of one litmus file                           checker.front.litmus
+    yaml_bytes           1_000_000     size of one litmus file (a matrix: its rows times checker.front.litmus
+                                       the test's text, as if written out)
     yaml_depth                  32     nesting of YAML mappings and lists                checker.front.yamlsafe
     threads                     32     threads of one test                               checker.front.litmus
     instructions                64     instructions of one thread                        checker.front.litmus

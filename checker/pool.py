@@ -51,7 +51,8 @@ from .errors import CheckerError
 # Test-only fault injection: PTXMC_TEST_FAULT="exit:NAME,kill:NAME,hang:NAME,raise:NAME" makes a
 # worker os._exit, SIGKILL itself, sleep forever or raise a plain exception when it is given the
 # job whose `fault_key` is NAME. It acts only inside worker processes, never in a parent. A hang
-# first creates the file PTXMC_TEST_FAULT_MARK names, if set, so a test knows the worker is there.
+# first creates the file PTXMC_TEST_FAULT_MARK names, if set, so a test knows the worker is there;
+# `hang1:NAME` hangs only while that file does not exist yet (the job's second run goes through).
 FAULT_ENV = "PTXMC_TEST_FAULT"
 FAULT_MARK_ENV = "PTXMC_TEST_FAULT_MARK"
 
@@ -124,7 +125,9 @@ def inject_fault(key: str) -> None:
             os._exit(3)
         if action == "kill":
             os.kill(os.getpid(), signal.SIGKILL)
-        if action == "hang":
+        if action == "hang1" and os.path.exists(os.environ.get(FAULT_MARK_ENV) or ""):
+            continue
+        if action in ("hang", "hang1"):
             if os.environ.get(FAULT_MARK_ENV):
                 open(os.environ[FAULT_MARK_ENV], "w").close()
             while True:

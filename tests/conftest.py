@@ -1,6 +1,10 @@
 """Shared fixtures: the bundled suites, loaded once per session."""
 from __future__ import annotations
 
+import os
+import tempfile
+from pathlib import Path
+
 import pytest
 
 from checker import LITMUS_DIR
@@ -19,12 +23,12 @@ def bundled_tests():
 
 
 def straight_line_tests():
-    """The bundled tests one event structure describes: no control flow, no hang question, and
-    barriers that meet in exactly one way (the others are judged path by path and schedule by
-    schedule by checker.verdict.paths)."""
-    from checker.verdict.check import by_paths
+    """The bundled tests one event structure describes (no control flow, no hang question, barriers
+    that meet in exactly one way): a performance filter for tests that lower or enumerate each
+    test by hand; every command and API call answers the others too (checker.verdict.open)."""
+    from checker.unfold.variants import needs_variants
 
-    return [t for t in bundled_tests() if not by_paths(t)]
+    return [t for t in bundled_tests() if not needs_variants(t)]
 
 
 def test_id(t) -> str:
@@ -36,3 +40,35 @@ def ptx_model():
     from checker.resources import resolve_model
 
     return resolve_model("ptx")
+
+
+@pytest.fixture
+def deep_root():
+    """An empty folder for trees deeper than the interpreter's recursion limit, removed at teardown.
+
+    It is made outside pytest's temporary tree: pytest removes old sessions' folders with
+    shutil.rmtree, which recurses once per level, so a 1,000-level tree that a killed run (SIGKILL,
+    a crashed xdist worker) left there ended a later session with RecursionError. Teardown removes
+    the tree deepest first, with a loop (no recursion)."""
+    root = Path(tempfile.mkdtemp(prefix="ptxmc-deep-"))
+    try:
+        yield root
+    finally:
+        remove_tree(root)
+
+
+def remove_tree(root: Path) -> None:
+    """Delete `root` and everything below it without recursion: files and links as they are met,
+    then the folders, deepest first."""
+    folders, stack = [], [str(root)]
+    while stack:
+        d = stack.pop()
+        folders.append(d)
+        with os.scandir(d) as it:
+            for e in it:
+                if e.is_dir(follow_symlinks=False):
+                    stack.append(e.path)
+                else:
+                    os.unlink(e.path)
+    for d in reversed(folders):
+        os.rmdir(d)

@@ -73,13 +73,14 @@ def test_diff_gives_the_same_bytes_as_the_local_pool(tmp_path):
 def test_a_crash_or_a_hang_costs_only_its_test(tmp_path):
     out = tmp_path / "r.json"
     fault = "exit:MP+rel.gpu+acq.gpu+sameCluster,hang:MP+rel.sys+acq.sys+sameCTA"
-    r = ptxmc("run", str(MP), "--jobs", "2", "--executor", "dask", "--timeout", "2", "--no-timing",
+    # --timeout 10, not 2: the 76 other tests must answer within it on a busy machine too
+    r = ptxmc("run", str(MP), "--jobs", "2", "--executor", "dask", "--timeout", "10", "--no-timing",
               "--format", "json", "-o", str(out), env={"PTXMC_TEST_FAULT": fault})
     assert r.returncode == 1, r.stderr
     res = {x["name"]: x for x in json.loads(out.read_text())["results"]}
     crashed, hung = res.pop("MP+rel.gpu+acq.gpu+sameCluster"), res.pop("MP+rel.sys+acq.sys+sameCTA")
     assert crashed["status"] == "error" and crashed["message"].startswith("worker crashed")
-    assert hung["status"] == "unknown" and hung["message"].startswith("timeout: no answer within 2 s")
+    assert hung["status"] == "unknown" and hung["message"].startswith("timeout: no answer within 10 s")
     assert len(res) == 76 and all(x["status"] == "pass" for x in res.values())
 
 
@@ -93,7 +94,7 @@ def test_ctrl_c_keeps_the_finished_results_and_leaves_no_process(tmp_path):
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                          preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
-        deadline = time.monotonic() + 180
+        deadline = time.monotonic() + 300
         while not mark.exists():
             assert p.poll() is None, p.communicate()
             assert time.monotonic() < deadline
@@ -120,3 +121,40 @@ def test_an_unreachable_scheduler_is_a_usage_error():
     assert r.returncode == 2
     assert "ptxmc: --executor dask: cannot start or reach the scheduler tcp://127.0.0.1:9" in r.stderr
     assert "Traceback" not in r.stderr
+
+
+def test_killed_workers_do_not_stall_the_run(tmp_path):
+    # D12 (review 3): SIGKILL both workers while one hangs on a test. A chunk queued on a dead
+    # worker could stay pending until its hard time bound (750 s at --timeout 600) before it ran
+    # again (timing-dependent: this run does not always reach that state, so the test does not
+    # always fail without the fix). The chunks of a departed worker are now lost at once; the
+    # run must end with every test answered (the hanging test hangs only once). The subprocess
+    # timeout is a safety net below the old stall, not a measurement.
+    out, mark = tmp_path / "r.json", tmp_path / "hanging"
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "PTXMC_TEST_FAULT": "hang1:MP+rel.gpu+acq.gpu+sameCTA",
+           "PTXMC_TEST_FAULT_MARK": str(mark)}
+    env.pop("PTXMC_DEBUG", None)
+    p = subprocess.Popen([sys.executable, "-m", "checker", "run", str(MP), "--jobs", "2", "--executor", "dask",
+                          "--timeout", "600", "--no-timing", "--format", "json", "-o", str(out)], cwd=ROOT, env=env,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 300                    # a safety net: the mark comes in seconds
+        while not mark.exists():
+            assert p.poll() is None, p.communicate()
+            assert time.monotonic() < deadline
+            time.sleep(0.1)
+        workers = [c for c in psutil.Process(p.pid).children() if "spawn_main" in " ".join(c.cmdline())]
+        assert len(workers) == 2, [c.cmdline() for c in psutil.Process(p.pid).children()]
+        for w in workers:
+            w.kill()
+        _, stderr = p.communicate(timeout=600)
+    finally:
+        p.kill()
+    assert p.returncode in (0, 1), stderr
+    assert "Traceback" not in stderr and "internal error" not in stderr, stderr
+    res = {x["name"]: x for x in json.loads(out.read_text())["results"]}
+    assert len(res) == 78
+    # every test answered: a test of a dead worker's chunk is either run again (pass) or, if it
+    # was the one running alone when the worker died, reported as its crash
+    assert all(x["status"] == "pass" or x["message"].startswith("worker crashed") for x in res.values()), \
+        [(n, x["status"], x["message"]) for n, x in res.items() if x["status"] != "pass"]

@@ -24,7 +24,7 @@ ATTN = KERNELS / "triton" / "triton_attn_fwd_ws.sm100a.ptx"
 # Kernels whose as-compiled skeleton has undefined behaviour under ptxmc's model, with the
 # flags; docs/extract.md#findings says why (each is a decision of docs/model.md).
 FINDINGS = {"gluon_bw_ws_matmul.sm100a.ptx": {"InFlight", "MbarrierRange", "MixedSizeRace"}}
-SLOW = {"triton_attn_fwd_ws.sm100a.ptx"}        # extracted in its own test; its check takes minutes
+REFUSED = {"triton_attn_fwd_ws.sm100a.ptx"}     # refused with the PTX lines: its own test below
 
 
 def test_module_reads_a_whole_ptx_file():
@@ -81,6 +81,49 @@ def test_bad_input_names_the_line(tmp_path, text, message):
     assert message in str(e.value)
     if "not a PTX" not in message:
         assert re.search(r"bad\.ptx:\d+", str(e.value)) and e.value.where.line > 1
+
+
+def test_nvcc_negative_offsets_and_parameter_byte_counts(tmp_path):
+    """nvcc prints `[%rd2+-16]`; CUTLASS keeps the expect_tx byte count in its Params: the
+    skeleton's own count (one box per copy that follows) replaces it."""
+    text = """.version 8.0
+.target sm_90a
+.address_size 64
+.visible .entry k(.param .align 64 .b8 k_param_0[128], .param .u32 k_param_1)
+.reqntid 32
+{
+  .shared .align 128 .b8 tile[1024];
+  .shared .align 8 .b8 mb[8];
+  .reg .b32 %r<8>;
+  .reg .b64 %rd<4>;
+  .reg .pred %p<3>;
+  mov.b64 %rd1, k_param_0;
+  add.s64 %rd2, %rd1, 16;
+  ld.param.u32 %r1, [%rd2+-16];
+  ld.param.u32 %r2, [k_param_1];
+  mov.u32 %r3, %tid.x;
+  setp.ne.s32 %p1, %r3, 0;
+  @%p1 bra DONE;
+  mbarrier.init.shared::cta.b64 [mb], 1;
+  mbarrier.arrive.expect_tx.shared::cta.b64 _, [mb], %r2;
+  cvta.param.u64 %rd3, %rd1;
+  mov.u32 %r4, 0;
+  cp.async.bulk.tensor.1d.shared::cta.global.mbarrier::complete_tx::bytes [tile], [%rd3, {%r4}], [mb];
+  W: mbarrier.try_wait.parity.shared::cta.b64 %p2, [mb], 0;
+  @!%p2 bra W;
+  ld.shared.u32 %r5, [tile];
+DONE:
+  ret;
+}
+"""
+    f = tmp_path / "k.ptx"
+    f.write_text(text)
+    [x] = extract_file(str(f), out_dir=str(tmp_path / "out"))
+    body = Path(x.path).read_text()
+    assert "mbarrier.arrive.expect_tx.shared::cta.b64 _, [mb0], 16" in body
+    assert "expect_tx a parameter's bytes taken to cover the 1 tensor copy" in body
+    assert x.skeleton.checks == ["t0:r1!=1"]
+    assert x.check(jobs=0).ok
 
 
 def test_unknown_kernel_lists_the_kernels(capsys):
@@ -182,6 +225,20 @@ def test_cluster_kernel_and_its_release(tmp_path):
     assert rep.mutants_caught == ["w0_1_c0-L40-1-relaxed-arrive"]
 
 
+def test_hang_check_of_the_cluster_kernel(tmp_path, capsys):
+    """--hang adds `hang: forbidden`: the two cluster barriers of both CTAs complete."""
+    assert main(["extract", str(CLUSTER), "-o", str(tmp_path), "--hang"]) == 0
+    assert "hang: forbidden" in (tmp_path / "cluster_dsmem.yaml").read_text()
+    assert "no hang)" in capsys.readouterr().out
+
+
+def test_output_folder_of_someone_else_is_refused(tmp_path, capsys):
+    (tmp_path / "mine.txt").write_text("keep")
+    assert main(["extract", str(CLUSTER), "-o", str(tmp_path), "--no-check"]) == 2
+    assert "--force" in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["mine.txt"]
+
+
 def test_cli_writes_and_checks(tmp_path, capsys):
     assert main(["extract", str(CLUSTER), "-o", str(tmp_path)]) == 0
     out = capsys.readouterr().out
@@ -189,7 +246,7 @@ def test_cli_writes_and_checks(tmp_path, capsys):
     assert (tmp_path / "cluster_dsmem.yaml").exists()
 
 
-@pytest.mark.parametrize("ptx", sorted(p for p in KERNELS.rglob("*.ptx") if p.name not in SLOW), ids=lambda p: p.name)
+@pytest.mark.parametrize("ptx", sorted(p for p in KERNELS.rglob("*.ptx") if p.name not in REFUSED), ids=lambda p: p.name)
 def test_corpus_extracts_and_checks(tmp_path, ptx):
     assert ptx.stat().st_size < 300_000
     for x in extract_file(str(ptx), out_dir=str(tmp_path)):
@@ -238,11 +295,14 @@ def test_gluon_blackwell_findings_are_the_two_missing_fences(tmp_path):
     assert {u.flag for u in as_compiled.undefined} == {"InFlight", "MixedSizeRace"}
 
 
-def test_triton_attention_extracts_with_a_chosen_trip_count(tmp_path):
+def test_triton_attention_is_refused_where_it_reuses_an_mbarrier(tmp_path):
     """Triton's automatic warp specialization peels its loop on N_CTX > 0 and N_CTX > 128: the
-    extractor sets N_CTX so that the loop runs the unrolled number of times, and says so."""
-    [x] = extract_file(str(ATTN), out_dir=str(tmp_path), iterations=2)
-    sk = x.skeleton
-    assert "parameter attn_fwd_param_21 taken as 256" in sk.notes
-    assert len(sk.roles) >= 4 and sum(r.size for r in sk.roles) <= 384
-    assert any(ln.kind == "tc_mma" for r in sk.roles for ln in r.lines)
+    extractor sets N_CTX so that the loop runs the unrolled number of times (else the parity at
+    line 1643 is unknown). The kernel then reuses the bytes of an invalidated mbarrier
+    (global_smem+0: init L86, inval L117) for the Tensor Memory address and the epilogue's tile:
+    refused with both lines, never merged into one location."""
+    with pytest.raises(LitmusError) as e:
+        extract_file(str(ATTN), out_dir=str(tmp_path), iterations=2)
+    msg = str(e.value)
+    assert "mbarrier at L86" in msg and "memory reused across lifetimes" in msg
+    assert re.search(r"triton_attn_fwd_ws\.sm100a\.ptx:\d+", msg)

@@ -240,3 +240,57 @@ def test_b2_c4_hw_run_needs_neither_lark_nor_z3_and_says_expectations_only(tmp_p
     compare_txt = (tmp_path / "o" / "compare.txt").read_text()
     assert compare_txt.startswith("EXPECTATIONS ONLY: the model could not run here")
     assert proc.returncode == 1                     # never a silent pass without the model
+
+
+def test_c10_resume_under_another_configuration_runs_again(tmp_path, capsys):
+    out = str(tmp_path / "o")
+    base = ["hw", "run", "--fake-device", "", "-o", out, "--controls", "--name", "CTRL+MP+relaxed"]
+    assert main(base) == 0
+    assert main([*base, "--resume"]) == 0
+    assert "ran 0, resumed 1" in capsys.readouterr().out
+    assert main([*base, "--resume", "--device", "h100"]) == 0        # same target, another configuration
+    assert "ran 1, resumed 0" in capsys.readouterr().out
+
+
+def test_c8_report_reads_a_litmus7_log(tmp_path):
+    from checker.harness import litmus7
+    (t,) = _bundled("MP+rel.gpu+acq.gpu+sameCTA")
+    names = tuple(str(v) for v in __import__("checker.harness.space", fromlist=["x"]).observed_vars(t))
+    h = histogram.make(t.name, names, [(tuple((n, 0) for n in names), 50)], time_s=1.0, device="stand-in GPU")
+    log = tmp_path / "hw.log"
+    log.write_text(litmus7.log([h], {t.name: t}))
+    out = tmp_path / "rep"
+    assert main(["report", str(LITMUS_DIR / "core" / "MP.yaml"), "--hw", str(log), "--out", str(out),
+                 "--layout", "builtin"]) in (0, 1)
+    doc = json.loads((out / "report.json").read_text())
+    (hw,) = [x["hardware"] for x in doc["tests"] if x["name"] == t.name]
+    assert hw["verdict"] == "gap" and hw["instances"] == 50
+
+
+# -- paths the thread's own registers rule out (a %tid dispatch) -----------------------------------
+
+def test_reachable_follows_guards_the_registers_decide():
+    from checker.harness.flow import reachable
+    (t,) = _bundled("LoopShape+tid-dispatch+exits")
+    t0, t1 = t.threads
+    assert reachable(t, t0) == {0, 1, 2, 3, 4, 5}                   # tid 0: the producer side only
+    assert reachable(t, t1) == {0, 1, 2, 6, 7, 8, 9, 10}            # tid 32: the consumer side only
+    from checker.front.litmus import load_text
+    (free,) = load_text("name: free\nsource: tests\nthreads:\n  P0:\n    at: gpu0.cta0\n    code:\n"
+                        "      - ld.global r0, [x]\n      - setp.eq.s32 p, r0, 1\n      - '@p bra L'\n"
+                        "      - st.global [y], 1\n      - 'L:'\n      - st.global [z], 1\n")
+    assert not isinstance(free, LitmusError), free
+    assert reachable(free, free.threads[0]) == {0, 1, 2, 3, 4}       # a loaded value decides nothing
+
+
+@pytest.mark.skipif(missing_reason("nvcc", "nvdisasm") is not None, reason=str(missing_reason("nvcc", "nvdisasm")))
+def test_the_sass_check_asks_nothing_of_a_path_ptxas_may_delete(tmp_path):
+    from checker.harness.build import build
+    from checker.harness.sass import check_fences, disassemble
+    (t,) = _bundled("LoopShape+tid-dispatch+exits")
+    p = generate(t)
+    checks = check_fences(t, p, disassemble(build(p, tmp_path, "cubin").output))
+    assert all(c.ok for c in checks), "\n".join(map(str, checks))
+    dead = {(c.thread, c.index) for c in checks if "unreachable" in c.expected}
+    assert dead == {("T0", 6), ("T0", 10), ("T1", 3), ("T1", 4)}
+    assert {(c.thread, c.index) for c in checks if c.kind == "access" and c.found} >= {("T0", 3), ("T1", 10)}

@@ -76,6 +76,9 @@ def test_ptx_block_is_statements_with_their_lines():
     (".shared .b8 buf[16];", 10, "directive '.shared' is not accepted"),
     ("mov.u32 %r1, %ntid.x;\n      st.global.b32 [x], %r1;", 10, "holds a value the test does not determine"),
     ("elect.sync %r1|%r0, 0x2;", 10, "is not in membermask"),
+    ("setmaxnreg.inc.sync.aligned.u32 20;", 10, "a multiple of 8 from 24 to 256, not 20"),
+    ("setmaxnreg.dec.sync.aligned.u32 100;", 10, "a multiple of 8 from 24 to 256, not 100"),
+    ("setmaxnreg.inc.sync.aligned.u32 %r1;", 10, "must be an integer"),
     ("activemask.b32 %r1;\n      st.global.b32 [x], %r1;", 11, "which lanes of the warp are active"),
     ("ldmatrix.sync.aligned.m8n8.x1.trans.shared.b16 {%r1}, [s];", 10, ".trans is not modelled"),
     ("mbarrier.arrive.release.cluster.shared::cluster.multicast::cluster.b64 _, [s], 3;", 10,
@@ -203,8 +206,8 @@ def test_malformed_special_registers(text, message):
 
 
 def test_hints_and_warp_instructions_have_no_events():
-    """prefetch, prefetchu, cp.async.bulk.prefetch, nanosleep, activemask, elect.sync and
-    griddepcontrol.launch_dependents lower to no events at all."""
+    """prefetch, prefetchu, cp.async.bulk.prefetch, nanosleep, activemask, elect.sync, setmaxnreg
+    and griddepcontrol.launch_dependents lower to no events at all."""
     from checker.isa.registry import lower
     t = _one("""
 name: E
@@ -214,7 +217,38 @@ threads:
     at: gpu0.cta0
     code: ["prefetch.global.L2 [x]", "prefetch.tensormap [tm]", "prefetchu.L1 [x]", "nanosleep.u32 7",
            "cp.async.bulk.prefetch.L2.global [x], 16", "activemask.b32 r1", "elect.sync r2|p, 0xffffffff",
-           "griddepcontrol.launch_dependents", "ld.global.L1::evict_last.b32 r3, [x]"]
+           "griddepcontrol.launch_dependents", "setmaxnreg.dec.sync.aligned.u32 24",
+           "setmaxnreg.inc.sync.aligned.u32 256", "ld.global.L1::evict_last.b32 r3, [x]"]
 """)
     es = lower(t)
     assert [e.kind for e in es.events if e.thread == "P0"] == ["R"]
+
+
+@pytest.mark.parametrize("p1_at, refused", [("gpu0.cta0.warp3", True), ("gpu0.cta0.warp4", False),
+                                            ("gpu0.cta1.warp0", False)])
+def test_setmaxnreg_thread_stands_for_its_warpgroup(p1_at, refused):
+    """Every warp of a warpgroup executes the same setmaxnreg (undefined otherwise): a litmus
+    thread running it stands for its warpgroup, so another litmus thread in the same warpgroup
+    (warps 0-3 of one CTA) is refused with its line, and one in the next warpgroup or CTA is not."""
+    t = _one(f"""
+name: W
+memory: {{x: 0}}
+threads:
+  P0:
+    at: gpu0.cta0.warp0
+    ptx: |
+      setmaxnreg.dec.sync.aligned.u32 40;
+      st.global.b32 [x], 1;
+  P1:
+    at: {p1_at}
+    ptx: |
+      .reg .b32 %r<2>;
+      ld.global.b32 %r1, [x];
+expect:
+  allowed: ["P1:r1=0", "P1:r1=1"]
+""")
+    r = check_test(t, PTX)
+    if refused:
+        assert r.status == "error" and "t.yaml:8:" in r.message and "P1 is in P0's warpgroup" in r.message, r.message
+    else:
+        assert r.status == "pass", r.message

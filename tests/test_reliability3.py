@@ -153,35 +153,18 @@ def test_non_finite_or_negative_budgets_are_refused(argv, message):
 
 # ========================================== D15, D24, D25: import and export, hostile input ==
 
-def test_import_of_a_very_deep_folder(tmp_path):
-    # Path.rglob and Path.mkdir(parents=True) recurse once per level: RecursionError
-    p = tmp_path / "in"
+def test_import_of_a_very_deep_folder(deep_root):
+    # Path.rglob and Path.mkdir(parents=True) recurse once per level: RecursionError.
+    # deep_root (tests/conftest.py) is outside pytest's tree and removed without recursion.
+    p = deep_root / "in"
     p.mkdir()
     for _ in range(1200):                  # level by level: mkdir(parents=True) recurses too
         p = p / "d"
         p.mkdir()
     (p / "t.litmus").write_text("PTX MP\n{\nx=0;\n}\n P0@cta 0,gpu 0 | P1@cta 1,gpu 0 ;\n"
                                 " st.weak x, 1 | ld.weak r0, x ;\nexists (P1:r0 == 1)\n")
-    try:
-        code, out, err = ptxmc("import", "--from", "dat3m", tmp_path / "in", "-o", tmp_path / "out")
-        assert code == 0 and "1 converted, 0 skipped" in out, (out, err)
-    finally:                               # pytest's own cleanup (shutil.rmtree) would recurse
-        _remove_deep(tmp_path)
-
-
-def _remove_deep(root: Path) -> None:
-    """Delete everything below `root`, deepest first, with a loop."""
-    order, stack = [], [root]
-    while stack:
-        d = stack.pop()
-        order.append(d)
-        for e in os.scandir(d):
-            if e.is_dir(follow_symlinks=False):
-                stack.append(Path(e.path))
-            else:
-                os.unlink(e.path)
-    for d in reversed(order[1:]):
-        os.rmdir(d)
+    code, out, err = ptxmc("import", "--from", "dat3m", deep_root / "in", "-o", deep_root / "out")
+    assert code == 0 and "1 converted, 0 skipped" in out, (out, err)
 
 
 def test_import_escapes_control_characters_of_skipped_names(tmp_path):

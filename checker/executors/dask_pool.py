@@ -87,6 +87,8 @@ POLL_SECONDS = 0.5
 # How often the list of workers is asked for again (a remote cluster may gain workers); at once
 # after a worker died or was restarted.
 WORKERS_SECONDS = 5.0
+# How long a run waits with no worker at all (every one killed, none restarted) before giving up.
+NO_WORKER_SECONDS = 300.0
 
 
 def _run(fn, job) -> pool.Outcome:
@@ -204,11 +206,48 @@ def _drive(client, fn, jobs, hard_timeout, on_done) -> None:
         queue.extendleft(reversed(s.indices[:cut]))
         suspects.extend(s.indices[cut:])
 
+    def departed(w: str) -> None:
+        """w left the cluster (killed, restarted: a restarted worker has a new address): its
+        unfinished chunks are lost now. Dask does not move a chunk queued on a dead worker to the
+        others; waiting for its hard bound stalled the run for minutes (review 3, D12)."""
+        ss = slots.get(w, [])
+        head = True                                # the first unfinished chunk: it may have run
+        for s in list(ss):
+            if s.done or s.fut.status == "finished":
+                s.done = True                      # its outcome is in: collected as usual
+                continue
+            s.fut.cancel()
+            _drop(ss, s, by_tag)
+            if s.suspect:
+                alone.discard(w)
+                if s.started >= 0:                 # it ran alone: its worker died under it
+                    on_done(s.indices[0], pool.Crashed(None))
+                else:                              # never started: it runs elsewhere
+                    suspects.appendleft(s.indices[0])
+            elif head:
+                lost(s, True)
+            else:                                  # queued behind the head (one thread): never started
+                queue.extendleft(reversed(s.indices))
+            head = False
+
+    def wait_for_a_worker() -> None:
+        try:
+            client.wait_for_workers(1, timeout=CONNECT_SECONDS)
+        except Exception as e:                     # noqa: BLE001 - Dask's TimeoutError and the like
+            if time.monotonic() - idle_since[0] > NO_WORKER_SECONDS:
+                raise CheckerError(f"--executor dask: no worker for {NO_WORKER_SECONDS:g} s "
+                                   f"({type(e).__name__}: {e})") from None
+
+    idle_since = [time.monotonic()]
     client.subscribe_topic(topic, lambda ev: inbox.put(("start", ev[1])))
     try:
         while queue or suspects or any(slots.values()):
             if not known or time.monotonic() - known_at > WORKERS_SECONDS:
                 known, known_at = _workers(client), time.monotonic()
+                for w in [w for w in slots if w not in known]:
+                    departed(w)
+            if known:
+                idle_since[0] = time.monotonic()
             for w in known:
                 mine = slots.setdefault(w, [])
                 if w in alone:
@@ -220,7 +259,7 @@ def _drive(client, fn, jobs, hard_timeout, on_done) -> None:
                 while queue and len(mine) < DEPTH and not suspects:
                     give(w, [queue.popleft() for _ in range(min(chunk_size(), len(queue)))], False)
             if not any(slots.values()):
-                client.wait_for_workers(1, timeout=CONNECT_SECONDS)
+                wait_for_a_worker()
                 known = []
                 continue
             now = time.monotonic()

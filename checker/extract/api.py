@@ -191,7 +191,9 @@ def _with_parameter(mod, fn, n, block, cluster, params, name, first_error):
             sk = extract(mod, fn, iterations=n, block=block, cluster=cluster, params=trial)
         except Refused as e:
             m = re.search(r"\(parameter (\w+)\)", e.message)
-            if m is None or m.group(1) in trial:
+            if m is None:
+                raise               # not about a parameter: another value would not help
+            if m.group(1) in trial:
                 continue
             try:
                 sk = _with_parameter(mod, fn, n, block, cluster, trial, m.group(1), e)

@@ -603,6 +603,16 @@ class Machine:
         st.bars[bid] += 1
         self._event(st, s, ins, "barrier", id=bid, count=count, mode=mode)
 
+    def _tx(self, st, s, o) -> int | str:
+        """An expect_tx byte count: a constant, or (CUTLASS keeps it in Params) a parameter's value,
+        which the skeleton replaces by its own count of the copies that follow anyway."""
+        v = self._val(st, o, s)
+        if isinstance(v, int):
+            return v
+        if isinstance(v, Unk) and v.why.startswith("param"):
+            return "a parameter's"
+        raise Refused(f"the byte count is not a constant on this path ({getattr(v, 'why', v)})", self._loc(s))
+
     def _mbarrier(self, st, s, ins: Instr) -> None:
         q, ops = ins.qualifiers, ins.operands
         kind = q[0] if q else ""
@@ -615,7 +625,7 @@ class Machine:
             tx = None
             count = 1
             if "expect_tx" in q:
-                tx = self._int(st, s, ops[2], "byte count")
+                tx = self._tx(st, s, ops[2])
                 if len(ops) > 3:
                     count = self._int(st, s, ops[3], "arrival count")
             elif len(ops) > 2:
@@ -624,7 +634,7 @@ class Machine:
             self._event(st, s, ins, "mb_arrive", mb=mb, count=count, tx=tx, drop=kind == "arrive_drop")
         elif kind in ("expect_tx", "complete_tx"):
             mb = self._shared_loc(st, s, ops[0], space, "mbarrier")
-            self._event(st, s, ins, "mb_" + kind, mb=mb, tx=self._int(st, s, ops[1], "byte count"))
+            self._event(st, s, ins, "mb_" + kind, mb=mb, tx=self._tx(st, s, ops[1]))
         elif kind in WAITS:
             mb = self._shared_loc(st, s, ops[1], space, "mbarrier")
             if "parity" not in q:

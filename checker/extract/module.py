@@ -370,7 +370,8 @@ def _body(fn: Function, toks: list[_Tok], i: int, mod: Module, path: str) -> int
             fn.body.append(Stmt(t.line, t.text, label=lab))
             continue
         where = SourceLoc(path, t.line, t.text)
-        ins = parse_instr(t.text, where, known)
+        text = re.sub(r"\+\s*-(?=\s*\d)", "-", t.text)        # nvcc prints [%rd2+-16]
+        ins = parse_instr(text, where, known)
         ins = _renamed(ins, chain, rename, resolve_label)
         fn.body.append(Stmt(t.line, t.text, instr=ins))
     return i

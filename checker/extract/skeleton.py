@@ -278,6 +278,7 @@ def _emit(sk: Skeleton, anchors, layout: Layout, nthreads: int) -> None:
 
     # names of the pieces
     mbars = {_region(e.get("mb"), anchors) for r in sk.roles for e in r.trace.events if e.get("mb") is not None}
+    _no_reuse(sk, anchors, mbars)
     names: dict[tuple, str] = {}
     used = set()
     for r in sk.roles:
@@ -595,6 +596,29 @@ def _emit(sk: Skeleton, anchors, layout: Layout, nthreads: int) -> None:
             else:
                 raise Refused(f"no emission for {k}", SourceLoc(sk.path, e.line, e.text))
             prev_smem = None
+
+
+def _no_reuse(sk: Skeleton, anchors, mbars) -> None:
+    """Shared memory that is an mbarrier for a while and data at another time (an mbarrier
+    invalidated and its bytes reused for a tile or a Tensor Memory address) would need one
+    litmus location per lifetime; merging them is refused by ptxmc and splitting them could hide
+    a race between the lifetimes. Refused, with both lines."""
+    for r in sk.roles:
+        for e in r.trace.events:
+            for k in ("loc", "dst", "src"):
+                loc = e.get(k)
+                if loc is None or _region(loc, anchors) not in mbars:
+                    continue
+                mb_use = next(e2 for r2 in sk.roles for e2 in r2.trace.events
+                              if e2.get("mb") is not None and _region(e2.get("mb"), anchors) == _region(loc, anchors))
+                raise Refused(f"these shared bytes are an mbarrier at L{mb_use.line} ('{_clip(mb_use.text)}') and data "
+                              "here: memory reused across lifetimes (mbarrier.inval, then data) is not modelled by "
+                              "ptxmc extract yet", SourceLoc(sk.path, e.line, e.text))
+
+
+def _clip(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def _following(events: list[Event], i: int, mb: tuple, anchors):

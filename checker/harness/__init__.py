@@ -14,10 +14,12 @@
     devicecheck  GPU / target / driver fit, before building
     run       GPU detection, one program run -> Histogram
     runner    a suite test by test: histograms.jsonl, --resume, --budget, --devices, --prebuilt
+    bundle    `hw pack`: every program built and checked into multi-test executables + manifest
+    bundle_run  the bundle's run.py (standard library only): runs it within a deadline on the GPU
     fakegpu   a simulated GPU for the plumbing tests (output labelled SIMULATED)
     histogram JSON histograms; litmus7   litmus7-format logs, written and read
     compare   histograms x model verdicts: violation / coverage gap / ok, positive controls
-    controls  the positive controls;     cli   `ptxmc hw gen|build|run|import|compare`
+    controls  the positive controls;     cli   `ptxmc hw gen|build|pack|run|import|compare`
 """
 __all__ = ["Program", "generate", "target_for", "unsupported", "find_toolchain"]
 

@@ -387,8 +387,10 @@ def _expectations_only(unavailable: list[str]) -> str:
 
 def cmd_pack(args) -> int:
     from ..cliargs import jobs_of
-    from .bundle import CHUNK, bundle_size, pack
+    from .bundle import CHUNK, PROFILES, bundle_size, pack
     args.jobs = jobs_of(args.jobs, zero=None)
+    if args.profile not in PROFILES:
+        raise HarnessError(f"--profile {args.profile}: unknown (known: {', '.join(PROFILES)})")
     if args.chunk is not None and args.chunk < 1:
         raise HarnessError(f"--chunk {args.chunk}: must be at least 1")
     cfg = _config(args.device)
@@ -429,32 +431,13 @@ def _load_any(files, tests, incomplete: list | None = None) -> list:
     """Histograms from ptxmc JSON/JSONL files, litmus7 logs (.log / 'Test ' first line) and the
     results folders of a bundle's run.py (histograms.jsonl; what status.json says failed or was
     not run is appended to `incomplete`)."""
-    from . import histogram
-    from .litmus7 import parse_log
+    from .litmus7 import load_any
     out = []
     for f in files:
         p = Path(f)
-        if p.is_dir():
-            if not (p / "histograms.jsonl").is_file():
-                raise HarnessError(f"{p}: a folder without histograms.jsonl (a bundle run's results folder?)")
-            out += histogram.load(p / "histograms.jsonl", allow_simulated=True)
-            if (p / "status.json").is_file() and incomplete is not None:
-                incomplete += _run_status(p)
-            continue
-        head = ""
-        try:
-            with open(p, "rb") as fh:
-                head = fh.read(5).decode("utf-8", "replace")
-        except OSError:
-            pass
-        if p.suffix == ".log" or head.startswith("Test "):
-            try:
-                text = p.read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError) as e:
-                raise HarnessError(f"{p}: cannot read: {e}")
-            out += parse_log(text, tests, str(p))
-        else:
-            out += histogram.load(p, allow_simulated=True)
+        out += load_any(p, tests, allow_simulated=True)
+        if p.is_dir() and (p / "status.json").is_file() and incomplete is not None:
+            incomplete += _run_status(p)
     return out
 
 

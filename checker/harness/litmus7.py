@@ -24,10 +24,11 @@ litmus7 does; the reader accepts `1:r0`, `P1:r0` and `[x]`.
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 from ..ast import LitmusTest
 from ..errors import HarnessError
-from .histogram import Histogram, make
+from .histogram import Histogram, load, make
 from .space import eval_cond, fingerprint, observed_vars
 
 
@@ -220,3 +221,32 @@ def parse_log(text: str, tests: dict | None = None, where: str = "<log>") -> lis
     if not out:
         raise HarnessError(f"{where}: no 'Test NAME' block: not a litmus7 log")
     return out
+
+
+def load_any(path: str | Path, tests: dict | None = None, allow_simulated: bool = False) -> list[Histogram]:
+    """Histograms from any file the harness writes or reads: ptxmc JSON/JSONL, a litmus7 log (.log,
+    or a first line 'Test ...'; `tests`: name -> LitmusTest for its register names), or the results
+    folder of a bundle's run.py (its histograms.jsonl). SIMULATED ones refused unless allowed."""
+    p = Path(path)
+    if p.is_dir():
+        if not (p / "histograms.jsonl").is_file():
+            raise HarnessError(f"{p}: a folder without histograms.jsonl (a bundle run's results folder?)")
+        return load(p / "histograms.jsonl", allow_simulated)
+    head = ""
+    try:
+        with open(p, "rb") as fh:
+            head = fh.read(5).decode("utf-8", "replace")
+    except OSError:
+        pass
+    if p.suffix != ".log" and not head.startswith("Test "):
+        return load(p, allow_simulated)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as e:
+        raise HarnessError(f"{p}: cannot read: {e.strerror}")
+    except UnicodeDecodeError as e:
+        raise HarnessError(f"{p}: not UTF-8 text (byte {e.start}): not a litmus7 log")
+    hists = parse_log(text, tests, str(p))
+    if not allow_simulated and any(h.simulated for h in hists):
+        raise HarnessError(f"{p}: SIMULATED histograms (the fake device): not observations of a GPU")
+    return hists

@@ -122,11 +122,12 @@ class SuiteRun:
         return sum(1 for o in self.outcomes if o.status == status)
 
 
-def done_keys(path: Path) -> set[tuple[str, str, str, bool]]:
-    """(test, fingerprint, target, simulated) of the histograms already in a histograms.jsonl."""
+def done_keys(path: Path) -> set[tuple[str, str, str, bool, str]]:
+    """(test, fingerprint, target, simulated, configuration) of the histograms already in a
+    histograms.jsonl (review C10: a run under another configuration of the same target is not done)."""
     if not path.is_file():
         return set()
-    return {(h.test, h.fingerprint, h.target, h.simulated) for h in load(path, allow_simulated=True)}
+    return {(h.test, h.fingerprint, h.target, h.simulated, h.config.get("name", "")) for h in load(path, allow_simulated=True)}
 
 
 def earlier_results(jsonl: Path) -> str:
@@ -168,7 +169,7 @@ def run_suite(items: list[tuple[LitmusTest, Program]], outdir: Path, backend: Ba
             except queue.Empty:
                 return
             fp = fingerprint(t)
-            if (t.name, fp, p.target, backend.simulated) in done:
+            if (t.name, fp, p.target, backend.simulated, p.config.name) in done:
                 record(k, Outcome(t.name, "skipped", f"{t.name}: already in {jsonl.name} (--resume)"))
                 continue
             if budget_s is not None and time.monotonic() - start + per_test > budget_s:

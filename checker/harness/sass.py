@@ -233,6 +233,25 @@ def sass_by_line(disasm: str, function: str = "litmus_kernel", label: str | None
     return out
 
 
+def kernel_opcodes(disasm: str, label: str | None = None) -> list[str]:
+    """The opcodes of the program's litmus kernel, whatever file its line info names; with `label`
+    ('005-NAME.cu': the program inside a batch), only the kernel of that program's namespace
+    (mangled `8ptxmc_t513litmus_kernel...`)."""
+    m = re.match(r"(\d+)-", label or "")
+    ns = f"ptxmc_t{int(m.group(1))}" if m else None
+    want = f"{len(ns)}{ns}13litmus_kernel" if ns else "litmus_kernel"
+    out, inside = [], False
+    for text in disasm.splitlines():
+        f = _FUNC.match(text)
+        if f:
+            inside = want in f.group(1)
+            continue
+        i = _INSTR.match(text)
+        if inside and i:
+            out.append(opcode(i.group(1)))
+    return out
+
+
 def opcode(sass: str) -> str:
     """'@!P0 MEMBAR.SC.GPU ;' -> 'MEMBAR.SC.GPU'."""
     parts = sass.split()
@@ -244,11 +263,20 @@ def opcode(sass: str) -> str:
 def check_fences(test: LitmusTest, program: Program, disasm: str, label: str | None = None) -> list[FenceCheck]:
     """One FenceCheck per fence/barrier and per memory access of the test (`label`: its file name
     inside a batch), against the expectations for the program's target."""
+    from .flow import reachable
     lines = program.instr_lines()
     by_line = sass_by_line(disasm, label=label)
     out = []
     for t in test.threads:
+        live = reachable(test, t) if t.branches else None
         for idx, i in enumerate(t.code):
+            if live is not None and idx not in live and (expected_sass(i, program.target) is not None
+                                                         or expected_access(i, program.target) is not None):
+                # a path the thread's own registers rule out (a %tid dispatch): ptxas deletes it,
+                # as the model never runs it
+                out.append(FenceCheck(t.name, idx, i.text, "nothing: unreachable (guards decided by registers)",
+                                      (), True, kind="access" if expected_access(i, program.target) else "fence"))
+                continue
             n = lines.get((t.name, idx))
             found = tuple(opcode(s) for s in by_line.get(n, [])) if n else ()
             exp = expected_sass(i, program.target)
@@ -259,10 +287,10 @@ def check_fences(test: LitmusTest, program: Program, disasm: str, label: str | N
             acc = expected_access(i, program.target)
             if acc is not None and i.op == "wgmma":
                 # ptxas attributes an HGMMA to the line of a later instruction of the thread, or
-                # even to a line outside it (line info of hoisted code): count the program's HGMMAs
-                # (the harness emits none of its own) against the test's wgmma.mma_async
-                opcodes = [opcode(x) for ln in sorted(by_line) for x in by_line[ln]]
-                hits = [f for f in opcodes if re.search(acc[0], f)]
+                # even to another file (the __syncwarp intrinsic's header): count the HGMMAs of the
+                # program's kernel (the harness emits none of its own) against the test's
+                # wgmma.mma_async
+                hits = [f for f in kernel_opcodes(disasm, label) if re.search(acc[0], f)]
                 need = sum(1 for th in test.threads for j in th.code
                            if j.op == "wgmma" and j.qualifiers[:1] == ("mma_async",))
                 out.append(FenceCheck(t.name, idx, i.text, f"{need} HGMMA in the program", tuple(hits),

@@ -17,11 +17,12 @@ from ..errors import LitmusError, SourceLoc
 from . import syntax as ptx
 from ..model.builder import Builder, ThreadCtx
 from ..model.events import EventStructure
-from . import (address, async_copy, clc, core, flow, griddep, hints, matrix, mbarrier, proxy, special, tcgen05,
-               warp, wgmma)
+from . import (address, async_copy, clc, core, flow, griddep, hints, matrix, mbarrier, proxy, regalloc, special,
+               tcgen05, warp, wgmma)
 from .table import Family, check
 
-FAMILY_MODULES = (core, address, proxy, async_copy, mbarrier, clc, wgmma, tcgen05, warp, hints, matrix, griddep, flow)
+FAMILY_MODULES = (core, address, proxy, async_copy, mbarrier, clc, wgmma, tcgen05, warp, regalloc, hints, matrix,
+                  griddep, flow)
 
 
 class Registry:

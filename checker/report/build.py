@@ -160,12 +160,12 @@ def _run(todo, jobs: int, lim, out: list, on_result) -> None:
 
 def _compare(tests, items, hw_files) -> tuple:
     from ..harness.compare import compare, hang_from_result, verdicts_from_result
-    from ..harness.histogram import load
+    from ..harness.litmus7 import load_any
 
-    hists = [h for f in hw_files for h in load(f)]
+    by_name = {it.name: it for it in items if not isinstance(it, LitmusError)}
+    hists = [h for f in hw_files for h in load_any(f, by_name)]      # JSON, JSONL or a litmus7 log (review C8)
     model = {t.result.name: verdicts_from_result(t.result) for t in tests
              if t.result.status not in ("error", "unknown") and not t.result.undefined and t.result.outcomes}
-    by_name = {it.name: it for it in items if not isinstance(it, LitmusError)}
     complete = all(t.result.complete for t in tests)
     hangs = {t.result.name: hang_from_result(t.result) for t in tests}
     comps = compare(hists, model, by_name, complete, hangs=hangs)

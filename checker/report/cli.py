@@ -51,7 +51,7 @@ def handler(args) -> int:
     from .. import limits, outsafe
     from ..cliargs import check_options, check_paths, jobs_of, limits_of, model_files
     from ..errors import CheckerError
-    from ..harness.histogram import load as load_histograms
+    from ..harness.litmus7 import load_any as load_histograms
     from ..resources import LITMUS_DIR, bundled, resolve_model
     from .build import build
 

@@ -51,15 +51,18 @@ def signature(target: str, exc: BaseException) -> str:
     return f"{target} | {type(exc).__name__} | {where}"
 
 
-def run_target(name: str, n: int, seed: int, hang: float, failures: list, out) -> dict:
+def run_target(name: str, n: int, seed: int, hang: float, failures: list, out, stop_at: float = float("inf")) -> dict:
     target = TARGETS[name]
-    stats = {"inputs": 0, "failures": 0, "slowest": 0.0}
+    stats = {"inputs": 0, "failures": 0, "slowest": 0.0, "skipped": 0}
 
     @settings(max_examples=n, database=None, deadline=None, derandomize=False, phases=[Phase.generate],
               suppress_health_check=list(HealthCheck))
     @hseed(seed)
     @given(target.strategy())
     def body(x):
+        if time.time() >= stop_at:            # past --stop-at: the rest is not run (and not counted)
+            stats["skipped"] += 1
+            return
         stats["inputs"] += 1
         t0 = time.perf_counter()
         # CPU time bounds the work (a busy machine does not make an input "hang"); a wall-clock
@@ -96,10 +99,20 @@ def main(argv=None) -> int:
     ap.add_argument("--seed", type=int, default=int(time.time()) % 100_000)
     ap.add_argument("--out", default="fuzz-campaign", help="folder for failures.jsonl and summary.json")
     ap.add_argument("--only", default="", help="comma-separated target names")
+    ap.add_argument("--stop-at", default="", metavar="HH:MM",
+                    help="UTC time after which no input is run (the rest are counted as skipped): a campaign "
+                         "that must end by then still writes its summary with the exact numbers")
     ap.add_argument("--hang", type=float, default=60.0,
                     help="CPU seconds one input may take (and 10x that in wall-clock time, if it blocks)")
     args = ap.parse_args(argv)
     names = [n for n in args.only.split(",") if n] or list(TARGETS)
+    stop_at = float("inf")
+    if args.stop_at:
+        import datetime as dt
+
+        hh, mm = map(int, args.stop_at.split(":"))
+        now = dt.datetime.now(dt.timezone.utc)
+        stop_at = now.replace(hour=hh, minute=mm, second=0, microsecond=0).timestamp()
     weights = {n: TARGETS[n].ci_budget for n in names}
     total_w = sum(weights.values())
     budget = {n: max(1, round(args.inputs * w / total_w)) for n, w in weights.items()}
@@ -112,10 +125,15 @@ def main(argv=None) -> int:
     print(f"ptxmc fuzz campaign: {sum(budget.values())} inputs, seed {args.seed}")
     with open(out_dir / "failures.jsonl", "w", encoding="utf-8") as out:
         for n in names:
-            rows[n] = run_target(n, budget[n], args.seed, args.hang, failures, out)
+            if time.time() >= stop_at:
+                rows[n] = {"inputs": 0, "failures": 0, "slowest": 0.0, "skipped": budget[n], "seconds": 0.0,
+                           "reached": {}}
+            else:
+                rows[n] = run_target(n, budget[n], args.seed, args.hang, failures, out, stop_at)
             r = rows[n]
+            skipped = f"  ({r['skipped']} skipped: past --stop-at)" if r["skipped"] else ""
             print(f"  {n:12} {r['inputs']:6} inputs  {r['seconds']:7.1f} s  slowest {r['slowest']:5.2f} s  "
-                  f"{r['failures']} failures  reached {r['reached']}", flush=True)
+                  f"{r['failures']} failures  reached {r['reached']}{skipped}", flush=True)
     sigs = Counter(f["signature"] for f in failures)
     first = defaultdict(str)
     for f in failures:
@@ -126,7 +144,7 @@ def main(argv=None) -> int:
           f"{len(sigs)} distinct")
     for s, k in sigs.most_common():
         print(f"  {k:5}x  {s}\n         {first[s]}")
-    summary = {"seed": args.seed, "inputs": total_inputs, "seconds": round(total_time, 1),
+    summary = {"seed": args.seed, "inputs": total_inputs, "skipped": sum(r["skipped"] for r in rows.values()), "seconds": round(total_time, 1),
                "failures": len(failures), "distinct": dict(sigs), "targets": rows}
     (out_dir / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n")
     return 1 if failures else 0
