@@ -39,6 +39,26 @@ def test_module_reads_a_whole_ptx_file():
     assert len(regs) >= 3
 
 
+def test_scoped_register_without_percent_in_an_address():
+    """CUTLASS declares `.reg .b32 remAddr32;` in an inline-asm scope and writes `[remAddr32]`:
+    a register (renamed per scope), not a variable."""
+    text = """.version 8.0
+.target sm_90a
+.visible .entry k()
+.reqntid 32
+{
+  .reg .b32 %r<3>;
+  { .reg .b32 remAddr32;
+  mapa.shared::cluster.u32 remAddr32, %r1, %r2;
+  mbarrier.arrive.shared::cluster.b64 _, [remAddr32]; }
+  ret;
+}
+"""
+    [k] = load(text).kernels()
+    addr = k.body[1].instr.operands[1]
+    assert (addr.base, addr.register) == ("remAddr32@1", True)
+
+
 def test_scoped_labels_do_not_clash():
     text = """.version 8.0
 .target sm_90a

@@ -517,10 +517,21 @@ class Machine:
                 return
             if name in self.params and not write:
                 p = self.params[name]
+                key = name if a.offset == 0 else f"{name}@{a.offset}"
+                if key in self.param_values:
+                    self._set(st, ops[0], self.param_values[key])
+                    return
                 v = Sym(f"arg:{name}") if p[1] in ("u64", "b64", "s64") and a.offset == 0 and p[2] is None \
-                    else Unk(f"parameter {name}")
+                    else Unk(f"parameter {key}")
                 self._set(st, ops[0], v)
                 return
+            if not write and a.register:
+                # a field of a struct parameter, through its address (CUTLASS's Params)
+                v = self._addr(st, s, a, "param")
+                if isinstance(v, Sym) and v.name.startswith("param:") and v.off is not None:
+                    key = f"{v.name[6:]}@{v.off}"
+                    self._set(st, ops[0], self.param_values.get(key, Unk(f"parameter {key}")))
+                    return
             self._assign_unknown(st, ins, "param")
             return
         if space == "local":
