@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     from .results.result import Result
     from .verdict.explain import Explanation
     from .verdict.session import Session
+    from .verdict.union import UnionSession
 
 __all__ = ["load", "load_test", "check", "explain", "outcomes", "run", "session"]
 
@@ -161,16 +162,19 @@ def _errors_of(path: str, name: str, errors: list) -> list:
 
 
 def session(test: TestSpec, *, model: ModelSpec = None, options: Iterable[str] = (), engine: str = "auto",
-            limits: _limits.Limits | None = None) -> Session:
-    """The checker.verdict.session.Session of a test: one test under one model, lowered and
-    encoded once, that answers every question about it (`check`, `explain` and `outcomes` each
-    make one; make your own to ask several questions of one test). Its limits are `limits`."""
-    from .verdict.session import Session
+            limits: _limits.Limits | None = None, hang: bool = False) -> Session | UnionSession:
+    """The session of a test (checker.verdict.open.open_session): one test under one model that
+    answers every question about it -- a checker.verdict.session.Session (one straight-line
+    variant, lowered and encoded once) or a checker.verdict.union.UnionSession (over the test's
+    variants: control paths, barrier schedules), with the same questions and answer types.
+    `check`, `explain` and `outcomes` each make one; make your own to ask several questions of
+    one test. `hang`: the liveness question is asked too. Its limits are `limits`."""
+    from .verdict.open import open_session
 
     lim = _limits_of(limits)
     with _limits.use(lim):
         m = _model(model)
-        return Session(load_test(test), m, _options(m, options), _engine(engine), lim)
+        return open_session(load_test(test), m, _options(m, options), _engine(engine), lim, hang=hang)
 
 
 def check(test: TestSpec, condition: str | Cond, *, model: ModelSpec = None, options: Iterable[str] = (),
@@ -220,14 +224,15 @@ def explain(test, condition, *, model=None, options=(), engine="auto", limits=No
     >>> print(explain("litmus/core/SB.yaml::SB+fence.sc.gpu+sameCluster", "P0:r0=0 /\\ P1:r0=0").splitlines()[2])
     Forbidden
     """
-    from .verdict.explain import explain_text
+    from .verdict.explain import explain_text, hang_text
 
     lim = _limits_of(limits)
+    hang = isinstance(condition, str) and condition.strip() == "hang"
     with _limits.use(lim):
-        cond = _cond(condition)
+        cond = None if hang else _cond(condition)
         with _limits.memory_as_unknown():
-            s = session(test, model=model, options=options, engine=engine, limits=lim)
-            _, text, graph = explain_text(s, cond)
+            s = session(test, model=model, options=options, engine=engine, limits=lim, hang=hang)
+            _, text, graph = hang_text(s) if hang else explain_text(s, cond)
     return (text, graph) if dot else text
 
 

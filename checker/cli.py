@@ -396,7 +396,7 @@ def _bounded(args, lim, status: int):
 def cmd_check(args) -> int:
     from . import api
     from .front.conditions import parse_cond
-    from .verdict.explain import explain_text
+    from .verdict.explain import explain_text, hang_text
 
     lim = limits_of(args)
     limits.set_current(lim)
@@ -412,17 +412,10 @@ def cmd_check(args) -> int:
         except RecursionError:
             raise LitmusError("too deeply nested for this machine (Python's stack)", where) from None
         with _bounded(args, lim, EXIT_UNKNOWN), limits.use(lim):
-            from .verdict.check import by_paths
-
             with limits.memory_as_unknown():
-                if cond == "hang" or by_paths(test):   # control paths and liveness (checker.verdict.paths)
-                    from .verdict.paths import explain_flow
-
-                    verdict, text, dot = explain_flow(test, cond, resolve_model(args.model), frozenset(args.option),
-                                                      args.engine, lim)
-                else:
-                    s = api.session(test, model=args.model, options=args.option, engine=args.engine, limits=lim)
-                    verdict, text, dot = explain_text(s, cond)
+                s = api.session(test, model=args.model, options=args.option, engine=args.engine, limits=lim,
+                                hang=cond == "hang")
+                verdict, text, dot = hang_text(s) if cond == "hang" else explain_text(s, cond)
     except (SolverUnknown, LimitExceeded) as e:
         _say(f"ptxmc: UNKNOWN: {_located(e, args.test)}")
         return EXIT_UNKNOWN

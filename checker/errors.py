@@ -54,7 +54,7 @@ class LitmusError(CheckerError):
 class NeverCompletes(LitmusError):
     """A barrier that the test's threads can never complete (too few arrive, or a wait without an
     arrive): every thread waiting on it blocks. A straight-line test is reported as malformed;
-    judged for control paths or a hang (checker.verdict.paths), it is a hang (docs/model.md#a18)."""
+    judged for control paths or a hang (checker.verdict.union), it is a hang (docs/model.md#a18)."""
 
 
 class ModelError(CheckerError):

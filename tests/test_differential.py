@@ -7,7 +7,7 @@ The hang question is asked where `run` answers it (a hang expectation, a hang it
 whose executions all block) and of every test with control flow or run-time barrier schedules; a
 straight-line test whose `run` says nothing of hangs is not asked (it would double the cost).
 `check` is asked through the route cmd_check takes (a control-flow, schedule or hang question to
-checker.verdict.paths.explain_flow; anything else to one Session's explanation), in-process and
+checker.verdict.open_session's session, explained by checker.verdict.explain), in-process and
 for the verdict only (the text's blame and needed synchronization cost more than the whole suite
 and do not change the verdict). A straight-line test's `run` and `check` share one Session, as a
 user's own `api.session` would; the API's Session is its own (api.check's explanation adds
@@ -23,10 +23,11 @@ import pytest
 from checker import api
 from checker.errors import CheckerError, LitmusError
 from checker.front.conditions import show
-from checker.verdict.check import by_paths, judge
+from checker.unfold.variants import needs_variants
+from checker.verdict.check import judge
 from checker.verdict.explain import explain
-from checker.verdict.paths import explain_flow, judge_flow, flow_check
-from checker.verdict.session import Session
+from checker.verdict.explain import explain_text, hang_text
+from checker.verdict.open import open_session
 
 from .conftest import bundled_tests
 
@@ -66,35 +67,27 @@ def _hang_word(result) -> set[str] | None:
 def test_run_check_and_api_agree(path, ptx_model):
     problems = []
     for test in BY_FILE[path]:
-        flow = by_paths(test)
-        if flow:
-            fc = flow_check(test, ptx_model, engine=ENGINE)
-            result = judge_flow(test, ptx_model, "ptx", engine=ENGINE, fc=fc)
-            session = None
-        else:
-            session = Session(test, ptx_model, engine=ENGINE)
-            result = judge(session)
+        flow = needs_variants(test)
+        session = open_session(test, ptx_model, engine=ENGINE)
+        result = judge(session, "ptx")
         if result.status in ("error", "unknown"):
             problems.append(f"{test.name}: run says {result.status}: {result.message}")
             continue
         conds = [c for c in result.conditions if c.text != "hang"]
         try:
-            mine = api.session(test, model=ptx_model, engine=ENGINE)       # the API's own Session
-            mine.es
+            mine = api.session(test, model=ptx_model, engine=ENGINE)       # the API's own session
         except LitmusError as e:
             mine = None
-            if not flow:
-                problems.append(f"{test.name}: the API refuses a straight-line test: {e}")
+            problems.append(f"{test.name}: the API refuses the test: {e}")
         for exp, cr in zip(test.expectations, conds):
             want = _run_word(cr, result)
-            if flow:
-                word, _, _ = explain_flow(test, exp.cond, ptx_model, engine=ENGINE)
-            else:
-                word = explain(session, session.prepare(exp.cond), blame=False, effects=False).status
+            word = explain(session, session.prepare(exp.cond), blame=False, effects=False).status
+            if flow:        # and what `ptxmc check` prints for it
+                assert explain_text(open_session(test, ptx_model, engine=ENGINE), exp.cond)[0] == word
             if word not in want:
                 problems.append(f"{test.name}: run says {sorted(want)}, check says {word}: {show(exp.cond)}")
             if mine is None:
-                continue            # control flow: the API does not take it yet (issue 33)
+                continue
             v = mine.verdict(exp.cond)
             said = "undefined" if mine.undefined else "allowed" if v.allowed else \
                 "forbidden" if v.sane else "impossible"
@@ -105,7 +98,7 @@ def test_run_check_and_api_agree(path, ptx_model):
         if want is None and not flow:
             continue        # `run` does not answer the hang question of a straight-line test
         try:
-            word, _, _ = explain_flow(test, "hang", ptx_model, engine=ENGINE)
+            word, _, _ = hang_text(open_session(test, ptx_model, engine=ENGINE, hang=True))
         except CheckerError as e:
             problems.append(f"{test.name}: check ... hang fails: {e}")
             continue

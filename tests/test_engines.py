@@ -50,15 +50,15 @@ def test_engines_agree(test, model_name):
 
 def _paths_agree(test, model):
     """A test with control flow: every path combination's outcomes, and the hangs, agree."""
-    from checker.verdict.paths import FlowCheck
+    from checker.verdict.union import UnionSession
 
     with limits.use(replace(limits.current(), candidates=LIMIT)):
         try:
-            brute = FlowCheck(test, model, engine="brute", loops=test.expect_hang is not None)
+            brute = UnionSession(test, model, engine="brute", loops=test.expect_hang is not None)
             b_out, b_hang = brute.outcomes(), brute.hangs()
         except (LimitExceeded, Unsupported) as e:
             pytest.skip(str(e))
-    z3 = FlowCheck(test, model, loops=test.expect_hang is not None)
+    z3 = UnionSession(test, model, loops=test.expect_hang is not None)
     assert z3.outcomes() == b_out
     z_hang = z3.hangs()
     assert [(h.thread, h.blocked, h.state) for h in z_hang[0]] == [(h.thread, h.blocked, h.state) for h in b_hang[0]]

@@ -11,7 +11,9 @@ from checker.front.litmus import load_text
 from checker.unfold.paths import split
 from checker.resources import resolve_model
 from checker.verdict.check import check_test
-from checker.verdict.paths import FlowCheck, explain_flow
+from checker.verdict.explain import explain_text, hang_text
+from checker.verdict.open import open_session
+from checker.verdict.union import UnionSession
 
 MODEL = resolve_model("ptx")
 
@@ -47,7 +49,7 @@ expect:
 @pytest.mark.parametrize("engine", ["z3", "brute"])
 def test_spin_loop_message_passing(engine):
     t = one(SPIN.format(v=1, sem="acquire", hang="forbidden"))
-    fc = FlowCheck(t, MODEL, engine=engine, loops=True)
+    fc = UnionSession(t, MODEL, engine=engine, loops=True)
     outs, complete = fc.outcomes()
     assert complete
     assert {dict(o)["P1:r1"] for o in outs} == {1}
@@ -60,14 +62,14 @@ def test_spin_loop_message_passing(engine):
 @pytest.mark.parametrize("engine", ["z3", "brute"])
 def test_relaxed_poll_lets_the_data_read_miss(engine):
     t = one(SPIN.format(v=1, sem="relaxed", hang="forbidden"))
-    outs, _ = FlowCheck(t, MODEL, engine=engine).outcomes()
+    outs, _ = UnionSession(t, MODEL, engine=engine).outcomes()
     assert {dict(o)["P1:r1"] for o in outs} == {0, 1}
 
 
 @pytest.mark.parametrize("engine", ["z3", "brute"])
 def test_a_flag_never_set_to_the_awaited_value_hangs(engine):
     t = one(SPIN.format(v=2, sem="acquire", hang="allowed"))
-    hangs, complete = FlowCheck(t, MODEL, engine=engine, loops=True).hangs()
+    hangs, complete = UnionSession(t, MODEL, engine=engine, loops=True).hangs()
     assert complete and hangs and hangs[0].thread == "P1"
     assert "r0 = 2, the final value of flag" in hangs[0].state
     assert check_test(t, MODEL, engine=engine).status == "pass"
@@ -76,12 +78,12 @@ def test_a_flag_never_set_to_the_awaited_value_hangs(engine):
 @pytest.mark.parametrize("engine", ["z3", "brute"])
 def test_a_flow_test_encodes_each_event_structure_once(engine, monkeypatch):
     """The hang search's probe of a path (its outcomes over the spinning loop's values) asks the
-    path's own engine, and each path's Session reuses the structure FlowCheck lowered: one engine
+    path's own engine, and each path's Session reuses the structure UnionSession lowered: one engine
     per distinct event structure, with the verdicts as before."""
     import pickle
 
     from checker.engines import registry
-    from checker.verdict import paths, session
+    from checker.verdict import session, union as paths
 
     made, lowered = [], []
     make, lower = registry.ENGINES[engine], paths.lower
@@ -90,7 +92,7 @@ def test_a_flow_test_encodes_each_event_structure_once(engine, monkeypatch):
     for module in (paths, session):
         monkeypatch.setattr(module, "lower", lambda t: lowered.append(t.name) or lower(t))
     t = one(SPIN.format(v=2, sem="acquire", hang="allowed"))
-    fc = FlowCheck(t, MODEL, engine=engine, loops=True)
+    fc = UnionSession(t, MODEL, engine=engine, loops=True)
     hangs, complete = fc.hangs()
     assert complete and hangs and "r0 = 2, the final value of flag" in hangs[0].state
     assert all(s.undefined == () for s in fc.sessions)        # (every path's engine now)
@@ -160,7 +162,7 @@ threads:
     (5, "ge", "s64", 5, 1), (5, "ne", "b32", 5, 2), (4, "ls", "u64", 4, 1), (3, "gt", "s16", 3, 2)])
 def test_setp_comparisons(init, cmp, t, k, want):
     test = one(GUARD.format(init=init, cmp=cmp, t=t, k=k))
-    outs, complete = FlowCheck(test, MODEL).outcomes()
+    outs, complete = UnionSession(test, MODEL).outcomes()
     assert complete and {dict(o)["P0:r2"] for o in outs} == {want}
     assert {dict(o)["P0:p"] for o in outs} == {1 if want == 1 else 0}
 
@@ -168,7 +170,7 @@ def test_setp_comparisons(init, cmp, t, k, want):
 def test_ctrl_relation_from_the_predicate_read_to_later_events():
     test = one(GUARD.format(init=1, cmp="eq", t="s32", k=1).replace('"@!p mov.b32 r2, 2"',
                                                                     "st.relaxed.gpu.global [y], 1"))
-    fc = FlowCheck(test, MODEL)
+    fc = UnionSession(test, MODEL)
     for es in fc._es:
         ctrl = es.relations["ctrl"]
         (read,) = [e.eid for e in es.events if e.kind == "R"]
@@ -253,11 +255,11 @@ def test_cp_async_arrive_without_noinc_is_a_hang_not_forbidden():
     bad = one(MB.format(noinc=""))
     r = check_test(bad, MODEL)
     assert r.status == "fail" and "every execution blocks" in r.message
-    word, text, _ = explain_flow(bad, "hang", MODEL)
+    word, text, _ = hang_text(open_session(bad, MODEL, hang=True))
     assert word == "allowed" and "pending=1" in text and "never completes" in text
     good = one(MB.format(noinc=".noinc"))
     assert check_test(good, MODEL).status == "pass"
-    assert explain_flow(good, "hang", MODEL)[0] == "forbidden"
+    assert hang_text(open_session(good, MODEL, hang=True))[0] == "forbidden"
 
 
 def test_cli_check_hang(tmp_path, capsys):
@@ -276,8 +278,11 @@ def test_check_explains_a_forbidden_condition_per_path_combination(tmp_path, cap
     f.write_text(SPIN.format(v=1, sem="acquire", hang="forbidden"))
     assert main(["check", f"{f}::spin", "P1:r1=0", "--expect", "forbidden"]) == 0
     out = capsys.readouterr().out
-    assert "Forbidden on every combination of control paths (2 that complete)" in out
-    assert out.count("ruled out by Causality") == 2
+    # the same explanation as a straight-line test's: the axioms, the synchronization it needs,
+    # and a candidate execution with the paths it takes (issue 33)
+    assert "\nForbidden\n  ruled out by: Causality\n" in out
+    assert "Synchronization it needs" in out and "  paths: P0: straight through; P1: " in out
+    assert "violates Causality (irreflexive at " in out and ": cycle e" in out
     f.write_text(SPIN.format(v=1, sem="relaxed", hang="forbidden"))
     assert main(["check", f"{f}::spin", "P1:r1=0", "--expect", "allowed"]) == 0
     assert "Witness execution" in capsys.readouterr().out
@@ -328,12 +333,12 @@ expect:
 
 @pytest.mark.parametrize("engine", ["z3", "brute"])
 def test_a_barrier_reached_on_one_path_only_is_a_hang(engine):
-    racy = FlowCheck(one(BAR.format(await_="", hang="allowed")), MODEL, engine=engine, loops=True)
+    racy = UnionSession(one(BAR.format(await_="", hang="allowed")), MODEL, engine=engine, loops=True)
     hangs, complete = racy.hangs()
     assert complete and [(h.thread, h.blocked) for h in hangs] == [("P1", "bar.sync 1, 2 (line 14)")]
     assert "barrier 1 generation 1 never completes: it needs 2 threads' arrivals, 1 arrive (P1" in hangs[0].state
     # P0 waits until it reads x=1: it always reaches the barrier, and its spin always exits
-    fixed = FlowCheck(one(BAR.format(await_=" == 1", hang="forbidden")), MODEL, engine=engine, loops=True)
+    fixed = UnionSession(one(BAR.format(await_=" == 1", hang="forbidden")), MODEL, engine=engine, loops=True)
     assert fixed.hangs() == ((), True)
 
 
@@ -354,7 +359,7 @@ def test_a_barrier_count_no_thread_set_can_meet_is_a_hang_finding_not_an_error()
 def test_a_filter_applies_to_every_path_combination():
     text = SPIN.format(v=1, sem="relaxed", hang="forbidden").replace("expect:\n  hang: forbidden\n",
                                                                      "filter: 'P1:r1=1'\n")
-    outs, _ = FlowCheck(one(text), MODEL).outcomes()
+    outs, _ = UnionSession(one(text), MODEL).outcomes()
     assert outs and {dict(o)["P1:r1"] for o in outs} == {1}
 
 
@@ -454,5 +459,5 @@ expect:
     assert (r.status, [c.allowed for c in r.conditions], r.outcomes) == ("fail", [None], ())
     assert r.message.startswith("no execution terminates, a hang (P1 never leaves the loop of bra L")
     from checker.ast import Eq, RegRef
-    verdict, out, _ = explain_flow(one(text), Eq(RegRef("P1", "r0"), 1), MODEL)
+    verdict, out, _ = explain_text(open_session(one(text), MODEL), Eq(RegRef("P1", "r0"), 1))
     assert verdict == "hang" and "No verdict: no execution terminates" in out

@@ -11,8 +11,9 @@ from checker.front.litmus import load_paths, load_text
 from checker.isa import barriers as generations
 from checker.isa.registry import lower
 from checker.resources import resolve_model
-from checker.verdict.check import by_paths, check_test
-from checker.verdict.paths import FlowCheck
+from checker.unfold.variants import needs_variants
+from checker.verdict.check import check_test
+from checker.verdict.union import UnionSession
 
 MODEL = resolve_model("ptx")
 
@@ -47,7 +48,7 @@ def test_three_threads_with_count_two_each_leave_one_waiting():
     assert sorted(w.blocked[0].thread for w in ways) == ["P0", "P1", "P2"]
     assert sorted(_groups(w, t) for w in ways) == [[["P0"], ["P1", "P2"]], [["P0", "P1"], ["P2"]],
                                                    [["P0", "P2"], ["P1"]]]
-    assert by_paths(t)
+    assert needs_variants(t)
 
 
 def test_four_threads_pair_up_in_three_ways_whatever_the_order_of_generations():
@@ -64,7 +65,7 @@ def test_matching_counts_meet_in_one_way_and_build_as_before():
     t = _test({f"P{k}": (f"{CTA}.warp{k}", ["bar.sync 1, 2", "bar.sync 1, 2"]) for k in range(2)})
     (only,) = generations.schedules(t)
     assert not only.blocked and _groups(only, t) == [["P0", "P1"], ["P0", "P1"]]
-    assert not by_paths(t)
+    assert not needs_variants(t)
     es = lower(t)
     assert len(es.relations["syncbar"]) == 4       # each generation: P0 -> P1 and P1 -> P0
 
@@ -153,7 +154,7 @@ def test_issue_example_three_threads_get_a_verdict_for_each_outcome():
     """Three threads, `bar.sync 1, 2`, P0 storing before its barrier: no longer an error; the
     terminating executions have outcomes and the hang is reported."""
     (t,) = [t for t in QUORUMS if t.name == "BarQuorum+3threads+P0-twice"]
-    fc = FlowCheck(t, MODEL, loops=True)
+    fc = UnionSession(t, MODEL, loops=True)
     outs, complete = fc.outcomes()
     assert complete and sorted(dict(o)["P1:r1"] for o in outs) == [1]
     hangs, done = fc.hangs()

@@ -91,7 +91,7 @@ def test_a_tid_dispatched_kernel_is_one_path_per_thread():
     """Both threads run the same code branching on %tid.x: folded, each has one path (before: the
     product of both sides of every branch, 16 combinations)."""
     from checker import limits
-    from checker.verdict.paths import combos
+    from checker.unfold.variants import combos
     from checker.front.litmus import load_paths
     from checker import LITMUS_DIR
     t = next(t for t in load_paths([str(LITMUS_DIR / "liveness" / "dead-paths.yaml")])
@@ -140,7 +140,8 @@ def test_a_question_about_a_counter_the_expectations_do_not_name_is_not_forbidde
     condition on n asked afterwards (`ptxmc check FILE::NAME P1:n=5`) is Unknown at unroll 2 (five
     iterations are cut off), never Forbidden; within the bound it is Allowed."""
     from checker.front.conditions import parse_cond
-    from checker.verdict.paths import explain_flow
+    from checker.verdict.explain import explain_text
+    from checker.verdict.open import open_session
     t = one("""
 name: counter
 source: t
@@ -161,8 +162,9 @@ expect:
 """)
     assert check_test(t, MODEL, engine="z3").status == "pass"
     for engine in ("z3", "brute"):
-        assert explain_flow(t, parse_cond("P1:n=5"), MODEL, engine=engine)[0] == "unknown"
-        assert explain_flow(t, parse_cond("P1:n=2"), MODEL, engine=engine)[0] == "allowed"
+        assert explain_text(open_session(t, MODEL, engine=engine), parse_cond("P1:n=5"))[0] == "unknown"
+        assert explain_text(open_session(t, MODEL, engine=engine), parse_cond("P1:n=2"))[0] == "allowed"
+
 
 
 def test_a_filter_on_a_counter_past_the_bound_is_unknown_not_broken():

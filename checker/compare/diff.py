@@ -45,8 +45,7 @@ class TestDiff:
 def diff_one(job) -> TestDiff:
     """(test, left Side, right Side, engine, limits) -> TestDiff."""
     from ..pool import inject_fault
-    from ..verdict.check import by_paths, judge, judge_paths
-    from ..verdict.session import Session
+    from ..verdict.check import judge_test
 
     test, left, right, engine, lim = job
     limits.set_current(lim)
@@ -54,13 +53,9 @@ def diff_one(job) -> TestDiff:
     sessions, results = {}, {}
     for key, side in (("left", left), ("right", right)):
         model, options = model_of(side), frozenset(side.options)
-        if by_paths(test):          # control flow, a hang question, barrier generations: path by path
-            kept: list = []
-            results[key] = judge_paths(test, model, side.name, options, engine, lim, kept)
-            sessions[key] = kept[0] if kept else None      # (none: the result is an error)
-        else:
-            s = Session(test, model, options, engine, lim)
-            sessions[key], results[key] = s, judge(s, side.name)
+        kept: list = []
+        results[key] = judge_test(test, model, side.name, options, engine, lim, kept)
+        sessions[key] = kept[0] if kept else None      # (none: the result is an error)
     lr, rr = results["left"], results["right"]
     base = TestDiff(test.name, test.path, test.matrix_row, lr.status, rr.status)
     bad = [(k, r) for k, r in results.items() if r.status in ("error", "unknown")]
@@ -130,21 +125,14 @@ def _outcomes(lr: Result, rr: Result, sessions) -> list[Difference]:
 
 
 def _witness(s, cond) -> str:
-    """An execution satisfying `cond`, as text (the `ptxmc check` layout), of a Session or, for a
-    test judged path by path, of a FlowCheck (then with the paths it takes)."""
+    """An execution satisfying `cond`, as text (the `ptxmc check` layout), with the paths it
+    takes where the test has several variants."""
     from ..results import witness
-    from ..verdict.paths import FlowCheck
 
-    head = ""
-    if isinstance(s, FlowCheck):
-        got = s.witness(cond)
-        if got is None:
-            return "    (no witness execution found)\n"
-        combo, s, ex = got
-        head = f"    paths: {combo.describe()}\n"
-    else:
-        ex = s.witness(cond)
-    if ex is None:                                   # cannot happen for an allowed verdict
+    w = s.witnessed(cond)
+    if w is None:                                    # cannot happen for an allowed verdict
         return "    (no witness execution found)\n"
+    head = f"    paths: {w.paths}\n" if w.paths else ""
+    s, ex = w.session, w.execution
     env = dict(s.evaluation(ex).env)
     return head + "\n".join("  " + line for line in witness.text(s.es, ex, env).splitlines()) + "\n"

@@ -116,7 +116,7 @@ def validate(ir: TestIR, out: str) -> Converted | Skipped:
     """The YAML of `ir`, if ptxmc's loader and lowering accept it; else why not, at the source line."""
     from ..front.litmus import load_text
     from ..isa.registry import lower
-    from ..verdict.check import by_paths
+    from ..unfold.variants import one_variant
 
     try:
         text, where = to_yaml_mapped(ir)
@@ -128,8 +128,9 @@ def validate(ir: TestIR, out: str) -> Converted | Skipped:
             raise LitmusError(f"expected one test, got {len(items)}", SourceLoc(out, 1))
         if isinstance(items[0], CheckerError):
             raise items[0]
-        if not by_paths(items[0]):       # else judged schedule by schedule (a hang is a finding)
-            lower(items[0])
+        variant = one_variant(items[0])
+        if variant is not None:         # else asked over its variants (a hang is a finding)
+            lower(variant)
     except CheckerError as e:
         return Skipped(ir.path, ir.name, _at_source(e, where, ir))
     return Converted(ir.path, ir.name, out, text, ir.notes, "stated" if stated(ir) else "none")

@@ -15,7 +15,7 @@ undefined behaviour.
   wait that never returns; not a failure when the test expects `hang: allowed`): less
   synchronization is needed.
 
-A Session does not search for hangs (checker.verdict.paths does): `judge` ignores a test's
+A Session does not search for hangs (checker.verdict.union does): `judge` ignores a test's
 `hang:` expectation beyond the no-execution case, which makes it weaker than the target, never
 stronger, so a search that finds no repair under it has proven that none exists. What it
 cannot see, checker.repair.fix confirms with the path-by-path judge: the original program's

@@ -16,7 +16,8 @@ from ..results import witness
 from ..results.formula import compact
 from ..resources import model_hash  # noqa: F401 - reports import it from here
 from ..results.result import Outcome, Result, outcome_text
-from ..verdict.check import base_result, by_paths, judge
+from ..verdict.check import base_result, judge_test
+from ..verdict.union import UnionSession
 from ..verdict.explain import Violation, explain
 from ..verdict.mutate import Effect
 from ..verdict.session import Session
@@ -84,13 +85,14 @@ def analyze(test: LitmusTest, model, model_name: str, options=frozenset(), timeo
     """Check `test` and explain the verdicts, with one Session (lowered and encoded once).
     `path` replaces the test's path in the Result (the report shows paths relative to the
     repository so its bytes do not depend on the checkout)."""
-    if by_paths(test):
-        return _analyze_paths(test, model, model_name, options, timeout, path, engine, layout, max_witnesses)
-    s = Session(test, model, options, engine, replace(limits.current(), timeout=timeout))
+    kept: list = []
     try:
-        r = judge(s, model_name)
+        r = judge_test(test, model, model_name, options, engine, replace(limits.current(), timeout=timeout), kept)
     except Exception as e:      # a checker bug: report it on this test and go on with the batch
         r = replace(base_result(test, engine, model_name), message=f"internal error: {type(e).__name__}: {e}")
+    s = kept[0] if kept else None
+    if isinstance(s, UnionSession) or s is None and test.branches:
+        return _analyze_union(test, r, s, path, layout, max_witnesses)
     if path is not None:
         r = replace(r, path=path)
     code = tuple((th.name, str(th.position), tuple(i.text for i in th.code)) for th in test.threads)
@@ -121,19 +123,11 @@ def _listing(th) -> tuple[str, ...]:
     return tuple(out)
 
 
-def _analyze_paths(test: LitmusTest, model, model_name: str, options, timeout: float, path: str | None,
-                   engine: str, layout: str = "auto", max_witnesses: int = MAX_WITNESSES) -> TestReport:
-    """A test judged path by path and schedule by schedule (checker.verdict.paths): its verdicts,
-    a witness execution of each allowed outcome (captioned with the paths and barrier generations
-    it takes), and a picture of the hang found, if any. Forbidden conditions are not explained."""
-    from ..verdict.check import judge_paths
-
-    lim = replace(limits.current(), timeout=timeout)
-    kept: list = []
-    try:
-        r = judge_paths(test, model, model_name, options, engine, lim, kept)
-    except Exception as e:      # a checker bug: report it on this test and go on with the batch
-        r = replace(base_result(test, engine, model_name), message=f"internal error: {type(e).__name__}: {e}")
+def _analyze_union(test: LitmusTest, r, fc, path: str | None, layout: str = "auto",
+                   max_witnesses: int = MAX_WITNESSES) -> TestReport:
+    """A test asked over its variants (checker.verdict.union): its verdicts, a witness execution
+    of each allowed outcome (captioned with the paths and barrier generations it takes), and a
+    picture of the hang found, if any. Forbidden conditions are not explained yet."""
     if path is not None:
         r = replace(r, path=path)
     code = tuple((th.name, str(th.position), _listing(th)) for th in test.threads)
@@ -143,10 +137,10 @@ def _analyze_paths(test: LitmusTest, model, model_name: str, options, timeout: f
                      note="control flow or barrier generations: judged as the union of its control paths and "
                           "barrier schedules (docs/model.md#a18, #a19); forbidden conditions are not explained"
                           + "".join(f". {n}" for n in found))
-    if r.status in ("error", "unknown") or r.undefined or not kept:
+    if r.status in ("error", "unknown") or r.undefined or fc is None:
         return rep
     try:
-        return _flow_pictures(kept[0], layout, max_witnesses, rep)
+        return _flow_pictures(fc, layout, max_witnesses, rep)
     except (SolverUnknown, LimitExceeded) as e:
         return replace(rep, note=f"{rep.note}. Pictures incomplete: {e}")
     except CheckerError as e:
@@ -156,8 +150,8 @@ def _analyze_paths(test: LitmusTest, model, model_name: str, options, timeout: f
 
 
 def _flow_pictures(fc, layout, max_witnesses, rep: TestReport) -> TestReport:
-    """The pictures of a test judged path by path, from the FlowCheck that judged it."""
-    from ..verdict.paths import hang_condition
+    """The pictures of a test asked over its variants, from the UnionSession that judged it."""
+    from ..verdict.union import hang_condition
     from .svg import render
 
     test = fc.test

@@ -9,7 +9,7 @@ predicate had that value count. A loop is unrolled: a backward branch is taken a
 `unroll - 1` times on a path, so its body runs at most `unroll` times; the path that would take
 it once more is *cut* (it ends with the assumption that the loop goes on). A test's executions
 are the union, over one path per thread, of each path combination's executions
-(checker.verdict.paths judges them).
+(checker.verdict.union asks them).
 
 `check_thread` validates a thread's control flow when the test is loaded (labels defined once,
 every branch target defined, every predicate set by some instruction of the thread); `split`

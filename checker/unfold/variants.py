@@ -19,7 +19,26 @@ from . import paths
 def needs_variants(test: LitmusTest) -> bool:
     """Is `test` asked over several straight-line variants: control flow, a hang expectation, or
     barriers whose generations are decided at run time (several ways, or one that never completes)?"""
-    return test.branches or test.expect_hang is not None or decided_at_run_time(test)
+    return test.expect_hang is not None or one_variant(test) is None
+
+
+def one_variant(test: LitmusTest) -> LitmusTest | None:
+    """`test` as its one straight-line variant, its barrier generations decided (explored here,
+    once), or None when it has several (control flow, barriers that meet in several ways or
+    block). A test whose barriers cannot be explored (a malformed count, too many ways) is
+    returned as it is: lowering reports why."""
+    if test.branches:
+        return None
+    if test.barrier_generations is not None or \
+            not any(i.family in barriers.FAMILIES for t in test.threads for i in t.code):
+        return test
+    try:
+        ways = barriers.schedules(test)
+    except (LitmusError, LimitExceeded):
+        return test
+    if len(ways) != 1 or ways[0].blocked:
+        return None
+    return replace(test, barrier_generations=ways[0].generation)
 
 
 def single(test: LitmusTest) -> LitmusTest:

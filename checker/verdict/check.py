@@ -1,4 +1,4 @@
-"""Judging one test: its Session's undefined-behaviour flags, allowed outcomes and the verdict on
+"""Judging one test (the one judge: every command and the API): its session's undefined-behaviour flags, allowed outcomes and the verdict on
 each expectation, as a Result. Never raises for a bad test: every problem becomes a Result with
 status error/unknown."""
 from __future__ import annotations
@@ -14,57 +14,55 @@ from ..front.conditions import show
 from ..model.observables import predicate
 from ..results.result import ConditionResult, Result, base_result  # noqa: F401 (base_result: API)
 from ..resources import model_name
-from ..unfold.variants import needs_variants
+from ..unfold import paths
+from .open import open_session
 from .session import Session
+from .union import UnionSession
 
 
 def check_test(test: LitmusTest, model: Model, model_name_: str | None = None, options=frozenset(),
                engine: str = "z3", timeout: float | None = None) -> Result:
-    """Judge `test` under `model` (a new Session; `timeout` overrides the current limit)."""
+    """Judge `test` under `model` (`timeout` overrides the current limit)."""
     lim = limits.current() if timeout is None else replace(limits.current(), timeout=timeout)
-    if by_paths(test):
-        return judge_paths(test, model, model_name_, options, engine, lim)
-    return judge(Session(test, model, options, engine, lim), model_name_)
+    return judge_test(test, model, model_name_, options, engine, lim)
 
 
-def by_paths(test: LitmusTest) -> bool:
-    """Is `test` judged path by path (checker.verdict.paths): control flow, a hang expectation, or
-    barriers whose generations are decided at run time (several ways, or one that never completes)?"""
-    return needs_variants(test)
-
-
-def judge_paths(test: LitmusTest, model: Model, name: str | None, options, engine: str, lim,
-                keep: list | None = None) -> Result:
-    """A test judged path by path and schedule by schedule (checker.verdict.paths). `keep`: a
-    list the FlowCheck is appended to, for a caller that draws or compares its witnesses."""
-    from .paths import flow_check, judge_flow
-
+def judge_test(test: LitmusTest, model: Model, name: str | None, options, engine: str, lim,
+               keep: list | None = None) -> Result:
+    """`test` asked as checker.verdict.open_session decides, and judged. `keep`: a list the
+    session is appended to, for a caller that draws or compares its witnesses."""
     start = time.perf_counter()
     base = base_result(test, engine, name or model_name(model))
     try:
         with limits.use(lim), limits.deadline(time.monotonic() + lim.timeout):
-            fc = flow_check(test, model, options, engine, lim)
-            if keep is not None:
-                keep.append(fc)
-            result = judge_flow(test, model, name or model_name(model), options, engine, lim, fc)
+            s = open_session(test, model, options, engine, lim)
     except (LitmusError, ModelError, Unsupported) as e:
-        result = replace(base, status="error", message=str(e))
+        return replace(base, status="error", message=str(e), time=time.perf_counter() - start)
     except (SolverUnknown, LimitExceeded) as e:
-        result = replace(base, status="unknown", message=str(e))
+        return replace(base, status="unknown", message=str(e), time=time.perf_counter() - start)
     except Exception as e:                      # Z3 out of the memory limit: UNKNOWN, never a bug
         if limits.memory_exceeded(e) is None:
             raise
-        result = replace(base, status="unknown", message=str(limits.memory_exceeded(e)))
+        return replace(base, status="unknown", message=str(limits.memory_exceeded(e)),
+                       time=time.perf_counter() - start)
+    if keep is not None:
+        keep.append(s)
+    result = judge(s, name)
     return replace(result, time=time.perf_counter() - start)
 
 
-def judge(s: Session, name: str | None = None) -> Result:
-    """The Result of a Session's test: flags first, then outcomes and each expectation."""
+def judge(s: Session | UnionSession, name: str | None = None) -> Result:
+    """The Result of a session's test: flags first, then outcomes and each expectation (over the
+    test's variants for a UnionSession: its hang question too)."""
     start = time.perf_counter()
     base = base_result(s.test, s.engine_name, name or s.model_name)
     try:
-        base = replace(base, notes=s.es.notes)
-        result = _judge(s, base)
+        if isinstance(s, UnionSession):
+            with limits.use(s.lim), limits.deadline(time.monotonic() + s.lim.timeout):
+                result = _judge_union(s, base)
+        else:
+            base = replace(base, notes=s.es.notes)
+            result = _judge(s, base)
     except (LitmusError, ModelError, Unsupported) as e:
         result = replace(base, status="error", message=str(e))
     except (SolverUnknown, LimitExceeded) as e:
@@ -124,3 +122,92 @@ def _judge(s: Session, base: Result) -> Result:
     return replace(base, status=status, message=message, observe=s.observe, outcomes=outcomes,
                    complete=complete, conditions=tuple(conds), notes=notes)
 
+
+def _judge_union(fc: UnionSession, base: Result) -> Result:
+    """The Result of a test asked over its variants (control paths, barrier schedules, the hang
+    question: checker.verdict.union)."""
+    test = fc.test
+    prepared = []
+    for exp in test.expectations:
+        fc.check_condition(exp.cond, exp.where)
+        prepared.append(fc.sessions[0].prepare(exp.cond, exp.where) if fc.sessions else exp.cond)
+    notes = fc.notes
+    if fc.never_terminates():
+        return _never_terminates(fc, base, notes)
+    undefined = fc.undefined
+    if undefined:
+        if test.expect_undefined:
+            return replace(base, status="pass", undefined=undefined, notes=notes)
+        msg = "undefined behaviour: " + "; ".join(f"{u.flag}: {u.why}" for u in undefined)
+        status = "fail" if (test.expectations or test.expect_undefined is False) else "undefined"
+        return replace(base, status=status, undefined=undefined, message=msg, notes=notes)
+    outs, complete = fc.outcomes()
+    outcomes = tuple(sorted(outs))
+    conds = []
+    for exp, cond in zip(test.expectations, prepared):
+        test_ = predicate(cond, fc.names)
+        sat = [o for o in outcomes if test_(dict(o))]
+        allowed, sane = fc.verdict(exp.cond)
+        conds.append(ConditionResult(show(exp.cond), exp.kind, allowed, len(sat), len(outcomes) - len(sat), sane))
+    if fc.bounded:
+        unknown = any(c.allowed is None for c in conds)
+        notes += (f"loop bound reached: executions continue past unroll {test.unroll or fc.lim.unroll} "
+                  f"({fc.bounded[0]}); a condition no bounded execution satisfies is Unknown" +
+                  (f" ({fc.advice})" if unknown else ""),)
+    if not complete:
+        notes += (f"outcome list incomplete: the outcome cap ({limits.flag('outcomes')})",)
+    status, message = "run", ""
+    if test.expect_hang is None and fc.stuck():
+        h = fc.stuck()[0]
+        notes += (f"a hang is possible: {h.thread} waits forever at {h.blocked}: {h.state} [{h.combo}]; the "
+                  "verdicts are over the executions that terminate (ask `ptxmc check FILE::NAME hang`)",)
+    if test.expect_hang is not None:
+        hangs, hang_complete = fc.hangs()
+        conds.append(_hang_result(hangs, hang_complete, test.expect_hang))
+        left = [i for t in test.threads for i in paths.unconverted_waits(t)]
+        if not hangs and left:
+            notes += (f"hang not searched at the await '{left[0].text}' (line {left[0].where.line if left[0].where else '?'}):"
+                      " write that wait as a loop (L: ...; setp; @p bra L) to ask whether it may spin forever",)
+        if hangs:
+            h = hangs[0]
+            notes += (f"hang: {h.thread} blocks forever at {h.blocked}: {h.state} [{h.combo}]",)
+    if test.expect_undefined:
+        status, message = "fail", "expected undefined behaviour, but the program is well defined"
+    elif conds:
+        broken = [c for c in conds if not c.sane]
+        if broken:
+            status = "fail"
+            message = "broken test: no execution satisfies " + ", ".join(c.text for c in broken) + \
+                      " even without axioms"
+        elif any(c.met is None for c in conds):
+            status, message = "unknown", ("a verdict is Unknown: the loop bound cut executions off "
+                                          f"({fc.advice if fc.bounded else 'raise --unroll'}) or a wait was not "
+                                          "searched for hangs (see the notes)")
+        else:
+            status = "pass" if all(c.met for c in conds) else "fail"
+    return replace(base, status=status, message=message, observe=fc.observe, outcomes=outcomes,
+                   complete=complete and not fc.bounded, conditions=tuple(conds), notes=notes)
+
+
+def _never_terminates(fc: UnionSession, base: Result, notes: tuple[str, ...]) -> Result:
+    """No execution terminates (every one blocks at a barrier or spins in a loop it never
+    leaves): no outcome, no verdict on any condition (a deadlocked program must not read as
+    "Forbidden" or "Impossible" for every condition), the hang expectation judged."""
+    test = fc.test
+    why = fc.never_terminates()
+    conds = [ConditionResult(show(e.cond), e.kind, None) for e in test.expectations]
+    if test.expect_hang is not None:
+        conds.append(ConditionResult("hang", "allowed" if test.expect_hang else "forbidden", True))
+    notes += (f"hang: {why}",)
+    if not test.expectations and test.expect_hang is not None and not test.expect_undefined:
+        status, msg = ("pass" if test.expect_hang else "fail"), ("" if test.expect_hang else "a hang: " + why)
+    else:
+        status, msg = "fail", (f"no execution terminates, a hang ({why}); no condition has a verdict (ask `ptxmc "
+                               "check FILE::NAME hang`, or expect: {hang: allowed})")
+    return replace(base, status=status, message=msg, observe=fc.observe, outcomes=(), complete=True,
+                   conditions=tuple(conds), notes=notes)
+
+
+def _hang_result(hangs, complete: bool, expect: bool | None) -> ConditionResult:
+    allowed = True if hangs else (None if not complete else False)
+    return ConditionResult("hang", None if expect is None else ("allowed" if expect else "forbidden"), allowed)

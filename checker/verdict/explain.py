@@ -15,8 +15,12 @@ from ..front.conditions import show
 from ..resources import ROOT
 from ..results import witness
 from ..cat.violation import Step, note, show as show_steps, violation_path
-from .mutate import Effect, effects as mutation_effects
-from .session import Session
+from .mutate import Effect, verdict as mutation_verdict
+from .open import mutants
+from .session import Session, Witness
+from .union import UnionSession
+
+Asked = Session | UnionSession     # what checker.verdict.open.open_session returns
 
 
 @dataclass(frozen=True)
@@ -45,37 +49,54 @@ class Violation:
 @dataclass(frozen=True)
 class Explanation:
     cond: Cond
-    status: str                             # undefined | allowed | impossible | forbidden
+    status: str                             # undefined | allowed | impossible | forbidden | unknown | hang
     execution: Execution | None             # the flag's witness, the allowed witness, or the candidate
     flag: str | None = None                 # undefined: the flag that fires
-    blame: tuple[tuple[str, ...], ...] = ()
+    blame: tuple[tuple[str, ...], ...] = ()  # every minimal set of axioms, over every variant
     violations: tuple[Violation, ...] = ()
     effects: tuple[Effect, ...] = ()
+    witness: Witness | None = None          # `execution` with the variant it runs on
+    blames: tuple[tuple[str, tuple[tuple[str, ...], ...]], ...] = ()   # (paths, sets) per variant
+    why: str = ""                           # unknown / hang: what decided it
 
     @property
     def needed(self) -> tuple[Effect, ...]:
         return tuple(e for e in self.effects if e.verdict in ("allowed", "undefined"))
 
+    @property
+    def paths(self) -> str:
+        """The control paths and barrier schedule of the variant `execution` runs on ('' for a
+        test with one variant)."""
+        return self.witness.paths if self.witness is not None else ""
 
-def explain(s: Session, cond: Cond, blame: bool = True, effects: bool = True, undefined: bool = True) -> Explanation:
-    """The explanation of `cond` in Session `s`. With `undefined`, a program with undefined
-    behaviour is explained by its first flag's witness instead."""
-    eng = s.engine
+
+def explain(s: Asked, cond: Cond, blame: bool = True, effects: bool = True, undefined: bool = True) -> Explanation:
+    """The explanation of `cond` in session `s` (a Session or a UnionSession: checker.verdict.open).
+    With `undefined`, a program with undefined behaviour is explained by its first flag's witness
+    instead."""
     if undefined:
-        for name in eng.flag_names:
-            ex = eng.flag_witness(name)
-            if ex is not None:
-                return Explanation(cond, "undefined", ex, flag=name)
-    ex = s.witness(cond)
-    if ex is not None:
-        return Explanation(cond, "allowed", ex)
-    if not eng.sane(cond):
+        ub = s.undefined_witness()
+        if ub is not None:
+            flag, w = ub
+            return Explanation(cond, "undefined", w.execution, flag=flag, witness=w)
+    never = s.never_terminates()
+    if never:
+        return Explanation(cond, "hang", None, why=never)
+    w = s.witnessed(cond)
+    if w is not None:
+        return Explanation(cond, "allowed", w.execution, witness=w)
+    v = s.verdict(cond)
+    if v.allowed is None:
+        return Explanation(cond, "unknown", None, why=s.unknown_why(cond))
+    if not v.sane:
         return Explanation(cond, "impossible", None)
-    sets = s.blame(cond) if blame else ()
-    effs = tuple(mutation_effects(s, cond)) if effects else ()
-    cand = s.candidate(cond, sets)
-    return Explanation(cond, "forbidden", cand, blame=sets, violations=violations(s, cand) if cand else (),
-                       effects=effs)
+    per_variant = s.blames(cond) if blame else ()
+    sets = tuple(dict.fromkeys(b for _, bs in per_variant for b in bs))
+    effs = tuple(Effect(m, *mutation_verdict(ms, cond)) for m, ms in mutants(s)) if effects else ()
+    cand = s.candidate_of(cond, sets)
+    return Explanation(cond, "forbidden", cand.execution if cand else None, blame=sets,
+                       violations=violations(cand.session, cand.execution) if cand else (), effects=effs,
+                       witness=cand, blames=per_variant)
 
 
 def violations(s: Session, ex: Execution) -> tuple[Violation, ...]:
@@ -92,35 +113,49 @@ def violations(s: Session, ex: Execution) -> tuple[Violation, ...]:
 
 # -- `ptxmc check` ------------------------------------------------------------------------
 
-def explain_text(s: Session, cond: Cond) -> tuple[str, str, str | None]:
-    """The verdict (allowed, forbidden, undefined, impossible), what `ptxmc check` prints for
-    `cond`, and the DOT graph of its execution (if any)."""
+def explain_text(s: Asked, cond: Cond) -> tuple[str, str, str | None]:
+    """The verdict (allowed, forbidden, undefined, impossible, unknown, hang), what `ptxmc check`
+    prints for `cond`, and the DOT graph of its execution (if any)."""
     x, text, dot = _explain_text(s, cond)
     return x.status, text, dot
 
 
-def _explain_text(s: Session, cond: Cond):
+def _explain_text(s: Asked, cond: Cond):
     where = SourceLoc("<command line>", 1, show(cond))
     s.check_condition(cond, where)
     x = explain(s, s.prepare(cond, where))
-    test, es = s.test, s.es
+    test = s.test
     head = [f"Test {test.name}  (model {shown(s.model.path)})", f"Condition {show(cond)}"]
-    head += [f"note: {n}" for n in es.notes]
-    env = dict(s.evaluation(x.execution).env) if x.execution is not None else {}
+    head += [f"note: {n}" for n in s.notes]
+    if x.witness is not None:
+        es = x.witness.es
+        env = dict(x.witness.session.evaluation(x.execution).env)
+    paths = [f"  paths: {x.paths}"] if x.paths else []
     if x.status == "undefined":
         head.append(f"Undefined: the program has undefined behaviour ({x.flag}); outcomes are meaningless")
-        return x, "\n".join(head) + "\n" + witness.text(es, x.execution, env), None
+        return x, "\n".join(head + paths) + "\n" + witness.text(es, x.execution, env), None
+    if x.status == "hang":
+        return x, "\n".join(head + ["No verdict: no execution terminates (a hang)", f"  {x.why}"]) + "\n", None
     if x.status == "allowed":
-        text = "\n".join(head + ["Allowed", "Witness execution:"]) + "\n" + witness.text(es, x.execution, env)
+        text = "\n".join(head + ["Allowed"] + paths + ["Witness execution:"]) + "\n" + witness.text(es, x.execution, env)
         return x, text, witness.dot(es, x.execution, env, f"{test.name}: allowed witness")
+    if x.status == "unknown":
+        return x, "\n".join(head + [f"Unknown: {x.why}"]) + "\n", None
     if x.status == "impossible":
         return x, "\n".join(head + ["Impossible: no well-formed execution satisfies it, even without axioms "
                                     "(check the condition's values and registers)"]) + "\n", None
     lines = head + ["Forbidden"]
-    for subset in x.blame:
-        lines.append("  ruled out by: " + " + ".join(subset))
+    if len({bs for _, bs in x.blames}) <= 1:
+        for subset in x.blame:
+            lines.append("  ruled out by: " + " + ".join(subset))
+    else:                           # the variants are ruled out by different axioms: each says which
+        for p, bs in x.blames:
+            lines.append(f"  paths {p}: ruled out by: " + (" or ".join(" + ".join(b) for b in bs) or "-"))
     lines += _needed_sync(x)
+    if x.execution is None:
+        return x, "\n".join(lines) + "\n", None
     lines.append("A candidate execution with this outcome, and the axioms it violates:")
+    lines += paths
     full = {**x.execution.base(es), **env}
     for v in x.violations:
         lines.append(f"  violates {v.axiom} ({v.kind} at {shown(v.path)}:{v.line})" + _shape(v))
@@ -129,6 +164,36 @@ def _explain_text(s: Session, cond: Cond):
     positions = {th.name: th.position for th in test.threads}
     highlight = x.violations[0].steps if x.violations else ()
     return x, text, witness.dot(es, x.execution, env, f"{test.name}: forbidden candidate", positions, highlight)
+
+
+def hang_text(s: Asked) -> tuple[str, str, str | None]:
+    """What `ptxmc check FILE::NAME hang` says: may some fair execution never terminate? Every
+    blocked thread is named with what it waits for. (verdict word, text, DOT of the witness)"""
+    test = s.test
+    head = [f"Test {test.name}  (model {shown(s.model.path)})", "Condition hang"] + [f"note: {n}" for n in s.notes]
+    if s.undefined:
+        head.append("Undefined: the program has undefined behaviour (" + "; ".join(u.why for u in s.undefined) + ")")
+        return "undefined", "\n".join(head) + "\n", None
+    hangs, complete = s.hangs()
+    if not hangs:
+        word = "forbidden" if complete else "unknown"
+        why = ("no fair execution spins forever: in every combination of paths, each loop cut by the bound "
+               "exits once it reads the latest values") if complete else \
+            "unknown: a loop with side effects was cut by the bound (raise --unroll)"
+        return word, "\n".join(head + ["Forbidden" if complete else "Unknown", "  " + why]) + "\n", None
+    lines = head + ["Allowed: some fair execution never terminates"]
+    for h in hangs:
+        lines.append(f"  {h.thread} blocks at {h.blocked}: {h.state}")
+        lines.append(f"    paths: {h.combo}")
+    w = s.hang_witness(hangs)
+    if w is None:                   # nothing to draw
+        return "allowed", "\n".join(lines) + "\n", None
+    h, ex = w
+    env = dict(h.probe.evaluation(ex).env)
+    lines.append("Witness execution (the blocked loop's last iteration):" if h.outcome else
+                 "Witness execution (up to the barriers the blocked threads never leave):")
+    return "allowed", "\n".join(lines) + "\n" + witness.text(h.probe.es, ex, env), \
+        witness.dot(h.probe.es, ex, env, f"{test.name}: hang")
 
 
 def _needed_sync(x: Explanation) -> list[str]:

@@ -72,10 +72,10 @@ def verdict(s, cond: Cond) -> tuple[str, str]:
     """Is an execution satisfying `cond` allowed by Session `s`? ('allowed'|'forbidden'|
     'undefined'|'unknown'|'error', why)."""
     try:
-        for name in s.engine.flag_names:
-            if s.engine.flag_witness(name) is not None:
-                return "undefined", f"the program then has undefined behaviour ({name})"
-        return ("allowed" if s.witness(cond) is not None else "forbidden"), ""
+        if s.undefined:
+            return "undefined", f"the program then has undefined behaviour ({s.undefined[0].flag})"
+        allowed = s.verdict(cond).allowed
+        return ("allowed" if allowed else "forbidden" if allowed is False else "unknown"), ""
     except SolverUnknown as e:
         return "unknown", str(e)
     except CheckerError as e:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, replace
 from functools import cached_property
-from typing import Iterator, Sequence
+from typing import Iterator, NamedTuple, Sequence
 
 from .. import limits
 from ..ast import And, Cond, Eq, LitmusTest, Not, Or
@@ -30,20 +30,38 @@ from .blame import blame
 from .mutate import Mutation, mutations
 
 
-@dataclass(frozen=True)
-class Verdict:
-    allowed: bool           # does the model allow an execution satisfying the condition?
+class Verdict(NamedTuple):
+    allowed: bool | None    # does the model allow an execution satisfying the condition? (None:
+                            # Unknown, a loop bound cut executions off: checker.verdict.union)
     sane: bool              # does any execution satisfy it under well-formedness alone?
+
+
+@dataclass(frozen=True)
+class Witness:
+    """An execution and the straight-line variant it runs on: `session` is that variant's
+    Session (its event structure, its model evaluation), `paths` the control paths and barrier
+    schedule that variant takes ('' for a test with one variant)."""
+
+    execution: Execution
+    session: "Session"
+    paths: str = ""
+
+    @property
+    def es(self) -> EventStructure:
+        return self.session.es
 
 
 class Session:
     """See the module docstring. Everything is computed on first use and kept."""
 
     def __init__(self, test: LitmusTest, model: Model, options=frozenset(), engine: str = "z3",
-                 lim: Limits | None = None, es: EventStructure | None = None):
+                 lim: Limits | None = None, es: EventStructure | None = None, variant: LitmusTest | None = None):
         """`es`: the test's event structure where the caller has lowered it already (neither a
-        test's `locations:` nor its filter reach lowering)."""
+        test's `locations:` nor its filter reach lowering); `variant`: the test as its one
+        straight-line variant, its barrier generations decided (checker.unfold.variants), where the
+        caller has unfolded it already (then lowering does not explore them again)."""
         self.test = test
+        self.variant = variant or test
         if es is not None:
             self.__dict__["es"] = es        # (the cached_property's value)
         self.model = model
@@ -58,7 +76,7 @@ class Session:
     @cached_property
     def es(self) -> EventStructure:
         with limits.use(self.lim), limits.deadline(self.deadline):
-            return lower(self.test)
+            return lower(self.variant)
 
     @cached_property
     def engine(self) -> Engine:
@@ -160,6 +178,46 @@ class Session:
         """An allowed execution satisfying `cond`, or None."""
         return self.engine.satisfiable(None if cond is None else self.prepare(cond))
 
+    def witnessed(self, cond: Cond | None = None) -> Witness | None:
+        """`witness` with the variant it runs on (the contract checker.verdict.union meets too)."""
+        ex = self.witness(cond)
+        return None if ex is None else Witness(ex, self)
+
+    def blames(self, cond: Cond) -> tuple[tuple[str, tuple[tuple[str, ...], ...]], ...]:
+        """(paths, minimal sets) for each variant on which `cond` is possible without axioms: here
+        the one variant, if `cond` is sane."""
+        return (("", self.blame(cond)),) if self.engine.sane(self.prepare(cond)) else ()
+
+    def candidate_of(self, cond: Cond, blame: Sequence[tuple[str, ...]]) -> Witness | None:
+        """`candidate` with the variant it runs on."""
+        ex = self.candidate(cond, blame)
+        return None if ex is None else Witness(ex, self)
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        return self.es.notes
+
+    def undefined_witness(self) -> tuple[str, Witness] | None:
+        """The first undefined-behaviour flag that fires, and an execution on which it does."""
+        for name in self.engine.flag_names:
+            ex = self.engine.flag_witness(name)
+            if ex is not None:
+                return name, Witness(ex, self)
+        return None
+
+    def unknown_why(self, cond: Cond) -> str:
+        return ""                   # (a Session's verdicts are never Unknown)
+
+    def hang_witness(self, hangs) -> None:
+        return None
+
+    def hangs(self) -> tuple[tuple, bool]:
+        """A straight-line test asked without the hang question: no hang is searched for."""
+        return (), True
+
+    def never_terminates(self) -> str | None:
+        return None
+
     def blame(self, cond: Cond) -> tuple[tuple[str, ...], ...]:
         """Every minimal set of named axioms that rules `cond` out (none if it is allowed)."""
         return tuple(blame(self.engine, self.prepare(cond)))
@@ -186,7 +244,8 @@ class Session:
         return other
 
     def mutants(self) -> Iterator[tuple[Mutation, "Session"]]:
-        """Each single-step weakening of the test's synchronization, as its own Session."""
+        """Each single-step weakening of the test's synchronization, as its own Session (one that
+        needs several variants: checker.verdict.open.mutants)."""
         for m, t in mutations(self.test):
             yield m, Session(t, self.model, self.options, self.engine_name, self.lim)
 

@@ -19,20 +19,22 @@ liveness question "may some fair execution never terminate?" (docs/model.md#a18)
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from functools import cached_property
 
 from .. import limits
 from ..ast import And, Cond, Eq, Imm, LitmusTest, Reg, RegRef
 from ..cat.interp import Model
 from ..errors import NeverCompletes
-from ..front.conditions import check_refs, show
+from ..front.conditions import check_refs
 from ..isa.registry import lower
 from ..unfold import paths
 from ..unfold.variants import Combo, combos, default_keys, ref, single, specialize, without_barriers, written
 from ..model.builder import Builder
-from ..model.observables import atoms, predicate
+from ..model.observables import atoms
 from ..model.values import Const as VConst, Ite, binop, evaluate
-from ..results.result import ConditionResult, Result, base_result
-from .session import Session
+from ..resources import model_name
+from ..results.result import UndefinedReport
+from .session import Session, Verdict, Witness
 
 
 @dataclass(frozen=True)
@@ -45,12 +47,15 @@ class Hang:
     outcome: tuple = ()
 
 
-class FlowCheck:
-    """One test with control flow under a model: its path combinations, each a Session."""
+class UnionSession:
+    """One test under a model asked over its straight-line variants (control paths x barrier
+    schedules, checker.unfold.variants), each a Session: the same questions as a Session, with
+    the same answer types (checker.verdict.open_session picks which)."""
 
     def __init__(self, test: LitmusTest, model: Model, options=frozenset(), engine: str = "z3",
                  lim: limits.Limits | None = None, loops: bool = False):
         self.test, self.model, self.options, self.engine = test, model, frozenset(options), engine
+        self.engine_name, self.model_name = engine, model_name(model)
         self.lim = lim or limits.current()
         self.combos = []
         self._es = []
@@ -136,7 +141,9 @@ class FlowCheck:
                                 and (self.test.filter is not None or s.witness(None) is not None))
         return cache[keys]
 
-    def undefined(self):
+    @cached_property
+    def undefined(self) -> tuple[UndefinedReport, ...]:
+        """Every undefined-behaviour flag that fires on some variant (once per flag and reason)."""
         seen, out = set(), []
         for s in self.sessions:
             for u in s.undefined:
@@ -155,8 +162,9 @@ class FlowCheck:
                 outs.add(tuple((key, d.get(key, 0)) for key in self.observe))
         return frozenset(outs), complete
 
-    def verdict(self, cond: Cond):
-        """(allowed: True/False/None for unknown, sane)"""
+    def verdict(self, cond: Cond) -> Verdict:
+        """Allowed on some complete variant; None (Unknown) when none allows it but the loop bound
+        cut executions off that could."""
         allowed, sane = False, False
         for k, s in self.complete_sessions():
             c = specialize(cond, self._missing(k))
@@ -166,8 +174,61 @@ class FlowCheck:
             if allowed:
                 break
         if not allowed and self._cut_off(set(self.observe) | atoms(cond, self.names)):
-            return None, True
-        return allowed, sane or allowed
+            return Verdict(None, True)
+        return Verdict(allowed, sane or allowed)
+
+    # -- the contract a Session meets too (checker.verdict.session) ----------------------------
+    @property
+    def notes(self) -> tuple[str, ...]:
+        return (f"control paths: {self.total} combinations (unroll {self.test.unroll or self.lim.unroll})",)
+
+    def undefined_witness(self) -> tuple[str, Witness] | None:
+        """The first undefined-behaviour flag that fires on some variant, with its execution."""
+        for c, s in zip(self.combos, self.sessions):
+            found = s.undefined_witness()
+            if found is not None:
+                flag, w = found
+                return flag, Witness(w.execution, s, c.describe())
+        return None
+
+    def unknown_why(self, cond: Cond) -> str:
+        """Why `cond`'s verdict is Unknown (verdict's None): the bound cut executions off."""
+        return ("no execution within the loop bound satisfies it, but the bound cut executions off "
+                f"({self.bounded_for(cond)[0]}); {self.advice}")
+
+    def hang_witness(self, hangs) -> tuple[Hang, object] | None:
+        """A hang of `hangs` that can be drawn, and its execution (the blocked loop's last
+        iteration, or the test as far as it runs up to the barriers it never leaves)."""
+        h = next((h for h in hangs if h.probe is not None), None)
+        if h is None:
+            return None
+        ex = h.probe.witness(hang_condition(h))
+        return None if ex is None else (h, ex)
+
+    def prepare(self, cond: Cond, where=None) -> Cond:
+        return self.sessions[0].prepare(cond, where) if self.sessions else cond
+
+    def witnessed(self, cond: Cond | None = None) -> Witness | None:
+        """An allowed execution satisfying `cond`, with the variant it runs on, or None."""
+        for k, s in self.complete_sessions():
+            ex = s.witness(None if cond is None else specialize(cond, self._missing(k)))
+            if ex is not None:
+                return Witness(ex, s, self.combos[k].describe())
+        return None
+
+    def blames(self, cond: Cond) -> tuple[tuple[str, tuple[tuple[str, ...], ...]], ...]:
+        return tuple(self.blame(cond))
+
+    def candidate_of(self, cond: Cond, blame=None) -> Witness | None:
+        """A telling execution satisfying a forbidden `cond` on the first complete variant where it
+        is sane (checker.verdict.session.Session.candidate), with that variant."""
+        for k, s in self.complete_sessions():
+            c = specialize(cond, self._missing(k))
+            if s.verdict(c).sane:
+                ex = s.candidate(c, s.blame(c))
+                if ex is not None:
+                    return Witness(ex, s, self.combos[k].describe())
+        return None
 
     def blame(self, cond: Cond) -> list[tuple[str, tuple[tuple[str, ...], ...]]]:
         """For each complete combination on which `cond` is possible without axioms: the minimal
@@ -385,164 +446,3 @@ def _state(chk, d) -> str:
         return f"{x} = {d.get(f'{thread}:{x}', 0)}, the final value of {loc}"
     from ..isa.mbarrier import describe
     return f"{loc} stays {describe(d.get(loc, 0))}: the phase of parity {_parity(x, thread, d) % 2} never completes"
-
-
-def flow_check(test: LitmusTest, model: Model, options=frozenset(), engine: str = "z3",
-               lim: limits.Limits | None = None) -> FlowCheck:
-    """The FlowCheck judge_flow judges `test` with (its hang question asked if it has one)."""
-    return FlowCheck(test, model, options, engine, lim, loops=test.expect_hang is not None)
-
-
-def judge_flow(test: LitmusTest, model: Model, name: str, options=frozenset(), engine: str = "z3",
-               lim: limits.Limits | None = None, fc: FlowCheck | None = None) -> Result:
-    """The Result of a test with control flow (checker.verdict.check calls it); `fc`: its
-    flow_check, if the caller has one (to draw or compare witnesses with the same sessions)."""
-    base = base_result(test, engine, name)
-    fc = fc or flow_check(test, model, options, engine, lim)
-    prepared = []
-    for exp in test.expectations:
-        fc.check_condition(exp.cond, exp.where)
-        prepared.append(fc.sessions[0].prepare(exp.cond, exp.where) if fc.sessions else exp.cond)
-    notes = (f"control paths: {fc.total} combinations (unroll {test.unroll or fc.lim.unroll})",)
-    if fc.never_terminates():
-        return _never_terminates(fc, base, notes)
-    undefined = fc.undefined()
-    if undefined:
-        if test.expect_undefined:
-            return replace(base, status="pass", undefined=undefined, notes=notes)
-        msg = "undefined behaviour: " + "; ".join(f"{u.flag}: {u.why}" for u in undefined)
-        status = "fail" if (test.expectations or test.expect_undefined is False) else "undefined"
-        return replace(base, status=status, undefined=undefined, message=msg, notes=notes)
-    outs, complete = fc.outcomes()
-    outcomes = tuple(sorted(outs))
-    conds = []
-    for exp, cond in zip(test.expectations, prepared):
-        test_ = predicate(cond, fc.names)
-        sat = [o for o in outcomes if test_(dict(o))]
-        allowed, sane = fc.verdict(exp.cond)
-        conds.append(ConditionResult(show(exp.cond), exp.kind, allowed, len(sat), len(outcomes) - len(sat), sane))
-    if fc.bounded:
-        unknown = any(c.allowed is None for c in conds)
-        notes += (f"loop bound reached: executions continue past unroll {test.unroll or fc.lim.unroll} "
-                  f"({fc.bounded[0]}); a condition no bounded execution satisfies is Unknown" +
-                  (f" ({fc.advice})" if unknown else ""),)
-    if not complete:
-        notes += (f"outcome list incomplete: the outcome cap ({limits.flag('outcomes')})",)
-    status, message = "run", ""
-    if test.expect_hang is None and fc.stuck():
-        h = fc.stuck()[0]
-        notes += (f"a hang is possible: {h.thread} waits forever at {h.blocked}: {h.state} [{h.combo}]; the "
-                  "verdicts are over the executions that terminate (ask `ptxmc check FILE::NAME hang`)",)
-    if test.expect_hang is not None:
-        hangs, hang_complete = fc.hangs()
-        conds.append(_hang_result(hangs, hang_complete, test.expect_hang))
-        left = [i for t in test.threads for i in paths.unconverted_waits(t)]
-        if not hangs and left:
-            notes += (f"hang not searched at the await '{left[0].text}' (line {left[0].where.line if left[0].where else '?'}):"
-                      " write that wait as a loop (L: ...; setp; @p bra L) to ask whether it may spin forever",)
-        if hangs:
-            h = hangs[0]
-            notes += (f"hang: {h.thread} blocks forever at {h.blocked}: {h.state} [{h.combo}]",)
-    if test.expect_undefined:
-        status, message = "fail", "expected undefined behaviour, but the program is well defined"
-    elif conds:
-        broken = [c for c in conds if not c.sane]
-        if broken:
-            status = "fail"
-            message = "broken test: no execution satisfies " + ", ".join(c.text for c in broken) + \
-                      " even without axioms"
-        elif any(c.met is None for c in conds):
-            status, message = "unknown", ("a verdict is Unknown: the loop bound cut executions off "
-                                          f"({fc.advice if fc.bounded else 'raise --unroll'}) or a wait was not "
-                                          "searched for hangs (see the notes)")
-        else:
-            status = "pass" if all(c.met for c in conds) else "fail"
-    return replace(base, status=status, message=message, observe=fc.observe, outcomes=outcomes,
-                   complete=complete and not fc.bounded, conditions=tuple(conds), notes=notes)
-
-
-def _never_terminates(fc: FlowCheck, base: Result, notes: tuple[str, ...]) -> Result:
-    """No execution terminates (every one blocks at a barrier or spins in a loop it never
-    leaves): no outcome, no verdict on any condition (a deadlocked program must not read as
-    "Forbidden" or "Impossible" for every condition), the hang expectation judged."""
-    test = fc.test
-    why = fc.never_terminates()
-    conds = [ConditionResult(show(e.cond), e.kind, None) for e in test.expectations]
-    if test.expect_hang is not None:
-        conds.append(ConditionResult("hang", "allowed" if test.expect_hang else "forbidden", True))
-    notes += (f"hang: {why}",)
-    if not test.expectations and test.expect_hang is not None and not test.expect_undefined:
-        status, msg = ("pass" if test.expect_hang else "fail"), ("" if test.expect_hang else "a hang: " + why)
-    else:
-        status, msg = "fail", (f"no execution terminates, a hang ({why}); no condition has a verdict (ask `ptxmc "
-                               "check FILE::NAME hang`, or expect: {hang: allowed})")
-    return replace(base, status=status, message=msg, observe=fc.observe, outcomes=(), complete=True,
-                   conditions=tuple(conds), notes=notes)
-
-
-def _hang_result(hangs, complete: bool, expect: bool | None) -> ConditionResult:
-    allowed = True if hangs else (None if not complete else False)
-    return ConditionResult("hang", None if expect is None else ("allowed" if expect else "forbidden"), allowed)
-
-
-def explain_flow(test: LitmusTest, query, model: Model, options=frozenset(), engine: str = "z3",
-                 lim: limits.Limits | None = None) -> tuple[str, str, str | None]:
-    """What `ptxmc check` says for a test with control flow: `query` is a condition or "hang".
-    Returns (verdict word: allowed | forbidden | unknown | undefined, text, DOT of the witness)."""
-    from ..results import witness
-    from ..resources import model_name
-    from ..errors import SourceLoc
-
-    hang = query == "hang"
-    fc = FlowCheck(test, model, options, engine, lim, loops=hang)
-    head = [f"Test {test.name}  (model {model_name(model)})", f"Condition {'hang' if hang else show(query)}",
-            f"note: control paths: {fc.total} combinations (unroll {test.unroll or fc.lim.unroll})"]
-    undefined = fc.undefined()
-    if undefined:
-        head.append("Undefined: the program has undefined behaviour (" + "; ".join(u.why for u in undefined) + ")")
-        return "undefined", "\n".join(head) + "\n", None
-    if hang:
-        hangs, complete = fc.hangs()
-        if not hangs:
-            word = "forbidden" if complete else "unknown"
-            why = ("no fair execution spins forever: in every combination of paths, each loop cut by the bound "
-                   "exits once it reads the latest values") if complete else \
-                "unknown: a loop with side effects was cut by the bound (raise --unroll)"
-            return word, "\n".join(head + ["Forbidden" if complete else "Unknown", "  " + why]) + "\n", None
-        lines = head + ["Allowed: some fair execution never terminates"]
-        for h in hangs:
-            lines.append(f"  {h.thread} blocks at {h.blocked}: {h.state}")
-            lines.append(f"    paths: {h.combo}")
-        h = next((h for h in hangs if h.probe is not None), None)
-        if h is None:                   # nothing to draw
-            return "allowed", "\n".join(lines) + "\n", None
-        ex = h.probe.witness(hang_condition(h))
-        dot = None
-        if ex is not None:
-            env = dict(h.probe.evaluation(ex).env)
-            lines.append("Witness execution (the blocked loop's last iteration):" if h.outcome else
-                         "Witness execution (up to the barriers the blocked threads never leave):")
-            return "allowed", "\n".join(lines) + "\n" + witness.text(h.probe.es, ex, env), \
-                witness.dot(h.probe.es, ex, env, f"{test.name}: hang")
-        return "allowed", "\n".join(lines) + "\n", dot
-    fc.check_condition(query, SourceLoc("<command line>", 1, show(query)))
-    if fc.never_terminates():
-        return "hang", "\n".join(head + ["No verdict: no execution terminates (a hang)",
-                                         f"  {fc.never_terminates()}"]) + "\n", None
-    allowed, sane = fc.verdict(query)
-    if allowed:
-        combo, s, ex = fc.witness(query)
-        env = dict(s.evaluation(ex).env)
-        text = "\n".join(head + ["Allowed", f"  paths: {combo.describe()}", "Witness execution:"]) + "\n" + \
-            witness.text(s.es, ex, env)
-        return "allowed", text, witness.dot(s.es, ex, env, f"{test.name}: allowed witness")
-    if allowed is None:
-        return "unknown", "\n".join(head + ["Unknown: no execution within the loop bound satisfies it, but the bound "
-                                            f"cut executions off ({fc.bounded_for(query)[0]}); {fc.advice}"]) + "\n", None
-    if not sane:
-        return "impossible", "\n".join(head + ["Impossible: no well-formed execution satisfies it on any control "
-                                               "path, even without axioms"]) + "\n", None
-    lines = head + [f"Forbidden on every combination of control paths ({len(fc.complete_sessions())} that complete)"]
-    for combo, blame in fc.blame(query):
-        lines.append(f"  paths {combo}: ruled out by " + (" or ".join(" + ".join(b) for b in blame) or "-"))
-    return "forbidden", "\n".join(lines) + "\n", None
