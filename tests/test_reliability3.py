@@ -235,7 +235,9 @@ def _doubling_model(path: Path, n: int = 200) -> Path:
 
 def test_a_costly_model_stops_at_the_memory_limit(tmp_path):
     model = _doubling_model(tmp_path / "dbl.cat")
-    code, out, err = ptxmc("check", "--engine", "z3", "--model", model, "--limit", "memory=100", SB_ONE,
-                           "P0:r0=0 /\\ P1:r0=0")
+    # --timeout 600: on a busy machine the default 60 s could stop it first (the memory limit is
+    # what must stop it; it does in seconds)
+    code, out, err = ptxmc("check", "--engine", "z3", "--model", model, "--limit", "memory=100", "--timeout", "600",
+                           SB_ONE, "P0:r0=0 /\\ P1:r0=0")
     assert code == 3, (out, err)
     assert "memory: Z3 needed more than 100 MB (limit 100; raise it with --limit memory=N)" in err, err
