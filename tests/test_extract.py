@@ -39,6 +39,26 @@ def test_module_reads_a_whole_ptx_file():
     assert len(regs) >= 3
 
 
+def test_scoped_register_without_percent_in_an_address():
+    """CUTLASS declares `.reg .b32 remAddr32;` in an inline-asm scope and writes `[remAddr32]`:
+    a register (renamed per scope), not a variable."""
+    text = """.version 8.0
+.target sm_90a
+.visible .entry k()
+.reqntid 32
+{
+  .reg .b32 %r<3>;
+  { .reg .b32 remAddr32;
+  mapa.shared::cluster.u32 remAddr32, %r1, %r2;
+  mbarrier.arrive.shared::cluster.b64 _, [remAddr32]; }
+  ret;
+}
+"""
+    [k] = load(text).kernels()
+    addr = k.body[1].instr.operands[1]
+    assert (addr.base, addr.register) == ("remAddr32@1", True)
+
+
 def test_scoped_labels_do_not_clash():
     text = """.version 8.0
 .target sm_90a
@@ -81,6 +101,49 @@ def test_bad_input_names_the_line(tmp_path, text, message):
     assert message in str(e.value)
     if "not a PTX" not in message:
         assert re.search(r"bad\.ptx:\d+", str(e.value)) and e.value.where.line > 1
+
+
+def test_nvcc_negative_offsets_and_parameter_byte_counts(tmp_path):
+    """nvcc prints `[%rd2+-16]`; CUTLASS keeps the expect_tx byte count in its Params: the
+    skeleton's own count (one box per copy that follows) replaces it."""
+    text = """.version 8.0
+.target sm_90a
+.address_size 64
+.visible .entry k(.param .align 64 .b8 k_param_0[128], .param .u32 k_param_1)
+.reqntid 32
+{
+  .shared .align 128 .b8 tile[1024];
+  .shared .align 8 .b8 mb[8];
+  .reg .b32 %r<8>;
+  .reg .b64 %rd<4>;
+  .reg .pred %p<3>;
+  mov.b64 %rd1, k_param_0;
+  add.s64 %rd2, %rd1, 16;
+  ld.param.u32 %r1, [%rd2+-16];
+  ld.param.u32 %r2, [k_param_1];
+  mov.u32 %r3, %tid.x;
+  setp.ne.s32 %p1, %r3, 0;
+  @%p1 bra DONE;
+  mbarrier.init.shared::cta.b64 [mb], 1;
+  mbarrier.arrive.expect_tx.shared::cta.b64 _, [mb], %r2;
+  cvta.param.u64 %rd3, %rd1;
+  mov.u32 %r4, 0;
+  cp.async.bulk.tensor.1d.shared::cta.global.mbarrier::complete_tx::bytes [tile], [%rd3, {%r4}], [mb];
+  W: mbarrier.try_wait.parity.shared::cta.b64 %p2, [mb], 0;
+  @!%p2 bra W;
+  ld.shared.u32 %r5, [tile];
+DONE:
+  ret;
+}
+"""
+    f = tmp_path / "k.ptx"
+    f.write_text(text)
+    [x] = extract_file(str(f), out_dir=str(tmp_path / "out"))
+    body = Path(x.path).read_text()
+    assert "mbarrier.arrive.expect_tx.shared::cta.b64 _, [mb0], 16" in body
+    assert "expect_tx a parameter's bytes taken to cover the 1 tensor copy" in body
+    assert x.skeleton.checks == ["t0:r1!=1"]
+    assert x.check(jobs=0).ok
 
 
 def test_unknown_kernel_lists_the_kernels(capsys):
@@ -180,6 +243,20 @@ def test_cluster_kernel_and_its_release(tmp_path):
     rep = x.check(jobs=0)
     assert rep.ok, rep.text
     assert rep.mutants_caught == ["w0_1_c0-L40-1-relaxed-arrive"]
+
+
+def test_hang_check_of_the_cluster_kernel(tmp_path, capsys):
+    """--hang adds `hang: forbidden`: the two cluster barriers of both CTAs complete."""
+    assert main(["extract", str(CLUSTER), "-o", str(tmp_path), "--hang"]) == 0
+    assert "hang: forbidden" in (tmp_path / "cluster_dsmem.yaml").read_text()
+    assert "no hang)" in capsys.readouterr().out
+
+
+def test_output_folder_of_someone_else_is_refused(tmp_path, capsys):
+    (tmp_path / "mine.txt").write_text("keep")
+    assert main(["extract", str(CLUSTER), "-o", str(tmp_path), "--no-check"]) == 2
+    assert "--force" in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["mine.txt"]
 
 
 def test_cli_writes_and_checks(tmp_path, capsys):

@@ -265,3 +265,47 @@ def test_c8_report_reads_a_litmus7_log(tmp_path):
     doc = json.loads((out / "report.json").read_text())
     (hw,) = [x["hardware"] for x in doc["tests"] if x["name"] == t.name]
     assert hw["verdict"] == "gap" and hw["instances"] == 50
+
+
+# -- paths the thread's own registers rule out (a %tid dispatch) -----------------------------------
+
+def test_reachable_follows_guards_the_registers_decide():
+    from checker.harness.flow import reachable
+    (t,) = _bundled("LoopShape+tid-dispatch+exits")
+    t0, t1 = t.threads
+    assert reachable(t, t0) == {0, 1, 2, 3, 4, 5}                   # tid 0: the producer side only
+    assert reachable(t, t1) == {0, 1, 2, 6, 7, 8, 9, 10}            # tid 32: the consumer side only
+    from checker.front.litmus import load_text
+    (free,) = load_text("name: free\nsource: tests\nthreads:\n  P0:\n    at: gpu0.cta0\n    code:\n"
+                        "      - ld.global r0, [x]\n      - setp.eq.s32 p, r0, 1\n      - '@p bra L'\n"
+                        "      - st.global [y], 1\n      - 'L:'\n      - st.global [z], 1\n")
+    assert not isinstance(free, LitmusError), free
+    assert reachable(free, free.threads[0]) == {0, 1, 2, 3, 4}       # a loaded value decides nothing
+
+
+@pytest.mark.skipif(missing_reason("nvcc", "nvdisasm") is not None, reason=str(missing_reason("nvcc", "nvdisasm")))
+def test_the_sass_check_asks_nothing_of_a_path_ptxas_may_delete(tmp_path):
+    from checker.harness.build import build
+    from checker.harness.sass import check_fences, disassemble
+    (t,) = _bundled("LoopShape+tid-dispatch+exits")
+    p = generate(t)
+    checks = check_fences(t, p, disassemble(build(p, tmp_path, "cubin").output))
+    assert all(c.ok for c in checks), "\n".join(map(str, checks))
+    dead = {(c.thread, c.index) for c in checks if "unreachable" in c.expected}
+    assert dead == {("T0", 6), ("T0", 10), ("T1", 3), ("T1", 4)}
+    assert {(c.thread, c.index) for c in checks if c.kind == "access" and c.found} >= {("T0", 3), ("T1", 10)}
+
+
+def test_predicate_logic_is_emitted_on_the_0_1_registers():
+    """and/or.pred of the liveness suite: ptxas refused `or.pred` on the 32-bit registers that hold
+    predicates ("Arguments mismatch for instruction 'or'")."""
+    (t,) = _bundled("LoopShape+or-pred+exits")
+    src = generate(t).source
+    assert re.search(r'"or\.b32 %0, %1, %2;"', src) and '"or.pred' not in src
+
+
+@pytest.mark.skipif(missing_reason("nvcc") is not None, reason=str(missing_reason("nvcc")))
+def test_predicate_logic_programs_compile(tmp_path):
+    from checker.harness.build import build_cubins
+    progs = [generate(t) for t in _bundled("LoopShape+or-pred+exits", "LoopShape+and-pred+hangs")]
+    assert not [b for b in build_cubins(progs, tmp_path, jobs=1) if isinstance(b, HarnessError)]

@@ -165,7 +165,7 @@ def _search(mod, fn, n, block, cluster, params) -> Skeleton:
     try:
         return extract(mod, fn, iterations=n, block=block, cluster=cluster, params=params)
     except Refused as e:
-        m = re.search(r"\(parameter (\w+)\)", e.message)
+        m = re.search(r"\(parameter ([\w@-]+)\)", e.message)
         if m is None or m.group(1) in params:
             raise
         return _with_parameter(mod, fn, n, block, cluster, params, m.group(1), e)
@@ -190,7 +190,7 @@ def _with_parameter(mod, fn, n, block, cluster, params, name, first_error):
         try:
             sk = extract(mod, fn, iterations=n, block=block, cluster=cluster, params=trial)
         except Refused as e:
-            m = re.search(r"\(parameter (\w+)\)", e.message)
+            m = re.search(r"\(parameter ([\w@-]+)\)", e.message)
             if m is None:
                 raise               # not about a parameter: another value would not help
             if m.group(1) in trial:

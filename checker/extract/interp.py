@@ -517,10 +517,21 @@ class Machine:
                 return
             if name in self.params and not write:
                 p = self.params[name]
+                key = name if a.offset == 0 else f"{name}@{a.offset}"
+                if key in self.param_values:
+                    self._set(st, ops[0], self.param_values[key])
+                    return
                 v = Sym(f"arg:{name}") if p[1] in ("u64", "b64", "s64") and a.offset == 0 and p[2] is None \
-                    else Unk(f"parameter {name}")
+                    else Unk(f"parameter {key}")
                 self._set(st, ops[0], v)
                 return
+            if not write and a.register:
+                # a field of a struct parameter, through its address (CUTLASS's Params)
+                v = self._addr(st, s, a, "param")
+                if isinstance(v, Sym) and v.name.startswith("param:") and v.off is not None:
+                    key = f"{v.name[6:]}@{v.off}"
+                    self._set(st, ops[0], self.param_values.get(key, Unk(f"parameter {key}")))
+                    return
             self._assign_unknown(st, ins, "param")
             return
         if space == "local":
@@ -603,6 +614,16 @@ class Machine:
         st.bars[bid] += 1
         self._event(st, s, ins, "barrier", id=bid, count=count, mode=mode)
 
+    def _tx(self, st, s, o) -> int | str:
+        """An expect_tx byte count: a constant, or (CUTLASS keeps it in Params) a parameter's value,
+        which the skeleton replaces by its own count of the copies that follow anyway."""
+        v = self._val(st, o, s)
+        if isinstance(v, int):
+            return v
+        if isinstance(v, Unk) and v.why.startswith("param"):
+            return "a parameter's"
+        raise Refused(f"the byte count is not a constant on this path ({getattr(v, 'why', v)})", self._loc(s))
+
     def _mbarrier(self, st, s, ins: Instr) -> None:
         q, ops = ins.qualifiers, ins.operands
         kind = q[0] if q else ""
@@ -615,7 +636,7 @@ class Machine:
             tx = None
             count = 1
             if "expect_tx" in q:
-                tx = self._int(st, s, ops[2], "byte count")
+                tx = self._tx(st, s, ops[2])
                 if len(ops) > 3:
                     count = self._int(st, s, ops[3], "arrival count")
             elif len(ops) > 2:
@@ -624,7 +645,7 @@ class Machine:
             self._event(st, s, ins, "mb_arrive", mb=mb, count=count, tx=tx, drop=kind == "arrive_drop")
         elif kind in ("expect_tx", "complete_tx"):
             mb = self._shared_loc(st, s, ops[0], space, "mbarrier")
-            self._event(st, s, ins, "mb_" + kind, mb=mb, tx=self._int(st, s, ops[1], "byte count"))
+            self._event(st, s, ins, "mb_" + kind, mb=mb, tx=self._tx(st, s, ops[1]))
         elif kind in WAITS:
             mb = self._shared_loc(st, s, ops[1], space, "mbarrier")
             if "parity" not in q:

@@ -370,8 +370,9 @@ def _body(fn: Function, toks: list[_Tok], i: int, mod: Module, path: str) -> int
             fn.body.append(Stmt(t.line, t.text, label=lab))
             continue
         where = SourceLoc(path, t.line, t.text)
-        ins = parse_instr(t.text, where, known)
-        ins = _renamed(ins, chain, rename, resolve_label)
+        text = re.sub(r"\+\s*-(?=\s*\d)", "-", t.text)        # nvcc prints [%rd2+-16]
+        ins = parse_instr(text, where, known)
+        ins = _renamed(ins, chain, rename, resolve_label, regs)
         fn.body.append(Stmt(t.line, t.text, instr=ins))
     return i
 
@@ -389,8 +390,9 @@ def _declared(text: str, line: int, path: str) -> list[str]:
     return out
 
 
-def _renamed(ins: Instr, chain, rename, resolve_label) -> Instr:
+def _renamed(ins: Instr, chain, rename, resolve_label, regs=None) -> Instr:
     from dataclasses import replace
+    regs = regs or {}
 
     def op(o):
         if isinstance(o, Reg):
@@ -402,8 +404,12 @@ def _renamed(ins: Instr, chain, rename, resolve_label) -> Instr:
         if isinstance(o, Vec):
             return Vec(tuple(op(x) for x in o.items))
         if isinstance(o, Addr):
-            base = rename(o.base, chain) if o.register else o.base
-            return replace(o, base=base, coords=tuple(op(x) for x in o.coords))
+            if o.register:
+                return replace(o, base=rename(o.base, chain), coords=tuple(op(x) for x in o.coords))
+            base = rename(o.base, chain)
+            # a register declared without '%' (CUTLASS: `.reg .b32 remAddr32; ... [remAddr32]`)
+            declared = base != o.base or any((sid, o.base) in regs for sid in chain)
+            return replace(o, base=base, register=declared, coords=tuple(op(x) for x in o.coords))
         return o
 
     if ins.op == "bra":

@@ -187,7 +187,7 @@ def compile_multi(programs: list[Program], out: Path, work: Path, tc: Toolchain,
     src.write_text(multi_source(programs))
     target = programs[0].target
     virtual = "compute_" + target[len("sm_"):]
-    # -compress-all: the device code compressed in the fatbinary (~25 KB per program instead of ~75)
+    # -compress-all: the device code compressed in the fatbinary (~20 KB per program instead of ~75)
     cmd = [nvcc, *NVCC_FLAGS, "-lineinfo", "-Xfatbin=-compress-all", f"-gencode=arch={virtual},code={target}", "-cudart", "shared",
            f"-L{link}", "-Xlinker", "-rpath,$ORIGIN/../lib", "-o", str(out.resolve()), str(src.resolve())]
     rc, log = (children or Children()).run(cmd, timeout, work)

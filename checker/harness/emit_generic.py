@@ -137,9 +137,11 @@ def emit_alu(i: Instr, ctx: Ctx) -> str:
     srcs = []
     for o in i.operands[1:]:
         if isinstance(o, Imm):
-            srcs.append(str(o.value))
+            srcs.append(str(int(o.value != 0) if i.has("pred") else o.value))
         else:
             srcs.append(_value(a, ctx, o))
+    if i.has("pred"):            # and/or/xor.pred on predicates kept as 0/1: the same bits in .b32
+        return a.render(f"{i.op}.b32 {d}, {', '.join(srcs)};")
     default = {"mov": "b32", "add": "s32", "sub": "s32", "mul": "s32", "and": "b32", "or": "b32",
                "xor": "b32"}[i.op]
     name = mnemonic(i, default)

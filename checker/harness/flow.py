@@ -17,7 +17,7 @@ Pure: no code is emitted here (checker.harness.codegen does that).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..ast import Instr, Reg, Thread
 
@@ -111,4 +111,57 @@ def problems(t: Thread) -> list[str]:
             out.append(f"{where}: {i.op} after a spin loop is not generated: a loop that gives up after "
                        f"SPIN_CAP spins skips it (a skipped barrier or arrival would leave other threads "
                        f"or the epilogue waiting forever)")
+    return out
+
+
+MAX_STATES = 20000
+
+
+def reachable(test, t: Thread) -> set[int] | None:
+    """The indices of `t`'s instructions some execution reaches, when guards are decided by the
+    registers the thread computes without memory (checker.isa.fold: `%tid`, constants, setp on
+    them), as the model decides them; None when the walk does not settle within MAX_STATES
+    states (then every instruction counts as reachable). The harness virtualizes special
+    registers into these constants, so ptxas deletes the other paths: the SASS check must not ask
+    for their instructions."""
+    from ..isa import fold
+    folder = fold.Folder(test, t)
+    labels = dict(t.labels)
+    seen: set = set()
+    out: set[int] = set()
+    todo = [(0, ())]
+    while todo:
+        pc, env_items = todo.pop()
+        if pc >= len(t.code) or (pc, env_items) in seen:
+            continue
+        seen.add((pc, env_items))
+        if len(seen) > MAX_STATES:
+            return None
+        out.add(pc)
+        env = dict(env_items)
+        i = t.code[pc]
+        known = None
+        if i.predicate:
+            reg = i.predicate.lstrip("@!")
+            v = fold.value(env, reg)
+            known = None if v is None else (v != 0) != i.predicate.startswith("@!")
+        if i.op == "bra":
+            dest = labels.get(target(i) or "")
+            nexts = [] if dest is None else [dest]
+            if known is None and i.predicate:
+                nexts.append(pc + 1)
+            elif known is False:
+                nexts = [pc + 1]
+            for n in nexts:
+                todo.append((n, env_items))
+            continue
+        if known is False:
+            todo.append((pc + 1, env_items))
+            continue
+        new = dict(folder.step(env, replace(i, predicate=None)))
+        if known is None and i.predicate:          # it may not run: a register it changes is unknown
+            for r, v in list(new.items()):
+                if env.get(r) != v:
+                    new[r] = None
+        todo.append((pc + 1, tuple(sorted(new.items(), key=lambda kv: kv[0]))))
     return out
