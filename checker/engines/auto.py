@@ -22,7 +22,7 @@ from typing import Callable, Sequence
 
 from ..ast import Cond
 from ..errors import Unsupported
-from .base import Engine, Execution
+from .base import Engine, Execution, Pair
 from .brute import BruteEngine
 
 
@@ -63,6 +63,9 @@ class AutoEngine:
 
     def flag_witness(self, name: str) -> Execution | None:
         return self._ask("flag_witness", name)
+
+    def flag_least(self, name: str, below: Pair) -> tuple[Pair, Execution] | None:
+        return self._ask("flag_least", name, below)
 
     def satisfiable(self, cond: Cond | None = None, axioms: Sequence[str] | None = None) -> Execution | None:
         ex = self._ask("satisfiable", cond, axioms)

@@ -78,3 +78,8 @@ class Engine(Protocol):
 
     def flag_witness(self, name: str) -> Execution | None:
         """A consistent execution on which the undefined-behaviour flag `name` fires, or None."""
+
+    def flag_least(self, name: str, below: Pair) -> tuple[Pair, Execution] | None:
+        """The least edge before `below` (a set's element e as (e, e)) that flag `name`'s relation
+        contains on some consistent execution, with such an execution; None if there is none. (The
+        undefined-behaviour report names this edge, whichever witness an engine found first.)"""

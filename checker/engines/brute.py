@@ -19,7 +19,7 @@ from ..cat.interp import Model, evaluate
 from ..cat.stage import stage, static_values
 from ..errors import LimitExceeded, Unsupported
 from ..model.events import EventStructure, Order
-from .base import Execution
+from .base import Execution, Pair
 from ..model.values import evaluate as eval_expr, reads_of
 
 DEFAULT_LIMIT = 50_000
@@ -158,6 +158,24 @@ class BruteEngine:
 
     def flag_witness(self, name: str) -> Execution | None:
         return next((ex for ex, fired in self.executions() if name in fired), None)
+
+    def flag_least(self, name: str, below: Pair) -> tuple[Pair, Execution] | None:
+        """The least edge before `below` (a set's element e as (e, e)) that flag `name`'s relation
+        contains on some consistent execution, with the first such execution; None if there is none
+        (the same question the Z3 engine answers: each execution on which the flag fires is
+        evaluated)."""
+        best: tuple[Pair, Execution] | None = None
+        for ex, fired in self.executions():
+            if name not in fired:
+                continue
+            ev = evaluate(self.residual, {**self.base, **ex.base(self.es)}, self.alg, self.options)
+            i = next(i for i, (c, _) in enumerate(ev.checks) if c.name == name and c.flag)
+            kind, value = ev.check_values[i]
+            edges = [e if kind == "rel" else (e, e) for e in value]
+            least = min((e for e in edges if e < (below if best is None else best[0])), default=None)
+            if least is not None:
+                best = least, ex
+        return best
 
     def _candidates(self, axioms: frozenset | None) -> Iterator[tuple[Execution, dict]]:
         """Candidates on which the named axioms hold (None: every axiom)."""

@@ -32,7 +32,7 @@ from .ranges import Ranges
 class Encoding:
     wellformed: tuple                       # z3 constraints
     axioms: Mapping[str, z3.BoolRef]        # axiom name -> "the axiom holds"
-    flags: Mapping[str, tuple]              # flag name -> ("it fires" term, the flagged relation)
+    flags: Mapping[str, tuple]              # flag name -> ("it fires" term, its check, {edge: term} of its relation)
     observables: Mapping[str, z3.ArithRef]  # "P1:r0" / "x" -> value term
     env: Mapping[str, tuple]                # every let-bound name -> (kind, symbolic value)
     rf: Mapping[tuple[int, int], object]
@@ -178,9 +178,9 @@ def encode(es: EventStructure, model: Model, options: frozenset[str] = frozenset
     ev = evaluate(staged.residual, base, alg, options)
     axioms: dict[str, list] = {}
     flags: dict[str, tuple] = {}
-    for check, constraint in ev.checks:
+    for (check, constraint), (_, value) in zip(ev.checks, ev.check_values):
         if check.flag:
-            flags[check.name] = (constraint, check)
+            flags[check.name] = (constraint, check, value)
         else:
             axioms.setdefault(check.name, []).append(constraint)
     wf.extend(alg.definitions)

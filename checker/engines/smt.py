@@ -24,7 +24,7 @@ from ..model.events import EventStructure
 from ..model.observables import holds, key
 from ..model.symmetry import observable_symmetries
 from ..model.values import from_z3, int_of, int_val
-from .base import Execution
+from .base import Execution, Pair
 from ..watchdog import z3_context
 from .encode import Encoding, encode
 
@@ -315,6 +315,26 @@ class Z3Engine:
             self._fired = self._flags_fired()
         return self._fired.get(name)
 
+    def flag_least(self, name: str, below: Pair) -> tuple[Pair, Execution] | None:
+        """The least edge before `below` (a set's element e as (e, e)) that flag `name`'s relation
+        contains on some consistent execution, with such an execution; None if there is none. One
+        query per statically possible edge, in order, stopping at the first yes."""
+        _, _, value = self.enc.flags[name]
+        for key in sorted(value, key=_edge):
+            edge = _edge(key)
+            if edge >= below:
+                break
+            t = value[key]
+            self.solver.push()
+            try:
+                if t is not TRUE:
+                    self.solver.add(t)
+                if self._check(*self._axioms()):
+                    return edge, self._execution(self.solver.model(), tuple(self.enc.observables))
+            finally:
+                self.solver.pop()
+        return None
+
     def _flags_fired(self) -> dict[str, Execution]:
         """A witness for every flag that fires on some consistent execution. One query asks
         whether any flag not yet seen fires, and its model answers for every flag firing there,
@@ -356,6 +376,11 @@ class Z3Engine:
         vals = {r: from_z3(m.eval(v, model_completion=True)) for r, v in self.enc.values.items()}
         outcome = tuple((k, from_z3(m.eval(self.enc.observables[k], model_completion=True))) for k in observe)
         return Execution(rf, orders, vals, outcome)
+
+
+def _edge(key) -> Pair:
+    """A flagged relation's edge, or a flagged set's element e as (e, e)."""
+    return key if isinstance(key, tuple) else (key, key)
 
 
 class _Projection:

@@ -256,6 +256,14 @@ class Session:
         i = next(i for i, (c, fired) in enumerate(ev.checks) if c.name == name and c.flag and fired)
         kind, value = ev.check_values[i]
         edges = sorted(value) if kind == "rel" else [(e, e) for e in sorted(value)]
+        # The report names the least edge the flag contains on any consistent execution, not this
+        # witness's least one: the same whichever witness an engine found (two arrives that may
+        # each exceed the pending count). Asked only below this witness's edge, so one culprit
+        # costs a query per statically possible smaller edge at most.
+        if edges:
+            least = self.engine.flag_least(name, edges[0])
+            if least is not None:
+                edges = [least[0]]
         events = []
         for a, b in edges[:1]:
             for e in dict.fromkeys((a, b)):
