@@ -200,8 +200,9 @@ def check(test: TestSpec, condition: str | Cond, *, model: ModelSpec = None, opt
     lim = _limits_of(limits)
     with _limits.use(lim):
         cond = _cond(condition)
-        s = session(test, model=model, options=options, engine=engine, limits=lim)
-        return _explain(s, cond)
+        with _limits.memory_as_unknown():
+            s = session(test, model=model, options=options, engine=engine, limits=lim)
+            return _explain(s, cond)
 
 
 @overload
@@ -229,8 +230,9 @@ def explain(test, condition, *, model=None, options=(), engine="auto", limits=No
     hang = isinstance(condition, str) and condition.strip() == "hang"
     with _limits.use(lim):
         cond = None if hang else _cond(condition)
-        s = session(test, model=model, options=options, engine=engine, limits=lim, hang=hang)
-        _, text, graph = hang_text(s) if hang else explain_text(s, cond)
+        with _limits.memory_as_unknown():
+            s = session(test, model=model, options=options, engine=engine, limits=lim, hang=hang)
+            _, text, graph = hang_text(s) if hang else explain_text(s, cond)
     return (text, graph) if dot else text
 
 

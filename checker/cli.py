@@ -412,9 +412,10 @@ def cmd_check(args) -> int:
         except RecursionError:
             raise LitmusError("too deeply nested for this machine (Python's stack)", where) from None
         with _bounded(args, lim, EXIT_UNKNOWN), limits.use(lim):
-            s = api.session(test, model=args.model, options=args.option, engine=args.engine, limits=lim,
-                            hang=cond == "hang")
-            verdict, text, dot = hang_text(s) if cond == "hang" else explain_text(s, cond)
+            with limits.memory_as_unknown():
+                s = api.session(test, model=args.model, options=args.option, engine=args.engine, limits=lim,
+                                hang=cond == "hang")
+                verdict, text, dot = hang_text(s) if cond == "hang" else explain_text(s, cond)
     except (SolverUnknown, LimitExceeded) as e:
         _say(f"ptxmc: UNKNOWN: {_located(e, args.test)}")
         return EXIT_UNKNOWN

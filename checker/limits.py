@@ -31,6 +31,9 @@ raises it, and the batch goes on.
                                        test's `unroll:` key takes precedence)
     paths                      256     control paths of one thread, and combinations of  checker.unfold.paths,
                                        the threads' paths judged for one test            checker.unfold.variants
+    memory                    4096     megabytes Z3 may allocate in one process (its     checker.watchdog,
+                                       memory_max_size): a costly cat model is bounded   checker.verdict.check
+                                       by memory, not only by time
 
 Fixed, not configurable: integers (literals, YAML values, computed register values) stay in the
 64-bit range -2**63 .. 2**64-1 (checker.isa.syntax, checker.front.yamlsafe, checker.model.values), and a stuck or
@@ -88,6 +91,7 @@ class Limits:
     candidates: int = 50_000
     unroll: int = 2
     paths: int = 256
+    memory: int = 4096
 
     def hard_timeout(self) -> float:
         """Seconds after which a test's worker process is stopped (see HARD_GRACE_*)."""
@@ -136,6 +140,10 @@ def current() -> Limits:
 
 def set_current(limits: Limits) -> None:
     global _current
+    if limits.memory != _current.memory or limits is DEFAULT:
+        from .watchdog import z3_param
+
+        z3_param("memory_max_size", limits.memory)      # the `memory` limit: Z3's own allocator
     _current = limits
 
 
@@ -148,6 +156,28 @@ def use(limits: Limits) -> Iterator[Limits]:
         yield limits
     finally:
         set_current(old)
+
+
+def memory_exceeded(e: BaseException) -> SolverUnknown | None:
+    """The UNKNOWN for Z3 running out of the `memory` limit (it raises Z3Exception 'out of
+    memory' from whatever call allocated past memory_max_size), or None for any other error."""
+    if type(e).__name__ == "Z3Exception" and "out of memory" in str(e):
+        lim = current().memory
+        return SolverUnknown(f"memory: Z3 needed more than {lim} MB (limit {lim}; raise it with {flag('memory')})")
+    return None
+
+
+@contextlib.contextmanager
+def memory_as_unknown() -> Iterator[None]:
+    """Z3 out of the `memory` limit inside the block raises SolverUnknown (as a timeout does),
+    not Z3Exception."""
+    try:
+        yield
+    except Exception as e:
+        unknown = memory_exceeded(e)
+        if unknown is None:
+            raise
+        raise unknown from None
 
 
 def flag(name: str) -> str:

@@ -112,6 +112,7 @@ def z3_param(name: str, value) -> None:
     if z3 is None:
         _z3_pending[name] = value
     else:
+        _z3_pending.pop(name, None)        # an older value set before z3 loaded must not win later
         z3.set_param(name, value)
 
 

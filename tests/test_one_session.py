@@ -39,3 +39,48 @@ def test_explanation_of_a_forbidden_control_flow_outcome_has_the_cycle_the_paths
     assert x.witness is not None and x.paths.startswith("P0: straight through; P1: line 22")
     assert x.violations and x.violations[0].axiom == "Causality"
     assert any(e.mutation.thread == "P1" for e in x.needed)
+
+
+def test_fix_repairs_a_control_flow_test_proven_minimal():
+    """ptxmc fix refused a test with a loop; it now repairs it over its variants, proven least cost
+    (each candidate set judged as a whole), and the repair passes its re-check."""
+    from checker.ast import Expectation
+    from checker.front.conditions import parse_cond
+    from checker.repair.fix import fix
+    from checker.repair.target import Target
+    from checker.resources import resolve_model
+
+    t = checker.load_test(POLL_RELAXED)
+    cond = parse_cond("P1:r1=0")
+    r = fix(t, Target((Expectation("forbidden", cond, "P1:r1=0"),), (), True, hang=False), resolve_model("ptx"),
+            max_repairs=2, budget=120)
+    assert r.status == "repaired" and r.proven
+    assert [e.text for e in r.repairs[0].edits] == ["ld.acquire.gpu.global r0, [flag]"]
+    assert dict(r.repairs[0].test.threads[1].labels) == {"SPIN": 0}
+
+
+def test_an_insertion_keeps_a_label_before_what_is_inserted_at_its_point():
+    from checker.repair.edits import Edit, Insert, apply, instr
+
+    t = checker.load_test(POLL_RELAXED)
+    fence = instr("fence.acq_rel.gpu", t)
+    e = Edit("f", "insert", ("fence", "P1", 0), (1,), 1, (Insert("P1", 0, 0, (fence,)),))
+    edited = apply(t, [e]).test.threads[1]
+    assert edited.labels == (("SPIN", 0),) and edited.code[0].text == "fence.acq_rel.gpu"
+    # a label after the point moves with its instruction (it stayed at its old index, one early)
+    from dataclasses import replace
+    moved = replace(t, threads=(t.threads[0], replace(t.threads[1], labels=(("SPIN", 1),))))
+    edited = apply(moved, [e]).test.threads[1]
+    assert edited.labels == (("SPIN", 2),) and edited.code[2].text == "setp.ne.s32 p, r0, 1"
+
+
+def test_audit_judges_tests_with_loops_and_hangs():
+    """ptxmc audit reported every test with control flow or a hang expectation as an error (its
+    policy read one event structure); it now applies the rule per instruction over the variants and
+    judges the result like any test."""
+    from checker.audit.run import audit_test
+    from checker.resources import resolve_model
+
+    for spec in (POLL, POLL_RELAXED, "litmus/liveness/barriers.yaml::ClusterBar+missing-arrive"):
+        a = audit_test(checker.load_test(spec), "tilelang", resolve_model("ptx"), readings=("default",))
+        assert a.error == "" and all(j.status not in ("error", "unknown") for _, j in a.by_reading), spec

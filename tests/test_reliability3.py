@@ -220,3 +220,24 @@ def test_a_matrix_counts_its_rows_against_the_file_size_bound(tmp_path):
 
     small = load_text(text.split("matrix:")[0] + "matrix:\n  - {v: 1}\n  - {v: 2}\n", "m.yaml")
     assert [t.name for t in small] == ["M1", "M2"]                     # a few rows: as before
+
+
+# ============================== D20: a costly cat model is bounded by memory, not only time ==
+
+def _doubling_model(path: Path, n: int = 200) -> Path:
+    """200 lets, each (r;r)|r of the one before: 6 kB of cat that made one check of a 2-thread
+    test take 42-59 s and ~700 MB under the Z3 engine."""
+    text = '"doubling"\nlet fr = (rf^-1; co) \\ id\nlet r0 = po | rf | co | fr\n'
+    text += "".join(f"let r{i} = (r{i - 1} ; r{i - 1}) | r{i - 1}\n" for i in range(1, n + 1))
+    path.write_text(text + f"acyclic r{n} as A\n")
+    return path
+
+
+def test_a_costly_model_stops_at_the_memory_limit(tmp_path):
+    model = _doubling_model(tmp_path / "dbl.cat")
+    # --timeout 600: on a busy machine the default 60 s could stop it first (the memory limit is
+    # what must stop it; it does in seconds)
+    code, out, err = ptxmc("check", "--engine", "z3", "--model", model, "--limit", "memory=100", "--timeout", "600",
+                           SB_ONE, "P0:r0=0 /\\ P1:r0=0")
+    assert code == 3, (out, err)
+    assert "memory: Z3 needed more than 100 MB (limit 100; raise it with --limit memory=N)" in err, err

@@ -25,7 +25,7 @@ def add_subcommands(subparsers) -> None:
                     "of the YAML. With --prune: the synchronization a passing test can do without. See docs/fix.md.")
     p.add_argument("test", help="FILE or FILE::NAME")
     p.add_argument("cond", nargs="?", help="a condition to make forbidden (herd syntax), instead of the "
-                                           "test's own forbidden expectations")
+                                           "test's own forbidden expectations; `hang`: make a hang impossible")
     p.add_argument("--prune", action="store_true",
                    help="the converse: which fences and strengthenings can be removed or weakened while the "
                         "expectations stay met (least synchronization, proven)")
@@ -95,7 +95,7 @@ def cmd_fix(args) -> int:
     from ..front.conditions import parse_cond
     from ..cliargs import check_options, seconds_of
     from ..resources import resolve_model
-    from ..verdict.session import Session
+    from ..verdict.open import open_session
     from . import costs, output, target as targets
     from .fix import fix
     from .prune import prune
@@ -125,9 +125,11 @@ def cmd_fix(args) -> int:
         res = prune(test, targets.from_test(test), model, options, args.engine, lim, args.search, args.max, cm,
                     args.budget)
     else:
-        if args.cond:
+        if args.cond and args.cond.strip() == "hang":          # make a hang impossible
+            tgt = replace(targets.from_test(test), hang=False)
+        elif args.cond:
             cond = parse_cond(args.cond, SourceLoc("<command line>", 1, args.cond))
-            tgt = targets.with_condition(Session(test, model, options, args.engine, lim), cond, args.cond)
+            tgt = targets.with_condition(open_session(test, model, options, args.engine, lim), cond, args.cond)
         else:
             tgt = targets.from_test(test)
             if not tgt.forbidden and tgt.defined is False:

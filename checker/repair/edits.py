@@ -120,9 +120,10 @@ def apply(test: LitmusTest, edits: Iterable[Edit]) -> Edited:
                 replaces[(c.thread, c.index)] = c.instr
     threads, prov = [], {}
     for th in test.threads:
-        code, keys = [], []
+        code, keys, at = [], [], {}
         here = inserts.get(th.name, {})
         for p in range(len(th.code) + 1):
+            at[p] = len(code)           # a label of point p stays before what is inserted there
             for _, key, instrs in sorted(here.get(p, ()), key=lambda x: (x[0], x[1])):
                 for k, ins in enumerate(instrs):
                     code.append(ins)
@@ -132,6 +133,6 @@ def apply(test: LitmusTest, edits: Iterable[Edit]) -> Edited:
                 if new is not None:
                     code.append(new)
                     keys.append(("o", p))
-        threads.append(replace(th, code=tuple(code)))
+        threads.append(replace(th, code=tuple(code), labels=tuple((name, at[k]) for name, k in th.labels)))
         prov[th.name] = tuple(keys)
     return Edited(replace(test, threads=tuple(threads)), prov)

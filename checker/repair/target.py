@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from ..ast import And, Cond, Expectation, LitmusTest, Not
 from ..engines.base import Execution
 from ..verdict.session import Session
+from ..verdict.union import UnionSession
 
 
 @dataclass(frozen=True)
@@ -58,7 +59,7 @@ def from_test(test: LitmusTest) -> Target:
                   test.expect_undefined is not True, hang=test.expect_hang)
 
 
-def with_condition(s: Session, cond: Cond, text: str) -> Target:
+def with_condition(s: Session | UnionSession, cond: Cond, text: str) -> Target:
     """`cond` forbidden, with the test's other expectations (see the module docstring); `s` is
     the original test's Session (for the well-formedness query)."""
     test = s.test
@@ -71,7 +72,9 @@ def with_condition(s: Session, cond: Cond, text: str) -> Target:
         if e.cond == cond:
             notes.append(f"allowed: '{e.text}' is the condition to forbid: dropped")
             continue
-        if s.engine.satisfiable(And((e.cond, Not(cond))), axioms=()) is None:
+        other = And((e.cond, Not(cond)))
+        if not (s.verdict(other).sane if isinstance(s, UnionSession) else
+                s.engine.satisfiable(other, axioms=()) is not None):
             notes.append(f"allowed: '{e.text}' is dropped: every execution satisfying it satisfies '{text}'")
             continue
         allowed.append(e)
@@ -82,9 +85,11 @@ def met(s: Session, target: Target) -> bool:
     return judge(s, target) is None
 
 
-def judge(s: Session, target: Target) -> Failure | None:
+def judge(s: Session | UnionSession, target: Target) -> Failure | None:
     """None if `s`'s program meets the target, else the first failure found (flags, then the
     forbidden conditions, then the allowed ones). SolverUnknown propagates."""
+    if isinstance(s, UnionSession):
+        return _judge_union(s, target)
     eng = s.engine
     if target.defined:
         for name in eng.flag_names:
@@ -100,4 +105,26 @@ def judge(s: Session, target: Target) -> Failure | None:
             return Failure("over", e.text, cond=e.cond)
     if not target.allowed and target.hang is not True and eng.satisfiable(None) is None:
         return Failure("over", "deadlock")      # (with `hang: allowed`, blocking for ever is expected)
+    return None
+
+
+def _judge_union(s: UnionSession, target: Target) -> Failure | None:
+    """`judge` for a test asked over its variants: the same failures, in the same order, and the
+    hang question (`hang: forbidden` fails on any fair hang the session finds)."""
+    if target.defined:
+        found = s.undefined_witness()
+        if found is not None:
+            flag, w = found
+            return Failure("under", flag, w.execution, flag=flag)
+    for e in target.forbidden:
+        w = s.witnessed(e.cond)
+        if w is not None:
+            return Failure("under", e.text, w.execution, cond=e.cond)
+    if target.hang is False and s.hangs()[0]:
+        return Failure("under", "hang")
+    for e in target.allowed:
+        if not s.verdict(e.cond).allowed:
+            return Failure("over", e.text, cond=e.cond)
+    if not target.allowed and target.hang is not True and s.never_terminates():
+        return Failure("over", "deadlock")
     return None

@@ -40,6 +40,11 @@ def judge_test(test: LitmusTest, model: Model, name: str | None, options, engine
         return replace(base, status="error", message=str(e), time=time.perf_counter() - start)
     except (SolverUnknown, LimitExceeded) as e:
         return replace(base, status="unknown", message=str(e), time=time.perf_counter() - start)
+    except Exception as e:                      # Z3 out of the memory limit: UNKNOWN, never a bug
+        if limits.memory_exceeded(e) is None:
+            raise
+        return replace(base, status="unknown", message=str(limits.memory_exceeded(e)),
+                       time=time.perf_counter() - start)
     if keep is not None:
         keep.append(s)
     result = judge(s, name)
@@ -62,6 +67,10 @@ def judge(s: Session | UnionSession, name: str | None = None) -> Result:
         result = replace(base, status="error", message=str(e))
     except (SolverUnknown, LimitExceeded) as e:
         result = replace(base, status="unknown", message=str(e))
+    except Exception as e:                      # Z3 out of the memory limit: UNKNOWN, never a bug
+        if limits.memory_exceeded(e) is None:
+            raise
+        result = replace(base, status="unknown", message=str(limits.memory_exceeded(e)))
     return replace(result, time=time.perf_counter() - start)
 
 
