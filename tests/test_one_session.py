@@ -72,3 +72,15 @@ def test_an_insertion_keeps_a_label_before_what_is_inserted_at_its_point():
     moved = replace(t, threads=(t.threads[0], replace(t.threads[1], labels=(("SPIN", 1),))))
     edited = apply(moved, [e]).test.threads[1]
     assert edited.labels == (("SPIN", 2),) and edited.code[2].text == "setp.ne.s32 p, r0, 1"
+
+
+def test_audit_judges_tests_with_loops_and_hangs():
+    """ptxmc audit reported every test with control flow or a hang expectation as an error (its
+    policy read one event structure); it now applies the rule per instruction over the variants and
+    judges the result like any test."""
+    from checker.audit.run import audit_test
+    from checker.resources import resolve_model
+
+    for spec in (POLL, POLL_RELAXED, "litmus/liveness/barriers.yaml::ClusterBar+missing-arrive"):
+        a = audit_test(checker.load_test(spec), "tilelang", resolve_model("ptx"), readings=("default",))
+        assert a.error == "" and all(j.status not in ("error", "unknown") for _, j in a.by_reading), spec

@@ -28,7 +28,8 @@ from ..repair.prune import prune
 from ..repair.target import Target, judge as meets
 from ..repair.yamlpatch import render_test
 from ..verdict.check import check_test
-from ..verdict.session import Session
+from ..verdict.open import open_session
+from ..verdict.union import UnionSession
 from .policy import Applied
 
 
@@ -79,13 +80,14 @@ def judge_applied(a: Applied, model, options=frozenset(), engine: str = "z3", bu
     audited = a.audited.test
     try:
         findings = []
-        failure = meets(Session(audited, model, frozenset(options), engine), target)
+        asked = open_session(audited, model, frozenset(options), engine)
+        failure = meets(asked, target)
         if failure is not None and failure.kind == "under":
             findings.append(_under(audited, target, failure, model, options, engine, budget))
         elif failure is not None:
             return replace(base, status="error", message=f"the audited program has no execution ({failure.what})",
                            seconds=time.perf_counter() - start)
-        elif target.forbidden and a.fences:
+        elif target.forbidden and a.fences and not isinstance(asked, UnionSession):     # (--prune: one structure)
             over = _over(audited, target, set(a.fences), model, options, engine, budget)
             if over is not None:
                 findings.append(over)
@@ -152,7 +154,7 @@ def recheck(test: LitmusTest, target: Target, model, options, engine: str) -> tu
         except LitmusError:
             pass
     if not target.defined:
-        s = Session(t, model, frozenset(options), engine)
+        s = open_session(t, model, frozenset(options), engine)
         bad = [e.text for e in t.expectations if e.kind == "forbidden" and s.verdict(e.cond).allowed]
         return ("fail", "allowed: " + ", ".join(bad)) if bad else ("pass", "")
     r = check_test(t, model, None, frozenset(options), engine)

@@ -33,7 +33,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..ast import Instr, LitmusTest
+from .. import limits
+from ..errors import CheckerError
 from ..isa.registry import lower
+from ..unfold.variants import combos, one_variant, single
 from ..repair.edits import PHASES, Delete, Edit, Edited, Insert, apply, instr
 
 FENCE = "fence.proxy.async"
@@ -152,6 +155,34 @@ def _root(loc: str) -> str:
     return loc.split("[", 1)[0]
 
 
+def _accesses_of(test: LitmusTest) -> dict:
+    """`_accesses` of the test's instructions: of its one event structure, or, for a test with
+    several straight-line variants (control paths, barrier schedules: checker.unfold.variants),
+    the union over its variants, each variant's instruction counted at the instruction of the test
+    it comes from (its source place), so that the rule applies per instruction as a compiler pass
+    does, and every path is judged afterwards."""
+    one = one_variant(test)
+    if one is not None and not test.expect_hang:
+        return _accesses(lower(one))
+    index = {t.name: {id(i.where): k for k, i in enumerate(t.code) if i.where is not None} for t in test.threads}
+    out: dict = {}
+    for c in combos(test, limits.current()):
+        try:
+            es = lower(single(c.test))
+        except CheckerError:
+            continue                    # a variant stuck at a barrier: its lowered prefix is another variant's
+        code = {t.name: t.code for t in c.test.threads}
+        for (th, k), kinds in _accesses(es).items():
+            w = code[th][k].where
+            k0 = None if w is None else index[th].get(id(w))
+            if k0 is None:
+                continue
+            mine = out.setdefault((th, k0), {name: set() for name in kinds})
+            for name, items in kinds.items():
+                mine.setdefault(name, set()).update(items)
+    return out
+
+
 def _accesses(es) -> dict:
     """(thread, index) -> {'gen': {(r|w, loc)}, 'async': {(r|w, loc)}, 'mb': {loc}}."""
     out: dict = {}
@@ -197,7 +228,7 @@ def _handshake(th, k: int, exact: bool = True) -> Insertion | None:
 
 def tilelang(test: LitmusTest) -> list[Insertion]:
     """The InjectFenceProxy rule, per thread, on a stripped test."""
-    acc = _accesses(lower(test))
+    acc = _accesses_of(test)
     out = []
     for th in test.threads:
         state, since = "none", None
@@ -254,7 +285,7 @@ def _partners(test: LitmusTest, acc: dict, th, k: int) -> list[tuple[str, int]]:
 
 def corrected(test: LitmusTest) -> list[Insertion]:
     """The corrected rule (module docstring) on a stripped test."""
-    acc = _accesses(lower(test))
+    acc = _accesses_of(test)
     partners = {(th.name, k): _partners(test, acc, th, k) for th in test.threads for k in range(len(th.code))}
     threads = {th.name: th for th in test.threads}
     writer_side: set = set()            # (thread, point) of writer-side fences
