@@ -244,7 +244,8 @@ def test_labels_are_deterministic_and_unique():
     model = parse_model("let rec t = po | t;t\nacyclic t as A\nacyclic po\nlet rec t = t\nempty t as A\nempty 0 as A")
     alg = Recording(U)
     evaluate(model, BASE, alg)
-    assert alg.labels == ["t", "A@2", "check@3", "t#2", "A@5", "A@6"]
+    # (no line numbers: Z3 names its clocks after them, and comments move lines)
+    assert alg.labels == ["t", "A", "check", "t#2", "A#2", "A#3"]
 
 
 def test_each_let_is_evaluated_once():

@@ -24,7 +24,7 @@ from functools import partial
 from typing import Callable, Mapping
 
 from .ast import Binary, Check, Expr, IfOption, Let, Unary, Universe, Var, Zero
-from .interp import REL, SET, Model, _ABSORBING, _Evaluator, _KindsOnly, check_base, unique_label
+from .interp import REL, SET, Model, _ABSORBING, _Evaluator, _KindsOnly, check_base, check_label, unique_label
 
 Compiled = Callable[[Mapping[str, tuple[str, object]]], tuple]   # base -> ((check, constraint), ...)
 
@@ -245,7 +245,7 @@ class _Compiler:
 
     def check(self, c: Check) -> str:
         _, value = self.expr(c.expr)
-        label = self.const(self.label(c.name if c.name.startswith("check@") else f"{c.name}@{c.where.line}"))
+        label = self.const(self.label(check_label(c)))
         out = self.var()
         test = f"alg.{_TESTS[c.kind]}({value}, {label})"
         self.emit(f"{out} = ({self.const(c)}, {f'alg.negate({test})' if c.negated else test})")

@@ -158,6 +158,14 @@ def unique_label(labels: set[str], base: str) -> str:
     return name
 
 
+def check_label(c: Check) -> str:
+    """The base of a check's label (the names of its Z3 variables, as `clk|LABEL|e`): its name,
+    `check` if it has none. Never its line: an engine's terms, and so Z3's search, must not change
+    when comments move the model's lines (Z3's choices depend on its variables' names: an edit of
+    comments alone once turned a 50 ms query into a timeout)."""
+    return "check" if c.name.startswith("check@") else c.name
+
+
 def check_base(model: Model, kinds: Mapping[str, str]) -> None:
     """The base an engine provides (name -> kind) against the model's glossary."""
     for name, (kind, _) in model.glossary.items():
@@ -255,7 +263,7 @@ class _Evaluator:
         kind, value = self.expr(c.expr, env)
         if c.kind in _CHECKS_ON_RELATIONS and kind == SET:
             raise ModelError(f"{c.kind} needs a relation, not a set", c.where)
-        label = self.label(c.name if c.name.startswith("check@") else f"{c.name}@{c.where.line}")
+        label = self.label(check_label(c))
         test = {"acyclic": self.alg.acyclic, "irreflexive": self.alg.irreflexive, "empty": self.alg.is_empty}[c.kind]
         constraint = test(value, label)
         return (self.alg.negate(constraint) if c.negated else constraint), (kind, value)

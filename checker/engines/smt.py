@@ -86,8 +86,8 @@ class Z3Engine:
         if filter is not None:          # herd's filter: only executions satisfying it exist
             self.solver.add(self.term(filter))
         self.lits = {}
-        for name, ax in sorted(self.enc.axioms.items()):
-            lit = z3.Bool(f"axiom|{name}", self.ctx)
+        for name, ax in sorted(self.enc.axioms.items(), key=_literal_order(self.enc.axioms)):
+            lit = z3.Bool(_literal_name(name, self.enc.axioms), self.ctx)
             self.lits[name] = lit
             self._assert(mk_implies(lit, ax))
 
@@ -437,6 +437,25 @@ class _Projection:
         if n is None:
             n = self.numerals[v] = int_val(v, self.ctx)
         return n
+
+
+def _unnamed(axioms) -> dict[str, int]:
+    """The model's unnamed checks (`check@LINE`), each by its rank among them in the model."""
+    return {n: i for i, n in enumerate(n for n in axioms if n.startswith("check@"))}
+
+
+def _literal_order(axioms):
+    """The order the axiom literals are made in: named checks by name, then the unnamed ones in
+    the model's order (not by `check@LINE`: lines, which comments move, must not change Z3's
+    search, which depends on the order and the names of its variables)."""
+    unnamed = _unnamed(axioms)
+    return lambda item: (1, "", unnamed[item[0]]) if item[0] in unnamed else (0, item[0], 0)
+
+
+def _literal_name(name: str, axioms) -> str:
+    """The Z3 name of an axiom's literal: `axiom|NAME`, `axiom|check#K` for the K-th unnamed check."""
+    unnamed = _unnamed(axioms)
+    return f"axiom|check#{unnamed[name] + 1}" if name in unnamed else f"axiom|{name}"
 
 
 def _lex_leq(terms, src, ctx) -> z3.BoolRef:
