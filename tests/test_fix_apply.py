@@ -1,6 +1,6 @@
 """`ptxmc fix --apply`: what is written keeps everything of the user's file that the repair does
-not change (issue 32 item 7; issue 37 D1-D3, D6, D16, D17, D21-D23). Each test states the
-reproducer of ../shared/research (r3-repro/, review-3-repro/) whose input it uses."""
+not change (issue 32 item 7; issue 37 D1-D3, D6, D16, D17, D21-D23; the rules are in docs/fix.md
+and docs/cli.md). Each test states the defect it pins."""
 from __future__ import annotations
 
 import os
@@ -78,7 +78,7 @@ def _changed(before: str, after: str) -> list[tuple[str, str]]:
 
 
 def test_a_ptx_block_is_edited_in_place(tmp_path, capsys):
-    # r3-repro/09: was rewritten as a `code:` list without .reg lines, comments, [%r3], and renamed
+    # issue 32 item 7: was rewritten as a `code:` list without .reg lines, comments, [%r3], and renamed
     f = _write(tmp_path, "r09.yaml", PTX_BLOCK)
     assert main(["fix", str(f), "--apply", "--in-place"]) == 0
     out = capsys.readouterr().out
@@ -132,7 +132,7 @@ matrix:
 
 
 def test_in_place_on_a_matrix_row_keeps_the_other_rows(tmp_path, capsys):
-    # review-3-repro/fix-matrix-in-place.sh (D1): the file was replaced by the fixed row alone
+    # D1: the file was replaced by the fixed row alone
     f = _write(tmp_path, "mp.yaml", MATRIX)
     before = load_text(MATRIX, str(f))
     assert main(["fix", f"{f}::MP+relaxed", "--apply", "--in-place"]) == 0
@@ -172,7 +172,7 @@ expect:
 
 
 def test_a_repair_keeps_every_key_comment_and_the_name(tmp_path, capsys):
-    # review-3-repro/fix-standalone-drops-keys.sh (D2): filter, locations, rlimit, comments, .reg lines
+    # D2: filter, locations, rlimit, comments, .reg lines
     # and the name were lost
     f = _write(tmp_path, "t.yaml", KEYS)
     (old,) = load_text(KEYS, str(f))
@@ -186,7 +186,7 @@ def test_a_repair_keeps_every_key_comment_and_the_name(tmp_path, capsys):
 
 
 def test_in_place_refuses_a_file_edited_during_the_search(tmp_path, capsys, monkeypatch):
-    # review-3-repro/fix-concurrent-edit.sh (D3): the edit made meanwhile was overwritten. The
+    # D3: the edit made meanwhile was overwritten. The
     # edit is made between the search and the writing (where a long search leaves time for it).
     f = _write(tmp_path, "sb.yaml", SB)
     verify = output.verify
@@ -204,7 +204,7 @@ def test_in_place_refuses_a_file_edited_during_the_search(tmp_path, capsys, monk
 
 
 def test_in_place_keeps_the_mode_and_refuses_read_only_files_and_hard_links(tmp_path, capsys):
-    # review-3-repro/fix-file-mode.sh (D6): 0600 became 0644, 0444 was rewritten, a hard link split
+    # D6: 0600 became 0644, 0444 was rewritten, a hard link split
     priv = _write(tmp_path, "priv.yaml", SB)
     priv.chmod(0o600)
     assert main(["fix", str(priv), "--apply", "--in-place"]) == 0
@@ -223,7 +223,7 @@ def test_in_place_keeps_the_mode_and_refuses_read_only_files_and_hard_links(tmp_
 
 
 def test_fix_reads_its_input_once(tmp_path, capsys):
-    # review-3-repro/fix-fifo-input.sh (D16): a pipe's second reading is empty, a FIFO's blocks
+    # D16: a pipe's second reading is empty, a FIFO's blocks
     r, w = os.pipe()
     os.write(w, SB.encode())
     os.close(w)
@@ -237,7 +237,7 @@ def test_fix_reads_its_input_once(tmp_path, capsys):
 
 
 def test_apply_checks_its_output_before_the_search(tmp_path, capsys):
-    # review-3-repro/fix-output-late.sh (D21)
+    # D21
     f = _write(tmp_path, "sb.yaml", SB)
     (tmp_path / "dev").mkdir()
     os.mkfifo(tmp_path / "dev" / "fifo.yaml")
@@ -280,7 +280,7 @@ expect:
 
 
 def test_prune_may_empty_a_thread(tmp_path, capsys):
-    # review-3-repro/fix-prune-empty-thread.sh (D22): the pruning was dropped ("does not load")
+    # D22: the pruning was dropped ("does not load")
     f = _write(tmp_path, "pr.yaml", PRUNE)
     assert main(["fix", str(f), "--prune", "--apply", "--in-place"]) == 0
     out = capsys.readouterr().out
@@ -291,7 +291,7 @@ def test_prune_may_empty_a_thread(tmp_path, capsys):
 
 
 def test_line_separators_and_crlf_are_kept(tmp_path, capsys):
-    # review-3-repro/yamlpatch-line-separators.sh (D23): U+2028/U+0085 in a quoted scalar were
+    # D23: U+2028/U+0085 in a quoted scalar were
     # turned into line breaks, CRLF into LF
     body = SB.replace('source: "test of ptxmc fix --apply"', 'source: "Store\u2028buffering\x85doc"')
     u = tmp_path / "u.yaml"

@@ -1,4 +1,4 @@
-"""Regressions of review 3 of the hardware harness (../shared/research/review-3-harness.md) and of
+"""Regressions of the hardware harness (issue 36; the rules are in docs/hardware-harness.md) and of
 issue 37's harness defects (D10, D11, D13): each test failed before its fix. No GPU needed; the
 build test needs nvcc (the `hw` extra) and skips without it."""
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Review 3 of reliability (issue 37): the defects outside `fix --apply` and the hardware
-harness, each with the review's reproduction (../shared/research/review-3-repro/) as a
-regression test. D5, D19 and gen's D9/D14 are in tests/test_gen.py; D8 and D13 in
+harness, each as a regression test with its input (the output policy and limits are in
+docs/cli.md). D5, D19 and gen's D9/D14 are in tests/test_gen.py; D8 and D13 in
 tests/test_resume.py."""
 from __future__ import annotations
 
