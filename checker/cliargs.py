@@ -107,11 +107,14 @@ def model_files(*specs) -> list[str]:
 
 
 def check_options(model, options) -> None:
-    """Every --option is one the model reads (its cat `if "NAME"` branches): a typo would
-    otherwise silently check another model."""
-    known = sorted(model.options_used)
+    """Every --option is one the model reads (its cat `if "NAME"` branches) or one the control-flow
+    layer reads (checker.unfold.loops.OPTIONS): a typo would otherwise silently check another
+    model."""
+    from .unfold.loops import OPTIONS
+
+    known = sorted(model.options_used | OPTIONS)
     for o in options:
-        if o not in model.options_used:
+        if o not in known:
             have = ", ".join(known) if known else "none"
             raise CheckerError(f"--option {o!r}: the model {os.path.basename(model.path)} has no such option "
                                f"(its options: {have})")
