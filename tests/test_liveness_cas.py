@@ -138,3 +138,22 @@ expect:
     assert "'st.relaxed.gpu.global.u32 [y], 1' has an effect" in r.message
     word, text, _ = hang_text(open_session(t, MODEL, engine="z3", hang=True))
     assert word == "unknown" and "raise --unroll" not in text and "[y]" in text
+
+
+def test_a_two_contender_test_and_set_lock_is_decided():
+    """Two threads take a test-and-set lock on a location the test does not declare (it holds 0
+    first): lock only ever holds 0 and 1, so an exch of 1 that goes round wrote back what it read;
+    released, no fair execution spins; never released, the loser spins forever."""
+    text = """
+name: tas-{v}
+source: t
+threads:
+  P0: {{at: gpu0.cta0, code: ["L:", "atom.acquire.gpu.global.exch.b32 r, [lock], 1", "setp.ne.b32 p, r, 0",
+                               "@p bra L", "st.release.gpu.global.u32 [lock], {v}"]}}
+  P1: {{at: gpu0.cta1, code: ["L:", "atom.acquire.gpu.global.exch.b32 r, [lock], 1", "setp.ne.b32 p, r, 0",
+                               "@p bra L", "st.release.gpu.global.u32 [lock], {v}"]}}
+expect:
+  hang: {hang}
+"""
+    assert check_test(one(text.format(v=0, hang="forbidden")), MODEL, engine="z3").status == "pass"
+    assert check_test(one(text.format(v=1, hang="allowed")), MODEL, engine="z3").status == "pass"

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from ..ast import Addr, Imm, Instr, LitmusTest, Reg
+from ..ast import Addr, Imm, Instr, LitmusTest, MemoryDecl, Reg
 from ..isa import address, registry
 from ..isa import syntax as ptx
 
@@ -252,8 +252,8 @@ def stored_values(test: LitmusTest, loc: str) -> frozenset[int] | None:
     """Every value location `loc` can hold: its initial value and the immediates written to it
     (st, atom.exch, the new value of atom.cas). None when something else writes it (a register's
     value, another RMW, an alias or view of the same cell, an mbarrier)."""
-    m = test.mem(loc)
-    if m is None or m.mbarrier or m.alias_of or m.view_of or m.offset_of or any(
+    m = test.mem(loc) or MemoryDecl(loc)          # a location the test does not declare holds 0 first
+    if m.mbarrier or m.alias_of or m.view_of or m.offset_of or any(
             x.alias_of == loc or x.view_of == loc or x.offset_of == loc or loc in (x.tensormap or {}).values()
             for x in test.memory):
         return None
