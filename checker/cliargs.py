@@ -108,9 +108,8 @@ def model_files(*specs) -> list[str]:
 
 def check_options(model, options) -> None:
     """Every --option is one the model reads (its cat `if "NAME"` branches) or one the control-flow
-    layer reads (checker.unfold.loops.OPTIONS): a typo would otherwise silently check another
-    model."""
-    from .unfold.loops import OPTIONS
+    layer reads (checker.isa.flow.OPTIONS): a typo would otherwise silently check another model."""
+    from .isa.flow import OPTIONS
 
     known = sorted(model.options_used | OPTIONS)
     for o in options:

@@ -187,8 +187,8 @@ def test_message_only_families_are_few_and_said_so():
 # -- options -------------------------------------------------------------------------------------
 
 def _model_options() -> set[str]:
-    """The options a model reads: its cat files', and the control-flow layer's (checker.unfold.loops)."""
-    from checker.unfold.loops import OPTIONS
+    """The options a model reads: its cat files', and the control-flow layer's (checker.isa.flow)."""
+    from checker.isa.flow import OPTIONS
     return {o for path in sorted(AXIOMS.glob("*.cat")) for o in load_model(str(path)).options_used} | OPTIONS
 
 

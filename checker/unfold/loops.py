@@ -32,6 +32,7 @@ from dataclasses import dataclass, replace
 
 from ..ast import Addr, Imm, Instr, LitmusTest, MemoryDecl, Reg
 from ..isa import address, registry
+from ..isa.flow import REWRITE_EFFECT
 from ..isa import syntax as ptx
 
 # Families whose instructions leave no trace but registers (the 'no effect' families above).
@@ -41,8 +42,6 @@ REGISTER_ONLY = frozenset({"setp", "mov", "add", "sub", "mul", "and", "or", "xor
 # RMW operations whose write may put back the value they read (a failed cas, an exch of the value
 # already there), and the option that counts such a write as an effect all the same.
 REWRITES = frozenset({"cas", "exch"})
-REWRITE_EFFECT = "rmw-rewrite-effect"
-OPTIONS = frozenset({REWRITE_EFFECT})         # the model options this layer reads (docs/model.md#options)
 
 
 @dataclass(frozen=True)
