@@ -123,6 +123,39 @@ def test_hang_edits_take_their_values_from_the_hang(name, edit):
     assert edit in {e.text for e in hang_candidates(test, asked, costs.DEFAULT)}
 
 
+MB_INIT = """\
+name: MbInit+count2+tx32
+source: "test of ptxmc fix hang"
+arch: sm_90
+memory:
+  mb: {space: shared, owner: gpu0.cta0}
+  s: {space: shared, owner: gpu0.cta0}
+  g: 1
+threads:
+  P0:
+    at: gpu0.cta0
+    code:
+      - mbarrier.init.shared::cta.b64 [mb], 2
+      - mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [mb], 32
+      - cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [s], [g], 16, [mb]
+      - mbarrier.arrive.shared::cta.b64 _, [mb]
+      - mbarrier.try_wait.parity.shared::cta.b64 p, [mb], 0 == 1
+expect: {hang: allowed}
+"""
+
+
+def test_an_init_count_and_a_separate_expect_tx_are_fixed_together():
+    """Phase 0 of mb waits for two arrivals (one comes) and 32 bytes (16 come): the least repair
+    changes both numbers to what arrives (cost 2; an added arrive would cost as much alone and
+    leave the bytes pending)."""
+    (t,) = load_text(MB_INIT, "<mbinit>")
+    r = fix(t, replace(from_test(t), hang=False), MODEL, explain=False)
+    assert r.status == "repaired" and r.proven and len(r.repairs) == 1
+    assert [e.text for e in r.repairs[0].edits] == ["mbarrier.init.shared::cta.b64 [mb], 1",
+                                                    "mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [mb], 16"]
+    assert open_session(r.repairs[0].test, MODEL, hang=True).hangs()[0] == ()
+
+
 def test_no_parity_flip_on_a_fresh_mbarrier():
     """MbArrivals+one-missing waits for phase 0 of an mbarrier that never completes a phase: the
     other parity names the phase before the first, which a wait finds complete at once. Flipping
@@ -257,3 +290,12 @@ def test_no_hang_edit_removes_a_hang_by_design(test):
     target = replace(from_test(test), hang=False)
     for e in hang_candidates(test, open_session(test, MODEL, hang=True), costs.DEFAULT):
         assert judge(open_session(apply(test, [e]).test, MODEL, hang=True), target) is not None, e.text
+
+
+def test_prune_takes_a_volatile_access_as_it_is(capsys):
+    """--prune priced every instruction before skipping the ones it never prunes, and had no price
+    for .volatile (KeyError: 'access.volatile.gpu'): a test with a volatile access crashed."""
+    assert main(["fix", "--prune", "litmus/core/Volatile.yaml::Volatile+Atomicity"]) == 0
+    assert main(["fix", "--prune", "litmus/liveness/flag-polling.yaml::Poll+rel.sys+volatile"]) == 0
+    out = capsys.readouterr().out
+    assert "ld.volatile" not in out.split("Pruning 1")[-1].split("---")[0]
