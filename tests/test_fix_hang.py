@@ -168,8 +168,7 @@ def test_no_parity_flip_on_a_fresh_mbarrier():
 def test_hang_edits_are_offered_only_to_remove_a_hang():
     """A repair of an outcome never changes a count, a parity or a value (that would change what
     the program computes): the hang edits join the space only for a target that forbids a hang."""
-    (t,) = [x for x in load_text(open("litmus/liveness/mbarrier-phases.yaml").read(), "litmus/liveness/mbarrier-phases.yaml")
-            if x.name == "MbParity+parity1"]
+    (t,) = [x for x in _hanging() if x.name == "MbParity+parity1"]
     assert fix(t, from_test(t), MODEL).status == "met"
     spec = "litmus/liveness/flag-polling.yaml::Poll+rel.gpu+rlx.gpu"
     import checker
@@ -299,3 +298,43 @@ def test_prune_takes_a_volatile_access_as_it_is(capsys):
     assert main(["fix", "--prune", "litmus/liveness/flag-polling.yaml::Poll+rel.sys+volatile"]) == 0
     out = capsys.readouterr().out
     assert "ld.volatile" not in out.split("Pruning 1")[-1].split("---")[0]
+
+
+def test_json_names_each_hang_edit_and_why(capsys):
+    import json
+    assert main(["fix", "litmus/liveness/barriers.yaml::BarCount+count3", "hang", "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["status"] == "repaired" and doc["proven"] and doc["target"]["hang"] == "forbidden"
+    (edit,) = doc["repairs"][0]["edits"]
+    assert edit["cost_key"] == "bar.count" and edit["text"] == "bar.sync 1, 2"
+    assert [p["line"] for p in edit["places"]] == [35, 39]
+    assert edit["why"] == "barrier 1 completes with the 2 threads' arrivals it gets"
+
+
+@pytest.mark.parametrize("spec, cond", [
+    ("litmus/liveness/flag-polling.yaml::Poll+rlx.gpu+acq.gpu", "P1:r1=0"),
+    ("litmus/liveness/mbarrier-phases.yaml::MbArrivals+one-missing", "hang"),
+])
+def test_grown_clauses_keep_every_least_repair(spec, cond, monkeypatch):
+    """A union problem grows a failed set of synchronization edits (checker.repair.variants): the
+    repairs and their cost are those of the search in which every failed set teaches only itself."""
+    import checker
+    from checker.front.conditions import parse_cond
+    from checker.repair import variants
+    from checker.repair.target import with_condition
+
+    t = checker.load_test(spec)
+    target = replace(from_test(t), hang=False) if cond == "hang" else \
+        with_condition(open_session(t, MODEL), parse_cond(cond), cond)
+
+    def repairs():
+        r = fix(t, target, MODEL, budget=300, explain=False)
+        assert r.status == "repaired" and r.proven
+        return r.cost, sorted(tuple(sorted(e.key for e in x.edits)) for x in r.repairs), r.stats["sessions"]
+
+    grown = repairs()
+    monkeypatch.setattr(variants, "is_monotone", lambda model, es: False)
+    exact = repairs()
+    assert grown[:2] == exact[:2]
+    if cond != "hang":
+        assert grown[2] < exact[2]          # the grown clauses excluded sets the exact ones checked

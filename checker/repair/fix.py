@@ -123,12 +123,13 @@ def fix(test: LitmusTest, target: Target, model: Model, options=frozenset(), eng
             if not more:
                 hang_notes.append("no hang edit applies: the hang needs a change ptxmc fix does not make (docs/fix.md, "
                                   "Edits), so only synchronization is tried")
-    problem = (UnionProblem if union else Problem)(test, target, model, options, engine, lim, cands)
+    problem = UnionProblem(test, target, model, options, engine, lim, cands, asked=base) if union else \
+        Problem(test, target, model, options, engine, lim, cands)
     found, status = METHODS[method](problem, max_repairs, start + budget)
     notes = list(target.notes) + hang_notes
     if union:
         notes.append(f"asked over its {base.total} straight-line variants (control paths, barrier schedules): "
-                     "each candidate set was judged as a whole, one by one")
+                     "each candidate set was judged as a whole, through the test's one session")
     elif not problem.monotone:
         notes.append("the model is not known to be monotone for this test (another model, or mbarrier.inval): "
                      "the search checked candidate sets one by one")

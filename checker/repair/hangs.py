@@ -235,9 +235,10 @@ def init_count(h: _Hangs, costs: CostModel) -> list[Edit]:
             n = ins.operands[1].value - p
             new = _with_operands(h.test, ins, (ins.operands[0], Imm(n))) if n >= 1 else None
             if new is not None:
+                why = (f"{ins.operands[0].base} expects the {n} arrival{'s' if n != 1 else ''} it gets "
+                       f"({p} missing on the path that hangs)")
                 out.append(_value_edit(f"hang:init:{th.name}:{k}:{n}", "count", "mbarrier.init.count", costs,
-                                       th.name, k, new, f"{ins.operands[0].base} expects the {n} arrival{'s' if n != 1 else ''} it gets "
-                                                        f"({p} missing on the path that hangs)"))
+                                       th.name, k, new, why))
     return out
 
 
