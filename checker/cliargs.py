@@ -127,11 +127,13 @@ def model_files(*specs) -> list[str]:
 
 
 def check_options(model, options) -> None:
-    """Every --option is one the model reads (its cat `if "NAME"` branches): a typo would
-    otherwise silently check another model."""
-    known = sorted(model.options_used)
+    """Every --option is one the model reads (its cat `if "NAME"` branches) or one the control-flow
+    layer reads (checker.isa.flow.OPTIONS): a typo would otherwise silently check another model."""
+    from .isa.flow import OPTIONS
+
+    known = sorted(model.options_used | OPTIONS)
     for o in options:
-        if o not in model.options_used:
+        if o not in known:
             have = ", ".join(known) if known else "none"
             raise CheckerError(f"--option {o!r}: the model {os.path.basename(model.path)} has no such option "
                                f"(its options: {have})")

@@ -93,7 +93,7 @@ class Problem:
         self.slots: dict = {}
         for c in self.cands:
             self.slots.setdefault(c.slot, []).append(c)
-        self.base = build(test, ())
+        self.base = self.build_base()
         self.monotone = is_monotone(model, self.base.es) if monotone is None else monotone
         self.tops = {slot: _top(alts) for slot, alts in self.slots.items()}
         self.barrier_slots = [s for s, alts in self.slots.items() if alts[0].kind == "barrier"]
@@ -103,6 +103,10 @@ class Problem:
         self.stats = Stats()
         self.grow_budget = 2.0          # seconds of concrete evaluations per counterexample
         self.cache_tries = 6            # stored counterexamples tried on a proposal before a Session
+
+    def build_base(self) -> Program | None:
+        """The original program (the counterexamples' reference), built once."""
+        return build(self.test, ())
 
     # -- programs and checks ---------------------------------------------------------------
     def program(self, edits: Iterable[Edit]) -> Program | None:

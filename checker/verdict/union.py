@@ -61,7 +61,7 @@ class UnionSession:
         self._es = []
         self.blocked: list[tuple[Combo, NeverCompletes]] = []    # combinations stuck at a barrier
         with limits.use(self.lim):
-            for c in combos(test, self.lim, loops):
+            for c in combos(test, self.lim, loops, self.options):
                 if c.stuck:
                     self.blocked.append((c, NeverCompletes(c.schedule.why, c.schedule.blocked[0].instr.where)))
                     continue
@@ -298,7 +298,17 @@ class UnionSession:
             self._hangs = (found, complete)
         return self._hangs
 
+    def hang_unknown_why(self) -> str:
+        """Why the hang question is Unknown when hangs() found none and was not complete."""
+        self.hangs()
+        left = [i for t in self.test.threads for i in paths.unconverted_waits(t)]
+        if self._unjudged or not left:
+            return self._unjudged or "a combination stuck at a barrier could not be judged"
+        return (f"the await '{left[0].text}' (line {left[0].where.line if left[0].where else '?'}) is not searched "
+                "for hangs: write that wait as a loop (L: ...; setp; @p bra L)")
+
     def _search_hangs(self) -> tuple[tuple[Hang, ...], bool]:
+        self._unjudged = ""
         found: list[Hang] = []
         complete = not any(paths.unconverted_waits(t) for t in self.test.threads)
         for c, e in self.blocked:
@@ -319,6 +329,8 @@ class UnionSession:
             if not all(spin.fair_checkable for _, spin in c.cut):
                 if s.witness(None) is not None:
                     complete = False
+                    self._unjudged = self._unjudged or next(spin.unjudged(t) for t, spin in c.cut
+                                                            if not spin.fair_checkable)
                 continue
             hang = self._fair_hang(c, s)
             if hang is not None:
@@ -327,6 +339,7 @@ class UnionSession:
 
     def _cut_and_blocked(self, c: Combo) -> tuple[Hang | None, bool]:
         if not all(spin.fair_checkable for _, spin in c.cut):
+            self._unjudged = self._unjudged or next(spin.unjudged(t) for t, spin in c.cut if not spin.fair_checkable)
             return None, False
         # With a schedule, the test as far as it runs keeps the generations that complete (the
         # synchronization of a barrier before the loop holds, docs/model.md#a19); without one (its
