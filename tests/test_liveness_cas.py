@@ -32,7 +32,7 @@ def test_cas_loops_are_decided_by_both_engines():
     """Every test of cas-loops.yaml passes with Z3; brute force agrees on each it can enumerate
     (the two-contender mutex is over its candidate limit, where it answers Unknown and says so)."""
     tests = _suite()
-    assert len(tests) >= 14
+    assert len(tests) >= 16
     for name, t in tests.items():
         z = check_test(t, MODEL, engine="z3")
         assert z.status == "pass", (name, z.message)
