@@ -91,6 +91,9 @@ class Trace:
     maxnreg: list[tuple[int, str]] = field(default_factory=list)
     shfl: dict = field(default_factory=dict)        # (stmt, occurrence) -> value (lane 0's, for its warp)
     stores: list = field(default_factory=list)      # (rank, byte address, byte value, barrier counts)
+    # per event: the barrier generations the thread has passed, ((id, count), n) pairs (count None:
+    # the whole CTA): which lifetime of reused shared memory an access falls in (skeleton._lifetimes)
+    gens: list = field(default_factory=list)
 
 
 class Refused(LitmusError):
@@ -128,6 +131,7 @@ class Machine:
     def run(self, ident: Ident) -> Trace:
         st = _State(pc=0, regs={}, taint={}, loops={}, local={}, occ=Counter(), trace=Trace(ident))
         st.bars = Counter()
+        st.gens = Counter()
         st.own = {}
         return self._go(st, 0).trace
 
@@ -476,6 +480,7 @@ class Machine:
     # --------------------------------------------------------------------------- events --
     def _event(self, st, s, ins: Instr, kind: str, **info) -> None:
         st.trace.events.append(Event(kind, s.line, s.text, ins, tuple(sorted(info.items()))))
+        st.trace.gens.append(tuple(sorted(st.gens.items(), key=repr)))
 
     def _addr(self, st, s, a: Addr, space: str) -> Any:
         if a.register:
@@ -508,6 +513,11 @@ class Machine:
         a = ops[0] if write else ops[1]
         if not isinstance(a, Addr):
             raise Refused("a memory access without an address operand", self._loc(s))
+        if "async" in q:
+            # st.async / ld.async: a remote access that completes on an mbarrier (complete_tx):
+            # a plain store would drop its synchronization
+            raise Refused(f"'{ins.op}.async' (completes on an mbarrier) is not modelled by ptxmc extract yet",
+                          self._loc(s))
         space = next((x for x in q if x.split("::")[0] in ("shared", "global", "local", "param", "const")), "")
         strong = bool({"relaxed", "acquire", "release", "volatile", "mmio"} & set(q))
         if space == "param":
@@ -612,6 +622,7 @@ class Machine:
         bid = self._int(st, s, ops[0], "barrier id")
         count = self._int(st, s, ops[1], "barrier thread count") if len(ops) > 1 else None
         st.bars[bid] += 1
+        st.gens[(bid, count)] += 1
         self._event(st, s, ins, "barrier", id=bid, count=count, mode=mode)
 
     def _tx(self, st, s, o) -> int | str:
@@ -800,13 +811,14 @@ class _State:
     visits: Counter = field(default_factory=Counter)
     bars: Counter = field(default_factory=Counter)      # barrier id -> uses so far
     own: dict = field(default_factory=dict)             # byte address -> value this thread stored
+    gens: Counter = field(default_factory=Counter)      # (barrier id, count) -> generations passed
 
     def copy(self, pc: int) -> "_State":
         t = self.trace
         nt = Trace(t.ident, list(t.events), list(t.assumptions), Counter(t.dropped), list(t.maxnreg), dict(t.shfl),
-                   list(t.stores))
+                   list(t.stores), list(t.gens))
         return _State(pc, dict(self.regs), dict(self.taint), dict(self.loops), dict(self.local), Counter(self.occ), nt,
-                      Counter(self.visits), Counter(self.bars), dict(self.own))
+                      Counter(self.visits), Counter(self.bars), dict(self.own), Counter(self.gens))
 
 
 def _key(addr):
