@@ -26,7 +26,8 @@ from ..verdict.open import open_session
 from .candidates import candidates
 from .costs import CostModel
 from .edits import Edit, Insert, apply
-from .problem import NEW_READS, Clause, Problem, is_monotone
+from .problem import NEW_READS, Clause, Problem, why_not_monotone
+from .program import build
 from .target import Target, judge
 
 
@@ -87,18 +88,23 @@ def _mapped(e: Edit, variant: LitmusTest, test: LitmusTest) -> Edit | None:
     return replace(e, slot=slot, changes=tuple(changes), needs_barrier=needs)
 
 
+EXACT_FIRST = 6         # failures that teach only themselves before sets are grown
+GROW_SESSIONS = 48      # Sessions one grow may ask
+
+
 class UnionProblem(Problem):
     """A repair problem whose programs are asked over their variants (see the module docstring)."""
 
-    def __init__(self, test: LitmusTest, target: Target, model, options, engine: str, lim, cands, asked=None):
+    def __init__(self, test: LitmusTest, target: Target, model, options, engine: str, lim, cands,
+                 sync_monotone: bool = False):
         super().__init__(test, target, model, options, engine, lim, cands, monotone=False)
         self.cache_tries = 0            # no counterexample is carried between edited programs
-        # (`asked`: the original test's UnionSession, whose variants say whether the model is monotone)
-        self.sync_monotone = asked is not None and bool(asked.sessions) and \
-            all(is_monotone(model, s.es) for s in asked.sessions)
+        self.sync_monotone = sync_monotone      # (see why_not_sync_monotone)
         # grow (checker.repair.problem) raises only synchronization edits, judged by Sessions here
         self.tops = {slot: t if t is not None and _sync(t) else None for slot, t in self.tops.items()}
-        self.grow_budget = 10.0
+        self.grow_budget = 1e9          # bounded by GROW_SESSIONS instead: the same clauses on any machine
+        self._grow_left = 0
+        self._failed = 0
         self._under: dict = {}          # frozenset of keys -> does that set fail 'under', kept by less sync?
 
     def learn(self, edits, status, failure, src) -> Clause:
@@ -109,11 +115,16 @@ class UnionProblem(Problem):
         variants, and the failing execution (a forbidden outcome's, a flag's, a fair hang's)
         stays. As for a straight-line test, the set is first grown (each slot raised while the
         edited test still fails so, judged by Sessions), and the clause covers the grown set.
-        Any other failure teaches only itself."""
+        Any other failure teaches only itself, and so do the first EXACT_FIRST failures: growing
+        costs Sessions, which a search that ends at a low cost (a hang edit) does not repay."""
+        if failure is not None and failure.undecided:
+            self.stats.undecided += 1
+        self._failed += 1
         if status == "invalid" or not self.sync_monotone or not all(_sync(e) for e in edits) \
-                or not self._under.get(frozenset(e.key for e in edits)):
+                or not self._under.get(frozenset(e.key for e in edits)) or self._failed <= EXACT_FIRST:
             return super().learn(edits, status, failure, src)
         self.stats.clauses += 1
+        self._grow_left = GROW_SESSIONS
         m, _ = self.grow(failure, None, edits)
         return Clause("under", keys=frozenset(c.key for c in self.cands if not self.covered(c, m)))
 
@@ -125,6 +136,9 @@ class UnionProblem(Problem):
     def survives(self, failure, src, prog) -> bool:
         key = frozenset(e.key for e in prog)
         if key not in self._under:
+            if self._grow_left <= 0:
+                return False            # (not raised: a smaller clause, still sound)
+            self._grow_left -= 1
             self.stats.evaluations += 1
             self.check(prog)
         return self._under[key]
@@ -148,6 +162,25 @@ class UnionProblem(Problem):
         self._under[frozenset(e.key for e in edits)] = failure is not None and failure.kind == "under" and (
             failure.what != "hang" or any(h.probe is not None for h in s.hangs()[0]))
         return ("ok", None, None) if failure is None else ("fail", failure, None)
+
+
+def why_not_sync_monotone(asked, model, costs: CostModel, options=frozenset()) -> tuple[str, ...]:
+    """Why the model might not be monotone in the synchronization edits (`_sync`) of some variant
+    of `asked` (a UnionSession), read from the model per variant as for a straight-line test
+    (checker.repair.problem.why_not_monotone); empty: it is, on every variant an execution of
+    which can show a failure (those the sessions hold, complete or cut, and the prefixes of the
+    barrier-stuck ones)."""
+    variants = [c.test for c in asked.combos] + [c.test for c, _ in asked.blocked if c.stuck]
+    for v in variants:
+        try:
+            base = build(v, ())
+            progs = [build(v, (e,)) for e in candidates(v, base.es, costs, options) if _sync(e)]
+        except LitmusError as e:
+            return (f"a variant's edits could not be built ({e.message})",)
+        why = why_not_monotone(model, base, progs, options)
+        if why:
+            return why
+    return ()
 
 
 def _sync(e: Edit) -> bool:
