@@ -19,7 +19,7 @@ import sys
 
 from typing import TYPE_CHECKING
 
-from . import limits, outsafe, signals
+from . import limits, signals
 from .cliargs import (add_limit_options, add_output_options, check_options, check_paths, jobs_of, limits_of,
                       model_files)
 from .executors.options import add_executor_options, executor_of
@@ -231,6 +231,8 @@ def emit(text: str) -> None:
         except (OSError, ValueError):
             pass
         if not isinstance(e, BrokenPipeError):
+            from . import outsafe
+
             raise outsafe.fail("<stdout>", e.strerror or str(e)) from None
 
 
@@ -243,7 +245,7 @@ def inputs_of(paths, files) -> list[str]:
 
 
 def cmd_run(args) -> int:
-    from . import pool
+    from . import outsafe, pool
 
     lim = limits_of(args)
     limits.set_current(lim)
@@ -394,7 +396,7 @@ def _bounded(args, lim, status: int):
 
 
 def cmd_check(args) -> int:
-    from . import api
+    from . import api, outsafe
     from .front.conditions import parse_cond
     from .verdict.explain import explain_text, hang_text
 

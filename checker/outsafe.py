@@ -14,7 +14,8 @@ replace_in_place).
        link). An existing regular file at a file target is replaced, as `-o` does everywhere.
     3. An output is never one of the inputs, and a folder output never holds an input or the
        current folder. The inputs are every file the command reads: the tests, and also the model
-       file with its includes (--model), the cost file (--cost) and the histograms (--hw).
+       file with its includes (--model), the cost file (--cost), the histograms (--hw, hw
+       import) and a device configuration file (hw --device FILE.toml).
     4. Every target is checked, and its folder test-written, before the work starts: a run never
        ends in an unwritable output after the work is done.
     5. An I/O failure is an OutputError, printed as `ptxmc: cannot write PATH: REASON` (exit 2),
@@ -175,16 +176,28 @@ def write_file(path, data: str | bytes, policy: Policy = Policy()) -> Path:
     """Write `data` to a file output atomically (checked again just before: never a special file,
     a link unless followed, or an input)."""
     real = check_file(path, policy, probe=False)
-    tmp = None
     try:
         makedirs(real.parent)
+    except OSError as e:
+        raise fail(path, e.strerror or str(e)) from None
+    umask = os.umask(0)
+    os.umask(umask)
+    return _replace(path, real, data, 0o666 & ~umask)    # mkstemp makes 0600; the output is an ordinary file
+
+
+def _replace(path, real: Path, data: str | bytes, mode: int, last_check=None) -> Path:
+    """`data` written to a temporary file beside `real`, given `mode`, passed to last_check(tmp)
+    (which may refuse) and renamed over `real`: the file is the old one or the new one, whole.
+    An OSError is an OutputError for `path`; the temporary file never stays."""
+    tmp = None
+    try:
         fd, tmp = tempfile.mkstemp(dir=real.parent, prefix=f".{real.name}.", suffix=".tmp")
         with os.fdopen(fd, "wb" if isinstance(data, bytes) else "w",
                        **({} if isinstance(data, bytes) else {"encoding": "utf-8", "newline": "\n"})) as f:
             f.write(data)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)      # mkstemp makes 0600; the output is an ordinary file
+        os.chmod(tmp, mode)
+        if last_check is not None:
+            last_check(tmp)
         os.replace(tmp, real)
         tmp = None
     except OSError as e:
@@ -222,32 +235,19 @@ def replace_in_place(path, data: str, original: bytes, policy: Policy = Policy()
     is allowed) and renamed over it, so that the file is the old one or the new one, whole."""
     real = check_in_place(path, policy)
     st = os.stat(real)
-    tmp = None
-    try:
-        fd, tmp = tempfile.mkstemp(dir=real.parent, prefix=f".{real.name}.", suffix=".tmp")
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-            f.write(data)
-        os.chmod(tmp, stat.S_IMODE(st.st_mode))
+
+    def unchanged(tmp: str) -> None:
         try:
             os.chown(tmp, st.st_uid, st.st_gid)
         except OSError:
             pass                            # not ours to give away: the file becomes the user's own
-        try:
-            with open(real, "rb") as f:
-                now = f.read(len(original) + 1)
-        except OSError as e:
-            raise fail(path, e.strerror or str(e)) from None
+        with open(real, "rb") as f:
+            now = f.read(len(original) + 1)
         if now != original:
             raise fail(path, "it changed since ptxmc read it (edited meanwhile?): nothing written; run the "
                              "command again on the new text")
-        os.replace(tmp, real)
-        tmp = None
-    except OSError as e:
-        raise fail(path, e.strerror or str(e)) from None
-    finally:
-        if tmp is not None:
-            Path(tmp).unlink(missing_ok=True)
-    return real
+
+    return _replace(path, real, data, stat.S_IMODE(st.st_mode), unchanged)
 
 
 def open_stream(path, policy: Policy = Policy(), append: bool = False):

@@ -116,6 +116,31 @@ def test_precedence(text, tree):
     assert body(text) == tree
 
 
+@pytest.mark.parametrize("op, terms, expected", [
+    ("|", ["po", "rf"] * 10_000, ("rel", PO | RF)),
+    ("&", ["po"] * 20_000, ("rel", PO)),
+    (";", ["[W]"] + ["id"] * 19_997 + ["po", "[R]"], ("rel", rel((0, 1)))),     # the order is kept
+    (";", ["[R]"] + ["id"] * 19_997 + ["po", "[W]"], ("rel", rel((2, 3)))),
+])
+def test_a_flat_chain_of_20000_terms_is_not_nesting(op, terms, expected):
+    # D25 (review 3): a flat 20,000-term union was refused as "too deeply nested" (LALR builds it
+    # one level per term). A long chain of an associative operator is regrouped, its value kept.
+    text = f" {op} ".join(terms)
+    assert value(text) == expected
+    depth, todo = 0, [(body(text), 1)]
+    while todo:
+        node, d = todo.pop()
+        depth = max(depth, d)
+        todo.extend((x, d + 1) for x in (getattr(node, "left", None), getattr(node, "right", None)) if x)
+    assert depth < 100
+
+
+def test_real_nesting_stays_bounded():
+    for text in ("(" * 5000 + "po" + ")" * 5000, " \\ ".join(["po"] * 5000), "(po | " * 5000 + "po" + ")" * 5000):
+        with pytest.raises(ModelError, match="too deeply nested"):
+            parse_model(f"let it = {text}")
+
+
 def test_postfix_star_before_a_negated_check_is_not_a_product():
     model = parse_model("let a = po*\n~empty a as NotEmpty\nacyclic a*\n")
     assert model.statements[0].bindings[0].expr == Unary("*", Var("po"))

@@ -25,7 +25,8 @@ ATTN = KERNELS / "triton" / "triton_attn_fwd_ws.sm100a.ptx"
 # flags; docs/extract.md#findings says why (each is a decision of docs/model.md).
 FINDINGS = {"gluon_bw_ws_matmul.sm100a.ptx": {"InFlight", "MbarrierRange", "MixedSizeRace"},
             "tilelang_ws_gemm.sm90a.ptx": {"MixedSizeRace"}}       # tests/test_extract_corpus.py
-REFUSED = {"triton_attn_fwd_ws.sm100a.ptx"}     # refused with the PTX lines: its own test below
+# too large for the default check today (docs/extract.md#status-and-limits): its own test below
+TOO_LARGE = {"triton_attn_fwd_ws.sm100a.ptx"}
 
 
 def test_module_reads_a_whole_ptx_file():
@@ -201,11 +202,11 @@ def test_gluon_warp_specialize_state_machine(tmp_path):
 def test_gluon_mutants(tmp_path):
     [x] = extract_file(str(GLUON), out_dir=str(tmp_path))
     ms = {m.name: m for m in mutants(x.skeleton)}
-    x.mutants = [ms["w0_3-L247-29-no-proxy-fence"], ms["w0_3-L148-7-flip-parity"]]
+    x.mutants = [ms["w0_3-L247-1-no-proxy-fence"], ms["w0_3-L148-1-flip-parity"]]
     Path(x.path).write_text(yaml_text(x.skeleton, x.mutants))
     rep = x.check(jobs=0)
     assert rep.ok, rep.text
-    assert rep.mutants_caught == ["w0_3-L247-29-no-proxy-fence", "w0_3-L148-7-flip-parity"]
+    assert rep.mutants_caught == ["w0_3-L247-1-no-proxy-fence", "w0_3-L148-1-flip-parity"]
     assert "PTX lines L237, L254" in rep.text      # the stmatrix and the TMA store that race
 
 
@@ -221,14 +222,14 @@ def test_mutants_of_the_pipeline(tmp_path):
     ms = {m.name: m for m in mutants(sk)}
     # the first iteration's proxy fence and parity are load-bearing (stage 0 is refilled at k = 2);
     # the last iteration's release is not (nothing in the window refills its stage)
-    pick = ["w4_7-L111-3-no-proxy-fence", "w4_7-L97-1-flip-parity", "w4_7-L111-11-no-proxy-fence"]
+    pick = ["w4_7-L111-1-no-proxy-fence", "w4_7-L97-1-flip-parity", "w4_7-L111-3-no-proxy-fence"]
     path = tmp_path / "m.yaml"
     path.write_text(yaml_text(sk, [ms[n] for n in pick]))
     status = {r.name: r.status for r in run([str(path)], jobs=0)}
     assert status["X-tma_ws_pipeline"] == "pass"
-    assert status["X-tma_ws_pipeline-w4_7-L111-3-no-proxy-fence"] in ("fail", "undefined")
+    assert status["X-tma_ws_pipeline-w4_7-L111-1-no-proxy-fence"] in ("fail", "undefined")
     assert status["X-tma_ws_pipeline-w4_7-L97-1-flip-parity"] in ("fail", "undefined")
-    assert status["X-tma_ws_pipeline-w4_7-L111-11-no-proxy-fence"] == "pass"
+    assert status["X-tma_ws_pipeline-w4_7-L111-3-no-proxy-fence"] == "pass"
 
 
 def test_cluster_kernel_and_its_release(tmp_path):
@@ -267,7 +268,7 @@ def test_cli_writes_and_checks(tmp_path, capsys):
     assert (tmp_path / "cluster_dsmem.yaml").exists()
 
 
-@pytest.mark.parametrize("ptx", sorted(p for p in KERNELS.rglob("*.ptx") if p.name not in REFUSED), ids=lambda p: p.name)
+@pytest.mark.parametrize("ptx", sorted(p for p in KERNELS.rglob("*.ptx") if p.name not in TOO_LARGE), ids=lambda p: p.name)
 def test_corpus_extracts_and_checks(tmp_path, ptx):
     assert ptx.stat().st_size < 300_000
     for x in extract_file(str(ptx), out_dir=str(tmp_path)):
@@ -316,14 +317,77 @@ def test_gluon_blackwell_findings_are_the_two_missing_fences(tmp_path):
     assert {u.flag for u in as_compiled.undefined} == {"InFlight", "MixedSizeRace"}
 
 
-def test_triton_attention_is_refused_where_it_reuses_an_mbarrier(tmp_path):
+REUSE = """.version 8.0
+.target sm_90a
+.address_size 64
+.visible .entry k()
+.reqntid 64
+{
+  .shared .align 16 .b8 buf[64];
+  .reg .b32 %r<8>;
+  .reg .pred %p<4>;
+  .reg .b64 %rd<2>;
+  mov.u32 %r1, %tid.x;
+  setp.ne.s32 %p1, %r1, 0;
+  @%p1 bra SKIP;
+  mbarrier.init.shared::cta.b64 [buf], 1;
+  mbarrier.arrive.shared::cta.b64 %rd1, [buf];
+W: mbarrier.try_wait.parity.shared::cta.b64 %p2, [buf], 0;
+  @!%p2 bra W;
+  mbarrier.inval.shared::cta.b64 [buf];
+SKIP:
+  bar.sync 0;
+  setp.ne.s32 %p3, %r1, 32;
+  @%p3 bra DONE;
+  st.shared.u32 [buf], 7;
+  ld.shared.u32 %r2, [buf];
+DONE:
+  ret;
+}
+"""
+
+
+@pytest.mark.parametrize("barrier", [True, False])
+def test_mbarrier_bytes_reused_as_data_are_a_location_per_lifetime(tmp_path, barrier):
+    """An mbarrier invalidated and its bytes then used as data (Triton's attention does it with
+    the Q barrier): the data after the inval is a location of its own, and a shadow word checks
+    that the lifetimes are ordered: with the bar.sync between the inval and the store the
+    skeleton passes; without it the store may run while the mbarrier is live, and the check
+    says so (never one merged location, never a silently hidden race)."""
+    f = tmp_path / "k.ptx"
+    f.write_text(REUSE if barrier else REUSE.replace("  bar.sync 0;\n", ""))
+    [x] = extract_file(str(f), out_dir=str(tmp_path / "out"))
+    text = Path(x.path).read_text()
+    assert "mbarrier.inval.shared::cta.b64 [buf0]" in text
+    assert "st.shared::cta.b32 [buf0_life], 2" in text           # the inval's shadow write
+    data = "buf_post0" if barrier else "buf_pre0"                 # no barrier: placed before the init
+    assert f"st.shared::cta.b32 [{data}], 7" in text
+    rep = x.check(jobs=0)
+    assert rep.ok == barrier, rep.text
+    if not barrier:
+        assert "t32:r1=1" in rep.text and "expected forbidden" in rep.text
+
+
+def test_triton_attention_extracts_with_its_reused_mbarrier(tmp_path):
     """Triton's automatic warp specialization peels its loop on N_CTX > 0 and N_CTX > 128: the
     extractor sets N_CTX so that the loop runs the unrolled number of times (else the parity at
-    line 1643 is unknown). The kernel then reuses the bytes of an invalidated mbarrier
-    (global_smem+0: init L86, inval L117) for the Tensor Memory address and the epilogue's tile:
-    refused with both lines, never merged into one location."""
-    with pytest.raises(LitmusError) as e:
-        extract_file(str(ATTN), out_dir=str(tmp_path), iterations=2)
-    msg = str(e.value)
-    assert "mbarrier at L86" in msg and "memory reused across lifetimes" in msg
-    assert re.search(r"triton_attn_fwd_ws\.sm100a\.ptx:\d+", msg)
+    line 1643 is unknown). The bytes of the Q mbarrier (global_smem+0: init L86, inval L117) are
+    the Tensor Memory address slot before it and the K tile and the epilogue's tile after it:
+    three locations, the order of the lifetimes checked through the shadow word."""
+    [x] = extract_file(str(ATTN), out_dir=str(tmp_path))
+    sk = x.skeleton
+    assert [(r.name, r.size) for r in sk.roles] == [("w0_3", 128), ("w4_7", 128), ("w8_9", 64), ("w10", 32),
+                                                    ("w11", 32)]
+    assert sk.iterations == 3
+    text = Path(x.path).read_text()
+    assert "tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [global_smem_pre0], 512" in text
+    assert "mbarrier.init.shared::cta.b64 [global_smem_mb0], 1" in text
+    assert "[global_smem_post0], [tmap3, {0, 0}], [global_smem_mb7]" in text     # the K tile, L1331
+    assert "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [tmap" in text and "[global_smem_post0] //" in text
+    # every role reads the TMEM address before the init; the loader and the MMA warp use the
+    # bytes after the inval
+    assert {c for c in sk.checks if c.endswith("=1") and ":r1=" in c} == {f"{r}:r1=1" for r in
+                                                                        ("w0_3", "w4_7", "w8_9", "w10", "w11")}
+    assert re.search(r"w8_9:r\d+!=2", " ".join(sk.checks)) and re.search(r"w10:r\d+!=2", " ".join(sk.checks))
+    # the Q tile ends where its 16384 bytes end: the softmax scratch row after it is a piece of its own
+    assert "cp.async.bulk.tensor.2d.shared::cta.global.mbarrier::complete_tx::bytes [global_smem3]" in text

@@ -3,6 +3,7 @@
 Malformed inputs live in tests/malformed/litmus/, one file per error class; MALFORMED below holds
 each file's exact message (after the file path).
 """
+import importlib
 from pathlib import Path
 
 import pytest
@@ -558,6 +559,36 @@ def test_a_new_family_is_one_table_entry():
     assert reg.family_of(ptx.parse("fence.sc.gpu"))[0].key == "fence"
     with pytest.raises(ValueError, match="defined twice"):
         registry.Registry([*registry.FAMILIES.values(), Family("fence")])
+
+
+def test_the_registry_loads_a_family_module_when_an_instruction_needs_it():
+    """Each module is listed with the key prefixes of its families: an instruction loads only the
+    modules that can hold its family, and a module with a family outside its prefixes is refused
+    when it loads (a wrong list never hides a family)."""
+    reg = registry.Registry(modules=registry.FAMILY_MODULES)
+    assert reg.family_of(ptx.parse("fence.sc.gpu"))[0].key == "fence"
+    assert set(reg._of_module) == {"", "core"}                      # not proxy's fence.proxy
+    assert reg.family_of(ptx.parse("fence.proxy.async"))[0].key == "fence.proxy"
+    assert set(reg._of_module) == {"", "core", "proxy"}
+    assert reg.get("wgmma.fence").key == "wgmma.fence"                # a validated key loads its module too
+    assert list(reg.families) == list(registry.FAMILIES)              # complete, in FAMILY_MODULES' order
+    short = registry.Registry(modules={"core": ("ld", "st")})         # core also holds fence, atom, ...
+    with pytest.raises(ValueError, match="lies under none of its prefixes"):
+        short.family_of(ptx.parse("ld.relaxed.gpu.global r0, [x]"))
+    lost = registry.Registry(modules={"core": registry.FAMILY_MODULES["core"]})
+    with pytest.raises(LitmusError, match="unknown or unsupported PTX instruction 'wgmma'"):
+        lost.family_of(ptx.parse("wgmma.fence.sync.aligned"))
+
+
+def test_every_family_module_of_checker_isa_is_listed():
+    import pkgutil
+
+    import checker.isa
+
+    with_families = sorted(m.name for m in pkgutil.iter_modules(checker.isa.__path__)
+                           if any(isinstance(f, Family) for f in
+                                  getattr(importlib.import_module(f"checker.isa.{m.name}"), "FAMILIES", ())))
+    assert with_families == sorted(registry.FAMILY_MODULES)
 
 
 # ---------------------------------------------------------------------------- conditions --

@@ -309,3 +309,27 @@ def test_predicate_logic_programs_compile(tmp_path):
     from checker.harness.build import build_cubins
     progs = [generate(t) for t in _bundled("LoopShape+or-pred+exits", "LoopShape+and-pred+hangs")]
     assert not [b for b in build_cubins(progs, tmp_path, jobs=1) if isinstance(b, HarnessError)]
+
+
+# -- issue 37: the model and a device file are inputs of hw commands too ----------------------------
+
+def test_hw_output_folders_never_hold_the_model_or_the_device_file(tmp_path, capsys):
+    # `hw run --model out/my.cat -o out` (and a --device .toml there) passed the output policy:
+    # only the tests were its inputs, as the model file was for run/diff before D4.
+    from checker.harness.devices import DEVICES_DIR
+
+    out = tmp_path / "out"
+    out.mkdir()
+    cat = out / "my.cat"
+    cat.write_text((LITMUS_DIR.parent / "axioms" / "ptx.cat").read_text())
+    dev = out / "d.toml"
+    dev.write_text((DEVICES_DIR / "default.toml").read_text())
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    runs = (["hw", "run", "--fake-device", "", "--model", str(cat), "--controls", "--name", "CTRL+MP+relaxed"],
+            ["hw", "run", "--fake-device", "", "--device", str(dev), "--controls", "--name", "CTRL+MP+relaxed"],
+            ["hw", "gen", "--device", str(dev), str(LITMUS_DIR / "core" / "MP.yaml")])
+    for argv in runs:
+        assert main([*argv, "-o", str(out), "--force"]) == 2, argv
+        err = capsys.readouterr().err
+        assert "it holds an input" in err, (argv, err)
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before

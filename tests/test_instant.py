@@ -120,6 +120,37 @@ def test_small_outcomes_import_no_sympy_z3_or_xml(tmp_path):
     assert [m for m in ("sympy", "z3", "xml.sax.saxutils") if m in got["modules"]] == []
 
 
+def test_the_front_end_imports_no_solver_harness_or_unused_family(tmp_path):
+    """Loading a test imports the instruction families it uses and nothing of the solver, the
+    harness, the output safety layer or the other families (checker.isa.registry loads a family
+    module when an instruction needs it); a tensor-core test then loads wgmma's."""
+    f = tmp_path / "sb3.yaml"
+    f.write_text(SB3)
+    r = _python(f"""
+        import json, sys
+        from checker.front.litmus import load_file
+        load_file({str(f)!r})
+        before = sorted(sys.modules)
+        load_file({str(ROOT / "litmus" / "tensorcore" / "wgmma.yaml")!r})
+        print(json.dumps([before, sorted(sys.modules)]))
+        """)
+    assert r.returncode == 0, r.stderr
+    before, after = json.loads(r.stdout)
+    unused = ("z3", "sympy", "lark", "checker.harness", "checker.outsafe", "checker.pool", "checker.isa.wgmma",
+              "checker.isa.tcgen05", "checker.isa.async_copy", "checker.isa.mbarrier", "checker.isa.proxy")
+    assert [m for m in before if m.startswith(unused)] == []
+    assert "checker.isa.core" in before and "checker.isa.wgmma" in after
+
+
+def test_outcomes_of_a_small_test_loads_no_output_safety_layer(tmp_path):
+    """`outcomes` writes nothing but stdout: checker.outsafe (json, shutil, tempfile) stays out."""
+    f = tmp_path / "sb3.yaml"
+    f.write_text(SB3)
+    got = _probe(["outcomes", str(f)], {"PTXMC_CACHE_DIR": str(tmp_path / "cache")})
+    assert got["code"] == 0
+    assert [m for m in ("checker.outsafe", "checker.isa.wgmma", "checker.isa.tcgen05") if m in got["modules"]] == []
+
+
 def test_compiled_model_is_read_back_from_the_cache(tmp_path):
     """The brute-force functions compiled from the model are kept beside the parsed model: a
     second process compiles nothing, and answers the same."""

@@ -148,6 +148,53 @@ def evaluate(
     return _Evaluator(algebra, frozenset(options), skip_absorbed=model.checked).run(model.statements, base)
 
 
+# Operators a let-bound value may nest, its let-bound names expanded, before a symbolic algebra
+# names it (bundled models: at most 65). A chain of lets each built on the one before (review 3's
+# D20: 200 lets `r(i) = (r(i-1) ; r(i-1)) | r(i-1)`) made Z3 terms hundreds of levels deep, which
+# cost Z3 a minute and 700 MB on a 2-thread test; named every DEEP levels, 1 s.
+DEEP = 96
+_DEEP_CACHE: dict[int, tuple[tuple, frozenset[int]]] = {}
+
+
+def deep_bindings(statements: tuple[Statement, ...]) -> frozenset[int]:
+    """The ids of the (non-recursive) let bindings whose value nests more than DEEP operators, the
+    let-bound names it uses expanded (a named one counts as one level); static, computed once per
+    model's statements."""
+    hit = _DEEP_CACHE.get(id(statements))
+    if hit is not None and hit[0] is statements:
+        return hit[1]
+    depth: dict[str, int] = {}
+    deep: set[int] = set()
+    for st in statements:
+        if not isinstance(st, Let):
+            continue
+        inner = {**depth, **{b.name: 1 for b in st.bindings}} if st.rec else depth
+        new = {}
+        for b in st.bindings:
+            d = _depth(b.expr, inner)
+            if d > DEEP and not st.rec:
+                deep.add(id(b))
+                d = 1
+            new[b.name] = d
+        depth.update(new)
+    found = frozenset(deep)
+    _DEEP_CACHE[id(statements)] = (statements, found)
+    return found
+
+
+def _depth(e: Expr, names: Mapping[str, int]) -> int:
+    match e:
+        case Var(name=name):
+            return names.get(name, 0)
+        case Unary(arg=a):
+            return 1 + _depth(a, names)
+        case Binary(left=a, right=b):
+            return 1 + max(_depth(a, names), _depth(b, names))
+        case IfOption(then=t, orelse=f):
+            return max(_depth(t, names), _depth(f, names))
+    return 0
+
+
 def unique_label(labels: set[str], base: str) -> str:
     """`base`, or `base#2`, `base#3`, ... : the first not in `labels` (added to it)."""
     name, n = base, 1
@@ -210,6 +257,7 @@ class _Evaluator:
         self.labels: set[str] = set()
 
     def run(self, statements: tuple[Statement, ...], base: Mapping[str, tuple[str, Value]]) -> Evaluation:
+        self.deep = deep_bindings(statements)
         env: dict[str, tuple[str | None, Value]] = {"id": (REL, self.alg.identity()), **base}
         defined: dict[str, tuple[str, Value]] = {}
         checks, values = [], []
@@ -233,8 +281,10 @@ class _Evaluator:
             bind = getattr(self.alg, "bind", None)
             if bind is None:
                 return bound
-            # A symbolic algebra names each let-bound value (shared subterms, deterministic names).
-            return {n: (k, bind(v, self.label(n))) for n, (k, v) in bound.items()}
+            # A symbolic algebra names each let-bound value (shared subterms, deterministic names)
+            # if it names lets, and always a deep one (deep_bindings).
+            deep = {b.name for b in st.bindings if id(b) in getattr(self, "deep", ())}
+            return {n: (k, bind(v, self.label(n), n in deep)) for n, (k, v) in bound.items()}
         names = [b.name for b in st.bindings]
         kinds = self.rec_kinds(st, env)
 

@@ -16,6 +16,7 @@ from typing import Iterator
 from lark import Lark, Token, Transformer, Tree, v_args
 from lark.exceptions import LarkError, UnexpectedCharacters, UnexpectedInput, UnexpectedToken, VisitError
 from lark.lexer import PatternStr
+from lark.tree import Meta
 
 from .. import limits
 from ..errors import ModelError, SourceLoc
@@ -30,6 +31,11 @@ _OPERAND_START = {"NAME", "ZERO", "UNDERSCORE", "LPAR", "LSQB", "DOMAIN", "RANGE
 _CHECK_KEYWORDS = {"ACYCLIC", "IRREFLEXIVE", "EMPTY"}
 _STATEMENT_START = {"LET", "FLAG", "INCLUDE", "SHOW", "UNSHOW", "TILDE"} | _CHECK_KEYWORDS
 _OPERATORS = {"VBAR", "SEMICOLON", "BACKSLASH", "AMPERSAND", "TIMES", "STAR", "PLUS", "QMARK", "INVERSE"}
+# Associative operators (parse-tree names): a flat chain `a | b | ...` is one level of nesting, not
+# one per term. Chains up to CHAIN terms keep the parser's left-deep tree (every bundled model's
+# do); a longer one becomes a balanced tree of such left-deep runs (same value, log depth).
+_ASSOCIATIVE = {"union", "seq", "inter"}
+CHAIN = 32
 
 
 @dataclass(frozen=True)
@@ -145,7 +151,7 @@ def parse_statements(text: str, path: str = "<string>") -> tuple[str | None, tup
                          f"raise it with {limits.flag('cat_bytes')})", SourceLoc(path, 1, ""))
     blanked, _ = _blank_comments(text, path)
     try:
-        tree = _parser().parse(blanked)
+        tree = _regroup_chains(_parser().parse(blanked))
         _check_depth(tree, path, blanked)
         title, statements = _ToAst(path, blanked).transform(tree)
     except VisitError as e:
@@ -160,6 +166,60 @@ def parse_statements(text: str, path: str = "<string>") -> tuple[str | None, tup
         if isinstance(st, Let):
             _check_let(st)
     return title, statements
+
+
+def _regroup_chains(tree: Tree) -> Tree:
+    """The parse tree with every chain of more than CHAIN terms of one associative operator
+    (`a | b | ... | z`, which LALR builds left-deep, one level per term) regrouped as a balanced
+    tree of left-deep runs of CHAIN terms, in the same left-to-right order. Iterative: a chain of
+    any length costs no Python stack here, and the depth check then sees only real nesting."""
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        for i, child in enumerate(node.children):
+            if not isinstance(child, Tree):
+                continue
+            if child.data in _ASSOCIATIVE:
+                terms = _chain_terms(child)
+                if len(terms) > CHAIN:
+                    node.children[i] = _balanced(child.data, terms)
+                stack.extend(t for t in terms if isinstance(t, Tree))
+            else:
+                stack.append(child)
+    return tree
+
+
+def _chain_terms(node: Tree) -> list:
+    """The operands of the left-deep chain of node's operator headed by node, left to right."""
+    op, terms = node.data, []
+    while isinstance(node, Tree) and node.data == op:
+        terms.append(node.children[-1])
+        node = node.children[0]
+    terms.append(node)
+    terms.reverse()
+    return terms
+
+
+def _balanced(op: str, terms: list) -> Tree:
+    level = []
+    for k in range(0, len(terms), CHAIN):
+        run = terms[k]
+        for t in terms[k + 1 : k + CHAIN]:
+            run = _join(op, run, t)
+        level.append(run)
+    while len(level) > 1:
+        level = [_join(op, *level[k : k + 2]) if k + 1 < len(level) else level[k] for k in range(0, len(level), 2)]
+    return level[0]
+
+
+def _join(op: str, left, right) -> Tree:
+    """The parse-tree node `left op right`, its position spanning both operands."""
+    meta = Meta()
+    first, last = left.meta, right.meta
+    meta.empty = False
+    meta.line, meta.column, meta.start_pos = first.line, first.column, first.start_pos
+    meta.end_line, meta.end_column, meta.end_pos = last.end_line, last.end_column, last.end_pos
+    return Tree(op, [left, right], meta)
 
 
 def _check_depth(tree: Tree, path: str, text: str) -> None:
@@ -297,7 +357,10 @@ def _terminal_text(name: str) -> str:
 # ---- tree -> AST --------------------------------------------------------------------------------
 
 def _snippet(text: str) -> str:
-    s = " ".join(text.split())
+    head = text[: 8 * _MAX_TEXT]              # a long line (a 20,000-term union) is not split whole per name
+    s = " ".join(head.split())
+    if len(s) <= _MAX_TEXT < len(text):       # mostly blanks (a comment): look at all of it
+        s = " ".join(text.split())
     return s if len(s) <= _MAX_TEXT else s[: _MAX_TEXT - 3] + "..."
 
 

@@ -245,10 +245,10 @@ class SymbolicAlgebra:
         n = self._labels[label]
         return label if n == 1 else f"{label}#{n}"
 
-    def bind(self, value, label: str):
+    def bind(self, value, label: str, deep: bool = False):
         """Name every non-constant entry with a fresh variable `label|a|b` (defined equal to it),
-        if the algebra names lets."""
-        if not self.name_lets:
+        if the algebra names lets or the value is deep (checker.cat.interp.deep_bindings)."""
+        if not (self.name_lets or deep):
             return value
         label = self.fresh_label(label)
         out = {}

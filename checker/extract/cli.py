@@ -10,8 +10,6 @@ kernel that cannot be extracted); 2 usage. See docs/extract.md.
 """
 from __future__ import annotations
 
-import sys
-
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 
 
@@ -37,8 +35,8 @@ def add_subcommands(subparsers) -> None:
     p.add_argument("--hang", action="store_true",
                    help="also ask whether the skeleton can hang (expect: hang: forbidden); slower")
     p.add_argument("--no-check", action="store_true", help="write the skeletons only")
-    p.add_argument("--jobs", type=int, default=1, help="worker processes for the checks (default 1)")
-    from ..cliargs import add_limit_options, add_output_options
+    from ..cliargs import add_jobs_option, add_limit_options, add_output_options
+    add_jobs_option(p, "worker processes for the checks")
     add_limit_options(p, engine=False)
     add_output_options(p)
     p.set_defaults(func=cmd_extract)
@@ -56,7 +54,7 @@ def _block(text: str | None):
 
 
 def cmd_extract(args) -> int:
-    from ..cliargs import limits_of
+    from ..cliargs import emit, jobs_of, limits_of
     from ..errors import LitmusError
     from ..outsafe import policy_of
     from .api import extract_file
@@ -65,23 +63,19 @@ def cmd_extract(args) -> int:
         raise LitmusError(f"--iterations {args.iterations}: between 1 and 16")
     if args.cluster is not None and not 1 <= args.cluster <= 16:
         raise LitmusError(f"--cluster {args.cluster}: between 1 and 16")
+    jobs = jobs_of(args.jobs)
     outs = extract_file(args.file, kernel=args.kernel, iterations=args.iterations, block=_block(args.block),
                         cluster=args.cluster, out_dir=args.output, mutants=args.mutants, hang=args.hang,
                         policy=policy_of(args, [args.file]))
-    emit = _emit
     code = EXIT_OK
     for out in outs:
         emit(out.table + "\n")
         emit(f"wrote {out.path}\n")
         if args.no_check:
             continue
-        report = out.check(jobs=args.jobs, lim=limits_of(args))
+        report = out.check(jobs=jobs, lim=limits_of(args))
         emit(report.text + "\n")
         if not report.ok:
             code = EXIT_FAIL
     return code
 
-
-def _emit(text: str) -> None:
-    sys.stdout.write(text)
-    sys.stdout.flush()

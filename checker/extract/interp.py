@@ -91,6 +91,9 @@ class Trace:
     maxnreg: list[tuple[int, str]] = field(default_factory=list)
     shfl: dict = field(default_factory=dict)        # (stmt, occurrence) -> value (lane 0's, for its warp)
     stores: list = field(default_factory=list)      # (rank, byte address, byte value, barrier counts)
+    # per event: the barrier generations the thread has passed, ((id, count), n) pairs (count None:
+    # the whole CTA): which lifetime of reused shared memory an access falls in (skeleton._lifetimes)
+    gens: list = field(default_factory=list)
 
 
 class Refused(LitmusError):
@@ -128,6 +131,7 @@ class Machine:
     def run(self, ident: Ident) -> Trace:
         st = _State(pc=0, regs={}, taint={}, loops={}, local={}, occ=Counter(), trace=Trace(ident))
         st.bars = Counter()
+        st.gens = Counter()
         st.own = {}
         end = self._go(st, 0)
         for idx in sorted(end.unused, reverse=True):
@@ -540,6 +544,7 @@ class Machine:
     # --------------------------------------------------------------------------- events --
     def _event(self, st, s, ins: Instr, kind: str, **info) -> None:
         st.trace.events.append(Event(kind, s.line, s.text, ins, tuple(sorted(info.items()))))
+        st.trace.gens.append(tuple(sorted(st.gens.items(), key=repr)))
 
     def _addr(self, st, s, a: Addr, space: str) -> Any:
         if a.register:
@@ -676,6 +681,7 @@ class Machine:
         bid = self._int(st, s, ops[0], "barrier id")
         count = self._int(st, s, ops[1], "barrier thread count") if len(ops) > 1 else None
         st.bars[bid] += 1
+        st.gens[(bid, count)] += 1
         self._event(st, s, ins, "barrier", id=bid, count=count, mode=mode)
 
     def _tx(self, st, s, o) -> int | str:
@@ -865,14 +871,16 @@ class _State:
     visits: Counter = field(default_factory=Counter)
     bars: Counter = field(default_factory=Counter)      # barrier id -> uses so far
     own: dict = field(default_factory=dict)             # byte address -> value this thread stored
+    gens: Counter = field(default_factory=Counter)      # (barrier id, count) -> generations passed
     unused: set = field(default_factory=set)            # event indices of waits no branch has read yet
 
     def copy(self, pc: int) -> "_State":
         t = self.trace
         nt = Trace(t.ident, list(t.events), list(t.assumptions), Counter(t.dropped), list(t.maxnreg), dict(t.shfl),
-                   list(t.stores))
+                   list(t.stores), list(t.gens))
         return _State(pc, dict(self.regs), dict(self.taint), dict(self.loops), dict(self.local), Counter(self.occ), nt,
-                      Counter(self.visits), Counter(self.bars), dict(self.own), set(self.unused))
+                      Counter(self.visits), Counter(self.bars), dict(self.own), Counter(self.gens),
+                      set(self.unused))
 
 
 def _key(addr):

@@ -17,7 +17,6 @@ connective becomes one flat And/Or. Errors give the 1-based column and the offen
 """
 from __future__ import annotations
 
-import difflib
 import re
 from typing import Mapping
 
@@ -211,6 +210,8 @@ def check_refs(cond: Cond, where: SourceLoc | None, registers: Mapping[str, set[
     known = sorted([f"{t}:{r}" for t, rs in registers.items() for r in rs] + list(locations))
 
     def fail(msg: str, wrong: str):
+        import difflib
+
         close = difflib.get_close_matches(wrong, known, n=1, cutoff=0.6) or \
             [k for k in known if k.lower() == wrong.lower() or k.split(":")[-1] == wrong]
         raise LitmusError(msg + (f"; did you mean {close[0]}?" if close else ""), where)

@@ -165,7 +165,20 @@ def _outdir(args, paths=()) -> Path:
     """The output folder, checked before the work (checker.outsafe: absent, empty or ptxmc hw's;
     never one holding an input) and marked as ptxmc's."""
     from ..outsafe import check_folder, policy_of
-    return check_folder(args.output, "hw", policy_of(args, paths or [str(LITMUS_DIR)]))
+    return check_folder(args.output, "hw", policy_of(args, _inputs(args, paths)))
+
+
+def _inputs(args, paths) -> list[str]:
+    """Every file the command reads: the tests (default: the bundled ones), the model given with
+    --model and the files it includes (hw run) and a device configuration file (--device FILE.toml)."""
+    from ..cliargs import model_files
+    found = [str(p) for p in paths] or [str(LITMUS_DIR)]
+    if getattr(args, "model", None):          # (the default model is loaded only after the runs: B2)
+        found += model_files(args.model)
+    device = getattr(args, "device", None)
+    if device and (device.endswith(".toml") or Path(device).is_file()):
+        found.append(device)
+    return found
 
 
 def _check_numbers(args) -> None:

@@ -4,11 +4,19 @@ test (each instruction by its family's lowering, threads in order, program order
 
 As herd's parseTest picks an architecture and Dat3M's Compilation a target in one place, this is
 the one place that says which families exist. To add a family: write its module (a FAMILIES
-tuple of rows carrying syntax, `lower` and `weaken`), add it to FAMILY_MODULES, and give it tests
-and a suite.
+tuple of rows carrying syntax, `lower` and `weaken`), add it to FAMILY_MODULES with the key
+prefixes its families live under, and give it tests and a suite.
+
+A module is imported when an instruction first needs it (a `ptxmc outcomes` of an SB test does
+not load the tensor-core, TMA or tcgen05 families): FAMILY_MODULES says under which dotted key
+prefixes each module's families lie, and an instruction `op.q1.q2...` loads every module with a
+prefix that is a prefix of it - since a family matches only a prefix of the instruction's name,
+that is every module that can hold its family. Loading a module checks that each of its family
+keys lies under one of its prefixes (a ValueError otherwise), so a wrong list fails at once.
 """
 from __future__ import annotations
 
+import importlib
 from dataclasses import replace
 from typing import Iterable, Iterator, Mapping
 
@@ -17,32 +25,87 @@ from ..errors import LitmusError, SourceLoc
 from . import syntax as ptx
 from ..model.builder import Builder, ThreadCtx
 from ..model.events import EventStructure
-from . import (address, async_copy, clc, core, flow, griddep, hints, matrix, mbarrier, proxy, regalloc, special,
-               tcgen05, warp, wgmma)
+from . import special
 from .table import Family, check
 
-FAMILY_MODULES = (core, address, proxy, async_copy, mbarrier, clc, wgmma, tcgen05, warp, regalloc, hints, matrix,
-                  griddep, flow)
+# module of checker.isa -> the dotted key prefixes its families lie under (`fence` covers
+# `fence.sc`; `fence.proxy` only the proxy fences). Listed in the order the families load.
+FAMILY_MODULES: Mapping[str, tuple[str, ...]] = {
+    "core": ("add", "and", "atom", "bar", "barrier", "fence", "ld", "membar", "mov", "mul", "not", "or", "red",
+             "selp", "st", "sub", "xor"),
+    "address": ("cvta", "mapa"),
+    "proxy": ("fence.proxy", "ldc", "membar.proxy", "suld", "sust", "tensormap", "tld"),
+    "async_copy": ("cp", "red.async", "st.async"),
+    "mbarrier": ("barrier.cluster", "fence.mbarrier_init", "mbarrier"),
+    "clc": ("clusterlaunchcontrol",),
+    "wgmma": ("wgmma",),
+    "tcgen05": ("tcgen05",),
+    "warp": ("activemask", "elect", "nanosleep"),
+    "regalloc": ("setmaxnreg",),
+    "hints": ("prefetch", "prefetchu"),
+    "matrix": ("ldmatrix", "stmatrix"),
+    "griddep": ("griddepcontrol",),
+    "flow": ("assume", "bra", "setp"),
+}
+
+
+def _under(prefix: str, name: str) -> bool:
+    """Is the dotted key `prefix` a prefix of the dotted name (whole segments)?"""
+    return name == prefix or name.startswith(prefix + ".")
 
 
 class Registry:
-    """A table of instruction families (keys unique) and what is done with it."""
+    """A table of instruction families (keys unique) and what is done with it. `modules` (name in
+    checker.isa -> key prefixes, as FAMILY_MODULES) are imported as instructions need them."""
 
-    def __init__(self, families: Iterable[Family]):
-        table: dict[str, Family] = {}
+    def __init__(self, families: Iterable[Family] = (), modules: Mapping[str, tuple[str, ...]] | None = None):
+        self._table: dict[str, Family] = {}
+        self._order = ("",) + tuple(modules or ())    # "" the families given here, then the modules'
+        self._of_module: dict[str, tuple[Family, ...]] = {}
+        self._pending = dict(modules or {})     # modules not imported yet
+        self._add(tuple(families), "")
+
+    def _add(self, families: tuple[Family, ...], module: str, prefixes: tuple[str, ...] = ()) -> None:
         for f in families:
-            if f.key in table:
+            if f.key in self._table:
                 raise ValueError(f"instruction family {f.key!r} defined twice")
+            if module and not any(_under(p, f.key) for p in prefixes):
+                raise ValueError(f"instruction family {f.key!r} of checker.isa.{module} lies under none of "
+                                 f"its prefixes in FAMILY_MODULES ({', '.join(prefixes)})")
             names = [c for g in f.groups for c in g.choices]
             if len(names) != len(set(names)):
                 raise ValueError(f"{f.key}: a qualifier in two groups")
-            table[f.key] = f
-        self.families: Mapping[str, Family] = table
+            self._table[f.key] = f
+        self._of_module[module] = families
+
+    def _load(self, name: str | None) -> None:
+        """Import every pending module that may hold a family of the dotted `name` (every one
+        for None)."""
+        for module, prefixes in list(self._pending.items()):
+            if name is None or any(_under(p, name) for p in prefixes):
+                del self._pending[module]
+                self._add(tuple(importlib.import_module(f"{__package__}.{module}").FAMILIES), module, prefixes)
+
+    @property
+    def families(self) -> Mapping[str, Family]:
+        """Every family, each module imported, in FAMILY_MODULES' order (whichever loaded first)."""
+        if self._pending:
+            self._load(None)
+            self._table = {f.key: f for m in self._order for f in self._of_module[m]}
+        return self._table
+
+    def get(self, key: str) -> Family:
+        """The family of this key (KeyError if there is none)."""
+        if key not in self._table and self._pending:
+            self._load(key)
+        return self._table[key]
 
     def family_of(self, instr: Instr) -> tuple[Family, tuple[str, ...]]:
         """The instruction's family (longest matching key) and the qualifiers after its key."""
+        if self._pending:
+            self._load(".".join((instr.op,) + instr.qualifiers))
         for n in range(len(instr.qualifiers), -1, -1):
-            fam = self.families.get(".".join((instr.op,) + instr.qualifiers[:n]))
+            fam = self._table.get(".".join((instr.op,) + instr.qualifiers[:n]))
             if fam is not None:
                 return fam, instr.qualifiers[n:]
         raise LitmusError(f"unknown or unsupported PTX instruction '{instr.op}'", instr.where)
@@ -64,7 +127,9 @@ class Registry:
                               i.where if i is not None else test.where)
         b = Builder(test)
         if test.kernels:
-            b.finalize("kernels", griddep.kernel_order)
+            from .griddep import kernel_order
+
+            b.finalize("kernels", kernel_order)
         contexts = []
         for tid, th in enumerate(test.threads):
             ctx = ThreadCtx(th, tid)
@@ -73,7 +138,7 @@ class Registry:
                 if not instr.family:            # built by hand, not loaded: validate it now
                     instr = self.validate(instr)
                 ctx.instr, ctx.index = instr, k
-                fn = self.families[instr.family].lower
+                fn = self.get(instr.family).lower
                 if fn is not None:
                     fn(b, ctx, instr)
             ctx.instr, ctx.index = None, -1
@@ -83,13 +148,18 @@ class Registry:
         return b.build(contexts)
 
 
-REGISTRY = Registry(f for m in FAMILY_MODULES for f in m.FAMILIES)
-FAMILIES = REGISTRY.families
+REGISTRY = Registry(modules=FAMILY_MODULES)
+
+
+def __getattr__(name: str):
+    if name == "FAMILIES":              # every family: each module imported
+        return REGISTRY.families
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def family(instr: Instr) -> Family:
     """The family of a validated instruction."""
-    return FAMILIES[instr.family]
+    return REGISTRY.get(instr.family)
 
 
 def validate(instr: Instr) -> Instr:

@@ -179,7 +179,7 @@ def hang_text(s: Asked) -> tuple[str, str, str | None]:
         word = "forbidden" if complete else "unknown"
         why = ("no fair execution spins forever: in every combination of paths, each loop cut by the bound "
                "exits once it reads the latest values") if complete else \
-            "unknown: a loop with side effects was cut by the bound (raise --unroll)"
+            f"unknown: {s.hang_unknown_why()}"
         return word, "\n".join(head + ["Forbidden" if complete else "Unknown", "  " + why]) + "\n", None
     lines = head + ["Allowed: some fair execution never terminates"]
     for h in hangs:
