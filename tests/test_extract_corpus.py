@@ -169,3 +169,18 @@ def test_float_parameter_branch_and_null_pointer_field(tmp_path):
     assert "parameter k_param_0@16 taken as 1.0" in body
     assert "parameter k_param_0@8 taken as 0 (a pointer field tested for null" in x.table
     assert x.check(jobs=0).ok
+
+
+def test_param_option_takes_the_other_side(tmp_path, capsys):
+    """`--param NAME@OFFSET=0`: beta = 0, the epilogue does not load C, the copy completes on the
+    other mbarrier; the header says which value was taken. A malformed value is a usage error."""
+    from checker.cli import main
+    f = tmp_path / "beta.ptx"
+    f.write_text(BETA)
+    assert main(["extract", str(f), "-o", str(tmp_path / "out"), "--param", "k_param_0@16=0.0"]) == 0
+    body = (tmp_path / "out" / "k.yaml").read_text()
+    assert "mbarrier.arrive.expect_tx.shared::cta.b64 _, [mb0], 16" in body
+    assert "parameter k_param_0@16 taken as 0.0" in body
+    capsys.readouterr()
+    assert main(["extract", str(f), "-o", str(tmp_path / "o2"), "--param", "k_param_0@16"]) != 0
+    assert "--param 'k_param_0@16': write NAME=VALUE" in capsys.readouterr().err

@@ -105,10 +105,11 @@ def _ptx_lines(sk: Skeleton, message: str) -> list[str]:
 
 def extract_file(path: str, *, kernel: str | None = None, iterations: int | None = None, block=None,
                  cluster: int | None = None, out_dir: str | None = None, mutants: bool = False,
-                 hang: bool = False, policy=None) -> list[Extraction]:
+                 hang: bool = False, policy=None, params: dict | None = None) -> list[Extraction]:
     """Extract every kernel of the .ptx file at `path` (or `kernel`); with `out_dir`, write
     OUT_DIR/KERNEL.yaml for each (checker.outsafe: a folder ptxmc did not create is refused
-    unless policy.force). LitmusError, naming the PTX line, for what cannot be extracted."""
+    unless policy.force). `params`: kernel parameters (NAME or NAME@OFFSET) taken as the given
+    values instead of searched. LitmusError, naming the PTX line, for what cannot be extracted."""
     from .. import outsafe
     policy = policy or outsafe.Policy(inputs=(path,))
     p = Path(path)
@@ -131,7 +132,7 @@ def extract_file(path: str, *, kernel: str | None = None, iterations: int | None
     folder = outsafe.check_folder(out_dir, "extract", policy) if out_dir is not None else None
     out: list[Extraction] = []
     for fn in kernels:
-        sk = skeleton_of(mod, fn, iterations=iterations, block=block, cluster=cluster)
+        sk = skeleton_of(mod, fn, iterations=iterations, block=block, cluster=cluster, params=params)
         ms = make_mutants(sk) if mutants else []
         target = None
         if folder is not None:
