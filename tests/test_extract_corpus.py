@@ -16,7 +16,7 @@ TILELANG = KERNELS / "tilelang" / "tilelang_ws_gemm.sm90a.ptx"
 
 def _events():
     from checker import limits
-    return limits.current().override(["events=1000", "instructions=400"])
+    return limits.current().override(["events=1000", "instructions=256"])
 
 
 def _with_line_after(text: str, role: str, after: str, line: str) -> str:

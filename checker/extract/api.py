@@ -12,13 +12,14 @@ from pathlib import Path
 
 from ..errors import LitmusError, SourceLoc
 from .module import Module, load
+from .bearing import reason
 from .render import Mutant, mutants as make_mutants, role_table, short_name, test_name, yaml_text
 from .interp import Refused
 from .skeleton import Skeleton, extract
 
 MAX_ITERATIONS = 6
 EVENTS = 1000        # the event limit the checks run under (a skeleton of a real kernel has 100-300)
-INSTRUCTIONS = 400   # and the per-thread instruction limit (a CuTe DSL GEMM's one warpgroup has about 110)
+INSTRUCTIONS = 256   # and the per-thread instruction limit (a role of a real kernel has up to ~120)
 
 
 @dataclass
@@ -27,6 +28,14 @@ class Report:
     text: str
     mutants_caught: list[str] = field(default_factory=list)
     mutants_missed: list[str] = field(default_factory=list)
+    # mutant name -> why it is not load-bearing (checker.extract.bearing); a missed mutant that
+    # is not here is unexplained
+    not_bearing: dict[str, str] = field(default_factory=dict)
+    unknown: list[str] = field(default_factory=list)
+
+    @property
+    def unexplained(self) -> list[str]:
+        return [m for m in self.mutants_missed if m not in self.not_bearing and m not in self.unknown]
 
 
 @dataclass
@@ -64,21 +73,34 @@ class Extraction:
             lines.append("  PTX lines named: " + ", ".join(_ptx_lines(sk, _message(base))))
         rep = Report(ok, "")
         by_name = {test_name(sk, "-" + m.name): m for m in self.mutants}
-        if self.mutants:
+        if self.mutants and not ok:
+            # every mutant keeps the as-compiled expectations, which the skeleton already fails:
+            # a mutant's failure would not tell its synchronization apart
+            lines.insert(1, f"mutants: {len(self.mutants)} not judged: the as-compiled skeleton fails already "
+                            "(fix the finding first, then ask again)")
+        elif self.mutants:
             for r in results[1:]:
                 m = by_name.get(r.name)
                 if m is None:
                     continue
                 caught = r.status in ("fail", "undefined")
                 (rep.mutants_caught if caught else rep.mutants_missed).append(m.name)
-                verdict = "caught    " if caught else ("NOT caught" if r.status == "pass" else r.status.upper())
-                msg = _message(r).splitlines()[0] if caught and _message(r) else ""
+                why = reason(sk, m.role, m.index) if r.status == "pass" else None
+                if why:
+                    rep.not_bearing[m.name] = why
+                elif not caught and r.status != "pass":
+                    rep.unknown.append(m.name)          # no answer: neither caught nor explained
+                verdict = "caught    " if caught else (
+                    ("not load-bearing" if why else "NOT caught, UNEXPLAINED") if r.status == "pass"
+                    else r.status.upper())
+                msg = _message(r).splitlines()[0] if caught and _message(r) else (why or "")
                 where = _ptx_lines(sk, _message(r)) if caught else []
-                lines.append(f"  {verdict} {m.name}: {m.what}" + (f": {msg[:160]}" if msg else "")
+                lines.append(f"  {verdict} {m.name}: {m.what}" + (f": {msg[:200]}" if msg else "")
                              + (f" [PTX lines {', '.join(where)}]" if where else ""))
             n = len(rep.mutants_caught)
-            lines.insert(1, f"mutants: {n} of {len(self.mutants)} caught (a mutant not caught changed "
-                            "synchronization that nothing in the unrolled window depends on)")
+            lines.insert(1, f"mutants: {n} of {len(self.mutants)} caught (load-bearing), {len(rep.not_bearing)} not "
+                            f"load-bearing within the window, {len(rep.unexplained)} unexplained"
+                            + (f", {len(rep.unknown)} unknown" if rep.unknown else ""))
         rep.text = "\n".join(lines)
         return rep
 
@@ -125,7 +147,7 @@ def extract_file(path: str, *, kernel: str | None = None, iterations: int | None
     if kernel is not None:
         kernels = [k for k in kernels if k.name == kernel]
         if not kernels:
-            names = ", ".join(k.name for k in mod.kernels()) or "none"
+            names = ", ".join(f"{k.name} (line {k.line})" for k in mod.kernels()) or "none"
             raise LitmusError(f"no kernel '{kernel}' in {path} (its kernels: {names})")
     if not kernels:
         raise LitmusError(f"{path} has no .entry (kernel)")

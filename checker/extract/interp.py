@@ -577,6 +577,11 @@ class Machine:
         a = ops[0] if write else ops[1]
         if not isinstance(a, Addr):
             raise Refused("a memory access without an address operand", self._loc(s))
+        if "async" in q:
+            # st.async / ld.async: a remote access that completes on an mbarrier (complete_tx):
+            # a plain store would drop its synchronization
+            raise Refused(f"'{ins.op}.async' (completes on an mbarrier) is not modelled by ptxmc extract yet",
+                          self._loc(s))
         space = next((x for x in q if x.split("::")[0] in ("shared", "global", "local", "param", "const")), "")
         strong = bool({"relaxed", "acquire", "release", "volatile", "mmio"} & set(q))
         if space == "param":

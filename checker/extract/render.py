@@ -47,8 +47,8 @@ def yaml_text(sk: Skeleton, mutants: list[Mutant] = (), hang: bool = False) -> s
            f"# target {sk.target}; block {sk.block[0]}x{sk.block[1]}x{sk.block[2]}; "
            f"{sk.cluster} CTA(s) per cluster; loops unrolled {sk.iterations} times.",
            "# Every instruction ends with the PTX line it came from. Regenerate instead of editing.",
-           "# Check: ptxmc run THIS_FILE --limit events=1000 --limit instructions=400 (a real kernel's skeleton is larger "
-           "than the default limits)."]
+           "# Check: ptxmc run THIS_FILE --limit events=1000 --limit instructions=256 (a real kernel's skeleton has "
+           "more events and instructions than the default limits)."]
     for n in dict.fromkeys(sk.notes):
         out.append(f"# {n}")
     out.append("")
