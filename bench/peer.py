@@ -109,16 +109,43 @@ def ptxmc_command() -> list[str]:
     return [str(script)] if script.exists() else [sys.executable, "-m", "checker"]
 
 
-def timed(argv: list[str], cwd: str, timeout: float) -> tuple[float, float, str]:
+def timed(argv: list[str], cwd: str, timeout: float, env: dict | None = None) -> tuple[float, float, str]:
     """(wall s, CPU s, stdout) of one run; RuntimeError if it fails."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
-    r = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, timeout=timeout)
+    r = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, timeout=timeout, env=env)
     wall = time.perf_counter() - t
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if r.returncode != 0:
         raise RuntimeError(f"{' '.join(argv)}: exit {r.returncode}: {(r.stderr or r.stdout).strip()[:300]}")
     return wall, after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime, r.stdout
+
+
+class Warm:
+    """A warm server (checker.warm) for the ptxmc runs: started in `folder`, its log read after
+    each run so that a run's CPU time adds the server's share (the command, its supervisor and
+    the server's own request handling) to the `ptxmc` process's."""
+
+    def __init__(self, folder: Path):
+        folder.mkdir(mode=0o700)
+        self.log = folder / "log.jsonl"
+        self.env = {**os.environ, "PTXMC_WARM_DIR": str(folder)}
+        subprocess.run([sys.executable, "-m", "checker.warm.server", "--detach", "--log", str(self.log)],
+                       env=self.env, check=True, capture_output=True)
+        self.env["PTXMC_WARM"] = "1"
+        self.seen = 0
+
+    def served_cpu(self) -> float:
+        lines = self.log.read_text().splitlines()
+        new, self.seen = lines[self.seen:], len(lines)
+        served = [json.loads(x) for x in new if '"served"' in x]
+        if len(served) != 1:
+            raise RuntimeError(f"the warm server did not serve this run: {new}")
+        e = served[0]
+        return e["cpu_s"] + e["supervisor_cpu_s"] + e["server_cpu_s"]
+
+    def stop(self) -> None:
+        subprocess.run([sys.executable, "-m", "checker.warm.server", "--stop"], env=self.env, capture_output=True)
 
 
 def states(out: str) -> int:
@@ -138,6 +165,8 @@ def main(argv=None) -> int:
     ap.add_argument("--herd-model", default="rc11.cat")
     ap.add_argument("--json", help="also write the rows here")
     ap.add_argument("--markdown", action="store_true", help="print the table as Markdown")
+    ap.add_argument("--warm", action="store_true",
+                    help="run ptxmc with a warm server (checker.warm; its CPU time is counted in ptxmc's)")
     args = ap.parse_args(argv)
     herd = args.herd7 or shutil.which("herd7")
     if herd is None:
@@ -158,50 +187,62 @@ def main(argv=None) -> int:
     else:
         print("  ".join(f"{h:>10}" for h in head))
     with tempfile.TemporaryDirectory(prefix="ptxmc-peer-") as d:
-        for family in args.families:
-            sizes = [int(x) for x in args.n.split(",")] if args.n else SIZES[family]
-            stopped: set[str] = set()
-            for n in sizes:
-                if {"herd7", "ptxmc"} <= stopped:
-                    break
-                y, c = Path(d) / f"{family}{n}.yaml", Path(d) / f"{family}{n}.litmus"
-                y.write_text(FAMILIES[family].make(n))
-                c.write_text(c_test(family, n)[0])
-                runs = {"herd7": [herd, "-model", args.herd_model, str(c)], "ptxmc": ptxmc + ["outcomes", str(y)]}
-                got: dict[str, list[tuple[float, float]]] = {k: [] for k in runs if k not in stopped}
-                counts: dict[str, int] = {}
-                for i in range(args.repeat + 1):            # the first round warms up
-                    for tool in list(got):
-                        wall, cpu, out = timed(runs[tool], d, timeout=max(args.cap * 10, 600))
-                        counts[tool] = states(out)
-                        if i:
-                            got[tool].append((wall, cpu))
-                        if wall > args.cap:
-                            stopped.add(tool)
-                if len(counts) == 2 and counts["herd7"] != counts["ptxmc"]:
-                    print(f"{family} n={n}: herd7 lists {counts['herd7']} states, ptxmc {counts['ptxmc']}: "
-                          f"not the same question", file=sys.stderr)
-                    return 1
-                med = {t: (statistics.median(w for w, _ in v), statistics.median(c for _, c in v))
-                       for t, v in got.items() if v}
-                row = {"family": family, "n": n, "states": next(iter(counts.values())),
-                       **{f"{t}_{k}": med[t][j] for t in med for j, k in enumerate(("wall", "cpu"))}}
-                if len(med) == 2:
-                    row["wall_ratio"] = med["ptxmc"][0] / med["herd7"][0]
-                    row["cpu_ratio"] = med["ptxmc"][1] / max(med["herd7"][1], 1e-3)
-                rows.append(row)
-                cells = [family, str(n), str(row["states"])]
-                for t in ("herd7", "ptxmc"):
-                    cells += [f"{row[f'{t}_wall']:.3f}" if f"{t}_wall" in row else "-",
-                              f"{row[f'{t}_cpu']:.3f}" if f"{t}_cpu" in row else "-"]
-                cells += [f"{row['wall_ratio']:.2f}" if "wall_ratio" in row else "-",
-                          f"{row['cpu_ratio']:.2f}" if "cpu_ratio" in row else "-"]
-                print(("| " + " | ".join(cells) + " |") if args.markdown else "  ".join(f"{x:>10}" for x in cells),
-                      flush=True)
+        warm = Warm(Path(d) / "warm") if args.warm else None
+        try:
+            _table(args, herd, ptxmc, d, warm, rows)
+        finally:
+            if warm is not None:
+                warm.stop()
     print(f"after: load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     if args.json:
-        Path(args.json).write_text(json.dumps({"herd7": herd, "ptxmc": ptxmc, "rows": rows}, indent=2) + "\n")
+        Path(args.json).write_text(json.dumps({"herd7": herd, "ptxmc": ptxmc, "warm": args.warm, "rows": rows},
+                                              indent=2) + "\n")
     return 0
+
+
+def _table(args, herd: str, ptxmc: list[str], d: str, warm: Warm | None, rows: list) -> None:
+    for family in args.families:
+        sizes = [int(x) for x in args.n.split(",")] if args.n else SIZES[family]
+        stopped: set[str] = set()
+        for n in sizes:
+            if {"herd7", "ptxmc"} <= stopped:
+                break
+            y, c = Path(d) / f"{family}{n}.yaml", Path(d) / f"{family}{n}.litmus"
+            y.write_text(FAMILIES[family].make(n))
+            c.write_text(c_test(family, n)[0])
+            runs = {"herd7": [herd, "-model", args.herd_model, str(c)], "ptxmc": ptxmc + ["outcomes", str(y)]}
+            got: dict[str, list[tuple[float, float]]] = {k: [] for k in runs if k not in stopped}
+            counts: dict[str, int] = {}
+            for i in range(args.repeat + 1):            # the first round warms up
+                for tool in list(got):
+                    env = warm.env if warm is not None and tool == "ptxmc" else None
+                    wall, cpu, out = timed(runs[tool], d, timeout=max(args.cap * 10, 600), env=env)
+                    if env is not None:
+                        cpu += warm.served_cpu()
+                    counts[tool] = states(out)
+                    if i:
+                        got[tool].append((wall, cpu))
+                    if wall > args.cap:
+                        stopped.add(tool)
+            if len(counts) == 2 and counts["herd7"] != counts["ptxmc"]:
+                raise SystemExit(f"{family} n={n}: herd7 lists {counts['herd7']} states, ptxmc "
+                                 f"{counts['ptxmc']}: not the same question")
+            med = {t: (statistics.median(w for w, _ in v), statistics.median(c for _, c in v))
+                   for t, v in got.items() if v}
+            row = {"family": family, "n": n, "states": next(iter(counts.values())),
+                   **{f"{t}_{k}": med[t][j] for t in med for j, k in enumerate(("wall", "cpu"))}}
+            if len(med) == 2:
+                row["wall_ratio"] = med["ptxmc"][0] / med["herd7"][0]
+                row["cpu_ratio"] = med["ptxmc"][1] / max(med["herd7"][1], 1e-3)
+            rows.append(row)
+            cells = [family, str(n), str(row["states"])]
+            for t in ("herd7", "ptxmc"):
+                cells += [f"{row[f'{t}_wall']:.3f}" if f"{t}_wall" in row else "-",
+                          f"{row[f'{t}_cpu']:.3f}" if f"{t}_cpu" in row else "-"]
+            cells += [f"{row['wall_ratio']:.2f}" if "wall_ratio" in row else "-",
+                      f"{row['cpu_ratio']:.2f}" if "cpu_ratio" in row else "-"]
+            print(("| " + " | ".join(cells) + " |") if args.markdown else "  ".join(f"{x:>10}" for x in cells),
+                  flush=True)
 
 
 if __name__ == "__main__":

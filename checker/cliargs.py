@@ -80,6 +80,26 @@ def jobs_of(jobs: int, zero: str | None = "in this process", say=None) -> int:
     return jobs
 
 
+def add_jobs_option(p, what: str = "worker processes") -> None:
+    p.add_argument("--jobs", type=int, default=1, help=f"{what} (default 1; 0 runs in this process)")
+
+
+def emit(text: str) -> None:
+    """`text` on stdout; a reader that went away (`| head`) is no error, a full disk is."""
+    from . import outsafe
+
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except OSError as e:
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (OSError, ValueError):
+            pass
+        if not isinstance(e, BrokenPipeError):
+            raise outsafe.fail("<stdout>", e.strerror or str(e)) from None
+
+
 def _note(text: str) -> None:
     print(text, file=sys.stderr)
 
@@ -107,11 +127,13 @@ def model_files(*specs) -> list[str]:
 
 
 def check_options(model, options) -> None:
-    """Every --option is one the model reads (its cat `if "NAME"` branches): a typo would
-    otherwise silently check another model."""
-    known = sorted(model.options_used)
+    """Every --option is one the model reads (its cat `if "NAME"` branches) or one the control-flow
+    layer reads (checker.isa.flow.OPTIONS): a typo would otherwise silently check another model."""
+    from .isa.flow import OPTIONS
+
+    known = sorted(model.options_used | OPTIONS)
     for o in options:
-        if o not in model.options_used:
+        if o not in known:
             have = ", ".join(known) if known else "none"
             raise CheckerError(f"--option {o!r}: the model {os.path.basename(model.path)} has no such option "
                                f"(its options: {have})")

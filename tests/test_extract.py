@@ -11,6 +11,7 @@ from checker.api import run
 from checker.cli import main
 from checker.errors import LitmusError
 from checker.extract.api import extract_file
+from checker.extract.bearing import reason
 from checker.extract.module import load
 from checker.extract.render import mutants, yaml_text
 
@@ -23,8 +24,10 @@ GLUON_BW = KERNELS / "triton" / "gluon_bw_ws_matmul.sm100a.ptx"
 ATTN = KERNELS / "triton" / "triton_attn_fwd_ws.sm100a.ptx"
 # Kernels whose as-compiled skeleton has undefined behaviour under ptxmc's model, with the
 # flags; docs/extract.md#findings says why (each is a decision of docs/model.md).
-FINDINGS = {"gluon_bw_ws_matmul.sm100a.ptx": {"InFlight", "MbarrierRange", "MixedSizeRace"}}
-REFUSED = {"triton_attn_fwd_ws.sm100a.ptx"}     # refused with the PTX lines: its own test below
+FINDINGS = {"gluon_bw_ws_matmul.sm100a.ptx": {"InFlight", "MbarrierRange", "MixedSizeRace"},
+            "tilelang_ws_gemm.sm90a.ptx": {"MixedSizeRace"}}       # tests/test_extract_corpus.py
+# too large for the default check today (docs/extract.md#status-and-limits): its own test below
+TOO_LARGE = {"triton_attn_fwd_ws.sm100a.ptx"}
 
 
 def test_module_reads_a_whole_ptx_file():
@@ -92,6 +95,13 @@ def test_scoped_labels_do_not_clash():
      "  .shared .align 8 .b8 mb[8];\n  .reg .b32 %r<3>;\n  .reg .pred %p<2>;\n  .reg .b64 %rd<2>;\n"
      "  ld.param.u32 %r1, [k_param_0];\n  setp.eq.s32 %p1, %r1, 7;\n  @%p1 mbarrier.arrive.shared.b64 %rd1, [mb];\n"
      "  ret;\n}\n", "predicate the thread cannot evaluate"),
+    # a real instruction with no model in the extractor: refused, never dropped
+    (".version 8.0\n.target sm_90a\n.visible .entry k()\n.reqntid 32\n{\n  .shared .align 8 .b8 w[8];\n"
+     "  .reg .b32 %r<3>;\n  atom.shared.add.u32 %r1, [w], 1;\n  ret;\n}\n", "no model in ptxmc extract"),
+    # st.async completes on an mbarrier: taking it for a plain store would drop that arrival
+    (".version 8.0\n.target sm_90a\n.visible .entry k()\n.reqntid 32\n{\n  .shared .align 8 .b8 mb[8];\n"
+     "  .shared .align 8 .b8 w[8];\n  st.async.shared::cluster.mbarrier::complete_tx::bytes.b32 [w], 5, [mb];\n"
+     "  ret;\n}\n", "'st.async' (completes on an mbarrier) is not modelled"),
 ])
 def test_bad_input_names_the_line(tmp_path, text, message):
     f = tmp_path / "bad.ptx"
@@ -99,7 +109,9 @@ def test_bad_input_names_the_line(tmp_path, text, message):
     with pytest.raises(LitmusError) as e:
         extract_file(str(f))
     assert message in str(e.value)
-    if "not a PTX" not in message:
+    if "not a PTX" in message:
+        assert "bad.ptx:1" in str(e.value)            # the file's first line: no .version
+    else:
         assert re.search(r"bad\.ptx:\d+", str(e.value)) and e.value.where.line > 1
 
 
@@ -149,7 +161,7 @@ DONE:
 def test_unknown_kernel_lists_the_kernels(capsys):
     assert main(["extract", str(TMA), "--kernel", "nope", "-o", "/nonexistent-never-written"]) == 1
     err = capsys.readouterr().err
-    assert "no kernel 'nope'" in err and "tma_ws_pipeline" in err
+    assert "no kernel 'nope'" in err and "tma_ws_pipeline (line 18)" in err
 
 
 def test_roles_objects_and_scaled_counts(tmp_path):
@@ -200,49 +212,52 @@ def test_gluon_warp_specialize_state_machine(tmp_path):
 def test_gluon_mutants(tmp_path):
     [x] = extract_file(str(GLUON), out_dir=str(tmp_path))
     ms = {m.name: m for m in mutants(x.skeleton)}
-    x.mutants = [ms["w0_3-L247-29-no-proxy-fence"], ms["w0_3-L148-7-flip-parity"]]
+    x.mutants = [ms["w0_3-L247-1-no-proxy-fence"], ms["w0_3-L148-1-flip-parity"]]
     Path(x.path).write_text(yaml_text(x.skeleton, x.mutants))
     rep = x.check(jobs=0)
     assert rep.ok, rep.text
-    assert rep.mutants_caught == ["w0_3-L247-29-no-proxy-fence", "w0_3-L148-7-flip-parity"]
+    assert rep.mutants_caught == ["w0_3-L247-1-no-proxy-fence", "w0_3-L148-1-flip-parity"]
     assert "PTX lines L237, L254" in rep.text      # the stmatrix and the TMA store that race
 
 
-def test_as_compiled_pipeline_passes(tmp_path):
-    [x] = extract_file(str(TMA), out_dir=str(tmp_path))
+@pytest.mark.parametrize("ptx, caught, not_bearing", [
+    (TMA, 14, {
+        # the last iterations' releases and fences: nothing in the 3-iteration window refills
+        # their stage, or waits for the phase the arrive completes
+        "w4_7-L111-2-no-proxy-fence": "piece it orders (tile1) get no asynchronous copy",
+        "w4_7-L111-3-no-proxy-fence": "piece it orders (tile0) get no asynchronous copy",
+        "w4_7-L117-2-no-arrive": "phase 0 of empty1, which no role waits for",
+        "w4_7-L117-3-no-arrive": "phase 1 of empty0, which no role waits for"}),
+    (CLUSTER, 2, {
+        # the second cluster barrier keeps a CTA alive while its neighbour reads: no event
+        "w0_1_c0-L55-1-relaxed-arrive": "no role accesses memory after the cluster barrier",
+        "w0_1_c1-L55-1-relaxed-arrive": "no role accesses memory after the cluster barrier"}),
+], ids=["tma_ws_pipeline", "cluster_dsmem"])
+def test_every_mutant_is_caught_or_explained_as_not_load_bearing(tmp_path, ptx, caught, not_bearing):
+    """Every mutant of the skeleton's synchronization is either caught (it changes a verdict:
+    undefined behaviour, a forbidden outcome allowed, every execution blocked) or labelled not
+    load-bearing with a reason read off the skeleton (checker.extract.bearing); none is left
+    unexplained, and no caught mutant is ever explained away (the reasons are sound here)."""
+    [x] = extract_file(str(ptx), out_dir=str(tmp_path), mutants=True)
     rep = x.check(jobs=0)
     assert rep.ok, rep.text
+    assert not rep.unexplained and not rep.unknown, rep.text
+    assert len(rep.mutants_caught) == caught, rep.text
+    assert rep.not_bearing.keys() == not_bearing.keys(), rep.text
+    for n, why in not_bearing.items():
+        assert why in rep.not_bearing[n]
+    by = {m.name: m for m in x.mutants}
+    assert all(reason(x.skeleton, by[n].role, by[n].index) is None for n in rep.mutants_caught)
+    assert f"{caught} of {len(x.mutants)} caught (load-bearing), {len(not_bearing)} not load-bearing" in rep.text
 
 
-def test_mutants_of_the_pipeline(tmp_path):
-    [x] = extract_file(str(TMA), out_dir=str(tmp_path))
-    sk = x.skeleton
-    ms = {m.name: m for m in mutants(sk)}
-    # the first iteration's proxy fence and parity are load-bearing (stage 0 is refilled at k = 2);
-    # the last iteration's release is not (nothing in the window refills its stage)
-    pick = ["w4_7-L111-3-no-proxy-fence", "w4_7-L97-1-flip-parity", "w4_7-L111-11-no-proxy-fence"]
-    path = tmp_path / "m.yaml"
-    path.write_text(yaml_text(sk, [ms[n] for n in pick]))
-    status = {r.name: r.status for r in run([str(path)], jobs=0)}
-    assert status["X-tma_ws_pipeline"] == "pass"
-    assert status["X-tma_ws_pipeline-w4_7-L111-3-no-proxy-fence"] in ("fail", "undefined")
-    assert status["X-tma_ws_pipeline-w4_7-L97-1-flip-parity"] in ("fail", "undefined")
-    assert status["X-tma_ws_pipeline-w4_7-L111-11-no-proxy-fence"] == "pass"
-
-
-def test_cluster_kernel_and_its_release(tmp_path):
-    [x] = extract_file(str(CLUSTER), out_dir=str(tmp_path), mutants=True)
+def test_cluster_kernel(tmp_path):
+    [x] = extract_file(str(CLUSTER), out_dir=str(tmp_path))
     sk = x.skeleton
     assert sk.cluster == 2 and {r.rank for r in sk.roles} == {0, 1}
     text = Path(x.path).read_text()
     assert "ld.shared::cluster.b32 r0, [word0_c1]" in text      # mapa's register rank evaluated
     assert [(r.name, r.size) for r in sk.roles] == [("w0_1_c0", 64), ("w0_1_c1", 64)]
-    only = [m for m in x.mutants if m.name == "w0_1_c0-L40-1-relaxed-arrive"]
-    x.mutants = only
-    Path(x.path).write_text(yaml_text(sk, only))
-    rep = x.check(jobs=0)
-    assert rep.ok, rep.text
-    assert rep.mutants_caught == ["w0_1_c0-L40-1-relaxed-arrive"]
 
 
 def test_hang_check_of_the_cluster_kernel(tmp_path, capsys):
@@ -266,7 +281,7 @@ def test_cli_writes_and_checks(tmp_path, capsys):
     assert (tmp_path / "cluster_dsmem.yaml").exists()
 
 
-@pytest.mark.parametrize("ptx", sorted(p for p in KERNELS.rglob("*.ptx") if p.name not in REFUSED), ids=lambda p: p.name)
+@pytest.mark.parametrize("ptx", sorted(p for p in KERNELS.rglob("*.ptx") if p.name not in TOO_LARGE), ids=lambda p: p.name)
 def test_corpus_extracts_and_checks(tmp_path, ptx):
     assert ptx.stat().st_size < 300_000
     for x in extract_file(str(ptx), out_dir=str(tmp_path)):
@@ -315,14 +330,77 @@ def test_gluon_blackwell_findings_are_the_two_missing_fences(tmp_path):
     assert {u.flag for u in as_compiled.undefined} == {"InFlight", "MixedSizeRace"}
 
 
-def test_triton_attention_is_refused_where_it_reuses_an_mbarrier(tmp_path):
+REUSE = """.version 8.0
+.target sm_90a
+.address_size 64
+.visible .entry k()
+.reqntid 64
+{
+  .shared .align 16 .b8 buf[64];
+  .reg .b32 %r<8>;
+  .reg .pred %p<4>;
+  .reg .b64 %rd<2>;
+  mov.u32 %r1, %tid.x;
+  setp.ne.s32 %p1, %r1, 0;
+  @%p1 bra SKIP;
+  mbarrier.init.shared::cta.b64 [buf], 1;
+  mbarrier.arrive.shared::cta.b64 %rd1, [buf];
+W: mbarrier.try_wait.parity.shared::cta.b64 %p2, [buf], 0;
+  @!%p2 bra W;
+  mbarrier.inval.shared::cta.b64 [buf];
+SKIP:
+  bar.sync 0;
+  setp.ne.s32 %p3, %r1, 32;
+  @%p3 bra DONE;
+  st.shared.u32 [buf], 7;
+  ld.shared.u32 %r2, [buf];
+DONE:
+  ret;
+}
+"""
+
+
+@pytest.mark.parametrize("barrier", [True, False])
+def test_mbarrier_bytes_reused_as_data_are_a_location_per_lifetime(tmp_path, barrier):
+    """An mbarrier invalidated and its bytes then used as data (Triton's attention does it with
+    the Q barrier): the data after the inval is a location of its own, and a shadow word checks
+    that the lifetimes are ordered: with the bar.sync between the inval and the store the
+    skeleton passes; without it the store may run while the mbarrier is live, and the check
+    says so (never one merged location, never a silently hidden race)."""
+    f = tmp_path / "k.ptx"
+    f.write_text(REUSE if barrier else REUSE.replace("  bar.sync 0;\n", ""))
+    [x] = extract_file(str(f), out_dir=str(tmp_path / "out"))
+    text = Path(x.path).read_text()
+    assert "mbarrier.inval.shared::cta.b64 [buf0]" in text
+    assert "st.shared::cta.b32 [buf0_life], 2" in text           # the inval's shadow write
+    data = "buf_post0" if barrier else "buf_pre0"                 # no barrier: placed before the init
+    assert f"st.shared::cta.b32 [{data}], 7" in text
+    rep = x.check(jobs=0)
+    assert rep.ok == barrier, rep.text
+    if not barrier:
+        assert "t32:r1=1" in rep.text and "expected forbidden" in rep.text
+
+
+def test_triton_attention_extracts_with_its_reused_mbarrier(tmp_path):
     """Triton's automatic warp specialization peels its loop on N_CTX > 0 and N_CTX > 128: the
     extractor sets N_CTX so that the loop runs the unrolled number of times (else the parity at
-    line 1643 is unknown). The kernel then reuses the bytes of an invalidated mbarrier
-    (global_smem+0: init L86, inval L117) for the Tensor Memory address and the epilogue's tile:
-    refused with both lines, never merged into one location."""
-    with pytest.raises(LitmusError) as e:
-        extract_file(str(ATTN), out_dir=str(tmp_path), iterations=2)
-    msg = str(e.value)
-    assert "mbarrier at L86" in msg and "memory reused across lifetimes" in msg
-    assert re.search(r"triton_attn_fwd_ws\.sm100a\.ptx:\d+", msg)
+    line 1643 is unknown). The bytes of the Q mbarrier (global_smem+0: init L86, inval L117) are
+    the Tensor Memory address slot before it and the K tile and the epilogue's tile after it:
+    three locations, the order of the lifetimes checked through the shadow word."""
+    [x] = extract_file(str(ATTN), out_dir=str(tmp_path))
+    sk = x.skeleton
+    assert [(r.name, r.size) for r in sk.roles] == [("w0_3", 128), ("w4_7", 128), ("w8_9", 64), ("w10", 32),
+                                                    ("w11", 32)]
+    assert sk.iterations == 3
+    text = Path(x.path).read_text()
+    assert "tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [global_smem_pre0], 512" in text
+    assert "mbarrier.init.shared::cta.b64 [global_smem_mb0], 1" in text
+    assert "[global_smem_post0], [tmap3, {0, 0}], [global_smem_mb7]" in text     # the K tile, L1331
+    assert "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [tmap" in text and "[global_smem_post0] //" in text
+    # every role reads the TMEM address before the init; the loader and the MMA warp use the
+    # bytes after the inval
+    assert {c for c in sk.checks if c.endswith("=1") and ":r1=" in c} == {f"{r}:r1=1" for r in
+                                                                        ("w0_3", "w4_7", "w8_9", "w10", "w11")}
+    assert re.search(r"w8_9:r\d+!=2", " ".join(sk.checks)) and re.search(r"w10:r\d+!=2", " ".join(sk.checks))
+    # the Q tile ends where its 16384 bytes end: the softmax scratch row after it is a piece of its own
+    assert "cp.async.bulk.tensor.2d.shared::cta.global.mbarrier::complete_tx::bytes [global_smem3]" in text

@@ -312,3 +312,70 @@ def test_loops_and_guards_compile_and_keep_their_accesses(tmp_path):
         assert checks and all(c.ok for c in checks), "\n".join(map(str, checks))
     res = build(generate(suite["Spin+both+fixed"]), tmp_path / "exe", "exe")     # host code too
     assert res.output.stat().st_size > 0
+
+
+# -- not and selp (issue 34) ----------------------------------------------------------------------
+
+NOT_SELP = ("LoopShapeMbarrier+not-pred+exits", "LoopShapeMbarrier+not-pred+hangs",
+            "LoopShapeMbarrier+cuda-ptx-selp+exits", "LoopShapeMbarrier+cuda-ptx-selp+hangs")
+
+
+def test_not_and_selp_in_a_spin_loop_are_generated_on_the_0_1_registers():
+    """not.pred flips the 0/1 register that holds the predicate (xor 1); selp turns it back into a
+    predicate for the real selp; both may sit in a loop (register arithmetic). They were refused
+    ("no harness emitter for 'not' yet", and as instructions the harness accounts for)."""
+    suite = _suite()
+    for name in NOT_SELP:
+        assert not unsupported(suite[name]), name
+        assert check_program(generate(suite[name])) == [], name
+    src = _case(generate(suite["LoopShapeMbarrier+not-pred+exits"]).source, 1)
+    assert '"xor.b32 %0, %1, 1;" : "=r"(R_q) : "r"(R_p)' in src
+    src = _case(generate(suite["LoopShapeMbarrier+cuda-ptx-selp+exits"]).source, 1)
+    assert '"{ .reg .pred P; setp.ne.u32 P, %3, 0; selp.b32 %0, %1, %2, P; }" : "=r"(R_w) : "r"(1u), "r"(0u), ' \
+           '"r"(R_p)' in src
+
+
+def test_not_and_selp_values_reach_the_outcome_space():
+    """The device buckets what not/selp compute: not.b32 complements, not.pred flips, selp picks."""
+    t = _one("""
+name: ns
+source: t
+threads:
+  P0:
+    at: gpu0.cta0
+    code:
+      - ld.relaxed.gpu.global.u32 r0, [x]
+      - setp.eq.u32 p, r0, 1
+      - not.pred q, p
+      - selp.u32 r1, 7, 9, q
+      - not.b32 r2, r0
+expect: {allowed: ['P0:r1=9 /\\ P0:r2=4294967294']}
+memory: {x: 1}
+""")
+    space = outcome_space(t)
+    got = dict(zip(space.names, space.domains))
+    assert set(got["P0:r1"]) == {7, 9}
+    assert 0xFFFFFFFE in got["P0:r2"] and all(v >= 0xFFFFFFFE for v in got["P0:r2"])
+
+
+@pytest.mark.skipif(missing_reason("nvcc") is not None, reason=str(missing_reason("nvcc")))
+def test_not_and_selp_programs_compile(tmp_path):
+    from checker.harness.build import build_cubins
+    suite = _suite()
+    progs = [generate(suite[n]) for n in NOT_SELP]
+    progs.append(generate(_one("""
+name: wide
+source: t
+threads:
+  P0:
+    at: gpu0.cta0
+    code:
+      - ld.relaxed.gpu.global.u64 r0, [x]
+      - setp.eq.u64 p, r0, 1
+      - selp.b64 r1, r0, 5, p
+      - not.b64 r2, r1
+      - not.b16 r3, 1
+      - selp.u32 r4, 1, 2, p
+expect: {allowed: ['P0:r4=1']}
+""")))
+    assert not [b for b in build_cubins(progs, tmp_path, jobs=1) if isinstance(b, HarnessError)]

@@ -135,6 +135,17 @@ def test_loop_shapes_both_engines_agree():
     assert bad == []
 
 
+def _counted(name: str, head: str = "", after: str = "", rest: str = "") -> str:
+    """A test whose P1 polls flag in a loop that counts its iterations in n (a counter no branch
+    reads), P0 setting flag: `head` goes before threads:, `after` after P1's loop, `rest` last."""
+    return (f"name: {name}\nsource: t\n{head}threads:\n"
+            "  P0: {at: gpu0.cta0, code: [\"st.release.gpu.global.u32 [flag], 1\"]}\n"
+            "  P1:\n    at: gpu0.cta1\n    code:\n"
+            "      - mov.u32 n, 0\n      - \"HEAD:\"\n      - add.u32 n, n, 1\n"
+            "      - ld.acquire.gpu.global.u32 r0, [flag]\n      - setp.ne.s32 p, r0, 1\n"
+            "      - \"@p bra HEAD\"\n" + after + rest)
+
+
 def test_a_question_about_a_counter_the_expectations_do_not_name_is_not_forbidden_by_the_cut():
     """The loop is pure for what the test's expectations observe (r1), not for its counter n: a
     condition on n asked afterwards (`ptxmc check FILE::NAME P1:n=5`) is Unknown at unroll 2 (five
@@ -142,24 +153,8 @@ def test_a_question_about_a_counter_the_expectations_do_not_name_is_not_forbidde
     from checker.front.conditions import parse_cond
     from checker.verdict.explain import explain_text
     from checker.verdict.open import open_session
-    t = one("""
-name: counter
-source: t
-threads:
-  P0: {at: gpu0.cta0, code: ["st.release.gpu.global.u32 [flag], 1"]}
-  P1:
-    at: gpu0.cta1
-    code:
-      - mov.u32 n, 0
-      - "HEAD:"
-      - add.u32 n, n, 1
-      - ld.acquire.gpu.global.u32 r0, [flag]
-      - setp.ne.s32 p, r0, 1
-      - "@p bra HEAD"
-      - ld.global.u32 r1, [x]
-expect:
-  allowed: ['P1:r1=0']
-""")
+    t = one(_counted("counter", after="      - ld.global.u32 r1, [x]\n",
+                     rest="expect:\n  allowed: ['P1:r1=0']\n"))
     assert check_test(t, MODEL, engine="z3").status == "pass"
     for engine in ("z3", "brute"):
         assert explain_text(open_session(t, MODEL, engine=engine), parse_cond("P1:n=5"))[0] == "unknown"
@@ -171,24 +166,8 @@ def test_a_filter_on_a_counter_past_the_bound_is_unknown_not_broken():
     """The filter keeps only executions that went round five times: none within unroll 2, so the
     cut loop decides (Unknown), not 'no execution satisfies it' (a broken test); at unroll 6 the
     condition is allowed."""
-    text = """
-name: counter-filter
-source: t
-{unroll}threads:
-  P0: {{at: gpu0.cta0, code: ["st.release.gpu.global.u32 [flag], 1"]}}
-  P1:
-    at: gpu0.cta1
-    code:
-      - mov.u32 n, 0
-      - "HEAD:"
-      - add.u32 n, n, 1
-      - ld.acquire.gpu.global.u32 r0, [flag]
-      - setp.ne.s32 p, r0, 1
-      - "@p bra HEAD"
-filter: "P1:n=5"
-expect:
-  allowed: ['P1:r0=1']
-"""
+    rest = "filter: \"P1:n=5\"\nexpect:\n  allowed: ['P1:r0=1']\n"
     for engine in ("z3", "brute"):
-        assert check_test(one(text.format(unroll="")), MODEL, engine=engine).status == "unknown"
-        assert check_test(one(text.format(unroll="unroll: 6\n")), MODEL, engine=engine).status == "pass"
+        assert check_test(one(_counted("counter-filter", rest=rest)), MODEL, engine=engine).status == "unknown"
+        assert check_test(one(_counted("counter-filter", head="unroll: 6\n", rest=rest)), MODEL,
+                          engine=engine).status == "pass"

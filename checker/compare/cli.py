@@ -7,11 +7,13 @@ from __future__ import annotations
 import signal
 import sys
 
+from ..cliargs import emit as _emit
+
 EXIT_OK, EXIT_DIFF, EXIT_USAGE, EXIT_NOT_COMPARED = 0, 1, 2, 3
 
 
 def add_subcommands(subparsers) -> None:
-    from ..cliargs import add_limit_options, add_output_options
+    from ..cliargs import add_jobs_option, add_limit_options, add_output_options
     from ..executors.options import add_executor_options
 
     p = subparsers.add_parser(
@@ -28,7 +30,7 @@ def add_subcommands(subparsers) -> None:
     p.add_argument("--right-option", action="append", default=[], help="model option on the right side only")
     p.add_argument("--format", choices=("text", "json"), default="text")
     p.add_argument("-o", "--output", help="write to this file (atomically) instead of stdout")
-    p.add_argument("--jobs", type=int, default=1, help="worker processes (default 1; 0 runs in this process)")
+    add_jobs_option(p)
     add_executor_options(p)
     add_limit_options(p)
     add_output_options(p)
@@ -105,19 +107,3 @@ def _inputs(paths, items) -> list[str]:
     return sorted(files)
 
 
-def _emit(text: str) -> None:
-    """`text` on stdout; a reader that went away (`| head`) is no error, a full disk is."""
-    import os
-
-    from .. import outsafe
-
-    try:
-        sys.stdout.write(text)
-        sys.stdout.flush()
-    except OSError as e:
-        try:
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        except (OSError, ValueError):
-            pass
-        if not isinstance(e, BrokenPipeError):
-            raise outsafe.fail("<stdout>", e.strerror or str(e)) from None

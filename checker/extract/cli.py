@@ -1,7 +1,7 @@
 """`ptxmc extract` on the command line. checker/cli.py calls `add_subcommands(subparsers)`.
 
     ptxmc extract FILE.ptx [--kernel NAME] [--iterations N] [--block X,Y,Z] [--cluster N]
-                  -o DIR [--mutants] [--no-check] [--hang] [--jobs N]
+                  [--param NAME=VALUE] -o DIR [--mutants] [--no-check] [--hang] [--jobs N]
 
 Writes DIR/KERNEL.yaml per kernel (the skeleton, then its mutants), prints the role table and,
 unless --no-check, the verdict of the skeleton and of each mutant, with the PTX lines of the
@@ -9,8 +9,6 @@ instructions a finding names. Exit codes: 0 every skeleton passes its checks; 1 
 kernel that cannot be extracted); 2 usage. See docs/extract.md.
 """
 from __future__ import annotations
-
-import sys
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 
@@ -30,6 +28,10 @@ def add_subcommands(subparsers) -> None:
                         "(default: the pipeline's stages + 1, so that the ring wraps around)")
     p.add_argument("--block", help="the CTA shape X,Y,Z (default: the kernel's .reqntid/.maxntid)")
     p.add_argument("--cluster", type=int, help="CTAs per cluster (default: the kernel's .reqnctapercluster, else 1)")
+    p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
+                   help="take a kernel parameter (NAME, or NAME@OFFSET for a field of a struct parameter, as "
+                        "the skeleton's header names it) as VALUE, an integer or a float (repeatable): "
+                        "e.g. CUTLASS's beta as 0 instead of the default 1.0")
     p.add_argument("-o", "--output", required=True, metavar="DIR", help="folder for the skeletons (created)")
     p.add_argument("--mutants", action="store_true",
                    help="also write and check one mutant per synchronization operation (drop each proxy fence, "
@@ -37,8 +39,8 @@ def add_subcommands(subparsers) -> None:
     p.add_argument("--hang", action="store_true",
                    help="also ask whether the skeleton can hang (expect: hang: forbidden); slower")
     p.add_argument("--no-check", action="store_true", help="write the skeletons only")
-    p.add_argument("--jobs", type=int, default=1, help="worker processes for the checks (default 1)")
-    from ..cliargs import add_limit_options, add_output_options
+    from ..cliargs import add_jobs_option, add_limit_options, add_output_options
+    add_jobs_option(p, "worker processes for the checks")
     add_limit_options(p, engine=False)
     add_output_options(p)
     p.set_defaults(func=cmd_extract)
@@ -55,8 +57,26 @@ def _block(text: str | None):
     return dims[0], dims[1], dims[2]
 
 
+def _params(items: list[str]) -> dict:
+    from ..errors import LitmusError
+    out: dict = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip():
+            raise LitmusError(f"--param {item!r}: write NAME=VALUE")
+        try:
+            v = int(value, 0)
+        except ValueError:
+            try:
+                v = float(value)
+            except ValueError:
+                raise LitmusError(f"--param {item!r}: the value must be an integer or a float") from None
+        out[name.strip()] = v
+    return out
+
+
 def cmd_extract(args) -> int:
-    from ..cliargs import limits_of
+    from ..cliargs import emit, jobs_of, limits_of
     from ..errors import LitmusError
     from ..outsafe import policy_of
     from .api import extract_file
@@ -65,23 +85,20 @@ def cmd_extract(args) -> int:
         raise LitmusError(f"--iterations {args.iterations}: between 1 and 16")
     if args.cluster is not None and not 1 <= args.cluster <= 16:
         raise LitmusError(f"--cluster {args.cluster}: between 1 and 16")
+    jobs = jobs_of(args.jobs)
     outs = extract_file(args.file, kernel=args.kernel, iterations=args.iterations, block=_block(args.block),
                         cluster=args.cluster, out_dir=args.output, mutants=args.mutants, hang=args.hang,
+                        params=_params(args.param),
                         policy=policy_of(args, [args.file]))
-    emit = _emit
     code = EXIT_OK
     for out in outs:
         emit(out.table + "\n")
         emit(f"wrote {out.path}\n")
         if args.no_check:
             continue
-        report = out.check(jobs=args.jobs, lim=limits_of(args))
+        report = out.check(jobs=jobs, lim=limits_of(args))
         emit(report.text + "\n")
         if not report.ok:
             code = EXIT_FAIL
     return code
 
-
-def _emit(text: str) -> None:
-    sys.stdout.write(text)
-    sys.stdout.flush()

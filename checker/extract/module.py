@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from ..ast import Addr, Instr, Name, Reg, Vec
 from ..errors import LitmusError, SourceLoc
 from ..front.ptx import parse as parse_instr
+from ..front.ptx_text import comment
 
 _IDENT = r"[A-Za-z_$%][\w$]*"
 
@@ -119,16 +120,11 @@ def _tokens(text: str, path: str) -> list[_Tok]:
 
     while i < n:
         c = text[i]
-        if text.startswith("//", i):
-            j = text.find("\n", i)
-            i = n if j < 0 else j
-            continue
-        if text.startswith("/*", i):
-            j = text.find("*/", i + 2)
-            if j < 0:
+        skip = comment(text, i)
+        if skip is not None:
+            if skip[0] < 0:
                 fail("unterminated '/*' comment", line)
-            line += text.count("\n", i, j)
-            i = j + 2
+            i, line = skip[0], line + skip[1]
             continue
         if not "".join(cur).strip():
             start = line

@@ -29,8 +29,17 @@ def _q(s: str) -> str:
     return json.dumps(s, ensure_ascii=True)
 
 
+def short_name(kernel: str) -> str:
+    """The kernel's name for file and test names: a mangled C++ name (CUTLASS's runs to 1,500
+    characters) is cut to 48 and told apart from others by a hash of the whole."""
+    if len(kernel) <= 64:
+        return kernel
+    import hashlib
+    return f"{kernel[:48]}-{hashlib.sha1(kernel.encode()).hexdigest()[:8]}"
+
+
 def test_name(sk: Skeleton, suffix: str = "") -> str:
-    return re.sub(r"[^\w+.-]", "_", f"X-{sk.kernel}{suffix}")[:120]
+    return re.sub(r"[^\w+.-]", "_", f"X-{short_name(sk.kernel)}{suffix}")
 
 
 def yaml_text(sk: Skeleton, mutants: list[Mutant] = (), hang: bool = False) -> str:
@@ -38,7 +47,8 @@ def yaml_text(sk: Skeleton, mutants: list[Mutant] = (), hang: bool = False) -> s
            f"# target {sk.target}; block {sk.block[0]}x{sk.block[1]}x{sk.block[2]}; "
            f"{sk.cluster} CTA(s) per cluster; loops unrolled {sk.iterations} times.",
            "# Every instruction ends with the PTX line it came from. Regenerate instead of editing.",
-           "# Check: ptxmc run THIS_FILE --limit events=1000 (a real kernel's skeleton has more events than the default limit)."]
+           "# Check: ptxmc run THIS_FILE --limit events=1000 --limit instructions=256 (a real kernel's skeleton has "
+           "more events and instructions than the default limits)."]
     for n in dict.fromkeys(sk.notes):
         out.append(f"# {n}")
     out.append("")
@@ -98,30 +108,34 @@ def _flow(d) -> str:
 def mutants(sk: Skeleton) -> list[Mutant]:
     out: list[Mutant] = []
     for r in sk.roles:
+        seen: dict[int, int] = {}
         for i, ln in enumerate(r.lines):
+            # named by the PTX line and its occurrence in the role (the unrolled iteration)
+            seen[ln.src_line] = seen.get(ln.src_line, 0) + 1
             tag = f"L{ln.src_line}"
+            i_name = seen[ln.src_line]
             if ln.kind == "fence" and ".proxy" in ln.text:
-                out.append(Mutant(f"{r.name}-{tag}-{i}-no-proxy-fence", f"drop '{ln.text}' ({r.name}, PTX line {ln.src_line})",
+                out.append(Mutant(f"{r.name}-{tag}-{i_name}-no-proxy-fence", f"drop '{ln.text}' ({r.name}, PTX line {ln.src_line})",
                                   r.name, i, None))
             elif ln.kind == "mb_wait":
                 p = ln.mutable["parity"]
                 new = re.sub(r", (\d) == 1$", f", {1 - p} == 1", ln.text)
-                out.append(Mutant(f"{r.name}-{tag}-{i}-flip-parity", f"wait for parity {1 - p} instead of {p} "
+                out.append(Mutant(f"{r.name}-{tag}-{i_name}-flip-parity", f"wait for parity {1 - p} instead of {p} "
                                   f"({r.name}, PTX line {ln.src_line})", r.name, i, new))
             elif ln.kind in ("mb_arrive", "mb_expect_tx") and "tx" in ln.mutable:
                 tx = ln.mutable["tx"]
                 new = re.sub(rf"\b{tx}\b", str(tx - BOX), ln.text, count=1)
-                out.append(Mutant(f"{r.name}-{tag}-{i}-short-tx", f"expect_tx {tx - BOX} instead of {tx} bytes "
+                out.append(Mutant(f"{r.name}-{tag}-{i_name}-short-tx", f"expect_tx {tx - BOX} instead of {tx} bytes "
                                   f"({r.name}, PTX line {ln.src_line})", r.name, i, new))
             if ln.kind == "cluster_barrier" and "arrive" in ln.text and "relaxed" not in ln.text:
-                out.append(Mutant(f"{r.name}-{tag}-{i}-relaxed-arrive", f"'{ln.text}' made .relaxed (no release) "
+                out.append(Mutant(f"{r.name}-{tag}-{i_name}-relaxed-arrive", f"'{ln.text}' made .relaxed (no release) "
                                   f"({r.name}, PTX line {ln.src_line})", r.name, i,
                                   ln.text.replace("arrive", "arrive.relaxed", 1)))
             if ln.kind == "tc_commit":
-                out.append(Mutant(f"{r.name}-{tag}-{i}-no-commit", f"drop '{ln.text}' ({r.name}, PTX line "
+                out.append(Mutant(f"{r.name}-{tag}-{i_name}-no-commit", f"drop '{ln.text}' ({r.name}, PTX line "
                                   f"{ln.src_line})", r.name, i, None))
             if ln.kind == "mb_arrive":
-                out.append(Mutant(f"{r.name}-{tag}-{i}-no-arrive", f"drop the arrive '{ln.text}' "
+                out.append(Mutant(f"{r.name}-{tag}-{i_name}-no-arrive", f"drop the arrive '{ln.text}' "
                                   f"({r.name}, PTX line {ln.src_line})", r.name, i, None))
     return out
 

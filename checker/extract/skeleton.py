@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter, defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ..errors import LitmusError, SourceLoc
 from .interp import Event, Ident, Machine, Refused, Trace
@@ -75,6 +75,7 @@ class Skeleton:
     regions: dict[tuple, str]
     checks: list[str]
     notes: list[str]
+    reused: dict = field(default_factory=dict)     # mbarrier Loc -> its bytes' data lifetimes (_lifetimes)
 
 
 def _short(sym: str) -> str:
@@ -97,6 +98,7 @@ def extract(mod: Module, fn: Function, *, iterations: int = 3, block: tuple[int,
     ncta = cluster or (fn.cluster() or (1, 1, 1))[0]
     layout = Layout(mod, fn)
     traces = _run_all(mod, fn, layout, block, nthreads, ncta, iterations, params or {})
+    traces, reused = _lifetimes(traces, mod.path)
     anchors = _anchors(traces.values())
     groups: dict[tuple, list[tuple[int, int]]] = defaultdict(list)
     sigs: dict[tuple, tuple] = {}
@@ -118,7 +120,7 @@ def extract(mod: Module, fn: Function, *, iterations: int = 3, block: tuple[int,
     if not roles:
         raise Refused(f"kernel '{fn.name}' performs no synchronization ptxmc extract models",
                       SourceLoc(mod.path, fn.line, fn.name))
-    sk = Skeleton(fn.name, mod.path, mod.target, block, ncta, iterations, roles, {}, {}, [], [])
+    sk = Skeleton(fn.name, mod.path, mod.target, block, ncta, iterations, roles, {}, {}, [], [], reused)
     for name, v in sorted((params or {}).items()):
         sk.notes.append(f"parameter {name} taken as {v}")
     _emit(sk, anchors, layout, nthreads)
@@ -220,15 +222,104 @@ def _role_name(tids: list[int], rank: int, ncta: int) -> str:
     return w + ("" if full else f"_{len(tids)}t") + suffix
 
 
-def _anchors(traces) -> dict[tuple[int, str], list[int]]:
+LIFE = "~"          # a reused mbarrier's bytes as data: SYMBOL~pre (before its init), SYMBOL~post (after inval)
+
+
+def _base(sym: str) -> str:
+    return sym.split(LIFE)[0]
+
+
+def _lifetimes(traces: dict, path: str) -> tuple[dict, dict]:
+    """Shared bytes that are data, then an mbarrier (init .. inval), then data again (Triton's
+    attention: the Tensor Memory address slot, the Q barrier, the epilogue's tile) get one
+    location per lifetime: the data accesses before the mbarrier's init are moved to the variable
+    `SYMBOL~pre`, those after its inval to `SYMBOL~post` (same offsets), so that no litmus
+    location is both an mbarrier and data. Which lifetime an access is in: in a thread that
+    also operates on the mbarrier, program order; in another, the barrier generations it has
+    passed, compared with those the init and the inval were performed after. The skeleton then
+    checks that the lifetimes are ordered (skeleton._emit: shadow accesses), so a wrong guess is
+    a finding, never a hidden race. Returns the rewritten traces and {mbarrier Loc: lifetimes}."""
+    anchors = _anchors(traces.values())
+    uses: dict[tuple, list] = defaultdict(list)       # mbarrier region -> (trace key, event index)
+    for key, tr in traces.items():
+        for i, e in enumerate(tr.events):
+            if e.get("mb") is not None:
+                uses[_region(e.get("mb"), anchors)].append((key, i))
+    data = {_region(loc, anchors) for tr in traces.values() for e in tr.events for k, v in e.info
+            for loc in ([v] if k in ("loc", "dst", "src") else list(v) if k == "srcs" else []) if isinstance(loc, Loc)}
+    reused: dict[tuple, dict] = {}
+    for reg, us in uses.items():
+        if reg not in data:
+            continue
+        inits = [(k, i) for k, i in us if traces[k].events[i].kind == "mb_init"]
+        invals = [(k, i) for k, i in us if traces[k].events[i].kind == "mb_inval"]
+        if not invals:
+            continue
+        if len(inits) != 1 or len(invals) != 1:
+            e = traces[invals[0][0]].events[invals[0][1]]
+            raise Refused(f"these shared bytes are initialised as an mbarrier {len(inits)} time(s) and invalidated "
+                          f"{len(invals)} time(s): ptxmc extract models one mbarrier lifetime per location",
+                          SourceLoc(path, e.line, e.text))
+        reused[reg] = {"init": inits[0], "inval": invals[0]}
+    if not reused:
+        return traces, {}
+    # the bytes after a reused mbarrier are the later lifetime's data (a tile), not a state word
+    anchors = _anchors(traces.values(), whole=set(reused))
+
+    def lifetime(key, i, e, reg) -> str:
+        tr = traces[key]
+        mine = [j for j, e2 in enumerate(tr.events) if e2.get("mb") is not None and _region(e2.get("mb"), anchors) == reg]
+        if mine:
+            if i < mine[0]:
+                return "pre"
+            if i > mine[-1]:
+                return "post"
+            raise Refused("a data access to the bytes of an mbarrier between the thread's own operations on it",
+                          SourceLoc(path, e.line, e.text))
+        here = dict(tr.gens[i])
+        (ki, ii), (kv, iv) = reused[reg]["init"], reused[reg]["inval"]
+        at_init, at_inval = dict(traces[ki].gens[ii]), dict(traces[kv].gens[iv])
+        if any(n > at_inval.get(b, 0) for b, n in here.items()):
+            return "post"
+        if all(n <= at_init.get(b, 0) for b, n in here.items()):
+            return "pre"
+        raise Refused("a data access to the bytes of a reused mbarrier that no barrier places before its init "
+                      "or after its inval", SourceLoc(path, e.line, e.text))
+
+    def move(key, i, e, loc):
+        if not isinstance(loc, Loc) or _region(loc, anchors) not in reused:
+            return loc
+        return Loc(loc.rank, loc.symbol + LIFE + lifetime(key, i, e, _region(loc, anchors)), loc.offset)
+
+    out = {}
+    for key, tr in traces.items():
+        events = []
+        for i, e in enumerate(tr.events):
+            info = []
+            for k, v in e.info:
+                if k in ("loc", "dst", "src"):
+                    v = move(key, i, e, v)
+                elif k == "srcs":
+                    v = tuple(move(key, i, e, x) for x in v)
+                info.append((k, v))
+            events.append(replace(e, info=tuple(info)))
+        out[key] = replace(tr, events=events)
+    return out, {Loc(*reg): v for reg, v in reused.items()}
+
+
+def _anchors(traces, whole: set = frozenset()) -> dict[tuple[int, str], list[int]]:
     """Per (rank, variable): the offsets at which its pieces start: mbarriers (8 bytes each) and
     the ends of asynchronous copies; a generic access past an mbarrier starts a piece of its own
-    (a state word). wgmma operands fall inside the tiles the copies fill."""
+    (a state word), except past the mbarrier regions in `whole`. wgmma operands fall inside the
+    tiles the copies fill."""
     traces = list(traces)
     out: dict[tuple[int, str], set[int]] = defaultdict(lambda: {0})
     mbs: dict[tuple[int, str], set[int]] = defaultdict(set)
     generic: dict[tuple[int, str], set[int]] = defaultdict(set)
     for tr in traces:
+        for dst, extent in _copy_extents(tr.events):
+            if dst.offset + extent < (1 << 24):
+                out[(dst.rank, dst.symbol)].add(dst.offset + extent)
         for e in tr.events:
             for k, v in e.info:
                 if k in ("mb", "dst", "src") and isinstance(v, Loc):
@@ -238,12 +329,82 @@ def _anchors(traces) -> dict[tuple[int, str], list[int]]:
             loc = e.get("loc")
             if loc is not None:
                 generic[(loc.rank, loc.symbol)].add(loc.offset)
+    # A variable no copy fills (TileLang's tiles, written with st.shared) is cut where each wgmma
+    # group's operands start: its first wgmma's A and B (later k-steps and halves fall inside).
+    copied = set(out)
+    for tr in traces:
+        first = True
+        for e in tr.events:
+            if e.kind in ("wgmma_fence", "wgmma_commit_group"):
+                first = True
+            elif e.kind == "wgmma_mma" and first:
+                first = False
+                for v in e.get("srcs") or ():
+                    if isinstance(v, Loc) and (v.rank, v.symbol) not in copied:
+                        out[(v.rank, v.symbol)].add(v.offset)
     for key, offs in generic.items():
         for off in sorted(offs):
             start = max(o for o in out[key] if o <= off)
-            if start in mbs[key] and off >= start + 8:
+            if start in mbs[key] and off >= start + 8 and (key[0], key[1], start) not in whole:
                 out[key].add(off)
     return {k: sorted(v) for k, v in out.items()}
+
+
+def _load_spans(sk: Skeleton, anchors) -> dict[tuple, list[tuple]]:
+    """Per tensor-load destination piece: the pieces the load writes. A box's size is set on the
+    host, so a load is taken to write its own piece and, when other pieces start inside its tile
+    (CuTe DSL's epilogue reuses the A tile's bytes as four C buffers, cut by their TMA stores),
+    every piece up to the last one a wgmma reads before the next load's destination or
+    mbarrier: the wgmma operands show how far the tile reaches."""
+    loads: dict[tuple, set[int]] = defaultdict(set)
+    stops: dict[tuple, set[int]] = defaultdict(set)
+    reads: dict[tuple, set[int]] = defaultdict(set)
+    for r in sk.roles:
+        for e in r.trace.events:
+            if e.kind == "tma_load":
+                d = e.get("dst")
+                loads[(d.rank, d.symbol)].add(_region(d, anchors)[2])
+            if e.get("mb") is not None:
+                m = e.get("mb")
+                stops[(m.rank, m.symbol)].add(m.offset)
+            if e.kind == "wgmma_mma":
+                for v in e.get("srcs") or ():
+                    if isinstance(v, Loc):
+                        reads[(v.rank, v.symbol)].add(v.offset)
+    out: dict[tuple, list[tuple]] = {}
+    for var, starts in loads.items():
+        ends = starts | stops[var]
+        for s0 in starts:
+            nxt = min((o for o in ends if o > s0), default=None)
+            inside = [w for w in reads[var] if w >= s0 and (nxt is None or w < nxt)]
+            last = max(inside, default=s0)
+            out[(var[0], var[1], s0)] = [(var[0], var[1], a) for a in anchors.get(var, [0]) if s0 <= a <= last]
+    return out
+
+
+def _no_hint(q: tuple) -> tuple:
+    """The qualifiers without `.L2::cache_hint`: the cache policy operand it needs is dropped
+    with the data path (it carries no synchronization)."""
+    return tuple(x for x in q if x != "L2::cache_hint")
+
+
+def _copy_extents(events: list[Event]):
+    """(destination, bytes) of each tensor copy that is the only copy an `expect_tx` with a
+    constant byte count covers: its box is that many contiguous bytes, so the piece it fills
+    ends there (Triton's attention keeps a scratch row right after the Q tile). With several
+    copies per expect_tx the split between them is not in the PTX: no end is assumed."""
+    open_: dict[Loc, list] = {}
+    groups: list[tuple[int, list]] = []
+    for e in events:
+        if e.kind in ("mb_arrive", "mb_expect_tx") and e.get("tx") is not None:
+            group: list = []
+            open_[e.get("mb")] = group
+            groups.append((e.get("tx"), group))
+        elif e.kind == "tma_load" and e.get("mb") in open_:
+            open_[e.get("mb")].append(e.get("dst"))
+    for tx, dsts in groups:
+        if isinstance(tx, int) and tx > 0 and len(dsts) == 1:
+            yield dsts[0], tx
 
 
 def _region(loc: Loc, anchors) -> tuple[int, str, int]:
@@ -292,7 +453,7 @@ def _emit(sk: Skeleton, anchors, layout: Layout, nthreads: int) -> None:
                     offs = anchors.get((reg[0], reg[1]), [0])
                     same = [o for o in offs if ((reg[0], reg[1], o) in mbars) == (reg in mbars)]
                     idx = same.index(reg[2]) if reg[2] in same else 0
-                    base = _short(reg[1])
+                    base = _short(_base(reg[1])) + ("_" + reg[1].split(LIFE)[1] if LIFE in reg[1] else "")
                     kind = "_mb" if reg in mbars and len(same) < len(offs) else ""
                     nm = f"{base}{kind}{idx}" + (f"_c{reg[0]}" if ncta > 1 else "")
                     while nm in used:
@@ -307,7 +468,7 @@ def _emit(sk: Skeleton, anchors, layout: Layout, nthreads: int) -> None:
         if reg not in mbars:
             offs = anchors.get((reg[0], reg[1]), [0])
             nxt = min((o for o in offs if o > reg[2]), default=None)
-            size = layout.size(reg[1])
+            size = layout.size(_base(reg[1]))
             room = min(x for x in (BOX, None if nxt is None else nxt - reg[2],
                                    None if size is None else size - reg[2]) if x is not None)
             decl["size"] = room if room in (1, 2, 4, 8, 16) else BOX
@@ -367,23 +528,31 @@ def _emit(sk: Skeleton, anchors, layout: Layout, nthreads: int) -> None:
         else:
             bar_id[key] = bid
         members = sum(bars[key].values())
+        if len(bars[key]) == 1 and members == c:
+            sk.notes.append(f"barrier {bid} with {c} threads (L{first_line[key].line}) joins the threads of role "
+                            f"{next(iter(bars[key]))} only: program order in the skeleton, not emitted")
         if members != c:
             e0 = first_line[key]
             raise Refused(f"barrier {bid}: {members} threads of the roles that use it arrive, its count is {c}: "
                           "ptxmc extract maps a barrier only when its users are exactly its count",
                           SourceLoc(sk.path, e0.line, e0.text))
 
-    # tensor copies: one map and one buffer per copy
+    # tensor copies: one map and one buffer per copy (a load that covers several pieces: one
+    # copy per piece, each with its own value)
     copy_no = 0
-    copies: dict[tuple, list] = {}      # (role, event index) -> (map, buffer, value)
+    copies: dict[tuple, list] = {}      # (role, event index) -> [(map, buffer, value, piece)] or (map, buffer, value)
+    spans = _load_spans(sk, anchors)
     for r in sk.roles:
         for i, e in enumerate(r.trace.events):
             if e.kind == "tma_load":
-                copy_no += 1
-                tm, g = f"tmap{copy_no}", f"gbuf{copy_no}"
-                sk.memory[g] = {"size": BOX, "init": copy_no}
-                sk.memory[tm] = {"tensormap": {0: g}, "init": 0, "box": BOX, "strides": [BOX] * int(e.get("dim")[0])}
-                copies[(r.name, i)] = (tm, g, copy_no)
+                copies[(r.name, i)] = []
+                for piece in spans[_region(e.get("dst"), anchors)]:
+                    copy_no += 1
+                    tm, g = f"tmap{copy_no}", f"gbuf{copy_no}"
+                    sk.memory[g] = {"size": BOX, "init": copy_no}
+                    sk.memory[tm] = {"tensormap": {0: g}, "init": 0, "box": BOX,
+                                     "strides": [BOX] * int(e.get("dim")[0])}
+                    copies[(r.name, i)].append((tm, g, copy_no, piece))
             elif e.kind == "tma_store":
                 copy_no += 1
                 tm, g = f"tmap{copy_no}", f"gout{copy_no}"
@@ -407,12 +576,12 @@ def _emit(sk: Skeleton, anchors, layout: Layout, nthreads: int) -> None:
                 if mb not in open_:
                     raise Refused("a tensor copy completes on an mbarrier that this role has not armed with expect_tx",
                                   SourceLoc(sk.path, e.line, e.text))
-                open_[mb][1].append((r.name, i, _region(e.get("dst"), anchors)))
+                open_[mb][1].extend((r.name, i, piece, v) for _, _, v, piece in copies[(r.name, i)])
     for r in sk.roles:
         for i, e in enumerate(r.trace.events):
             if e.kind in ("mb_arrive", "mb_expect_tx") and e.get("tx") is not None:
                 mb = _region(e.get("mb"), anchors)
-                n = sum(1 for e2 in _following(r.trace.events, i, mb, anchors))
+                n = sum(len(copies[(r.name, j)]) for j in _following(r.trace.events, i, mb, anchors))
                 expect_cover[(r.name, i)] = n
                 if n == 0:
                     raise Refused("expect_tx with no tensor copy completing on its mbarrier after it in this role "
@@ -429,8 +598,12 @@ def _emit(sk: Skeleton, anchors, layout: Layout, nthreads: int) -> None:
                 v = e.get("value")
                 written[_region(e.get("loc"), anchors)].add((r.name, 0, v if isinstance(v, int) else DATA))
             elif e.kind == "tma_load":
-                written[_region(e.get("dst"), anchors)].add(("copy", e.line, None))  # each copy its own value
+                for piece in spans[_region(e.get("dst"), anchors)]:
+                    written[piece].add(("copy", e.line, None))  # each copy its own value
     writers = {reg: next(iter(ws))[2] for reg, ws in written.items() if len(ws) == 1 and next(iter(ws))[2] is not None}
+
+    # reused mbarrier bytes: a shadow word per mbarrier checks that its lifetimes are ordered
+    life = _shadows(sk, anchors, names, owner)
 
     # lines
     for r in sk.roles:
@@ -439,7 +612,27 @@ def _emit(sk: Skeleton, anchors, layout: Layout, nthreads: int) -> None:
         reg_no = 0
         prev_smem = None
         prev_mma = None
-        for i, e in enumerate(r.trace.events):
+        pending: list[tuple] = []
+        for i, e in enumerate(r.trace.events + [None]):
+            for shadow, src_e, value in pending:          # after the previous event
+                if value is None:
+                    r.lines.append(Line(f"st.shared::cta.b32 [{shadow}], 2", src_e.line, src_e.text, "shadow"))
+                else:
+                    r.lines.append(Line(f"ld.shared::cta.b32 r{reg_no}, [{shadow}]", src_e.line, src_e.text, "shadow"))
+                    sk.checks.append(f"{r.name}:r{reg_no}={value}")
+                    reg_no += 1
+            pending = []
+            if e is None:
+                break
+            for when, shadow, value in life.get((r.name, i), ()):
+                if when == "after":
+                    pending.append((shadow, e, value))
+                elif value is None:
+                    r.lines.append(Line(f"st.shared::cta.b32 [{shadow}], 1", e.line, e.text, "shadow"))
+                else:
+                    r.lines.append(Line(f"ld.shared::cta.b32 r{reg_no}, [{shadow}]", e.line, e.text, "shadow"))
+                    sk.checks.append(f"{r.name}:r{reg_no}!={value}")
+                    reg_no += 1
             src = (e.line, e.text)
             k = e.kind
             q = e.instr.qualifiers
@@ -489,23 +682,24 @@ def _emit(sk: Skeleton, anchors, layout: Layout, nthreads: int) -> None:
                 r.lines.append(Line(render_instr(replace(e.instr, predicate=None)), *src, k))
             elif k == "barrier":
                 key = (r.rank, e.get("id"), e.get("count") or nthreads)
+                if len(bars[key]) == 1:
+                    continue        # joins the threads of this role only: program order in the skeleton
                 r.lines.append(Line(f"bar.{e.get('mode')} {bar_id[key]}, {len(bars[key])}", *src, k))
             elif k == "cluster_barrier":
                 from ..front.ptx import render_instr
                 from dataclasses import replace
                 r.lines.append(Line(render_instr(replace(e.instr, predicate=None)), *src, k))
             elif k == "tma_load":
-                tm, g, v = copies[(r.name, i)]
-                dst = names[_region(e.get("dst"), anchors)]
                 mb = names[_region(e.get("mb"), anchors)]
                 dims = int(e.get("dim")[0])
-                quals = ".".join(q)
+                quals = ".".join(_no_hint(q))
                 coords = ", ".join(["0"] * dims)
                 tail = ""
                 if e.get("multicast"):
                     raise Refused("multicast tensor copies are not mapped by ptxmc extract yet",
                                   SourceLoc(sk.path, e.line, e.text))
-                r.lines.append(Line(f"cp.{quals} [{dst}], [{tm}, {{{coords}}}], [{mb}]{tail}", *src, k))
+                for tm, g, v, piece in copies[(r.name, i)]:
+                    r.lines.append(Line(f"cp.{quals} [{names[piece]}], [{tm}, {{{coords}}}], [{mb}]{tail}", *src, k))
             elif k == "tma_store":
                 tm, g, v = copies[(r.name, i)]
                 srcn = names[_region(e.get("src"), anchors)]
@@ -513,7 +707,7 @@ def _emit(sk: Skeleton, anchors, layout: Layout, nthreads: int) -> None:
                     sk.checks.append(f"{g}!={writers[_region(e.get('src'), anchors)]}")
                 dims = int(e.get("dim")[0])
                 coords = ", ".join(["0"] * dims)
-                r.lines.append(Line(f"cp.{'.'.join(q)} [{tm}, {{{coords}}}], [{srcn}]", *src, k))
+                r.lines.append(Line(f"cp.{'.'.join(_no_hint(q))} [{tm}, {{{coords}}}], [{srcn}]", *src, k))
             elif k in ("bulk_commit_group", "bulk_wait_group", "wgmma_fence", "wgmma_commit_group", "wgmma_wait"):
                 prev_mma = None
                 from ..front.ptx import render_instr
@@ -538,6 +732,8 @@ def _emit(sk: Skeleton, anchors, layout: Layout, nthreads: int) -> None:
                         continue        # one mma per tile pair between commits
                     prev_mma = srcs
                     text = f"tcgen05.{quals} [{tm}], {srcs[0]}, {srcs[1]}, idesc, pz"
+                elif k in ("tc_ld", "tc_st") and r.lines and r.lines[-1].kind == k:
+                    continue        # one Tensor Memory access between synchronizations
                 elif k == "tc_ld":
                     text = f"tcgen05.ld.sync.aligned.32x32b.x1.b32 {{t{reg_no}}}, [{tm}]"
                     reg_no += 1
@@ -598,6 +794,51 @@ def _emit(sk: Skeleton, anchors, layout: Layout, nthreads: int) -> None:
             prev_smem = None
 
 
+def _shadows(sk: Skeleton, anchors, names: dict, owner) -> dict:
+    """For each reused mbarrier (skeleton._lifetimes), a shadow word `NAME_life`: its init role
+    writes 1 just before `mbarrier.init`, its inval role 2 just after `mbarrier.inval`; each
+    role reads it just after its last access of the bytes as data before the init (it must not
+    see 1: the access is ordered before the init) and just before its first access after the
+    inval (it must see 2: the access is ordered after the inval). A wrong lifetime guess, or a
+    kernel whose lifetimes overlap, fails these checks: a finding, never a hidden race.
+    Returns {(role, event index): [(when, shadow, value)]} (value None: the shadow write)."""
+    out: dict[tuple, list] = defaultdict(list)
+    shadow_of: dict[tuple, str] = {}
+    for loc in sk.reused:
+        reg = _region(loc, anchors)
+        nm = f"{names[reg]}_life"
+        sk.memory[nm] = {"space": "shared", "owner": owner(loc.rank), "size": 4}
+        shadow_of[(loc.rank, loc.symbol, loc.offset)] = nm
+
+    def shadow(loc: Loc) -> str | None:
+        cands = [(off, nm) for (rk, sym, off), nm in shadow_of.items()
+                 if rk == loc.rank and sym == _base(loc.symbol) and off <= loc.offset]
+        return max(cands)[1] if cands else None
+
+    for r in sk.roles:
+        first_post: dict[str, int] = {}
+        last_pre: dict[str, int] = {}
+        for i, e in enumerate(r.trace.events):
+            if e.kind in ("mb_init", "mb_inval") and _region(e.get("mb"), anchors) in \
+                    {_region(x, anchors) for x in sk.reused}:
+                nm = shadow(e.get("mb"))
+                out[(r.name, i)].append(("before" if e.kind == "mb_init" else "after", nm, None))
+            for k, v in e.info:
+                for loc in ([v] if isinstance(v, Loc) else [x for x in v if isinstance(x, Loc)] if k == "srcs" else []):
+                    if LIFE not in loc.symbol:
+                        continue
+                    nm = shadow(loc)
+                    if loc.symbol.endswith(LIFE + "pre"):
+                        last_pre[nm] = i
+                    else:
+                        first_post.setdefault(nm, i)
+        for nm, i in last_pre.items():
+            out[(r.name, i)].append(("after", nm, 1))
+        for nm, i in first_post.items():
+            out[(r.name, i)].append(("before", nm, 2))
+    return out
+
+
 def _no_reuse(sk: Skeleton, anchors, mbars) -> None:
     """Shared memory that is an mbarrier for a while and data at another time (an mbarrier
     invalidated and its bytes reused for a tile or a Tensor Memory address) would need one
@@ -622,12 +863,13 @@ def _clip(text: str) -> str:
 
 
 def _following(events: list[Event], i: int, mb: tuple, anchors):
-    """The tensor copies after events[i] that complete on mbarrier `mb`, up to the next expect_tx on it."""
-    for e in events[i + 1:]:
+    """The indices of the tensor copies after events[i] that complete on mbarrier `mb`, up to the
+    next expect_tx on it."""
+    for j, e in enumerate(events[i + 1:], i + 1):
         if e.kind in ("mb_arrive", "mb_expect_tx") and e.get("tx") is not None and _region(e.get("mb"), anchors) == mb:
             return
         if e.kind == "tma_load" and _region(e.get("mb"), anchors) == mb:
-            yield e
+            yield j
 
 
 def _expected(sk, role, i, reg, anchors, copies, phase_copies, last_wait_phase) -> int | None:
@@ -640,6 +882,6 @@ def _expected(sk, role, i, reg, anchors, copies, phase_copies, last_wait_phase) 
             groups = phase_copies.get(mb, [])
             if phase is None or phase >= len(groups):
                 return None
-            hits = [copies[(rn, j)][2] for rn, j, dst in groups[phase] if dst == reg]
+            hits = [v for rn, j, dst, v in groups[phase] if dst == reg]
             return hits[-1] if len(hits) == 1 else None
     return None

@@ -32,6 +32,19 @@ class Statement:
     line: int
 
 
+def comment(text: str, i: int) -> tuple[int, int] | None:
+    """A comment starting at text[i]: (the index after it, the line breaks it spans; a `//`
+    comment stops before its line break), (-1, 0) for an unterminated `/*`; None if none starts
+    there. Shared with the PTX-module reader (checker.extract.module)."""
+    if text.startswith("//", i):
+        j = text.find("\n", i)
+        return (len(text) if j < 0 else j), 0
+    if text.startswith("/*", i):
+        j = text.find("*/", i + 2)
+        return (-1, 0) if j < 0 else (j + 2, text.count("\n", i, j))
+    return None
+
+
 def statements(text: str, first_line: int, path: str = "<string>") -> list[Statement]:
     """The statements of `text`, whose first line is `first_line` of file `path`."""
     out: list[Statement] = []
@@ -53,16 +66,11 @@ def statements(text: str, first_line: int, path: str = "<string>") -> list[State
 
     while i < n:
         c = text[i]
-        if text.startswith("//", i):
-            j = text.find("\n", i)
-            i = n if j < 0 else j
-            continue
-        if text.startswith("/*", i):
-            j = text.find("*/", i + 2)
-            if j < 0:
+        skip = comment(text, i)
+        if skip is not None:
+            if skip[0] < 0:
                 where("unterminated '/*' comment")
-            line += text.count("\n", i, j)
-            i = j + 2
+            i, line = skip[0], line + skip[1]
             continue
         if not last:
             start = line

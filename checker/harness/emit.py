@@ -9,12 +9,13 @@ from typing import Callable
 
 from ..ast import Instr
 from .emit_async import emit_cp, emit_mbarrier, emit_red_dispatch, emit_st_dispatch, emit_tensormap, unsupported_op
-from .emit_generic import (emit_alu, emit_atom, emit_bar, emit_fence, emit_ld, emit_nanosleep, emit_plain,
-                           emit_prefetch, emit_setp)
+from .emit_generic import (emit_alu, emit_atom, emit_bar, emit_fence, emit_ld, emit_nanosleep, emit_not,
+                           emit_plain, emit_prefetch, emit_selp, emit_setp)
 from .emit_tensor import emit_tcgen05, emit_wgmma
 from .operands import Ctx
 from .transfer import (AbsState, values_alu, values_atom, values_cp, values_ld, values_mbarrier, values_none,
-                       values_red, values_setp, values_st, values_tcgen05, values_tensormap, values_wgmma)
+                       values_not, values_red, values_selp, values_setp, values_st, values_tcgen05, values_tensormap,
+                       values_wgmma)
 
 
 @dataclass(frozen=True)
@@ -37,6 +38,8 @@ OPS: dict[str, OpSpec] = {
     "barrier": OpSpec(emit_bar),
     **{op: OpSpec(emit_alu, values_alu) for op in ("mov", "add", "sub", "mul", "and", "or", "xor")},
     "setp": OpSpec(emit_setp, values_setp),
+    "not": OpSpec(emit_not, values_not),
+    "selp": OpSpec(emit_selp, values_selp),
     "nanosleep": OpSpec(emit_nanosleep),
     "prefetch": OpSpec(emit_prefetch),
     # bra is emitted by checker.harness.codegen (a goto, bounded when it goes backward)

@@ -152,6 +152,53 @@ def emit_alu(i: Instr, ctx: Ctx) -> str:
 
 
 
+def _bits(i: Instr) -> int:
+    """The width of an ALU instruction's type qualifier (.b16/.u32/.f64...; 32 without one)."""
+    for q in i.qualifiers:
+        if q[:1] in "bsuf" and q[1:].isdigit():
+            return int(q[1:])
+    return 32
+
+
+def emit_not(i: Instr, ctx: Ctx) -> str:
+    """not.pred q, p on a predicate kept as 0/1 in a 32-bit register (xor with 1); not.bN d, a as
+    written (.b16 on a 32-bit register, its upper half cleared)."""
+    if len(i.operands) != 2:
+        raise NotExpressible("not takes a destination and a source")
+    a = Asm()
+    src = i.operands[1]
+    if i.has("pred"):
+        d = _dst(a, ctx, i.operands[0])
+        x = str(int(src.value != 0)) if isinstance(src, Imm) else _value(a, ctx, src)
+        return a.render(f"xor.b32 {d}, {x}, 1;")
+    bits = _bits(i)
+    wide = bits == 64
+    d = _dst(a, ctx, i.operands[0], wide)
+    x = _value(a, ctx, src, wide)
+    if bits == 16:
+        return a.render(f"not.b32 {d}, {x}; and.b32 {d}, {d}, 65535;")
+    return a.render(f"not.b{bits} {d}, {x};")
+
+
+def emit_selp(i: Instr, ctx: Ctx) -> str:
+    """selp.T d, a, b, c with the predicate c kept as 0/1 in a register: a setp turns it back into
+    a predicate; the selection is bitwise (.b32 or .b64 whatever T is)."""
+    if len(i.operands) != 4:
+        raise NotExpressible("selp takes a destination, two sources and a predicate")
+    bits = _bits(i)
+    if bits not in (16, 32, 64):
+        raise NotExpressible(f"'{i.text}': selp of {bits}-bit values is not generated")
+    a = Asm()
+    wide = bits == 64
+    d = _dst(a, ctx, i.operands[0], wide)
+    x, y = (_value(a, ctx, o, wide) for o in i.operands[1:3])
+    c = i.operands[3]
+    if isinstance(c, Imm):
+        return a.render(f"mov.b{64 if wide else 32} {d}, {x if c.value else y};")
+    p = _value(a, ctx, c)
+    return a.render(f"{{ .reg .pred P; setp.ne.u32 P, {p}, 0; selp.b{64 if wide else 32} {d}, {x}, {y}, P; }}")
+
+
 def emit_setp(i: Instr, ctx: Ctx) -> str:
     """setp.CMP.TYPE p, a, b as real PTX; the predicate is kept as 0/1 in the register p (a guard
     `@p` tests it, and a condition may observe it)."""

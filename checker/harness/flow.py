@@ -10,8 +10,8 @@ block forever, and the arrivals and transaction bytes that the epilogue's mbarri
 checker.harness.static_check count, checker.harness.mbarriers) must run exactly once and before
 the thread's first backward branch. Only instructions whose repetition or omission the harness
 does not account for may sit in a loop, behind a guard or after a forward branch: loads, stores,
-atomics, fences, register arithmetic, `setp`, `bra`, `nanosleep` (a spin loop's back-off),
-`prefetch`, and mbarrier phase tests.
+atomics, fences, register arithmetic (`not` and `selp` included), `setp`, `bra`, `nanosleep` (a
+spin loop's back-off), `prefetch`, and mbarrier phase tests.
 
 Pure: no code is emitted here (checker.harness.codegen does that).
 """
@@ -23,7 +23,7 @@ from ..ast import Instr, Reg, Thread
 
 # Instructions that may run zero times or repeatedly (see the module docstring).
 REPEATABLE_OPS = frozenset({"ld", "st", "atom", "red", "fence", "membar", "mov", "add", "sub", "mul", "and",
-                            "or", "xor", "setp", "bra", "nanosleep", "prefetch"})
+                            "or", "xor", "not", "selp", "setp", "bra", "nanosleep", "prefetch"})
 SETP_CMPS = frozenset({"eq", "ne", "lt", "le", "gt", "ge", "lo", "ls", "hi", "hs"})
 SETP_TYPES = frozenset({"s32", "u32", "b32", "s64", "u64", "b64"})
 

@@ -111,7 +111,8 @@ def wide_regs(test: LitmusTest) -> dict[str, frozenset[str]]:
                 continue
             if i.op == "mbarrier" and i.qualifiers and i.qualifiers[0].startswith("arrive"):
                 wide.add(dst.name)
-            elif i.op in ("ld", "atom", "mov", "add", "sub", "mul", "and", "or", "xor") and set(i.qualifiers) & WIDE:
+            elif i.op in ("ld", "atom", "mov", "add", "sub", "mul", "and", "or", "xor", "not", "selp") \
+                    and set(i.qualifiers) & WIDE:
                 wide.add(dst.name)
         out[t.name] = frozenset(wide)
     return out

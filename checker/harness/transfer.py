@@ -242,6 +242,34 @@ def values_setp(i: Instr, s: AbsState) -> None:
     s.set_reg(i.operands[0], {(0, frozenset()), (1, frozenset())})
 
 
+def values_not(i: Instr, s: AbsState) -> None:
+    """not.pred flips a 0/1 predicate; not.bN complements the N-bit pattern."""
+    vals = s.val(i.operands[1])
+    if vals is None:
+        s.set_reg(i.operands[0], None)
+        return
+    if i.has("pred"):
+        s.set_reg(i.operands[0], {(int(v == 0), w) for v, w in vals})
+        return
+    bits = next((int(q[1:]) for q in i.qualifiers if q[:1] == "b" and q[1:].isdigit()), 32)
+    s.set_reg(i.operands[0], {(~v & ((1 << bits) - 1), w) for v, w in vals})
+
+
+def values_selp(i: Instr, s: AbsState) -> None:
+    """selp d, a, b, c: a's values where c may be 1, b's where c may be 0."""
+    a, b, c = (s.val(o) for o in i.operands[1:4])
+    if c is None:
+        c = {(0, frozenset()), (1, frozenset())}
+    out = set()
+    for got, side in ((any(v != 0 for v, _ in c), a), (any(v == 0 for v, _ in c), b)):
+        if got:
+            if side is None:
+                s.set_reg(i.operands[0], None)
+                return
+            out |= side
+    s.set_reg(i.operands[0], out)
+
+
 def values_none(i: Instr, s: AbsState) -> None:
     pass
 

@@ -21,6 +21,11 @@ from ..model.builder import Builder, ThreadCtx
 from ..model.values import Const, Ite, evaluate, reads_of, signed
 from .table import Family, Group, sig
 
+# The model options the control-flow layer reads, not the cat model (docs/model.md#options):
+# rmw-rewrite-effect counts the write of a failed cas as an effect (docs/model.md#a18).
+REWRITE_EFFECT = "rmw-rewrite-effect"
+OPTIONS = frozenset({REWRITE_EFFECT})
+
 SETP_TYPES = ("s16", "u16", "b16", "s32", "u32", "b32", "s64", "u64", "b64")
 CMPS = ("eq", "ne", "lt", "le", "gt", "ge", "lo", "ls", "hi", "hs")
 _CMP = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">=",

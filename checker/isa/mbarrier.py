@@ -92,14 +92,17 @@ def pack(phase, expected, pending, tx=0) -> Expr:
     return binop("join", v, binop("add", e(tx), Const(TX0)))
 
 
+def fields(v: int) -> tuple[int, int, int, int]:
+    """A packed mbarrier state (a concrete value) as (phase, expected, pending, tx)."""
+    return v // PHASE, v // EXPECTED % (1 << COUNT_BITS), v // PENDING % (1 << COUNT_BITS), v % PENDING - TX0
+
+
 def describe(v: int) -> str:
     """A packed mbarrier state as its fields, e.g. `phase=1 expected=1 pending=1 tx=0`."""
     if v == 0:
         return "0 (not an mbarrier)"
-    tx = v % PENDING - TX0
-    pending = v // PENDING % (1 << COUNT_BITS)
-    expected = v // EXPECTED % (1 << COUNT_BITS)
-    return f"phase={v // PHASE} expected={expected} pending={pending} tx={tx}"
+    phase, expected, pending, tx = fields(v)
+    return f"phase={phase} expected={expected} pending={pending} tx={tx}"
 
 
 def phase_of(v: Expr) -> Expr:

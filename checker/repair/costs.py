@@ -77,6 +77,16 @@ def _defaults() -> dict[str, int]:
         "bar.sync": 10,
         "barrier.cluster": 20,
         "barrier.cluster.arrive.release": 4,   # barrier.cluster.arrive.relaxed -> .release in place
+        # the edits that can remove a hang (checker.repair.hangs): an operand or a qualifier
+        # changed, an arrival added
+        "parity": 1,
+        "expect_tx": 1,
+        "mbarrier.init.count": 1,
+        "bar.count": 1,
+        "cp.async.mbarrier.arrive.noinc": 1,
+        "st.value": 1,
+        "mbarrier.arrive": 2,
+        "barrier.cluster.arrive": 10,
     })
     return t
 

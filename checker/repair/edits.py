@@ -60,13 +60,15 @@ Change = Union[Insert, Replace, Delete]
 @dataclass(frozen=True)
 class Edit:
     key: str                        # unique within a problem, stable (sorts the output)
-    kind: str                       # insert | strengthen | tighten | barrier | restore (--prune)
+    kind: str                       # insert | strengthen | tighten | barrier | restore (--prune) | a hang
+                                    # edit's kind (checker.repair.hangs)
     slot: tuple
     rank: tuple[int, ...] | None
     cost: int
     changes: tuple[Change, ...]
     cost_key: str = ""              # the cost-table entry it is priced by
     needs_barrier: tuple[str, int] | None = None    # (thread, point): an acquire-side insertion
+    why: str = ""                   # what the edit does, where no counterexample explains it (a hang edit)
 
     def dominates(self, other: "Edit") -> bool:
         """Does this edit's effect include `other`'s (same slot, rank at least as high)?"""

@@ -29,6 +29,7 @@ from . import cegis, exhaustive
 from .candidates import candidates
 from .costs import DEFAULT, CostModel
 from .edits import Edit, apply
+from .hangs import hang_candidates
 from .problem import Problem
 from .supplies import Supply, supplies
 from .target import Target, judge
@@ -81,7 +82,7 @@ def fix(test: LitmusTest, target: Target, model: Model, options=frozenset(), eng
     start = time.perf_counter()
     lim = lim or limits.current()
     options = frozenset(options)
-    base = open_session(test, model, options, engine, lim)
+    base = open_session(test, model, options, engine, lim, hang=target.hang is not None)
     union = isinstance(base, UnionSession)      # asked over its variants: checker.repair.variants
     if union and target.hang is True and not base.hangs()[0]:
         return FixResult(test, target, "error", method=method, seconds=time.perf_counter() - start,
@@ -98,8 +99,12 @@ def fix(test: LitmusTest, target: Target, model: Model, options=frozenset(), eng
                                  "ptxmc fix makes no edit for a hang expectation (none that adds or removes a "
                                  "hang): see docs/fix.md",))
     if failure is None:
+        hangs = union and target.hang is True and base.hangs()[0]
         return FixResult(test, target, "met", method=method, seconds=time.perf_counter() - start,
-                         notes=target.notes)
+                         notes=target.notes + ((
+                             f"the program hangs ({hangs[0].thread} at {hangs[0].blocked}), which its expectations "
+                             f"allow (hang: allowed); to make a hang impossible: ptxmc fix "
+                             f"'{test.path}::{test.name}' hang",) if hangs else ()))
     why = _failure_text(failure)
     for e in target.expectations():
         if not (base.verdict(e.cond).sane if union else base.engine.sane(e.cond)):
@@ -107,16 +112,25 @@ def fix(test: LitmusTest, target: Target, model: Model, options=frozenset(), eng
                              failure=why, notes=target.notes + (
                                  f"{e.kind}: '{e.text}' is impossible in this test even without axioms: "
                                  f"{'nothing to forbid' if e.kind == 'forbidden' else 'it cannot be made allowed'}",))
+    hang_notes: list[str] = []
     if cands is None:
         cands = union_candidates(test, base, costs, options) if union else candidates(test, base.es, costs, options)
+        if union and target.hang is False and failure.what == "hang":
+            more = hang_candidates(test, base, costs)
+            cands = cands + more
+            h = base.hangs()[0][0]
+            hang_notes.append(f"the hang: {h.thread} at {h.blocked}: {h.state}")
+            if not more:
+                hang_notes.append("no hang edit applies: the hang needs a change ptxmc fix does not make (docs/fix.md, "
+                                  "Edits), so only synchronization is tried")
     problem = (UnionProblem if union else Problem)(test, target, model, options, engine, lim, cands)
     found, status = METHODS[method](problem, max_repairs, start + budget)
-    notes = list(target.notes)
+    notes = list(target.notes) + hang_notes
     if union:
         notes.append(f"asked over its {base.total} straight-line variants (control paths, barrier schedules): "
                      "each candidate set was judged as a whole, one by one")
     elif not problem.monotone:
-        notes.append("the model is not known to be monotone for this test (another model, or mbarrier.inval): "
+        notes.append(f"the model is not known to be monotone for this test ({problem.not_monotone[0]}): "
                      "the search checked candidate sets one by one")
     repairs = []
     for edits in found:

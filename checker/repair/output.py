@@ -150,7 +150,7 @@ def _verb(e: Edit) -> str:
     if e.kind == "prune":
         return "remove" if isinstance(e.changes[0], Delete) else "weaken to"
     return {"strengthen": "strengthen to", "tighten": "tighten to", "barrier": "insert barrier",
-            "restore": "keep"}.get(e.kind, "insert")
+            "restore": "keep"}.get(e.kind, "change to" if all(isinstance(c, Replace) for c in e.changes) else "insert")
 
 
 def _target(result: FixResult) -> str:
@@ -219,6 +219,8 @@ def text(result: FixResult, shown: list[Shown]) -> str:
                 lines.append(f"  {_verb(e)} {written(t, e)}  ({places})  cost {e.cost}")
             if e.key in sup and sup[e.key].text:
                 lines.append(f"      {sup[e.key].text}")
+            elif e.why:
+                lines.append(f"      {e.why}")
         if sh.unwritten:
             lines.append(f"  re-check of the fixed test: {sh.recheck}")
             lines.append(f"  not written as a diff: {sh.unwritten}")

@@ -23,7 +23,8 @@ from dataclasses import dataclass, replace
 from ..ast import Instr, LitmusTest
 from ..errors import LitmusError
 from ..verdict.check import check_test
-from ..verdict.session import Session
+from ..verdict.open import open_session
+from ..verdict.union import UnionSession
 from . import costs as costs_mod
 from .candidates import ACCESS_RANK, ACCESS_SEMS, FENCE_RANK, MB_SCOPES, SCOPE_RANK, SCOPES, Facts, _with_sem_scope
 from .edits import Delete, Edit, Insert, Replace, apply, instr
@@ -131,6 +132,18 @@ def pieces(test: LitmusTest, facts: Facts, cm: costs_mod.CostModel) -> list[Piec
     return [p for p in out if p is not None]
 
 
+class _UnionFacts:
+    """What `pieces` needs to know of a test asked over its variants (checker.verdict.union): a
+    scope is kept where, in some complete variant, it includes more than the next narrower one."""
+
+    def __init__(self, test: LitmusTest, asked: UnionSession, options: frozenset):
+        self.per = [Facts(c.test, s.es, options) for c, s in zip(asked.combos, asked.sessions) if not c.cut]
+
+    def scope_reps(self, thread) -> list[str]:
+        reps = {r for f in self.per for r in f.scope_reps(thread)}
+        return [s for s in SCOPES if s in reps] or list(SCOPES)
+
+
 def _access_text(ins: Instr, sem: str, scope: str | None, sem0: str, scope0: str) -> str:
     if (sem, scope) == (sem0, scope0):
         return ins.text
@@ -197,13 +210,15 @@ def prune(test: LitmusTest, target: Target, model, options=frozenset(), engine: 
     index)`, if given, limits the pruning to those instructions (the rest stays as written;
     `ptxmc audit` prunes only the fences a policy inserted)."""
     start = time.perf_counter()
-    base = Session(test, model, frozenset(options), engine, lim)
+    base = open_session(test, model, frozenset(options), engine, lim, hang=target.hang is not None)
     failure = judge(base, target)
     if failure is not None:
         return FixResult(test, target, "unmet", notes=("the test does not meet its expectations: "
                                                        "nothing to prune (ptxmc fix repairs it)",),
                          seconds=time.perf_counter() - start)
-    ps = pieces(test, Facts(test, base.es, frozenset(options)), cm)
+    facts = _UnionFacts(test, base, frozenset(options)) if isinstance(base, UnionSession) else \
+        Facts(test, base.es, frozenset(options))
+    ps = pieces(test, facts, cm)
     if only is not None:
         ps = [p for p in ps if only(p.thread, p.index)]
     if not ps:

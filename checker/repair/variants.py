@@ -24,7 +24,7 @@ from ..verdict.open import open_session
 from .candidates import candidates
 from .costs import CostModel
 from .edits import Edit, Insert, apply
-from .problem import Problem, Stats, _top
+from .problem import Problem
 from .target import Target, judge
 
 
@@ -89,23 +89,11 @@ class UnionProblem(Problem):
     """A repair problem whose programs are asked over their variants (see the module docstring)."""
 
     def __init__(self, test: LitmusTest, target: Target, model, options, engine: str, lim, cands):
-        self.test, self.target, self.model = test, target, model
-        self.options, self.engine, self.lim = frozenset(options), engine, lim
-        self.cands = tuple(cands)
-        self.by_key = {c.key: c for c in self.cands}
-        self.slots: dict = {}
-        for c in self.cands:
-            self.slots.setdefault(c.slot, []).append(c)
-        self.base = None
-        self.monotone = False
-        self.tops = {slot: _top(alts) for slot, alts in self.slots.items()}
-        self.barrier_slots = [s for s, alts in self.slots.items() if alts[0].kind == "barrier"]
-        self._programs: dict = {}
-        self.counterexamples: list = []
-        self.grown: dict = {}
-        self.stats = Stats()
-        self.grow_budget = 2.0
-        self.cache_tries = 0
+        super().__init__(test, target, model, options, engine, lim, cands, monotone=False)
+        self.cache_tries = 0            # no counterexample is carried between edited programs
+
+    def build_base(self):
+        return None                     # (no one event structure: each set is asked over its variants)
 
     def check(self, edits: tuple[Edit, ...]):
         self.stats.proposals += 1

@@ -7,7 +7,8 @@ passing through the head, whatever the layout -- `HEAD: ...; @!p bra HEAD`, the 
 `HEAD: ...; @p bra EXIT; bra HEAD; EXIT:`, a do-while, `bra.uni`, several exits, exits in the
 middle. An iteration that does not exit leaves a trace when it
 - runs an instruction with an effect another thread can see (anything but a load, `setp`,
-  register arithmetic, a fence, an mbarrier test/try_wait, `nanosleep`, `elect.sync`, a branch);
+  register arithmetic, a fence, an mbarrier test/try_wait, `nanosleep`, `elect.sync`, a branch,
+  and an `atom.cas`/`atom.exch` that writes back the value it read: a failed CAS);
 - or carries a register to a later iteration or past the loop (live at the head: read before it
   is written on some way round, counting the exits as reads of what is used after the loop).
 
@@ -15,19 +16,32 @@ A carried register that reaches no branch, guard or memory access (a statistics 
 change whether or how the loop exits: the loop still *spins* (its hang can be judged), but its
 value is part of an outcome when the test observes it, so the loop is not *pure* (a cut loses
 outcomes) unless the test does not observe it.
+
+An `atom.cas` or `atom.exch` in a loop (a CAS retry loop, a test-and-set spin lock) writes in
+every iteration, as the PTX text says (`*a = (*a == b) ? c : *a`), but an iteration that writes
+back the value it read changes no location (docs/model.md#a18, the rewrite rule): the loop spins
+when every iteration that does not exit does so, which `writes_back` shows from the loop's code
+(the way round after the RMW exits whenever it changed the value: a CAS that succeeded, an exch
+that read another of the values the location can hold). Which executions fail is then decided
+per execution by the control path (the cut path is the one whose CASes all failed). Option
+`rmw-rewrite-effect` takes the other reading: such a write is an effect like any other.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from ..ast import Instr
+from ..ast import Addr, Imm, Instr, LitmusTest, MemoryDecl, Reg
 from ..isa import address, registry
+from ..isa.flow import REWRITE_EFFECT
 from ..isa import syntax as ptx
 
 # Families whose instructions leave no trace but registers (the 'no effect' families above).
 TRACELESS = frozenset({"ld", "setp", "fence", "membar", "mov", "add", "sub", "mul", "and", "or", "xor", "not", "selp",
                        "mbarrier.test_wait", "mbarrier.try_wait", "nanosleep", "elect"})
 REGISTER_ONLY = frozenset({"setp", "mov", "add", "sub", "mul", "and", "or", "xor", "not", "selp", "elect"})
+# RMW operations whose write may put back the value they read (a failed cas, an exch of the value
+# already there), and the option that counts such a write as an effect all the same.
+REWRITES = frozenset({"cas", "exch"})
 
 
 @dataclass(frozen=True)
@@ -41,6 +55,8 @@ class Loop:
     matter: frozenset[str] = frozenset()       # registers that reach control or memory
     carried: frozenset[str] = frozenset()      # registers carried when only control and memory use them
     carried_if: tuple[tuple[str, frozenset[str]], ...] = ()   # more carried when a register is observed
+    rewrites: frozenset[int] = frozenset()     # its cas/exch: it spins only if each writes back what it read
+    why: str = ""                              # why it does not spin, or is not straight (for messages)
 
     def pure(self, observed: frozenset[str] | None = None) -> bool:
         """Does a cut lose no outcome over the thread's registers `observed` (None: every
@@ -104,13 +120,25 @@ def relevant(code: tuple[Instr, ...]) -> set[str]:
     return out
 
 
-def classify(code: tuple[Instr, ...], labels: dict[str, int], head: int, back: int) -> Loop:
-    """The loop of back edge `back` -> `head`."""
+def rewrites(i: Instr) -> bool:
+    """Is `i` an RMW that may write back the value it read (`atom.cas`/`atom.exch` on a named
+    location, its old value in a register)?"""
+    return (i.family == "atom" and i.quals.get("op") in REWRITES and not i.quals.get("mmio")
+            and isinstance(i.operands[0], Reg) and isinstance(i.operands[1], Addr)
+            and i.operands[1].offset == 0 and not i.operands[1].coords)
+
+
+def classify(code: tuple[Instr, ...], labels: dict[str, int], head: int, back: int,
+             rewrite_effect: bool = False) -> Loop:
+    """The loop of back edge `back` -> `head` (`rewrite_effect`: a cas/exch is an effect even when
+    it writes back the value it read)."""
     body = natural_loop(code, labels, head, back)
     if body is None:
-        return Loop(frozenset(range(head, back + 1)), False, False)
-    effect = any(i.op != "bra" and (i.family not in TRACELESS or i.quals.get("mmio"))
-                 for i in (code[k] for k in body))
+        return Loop(frozenset(range(head, back + 1)), False, False, why="it is entered other than through its head")
+    rmws = frozenset(() if rewrite_effect else (k for k in body if rewrites(code[k])))
+    effects = [code[k] for k in sorted(body - rmws) if code[k].op != "bra"
+               and (code[k].family not in TRACELESS or code[k].quals.get("mmio"))]
+    effect = bool(effects)
     inside = any(code[k].op == "bra" and k != back and labels[code[k].operands[0].name] in body for k in body)
     guarded = any(code[k].predicate and code[k].op != "bra" for k in body)
     written = {r for k in body for r in _dests(code[k])}
@@ -121,8 +149,137 @@ def classify(code: tuple[Instr, ...], labels: dict[str, int], head: int, back: i
     carried = _live_at_head(code, labels, body, head, used_after) & written
     carried_if = tuple((r, frozenset(_live_at_head(code, labels, body, head, {r}) & written))
                        for r in sorted(written))
+    why = ""
+    if effects:
+        i = effects[0]
+        why = f"'{i.text}' has an effect another thread can see" + (
+            f" (option {REWRITE_EFFECT}: even when it writes back the value it read)"
+            if rewrite_effect and rewrites(i) else "")
+    elif carried & matter:
+        why = f"register {sorted(carried & matter)[0]} is carried from one iteration to the next"
+    elif inside or guarded:
+        why = "it has a branch inside it or a guarded instruction"
     return Loop(body, not effect and not carried & matter, not inside and not guarded, frozenset(matter),
-                frozenset(carried), carried_if)
+                frozenset(carried), carried_if, rmws, why)
+
+
+def writes_back(code: tuple[Instr, ...], labels: dict[str, int], loop: Loop, step, env,
+                values) -> bool:
+    """Does every iteration of the straight `loop` that does not exit write back, at each of its
+    RMWs (loop.rewrites), the value the RMW read? For each way the RMW changes the value -- a CAS
+    that read its expected value `b` (and writes another), an exch of `v` that read one of the
+    other values the location can hold (`values(location)`: None when unknown) -- the rest of the
+    iteration is followed with the registers it decides (`step`: checker.isa.fold.Folder.step;
+    `env`: the constants the loop does not write); the answer is yes when each such way exits."""
+    if not loop.straight:
+        return False
+    for k in sorted(loop.rewrites):
+        ways = _changes(code[k], env, values)
+        if ways is None:
+            return False
+        for start, same in ways:
+            if _may_go_round(code, labels, loop.body, range(k + 1, max(loop.body) + 1), step, start, same):
+                return False
+    return True
+
+
+def _changes(i: Instr, env, values):
+    """The ways RMW `i` changes the value it reads, each (registers known right after it, a pair
+    of operands known equal): None when they cannot be listed."""
+    d = i.operands[0].name
+    if i.quals["op"] == "cas":
+        b, c = i.operands[2], i.operands[3]
+        known = _const(b, env)
+        if b == c or known is not None and known == _const(c, env):
+            return []                         # it writes back what it read either way
+        start = {**env, d: known}
+        if isinstance(b, Reg) and b.name != d:
+            start[b.name] = known
+        return [(start, (Reg(d), b))]
+    v = _const(i.operands[2], env)
+    held = values(i.operands[1].base)
+    if v is None or held is None:
+        return None
+    return [({**env, d: u}, None) for u in sorted(held) if u != v]
+
+
+def _const(o, env) -> int | None:
+    if isinstance(o, Imm):
+        return o.value
+    return env.get(o.name) if isinstance(o, Reg) else None
+
+
+def _may_go_round(code, labels, body, after, step, env, same) -> bool:
+    """Can the rest of an iteration (`after`) go round again from registers `env`? `same`: two
+    operands known equal (a setp .eq/.ne of an integer type comparing them is decided)."""
+    for k in after:
+        i = code[k]
+        if i.op == "bra":
+            target = labels[i.operands[0].name]
+            stays = target in body
+            if not i.predicate:
+                if not stays:
+                    return False
+                continue
+            g = i.predicate.lstrip("@")
+            p, run = (g[1:], 0) if g.startswith("!") else (g, 1)
+            v = env.get(p)
+            if v is not None and (v == run) != stays:
+                return False
+            continue
+        decided = _compares(i, same)
+        env = step(env, i)
+        if decided is not None:
+            env = {**env, i.operands[0].name: decided}
+        if same is not None and _dests(i) & {o.name for o in same if isinstance(o, Reg)}:
+            same = None                       # one of them was overwritten
+    return True
+
+
+def _compares(i: Instr, same) -> int | None:
+    """The value of `setp.eq/ne` of an integer type comparing the two operands `same` (equal)."""
+    if same is None or i.family != "setp" or i.quals.get("cmp") not in ("eq", "ne") or i.predicate \
+            or str(i.quals.get("type", "")).startswith("f") or not isinstance(i.operands[0], Reg) \
+            or len(i.operands) != 3:
+        return None
+    if set(i.operands[1:3]) == set(same) or i.operands[1] == i.operands[2]:
+        return 1 if i.quals["cmp"] == "eq" else 0
+    return None
+
+
+def stored_values(test: LitmusTest, loc: str) -> frozenset[int] | None:
+    """Every value location `loc` can hold: its initial value and the immediates written to it
+    (st, atom.exch, the new value of atom.cas). None when something else writes it (a register's
+    value, another RMW, an alias or view of the same cell, an mbarrier)."""
+    m = test.mem(loc) or MemoryDecl(loc)          # a location the test does not declare holds 0 first
+    if m.mbarrier or m.alias_of or m.view_of or m.offset_of or any(
+            x.alias_of == loc or x.view_of == loc or x.offset_of == loc or loc in (x.tensormap or {}).values()
+            for x in test.memory):
+        return None
+    out, widths = {m.init}, set()
+    for t in test.threads:
+        for i in t.code:
+            at = [o for o in i.operands if isinstance(o, Addr) and o.base == loc]
+            if not at:
+                continue
+            if any(o.offset or o.coords for o in at):
+                return None                   # a part of it (memory is bytes)
+            if i.family in ("ld", "mbarrier.test_wait", "mbarrier.try_wait"):
+                continue
+            typ = str(i.quals.get("type") or "")
+            widths.add(typ[1:] if typ[:1] in "bus" else typ)     # .b32, .u32 and .s32 write 4 bytes
+            if i.family == "st" and isinstance(i.operands[1], Imm):
+                v = i.operands[1].value
+            elif i.family == "atom" and i.quals.get("op") == "exch" and isinstance(i.operands[2], Imm):
+                v = i.operands[2].value
+            elif i.family == "atom" and i.quals.get("op") == "cas" and isinstance(i.operands[3], Imm):
+                v = i.operands[3].value
+            else:
+                return None
+            if v < 0:
+                return None
+            out.add(v)
+    return frozenset(out) if len(widths) <= 1 else None
 
 
 def _live_at_head(code, labels, body: frozenset[int], head: int, after: set[str]) -> set[str]:

@@ -47,6 +47,14 @@ class Spin:
     waits: tuple[Instr, ...]                   # the body's mbarrier waits (as on the path)
     fair_checkable: bool                       # can the fairness check judge this loop?
     decided: bool = False                      # cut after DECIDED_ITERATIONS iterations registers decided
+    why: str = ""                              # why the fairness check cannot judge it ("" when it can)
+
+    def unjudged(self, thread: str) -> str:
+        """Why a hang in this loop is not judged, for a message (docs/model.md#a18)."""
+        b = self.branch
+        return (f"the loop of '{b.text}' ({thread}, line {b.where.line if b.where else '?'}) is cut by the bound and "
+                f"ptxmc judges hangs only in spin loops (docs/model.md#a18): {self.why}; a higher --unroll "
+                "decides it only if every execution leaves that loop within the bound")
 
     def pure(self, observed: frozenset[str] | None = None) -> bool:
         """Does the cut lose no outcome over the thread's registers `observed` (None: all)?"""
@@ -99,11 +107,11 @@ def check_thread(t: Thread) -> None:
                       f"setp.eq.s32 {p}, r0, 1) before the guard", i, t)
 
 
-def split(t: Thread, unroll: int, test: LitmusTest | None = None) -> list[Path]:
+def split(t: Thread, unroll: int, test: LitmusTest | None = None, options=frozenset()) -> list[Path]:
     """Every control path of thread `t`, loops run at most `unroll` times. With the `test` the
     thread belongs to, a guard decided by registers alone (checker.isa.fold) is followed on the
     side it decides only, and an mbarrier wait's parity register that holds a constant is read
-    as that immediate."""
+    as that immediate. `options`: the model options (loops.REWRITE_EFFECT is read here)."""
     if not t.branches:
         return [Path(t.code)]
     labels = labels_of(t)
@@ -180,7 +188,9 @@ def split(t: Thread, unroll: int, test: LitmusTest | None = None) -> list[Path]:
                         over = free >= unroll
                     if over:
                         path = _awaited(done + emitted, t, folder)
-                        out.append(Path(path, _spin(code, labels, nxt, pc, path, decided), new_why))
+                        spin = _spin(code, labels, nxt, pc, path, decided, folder, new_env,
+                                     loops.REWRITE_EFFECT in options)
+                        out.append(Path(path, spin, new_why))
                         continue
                     stack.append((nxt, done + emitted, new_regs, {**backs, pc: (free, decided)}, new_why, new_env,
                                   folds, marks))
@@ -253,24 +263,37 @@ def _through(before, between, reg: str, assumption: Instr, folder: fold.Folder |
 
 
 def _spin(code: tuple[Instr, ...], labels: dict[str, int], head: int, back: int, path: tuple[Instr, ...],
-          decided: int) -> Spin:
-    loop = loops.classify(code, labels, head, back)
+          decided: int, folder: fold.Folder, env, rewrite_effect: bool) -> Spin:
+    loop = loops.classify(code, labels, head, back, rewrite_effect)
+    written = {r for k in loop.body for r in address.destinations(code[k], registry.family(code[k]))
+               if code[k].op != "bra"}
+    if loop.rewrites and loop.spins:
+        # a CAS retry loop spins when each iteration that goes round wrote back what it read
+        test = folder.builder.test if folder.builder is not None else None
+        held = (lambda loc: loops.stored_values(test, loc)) if test is not None else (lambda loc: None)
+        invariant = {r: v for r, v in env.items() if r not in written}
+        if not loops.writes_back(code, labels, loop, folder.step, invariant, held):
+            i = code[min(loop.rewrites)]
+            loop = replace(loop, spins=False, why=f"ptxmc cannot show that '{i.text}' writes back the value it "
+                                                  "read on every iteration that does not exit")
     body = [code[k] for k in sorted(loop.body)]
     branch = code[back]
-    loads = tuple((i.operands[0].name, i.operands[1].base) for i in body
-                  if i.family == "ld" and isinstance(i.operands[0], Reg) and isinstance(i.operands[1], Addr))
-    plain = all(i.operands[1].offset == 0 and isinstance(i.operands[0], Reg) for i in body if i.family == "ld")
+    # the last iteration's reads: each load, and each cas/exch (which writes back what it read)
+    reads = [i for i in body if i.family == "ld" or loops.rewrites(i) and not rewrite_effect]
+    loads = tuple((i.operands[0].name, i.operands[1].base) for i in reads
+                  if isinstance(i.operands[0], Reg) and isinstance(i.operands[1], Addr))
+    plain = all(i.operands[1].offset == 0 and isinstance(i.operands[0], Reg) for i in reads)
     n_waits = sum(1 for i in body if i.family in WAITS)
     waits = tuple(i for i in path if i.family in WAITS)[-n_waits:] if n_waits else ()
     # the fairness check reads a wait's parity as an immediate (checker.isa.fold makes a register
     # that holds a constant one) or a register the loop does not write (its final value); a wait
     # it cannot read leaves the hang search incomplete
-    written = {r for k in loop.body for r in address.destinations(code[k], registry.family(code[k]))
-               if code[k].op != "bra"}
     parities = all(w.quals.get("parity") and (isinstance(w.operands[2], Imm) or isinstance(w.operands[2], Reg)
                                               and w.operands[2].name not in written) for w in waits)
+    why = loop.why or ("it reads part of a location (an offset)" if not plain else
+                       "an mbarrier wait's parity is computed by the loop" if not parities else "")
     return Spin(branch, code[head], loop, loads, waits, loop.spins and loop.straight and plain and parities,
-                decided >= DECIDED_ITERATIONS)
+                decided >= DECIDED_ITERATIONS, why)
 
 
 def await_loops(t: Thread) -> Thread:

@@ -77,13 +77,13 @@ class Combo:
         return text
 
 
-def combos(test: LitmusTest, lim: limits.Limits, loops: bool = False) -> list[Combo]:
+def combos(test: LitmusTest, lim: limits.Limits, loops: bool = False, options=frozenset()) -> list[Combo]:
     """Every combination of one control path per thread (`loops`: spin-wait awaits written as the
-    loops they stand for, for the liveness question)."""
+    loops they stand for, for the liveness question; `options`: the model options)."""
     unroll = test.unroll or lim.unroll
     with limits.use(lim):
         threads = [paths.await_loops(t) if loops else t for t in test.threads]
-        per_thread = [paths.split(t, unroll, test) for t in threads]
+        per_thread = [paths.split(t, unroll, test, options) for t in threads]
     total = 1
     for ps in per_thread:
         total *= len(ps)

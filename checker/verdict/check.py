@@ -180,9 +180,14 @@ def _judge_union(fc: UnionSession, base: Result) -> Result:
             message = "broken test: no execution satisfies " + ", ".join(c.text for c in broken) + \
                       " even without axioms"
         elif any(c.met is None for c in conds):
-            status, message = "unknown", ("a verdict is Unknown: the loop bound cut executions off "
-                                          f"({fc.advice if fc.bounded else 'raise --unroll'}) or a wait was not "
-                                          "searched for hangs (see the notes)")
+            # say why each Unknown is (the advice to raise --unroll only where a higher bound can decide)
+            hang = conds[-1] if test.expect_hang is not None else None
+            why = []
+            if any(c.met is None for c in conds if c is not hang):
+                why.append(f"the loop bound cut executions off ({fc.advice})")
+            if hang is not None and hang.met is None:
+                why.append(f"the hang question is Unknown: {fc.hang_unknown_why()}")
+            status, message = "unknown", "a verdict is Unknown: " + "; ".join(why)
         else:
             status = "pass" if all(c.met for c in conds) else "fail"
     return replace(base, status=status, message=message, observe=fc.observe, outcomes=outcomes,

@@ -215,6 +215,9 @@ class Session:
         """A straight-line test asked without the hang question: no hang is searched for."""
         return (), True
 
+    def hang_unknown_why(self) -> str:
+        return ""                   # (never Unknown: see hangs)
+
     def never_terminates(self) -> str | None:
         return None
 

@@ -1,0 +1,394 @@
+"""The edits that can remove a hang, for a target that forbids one (`ptxmc fix FILE hang`, or a
+test that expects `hang: forbidden` and hangs). Synchronization (checker.repair.candidates) only
+removes executions; a hang usually needs the protocol itself changed: a parity, a count, a byte
+count, a missing arrival. One function per kind below; the prices are the cost table's
+(checker.repair.costs, docs/fix.md).
+
+Every value is derived from the hangs the test's UnionSession finds (checker.verdict.union:
+the final state a spinning wait reads, the arrivals a stuck barrier generation receives), never
+from a table of known bugs; whether an edit removes the hang is for the search to judge, through
+the same session (checker.repair.variants.UnionProblem).
+
+- `parity`: a try_wait/test_wait .parity with an immediate parity, in a loop that hangs on an
+  mbarrier that has completed a phase: the other parity (on a fresh mbarrier the other parity
+  names the phase before the first, which counts as complete: the wait would wait for nothing).
+- `expect_tx`: an expect_tx byte count (mbarrier.arrive.expect_tx, mbarrier.expect_tx) on an
+  mbarrier a hanging wait finds with tx-count t != 0 left: the count minus t (what arrives).
+- `mbarrier.init.count`: an mbarrier.init count on an mbarrier found with k arrivals pending: the
+  count minus k.
+- `noinc`: a cp.async.mbarrier.arrive without .noinc on such an mbarrier: with .noinc (its
+  arrive-on then counts as one of the expected arrivals).
+- `mbarrier.arrive`: on such an mbarrier, an arrive in a thread of its CTA: after the thread's last
+  arrive on it, else before its first wait on it, else at the thread's end; never at a label (the
+  arrive would join the loop the label heads).
+- `bar.count`: a counted CTA barrier whose stuck generation receives m >= 2 arrivals: every use
+  of the barrier given count m (one edit: PTX requires one count per barrier); where the count
+  is the whole CTA's and no use is a bar.arrive, every use without a count (a generation then
+  waits only for the threads that have not exited).
+- `barrier.cluster.arrive`: a cluster barrier wait a thread reaches without an arrive since its
+  previous wait (in a test that hangs at a barrier): an arrive before it.
+- `st.value`: a store of an immediate to a location a hanging spin loop polls: each value the
+  loop compares the loaded value with (its setp immediates, an await's value).
+
+Not made: adding a store where no thread writes the location a loop polls. Which thread should
+write it, where and how strongly is the protocol's design, and an edit that lets the spinning
+thread write its own flag removes any such hang while meaning nothing; a never-set flag is
+reported as having no repair in the space.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from functools import cached_property
+
+from ..ast import Addr, Imm, Instr, LitmusTest
+from ..errors import LitmusError
+from ..isa import barriers
+from ..isa.mbarrier import fields
+from ..isa.syntax import render_instr
+from .costs import CostModel
+from .edits import PHASES, Edit, Insert, Replace, instr
+
+ARRIVES = ("mbarrier.arrive", "mbarrier.arrive_drop")
+WAITS = ("mbarrier.try_wait", "mbarrier.test_wait")
+
+
+@dataclass
+class _Hangs:
+    """What the hangs of the original test say, for the generators."""
+
+    test: LitmusTest
+    asked: object                   # its UnionSession (asked the liveness question)
+
+    @cached_property
+    def found(self) -> tuple:
+        return self.asked.hangs()[0]
+
+    @cached_property
+    def combos(self) -> set[str]:
+        return {h.combo for h in self.found}
+
+    def loc(self, name: str) -> str:
+        return self.asked.names.get(name, name)
+
+    @cached_property
+    def spins(self) -> list:
+        """(thread, Spin) of every loop a hanging combination is cut in."""
+        out = []
+        for c in list(self.asked.combos) + [c for c, _ in self.asked.blocked]:
+            if c.cut and c.describe() in self.combos:
+                out.extend(c.cut)
+        return out
+
+    @cached_property
+    def mb_states(self) -> dict[str, set[tuple[int, int, int, int]]]:
+        """mbarrier -> the final states (phase, expected, pending, tx) a hanging wait reads."""
+        mbs = {self.loc(w.operands[1].base) for _, s in self.spins for w in s.waits}
+        out: dict = {}
+        for h in self.found:
+            d = dict(h.outcome)
+            for m in mbs:
+                if d.get(m):
+                    out.setdefault(m, set()).add(fields(d[m]))
+        return out
+
+    @cached_property
+    def blocked(self) -> bool:
+        """Does a hanging combination block at a barrier?"""
+        return any(c.describe() in self.combos for c, _ in self.asked.blocked)
+
+    @cached_property
+    def stuck(self) -> list:
+        """(combination, blocked use, the uses that arrived in its generation) of every barrier
+        generation a hanging combination never completes."""
+        out = []
+        for c, _ in self.asked.blocked:
+            if not c.stuck or c.describe() not in self.combos:
+                continue
+            # (the combination's test stops each stuck thread before its barrier operation)
+            by = {(u.thread, u.index): u for us in barriers.uses(c.test).values() for u in us}
+            by.update({(u.thread, u.index): u for u in c.schedule.blocked})
+            gen = {(t, i): g for t, i, g in c.schedule.generation}
+            for u in c.schedule.blocked:
+                g = gen.get((u.thread, u.index))
+                came = [by[k] for k, gg in gen.items() if gg == g and k in by and by[k].key == u.key
+                        and by[k].kind != "wait"]
+                out.append((c, u, came))
+        return out
+
+    def index(self, thread: str, ins: Instr) -> int | None:
+        """The index, in the test as written, of the instruction a path's `ins` came from."""
+        code = next(t.code for t in self.test.threads if t.name == thread)
+        if ins.where is None:
+            return None
+        for k, i in enumerate(code):
+            if i.where is ins.where:
+                return k
+        for k, i in enumerate(code):
+            if i.where == ins.where and i.op == ins.op:
+                return k
+        return None
+
+
+def hang_candidates(test: LitmusTest, asked, costs: CostModel) -> tuple[Edit, ...]:
+    """The hang-removing edits of `test` (asked: its UnionSession, with the liveness question)."""
+    h = _Hangs(test, asked)
+    if not h.found:
+        return ()
+    out: list[Edit] = []
+    for kind in (parity, expect_tx, init_count, noinc, arrive, bar_count, cluster_arrive, store_value):
+        out.extend(kind(h, costs))
+    seen, edits = set(), []
+    for e in out:
+        if e.key not in seen:
+            seen.add(e.key)
+            edits.append(e)
+    return tuple(edits)
+
+
+# -- helpers ---------------------------------------------------------------------------------------
+
+def _with_operands(test: LitmusTest, ins: Instr, operands, qualifiers=None) -> Instr | None:
+    """`ins` with other operands (and qualifiers), validated; None if the registry refuses it."""
+    text = render_instr(replace(ins, operands=tuple(operands)), qualifiers)
+    try:
+        new = instr(text, test, ins.where.line if ins.where else None)
+    except LitmusError:
+        return None
+    return replace(new, where=ins.where, await_value=ins.await_value, predicate=ins.predicate)
+
+
+def _mb_of(ins: Instr) -> str | None:
+    """The mbarrier an mbarrier (or cp.async.mbarrier.arrive) instruction names."""
+    for o in ins.operands:
+        if isinstance(o, Addr):
+            return o.base
+    return None
+
+
+def _value_edit(key: str, kind: str, cost_key: str, costs: CostModel, thread: str, k: int, new: Instr,
+                why: str) -> Edit:
+    # the slot of the instruction's strength (checker.repair.candidates): one replacement per instruction
+    return Edit(key, kind, ("access", (thread, k)), None, costs[cost_key], (Replace(thread, k, new),), cost_key,
+                why=why)
+
+
+def _code(test: LitmusTest):
+    for th in test.threads:
+        for k, ins in enumerate(th.code):
+            yield th, k, ins
+
+
+# -- the kinds -------------------------------------------------------------------------------------
+
+def parity(h: _Hangs, costs: CostModel) -> list[Edit]:
+    out = []
+    for thread, spin in h.spins:
+        for w in spin.waits:
+            k = h.index(thread, w)
+            if k is None:
+                continue
+            ins = next(t for t in h.test.threads if t.name == thread).code[k]
+            if not ins.quals.get("parity") or not isinstance(ins.operands[2], Imm):
+                continue
+            # only where a phase has completed: on a fresh mbarrier the other parity names the
+            # phase before the first, which a wait finds complete at once (it would wait for nothing)
+            if not any(ph >= 1 for ph, _, _, _ in h.mb_states.get(h.loc(ins.operands[1].base), ())):
+                continue
+            flipped = 1 - ins.operands[2].value % 2
+            new = _with_operands(h.test, ins, ins.operands[:2] + (Imm(flipped),) + ins.operands[3:])
+            if new is not None:
+                out.append(_value_edit(f"hang:parity:{thread}:{k}", "parity", "parity", costs, thread, k, new,
+                                       f"{thread} waits for the phase of parity {flipped} of {ins.operands[1].base}"))
+    return out
+
+
+def expect_tx(h: _Hangs, costs: CostModel) -> list[Edit]:
+    out = []
+    for th, k, ins in _code(h.test):
+        if not ins.quals.get("expect_tx") and ins.family != "mbarrier.expect_tx":
+            continue
+        mb = _mb_of(ins)
+        if mb is None or not isinstance(ins.operands[-1], Imm):
+            continue
+        for _, _, _, tx in sorted(h.mb_states.get(h.loc(mb), ())):
+            n = ins.operands[-1].value - tx
+            if tx == 0 or n <= 0:
+                continue
+            new = _with_operands(h.test, ins, ins.operands[:-1] + (Imm(n),))
+            if new is not None:
+                out.append(_value_edit(f"hang:expect_tx:{th.name}:{k}:{n}", "expect_tx", "expect_tx", costs,
+                                       th.name, k, new, f"{mb} expects the {n} bytes that arrive "
+                                                        f"({tx:+d} left pending on the path that hangs)"))
+    return out
+
+
+def _pending(h: _Hangs, mb: str) -> list[int]:
+    return sorted({p for _, _, p, _ in h.mb_states.get(h.loc(mb), ()) if p > 0})
+
+
+def init_count(h: _Hangs, costs: CostModel) -> list[Edit]:
+    out = []
+    for th, k, ins in _code(h.test):
+        if ins.family != "mbarrier.init" or not isinstance(ins.operands[1], Imm):
+            continue
+        for p in _pending(h, ins.operands[0].base):
+            n = ins.operands[1].value - p
+            new = _with_operands(h.test, ins, (ins.operands[0], Imm(n))) if n >= 1 else None
+            if new is not None:
+                out.append(_value_edit(f"hang:init:{th.name}:{k}:{n}", "count", "mbarrier.init.count", costs,
+                                       th.name, k, new, f"{ins.operands[0].base} expects the {n} arrivals it gets "
+                                                        f"({p} missing on the path that hangs)"))
+    return out
+
+
+def noinc(h: _Hangs, costs: CostModel) -> list[Edit]:
+    out = []
+    for th, k, ins in _code(h.test):
+        if ins.family != "cp.async.mbarrier.arrive" or ins.quals.get("noinc") or not _pending(h, _mb_of(ins)):
+            continue
+        quals = ins.qualifiers[:3] + ("noinc",) + ins.qualifiers[3:]
+        new = _with_operands(h.test, ins, ins.operands, quals)
+        if new is not None:
+            out.append(_value_edit(f"hang:noinc:{th.name}:{k}", "noinc", "cp.async.mbarrier.arrive.noinc", costs,
+                                   th.name, k, new, f"the copies' arrive-on counts as an expected arrival on "
+                                                    f"{_mb_of(ins)}"))
+    return out
+
+
+def arrive(h: _Hangs, costs: CostModel) -> list[Edit]:
+    out = []
+    for loc in h.mb_states:
+        mbs = [m for m in {_mb_of(i) for _, _, i in _code(h.test) if i.family.startswith("mbarrier")}
+               if m is not None and h.loc(m) == loc]
+        if not mbs or not _pending(h, mbs[0]):
+            continue
+        mb = mbs[0]
+        decl = h.test.mem(mb)
+        touching = {th.name for th, _, i in _code(h.test) if _mb_of(i) in mbs}
+        model = next((i for _, _, i in _code(h.test) if i.family == "mbarrier.arrive" and _mb_of(i) in mbs
+                      and not i.quals.get("expect_tx") and len(i.operands) == 2 and not i.predicate), None)
+        space = next((i.quals.get("space") for _, _, i in _code(h.test) if i.family.startswith("mbarrier")
+                      and _mb_of(i) in mbs and i.quals.get("space")), "shared::cta")
+        text = (f"{model.op}.{'.'.join(model.qualifiers)} _, [{mb}]" if model is not None
+                else f"mbarrier.arrive.{space}.b64 _, [{mb}]")
+        for th in h.test.threads:
+            if decl is not None and decl.owner is not None:
+                if th.position.cta_key() != decl.owner.cta_key():
+                    continue
+            elif th.name not in touching:
+                continue
+            point = _arrive_point(th, mbs)
+            if point is None:
+                continue
+            try:
+                ins = instr(text, h.test)
+            except LitmusError:
+                continue
+            out.append(Edit(f"hang:arrive:{th.name}:{mb}", "arrive", ("arrive", th.name, mb), None,
+                            costs["mbarrier.arrive"], (Insert(th.name, point, PHASES["fence_pre"], (ins,)),),
+                            "mbarrier.arrive", why=f"{th.name} makes an arrival {mb} waits for"))
+    return out
+
+
+def _arrive_point(th, mbs) -> int | None:
+    """Where `th` arrives: after its last arrive on the mbarrier, else before its first wait on
+    it, else at its end; never at a label (the arrive would join the loop it heads), nor after a
+    wait of its own on the mbarrier."""
+    labelled = {k for _, k in th.labels}
+    arrives = [k for k, i in enumerate(th.code) if i.family in ARRIVES and _mb_of(i) in mbs and not i.predicate]
+    waits = [k for k, i in enumerate(th.code) if i.family in WAITS and _mb_of(i) in mbs]
+    if arrives and arrives[-1] + 1 not in labelled:
+        return arrives[-1] + 1
+    if waits:
+        return None if waits[0] in labelled else waits[0]
+    return len(th.code) if len(th.code) not in labelled else None
+
+
+def bar_count(h: _Hangs, costs: CostModel) -> list[Edit]:
+    out, done = [], set()
+    n = h.test.threads_per_litmus_thread
+    for c, u, came in h.stuck:
+        if u.key[0] != "cta" or u.need is None:
+            continue
+        uses = [(th, k, i) for th, k, i in _code(h.test) if i.family in ("bar", "barrier")
+                and i.quals["mode"] != "red" and th.position.cta_key() == u.key[1]
+                and isinstance(i.operands[0], Imm) and i.operands[0].value == u.key[2]]
+        members = [t for t in h.test.threads if t.position.cta_key() == u.key[1]]
+        counts = []
+        if len(came) >= 2 and len(came) * n != u.need:
+            counts.append(len(came) * n)
+        if u.need == len(members) * n and all(i.quals["mode"] != "arrive" for _, _, i in uses):
+            counts.append(None)
+        for m in counts:
+            if (u.key, m) in done:
+                continue
+            done.add((u.key, m))
+            changes = []
+            for th, k, i in uses:
+                new = _with_operands(h.test, i, (i.operands[0],) + ((Imm(m),) if m is not None else ()))
+                if new is None:
+                    break
+                changes.append(Replace(th.name, k, new))
+            else:
+                what = f"count {m}" if m is not None else "no count"
+                why = (f"barrier {u.key[2]} completes with the {m} threads' arrivals it gets" if m is not None else
+                       f"barrier {u.key[2]} waits only for the threads of the CTA that have not exited")
+                out.append(Edit(f"hang:bar:{u.key[2]}:{what}", "count", ("bar.count",) + u.key, None,
+                                costs["bar.count"], tuple(changes), "bar.count", why=why))
+    return out
+
+
+def cluster_arrive(h: _Hangs, costs: CostModel) -> list[Edit]:
+    if not h.blocked:
+        return []
+    out = []
+    model = next((i for _, _, i in _code(h.test) if i.family == "barrier.cluster" and i.quals["mode"] == "arrive"),
+                 None)
+    for th in h.test.threads:
+        armed = False
+        for k, i in enumerate(th.code):
+            if i.family != "barrier.cluster":
+                continue
+            if i.quals["mode"] == "arrive":
+                armed = True
+                continue
+            if not armed:
+                text = model.text if model is not None else \
+                    "barrier.cluster.arrive" + (".aligned" if i.quals.get("aligned") else "")
+                try:
+                    ins = instr(text, h.test)
+                except LitmusError:
+                    continue
+                out.append(Edit(f"hang:cluster-arrive:{th.name}:{k}", "arrive", ("cluster-arrive", th.name, k),
+                                None, costs["barrier.cluster.arrive"],
+                                (Insert(th.name, k, PHASES["fence_pre"], (ins,)),), "barrier.cluster.arrive",
+                                why=f"{th.name} arrives before it waits on the cluster barrier"))
+            armed = False
+    return out
+
+
+def store_value(h: _Hangs, costs: CostModel) -> list[Edit]:
+    out = []
+    want: dict[str, set[int]] = {}
+    for thread, spin in h.spins:
+        th = next(t for t in h.test.threads if t.name == thread)
+        a, b = h.index(thread, spin.head), h.index(thread, spin.branch)
+        body = th.code[a:b + 1] if a is not None and b is not None and a <= b else \
+            (th.code[a:a + 1] if a is not None else ())
+        values = {i.await_value for i in body if i.await_value is not None}
+        values |= {o.value for i in body if i.family == "setp" for o in i.operands if isinstance(o, Imm)}
+        for _, loc in spin.loads:
+            want.setdefault(h.loc(loc), set()).update(values)
+    for th, k, ins in _code(h.test):
+        if ins.family != "st" or ins.predicate or len(ins.operands) != 2 or not isinstance(ins.operands[1], Imm):
+            continue
+        addr = ins.operands[0]
+        if not isinstance(addr, Addr) or addr.offset or h.loc(addr.base) not in want:
+            continue
+        for v in sorted(want[h.loc(addr.base)] - {ins.operands[1].value}):
+            new = _with_operands(h.test, ins, (addr, Imm(v)))
+            if new is not None:
+                out.append(Edit(f"hang:value:{th.name}:{k}:{v}", "value", ("access", (th.name, k)), None,
+                                costs["st.value"], (Replace(th.name, k, new),), "st.value",
+                                why=f"{th.name} writes the value {v} the loop polling {addr.base} waits for"))
+    return out

@@ -1,0 +1,259 @@
+"""`ptxmc fix ... hang` (issue 33): the edits that remove a hang (checker.repair.hangs), judged
+through the one session like every candidate, proven least cost; and `ptxmc fix --prune` on tests
+with control flow.
+
+The sweep runs `fix FILE::NAME hang` on every test of litmus/liveness that hangs (expects
+`hang: allowed`): each one is either repaired, proven least cost, with the repair re-judged
+through the normal session (no hang left, its other expectations met), or named in NO_REPAIR
+with the reason the hang has no repair among the edits `fix` makes (docs/fix.md, Edits)."""
+from __future__ import annotations
+
+import glob
+from dataclasses import replace
+
+import pytest
+
+from checker.cli import main
+from checker.front.litmus import load_text
+from checker.repair import costs
+from checker.repair.fix import fix, target_test
+from checker.repair.hangs import hang_candidates
+from checker.repair.prune import prune
+from checker.repair.target import from_test
+from checker.resources import resolve_model
+from checker.verdict.check import check_test
+from checker.verdict.open import open_session
+
+MODEL = resolve_model("ptx")
+
+
+def _hanging() -> list:
+    out = []
+    for path in sorted(glob.glob("litmus/liveness/*.yaml")):
+        with open(path) as f:
+            out += [t for t in load_text(f.read(), path) if not isinstance(t, Exception) and t.expect_hang]
+    return out
+
+
+# The repairs of least cost, by the cost-table entry of each edit (the hang edits' kinds).
+REPAIRED = {
+    "BarDivergent+racy-guard": ["bar.count"],               # no count: P0 skips the barrier and exits
+    "BarCount+count3": ["bar.count"],
+    "BarProducerConsumer+consumer-counts-3": ["bar.count"],
+    "ClusterBar+missing-arrive": ["barrier.cluster.arrive"],
+    "HangRegisterParity-imm-alone": ["expect_tx"],
+    "HangRegisterParity-imm-bar": ["expect_tx"],
+    "HangRegisterParity-reg-alone": ["expect_tx"],
+    "HangRegisterParity-reg-loop": ["expect_tx"],
+    "HangRegisterParity-reg-bar": ["expect_tx"],
+    "HangRegisterParity-reg-loop-bar": ["expect_tx"],
+    "LoopShape+canonical+hangs": ["st.value"],
+    "LoopShape+negated+hangs": ["st.value"],
+    "LoopShape+rotated+hangs": ["st.value"],
+    "LoopShape+rotated-uni+hangs": ["st.value"],
+    "LoopShape+backoff+hangs": ["st.value"],
+    "LoopShape+dead-counter+hangs": ["st.value"],
+    "LoopShape+exit-first+hangs": ["st.value"],
+    "LoopShape+fence-poll+hangs": ["st.value"],
+    "LoopShape+or-pred+hangs": ["st.value"],
+    "LoopShape+two-exits+hangs": ["st.value"],
+    "LoopShape+and-pred+hangs": ["st.value"],
+    "LoopShapeMbarrier+canonical+hangs": ["mbarrier.arrive"],
+    "LoopShapeMbarrier+rotated-uni+hangs": ["mbarrier.arrive"],
+    "LoopShapeMbarrier+register-parity+hangs": ["mbarrier.arrive"],
+    "LoopShapeMbarrier+test-wait+hangs": ["mbarrier.arrive"],
+    "LoopShapeMbarrier+cuda-ptx-selp+hangs": ["mbarrier.arrive"],
+    "LoopShapeMbarrier+not-pred+hangs": ["mbarrier.arrive"],
+    "LoopShape+tid-dispatch+hangs": ["st.value"],
+    "LoopShape+elect-dispatch+hangs": ["st.value"],
+    "LoopShape+counted+hangs": ["st.value"],
+    "LoopShapeMbarrier+phase-flip+hangs": ["mbarrier.arrive"],
+    "MbParity+parity1": ["parity"],
+    "MbArrivals+one-missing": ["mbarrier.arrive"],
+    "MbExpectTx+too-many-bytes": ["expect_tx"],
+    "CpAsyncArrive+without-noinc": ["cp.async.mbarrier.arrive.noinc"],
+    "Spin+wrong-value": ["st.value"],
+    "Spin+await+wrong-value": ["st.value"],
+    "BarCountless+exited-thread+count-2": ["bar.count"],
+}
+
+# Hangs that are the test's point, with no repair among the edits fix makes (docs/fix.md, Edits).
+NO_REPAIR = {
+    "Spin+never-written": "no thread writes the flag: a store nobody makes is not added",
+    "Spin+both+missing-store": "P0 never sets x: a store nobody makes is not added",
+    "Spin+overwritten": "the final value 0 spins, and its expectations keep P1:r1=0 allowed",
+    "HangParityFromMemory-never-arrives": "the parity is read from memory: either value may be waited for",
+    "BarQuorum+3threads+P0-twice": "P1 and P2 may complete a generation together: a grouping, not a count",
+    "BarArrive+producer-runs-ahead+one-barrier": "the producer may arrive twice in a row: a handshake, not a count",
+    "BarCrossed+deadlock": "the barriers are taken in opposite orders: a reordering",
+    "ClusterBar+exited-thread+spins": "P1 spins on a flag nobody sets",
+}
+
+
+def test_every_hanging_liveness_test_is_listed():
+    names = {t.name for t in _hanging()}
+    assert names == set(REPAIRED) | set(NO_REPAIR)
+    assert not set(REPAIRED) & set(NO_REPAIR)
+
+
+@pytest.mark.parametrize("test", [t for t in _hanging() if t.name in REPAIRED], ids=lambda t: t.name)
+def test_fix_removes_the_hang_proven_least(test):
+    target = replace(from_test(test), hang=False)
+    r = fix(test, target, MODEL, max_repairs=1, budget=300, explain=False)
+    assert r.status == "repaired" and r.proven, (r.status, r.notes)
+    rep = r.repairs[0]
+    assert [e.cost_key for e in rep.edits] == REPAIRED[test.name]
+    assert rep.cost == sum(costs.DEFAULT[k] for k in REPAIRED[test.name])
+    # re-judged through the normal session: no hang is left, and the repaired test passes
+    assert open_session(rep.test, MODEL, hang=True).hangs()[0] == ()
+    assert rep.test.expect_hang is False and check_test(rep.test, MODEL).ok
+
+
+@pytest.mark.parametrize("name, edit", [
+    ("MbExpectTx+too-many-bytes", "mbarrier.arrive.expect_tx.shared::cta.b64 _, [mb], 16"),
+    ("BarCount+count3", "bar.sync 1, 2"),
+    ("MbParity+parity1", "mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 p, [mb], 0"),
+    ("Spin+wrong-value", "st.relaxed.gpu.global [flag], 1"),
+])
+def test_hang_edits_take_their_values_from_the_hang(name, edit):
+    """The byte count is what arrives (16 of the 32 announced), the thread count what the stuck
+    generation receives, the parity that of the phase that completed, the value the loop polls for."""
+    (test,) = [t for t in _hanging() if t.name == name]
+    asked = open_session(test, MODEL, hang=True)
+    assert edit in {e.text for e in hang_candidates(test, asked, costs.DEFAULT)}
+
+
+def test_no_parity_flip_on_a_fresh_mbarrier():
+    """MbArrivals+one-missing waits for phase 0 of an mbarrier that never completes a phase: the
+    other parity names the phase before the first, which a wait finds complete at once. Flipping
+    it would remove the hang by waiting for nothing, so it is not offered; the missing arrive is."""
+    (test,) = [t for t in _hanging() if t.name == "MbArrivals+one-missing"]
+    kinds = {e.cost_key for e in hang_candidates(test, open_session(test, MODEL, hang=True), costs.DEFAULT)}
+    assert "parity" not in kinds and "mbarrier.arrive" in kinds
+
+
+def test_hang_edits_are_offered_only_to_remove_a_hang():
+    """A repair of an outcome never changes a count, a parity or a value (that would change what
+    the program computes): the hang edits join the space only for a target that forbids a hang."""
+    (t,) = [x for x in load_text(open("litmus/liveness/mbarrier-phases.yaml").read(), "litmus/liveness/mbarrier-phases.yaml")
+            if x.name == "MbParity+parity1"]
+    assert fix(t, from_test(t), MODEL).status == "met"
+    spec = "litmus/liveness/flag-polling.yaml::Poll+rel.gpu+rlx.gpu"
+    import checker
+    poll = checker.load_test(spec)
+    assert hang_candidates(poll, open_session(poll, MODEL, hang=True), costs.DEFAULT) == ()
+
+
+def test_fix_on_an_allowed_hang_says_so_and_names_the_hang_command(capsys):
+    assert main(["fix", "litmus/liveness/barriers.yaml::BarCount+count3"]) == 0
+    out = capsys.readouterr().out
+    assert "Nothing to fix" in out
+    assert "the program hangs (P0 at bar.sync 1, 3 (line 35)), which its expectations allow (hang: allowed)" in out
+    assert "ptxmc fix 'litmus/liveness/barriers.yaml::BarCount+count3' hang" in out
+
+
+def test_a_hang_without_a_hang_edit_is_named_clearly(capsys):
+    main(["fix", "litmus/liveness/never-set.yaml::Spin+never-written", "hang", "--budget", "1"])
+    out = capsys.readouterr().out
+    assert "note: the hang: P1 at @p bra SPIN (line 18): r0 = 0, the final value of flag" in out
+    assert "no hang edit applies" in out
+
+
+def test_the_searches_agree_on_a_hang_repair():
+    (t,) = [x for x in _hanging() if x.name == "MbArrivals+one-missing"]
+    target = replace(from_test(t), hang=False)
+    a, b = (fix(t, target, MODEL, method=m, budget=300, explain=False) for m in ("cegis", "exhaustive"))
+    assert a.proven and b.proven and a.cost == b.cost == costs.DEFAULT["mbarrier.arrive"]
+    assert {tuple(e.key for e in r.edits) for r in a.repairs} == {tuple(e.key for e in r.edits) for r in b.repairs}
+    assert len(a.repairs) == 2          # P0 arrives a second time, or P1 arrives
+
+
+# -- --prune on tests with control flow ------------------------------------------------------------
+
+POLL_OVERKILL = """\
+name: Poll+overkill
+source: "test of ptxmc fix --prune"
+threads:
+  P0:
+    at: gpu0.cta0
+    code:
+      - st.weak.global [x], 1
+      - fence.sc.sys
+      - st.release.sys.global [flag], 1
+  P1:
+    at: gpu0.cta0.warp1
+    code:
+      - SPIN:
+      - ld.acquire.gpu.global r0, [flag]
+      - setp.ne.s32 p, r0, 1
+      - "@p bra SPIN"
+      - ld.weak.global r1, [x]
+expect: {forbidden: ['P1:r1=0'], allowed: ['P1:r1=1'], hang: forbidden}
+"""
+
+
+@pytest.mark.parametrize("method", ["cegis", "exhaustive"])
+def test_prune_works_on_a_spin_loop(method):
+    """--prune refused a test with a loop ("asks for one event structure"); it now prunes it over
+    its variants: one CTA, so the fence goes and the flag accesses narrow to .cta, proven least."""
+    (t,) = load_text(POLL_OVERKILL, "<poll>")
+    r = prune(t, from_test(t), MODEL, method=method)
+    assert r.status == "pruned" and r.proven and len(r.repairs) == 1
+    texts = sorted(c.instr.text if hasattr(c, "instr") else "remove" for e in r.repairs[0].edits for c in e.changes)
+    assert texts == ["ld.acquire.cta.global r0, [flag]", "remove", "st.release.cta.global [flag], 1"]
+    assert check_test(r.repairs[0].test, MODEL).ok and dict(r.repairs[0].test.threads[1].labels) == {"SPIN": 0}
+
+
+def test_prune_on_a_bundled_control_flow_test(capsys):
+    assert main(["fix", "--prune", "litmus/liveness/flag-polling.yaml::Poll+rel.gpu+acq.gpu"]) == 0
+    out = capsys.readouterr().out
+    assert "No synchronization can be removed or weakened." in out
+
+
+QUORUM_FENCED = """\
+name: BarQuorum+fenced
+source: "test of ptxmc fix --prune"
+threads:
+  P0:
+    at: gpu0.cta0
+    code:
+      - st.weak.global [x], 1
+      - fence.acq_rel.gpu
+      - bar.sync 1, 2
+  P1:
+    at: gpu0.cta0.warp1
+    code:
+      - bar.sync 1, 2
+      - ld.weak.global r1, [x]
+  P2:
+    at: gpu0.cta0.warp2
+    code:
+      - bar.sync 2, 2
+  P3:
+    at: gpu0.cta0.warp3
+    code:
+      - bar.sync 2, 2
+expect: {forbidden: ['P1:r1=0'], hang: forbidden}
+"""
+
+
+def test_prune_works_on_barrier_generations():
+    """A test asked over its barrier schedules (a hang expectation) is pruned over them: the fence
+    before bar.sync is not needed (the barrier orders the write before the read)."""
+    (t,) = load_text(QUORUM_FENCED, "<quorum>")
+    r = prune(t, from_test(t), MODEL)
+    assert r.status == "pruned" and r.proven
+    assert [type(c).__name__ for e in r.repairs[0].edits for c in e.changes] == ["Delete"]
+    assert check_test(r.repairs[0].test, MODEL).ok
+
+
+@pytest.mark.parametrize("test", [t for t in _hanging() if t.name in NO_REPAIR], ids=lambda t: t.name)
+def test_no_hang_edit_removes_a_hang_by_design(test):
+    """No single hang edit meets the target of a hang in NO_REPAIR (most have none): the hang stays,
+    or an expectation the test keeps fails (Spin+overwritten: a final 1 ends the spin, and P1:r1=0
+    is then impossible)."""
+    from checker.repair.edits import apply
+    from checker.repair.target import judge
+    target = replace(from_test(test), hang=False)
+    for e in hang_candidates(test, open_session(test, MODEL, hang=True), costs.DEFAULT):
+        assert judge(open_session(apply(test, [e]).test, MODEL, hang=True), target) is not None, e.text
