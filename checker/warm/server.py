@@ -319,7 +319,7 @@ def main(argv=None) -> int:
         cmd = [sys.executable, "-m", "checker.warm.server", "--idle", str(args.idle)]
         cmd += ["--log", os.path.abspath(args.log)] if args.log else []
         subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                         start_new_session=True, cwd="/")
+                         start_new_session=True)       # (here: `-m` finds the package this process found)
         for _ in range(600):                # the server imports the checker first: up to a minute
             probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             try:
