@@ -12,12 +12,14 @@ from pathlib import Path
 
 from ..errors import LitmusError, SourceLoc
 from .module import Module, load
-from .render import Mutant, mutants as make_mutants, role_table, test_name, yaml_text
+from .bearing import reason
+from .render import Mutant, mutants as make_mutants, role_table, short_name, test_name, yaml_text
 from .interp import Refused
 from .skeleton import Skeleton, extract
 
 MAX_ITERATIONS = 6
 EVENTS = 1000        # the event limit the checks run under (a skeleton of a real kernel has 100-300)
+INSTRUCTIONS = 256   # and the per-thread instruction limit (a role of a real kernel has up to ~120)
 
 
 @dataclass
@@ -26,6 +28,14 @@ class Report:
     text: str
     mutants_caught: list[str] = field(default_factory=list)
     mutants_missed: list[str] = field(default_factory=list)
+    # mutant name -> why it is not load-bearing (checker.extract.bearing); a missed mutant that
+    # is not here is unexplained
+    not_bearing: dict[str, str] = field(default_factory=dict)
+    unknown: list[str] = field(default_factory=list)
+
+    @property
+    def unexplained(self) -> list[str]:
+        return [m for m in self.mutants_missed if m not in self.not_bearing and m not in self.unknown]
 
 
 @dataclass
@@ -41,18 +51,21 @@ class Extraction:
 
     def check(self, jobs: int = 1, lim=None) -> Report:
         """Run the skeleton (and its mutants) through ptxmc, under `lim` (default: the limits in
-        force) with at least EVENTS events allowed."""
+        force) with at least EVENTS events and INSTRUCTIONS instructions per thread allowed."""
         from .. import limits
         from ..api import run
         lim = lim or limits.current()
         if lim.events < EVENTS:
             lim = lim.override([f"events={EVENTS}"])
+        if lim.instructions < INSTRUCTIONS:
+            lim = lim.override([f"instructions={INSTRUCTIONS}"])
         results = run([self.path], jobs=jobs, limits=lim)
         sk = self.skeleton
         lines: list[str] = []
         base = results[0]
-        ok = base.status == "pass"
-        lines.append(f"{base.name}: {base.status.upper()}" + (
+        # "run": no condition to judge (a skeleton with no data check) and no undefined behaviour
+        ok = base.status == "pass" or (base.status == "run" and not base.undefined)
+        lines.append(f"{base.name}: {'PASS' if ok else base.status.upper()}" + (
             " (no undefined behaviour; every checked read and copy carries its data"
             + (", no hang)" if self.hang else ")") if ok else ""))
         if not ok:
@@ -60,21 +73,34 @@ class Extraction:
             lines.append("  PTX lines named: " + ", ".join(_ptx_lines(sk, _message(base))))
         rep = Report(ok, "")
         by_name = {test_name(sk, "-" + m.name): m for m in self.mutants}
-        if self.mutants:
+        if self.mutants and not ok:
+            # every mutant keeps the as-compiled expectations, which the skeleton already fails:
+            # a mutant's failure would not tell its synchronization apart
+            lines.insert(1, f"mutants: {len(self.mutants)} not judged: the as-compiled skeleton fails already "
+                            "(fix the finding first, then ask again)")
+        elif self.mutants:
             for r in results[1:]:
                 m = by_name.get(r.name)
                 if m is None:
                     continue
                 caught = r.status in ("fail", "undefined")
                 (rep.mutants_caught if caught else rep.mutants_missed).append(m.name)
-                verdict = "caught    " if caught else ("NOT caught" if r.status == "pass" else r.status.upper())
-                msg = _message(r).splitlines()[0] if caught and _message(r) else ""
+                why = reason(sk, m.role, m.index) if r.status == "pass" else None
+                if why:
+                    rep.not_bearing[m.name] = why
+                elif not caught and r.status != "pass":
+                    rep.unknown.append(m.name)          # no answer: neither caught nor explained
+                verdict = "caught    " if caught else (
+                    ("not load-bearing" if why else "NOT caught, UNEXPLAINED") if r.status == "pass"
+                    else r.status.upper())
+                msg = _message(r).splitlines()[0] if caught and _message(r) else (why or "")
                 where = _ptx_lines(sk, _message(r)) if caught else []
-                lines.append(f"  {verdict} {m.name}: {m.what}" + (f": {msg[:160]}" if msg else "")
+                lines.append(f"  {verdict} {m.name}: {m.what}" + (f": {msg[:200]}" if msg else "")
                              + (f" [PTX lines {', '.join(where)}]" if where else ""))
             n = len(rep.mutants_caught)
-            lines.insert(1, f"mutants: {n} of {len(self.mutants)} caught (a mutant not caught changed "
-                            "synchronization that nothing in the unrolled window depends on)")
+            lines.insert(1, f"mutants: {n} of {len(self.mutants)} caught (load-bearing), {len(rep.not_bearing)} not "
+                            f"load-bearing within the window, {len(rep.unexplained)} unexplained"
+                            + (f", {len(rep.unknown)} unknown" if rep.unknown else ""))
         rep.text = "\n".join(lines)
         return rep
 
@@ -101,10 +127,11 @@ def _ptx_lines(sk: Skeleton, message: str) -> list[str]:
 
 def extract_file(path: str, *, kernel: str | None = None, iterations: int | None = None, block=None,
                  cluster: int | None = None, out_dir: str | None = None, mutants: bool = False,
-                 hang: bool = False, policy=None) -> list[Extraction]:
+                 hang: bool = False, policy=None, params: dict | None = None) -> list[Extraction]:
     """Extract every kernel of the .ptx file at `path` (or `kernel`); with `out_dir`, write
     OUT_DIR/KERNEL.yaml for each (checker.outsafe: a folder ptxmc did not create is refused
-    unless policy.force). LitmusError, naming the PTX line, for what cannot be extracted."""
+    unless policy.force). `params`: kernel parameters (NAME or NAME@OFFSET) taken as the given
+    values instead of searched. LitmusError, naming the PTX line, for what cannot be extracted."""
     from .. import outsafe
     policy = policy or outsafe.Policy(inputs=(path,))
     p = Path(path)
@@ -120,19 +147,20 @@ def extract_file(path: str, *, kernel: str | None = None, iterations: int | None
     if kernel is not None:
         kernels = [k for k in kernels if k.name == kernel]
         if not kernels:
-            names = ", ".join(k.name for k in mod.kernels()) or "none"
+            names = ", ".join(f"{k.name} (line {k.line})" for k in mod.kernels()) or "none"
             raise LitmusError(f"no kernel '{kernel}' in {path} (its kernels: {names})")
     if not kernels:
         raise LitmusError(f"{path} has no .entry (kernel)")
     folder = outsafe.check_folder(out_dir, "extract", policy) if out_dir is not None else None
     out: list[Extraction] = []
     for fn in kernels:
-        sk = skeleton_of(mod, fn, iterations=iterations, block=block, cluster=cluster)
+        sk = skeleton_of(mod, fn, iterations=iterations, block=block, cluster=cluster, params=params)
         ms = make_mutants(sk) if mutants else []
         target = None
         if folder is not None:
-            target = os.path.join(out_dir, f"{fn.name}.yaml")
-            outsafe.write_file(folder / f"{fn.name}.yaml", yaml_text(sk, ms, hang), policy)
+            stem = re.sub(r"[^\w+.-]", "_", short_name(fn.name))
+            target = os.path.join(out_dir, f"{stem}.yaml")
+            outsafe.write_file(folder / f"{stem}.yaml", yaml_text(sk, ms, hang), policy)
         out.append(Extraction(sk, target or "", ms, hang))
     return out
 
@@ -161,14 +189,32 @@ def skeleton_of(mod: Module, fn, *, iterations: int | None = None, block=None, c
     return sk
 
 
+_PARAM = re.compile(r"\((float )?parameter ([\w@-]+)\)")
+# A float parameter compared in a branch (CUTLASS's `beta == 0`: whether the epilogue loads the
+# source matrix C) is taken as FLOAT_VALUES[0], non-zero: the side that synchronizes more (C's
+# loads and their mbarriers); `--param KEY=0` extracts the other side.
+FLOAT_VALUES = (1.0, 0.0)
+
+
 def _search(mod, fn, n, block, cluster, params) -> Skeleton:
     try:
         return extract(mod, fn, iterations=n, block=block, cluster=cluster, params=params)
     except Refused as e:
-        m = re.search(r"\(parameter ([\w@-]+)\)", e.message)
-        if m is None or m.group(1) in params:
+        m = _PARAM.search(e.message)
+        if m is None or m.group(2) in params:
             raise
-        return _with_parameter(mod, fn, n, block, cluster, params, m.group(1), e)
+        if m.group(1):
+            return _with_float(mod, fn, n, block, cluster, params, m.group(2), e)
+        return _with_parameter(mod, fn, n, block, cluster, params, m.group(2), e)
+
+
+def _with_float(mod, fn, n, block, cluster, params, name, first_error):
+    for v in FLOAT_VALUES:
+        try:
+            return _search(mod, fn, n, block, cluster, {**params, name: v})
+        except Refused:
+            continue
+    raise first_error
 
 
 def _loop_count(sk: Skeleton) -> int:
@@ -190,13 +236,14 @@ def _with_parameter(mod, fn, n, block, cluster, params, name, first_error):
         try:
             sk = extract(mod, fn, iterations=n, block=block, cluster=cluster, params=trial)
         except Refused as e:
-            m = re.search(r"\(parameter ([\w@-]+)\)", e.message)
+            m = _PARAM.search(e.message)
             if m is None:
                 raise               # not about a parameter: another value would not help
-            if m.group(1) in trial:
+            if m.group(2) in trial:
                 continue
             try:
-                sk = _with_parameter(mod, fn, n, block, cluster, trial, m.group(1), e)
+                sk = (_with_float if m.group(1) else _with_parameter)(mod, fn, n, block, cluster, trial,
+                                                                      m.group(2), e)
             except Refused:
                 continue
         score = abs(_loop_count(sk) - n)

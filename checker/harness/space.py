@@ -233,8 +233,8 @@ def outcome_space(test: LitmusTest) -> OutcomeSpace:
     for v in variables:
         vals = regs.get(str(v), {0}) if v.thread else mem.get(roots.get(v.name, v.name), {0})
         if vals is None:
-            raise HarnessError(f"{v}: its value is opaque (an mbarrier state or similar), "
-                               f"so the device cannot bucket it")
+            raise HarnessError(f"{v}: its value is opaque (an mbarrier state, or more values than the harness "
+                               f"tracks, from arithmetic, a chain of RMWs or a loop), so the device cannot bucket it")
         if len(vals) > MAX_VALUES:
             raise HarnessError(f"{v}: more than {MAX_VALUES} possible values")
         wide = [x for x in vals if not -(2**31) <= x < 2**32]

@@ -130,7 +130,7 @@ def fix(test: LitmusTest, target: Target, model: Model, options=frozenset(), eng
         notes.append(f"asked over its {base.total} straight-line variants (control paths, barrier schedules): "
                      "each candidate set was judged as a whole, one by one")
     elif not problem.monotone:
-        notes.append("the model is not known to be monotone for this test (another model, or mbarrier.inval): "
+        notes.append(f"the model is not known to be monotone for this test ({problem.not_monotone[0]}): "
                      "the search checked candidate sets one by one")
     repairs = []
     for edits in found:

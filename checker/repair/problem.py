@@ -20,25 +20,27 @@ Learning from a failure, when the model is monotone (`monotone`):
   still fails (one edit at a time, with Sessions), and the clause learnt is "S' does not cover
   the whole core".
 Monotone means: adding an edit never makes an execution consistent that was not, nor clears an
-axiom or a flag's witness. Every edit of checker.repair.candidates adds tags, events or static
-edges that the bundled model (axioms/ptx.cat) uses only positively, except mbarrier.inval's
-reinitialisation rule (mb_between), where more base causality can make an operation invalid. So
-`monotone` holds for the bundled ptx model on tests without mbarrier.inval; otherwise (another
-model, or mbarrier.inval) the clauses block only the sets actually checked, which keeps the
-search exhaustive and the minimality proof sound, at the price of checking more sets.
+axiom's violation, nor makes a flag fire that did not. It is a property of the model and of what
+the edits do, decided per test (`monotone_failures`): each candidate edit's program is compared
+with the original on the events both have (`effects`: the base sets and relations that gain or
+lose members, the sets an inserted event belongs to), and the model's checks are read for the
+polarity of those names (checker.cat.polarity). Where that cannot show monotonicity (a model
+that uses a strengthened name negatively, e.g. mbarrier.inval's reinitialisation rule, where more
+base causality can make an operation invalid) the clauses block only the sets actually checked,
+which keeps the search exhaustive and the minimality proof sound, at the price of checking more
+sets.
 """
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Iterable
 
 from ..ast import LitmusTest
 from ..cat.interp import Model
+from ..cat.polarity import Effects, monotone_failures
 from ..errors import LitmusError
 from ..limits import Limits
-from ..resources import AXIOMS_DIR
 from ..verdict.session import Session
 from .edits import Edit
 from .program import Program, build
@@ -75,12 +77,66 @@ class Clause:
 NEW_READS = frozenset({"mbwait"})
 
 
-def is_monotone(model: Model, es) -> bool:
-    try:
-        bundled = Path(model.path).resolve() == (AXIOMS_DIR / "ptx.cat").resolve()
-    except OSError:
-        bundled = False
-    return bundled and not es.sets.get("MB_INVAL")
+def effects(base: Program, programs: Iterable[Program]) -> Effects:
+    """What the edited programs change in the base program's sets and relations, on the events
+    they share (by name, checker.repair.program), and which names hold their inserted events."""
+    grows: dict = {}
+    shrinks, touch = set(), set()
+    moves: dict = {}
+    bes = base.es
+    for prog in programs:
+        es, bid = prog.es, base.eid
+        old = {i: bid[n] for i, n in enumerate(prog.names) if n in bid}      # eid in prog -> in base
+        new = frozenset(i for i in range(len(prog.names)) if i not in old)
+        now_in, was_in = _membership(es.sets), _membership(bes.sets)
+        for name in set(es.sets) | set(bes.sets):
+            now = es.sets.get(name, frozenset())
+            if now & new:
+                touch.add(name)
+            was = bes.sets.get(name, frozenset())
+            mapped = {old[i] for i in now if i in old}
+            if mapped - was:
+                grows[name] = grows.get(name, frozenset()) | (mapped - was)
+            for i, e in old.items():
+                if e in was and i not in now:
+                    to, evs = moves.get(name, (frozenset(), frozenset()))
+                    moves[name] = (to | (now_in.get(i, frozenset()) - was_in.get(e, frozenset())), evs | {e})
+        for name in set(es.relations) | set(bes.relations):
+            now = es.relations.get(name, frozenset())
+            if any(a in new or b in new for a, b in now):
+                touch.add(name)
+            was = bes.relations.get(name, frozenset())
+            mapped = {(old[a], old[b]) for a, b in now if a in old and b in old}
+            if mapped - was:
+                grows[name] = None
+            if any(not _moved_earlier(p, now, new, es.relations.get("po", ()), old) for p in was - mapped):
+                shrinks.add(name)
+    empty = frozenset(n for n in set(bes.sets) | set(bes.relations)
+                      if not bes.sets.get(n) and not bes.relations.get(n) and n not in grows and n not in touch)
+    return Effects(grows, moves, frozenset(shrinks), frozenset(touch), empty, dict(bes.sets))
+
+
+def _moved_earlier(pair, now, new, po, old) -> bool:
+    """An existing event's pair (a, b) that the edited program relates to an inserted event c
+    program-ordered before b instead: a completion moved earlier (an inserted wait completes
+    what a later one did); the order after c still reaches b. Counted as no loss."""
+    a, b = pair
+    inv = {v: k for k, v in old.items()}
+    pa, pb = inv.get(a), inv.get(b)
+    return any(x == pa and c in new and (c, pb) in po for x, c in now)
+
+
+def _membership(sets) -> dict:
+    out: dict = {}
+    for name, members in sets.items():
+        for i in members:
+            out.setdefault(i, set()).add(name)
+    return {i: frozenset(v) for i, v in out.items()}
+
+
+def why_not_monotone(model: Model, base: Program, programs: Iterable[Program], options=frozenset()) -> tuple[str, ...]:
+    """Why the model might not be monotone in these edits on this test (empty: it is)."""
+    return monotone_failures(model, effects(base, programs), options)
 
 
 class Problem:
@@ -94,10 +150,16 @@ class Problem:
         for c in self.cands:
             self.slots.setdefault(c.slot, []).append(c)
         self.base = self.build_base()
-        self.monotone = is_monotone(model, self.base.es) if monotone is None else monotone
         self.tops = {slot: _top(alts) for slot, alts in self.slots.items()}
         self.barrier_slots = [s for s, alts in self.slots.items() if alts[0].kind == "barrier"]
         self._programs: dict = {}
+        if monotone is None:
+            progs = [p for p in (self.program((c,)) for c in self.cands) if p is not None]
+            self.not_monotone = why_not_monotone(model, self.base, progs, self.options)
+            monotone = not self.not_monotone
+        else:
+            self.not_monotone = () if monotone else ("monotonicity not assumed",)
+        self.monotone = monotone
         self.counterexamples: list[tuple[Failure, Program]] = []
         self.grown: dict = {}           # id(failure) -> the last M grown for it
         self.stats = Stats()

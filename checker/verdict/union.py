@@ -10,41 +10,28 @@ liveness question "may some fair execution never terminate?" (docs/model.md#a18)
   outcome it can reach is reached by a path that exits within the bound. A cut loop with side
   effects that has a consistent execution does cut executions off: the result says so, and a
   condition no complete path allows is Unknown, never Forbidden.
-- Hang (Lahav et al., "Making Weak Memory Models Fair", OOPSLA 2021): a thread hangs in a
-  side-effect-free spin loop when an execution exists in which its last unrolled iteration reads
-  the coherence-latest value of each location it loads (the final value) and, for an mbarrier
-  wait, finds the final mbarrier state incomplete, and still does not exit; every other thread has
-  finished or hangs the same way.
+- Hangs (may some fair execution never terminate?): checker.verdict.liveness.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from functools import cached_property
 
 from .. import limits
-from ..ast import And, Cond, Eq, Imm, LitmusTest, Reg, RegRef
+from ..ast import Cond, LitmusTest, RegRef
 from ..cat.interp import Model
 from ..errors import NeverCompletes
 from ..front.conditions import check_refs
 from ..isa.registry import lower
 from ..unfold import paths
-from ..unfold.variants import Combo, combos, default_keys, ref, single, specialize, without_barriers, written
+from ..unfold.variants import Combo, combos, default_keys, ref, single, specialize, written
 from ..model.builder import Builder
 from ..model.observables import atoms
-from ..model.values import Const as VConst, Ite, binop, evaluate
 from ..resources import model_name
 from ..results.result import UndefinedReport
+from . import liveness
+from .liveness import Hang, hang_condition
 from .session import Session, Verdict, Witness
-
-
-@dataclass(frozen=True)
-class Hang:
-    thread: str
-    blocked: str          # the instruction it spins on, with its line
-    state: str            # what it waits for, read at the end of the execution
-    combo: str            # the paths of every thread
-    probe: object = None  # the Session of the hanging combination, and the outcome that hangs
-    outcome: tuple = ()
 
 
 class UnionSession:
@@ -248,153 +235,21 @@ class UnionSession:
                 return self.combos[k], s, ex
         return None
 
+    # -- liveness (checker.verdict.liveness) --------------------------------------------------
     def stuck(self) -> tuple[Hang, ...]:
-        """The hangs at barriers: each combination (no loop cut) in which a thread waits forever at
-        a barrier, and which has an execution."""
-        if not hasattr(self, "_stuck"):
-            self._stuck = tuple(_barrier_hang(c, e, self._feasible(c)) for c, e in self.blocked
-                                if not c.cut and self._feasible(c) is not None)
-        return self._stuck
+        return liveness.stuck(self)
 
     def never_terminates(self) -> str | None:
-        """If no execution terminates, why (the first stuck barrier, or the first loop no path
-        leaves within the bound, where the cut loops are side-effect free so that a longer run
-        reaches nothing new); else None."""
-        if not hasattr(self, "_never"):
-            self._never = None
-            if not self.bounded and not any(s.witness(None) is not None for _, s in self.complete_sessions()):
-                if self.stuck():
-                    h = self.stuck()[0]
-                    self._never = f"{h.thread} blocks forever at {h.blocked}: {h.state} [{h.combo}]"
-                else:
-                    h = self._endless()
-                    if h is not None:
-                        self._never = f"{h.thread} never leaves the loop of {h.blocked} on any path that has an " \
-                                      f"execution [{h.combo}]"
-        return self._never
+        return liveness.never_terminates(self)
 
     def _endless(self) -> Hang | None:
-        """The first cut combination that has an execution, as a hang (the caller has found that
-        no complete combination has one and every cut loop is side-effect free)."""
-        for c, s in zip(self.combos, self.sessions):
-            if c.cut and s.witness(None) is not None:
-                thread, spin = c.cut[0]
-                b = spin.branch
-                return Hang(thread, f"{b.text} (line {b.where.line if b.where else '?'})",
-                            "no path leaves it within the bound", c.describe())
-        return None
+        return liveness.endless(self)
 
-    # -- liveness --------------------------------------------------------------------------
     def hangs(self) -> tuple[tuple[Hang, ...], bool]:
-        """The fair hangs found (one per combination that hangs), and whether the search was
-        complete (every cut loop could be judged); computed once."""
-        if not hasattr(self, "_hangs"):
-            found, complete = self._search_hangs()
-            if not found and self.never_terminates():
-                # no execution terminates: a hang, whatever the fairness check could judge (so
-                # that `check ... hang` and `run` never disagree)
-                h = self.stuck()[0] if self.stuck() else self._endless()
-                found, complete = (h,), True
-            self._hangs = (found, complete)
-        return self._hangs
+        return liveness.hangs(self)
 
     def hang_unknown_why(self) -> str:
-        """Why the hang question is Unknown when hangs() found none and was not complete."""
-        self.hangs()
-        left = [i for t in self.test.threads for i in paths.unconverted_waits(t)]
-        if self._unjudged or not left:
-            return self._unjudged or "a combination stuck at a barrier could not be judged"
-        return (f"the await '{left[0].text}' (line {left[0].where.line if left[0].where else '?'}) is not searched "
-                "for hangs: write that wait as a loop (L: ...; setp; @p bra L)")
-
-    def _search_hangs(self) -> tuple[tuple[Hang, ...], bool]:
-        self._unjudged = ""
-        found: list[Hang] = []
-        complete = not any(paths.unconverted_waits(t) for t in self.test.threads)
-        for c, e in self.blocked:
-            if c.cut:
-                # A thread still in a loop the bound cut may be why the barrier is short of
-                # arrivals: a hang here is that loop's (judged without the barriers), if fair.
-                hang, ok = self._cut_and_blocked(c)
-                complete &= ok
-                if hang is not None:
-                    found.append(hang)
-                continue
-            probe = self._feasible(c)
-            if probe is not None:
-                found.append(_barrier_hang(c, e, probe))
-        for c, s in zip(self.combos, self.sessions):
-            if not c.cut:
-                continue
-            if not all(spin.fair_checkable for _, spin in c.cut):
-                if s.witness(None) is not None:
-                    complete = False
-                    self._unjudged = self._unjudged or next(spin.unjudged(t) for t, spin in c.cut
-                                                            if not spin.fair_checkable)
-                continue
-            hang = self._fair_hang(c, s)
-            if hang is not None:
-                found.append(hang)
-        return tuple(found), complete
-
-    def _cut_and_blocked(self, c: Combo) -> tuple[Hang | None, bool]:
-        if not all(spin.fair_checkable for _, spin in c.cut):
-            self._unjudged = self._unjudged or next(spin.unjudged(t) for t, spin in c.cut if not spin.fair_checkable)
-            return None, False
-        # With a schedule, the test as far as it runs keeps the generations that complete (the
-        # synchronization of a barrier before the loop holds, docs/model.md#a19); without one (its
-        # lowering found it blocked), the barriers are removed (they only constrain).
-        s = Session(c.test if c.stuck else without_barriers(c.test), self.model, self.options, self.engine,
-                    self.lim)
-        try:
-            return self._fair_hang(c, s), True
-        except NeverCompletes:
-            return None, False
-
-    def _feasible(self, c: Combo):
-        """The Session of a combination stuck at a barrier if it has an execution (its path
-        assumptions may be contradictory), else None; True where it cannot be built. With a
-        schedule, the test as far as it runs (each stuck thread stopped at its barrier, the
-        generations that complete kept); else with its barriers removed (they only constrain)."""
-        if not hasattr(self, "_probes"):
-            self._probes = {}
-        if id(c) not in self._probes:
-            s = Session(c.test if c.stuck else without_barriers(c.test), self.model, self.options, self.engine,
-                        self.lim)
-            try:
-                self._probes[id(c)] = s if s.witness(None) is not None else None
-            except NeverCompletes:
-                self._probes[id(c)] = True
-        return self._probes[id(c)]
-
-    def _fair_hang(self, c: Combo, s: Session) -> Hang | None:
-        keys: set[str] = set()
-        checks = []
-        for thread, spin in c.cut:
-            for reg, loc in spin.loads:
-                keys |= {f"{thread}:{reg}", self.names.get(loc, loc)}
-                checks.append(("load", thread, reg, self.names.get(loc, loc)))
-            for w in spin.waits:
-                if not w.quals.get("parity") or not isinstance(w.operands[2], (Imm, Reg)):
-                    return None
-                loc = self.names.get(w.operands[1].base, w.operands[1].base)
-                keys.add(loc)
-                if isinstance(w.operands[2], Reg):      # a parity the loop does not write (unfold.paths)
-                    keys.add(f"{thread}:{w.operands[2].name}")
-                checks.append(("wait", thread, w, loc))
-        have = {f"{t}:{r}" for t, r in s.es.registers}
-        locs = tuple(ref(k) for k in sorted(keys) if ":" not in k or k in have)
-        probe = s.reprojected(locs)
-        outs, _ = probe.outcomes()
-        for o in sorted(outs):
-            d = dict(o)
-            if all(_fair(chk, d) for chk in checks):
-                thread, spin = c.cut[0]
-                state = "; ".join(_state(chk, d) for chk in checks if chk[1] == thread) or "nothing (an endless loop)"
-                b = spin.head if spin.branch.operands[0].name.startswith("__spin") else spin.branch
-                return Hang(thread, f"{b.text} (line {b.where.line if b.where else '?'})", state, c.describe(),
-                            probe, o)
-        return None
+        return liveness.hang_unknown_why(self)
 
 
 def _advice(cut: list[Combo], unroll: int) -> str:
@@ -406,56 +261,3 @@ def _advice(cut: list[Combo], unroll: int) -> str:
                         f"{paths.DECIDED_ITERATIONS} iterations its registers decide: ptxmc unrolls such a loop to at "
                         "most that bound, whatever --unroll says")
     return f"raise --unroll (now {unroll})"
-
-
-def hang_condition(h: Hang):
-    """The condition the hang's witness satisfies in its probe: the final values that make its
-    loop spin (None for a barrier hang: any execution of the test as far as it runs)."""
-    return And(tuple(Eq(ref(k), v) for k, v in h.outcome)) if h.outcome else None
-
-
-def _barrier_hang(c: Combo, e: NeverCompletes, probe) -> Hang:
-    """The hang of a combination stuck at a barrier; `probe`: the Session of the test as far as
-    it runs (an execution up to the barriers it never leaves), when there is one."""
-    where = f"line {e.where.line}" if e.where else "?"
-    thread = c.schedule.blocked[0].thread if c.stuck else _thread_at(c, e)
-    return Hang(thread, f"{e.where.text if e.where else '?'} ({where})", e.message, c.describe(),
-                probe if isinstance(probe, Session) and c.stuck else None)
-
-
-def _thread_at(c: Combo, e: NeverCompletes) -> str:
-    """The thread of the combination whose code holds the instruction the error names."""
-    for t in c.test.threads:
-        if any(i.where is not None and e.where is not None and i.where.line == e.where.line for i in t.code):
-            return t.name
-    return c.test.threads[0].name
-
-
-def _fair(chk, d) -> bool:
-    kind, thread, x, loc = chk
-    if kind == "load":
-        return d.get(f"{thread}:{x}", 0) == d.get(loc, 0)
-    return _wait_done(x, d.get(loc, 0), _parity(x, thread, d)) == x.await_value
-
-
-def _parity(w, thread: str, d) -> int:
-    """The parity wait `w` waits for: its immediate, or its register's final value (the loop does
-    not write it, so it is the value every iteration read)."""
-    p = w.operands[2]
-    return p.value if isinstance(p, Imm) else d.get(f"{thread}:{p.name}", 0)
-
-
-def _wait_done(w, state: int, parity: int) -> int:
-    """What the parity wait `w` for `parity` returns reading mbarrier state `state`."""
-    from ..isa.mbarrier import phase_of
-    v = VConst(state)
-    done = Ite("!=", binop("mod", phase_of(v), VConst(2)), VConst(parity % 2), VConst(1), VConst(0))
-    return evaluate(done, lambda e: 0)
-
-
-def _state(chk, d) -> str:
-    kind, thread, x, loc = chk
-    if kind == "load":
-        return f"{x} = {d.get(f'{thread}:{x}', 0)}, the final value of {loc}"
-    from ..isa.mbarrier import describe
-    return f"{loc} stays {describe(d.get(loc, 0))}: the phase of parity {_parity(x, thread, d) % 2} never completes"

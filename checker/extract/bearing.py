@@ -1,0 +1,129 @@
+"""Why a mutant of a skeleton is not load-bearing within its unrolled window.
+
+A mutant (checker.extract.render.mutants) changes one synchronization operation. It is
+*load-bearing* when it changes a verdict of the skeleton's own question: undefined behaviour
+appears, an outcome the skeleton forbids becomes allowed, or an await can no longer be passed
+(a hang). The check of `ptxmc extract --mutants` decides the first two with the model, and a hang
+where every execution blocks, which is the hang a dropped or short mbarrier arrival causes: an
+mbarrier phase that lacks an arrival never completes, in any execution, so every execution that
+waits for it blocks.
+
+A mutant the check does not catch is labelled *not load-bearing* only with a reason read off the
+skeleton itself (`reason`): the phase an arrival completes is awaited by no role within the
+window; the pieces a proxy fence orders get no later asynchronous copy within the window; nothing
+follows the cluster barrier a release serves. A mutant not caught and without such a reason is
+UNEXPLAINED: the report says so, never drops it (tests/test_extract.py requires none).
+"""
+from __future__ import annotations
+
+import re
+
+from .skeleton import Skeleton
+
+ARRIVALS = ("mb_arrive", "tc_commit")
+_NAME = re.compile(r"\[(\w+)")
+
+
+def _names(text: str) -> list[str]:
+    return _NAME.findall(text)
+
+
+def reason(sk: Skeleton, role: str, index: int) -> str | None:
+    """Why changing line `index` of role `role` changes no verdict within the window, or None."""
+    r = next(x for x in sk.roles if x.name == role)
+    ln = r.lines[index]
+    if ln.kind in ARRIVALS or ln.kind == "mb_expect_tx":
+        return _unawaited_phase(sk, r, index)
+    if ln.kind == "fence" and ".proxy" in ln.text:
+        return _no_later_copy(sk, r, index)
+    if ln.kind == "cluster_barrier":
+        return _nothing_after_cluster_barrier(sk, r, index)
+    return None
+
+
+def _unawaited_phase(sk: Skeleton, r, index: int) -> str | None:
+    ln = r.lines[index]
+    [mb] = _names(ln.text)[-1:] or [None]
+    if mb is None:
+        return None
+    kinds = ARRIVALS if ln.kind in ARRIVALS else ("mb_expect_tx",)
+    mine = [i for i, x in enumerate(r.lines) if x.kind in kinds and _names(x.text)[-1:] == [mb]]
+    awaited = max((_awaited(r2, mb) for r2 in sk.roles), default=0)
+    total = sum(1 for r2 in sk.roles for x in r2.lines if x.kind in ARRIVALS and _names(x.text)[-1:] == [mb])
+    count = _init_count(sk, mb)
+    if not count or not total:
+        return None
+    phases = total // count
+    if not phases or len(mine) % phases:
+        return None
+    per_phase = len(mine) // phases if ln.kind in ARRIVALS else 1
+    phase = mine.index(index) // per_phase
+    if phase < awaited:
+        return None
+    return (f"it completes phase {phase} of {mb}, which no role waits for within the {sk.iterations}-iteration "
+            f"window (the waits cover phase{'s 0..' + str(awaited - 1) if awaited > 1 else ' 0' if awaited else 's: none'};"
+            " unroll more to see it matter)")
+
+
+def _awaited(r, mb: str) -> int:
+    """How many phases of `mb` the role's waits need completed: its waits go through the phases
+    in order; a wait for the parity of the phase before the next (a producer's first wait on an
+    empty barrier, parity 1) waits for nothing new."""
+    nxt = 0
+    need = 0
+    for x in r.lines:
+        if x.kind == "mb_wait" and _names(x.text) == [mb]:
+            parity = int(re.search(r", (\d) == 1$", x.text).group(1))
+            if parity == nxt % 2:
+                nxt += 1
+            need = max(need, nxt)
+    return need
+
+
+def _init_count(sk: Skeleton, mb: str) -> int | None:
+    for r in sk.roles:
+        for x in r.lines:
+            if x.kind == "mb_init" and _names(x.text) == [mb]:
+                return int(x.text.rsplit(",", 1)[1])
+    return None
+
+
+ASYNC = ("tma_load", "tma_store", "wgmma_mma", "tc_mma")
+
+
+def _no_later_copy(sk: Skeleton, r, index: int) -> str | None:
+    """A proxy fence orders this role's earlier generic accesses before later asynchronous-proxy
+    accesses to the same pieces. It changes nothing when every piece it orders was only read
+    generically and gets no asynchronous copy after the reads the fence follows."""
+    start = max((i for i, x in enumerate(r.lines[:index]) if x.kind == "fence" and ".proxy" in x.text), default=-1)
+    generic = [x for x in r.lines[start + 1:index] if x.kind == "smem"]
+    if not generic:
+        return "no generic access of this role comes between it and the role's previous proxy fence"
+    pieces = []
+    for x in generic:
+        if x.text.startswith("st"):
+            return None                 # a generic write: an asynchronous read of it may need the fence
+        pieces += [p for p in _names(x.text) if p not in pieces]
+    for p in pieces:
+        copies = sum(1 for r2 in sk.roles for x in r2.lines if x.kind == "tma_load" and _names(x.text)[:1] == [p])
+        async_reads = sum(1 for r2 in sk.roles for x in r2.lines
+                          if x.kind in ("tma_store", "wgmma_mma", "tc_mma") and p in _names(x.text))
+        reads = sum(1 for x in r.lines[:index] if x.kind == "smem" and _names(x.text) == [p])
+        if async_reads or reads < copies:
+            return None
+    return (f"the piece{'s' if len(pieces) > 1 else ''} it orders ({', '.join(pieces)}) get no asynchronous copy "
+            f"after this read within the {sk.iterations}-iteration window (unroll more to see it matter)")
+
+
+def _nothing_after_cluster_barrier(sk: Skeleton, r, index: int) -> str | None:
+    """A barrier.cluster.arrive's release orders the role's accesses before what every role does
+    after the matching barrier.cluster.wait; when no role accesses memory after it, nothing does."""
+    k = sum(1 for x in r.lines[:index] if x.kind == "cluster_barrier" and "arrive" in x.text)
+    for r2 in sk.roles:
+        waits = [i for i, x in enumerate(r2.lines) if x.kind == "cluster_barrier" and "wait" in x.text]
+        if len(waits) <= k:
+            return None
+        if any(x.kind not in ("cluster_barrier", "barrier") for x in r2.lines[waits[k] + 1:]):
+            return None
+    return ("no role accesses memory after the cluster barrier it releases (the model has no event for a CTA's "
+            "exit, which the barrier also protects)")
