@@ -69,7 +69,9 @@ class Extraction:
             + (", no hang)" if self.hang else ")") if ok else ""))
         if not ok:
             lines += ["  " + x for x in _message(base).splitlines()]
-            lines.append("  PTX lines named: " + ", ".join(_ptx_lines(sk, _message(base))))
+            named = _ptx_lines(sk, _message(base))
+            if named:
+                lines.append("  PTX lines named: " + ", ".join(named))
         rep = Report(ok, "")
         by_name = {test_name(sk, "-" + m.name): m for m in self.mutants}
         if self.mutants and not ok:

@@ -358,7 +358,6 @@ class Machine:
     def _exec(self, st: "_State", s, ins: Instr) -> None:
         op, q = ins.op, ins.qualifiers
         ops = ins.operands
-        taint = frozenset().union(*(st.taint.get(o.name.lstrip("!"), frozenset()) for o in _regs_in(ops[1:])))
         if op == "mov" and (isinstance(ops[0], Vec) or isinstance(ops[1], Vec)):
             self._mov_vector(st, s, ins)
             return
@@ -368,6 +367,9 @@ class Machine:
                 self._assign_unknown(st, ins, "floating point")
                 return
             vals = [self._val(st, o, s) for o in ops[1:]]
+            taint = frozenset()
+            if st.taint:        # which wait results this value carries (only a wait's predicate starts one)
+                taint = taint.union(*(st.taint.get(o.name.lstrip("!"), frozenset()) for o in _regs_in(ops[1:])))
             self._set(st, ops[0], _alu(op, q, vals), taint)
             return
         if op == "cvta":
