@@ -545,3 +545,24 @@ def test_rec_closure_acyclicity_and_cycles_agree(world):
         edges = list(zip(cycle, cycle[1:] + cycle[:1]))
         assert all(edge in env["r1"][1] for edge in edges)
         assert len(set(cycle)) == len(cycle)
+
+
+def test_causality_clauses_are_quoted_from_the_model(tmp_path):
+    # the explanation of a causality step names the ppbc clause by the caption on its line in the
+    # model: a user model that rewords it is quoted, not a list in Python
+    from checker.cat.captions import caption, members
+
+    from checker import AXIOMS_DIR
+    from checker.cat.interp import load_model
+
+    model = load_model(AXIOMS_DIR / "ptx.cat")
+    assert members(model, "ppbc")[:3] == ("ppbc_generic", "ppbc_sameproxy", "ppbc_kernel")
+    assert caption(model, "ppbc_generic") == "same address, generic proxy"
+    assert caption(model, "ppbc_destination").startswith("a proxy fence before the non-generic access")
+    text = (AXIOMS_DIR / "ptx.cat").read_text().replace("(* same address, generic proxy *)",
+                                                        "(* plain generic accesses *)")
+    user = tmp_path / "mine.cat"
+    user.write_text(text)
+    from checker.api import explain
+    out = explain("litmus/core/MP.yaml::MP+rel.gpu+acq.gpu+sameCluster", "P1:r0=1 /\\ P1:r1=0", model=str(user))
+    assert "proxy-preserved base causality by plain generic accesses" in out

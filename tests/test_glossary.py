@@ -15,11 +15,10 @@ def test_ptx_glossary_is_exactly_the_engine_registry():
     assert {n: k for n, (k, _) in model.glossary.items()} == relations.glossary_names()
 
 
-def test_glossary_descriptions_match_the_registry():
+def test_every_base_name_is_described_once_in_the_model():
+    # the prose lives in the cat file's glossary only: the registry holds names and kinds
     model = load_model(str(DEFAULT))
-    for name, (kind, desc) in model.glossary.items():
-        registry = {**relations.SETS, **relations.VALUE_SETS} if kind == "set" else relations.RELATIONS
-        assert " ".join(desc.split()) == " ".join(registry[name].split()), name
+    assert all(desc.strip() for _, desc in model.glossary.values())
 
 
 @pytest.mark.parametrize("path", sorted(AXIOMS_DIR.glob("*.cat")), ids=lambda p: p.name)

@@ -87,3 +87,14 @@ def test_effects_of_a_scope_widening_are_a_move():
     assert "let incl = ([CTA]; pcta)" in per_scope
     out = monotone_failures(parse_model(per_scope, str(AXIOMS_DIR / "x.cat")), fx)
     assert any("'CTA' loses events" in r for r in out), out
+
+
+def test_mbarrier_inval_is_the_bundled_models_exception():
+    # mbarrier.inval's reinitialisation rule uses base causality negatively in a flag: the analysis
+    # finds it in the model (the exception the search used to hard-code)
+    path = Path("litmus/async/mbarrier-lifecycle.yaml")
+    test = next(t for t in load_text(path.read_text(), str(path)) if t.name == "MbarrierLife+inval+reuse")
+    model = load_model(AXIOMS_DIR / "ptx.cat")
+    es = Session(test, model).es
+    p = Problem(test, from_test(test), model, frozenset(), "z3", None, candidates(test, es, DEFAULT, frozenset()))
+    assert not p.monotone and "MbarrierUninitialised" in p.not_monotone[0]

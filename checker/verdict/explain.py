@@ -14,6 +14,7 @@ from ..engines.base import Execution
 from ..front.conditions import show
 from ..resources import ROOT
 from ..results import witness
+from ..cat.captions import caption, members
 from ..cat.violation import Step, note, show as show_steps, violation_path
 from .mutate import Effect, verdict as mutation_verdict
 from .open import mutants
@@ -159,7 +160,7 @@ def _explain_text(s: Asked, cond: Cond):
     full = {**x.execution.base(es), **env}
     for v in x.violations:
         lines.append(f"  violates {v.axiom} ({v.kind} at {shown(v.path)}:{v.line})" + _shape(v))
-        lines += _causality_lines(v.steps, full, es)
+        lines += _causality_lines(v.steps, full, es, s.model)
     text = "\n".join(lines) + "\n" + witness.text(es, x.execution, env)
     positions = {th.name: th.position for th in test.threads}
     highlight = x.violations[0].steps if x.violations else ()
@@ -215,24 +216,11 @@ def _shape(v: Violation) -> str:
     return f": {what}{show_steps(list(v.steps))}" + (f" ({v.note})" if v.note else "")
 
 
-# The clauses of proxy-preserved base causality order in axioms/ptx.cat, in the order tried.
-PPBC_CASES = (
-    ("ppbc_generic", "same address, generic proxy"),
-    ("ppbc_sameproxy", "same address, same proxy, same CTA"),
-    ("ppbc_source", "a proxy fence after the non-generic access, in its CTA (source side, A1)"),
-    ("ppbc_destination", "a proxy fence before the non-generic access, in its CTA (destination side, A1)"),
-    ("ppbc_both", "proxy fences for both proxies, source side then destination side (A1)"),
-    ("ppbc_alias", "an alias proxy fence on the path"),
-    ("ppbc_source_alias", "a source-side proxy fence, then an alias fence (A1)"),
-    ("ppbc_alias_destination", "an alias fence, then a destination-side proxy fence (A1)"),
-    ("ppbc_source_alias_destination", "source-side proxy fence, alias fence, destination-side proxy fence (A1)"),
-)
-
-
-def _causality_lines(steps, env, es) -> list[str]:
+def _causality_lines(steps, env, es, model) -> list[str]:
     """For each causality step of a violation: which clause of proxy-preserved base causality
     order makes it (the proxy fences, A1) and the fences that lie between its two ends in base
-    causality -- the fences on the causality path."""
+    causality -- the fences on the causality path. The clauses are the members of the model's
+    `ppbc` union, in its order, each shown by its caption (checker.cat.captions)."""
     def rel(name):
         kind, v = env.get(name, ("", None))
         return v if kind == "rel" and v is not None else frozenset()
@@ -248,7 +236,7 @@ def _causality_lines(steps, env, es) -> list[str]:
             if not mids:
                 continue
             x, via = mids[0], f"e{a} -obs-> e{mids[0]}, then "
-        case = next((why for n, why in PPBC_CASES if (x, b) in rel(n)), None)
+        case = next((caption(model, n) or n for n in members(model, "ppbc") if (x, b) in rel(n)), None)
         fences = [e for e in es.events if e.kind in ("F", "C") and (x, e.eid) in bc and (e.eid, b) in bc]
         line = f"    e{a} -cause-> e{b}: {via}proxy-preserved base causality"
         if case:
