@@ -59,7 +59,17 @@ class Extraction:
             lim = lim.override([f"events={EVENTS}"])
         if lim.instructions < INSTRUCTIONS:
             lim = lim.override([f"instructions={INSTRUCTIONS}"])
-        results = run([self.path], jobs=jobs, limits=lim)
+        if not self.mutants:
+            results = run([self.path], jobs=jobs, limits=lim)
+        else:
+            # the mutants keep the as-compiled expectations: they are judged only when it passes
+            import tempfile
+            with tempfile.TemporaryDirectory(prefix="ptxmc-extract-") as folder:
+                base_only = os.path.join(folder, os.path.basename(self.path) or "skeleton.yaml")
+                Path(base_only).write_text(yaml_text(self.skeleton, [], self.hang))
+                results = run([base_only], jobs=jobs, limits=lim)
+            if results[0].status == "pass":
+                results = results[:1] + run([self.path], jobs=jobs, limits=lim)[1:]
         sk = self.skeleton
         lines: list[str] = []
         base = results[0]
