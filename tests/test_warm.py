@@ -50,7 +50,7 @@ class Server:
         self.proc = subprocess.Popen([sys.executable, "-m", "checker.warm.server", "--log", str(self.log),
                                       "--idle", "600"], cwd=root, env=_env(root, folder, False),
                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, preexec_fn=preexec)
-        for _ in range(1200):       # polls (not a time bound): it imports the checker first
+        for _ in range(6000):       # polls (a safety net, not a time bound): it imports the checker first
             if list(folder.glob("*.sock")) or self.proc.poll() is not None:
                 break
             time.sleep(0.05)
