@@ -414,3 +414,19 @@ def test_hangs_on_hardware_fail_the_report_only_where_the_model_forbids_them(tmp
     assert "b-hangs" in (out / "index.html").read_text()
     hw_suite = ET.parse(out / "junit.xml").getroot().find("./testsuite[@name='ptxmc.hardware']")
     assert hw_suite.get("failures") == "1"
+
+
+def test_report_explains_forbidden_conditions_of_control_flow_tests():
+    # a spin loop is asked over its variants (a UnionSession): the report explains its forbidden
+    # condition with the same explainer as `ptxmc check` (was: "forbidden conditions are not explained")
+    from checker.report.analyze import analyze
+
+    path = "litmus/liveness/flag-polling.yaml"
+    t = next(t for t in load_text(Path(path).read_text(), path) if t.name == "Poll+rel.gpu+acq.gpu")
+    rep = analyze(t, resolve_model(None), "ptx", layout="builtin", path=path)
+    (f,) = rep.forbidden
+    assert f.condition == "P1:r1=0" and f.blame == (("Causality",),)
+    assert {v.axiom for v in f.violations} == {"Causality"}
+    assert any("weakening ld.acquire.gpu.global r0, [flag]" in e.mutation.describe() for e in f.needed)
+    assert f.picture is not None and "[P0: straight through; P1: line 22" in f.picture.caption, f.picture.caption
+    assert "not explained" not in rep.note

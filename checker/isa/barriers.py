@@ -147,11 +147,30 @@ def _check_static(test: LitmusTest, per: dict[str, list[Use]]) -> None:
             if u.key[0] == "cluster":
                 if u.kind == "wait" and last != "arrive":
                     raise NeverCompletes("barrier.cluster.wait without an earlier barrier.cluster.arrive of this "
-                                         "thread: it would never complete", u.instr.where)
+                                         "thread: it would never complete" + _left_waiting(test, per, t, u),
+                                         u.instr.where)
                 if u.kind == "arrive" and last == "arrive":
                     raise LitmusError("barrier.cluster.arrive twice without a barrier.cluster.wait between them: "
                                       "ptxmc does not model it (a thread arrives, then waits)", u.instr.where)
                 last = u.kind
+
+
+def _left_waiting(test: LitmusTest, per: dict[str, list[Use]], t: str, bad: Use) -> str:
+    """The other threads a cluster wait without an arrival blocks: thread `t` arrives only as
+    often as it did before `bad`, so the next generation never completes, and every member waiting
+    for it waits forever (its wait after that many arrivals)."""
+    came = sum(1 for u in per[t] if u.key == bad.key and u.kind == "arrive" and u.index < bad.index)
+    stuck = [(t, bad)]
+    for m in _members(test, bad.key):
+        waits = [u for u in per.get(m, ()) if u.key == bad.key and u.kind == "wait"]
+        arrives = [u for u in per.get(m, ()) if u.key == bad.key and u.kind == "arrive"]
+        if m != t and len(waits) > came and len(arrives) > came and arrives[came].index < waits[came].index:
+            stuck.append((m, waits[came]))
+    if len(stuck) == 1:
+        return ""
+    who = " and ".join(f"{m} (line {u.instr.where.line if u.instr.where else '?'})" for m, u in stuck)
+    return (f"; {name(bad.key)} generation {came + 1} never completes: it needs an arrival from every member "
+            f"that has not exited ({', '.join(_members(test, bad.key))}), and {t} never arrives; {who} wait forever")
 
 
 @dataclass

@@ -92,7 +92,7 @@ def analyze(test: LitmusTest, model, model_name: str, options=frozenset(), timeo
         r = replace(base_result(test, engine, model_name), message=f"internal error: {type(e).__name__}: {e}")
     s = kept[0] if kept else None
     if isinstance(s, UnionSession) or s is None and test.branches:
-        return _analyze_union(test, r, s, path, layout, max_witnesses)
+        return _analyze_union(test, r, s, path, layout, max_witnesses, blame)
     if path is not None:
         r = replace(r, path=path)
     code = tuple((th.name, str(th.position), tuple(i.text for i in th.code)) for th in test.threads)
@@ -124,10 +124,11 @@ def _listing(th) -> tuple[str, ...]:
 
 
 def _analyze_union(test: LitmusTest, r, fc, path: str | None, layout: str = "auto",
-                   max_witnesses: int = MAX_WITNESSES) -> TestReport:
+                   max_witnesses: int = MAX_WITNESSES, blame: bool = True) -> TestReport:
     """A test asked over its variants (checker.verdict.union): its verdicts, a witness execution
-    of each allowed outcome (captioned with the paths and barrier generations it takes), and a
-    picture of the hang found, if any. Forbidden conditions are not explained yet."""
+    of each allowed outcome (captioned with the paths and barrier generations it takes), each
+    forbidden condition explained as `ptxmc check` explains it (the one explainer,
+    checker.verdict.explain), and a picture of the hang found, if any."""
     if path is not None:
         r = replace(r, path=path)
     code = tuple((th.name, str(th.position), _listing(th)) for th in test.threads)
@@ -135,12 +136,12 @@ def _analyze_union(test: LitmusTest, r, fc, path: str | None, layout: str = "aut
     found = [n for n in r.notes if n.startswith(("hang", "loop bound"))]
     rep = TestReport(r, test.doc, test_hash(test), code, formula, (), 0, (),
                      note="control flow or barrier generations: judged as the union of its control paths and "
-                          "barrier schedules (docs/model.md#a18, #a19); forbidden conditions are not explained"
+                          "barrier schedules (docs/model.md#a18, #a19)"
                           + "".join(f". {n}" for n in found))
     if r.status in ("error", "unknown") or r.undefined or fc is None:
         return rep
     try:
-        return _flow_pictures(fc, layout, max_witnesses, rep)
+        return _flow_pictures(fc, layout, max_witnesses, rep, blame)
     except (SolverUnknown, LimitExceeded) as e:
         return replace(rep, note=f"{rep.note}. Pictures incomplete: {e}")
     except CheckerError as e:
@@ -149,16 +150,17 @@ def _analyze_union(test: LitmusTest, r, fc, path: str | None, layout: str = "aut
         return replace(rep, note=f"{rep.note}. No pictures: internal error: {type(e).__name__}: {e}")
 
 
-def _flow_pictures(fc, layout, max_witnesses, rep: TestReport) -> TestReport:
-    """The pictures of a test asked over its variants, from the UnionSession that judged it."""
+def _flow_pictures(fc, layout, max_witnesses, rep: TestReport, blame: bool = True) -> TestReport:
+    """The pictures and explanations of a test asked over its variants, from the UnionSession
+    that judged it."""
     from ..verdict.union import hang_condition
     from .svg import render
 
     test = fc.test
     positions = {th.name: th.position for th in test.threads}
 
-    def picture(s, ex, caption) -> Picture:
-        g = witness.graph(s.es, ex, dict(s.evaluation(ex).env), f"{test.name}: {caption}", positions)
+    def picture(s, ex, caption, highlight=()) -> Picture:
+        g = witness.graph(s.es, ex, dict(s.evaluation(ex).env), f"{test.name}: {caption}", positions, highlight)
         return Picture(caption, g, render(g, layout))
 
     witnesses = []
@@ -176,8 +178,28 @@ def _flow_pictures(fc, layout, max_witnesses, rep: TestReport) -> TestReport:
             if ex is not None:
                 what = "spins at" if h.outcome else "blocks at"
                 hang = picture(h.probe, ex, f"hang: {h.thread} {what} {h.blocked} [{h.combo}]")
-    return replace(rep, witnesses=tuple(witnesses), more_outcomes=max(0, len(rep.result.outcomes) - len(witnesses)),
-                   hang=hang)
+    r, forbidden = rep.result, []
+    for c, exp in zip(r.conditions, test.expectations):
+        if c.allowed is not False:
+            continue
+        if not c.sane:
+            forbidden.append(Forbidden(c.text, c.expected, (), (), (), None, sane=False))
+            continue
+        x = explain(fc, exp.cond, blame=blame, effects=blame, undefined=False)
+        if x.status != "forbidden":
+            continue
+        pic = None
+        if x.witness is not None:
+            hl = x.violations[0].steps if x.violations else ()
+            paths = f" [{x.paths}]" if x.paths else ""
+            pic = picture(x.witness.session, x.execution,
+                          f"forbidden: {c.text} (candidate; violates "
+                          f"{', '.join(sorted({v.axiom for v in x.violations})) or 'nothing'}){paths}", hl)
+        forbidden.append(Forbidden(c.text, c.expected, x.blame, x.violations, x.effects, pic))
+        r = replace(r, conditions=tuple(replace(y, blame=x.blame) if y is c else y for y in r.conditions))
+    return replace(rep, result=r, witnesses=tuple(witnesses),
+                   more_outcomes=max(0, len(rep.result.outcomes) - len(witnesses)), hang=hang,
+                   forbidden=tuple(forbidden))
 
 
 def _explain(s: Session, layout, max_witnesses, blame, rep: TestReport) -> TestReport:
