@@ -59,7 +59,17 @@ class Extraction:
             lim = lim.override([f"events={EVENTS}"])
         if lim.instructions < INSTRUCTIONS:
             lim = lim.override([f"instructions={INSTRUCTIONS}"])
-        results = run([self.path], jobs=jobs, limits=lim)
+        if not self.mutants:
+            results = run([self.path], jobs=jobs, limits=lim)
+        else:
+            # the mutants keep the as-compiled expectations: they are judged only when it passes
+            import tempfile
+            with tempfile.TemporaryDirectory(prefix="ptxmc-extract-") as folder:
+                base_only = os.path.join(folder, os.path.basename(self.path) or "skeleton.yaml")
+                Path(base_only).write_text(yaml_text(self.skeleton, [], self.hang))
+                results = run([base_only], jobs=jobs, limits=lim)
+            if results[0].status == "pass":
+                results = results[:1] + run([self.path], jobs=jobs, limits=lim)[1:]
         sk = self.skeleton
         lines: list[str] = []
         base = results[0]
@@ -70,7 +80,9 @@ class Extraction:
             + (", no hang)" if self.hang else ")") if ok else ""))
         if not ok:
             lines += ["  " + x for x in _message(base).splitlines()]
-            lines.append("  PTX lines named: " + ", ".join(_ptx_lines(sk, _message(base))))
+            named = _ptx_lines(sk, _message(base))
+            if named:
+                lines.append("  PTX lines named: " + ", ".join(named))
         rep = Report(ok, "")
         by_name = {test_name(sk, "-" + m.name): m for m in self.mutants}
         if self.mutants and not ok:

@@ -386,7 +386,6 @@ class Machine:
     def _exec(self, st: "_State", s, ins: Instr) -> None:
         op, q = ins.op, ins.qualifiers
         ops = ins.operands
-        taint = frozenset().union(*(st.taint.get(o.name.lstrip("!"), frozenset()) for o in _regs_in(ops[1:])))
         if op == "mov" and (isinstance(ops[0], Vec) or isinstance(ops[1], Vec)):
             self._mov_vector(st, s, ins)
             return
@@ -401,6 +400,9 @@ class Machine:
             vals = [self._val(st, o, s) for o in ops[1:]]
             if op == "setp" and q[0] in ("eq", "ne") and _bits(q) == 64 and 0 in vals[:2]:
                 vals = self._null_field(st, s, vals)
+            taint = frozenset()
+            if st.taint:        # which wait results this value carries (only a wait's predicate starts one)
+                taint = taint.union(*(st.taint.get(o.name.lstrip("!"), frozenset()) for o in _regs_in(ops[1:])))
             self._set(st, ops[0], _alu(op, q, vals), taint)
             return
         if op == "cvta":

@@ -627,25 +627,21 @@ def _emit(sk: Skeleton, anchors, layout: Layout, nthreads: int) -> None:
         prev_mma = None
         pending: list[tuple] = []
         for i, e in enumerate(r.trace.events + [None]):
-            for shadow, src_e, value in pending:          # after the previous event
-                if value is None:
-                    r.lines.append(Line(f"st.shared::cta.b32 [{shadow}], 2", src_e.line, src_e.text, "shadow"))
+            now = [(src_e, *x) for src_e, x in pending]             # after the previous event
+            pending = []
+            if e is not None:
+                here = life.get((r.name, i), ())
+                pending = [(e, x[1:]) for x in here if x[0] == "after"]
+                now += [(e, *x[1:]) for x in here if x[0] == "before"]
+            for src_e, shadow, written, check in now:
+                if written is not None:
+                    r.lines.append(Line(f"st.shared::cta.b32 [{shadow}], {written}", src_e.line, src_e.text, "shadow"))
                 else:
                     r.lines.append(Line(f"ld.shared::cta.b32 r{reg_no}, [{shadow}]", src_e.line, src_e.text, "shadow"))
-                    sk.checks.append(f"{r.name}:r{reg_no}={value}")
+                    sk.checks.append(f"{r.name}:r{reg_no}{check}")
                     reg_no += 1
-            pending = []
             if e is None:
                 break
-            for when, shadow, value in life.get((r.name, i), ()):
-                if when == "after":
-                    pending.append((shadow, e, value))
-                elif value is None:
-                    r.lines.append(Line(f"st.shared::cta.b32 [{shadow}], 1", e.line, e.text, "shadow"))
-                else:
-                    r.lines.append(Line(f"ld.shared::cta.b32 r{reg_no}, [{shadow}]", e.line, e.text, "shadow"))
-                    sk.checks.append(f"{r.name}:r{reg_no}!={value}")
-                    reg_no += 1
             src = (e.line, e.text)
             k = e.kind
             q = e.instr.qualifiers
@@ -814,7 +810,7 @@ def _shadows(sk: Skeleton, anchors, names: dict, owner) -> dict:
     see 1: the access is ordered before the init) and just before its first access after the
     inval (it must see 2: the access is ordered after the inval). A wrong lifetime guess, or a
     kernel whose lifetimes overlap, fails these checks: a finding, never a hidden race.
-    Returns {(role, event index): [(when, shadow, value)]} (value None: the shadow write)."""
+    Returns {(role, event index): [(when, shadow, value written or None, check of the value read)]}."""
     out: dict[tuple, list] = defaultdict(list)
     shadow_of: dict[tuple, str] = {}
     for loc in sk.reused:
@@ -835,7 +831,7 @@ def _shadows(sk: Skeleton, anchors, names: dict, owner) -> dict:
             if e.kind in ("mb_init", "mb_inval") and _region(e.get("mb"), anchors) in \
                     {_region(x, anchors) for x in sk.reused}:
                 nm = shadow(e.get("mb"))
-                out[(r.name, i)].append(("before" if e.kind == "mb_init" else "after", nm, None))
+                out[(r.name, i)].append(("before", nm, 1, None) if e.kind == "mb_init" else ("after", nm, 2, None))
             for k, v in e.info:
                 for loc in ([v] if isinstance(v, Loc) else [x for x in v if isinstance(x, Loc)] if k == "srcs" else []):
                     if LIFE not in loc.symbol:
@@ -846,9 +842,9 @@ def _shadows(sk: Skeleton, anchors, names: dict, owner) -> dict:
                     else:
                         first_post.setdefault(nm, i)
         for nm, i in last_pre.items():
-            out[(r.name, i)].append(("after", nm, 1))
+            out[(r.name, i)].append(("after", nm, None, "=1"))        # forbidden: it saw the init's write
         for nm, i in first_post.items():
-            out[(r.name, i)].append(("before", nm, 2))
+            out[(r.name, i)].append(("before", nm, None, "!=2"))      # forbidden: it missed the inval's
     return out
 
 
