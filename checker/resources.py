@@ -109,3 +109,10 @@ def model_hash(model) -> str:
         with open(src, "rb") as f:
             h.update(f.read())
     return h.hexdigest()[:16]
+
+
+def shown(path: str) -> str:
+    """A path as ptxmc prints it: relative to the working folder when it lies below it (as the
+    user would type it from there), else as it is."""
+    rel = os.path.relpath(path)
+    return path if rel.startswith("..") else rel

@@ -1,5 +1,7 @@
-"""Golden outputs: what `ptxmc check`, `outcomes` and `run --format herd|text` print for a few
-bundled tests (tests/golden/cases.txt), and the worked example in README.md, byte for byte.
+"""Golden outputs: what `ptxmc check`, `outcomes`, `run --format herd|text`, `fix`, `diff` and the
+Markdown report print for a few bundled tests (tests/golden/cases.txt), and the worked example in
+README.md, byte for byte. A case whose arguments hold `{out}` runs with a fresh folder there, and
+its golden output also holds every Markdown file the command wrote into it.
 
     python tests/test_golden.py --promote     # rewrite every .expected file and the README example
 
@@ -10,6 +12,7 @@ import re
 import shlex
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -29,12 +32,19 @@ def _cases() -> list[tuple[str, list[str]]]:
 
 
 def ptxmc(args: list[str]) -> str:
-    """stdout and stderr of `ptxmc ARGS` run from the repository root, and its exit code."""
-    r = subprocess.run([sys.executable, "-m", "checker", *args], cwd=ROOT, capture_output=True, text=True,
-                       timeout=600)
-    err = "".join(f"[stderr] {line}\n" for line in r.stderr.splitlines())
-    # the seconds `ptxmc fix` reports are wall-clock time: not part of the output judged
-    return _SECONDS.sub(r"\1 T s", r.stdout) + err + f"[exit {r.returncode}]\n"
+    """stdout and stderr of `ptxmc ARGS` run from the repository root, and its exit code (then
+    the Markdown files written to `{out}`, if an argument names it)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "out"
+        args = [a.replace("{out}", str(out)) for a in args]
+        r = subprocess.run([sys.executable, "-m", "checker", *args], cwd=ROOT, capture_output=True, text=True,
+                           timeout=600)
+        err = "".join(f"[stderr] {line}\n" for line in r.stderr.splitlines())
+        # the seconds `ptxmc fix` reports are wall-clock time: not part of the output judged
+        text = _SECONDS.sub(r"\1 T s", r.stdout) + err + f"[exit {r.returncode}]\n"
+        for f in sorted(out.glob("*.md")) if out.is_dir() else ():
+            text += f"[file {f.name}]\n" + f.read_text()
+        return text.replace(str(out), "{out}")
 
 
 _SECONDS = re.compile(r"(, \d+ Sessions?,) \d+(?:\.\d+)? s")

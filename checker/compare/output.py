@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 
+from ..resources import shown
 from ..textsafe import printable
 from .diff import TestDiff
 from .sides import Side
@@ -19,8 +20,8 @@ def summary(diffs: list[TestDiff], total: int) -> dict:
 
 def text(diffs: list[TestDiff], left: Side, right: Side, total: int, interrupted: bool = False) -> str:
     label = {"left": left.label, "right": right.label}
-    lines = [f"left: {printable(left.label)} ({printable(left.path)})",
-             f"right: {printable(right.label)} ({printable(right.path)})"]
+    lines = [f"left: {printable(left.label)} ({printable(shown(left.path))})",
+             f"right: {printable(right.label)} ({printable(shown(right.path))})"]
     for x in diffs:
         where = f"{printable(x.name)}  ({printable(x.path)})"
         if x.differences:

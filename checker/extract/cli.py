@@ -1,7 +1,7 @@
 """`ptxmc extract` on the command line. checker/cli.py calls `add_subcommands(subparsers)`.
 
     ptxmc extract FILE.ptx [--kernel NAME] [--iterations N] [--block X,Y,Z] [--cluster N]
-                  -o DIR [--mutants] [--no-check] [--hang] [--jobs N]
+                  [--param NAME=VALUE] -o DIR [--mutants] [--no-check] [--hang] [--jobs N]
 
 Writes DIR/KERNEL.yaml per kernel (the skeleton, then its mutants), prints the role table and,
 unless --no-check, the verdict of the skeleton and of each mutant, with the PTX lines of the
@@ -28,6 +28,10 @@ def add_subcommands(subparsers) -> None:
                         "(default: the pipeline's stages + 1, so that the ring wraps around)")
     p.add_argument("--block", help="the CTA shape X,Y,Z (default: the kernel's .reqntid/.maxntid)")
     p.add_argument("--cluster", type=int, help="CTAs per cluster (default: the kernel's .reqnctapercluster, else 1)")
+    p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
+                   help="take a kernel parameter (NAME, or NAME@OFFSET for a field of a struct parameter, as "
+                        "the skeleton's header names it) as VALUE, an integer or a float (repeatable): "
+                        "e.g. CUTLASS's beta as 0 instead of the default 1.0")
     p.add_argument("-o", "--output", required=True, metavar="DIR", help="folder for the skeletons (created)")
     p.add_argument("--mutants", action="store_true",
                    help="also write and check one mutant per synchronization operation (drop each proxy fence, "
@@ -53,6 +57,24 @@ def _block(text: str | None):
     return dims[0], dims[1], dims[2]
 
 
+def _params(items: list[str]) -> dict:
+    from ..errors import LitmusError
+    out: dict = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip():
+            raise LitmusError(f"--param {item!r}: write NAME=VALUE")
+        try:
+            v = int(value, 0)
+        except ValueError:
+            try:
+                v = float(value)
+            except ValueError:
+                raise LitmusError(f"--param {item!r}: the value must be an integer or a float") from None
+        out[name.strip()] = v
+    return out
+
+
 def cmd_extract(args) -> int:
     from ..cliargs import emit, jobs_of, limits_of
     from ..errors import LitmusError
@@ -66,6 +88,7 @@ def cmd_extract(args) -> int:
     jobs = jobs_of(args.jobs)
     outs = extract_file(args.file, kernel=args.kernel, iterations=args.iterations, block=_block(args.block),
                         cluster=args.cluster, out_dir=args.output, mutants=args.mutants, hang=args.hang,
+                        params=_params(args.param),
                         policy=policy_of(args, [args.file]))
     code = EXIT_OK
     for out in outs:

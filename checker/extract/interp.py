@@ -133,7 +133,13 @@ class Machine:
         st.bars = Counter()
         st.gens = Counter()
         st.own = {}
-        return self._go(st, 0).trace
+        end = self._go(st, 0)
+        for idx in sorted(end.unused, reverse=True):
+            # a non-blocking try_wait whose result no branch read: a query, not a wait
+            e = end.trace.events.pop(idx)
+            end.trace.assumptions.append((e.line, "non-blocking mbarrier.try_wait whose result is never tested: "
+                                                  "dropped (it waits for nothing)"))
+        return end.trace
 
     def _go(self, st: "_State", depth: int) -> "_State":
         body = self.fn.body
@@ -154,6 +160,8 @@ class Machine:
                 g = st.regs.get(ins.predicate.lstrip("@!"), 0)
                 if isinstance(g, int):
                     if bool(g) == neg:
+                        if ins.op == "bra" and st.taint.get(ins.predicate.lstrip("@!")):
+                            self._consume(st, st.taint[ins.predicate.lstrip("@!")])    # a wait's result read
                         st.pc += 1
                         continue
                 elif ins.op == "bra":
@@ -259,6 +267,7 @@ class Machine:
                 continue
             i2 = t.instr
             if i2.op == "mbarrier" and i2.qualifiers and i2.qualifiers[0] in WAITS:
+                self._consume(st, st.taint[reg])
                 return
             if i2.op == "bra" and not i2.predicate:
                 other = self._target(t, i2)
@@ -268,6 +277,25 @@ class Machine:
             other += 1
         raise Refused("this branch depends on an mbarrier wait's result, and its other direction does not "
                       "retry the wait: only spin loops (retry until the phase completes) are modelled", self._loc(s))
+
+    @staticmethod
+    def _consume(st: "_State", waits) -> None:
+        """A branch read the result of the waits `waits` (event indices) and skips a blocking wait:
+        a spin loop's own test, or CuTe DSL's non-blocking peek (`try_wait` early in one iteration,
+        its result tested at the top of the next, before the blocking loop). A peek's wait is moved
+        here, where the thread stops until the phase completes; had the peek succeeded, its acquire
+        would have ordered the operations in between too (fewer orders: races are over-reported,
+        never missed)."""
+        for idx in sorted(w for w in waits if w in st.unused):
+            st.unused.discard(idx)
+            ev = st.trace.events
+            if idx == len(ev) - 1:
+                continue
+            ev.append(ev.pop(idx))
+            def moved(j):
+                return len(ev) - 1 if j == idx else (j - 1 if j > idx else j)
+            st.unused = {moved(j) for j in st.unused}
+            st.taint = {r: frozenset(moved(j) for j in t) for r, t in st.taint.items()}
 
     def _target(self, s, ins: Instr) -> int:
         name = ins.operands[0].name if ins.operands and isinstance(ins.operands[0], Name) else None
@@ -358,16 +386,23 @@ class Machine:
     def _exec(self, st: "_State", s, ins: Instr) -> None:
         op, q = ins.op, ins.qualifiers
         ops = ins.operands
-        taint = frozenset().union(*(st.taint.get(o.name.lstrip("!"), frozenset()) for o in _regs_in(ops[1:])))
         if op == "mov" and (isinstance(ops[0], Vec) or isinstance(ops[1], Vec)):
             self._mov_vector(st, s, ins)
             return
         if op in ("mov", "add", "sub", "mul", "mad", "shl", "shr", "and", "or", "xor", "not", "bfe", "bfi", "selp",
                   "min", "max", "div", "rem", "neg", "abs", "popc", "clz", "brev", "cvt", "setp", "prmt"):
             if set(q) & FLOAT_TYPES and op not in ("mov", "selp"):
+                if op == "setp":
+                    self._float_setp(st, s, ins)
+                    return
                 self._assign_unknown(st, ins, "floating point")
                 return
             vals = [self._val(st, o, s) for o in ops[1:]]
+            if op == "setp" and q[0] in ("eq", "ne") and _bits(q) == 64 and 0 in vals[:2]:
+                vals = self._null_field(st, s, vals)
+            taint = frozenset()
+            if st.taint:        # which wait results this value carries (only a wait's predicate starts one)
+                taint = taint.union(*(st.taint.get(o.name.lstrip("!"), frozenset()) for o in _regs_in(ops[1:])))
             self._set(st, ops[0], _alu(op, q, vals), taint)
             return
         if op == "cvta":
@@ -436,6 +471,37 @@ class Machine:
             raise Refused("trap on the extracted path (a failed check): the path is not a normal execution",
                           self._loc(s))
         raise Refused(f"'{'.'.join((op,) + q)}': no model in ptxmc extract yet", self._loc(s))
+
+    @staticmethod
+    def _null_field(st, s, vals: list) -> list:
+        """A 64-bit field of a struct parameter tested against 0 is a pointer tested for null
+        (CUTLASS's `beta_ptr`, `alpha_ptr`: when set, the scalar is read from global memory,
+        data the extractor cannot know). It is taken as null, and the run says so."""
+        out = []
+        for v in vals:
+            if isinstance(v, Unk) and v.why.startswith("parameter ") and "@" in v.why:
+                note = (s.line, f"{v.why} taken as 0 (a pointer field tested for null; the scalar it would "
+                                "point to is read from the parameter instead)")
+                if note not in st.trace.assumptions:
+                    st.trace.assumptions.append(note)
+                v = 0
+            out.append(v)
+        return out
+
+    def _float_setp(self, st, s, ins: Instr) -> None:
+        """`setp.CMP.f32 p, a, b` on known bit patterns (a parameter given a value, `0f00000000`)
+        is evaluated; on a parameter not given one, the predicate names it (`float parameter
+        KEY`), so that the extraction can be run again with a value for it (CUTLASS's epilogue
+        loads the source matrix only when `beta != 0`)."""
+        q, ops = ins.qualifiers, ins.operands
+        vals = [self._val(st, o, s) for o in ops[1:3]]
+        if all(isinstance(v, int) for v in vals) and len(q) >= 2 and q[1] in ("f32", "f64") and q[0] in _FCMP:
+            a, b = (_as_float(v, q[1]) for v in vals)
+            r = _FCMP[q[0]](a, b) if a == a and b == b else q[0].endswith("u")   # NaN: only unordered holds
+            self._set(st, ops[0], int(bool(r)))
+            return
+        param = next((v for v in vals if isinstance(v, Unk) and v.why.startswith("parameter ")), None)
+        self._assign_unknown(st, ins, "float " + param.why if param else "floating point")
 
     def _mov_vector(self, st, s, ins: Instr) -> None:
         """`mov.b64 d, {lo, hi}` packs, `mov.b64 {lo, hi}, d` unpacks (wgmma/tcgen05 descriptors)."""
@@ -523,13 +589,13 @@ class Machine:
         if space == "param":
             name = a.base
             if name in self.param_values and not write and a.offset == 0:
-                self._set(st, ops[0], self.param_values[name])
+                self._set(st, ops[0], _param(self.param_values[name], q))
                 return
             if name in self.params and not write:
                 p = self.params[name]
                 key = name if a.offset == 0 else f"{name}@{a.offset}"
                 if key in self.param_values:
-                    self._set(st, ops[0], self.param_values[key])
+                    self._set(st, ops[0], _param(self.param_values[key], q))
                     return
                 v = Sym(f"arg:{name}") if p[1] in ("u64", "b64", "s64") and a.offset == 0 and p[2] is None \
                     else Unk(f"parameter {key}")
@@ -540,7 +606,7 @@ class Machine:
                 v = self._addr(st, s, a, "param")
                 if isinstance(v, Sym) and v.name.startswith("param:") and v.off is not None:
                     key = f"{v.name[6:]}@{v.off}"
-                    self._set(st, ops[0], self.param_values.get(key, Unk(f"parameter {key}")))
+                    self._set(st, ops[0], _param(self.param_values.get(key, Unk(f"parameter {key}")), q))
                     return
             self._assign_unknown(st, ins, "param")
             return
@@ -662,6 +728,7 @@ class Machine:
             if "parity" not in q:
                 raise Refused("an mbarrier wait on a state token: extract models parity waits only", self._loc(s))
             parity = self._int(st, s, ops[2], "phase parity") & 1
+            st.unused.add(len(st.trace.events))
             self._set(st, ops[0], 1, frozenset({len(st.trace.events)}))
             self._event(st, s, ins, "mb_wait", mb=mb, parity=parity)
         elif kind in ("inval",):
@@ -812,13 +879,15 @@ class _State:
     bars: Counter = field(default_factory=Counter)      # barrier id -> uses so far
     own: dict = field(default_factory=dict)             # byte address -> value this thread stored
     gens: Counter = field(default_factory=Counter)      # (barrier id, count) -> generations passed
+    unused: set = field(default_factory=set)            # event indices of waits no branch has read yet
 
     def copy(self, pc: int) -> "_State":
         t = self.trace
         nt = Trace(t.ident, list(t.events), list(t.assumptions), Counter(t.dropped), list(t.maxnreg), dict(t.shfl),
                    list(t.stores), list(t.gens))
         return _State(pc, dict(self.regs), dict(self.taint), dict(self.loops), dict(self.local), Counter(self.occ), nt,
-                      Counter(self.visits), Counter(self.bars), dict(self.own), Counter(self.gens))
+                      Counter(self.visits), Counter(self.bars), dict(self.own), Counter(self.gens),
+                      set(self.unused))
 
 
 def _key(addr):
@@ -868,6 +937,35 @@ def _wrap(v: int, bits: int) -> int:
 def _sx(v: int, bits: int) -> int:
     v &= (1 << bits) - 1
     return v - (1 << bits) if v >> (bits - 1) else v
+
+
+_FCMP = {"eq": lambda a, b: a == b, "ne": lambda a, b: a != b, "lt": lambda a, b: a < b,
+         "le": lambda a, b: a <= b, "gt": lambda a, b: a > b, "ge": lambda a, b: a >= b,
+         "equ": lambda a, b: a == b, "neu": lambda a, b: a != b, "ltu": lambda a, b: a < b,
+         "leu": lambda a, b: a <= b, "gtu": lambda a, b: a > b, "geu": lambda a, b: a >= b}
+
+
+def _as_float(v: int, t: str) -> float:
+    """The IEEE value of a bit pattern (`0f3F800000` is 1.0)."""
+    import struct
+    if t == "f32":
+        return struct.unpack("<f", struct.pack("<I", v & 0xFFFFFFFF))[0]
+    return struct.unpack("<d", struct.pack("<Q", v & 0xFFFFFFFFFFFFFFFF))[0]
+
+
+def _param(v, q: tuple):
+    """A parameter's assumed value as the load reads it: a float as its bit pattern."""
+    if isinstance(v, float):
+        return float_bits(v, "f64" if "f64" in q else "f32")
+    return v
+
+
+def float_bits(x: float, t: str = "f32") -> int:
+    """The bit pattern of `x` as an .f32 (or .f64) value."""
+    import struct
+    if t == "f32":
+        return struct.unpack("<I", struct.pack("<f", x))[0]
+    return struct.unpack("<Q", struct.pack("<d", x))[0]
 
 
 def _alu(op: str, q: tuple, vals: list) -> Any:

@@ -29,8 +29,17 @@ def _q(s: str) -> str:
     return json.dumps(s, ensure_ascii=True)
 
 
+def short_name(kernel: str) -> str:
+    """The kernel's name for file and test names: a mangled C++ name (CUTLASS's runs to 1,500
+    characters) is cut to 48 and told apart from others by a hash of the whole."""
+    if len(kernel) <= 64:
+        return kernel
+    import hashlib
+    return f"{kernel[:48]}-{hashlib.sha1(kernel.encode()).hexdigest()[:8]}"
+
+
 def test_name(sk: Skeleton, suffix: str = "") -> str:
-    return re.sub(r"[^\w+.-]", "_", f"X-{sk.kernel}{suffix}")[:120]
+    return re.sub(r"[^\w+.-]", "_", f"X-{short_name(sk.kernel)}{suffix}")
 
 
 def yaml_text(sk: Skeleton, mutants: list[Mutant] = (), hang: bool = False) -> str:

@@ -329,12 +329,63 @@ def _anchors(traces, whole: set = frozenset()) -> dict[tuple[int, str], list[int
             loc = e.get("loc")
             if loc is not None:
                 generic[(loc.rank, loc.symbol)].add(loc.offset)
+    # A variable no copy fills (TileLang's tiles, written with st.shared) is cut where each wgmma
+    # group's operands start: its first wgmma's A and B (later k-steps and halves fall inside).
+    copied = set(out)
+    for tr in traces:
+        first = True
+        for e in tr.events:
+            if e.kind in ("wgmma_fence", "wgmma_commit_group"):
+                first = True
+            elif e.kind == "wgmma_mma" and first:
+                first = False
+                for v in e.get("srcs") or ():
+                    if isinstance(v, Loc) and (v.rank, v.symbol) not in copied:
+                        out[(v.rank, v.symbol)].add(v.offset)
     for key, offs in generic.items():
         for off in sorted(offs):
             start = max(o for o in out[key] if o <= off)
             if start in mbs[key] and off >= start + 8 and (key[0], key[1], start) not in whole:
                 out[key].add(off)
     return {k: sorted(v) for k, v in out.items()}
+
+
+def _load_spans(sk: Skeleton, anchors) -> dict[tuple, list[tuple]]:
+    """Per tensor-load destination piece: the pieces the load writes. A box's size is set on the
+    host, so a load is taken to write its own piece and, when other pieces start inside its tile
+    (CuTe DSL's epilogue reuses the A tile's bytes as four C buffers, cut by their TMA stores),
+    every piece up to the last one a wgmma reads before the next load's destination or
+    mbarrier: the wgmma operands show how far the tile reaches."""
+    loads: dict[tuple, set[int]] = defaultdict(set)
+    stops: dict[tuple, set[int]] = defaultdict(set)
+    reads: dict[tuple, set[int]] = defaultdict(set)
+    for r in sk.roles:
+        for e in r.trace.events:
+            if e.kind == "tma_load":
+                d = e.get("dst")
+                loads[(d.rank, d.symbol)].add(_region(d, anchors)[2])
+            if e.get("mb") is not None:
+                m = e.get("mb")
+                stops[(m.rank, m.symbol)].add(m.offset)
+            if e.kind == "wgmma_mma":
+                for v in e.get("srcs") or ():
+                    if isinstance(v, Loc):
+                        reads[(v.rank, v.symbol)].add(v.offset)
+    out: dict[tuple, list[tuple]] = {}
+    for var, starts in loads.items():
+        ends = starts | stops[var]
+        for s0 in starts:
+            nxt = min((o for o in ends if o > s0), default=None)
+            inside = [w for w in reads[var] if w >= s0 and (nxt is None or w < nxt)]
+            last = max(inside, default=s0)
+            out[(var[0], var[1], s0)] = [(var[0], var[1], a) for a in anchors.get(var, [0]) if s0 <= a <= last]
+    return out
+
+
+def _no_hint(q: tuple) -> tuple:
+    """The qualifiers without `.L2::cache_hint`: the cache policy operand it needs is dropped
+    with the data path (it carries no synchronization)."""
+    return tuple(x for x in q if x != "L2::cache_hint")
 
 
 def _copy_extents(events: list[Event]):
@@ -486,17 +537,22 @@ def _emit(sk: Skeleton, anchors, layout: Layout, nthreads: int) -> None:
                           "ptxmc extract maps a barrier only when its users are exactly its count",
                           SourceLoc(sk.path, e0.line, e0.text))
 
-    # tensor copies: one map and one buffer per copy
+    # tensor copies: one map and one buffer per copy (a load that covers several pieces: one
+    # copy per piece, each with its own value)
     copy_no = 0
-    copies: dict[tuple, list] = {}      # (role, event index) -> (map, buffer, value)
+    copies: dict[tuple, list] = {}      # (role, event index) -> [(map, buffer, value, piece)] or (map, buffer, value)
+    spans = _load_spans(sk, anchors)
     for r in sk.roles:
         for i, e in enumerate(r.trace.events):
             if e.kind == "tma_load":
-                copy_no += 1
-                tm, g = f"tmap{copy_no}", f"gbuf{copy_no}"
-                sk.memory[g] = {"size": BOX, "init": copy_no}
-                sk.memory[tm] = {"tensormap": {0: g}, "init": 0, "box": BOX, "strides": [BOX] * int(e.get("dim")[0])}
-                copies[(r.name, i)] = (tm, g, copy_no)
+                copies[(r.name, i)] = []
+                for piece in spans[_region(e.get("dst"), anchors)]:
+                    copy_no += 1
+                    tm, g = f"tmap{copy_no}", f"gbuf{copy_no}"
+                    sk.memory[g] = {"size": BOX, "init": copy_no}
+                    sk.memory[tm] = {"tensormap": {0: g}, "init": 0, "box": BOX,
+                                     "strides": [BOX] * int(e.get("dim")[0])}
+                    copies[(r.name, i)].append((tm, g, copy_no, piece))
             elif e.kind == "tma_store":
                 copy_no += 1
                 tm, g = f"tmap{copy_no}", f"gout{copy_no}"
@@ -509,23 +565,36 @@ def _emit(sk: Skeleton, anchors, layout: Layout, nthreads: int) -> None:
     expect_cover: dict[tuple[str, int], int] = {}
     for r in sk.roles:
         open_: dict[tuple, tuple[int, list]] = {}
+        pending: dict[tuple, list] = defaultdict(list)      # copies-first mbarriers: copies not yet counted
+        first = _copies_first(r.trace.events, anchors)
         for i, e in enumerate(r.trace.events):
             if e.kind in ("mb_arrive", "mb_expect_tx") and e.get("tx") is not None:
                 mb = _region(e.get("mb"), anchors)
-                group: list = []
+                group: list = pending.pop(mb, [])
                 open_[mb] = (i, group)
                 phase_copies[mb].append(group)
             elif e.kind == "tma_load":
                 mb = _region(e.get("mb"), anchors)
+                items = [(r.name, i, piece, v) for _, _, v, piece in copies[(r.name, i)]]
+                if mb in first:
+                    pending[mb].extend(items)
+                    continue
                 if mb not in open_:
                     raise Refused("a tensor copy completes on an mbarrier that this role has not armed with expect_tx",
                                   SourceLoc(sk.path, e.line, e.text))
-                open_[mb][1].append((r.name, i, _region(e.get("dst"), anchors)))
+                open_[mb][1].extend(items)
+        for mb, items in pending.items():
+            if items:
+                e = r.trace.events[items[0][1]]
+                raise Refused("a tensor copy completes on an mbarrier that this role does not arm with expect_tx "
+                              "afterwards", SourceLoc(sk.path, e.line, e.text))
     for r in sk.roles:
+        first = _copies_first(r.trace.events, anchors)
         for i, e in enumerate(r.trace.events):
             if e.kind in ("mb_arrive", "mb_expect_tx") and e.get("tx") is not None:
                 mb = _region(e.get("mb"), anchors)
-                n = sum(1 for e2 in _following(r.trace.events, i, mb, anchors))
+                which = _preceding if mb in first else _following
+                n = sum(len(copies[(r.name, j)]) for j in which(r.trace.events, i, mb, anchors))
                 expect_cover[(r.name, i)] = n
                 if n == 0:
                     raise Refused("expect_tx with no tensor copy completing on its mbarrier after it in this role "
@@ -542,7 +611,8 @@ def _emit(sk: Skeleton, anchors, layout: Layout, nthreads: int) -> None:
                 v = e.get("value")
                 written[_region(e.get("loc"), anchors)].add((r.name, 0, v if isinstance(v, int) else DATA))
             elif e.kind == "tma_load":
-                written[_region(e.get("dst"), anchors)].add(("copy", e.line, None))  # each copy its own value
+                for piece in spans[_region(e.get("dst"), anchors)]:
+                    written[piece].add(("copy", e.line, None))  # each copy its own value
     writers = {reg: next(iter(ws))[2] for reg, ws in written.items() if len(ws) == 1 and next(iter(ws))[2] is not None}
 
     # reused mbarrier bytes: a shadow word per mbarrier checks that its lifetimes are ordered
@@ -557,25 +627,21 @@ def _emit(sk: Skeleton, anchors, layout: Layout, nthreads: int) -> None:
         prev_mma = None
         pending: list[tuple] = []
         for i, e in enumerate(r.trace.events + [None]):
-            for shadow, src_e, value in pending:          # after the previous event
-                if value is None:
-                    r.lines.append(Line(f"st.shared::cta.b32 [{shadow}], 2", src_e.line, src_e.text, "shadow"))
+            now = [(src_e, *x) for src_e, x in pending]             # after the previous event
+            pending = []
+            if e is not None:
+                here = life.get((r.name, i), ())
+                pending = [(e, x[1:]) for x in here if x[0] == "after"]
+                now += [(e, *x[1:]) for x in here if x[0] == "before"]
+            for src_e, shadow, written, check in now:
+                if written is not None:
+                    r.lines.append(Line(f"st.shared::cta.b32 [{shadow}], {written}", src_e.line, src_e.text, "shadow"))
                 else:
                     r.lines.append(Line(f"ld.shared::cta.b32 r{reg_no}, [{shadow}]", src_e.line, src_e.text, "shadow"))
-                    sk.checks.append(f"{r.name}:r{reg_no}={value}")
+                    sk.checks.append(f"{r.name}:r{reg_no}{check}")
                     reg_no += 1
-            pending = []
             if e is None:
                 break
-            for when, shadow, value in life.get((r.name, i), ()):
-                if when == "after":
-                    pending.append((shadow, e, value))
-                elif value is None:
-                    r.lines.append(Line(f"st.shared::cta.b32 [{shadow}], 1", e.line, e.text, "shadow"))
-                else:
-                    r.lines.append(Line(f"ld.shared::cta.b32 r{reg_no}, [{shadow}]", e.line, e.text, "shadow"))
-                    sk.checks.append(f"{r.name}:r{reg_no}!={value}")
-                    reg_no += 1
             src = (e.line, e.text)
             k = e.kind
             q = e.instr.qualifiers
@@ -633,17 +699,16 @@ def _emit(sk: Skeleton, anchors, layout: Layout, nthreads: int) -> None:
                 from dataclasses import replace
                 r.lines.append(Line(render_instr(replace(e.instr, predicate=None)), *src, k))
             elif k == "tma_load":
-                tm, g, v = copies[(r.name, i)]
-                dst = names[_region(e.get("dst"), anchors)]
                 mb = names[_region(e.get("mb"), anchors)]
                 dims = int(e.get("dim")[0])
-                quals = ".".join(q)
+                quals = ".".join(_no_hint(q))
                 coords = ", ".join(["0"] * dims)
                 tail = ""
                 if e.get("multicast"):
                     raise Refused("multicast tensor copies are not mapped by ptxmc extract yet",
                                   SourceLoc(sk.path, e.line, e.text))
-                r.lines.append(Line(f"cp.{quals} [{dst}], [{tm}, {{{coords}}}], [{mb}]{tail}", *src, k))
+                for tm, g, v, piece in copies[(r.name, i)]:
+                    r.lines.append(Line(f"cp.{quals} [{names[piece]}], [{tm}, {{{coords}}}], [{mb}]{tail}", *src, k))
             elif k == "tma_store":
                 tm, g, v = copies[(r.name, i)]
                 srcn = names[_region(e.get("src"), anchors)]
@@ -651,7 +716,7 @@ def _emit(sk: Skeleton, anchors, layout: Layout, nthreads: int) -> None:
                     sk.checks.append(f"{g}!={writers[_region(e.get('src'), anchors)]}")
                 dims = int(e.get("dim")[0])
                 coords = ", ".join(["0"] * dims)
-                r.lines.append(Line(f"cp.{'.'.join(q)} [{tm}, {{{coords}}}], [{srcn}]", *src, k))
+                r.lines.append(Line(f"cp.{'.'.join(_no_hint(q))} [{tm}, {{{coords}}}], [{srcn}]", *src, k))
             elif k in ("bulk_commit_group", "bulk_wait_group", "wgmma_fence", "wgmma_commit_group", "wgmma_wait"):
                 prev_mma = None
                 from ..front.ptx import render_instr
@@ -745,7 +810,7 @@ def _shadows(sk: Skeleton, anchors, names: dict, owner) -> dict:
     see 1: the access is ordered before the init) and just before its first access after the
     inval (it must see 2: the access is ordered after the inval). A wrong lifetime guess, or a
     kernel whose lifetimes overlap, fails these checks: a finding, never a hidden race.
-    Returns {(role, event index): [(when, shadow, value)]} (value None: the shadow write)."""
+    Returns {(role, event index): [(when, shadow, value written or None, check of the value read)]}."""
     out: dict[tuple, list] = defaultdict(list)
     shadow_of: dict[tuple, str] = {}
     for loc in sk.reused:
@@ -766,7 +831,7 @@ def _shadows(sk: Skeleton, anchors, names: dict, owner) -> dict:
             if e.kind in ("mb_init", "mb_inval") and _region(e.get("mb"), anchors) in \
                     {_region(x, anchors) for x in sk.reused}:
                 nm = shadow(e.get("mb"))
-                out[(r.name, i)].append(("before" if e.kind == "mb_init" else "after", nm, None))
+                out[(r.name, i)].append(("before", nm, 1, None) if e.kind == "mb_init" else ("after", nm, 2, None))
             for k, v in e.info:
                 for loc in ([v] if isinstance(v, Loc) else [x for x in v if isinstance(x, Loc)] if k == "srcs" else []):
                     if LIFE not in loc.symbol:
@@ -777,9 +842,9 @@ def _shadows(sk: Skeleton, anchors, names: dict, owner) -> dict:
                     else:
                         first_post.setdefault(nm, i)
         for nm, i in last_pre.items():
-            out[(r.name, i)].append(("after", nm, 1))
+            out[(r.name, i)].append(("after", nm, None, "=1"))        # forbidden: it saw the init's write
         for nm, i in first_post.items():
-            out[(r.name, i)].append(("before", nm, 2))
+            out[(r.name, i)].append(("before", nm, None, "!=2"))      # forbidden: it missed the inval's
     return out
 
 
@@ -806,13 +871,39 @@ def _clip(text: str) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
-def _following(events: list[Event], i: int, mb: tuple, anchors):
-    """The tensor copies after events[i] that complete on mbarrier `mb`, up to the next expect_tx on it."""
-    for e in events[i + 1:]:
+def _copies_first(events: list[Event], anchors) -> set:
+    """The mbarriers on which this role issues its tensor copies before the `expect_tx` that
+    accounts for them (CUTLASS's epilogue loads C, then calls expect_transaction): on those,
+    an expect_tx covers the copies since the previous one (complete_tx may precede expect_tx
+    in a phase: the tx-count goes below zero until the expectation is set)."""
+    seen: dict = {}
+    for e in events:
+        if e.kind in ("mb_arrive", "mb_expect_tx") and e.get("tx") is not None:
+            seen.setdefault(_region(e.get("mb"), anchors), "tx")
+        elif e.kind == "tma_load":
+            seen.setdefault(_region(e.get("mb"), anchors), "copy")
+    return {mb for mb, k in seen.items() if k == "copy"}
+
+
+def _preceding(events: list[Event], i: int, mb: tuple, anchors):
+    """The indices of the tensor copies before events[i] that complete on mbarrier `mb`, back to
+    the previous expect_tx on it."""
+    for j in range(i - 1, -1, -1):
+        e = events[j]
         if e.kind in ("mb_arrive", "mb_expect_tx") and e.get("tx") is not None and _region(e.get("mb"), anchors) == mb:
             return
         if e.kind == "tma_load" and _region(e.get("mb"), anchors) == mb:
-            yield e
+            yield j
+
+
+def _following(events: list[Event], i: int, mb: tuple, anchors):
+    """The indices of the tensor copies after events[i] that complete on mbarrier `mb`, up to the
+    next expect_tx on it."""
+    for j, e in enumerate(events[i + 1:], i + 1):
+        if e.kind in ("mb_arrive", "mb_expect_tx") and e.get("tx") is not None and _region(e.get("mb"), anchors) == mb:
+            return
+        if e.kind == "tma_load" and _region(e.get("mb"), anchors) == mb:
+            yield j
 
 
 def _expected(sk, role, i, reg, anchors, copies, phase_copies, last_wait_phase) -> int | None:
@@ -825,6 +916,6 @@ def _expected(sk, role, i, reg, anchors, copies, phase_copies, last_wait_phase) 
             groups = phase_copies.get(mb, [])
             if phase is None or phase >= len(groups):
                 return None
-            hits = [copies[(rn, j)][2] for rn, j, dst in groups[phase] if dst == reg]
+            hits = [v for rn, j, dst, v in groups[phase] if dst == reg]
             return hits[-1] if len(hits) == 1 else None
     return None

@@ -4,7 +4,6 @@ minimal set of named axioms that rules it out, the synchronization whose removal
 allow it, and the path each violated axiom shows on a candidate execution."""
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -12,7 +11,7 @@ from ..ast import Cond
 from ..errors import SourceLoc
 from ..engines.base import Execution
 from ..front.conditions import show
-from ..resources import ROOT
+from ..resources import ROOT, shown
 from ..results import witness
 from ..cat.captions import caption, members
 from ..cat.violation import Step, note, show as show_steps, violation_path
@@ -249,8 +248,3 @@ def _causality_lines(steps, env, es, model) -> list[str]:
             out.append("      no fence on the causality path")
     return out
 
-
-def shown(path: str) -> str:
-    """A model path relative to the working folder when it lies below it."""
-    rel = os.path.relpath(path)
-    return path if rel.startswith("..") else rel
