@@ -99,8 +99,8 @@ def effects(base: Program, programs: Iterable[Program]) -> Effects:
                 grows[name] = grows.get(name, frozenset()) | (mapped - was)
             for i, e in old.items():
                 if e in was and i not in now:
-                    to, evs = moves.get(name, (frozenset(), frozenset()))
-                    moves[name] = (to | (now_in.get(i, frozenset()) - was_in.get(e, frozenset())), evs | {e})
+                    joined = now_in.get(i, frozenset()) - was_in.get(e, frozenset())
+                    moves[name] = moves.get(name, frozenset()) | {(e, joined)}
         for name in set(es.relations) | set(bes.relations):
             now = es.relations.get(name, frozenset())
             if any(a in new or b in new for a, b in now):
