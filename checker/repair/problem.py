@@ -55,6 +55,7 @@ class Stats:
     evaluations: int = 0        # concrete evaluations (survives)
     proposals: int = 0          # candidate sets considered
     clauses: int = 0
+    undecided: int = 0          # candidate sets whose hang question could not be decided
     seconds: float = 0.0
 
     def as_dict(self) -> dict:
