@@ -363,3 +363,18 @@ def test_an_undecided_hang_question_is_no_repair():
     assert s.hangs() == ((), False)
     f = judge(s, replace(from_test(t), hang=False))
     assert f is not None and f.what == "hang" and f.undecided
+
+
+def test_a_verdict_the_bound_leaves_unknown_is_no_repair():
+    """A candidate fence the unrolling bound leaves Unknown for the condition was taken for a
+    repair (not witnessed = forbidden), then dropped by its re-check: with --max 1 fix ended in
+    'error'. It is a failure, marked undecided; the least cost still stands (the set costs no less)."""
+    import checker
+    from checker.front.conditions import parse_cond
+    from checker.repair.target import with_condition
+
+    t = checker.load_test("litmus/real-ptx/tma-pipeline.yaml::RP-tma-pipeline-reuse-no-fence")
+    target = with_condition(open_session(t, MODEL), parse_cond("consumer:r3=2"), "consumer:r3=2")
+    r = fix(t, target, MODEL, max_repairs=1, explain=False)
+    assert r.status == "repaired" and r.proven and r.cost == 2
+    assert check_test(r.repairs[0].test, MODEL).status == "pass"

@@ -32,7 +32,7 @@ from .edits import Edit, apply
 from .hangs import hang_candidates
 from .problem import Problem
 from .supplies import Supply, supplies
-from .target import Target, judge
+from .target import Target, judge, target_test
 from .variants import UnionProblem, union_candidates, why_not_sync_monotone
 
 METHODS = {"cegis": cegis.search, "exhaustive": exhaustive.search}
@@ -66,12 +66,6 @@ class FixResult:
         return self.repairs[0].cost if self.repairs else None
 
 
-def target_test(test: LitmusTest, target: Target) -> LitmusTest:
-    """`test` with the target as its expectations (what a re-check judges)."""
-    return replace(test, expectations=target.expectations(),
-                   expect_undefined=False if target.defined else test.expect_undefined, expect_hang=target.hang)
-
-
 def fix(test: LitmusTest, target: Target, model: Model, options=frozenset(), engine: str = "z3",
         lim: Limits | None = None, method: str = DEFAULT_METHOD, max_repairs: int = 8,
         costs: CostModel = DEFAULT, budget: float = 120.0, explain: bool = True,
@@ -82,7 +76,9 @@ def fix(test: LitmusTest, target: Target, model: Model, options=frozenset(), eng
     start = time.perf_counter()
     lim = lim or limits.current()
     options = frozenset(options)
-    base = open_session(test, model, options, engine, lim, hang=target.hang is not None)
+    # (asked with the target as its expectations, as each candidate and the re-check are: a test
+    # over variants observes what its expectations name)
+    base = open_session(target_test(test, target), model, options, engine, lim, hang=target.hang is not None)
     union = isinstance(base, UnionSession)      # asked over its variants: checker.repair.variants
     if union and target.hang is True and not base.hangs()[0]:
         return FixResult(test, target, "error", method=method, seconds=time.perf_counter() - start,
@@ -148,10 +144,14 @@ def fix(test: LitmusTest, target: Target, model: Model, options=frozenset(), eng
             continue
         sup = supplies(problem, edits) if explain and not union else ()
         repairs.append(Repair(edits, sum(e.cost for e in edits), edited, sup))
+    # a set that could not be judged may be a repair: nothing from its cost up is proven
+    undecided = getattr(problem, "undecided_min", None)
+    unproven = undecided is not None and (not found or undecided < sum(e.cost for e in found[0]))
     if problem.stats.undecided:
-        notes.append(f"{problem.stats.undecided} candidate set(s) could not be judged: the hang search cannot decide "
-                     "one of their loops (an edit inside a spin loop can make it one the fairness check does not "
-                     "judge): the result is not proven")
+        notes.append(f"{problem.stats.undecided} candidate set(s) could not be judged (the hang search could not "
+                     "decide a loop, or the loop bound left a verdict Unknown)"
+                     + (f": nothing from cost {undecided} up is proven" if unproven else
+                        ": at the least cost, so the least cost stands, but a repair of it may be missing"))
     problem.stats.seconds = round(time.perf_counter() - start, 3)
     stats = problem.stats.as_dict()
     if repairs:
@@ -161,7 +161,7 @@ def fix(test: LitmusTest, target: Target, model: Model, options=frozenset(), eng
     else:
         res_status = "none"
     return FixResult(test, target, res_status, tuple(repairs), proven=status in ("proven", "none") and
-                     len(repairs) == len(found) and not problem.stats.undecided, method=method, candidates=len(cands), stats=stats,
+                     len(repairs) == len(found) and not unproven, method=method, candidates=len(cands), stats=stats,
                      seconds=time.perf_counter() - start, notes=tuple(notes), failure=why)
 
 
@@ -171,8 +171,10 @@ def _order(e: Edit):
 
 
 def _failure_text(f) -> str:
-    if f.undecided:
+    if f.undecided and f.what == "hang":
         return "whether it can hang is undecided: the hang search cannot judge one of its loops"
+    if f.undecided:
+        return f"'{f.what}' is Unknown: the loop bound cut executions off (raise --unroll)"
     if f.kind == "under":
         return f"undefined behaviour ({f.flag})" if f.flag else f"'{f.what}' is allowed"
     if f.what == "deadlock":

@@ -180,12 +180,15 @@ def _summary(result: FixResult) -> str:
         proof = "proven least" if result.proven else "NOT proven least: the search stopped at its budget"
         return (f"{n} way{'s' if n != 1 else ''} to remove unneeded synchronization, saving "
                 f"{result.repairs[0].cost} ({proof}; {how})")
+    why = "some candidate sets could not be judged" if s.get("undecided") else "the search stopped at its budget"
     if result.status == "repaired":
         n = len(result.repairs)
         lead = f"{n} repair{'s' if n != 1 else ''} of least cost {result.cost}"
         if result.proven:
             return f"{lead} (proven: no cheaper repair among {result.candidates} candidate edits; {how})"
-        return f"{lead} found (NOT proven minimal: the search stopped at its budget; {how})"
+        return f"{lead} found (NOT proven minimal: {why}; {how})"
+    if result.status == "none" and not result.proven:
+        return f"No repair found among the {result.candidates} candidate edits (NOT proven: {why}; {how})"
     if result.status == "none":
         return (f"No repair exists among the {result.candidates} candidate edits (proven; {how}): "
                 "the outcome needs a change ptxmc fix does not make (see docs/fix.md)")

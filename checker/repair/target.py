@@ -23,7 +23,7 @@ cannot see, checker.repair.fix confirms with the path-by-path judge: the origina
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..ast import And, Cond, Expectation, LitmusTest, Not
 from ..engines.base import Execution
@@ -50,7 +50,8 @@ class Failure:
     execution: Execution | None = None      # under: the execution to block
     cond: Cond | None = None                # the condition (under: forbidden; over: allowed)
     flag: str | None = None                 # under: the flag that fires
-    undecided: bool = False                 # 'hang': no hang found, but the search could not judge every loop
+    undecided: bool = False                 # the question has no answer (a hang search that could not judge
+                                            # every loop, a verdict the unrolling bound left Unknown)
 
 
 def from_test(test: LitmusTest) -> Target:
@@ -80,6 +81,12 @@ def with_condition(s: Session | UnionSession, cond: Cond, text: str) -> Target:
             continue
         allowed.append(e)
     return Target(forbidden, tuple(allowed), True, tuple(notes), test.expect_hang)
+
+
+def target_test(test: LitmusTest, target: Target) -> LitmusTest:
+    """`test` with the target as its expectations (what a candidate set and a re-check judge)."""
+    return replace(test, expectations=target.expectations(),
+                   expect_undefined=False if target.defined else test.expect_undefined, expect_hang=target.hang)
 
 
 def met(s: Session, target: Target) -> bool:
@@ -112,7 +119,9 @@ def judge(s: Session | UnionSession, target: Target) -> Failure | None:
 def _judge_union(s: UnionSession, target: Target) -> Failure | None:
     """`judge` for a test asked over its variants: the same failures, in the same order, and the
     hang question (`hang: forbidden` fails on any fair hang the session finds, and, `undecided`,
-    where the search could not judge every loop and found none)."""
+    where the search could not judge every loop and found none). A condition whose verdict is
+    Unknown (the unrolling bound cut executions off) fails too, `undecided`: it is neither shown
+    forbidden nor shown allowed."""
     if target.defined:
         found = s.undefined_witness()
         if found is not None:
@@ -122,13 +131,16 @@ def _judge_union(s: UnionSession, target: Target) -> Failure | None:
         w = s.witnessed(e.cond)
         if w is not None:
             return Failure("under", e.text, w.execution, cond=e.cond)
+        if s.verdict(e.cond).allowed is None:      # Unknown (the bound cut executions off): not forbidden
+            return Failure("under", e.text, cond=e.cond, undecided=True)
     if target.hang is False:
         found, complete = s.hangs()
         if found or not complete:       # (an undecided hang question is no "no hang")
             return Failure("under", "hang", undecided=not found)
     for e in target.allowed:
-        if not s.verdict(e.cond).allowed:
-            return Failure("over", e.text, cond=e.cond)
+        v = s.verdict(e.cond).allowed
+        if not v:
+            return Failure("over", e.text, cond=e.cond, undecided=v is None)
     if not target.allowed and target.hang is not True and s.never_terminates():
         return Failure("over", "deadlock")
     return None

@@ -28,7 +28,7 @@ from .costs import CostModel
 from .edits import Edit, Insert, apply
 from .problem import NEW_READS, Clause, Problem, why_not_monotone
 from .program import build
-from .target import Target, judge
+from .target import Target, judge, target_test
 
 
 def union_candidates(test: LitmusTest, asked, costs: CostModel, options=frozenset()) -> tuple[Edit, ...]:
@@ -105,6 +105,7 @@ class UnionProblem(Problem):
         self.grow_budget = 1e9          # bounded by GROW_SESSIONS instead: the same clauses on any machine
         self._grow_left = 0
         self._failed = 0
+        self.undecided_min: int | None = None     # the least cost of a set that could not be judged
         self._under: dict = {}          # frozenset of keys -> does that set fail 'under', kept by less sync?
 
     def learn(self, edits, status, failure, src) -> Clause:
@@ -119,6 +120,8 @@ class UnionProblem(Problem):
         costs Sessions, which a search that ends at a low cost (a hang edit) does not repay."""
         if failure is not None and failure.undecided:
             self.stats.undecided += 1
+            cost = sum(e.cost for e in edits)
+            self.undecided_min = cost if self.undecided_min is None else min(self.undecided_min, cost)
         self._failed += 1
         if status == "invalid" or not self.sync_monotone or not all(_sync(e) for e in edits) \
                 or not self._under.get(frozenset(e.key for e in edits)) or self._failed <= EXACT_FIRST:
@@ -149,7 +152,7 @@ class UnionProblem(Problem):
     def check(self, edits: tuple[Edit, ...]):
         self.stats.proposals += 1
         try:
-            edited = apply(self.test, edits).test
+            edited = target_test(apply(self.test, edits).test, self.target)
             s = open_session(edited, self.model, self.options, self.engine, self.lim,
                              hang=self.target.hang is not None)
             self.stats.sessions += 1
@@ -157,10 +160,10 @@ class UnionProblem(Problem):
         except LitmusError:
             return "invalid", None, None
         # A failure that less synchronization keeps: an execution shows it (a forbidden outcome's,
-        # a flag's, a fair hang's, a barrier hang's as far as the test runs), not only "no
-        # execution terminates" (more executions may end that)
-        self._under[frozenset(e.key for e in edits)] = failure is not None and failure.kind == "under" and (
-            failure.what != "hang" or any(h.probe is not None for h in s.hangs()[0]))
+        # a flag's, a fair hang's, a barrier hang's as far as the test runs), not an undecided
+        # question nor only "no execution terminates" (more executions may end that)
+        self._under[frozenset(e.key for e in edits)] = failure is not None and failure.kind == "under" and \
+            not failure.undecided and (failure.what != "hang" or any(h.probe is not None for h in s.hangs()[0]))
         return ("ok", None, None) if failure is None else ("fail", failure, None)
 
 
