@@ -11,7 +11,7 @@ waits for it blocks.
 A mutant the check does not catch is labelled *not load-bearing* only with a reason read off the
 skeleton itself (`reason`): the phase an arrival completes is awaited by no role within the
 window; the pieces a proxy fence orders get no later asynchronous copy within the window; nothing
-follows the cluster barrier a release serves. A mutant not caught and without such a reason is
+follows the cluster barrier a release serves; nothing but waits follows a wait. A mutant not caught and without such a reason is
 UNEXPLAINED: the report says so, never drops it (tests/test_extract.py requires none).
 """
 from __future__ import annotations
@@ -38,6 +38,8 @@ def reason(sk: Skeleton, role: str, index: int) -> str | None:
         return _no_later_copy(sk, r, index)
     if ln.kind == "cluster_barrier":
         return _nothing_after_cluster_barrier(sk, r, index)
+    if ln.kind == "mb_wait" and all(x.kind == "mb_wait" for x in r.lines[index + 1:]):
+        return "nothing follows this wait in its role but other waits: it orders nothing"
     return None
 
 
