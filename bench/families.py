@@ -27,6 +27,9 @@ family the model does not support yet (the TMA pipeline while issues 3/4 are ope
            parity=spin as the loop nvcc prints (`L: try_wait.parity p, [bar], PHASE; @!p bra L`);
            release=all releases the stage after every round, as kernels do (CUTLASS's
            consumer_release), release=reused only where a later round refills it.
+    uninit n consumers use an mbarrier after its init is published, one more without: undefined
+           behaviour whose report asks the engine's flag_least (one Z3 query per earlier
+           statically possible edge; bench/flags.py times it apart).
 """
 from __future__ import annotations
 
@@ -224,6 +227,27 @@ class Family:
     what: str
 
 
+def uninit(n: int) -> str:
+    """Undefined behaviour whose report costs a query per earlier edge: P0 initialises an mbarrier
+    (for n + 1 arrivals) and publishes it (a release of f = 1), P1 acquires that and publishes it
+    again (another release of f = 1); n consumers acquire f = 1 - from either writer, so which
+    write they read is the execution's choice - and arrive, ordered after the init either way;
+    one last thread arrives without acquiring: a use of an uninitialised mbarrier
+    (MbarrierUninitialised). The report names the flag's least edge on any consistent execution
+    (the engine's flag_least): with Z3, one query per statically possible edge before the
+    witness's - the n consumers' arrives, each unsat."""
+    assert n >= 0
+    cta = "gpu0.cluster0.cta0"
+    threads = [("P0", cta, [f"mbarrier.init.shared::cta.b64 [mb], {n + 1}", "st.release.gpu.global [f], 1"]),
+               ("P1", f"{cta}.warp1", ["ld.acquire.gpu.global r0, [f] == 1", "st.release.gpu.global [f], 1"])]
+    for i in range(2, n + 2):
+        threads.append((f"P{i}", f"{cta}.warp{i}", ["ld.acquire.gpu.global r0, [f] == 1",
+                                                   "mbarrier.arrive.shared::cta.b64 _, [mb]"]))
+    threads.append((f"P{n + 2}", f"{cta}.warp{n + 2}", ["mbarrier.arrive.shared::cta.b64 _, [mb]"]))
+    return _yaml(f"UB-uninit-{n}", f"{n} consumers use a published mbarrier; one more uses it unpublished.",
+                 {"f": "0", "mb": "{space: shared, owner: " + cta + "}"}, threads)
+
+
 FAMILIES: dict[str, Family] = {f.name: f for f in (
     Family("mp", mp, tuple(range(2, 17)), "threads"),
     Family("iriw", iriw, tuple(range(2, 9)), "readers"),
@@ -232,6 +256,7 @@ FAMILIES: dict[str, Family] = {f.name: f for f in (
     Family("co", co, tuple(range(1, 9)), "writers"),
     Family("tma", tma, tuple(range(1, 9)), "stages"),
     Family("ring", ring, tuple(range(1, 9)), "rounds"),
+    Family("uninit", uninit, (1, 2, 3, 4, 5, 6, 8), "consumers"),
 )}
 
 

@@ -22,7 +22,8 @@ data race). Both tools list every reachable final state over the same registers 
 error where they are not: the comparison would not be of the same question.
 
 Times: each tool runs --repeat times (default 3), interleaved (herd7, ptxmc, herd7, ...), after
-one warm-up run of each per test; the medians are printed, wall and CPU (user + system of the
+one warm-up run of each per test (with --before, an older ptxmc install too; with --warm, ptxmc
+served by a warm server as well, its CPU time counting the server's share); the medians are printed, wall and CPU (user + system of the
 child, from getrusage) - on a shared machine CPU time is the steadier number. A tool is not run
 on the larger sizes of a family once one of its runs passes --cap seconds (wall).
 """
@@ -130,8 +131,10 @@ class Warm:
         folder.mkdir(mode=0o700)
         self.log = folder / "log.jsonl"
         self.env = {**os.environ, "PTXMC_WARM_DIR": str(folder)}
-        subprocess.run([sys.executable, "-m", "checker.warm.server", "--detach", "--log", str(self.log)],
-                       env=self.env, check=True, capture_output=True)
+        r = subprocess.run([sys.executable, "-m", "checker.warm.server", "--detach", "--log", str(self.log)],
+                           env=self.env, capture_output=True, text=True, cwd=folder)   # (not a checkout's package)
+        if r.returncode:
+            raise RuntimeError(f"no warm server: {r.stderr.strip()}")
         self.env["PTXMC_WARM"] = "1"
         self.seen = 0
 
@@ -145,7 +148,8 @@ class Warm:
         return e["cpu_s"] + e["supervisor_cpu_s"] + e["server_cpu_s"]
 
     def stop(self) -> None:
-        subprocess.run([sys.executable, "-m", "checker.warm.server", "--stop"], env=self.env, capture_output=True)
+        subprocess.run([sys.executable, "-m", "checker.warm.server", "--stop"], env=self.env, capture_output=True,
+                       cwd=self.log.parent)
 
 
 def states(out: str) -> int:
@@ -162,11 +166,13 @@ def main(argv=None) -> int:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--cap", type=float, default=60.0, help="wall seconds past which a tool stops growing a family")
     ap.add_argument("--herd7", default=None, help="the herd7 binary (default: herd7 on PATH)")
+    ap.add_argument("--before", metavar="PTXMC", help="another ptxmc executable (an older install), run "
+                    "interleaved with the others and shown in its own columns")
     ap.add_argument("--herd-model", default="rc11.cat")
     ap.add_argument("--json", help="also write the rows here")
     ap.add_argument("--markdown", action="store_true", help="print the table as Markdown")
     ap.add_argument("--warm", action="store_true",
-                    help="run ptxmc with a warm server (checker.warm; its CPU time is counted in ptxmc's)")
+                    help="also run ptxmc with a warm server (checker.warm; its CPU time counted), column 'warm'")
     args = ap.parse_args(argv)
     herd = args.herd7 or shutil.which("herd7")
     if herd is None:
@@ -180,7 +186,9 @@ def main(argv=None) -> int:
     env_note = f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}, {os.cpu_count()} CPUs"
     print(f"herd7: {herd} (-model {args.herd_model}); ptxmc: {' '.join(ptxmc)}; {env_note}")
     rows = []
-    head = ("family", "n", "states", "herd7 wall", "herd7 cpu", "ptxmc wall", "ptxmc cpu", "wall ratio", "cpu ratio")
+    tools = ("herd7",) + (("before",) if args.before else ()) + ("ptxmc",) + (("warm",) if args.warm else ())
+    head = ("family", "n", "states", *(f"{t} {k}" for t in tools for k in ("wall", "cpu")),
+            *(f"{t}/herd7 {k}" for t in tools[1:] for k in ("wall", "cpu")))
     if args.markdown:
         print("| " + " | ".join(head) + " |")
         print("|" + "---|" * len(head))
@@ -189,7 +197,7 @@ def main(argv=None) -> int:
     with tempfile.TemporaryDirectory(prefix="ptxmc-peer-") as d:
         warm = Warm(Path(d) / "warm") if args.warm else None
         try:
-            _table(args, herd, ptxmc, d, warm, rows)
+            _table(args, herd, ptxmc, d, warm, rows, tools)
         finally:
             if warm is not None:
                 warm.stop()
@@ -200,22 +208,27 @@ def main(argv=None) -> int:
     return 0
 
 
-def _table(args, herd: str, ptxmc: list[str], d: str, warm: Warm | None, rows: list) -> None:
+def _table(args, herd: str, ptxmc: list[str], d: str, warm: Warm | None, rows: list, tools: tuple) -> None:
     for family in args.families:
         sizes = [int(x) for x in args.n.split(",")] if args.n else SIZES[family]
         stopped: set[str] = set()
         for n in sizes:
-            if {"herd7", "ptxmc"} <= stopped:
+            if set(tools) <= stopped:
                 break
             y, c = Path(d) / f"{family}{n}.yaml", Path(d) / f"{family}{n}.litmus"
             y.write_text(FAMILIES[family].make(n))
             c.write_text(c_test(family, n)[0])
             runs = {"herd7": [herd, "-model", args.herd_model, str(c)], "ptxmc": ptxmc + ["outcomes", str(y)]}
+            if args.before:
+                runs["before"] = [args.before, "outcomes", str(y)]
+            if warm is not None:
+                runs["warm"] = runs["ptxmc"]
+            runs = {t: runs[t] for t in tools}
             got: dict[str, list[tuple[float, float]]] = {k: [] for k in runs if k not in stopped}
             counts: dict[str, int] = {}
             for i in range(args.repeat + 1):            # the first round warms up
                 for tool in list(got):
-                    env = warm.env if warm is not None and tool == "ptxmc" else None
+                    env = warm.env if tool == "warm" else None
                     wall, cpu, out = timed(runs[tool], d, timeout=max(args.cap * 10, 600), env=env)
                     if env is not None:
                         cpu += warm.served_cpu()
@@ -224,23 +237,24 @@ def _table(args, herd: str, ptxmc: list[str], d: str, warm: Warm | None, rows: l
                         got[tool].append((wall, cpu))
                     if wall > args.cap:
                         stopped.add(tool)
-            if len(counts) == 2 and counts["herd7"] != counts["ptxmc"]:
-                raise SystemExit(f"{family} n={n}: herd7 lists {counts['herd7']} states, ptxmc "
-                                 f"{counts['ptxmc']}: not the same question")
+            if len(set(counts.values())) > 1:
+                raise SystemExit(f"{family} n={n}: the tools list different numbers of states ({counts}): "
+                                 f"not the same question")
             med = {t: (statistics.median(w for w, _ in v), statistics.median(c for _, c in v))
                    for t, v in got.items() if v}
             row = {"family": family, "n": n, "states": next(iter(counts.values())),
                    **{f"{t}_{k}": med[t][j] for t in med for j, k in enumerate(("wall", "cpu"))}}
-            if len(med) == 2:
-                row["wall_ratio"] = med["ptxmc"][0] / med["herd7"][0]
-                row["cpu_ratio"] = med["ptxmc"][1] / max(med["herd7"][1], 1e-3)
+            for t in tools[1:]:
+                if "herd7" in med and t in med:
+                    row[f"{t}_wall_ratio"] = med[t][0] / med["herd7"][0]
+                    row[f"{t}_cpu_ratio"] = med[t][1] / max(med["herd7"][1], 1e-3)
             rows.append(row)
             cells = [family, str(n), str(row["states"])]
-            for t in ("herd7", "ptxmc"):
+            for t in tools:
                 cells += [f"{row[f'{t}_wall']:.3f}" if f"{t}_wall" in row else "-",
                           f"{row[f'{t}_cpu']:.3f}" if f"{t}_cpu" in row else "-"]
-            cells += [f"{row['wall_ratio']:.2f}" if "wall_ratio" in row else "-",
-                      f"{row['cpu_ratio']:.2f}" if "cpu_ratio" in row else "-"]
+            for t in tools[1:]:
+                cells += [f"{row[f'{t}_{k}_ratio']:.2f}" if f"{t}_{k}_ratio" in row else "-" for k in ("wall", "cpu")]
             print(("| " + " | ".join(cells) + " |") if args.markdown else "  ".join(f"{x:>10}" for x in cells),
                   flush=True)
 

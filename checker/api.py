@@ -241,7 +241,8 @@ def outcomes(test: TestSpec, *, model: ModelSpec = None, options: Iterable[str] 
     """Every allowed outcome of a test, its expectations ignored: the checker.results.result.Result
     `ptxmc outcomes` prints and `--format json` serializes. `outcomes` holds each outcome as a
     tuple of (name, value) pairs over `observe`; `complete` is False if the enumeration stopped at
-    the outcome cap; `undefined` lists the undefined behaviour the program has, if any.
+    the outcome cap or a loop the bound cut lost executions (a `loop bound reached` note says
+    which); `undefined` lists the undefined behaviour the program has, if any.
     `status` is `run`, `undefined`, `error` or `unknown` (then `message` says why), or `fail` when
     no execution terminates (a hang: `message` and a `hang: ...` note name the blocked instruction).
 

@@ -469,8 +469,14 @@ def cmd_outcomes(args) -> int:
     if hang is not None and not r.outcomes:        # every execution blocks: no outcome is not "safe"
         lines.append(f"Hang: no execution terminates; {hang[len('hang: '):]}")
     if not r.complete:
-        lines.append(f"(enumeration stopped at the outcome cap of {lim.outcomes}: the list is incomplete; "
-                     f"raise it with {limits.flag('outcomes')})")
+        # why the list is incomplete: the outcome cap, or a loop the bound cut (raising the cap
+        # cannot help then); the run's own note says which, as `ptxmc run` prints it
+        bound = next((n for n in r.notes if n.startswith("loop bound reached")), None)
+        if bound is None or any(n.startswith("outcome list incomplete") for n in r.notes):
+            lines.append(f"(enumeration stopped at the outcome cap of {lim.outcomes}: the list is incomplete; "
+                         f"raise it with {limits.flag('outcomes')})")
+        if bound is not None:
+            lines.append(f"(the list is incomplete: {bound})")
     emit("\n".join(lines) + "\n")
     if hang is not None and not r.outcomes:
         _say(f"ptxmc: {r.path}::{r.name}: no execution terminates (a hang)")    # every failing exit says why

@@ -38,3 +38,13 @@ def test_fuzz(name):
 
     run()
     assert count[0] >= target.ci_budget, f"{name}: only {count[0]} inputs (the strategy ran dry?)"
+
+
+def test_the_resume_property_edits_only_records():
+    # campaign seed 53053: a garbage line that is JSON but not a record ('"x"'), then a field
+    # change aimed at it, made the property itself fail (TypeError), not ptxmc
+    from .fuzz import props, writers
+    from .fuzz.targets import _tmp
+
+    case = (["garbage", "field-change", "field-change"], 573, "undefined", 1.5)
+    assert sum(writers.check_resume(_tmp(), case, props.run_cli).values()) == 1

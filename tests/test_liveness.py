@@ -171,3 +171,39 @@ def test_a_filter_on_a_counter_past_the_bound_is_unknown_not_broken():
         assert check_test(one(_counted("counter-filter", rest=rest)), MODEL, engine=engine).status == "unknown"
         assert check_test(one(_counted("counter-filter", head="unroll: 6\n", rest=rest)), MODEL,
                           engine=engine).status == "pass"
+
+
+CUT_STORE_LOOP = """
+name: cut-store-loop
+source: "PTX ISA 9.4, bra; st"
+threads:
+  P0:
+    at: gpu0.cta0
+    code:
+      - L:
+      - st.relaxed.gpu.global.u32 [y], 1
+      - ld.relaxed.gpu.global.u32 r, [x]
+      - setp.eq.b32 p, r, 0
+      - "@p bra L"
+  P1:
+    at: gpu0.cta1
+    code:
+      - st.relaxed.gpu.global.u32 [x], 1
+"""
+
+
+def test_outcomes_says_the_loop_bound_not_the_outcome_cap_cut_the_list(tmp_path, capsys):
+    """`ptxmc outcomes` of a test whose loop (not a spin loop: it stores) the bound cuts: the
+    list is incomplete because of the bound, which the outcome cap's advice (raise
+    --limit outcomes) cannot help; it said the outcome cap stopped the enumeration."""
+    from checker.cli import main
+
+    f = tmp_path / "t.yaml"
+    f.write_text(CUT_STORE_LOOP)
+    assert main(["outcomes", f"{f}::cut-store-loop"]) == 0
+    out = capsys.readouterr().out
+    assert "outcome cap" not in out, out
+    assert "(the list is incomplete: loop bound reached: executions continue past unroll 2" in out, out
+    # the cap still speaks when it is the cause
+    assert main(["outcomes", "--limit", "outcomes=1", "litmus/core/SB.yaml::SB+fence.sc.gpu+sameCluster"]) == 0
+    assert "stopped at the outcome cap of 1" in capsys.readouterr().out

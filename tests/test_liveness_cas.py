@@ -5,6 +5,8 @@ reading; "raise --unroll" is advised only where a higher bound can decide. Each 
 before the change (the loops were Unknown, with the advice to raise --unroll)."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from checker import LITMUS_DIR
@@ -142,3 +144,80 @@ expect:
 """
     assert check_test(one(text.format(v=0, hang="forbidden")), MODEL, engine="z3").status == "pass"
     assert check_test(one(text.format(v=1, hang="allowed")), MODEL, engine="z3").status == "pass"
+
+
+CLOBBER = """
+name: cas-clobber
+source: "PTX ISA 9.4, atom; Coherence order; Axioms > Atomicity"
+memory:
+  lock: {{init: 1}}
+threads:
+  P0:
+    at: gpu0.cta0
+    code:
+      - {st} [lock], 2
+      - {st} [lock], 0
+  P1:
+    at: gpu0.cta1
+    code:
+      - L:
+      - atom.relaxed.gpu.global.cas.b32 r, [lock], 0, 5
+      - setp.ne.b32 p, r, 0
+      - "@p bra L"
+  P2:
+    at: gpu0.cta0.warp1
+    code:
+      - ld.relaxed.cta.global.u32 a, [lock]
+      - ld.relaxed.cta.global.u32 b, [lock]
+      - ld.relaxed.cta.global.u32 c, [lock]
+expect: {{forbidden: ['P2:a=0 /\\ P2:b=1 /\\ P2:c=2']}}
+"""
+
+
+def test_a_write_back_not_morally_strong_with_every_access_leaves_the_loop_undecided():
+    """P0's .cta stores and P1's .gpu CAS (another CTA) are not morally strong: coherence does not
+    order them, so a failed CAS's write-back is a new write of a stale value, and P2 (morally strong
+    with P0 only) can read 0, then the write-back of 1, then that of 2 -- two failed iterations
+    and the exit. The rule took the loop for a pure spin loop and answered Forbidden (pass) at
+    unroll 2; unroll 3 shows the outcome Allowed. The cut now loses outcomes: Unknown."""
+    t = one(CLOBBER.format(st="st.relaxed.cta.global.u32"))
+    r = check_test(t, MODEL, engine="z3")
+    assert r.status == "unknown", (r.status, r.message)
+    assert "loop bound" in r.message
+    deeper = check_test(replace(t, unroll=3), MODEL, engine="z3")
+    assert deeper.status == "fail" and deeper.conditions[0].allowed, deeper.message
+    # the same loop with P0's stores at .gpu scope (morally strong with the CAS) stays decided
+    strong = check_test(one(CLOBBER.format(st="st.relaxed.gpu.global.u32").replace(
+        "ld.relaxed.cta", "ld.relaxed.gpu")), MODEL, engine="z3")
+    assert strong.status == "pass", strong.message
+
+
+@pytest.mark.parametrize("unlock", ["st.global.u32 [lock], 0", "st.relaxed.cta.global.u32 [lock], 0",
+                                    "st.volatile.global.u32 [lock], 0"])
+def test_a_hang_behind_an_unlock_not_morally_strong_with_the_cas_is_unknown(unlock):
+    """A lock released by a weak store, a volatile store or a store of too narrow a scope: the CAS's
+    write-back may overwrite the release (a lost update, as PTX's Atomicity allows between
+    operations that are not morally strong), so the fair-spin judgement does not apply: the hang
+    question is Unknown and says which access, never Forbidden by the rewrite rule."""
+    t = one(f"""
+name: unlock
+source: "PTX ISA 9.4, atom; Axioms > Atomicity"
+memory:
+  lock: {{init: 1}}
+threads:
+  P0:
+    at: gpu0.cta0
+    code:
+      - {unlock}
+  P1:
+    at: gpu0.cta1
+    code:
+      - L:
+      - atom.acquire.gpu.global.cas.b32 r, [lock], 0, 1
+      - setp.ne.b32 p, r, 0
+      - "@p bra L"
+expect: {{hang: forbidden}}
+""")
+    r = check_test(t, MODEL, engine="z3")
+    assert r.status == "unknown", (r.status, r.message)
+    assert "may not be a copy of the value it read" in r.message and unlock.split(" [")[0] in r.message

@@ -252,3 +252,115 @@ expect:
         assert r.status == "error" and "t.yaml:8:" in r.message and "P1 is in P0's warpgroup" in r.message, r.message
     else:
         assert r.status == "pass", r.message
+
+
+# PTX ISA, "Statements": a { } block has its own labels and .reg declarations; nvcc prints one block
+# per inlined asm statement, so two inlined waits each define LAB_WAIT and their predicate.
+BLOCKS = """
+name: B
+source: "PTX ISA 9.4, PTX statements (scope of labels and .reg declarations in {{ }} blocks)"
+memory:
+  x: 0
+  b1: {{space: shared, owner: gpu0.cta0, mbarrier: {{count: 1}}}}
+  b2: {{space: shared, owner: gpu0.cta0, mbarrier: {{count: 1}}}}
+threads:
+  P0:
+    at: gpu0.cta0.warp0
+    code: ["mbarrier.arrive.shared::cta.b64 _, [b1]", "mbarrier.arrive.shared::cta.b64 _, [b2]"]
+  P1:
+    at: gpu0.cta0.warp1
+    ptx: |
+{body}
+expect:
+  {expect}
+"""
+
+
+def _blocks(body, expect="hang: forbidden"):
+    [r] = load_text(BLOCKS.format(body="\n".join("      " + x for x in body.strip().splitlines()), expect=expect),
+                    "t.yaml")
+    return r
+
+
+TWO_WAITS = """
+{
+.reg .pred P1;
+LAB_WAIT:
+mbarrier.try_wait.parity.shared::cta.b64 P1, [b1], 0;
+@!P1 bra LAB_WAIT;
+}
+{
+.reg .pred P1;
+LAB_WAIT:
+mbarrier.try_wait.parity.shared::cta.b64 P1, [b2], 0;
+@!P1 bra LAB_WAIT;
+}
+"""
+
+
+def test_labels_and_registers_are_scoped_to_their_block():
+    t = _blocks(TWO_WAITS)
+    assert not isinstance(t, LitmusError), t
+    p1 = t.threads[1]
+    assert [name for name, _ in p1.labels] == ["LAB_WAIT$1", "LAB_WAIT$2"]
+    waits = [i for i in p1.code if i.op == "mbarrier"]
+    bras = [i for i in p1.code if i.op == "bra"]
+    assert [w.operands[0].name for w in waits] == ["P1$1", "P1$2"]
+    assert [(b.predicate, b.operands[0].name) for b in bras] == [("@!P1$1", "LAB_WAIT$1"), ("@!P1$2", "LAB_WAIT$2")]
+    assert _status(t) == "pass"
+    # the second wait needs b2's phase: without P0's second arrive, P1 hangs in the second block
+    hang = _one(BLOCKS.format(body="\n".join("      " + x for x in TWO_WAITS.strip().splitlines()),
+                              expect="hang: forbidden").replace(', "mbarrier.arrive.shared::cta.b64 _, [b2]"', ""))
+    assert _status(hang) == "fail"
+
+
+def test_a_branch_reaches_the_label_of_an_enclosing_block_not_a_sibling():
+    outer = _blocks("""
+.reg .pred P1;
+LAB_WAIT:
+{
+mbarrier.try_wait.parity.shared::cta.b64 P1, [b1], 0;
+{
+@!P1 bra LAB_WAIT;
+}
+}
+""")
+    assert not isinstance(outer, LitmusError), outer
+    assert [name for name, _ in outer.threads[1].labels] == ["LAB_WAIT"]
+    assert _status(outer) == "pass"
+    sibling = _blocks("""
+.reg .pred P1;
+{
+LAB_WAIT:
+mbarrier.try_wait.parity.shared::cta.b64 P1, [b1], 0;
+}
+{
+@!P1 bra LAB_WAIT;
+}
+""")
+    assert isinstance(sibling, LitmusError)
+    assert sibling.where.line == 21 and sibling.where.text == "@!P1 bra LAB_WAIT"
+    assert "label 'LAB_WAIT' of another { } block" in sibling.message
+
+
+def test_an_inner_declaration_shadows_the_outer_register_only_inside_its_block():
+    t = _blocks("""
+.reg .b32 %r<2>;
+mov.u32 %r1, 1;
+{
+.reg .b32 %r1;
+mov.u32 %r1, 2;
+}
+st.global.b32 [x], %r1;
+""", expect="allowed: ['x=1']")
+    assert not isinstance(t, LitmusError), t
+    assert _status(t) == "pass"
+    undeclared = _blocks("""
+{
+.reg .b32 %r1;
+mov.u32 %r1, 2;
+}
+st.global.b32 [x], %r1;
+""", expect="allowed: ['x=0']")
+    assert isinstance(undeclared, LitmusError) and "register %r1 is not declared" in undeclared.message
+    assert undeclared.where.line == 19

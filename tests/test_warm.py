@@ -44,13 +44,13 @@ def _env(root: Path, folder: Path, warm: bool) -> dict:
 class Server:
     """A server started from `root` (a package tree), serving from `folder`."""
 
-    def __init__(self, root: Path, folder: Path):
+    def __init__(self, root: Path, folder: Path, preexec=None):
         self.root, self.folder, self.log = root, folder, folder / "log.jsonl"
         folder.mkdir(mode=0o700, exist_ok=True)
         self.proc = subprocess.Popen([sys.executable, "-m", "checker.warm.server", "--log", str(self.log),
                                       "--idle", "600"], cwd=root, env=_env(root, folder, False),
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        for _ in range(1200):       # polls (not a time bound): it imports the checker first
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, preexec_fn=preexec)
+        for _ in range(6000):       # polls (a safety net, not a time bound): it imports the checker first
             if list(folder.glob("*.sock")) or self.proc.poll() is not None:
                 break
             time.sleep(0.05)
@@ -175,5 +175,28 @@ def test_the_client_imports_nothing_of_the_checker_before_it_is_served(tmp_path)
         code, mods = r.stderr.strip().splitlines()[-1].split(" ", 1)
         assert code == "0" and "States 3" in r.stdout
         assert eval(mods) == ["checker", "checker.version", "checker.warm", "checker.warm.client", "checker.warm.key"]
+    finally:
+        server.stop()
+
+
+def test_resource_limits_the_server_cannot_give_are_not_served(tmp_path):
+    """The command runs under the caller's resource limits: a caller whose hard limit is below the
+    server's is served (the fork lowers its own), one whose hard limit is above it is not."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and hard < 512:
+        pytest.skip("the open-files limit is already low here")
+    folder = tmp_path / "warm"
+    server = Server(ROOT, folder, preexec=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (400, 400)))
+
+    def run(limit):
+        return subprocess.run([sys.executable, "-c", ENTRY, "outcomes", SB], cwd=tmp_path, env=_env(ROOT, folder, True),
+                              capture_output=True, timeout=300,
+                              preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (limit, limit)))
+    try:
+        lower, higher = run(300), run(500)
+        assert lower.returncode == higher.returncode == 0 and lower.stdout == higher.stdout
+        assert [e["event"] for e in server.events()] == ["served", "refused"]
     finally:
         server.stop()

@@ -10,6 +10,7 @@ from functools import lru_cache
 
 from .ast import Binary, Let, Var
 from .interp import Model
+from .source import _blank_comments
 
 
 def binding(model: Model, name: str):
@@ -53,8 +54,6 @@ def caption(model: Model, name: str) -> str:
 def _captions(path: str) -> dict[int, str]:
     """Line of a `let` -> the text of the comment after it on that line, or of an indented comment
     that opens the next line."""
-    from .parse import _blank_comments
-
     try:
         with open(path, encoding="utf-8") as f:
             text = f.read()

@@ -23,7 +23,9 @@ back the value it read changes no location (docs/model.md#a18, the rewrite rule)
 when every iteration that does not exit does so, which `writes_back` shows from the loop's code
 (the way round after the RMW exits whenever it changed the value: a CAS that succeeded, an exch
 that read another of the values the location can hold). Which executions fail is then decided
-per execution by the control path (the cut path is the one whose CASes all failed). Option
+per execution by the control path (the cut path is the one whose CASes all failed). A write-back
+is a copy only among morally strong accesses (`shared_with`: every access of the location by
+another thread must be one). Option
 `rmw-rewrite-effect` takes the other reading: such a write is an effect like any other.
 """
 from __future__ import annotations
@@ -280,6 +282,51 @@ def stored_values(test: LitmusTest, loc: str) -> frozenset[int] | None:
                 return None
             out.add(v)
     return frozenset(out) if len(widths) <= 1 else None
+
+
+def shared_with(test: LitmusTest, thread: str, i: Instr) -> str:
+    """Why the write-back of RMW `i` (in `thread`) might not be a copy of the write it read ('' when
+    it is one). The rewrite rule needs the write-back to sit in coherence order right after the
+    write it read, which the model gives (Atomicity, coherence among morally strong writes) only
+    for the accesses morally strong with it: a write that is not may come between its read and its
+    write, and a later write-back then re-publishes a stale value that a reader, morally strong with
+    that write only, reads after newer ones. So every access of the location by another thread must
+    be a strong ld/st/atom/red of the same width whose scope includes `thread` and is included in
+    the scope of `i` (docs/model.md#a18); anything else (a weak or volatile access, a narrower
+    scope, another width, an alias or part of the location, an mbarrier, an asynchronous access)
+    leaves the loop undecided. A conservative reading of the cat model's `ms` over the test's
+    instructions: ptxmc decides no verdict from it, only whether a cut is judged."""
+    loc = i.operands[1].base
+    m = test.mem(loc) or MemoryDecl(loc)
+    if m.mbarrier or m.alias_of or m.view_of or m.offset_of or any(
+            x.alias_of == loc or x.view_of == loc or x.offset_of == loc or loc in (x.tensormap or {}).values()
+            for x in test.memory):
+        return f"location {loc} has aliases, views or parts"
+    me = next(t for t in test.threads if t.name == thread)
+
+    def within(scope: str | None, a, b) -> bool:     # does `scope` at thread a include thread b?
+        return {"cta": a.cta_key() == b.cta_key(), "cluster": a.cluster_key() == b.cluster_key(),
+                "gpu": a.gpu == b.gpu, "sys": True}.get(scope, False)
+
+    for t in test.threads:
+        if t.name == thread:
+            continue                          # program order: morally strong (width checked by the model)
+        for j in t.code:
+            if not any(isinstance(o, Addr) and o.base == loc for o in j.operands):
+                continue
+            what = f"'{j.text}' ({t.name})"
+            if j.family not in ("ld", "st", "atom", "red") or j.quals.get("mmio") or j.quals.get("vec") \
+                    or any(isinstance(o, Addr) and o.base == loc and (o.offset or o.coords) for o in j.operands):
+                return f"{what} accesses {loc} other than as one value"
+            if j.quals.get("sem") in (None, "weak", "volatile"):
+                return f"{what} is not a strong access, so not morally strong with '{i.text}'"
+            if j.quals.get("type") != i.quals.get("type") and \
+                    str(j.quals.get("type"))[1:] != str(i.quals.get("type"))[1:]:
+                return f"{what} accesses {loc} with another width"
+            if not (within(j.quals.get("scope"), t.position, me.position)
+                    and within(i.quals.get("scope"), me.position, t.position)):
+                return f"{what} and '{i.text}' do not include each other's thread in their scopes (not morally strong)"
+    return ""
 
 
 def _live_at_head(code, labels, body: frozenset[int], head: int, after: set[str]) -> set[str]:

@@ -276,6 +276,14 @@ def _spin(code: tuple[Instr, ...], labels: dict[str, int], head: int, back: int,
             i = code[min(loop.rewrites)]
             loop = replace(loop, spins=False, why=f"ptxmc cannot show that '{i.text}' writes back the value it "
                                                   "read on every iteration that does not exit")
+        else:
+            # the write-back is a copy of what it read only among morally strong accesses
+            shared = next(((code[k], w) for k in sorted(loop.rewrites) if test is not None
+                           for w in [loops.shared_with(test, folder.thread.name, code[k])] if w), None)
+            if test is None or shared is not None:
+                i, w = shared if shared is not None else (code[min(loop.rewrites)], "the test is not known")
+                loop = replace(loop, spins=False, why=f"the write-back of '{i.text}' may not be a copy of the "
+                                                      f"value it read: {w}")
     body = [code[k] for k in sorted(loop.body)]
     branch = code[back]
     # the last iteration's reads: each load, and each cas/exch (which writes back what it read)

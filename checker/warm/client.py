@@ -3,7 +3,9 @@
 key answers and is not stale; in every other case - the default - the command runs here, as
 checker.cli does. The server's answer is the command's own: its output went straight to this
 process's stdout and stderr, and this process exits with its status (or is ended by its signal).
-Signals this process receives (Ctrl-C, SIGTERM, SIGHUP) are passed on to the command.
+Signals this process receives (Ctrl-C, SIGTERM, SIGHUP, SIGQUIT) are passed on to the command,
+unless this process was started with them ignored (then the command ignores them too); its
+resource limits are the command's.
 
 Kept small: it imports no more than the socket module before it knows whether a server serves.
 """
@@ -43,7 +45,8 @@ def served(argv: list[str]) -> int | None:
         try:
             s.connect(socket_path(key, folder))
             request = marshal.dumps({"key": key, "argv": list(argv), "cwd": os.getcwd(), "env": dict(os.environ),
-                                     "path": list(sys.path), "umask": _umask()})
+                                     "path": list(sys.path), "umask": _umask(), "rlimits": _rlimits(),
+                                     "ignored": _ignored()})
             fds = b"".join(fd.to_bytes(4, sys.byteorder) for fd in (0, 1, 2))       # three C ints
             s.sendmsg([len(request).to_bytes(8, "big") + request], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, fds)])
             f = _Lines(s)
@@ -75,6 +78,20 @@ class _Lines:
         return line + b"\n"
 
 
+def _rlimits() -> dict[str, tuple[int, int]]:
+    import resource
+
+    return {name: resource.getrlimit(getattr(resource, name)) for name in dir(resource) if name.startswith("RLIMIT_")}
+
+
+def _ignored() -> list[int]:
+    """The signals this process was started with ignored (nohup, a background job): ignored in
+    the command too, and not passed on."""
+    import signal
+
+    return [int(getattr(signal, n)) for n in FORWARDED + ("SIGPIPE",) if signal.getsignal(getattr(signal, n)) == signal.SIG_IGN]
+
+
 def _umask() -> int:
     mask = os.umask(0o22)
     os.umask(mask)
@@ -92,7 +109,8 @@ def _wait(f, pid: int) -> int:
             pass
 
     for name in FORWARDED:
-        signal.signal(getattr(signal, name), forward)
+        if signal.getsignal(getattr(signal, name)) != signal.SIG_IGN:
+            signal.signal(getattr(signal, name), forward)
     try:
         line = f.readline()
     except OSError:

@@ -7,9 +7,11 @@ is handed (`ptxmc check` / `ptxmc outcomes`, from checker.warm.client) in a fres
 Per command: the caller's key must equal the server's (checker.warm.key.caller_key), and nothing
 the server loaded may have changed on disk (checker.warm.key.Snapshot) - a stale server answers
 `stale`, removes its socket and exits, and the caller runs the command itself. Otherwise the
-server forks a supervisor, which forks the command: in the caller's folder, environment, umask
-and sys.path, on the caller's stdin, stdout and stderr (passed over the socket), with fresh
-standard streams and signal handlers, it runs checker.cli's entry as the `ptxmc` executable does.
+server forks a supervisor, which forks the command: in the caller's folder, environment, umask,
+sys.path and resource limits (a caller whose hard limits are above the server's is refused), on
+the caller's stdin, stdout and stderr (passed over the socket), with fresh standard streams and
+signal handlers (those the caller was started ignoring ignored), it runs checker.cli's entry as
+the `ptxmc` executable does.
 The supervisor sends the command's pid (the caller passes its signals on to it), then its exit
 status or signal; if the caller goes away first, the command is killed, as it would have died
 with the caller. What the server holds is its imported modules and the default model as
@@ -146,6 +148,10 @@ class Server:
                 conn.sendall(b"refused key\n")
                 self.note(event="refused", why="another interpreter, sys.path, package or environment")
                 return True
+            if not _can_limit(req["rlimits"]):
+                conn.sendall(b"refused limits\n")
+                self.note(event="refused", why="the caller's hard resource limits are above the server's")
+                return True
             changed = self.snapshot.stale()
             if changed is not None:
                 self.close()                    # a fresh server may start at once
@@ -162,6 +168,18 @@ class Server:
         finally:
             for fd in fds:
                 os.close(fd)
+
+
+def _can_limit(rlimits: dict) -> bool:
+    """Can a fork of this process take the caller's resource limits (no hard limit above ours)?"""
+    import resource
+
+    inf = resource.RLIM_INFINITY
+    for name, (_, hard) in rlimits.items():
+        ours = resource.getrlimit(getattr(resource, name))[1]
+        if ours != inf and (hard == inf or hard > ours):
+            return False
+    return True
 
 
 def _supervise(conn: socket.socket, fds: list[int], req: dict, note, server_cpu: float) -> None:
@@ -236,6 +254,13 @@ def _command(fds: list[int], req: dict) -> None:
             signal.signal(getattr(signal, name), signal.SIG_DFL)
         signal.signal(signal.SIGINT, signal.default_int_handler)
         signal.signal(signal.SIGPIPE, signal.SIG_IGN)        # as CPython sets them at start-up
+        for signum in req["ignored"]:                        # as the caller was started (nohup, &)
+            signal.signal(signum, signal.SIG_IGN)
+        import resource
+
+        for name, limit in req["rlimits"].items():
+            if resource.getrlimit(getattr(resource, name)) != tuple(limit):
+                resource.setrlimit(getattr(resource, name), tuple(limit))
         old = (sys.stdin, sys.stdout, sys.stderr)
         sys.stdin = sys.__stdin__ = _stream(0, True, old[0])
         sys.stdout = sys.__stdout__ = _stream(1, False, old[1])
@@ -319,7 +344,7 @@ def main(argv=None) -> int:
         cmd = [sys.executable, "-m", "checker.warm.server", "--idle", str(args.idle)]
         cmd += ["--log", os.path.abspath(args.log)] if args.log else []
         subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                         start_new_session=True, cwd="/")
+                         start_new_session=True)       # (here: `-m` finds the package this process found)
         for _ in range(600):                # the server imports the checker first: up to a minute
             probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             try:

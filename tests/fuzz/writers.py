@@ -284,6 +284,8 @@ def check_resume(tmp: Path, case, run_cli) -> Counter:
                 rec = json.loads(lines[i])
             except ValueError:
                 continue
+            if not isinstance(rec, dict):      # a garbage line that is JSON but no record ("x", null)
+                continue
             if d == "field-drop":
                 rec.pop(field, None)
             else:
