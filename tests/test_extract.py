@@ -433,6 +433,39 @@ def test_mbarrier_bytes_reused_as_data_are_a_location_per_lifetime(tmp_path, bar
         assert rep.mutants_caught and not rep.unexplained and not rep.unknown, rep.text
 
 
+# the inval runs only when a value the thread cannot know is non-zero (review finding
+# extract-inval-one-path): LOAD is that value's load, from global memory or a parameter
+INVAL_ONE_PATH = REUSE.replace(".entry k()", ".entry k(.param .u64 k_param_0)").replace(
+    "  mbarrier.inval", "LOAD\n  setp.eq.s32 %p3, %r3, 0;\n  @%p3 bra SKIP;\n  mbarrier.inval")
+
+
+@pytest.mark.parametrize("load", ["ld.param.u64 %rd2, [k_param_0];\n  ld.global.u32 %r3, [%rd2];",
+                                  "ld.param.u32 %r3, [k_param_0];"])
+def test_inval_on_one_side_of_an_unknown_branch_is_refused(tmp_path, load):
+    """An mbarrier.inval on one side only of a branch the extractor cannot decide: after it,
+    t32's store writes data; on the other side it writes a live mbarrier's bytes (UB). Assuming
+    the inval's side (it once did: "synchronizes more") gave a confident PASS; an inval is not
+    synchronization, so the extractor refuses, naming the branch, and a parameter's value chosen
+    with --param extracts that side (the side without the inval is refused as without any inval)."""
+    f = tmp_path / "k.ptx"
+    text = INVAL_ONE_PATH.replace("LOAD", load)
+    f.write_text(text if "global" in load else text.replace(".u64 k_param_0", ".u32 k_param_0"))
+    branch = next(i for i, ln in enumerate(f.read_text().splitlines(), 1) if "@%p3 bra SKIP" in ln)
+    with pytest.raises(LitmusError) as e:
+        extract_file(str(f), out_dir=str(tmp_path / "out"))
+    msg = str(e.value)
+    assert f"k.ptx:{branch}:" in msg and "differ in an mbarrier's lifetime" in msg, msg
+    assert "mbarrier.inval at L" in msg
+    if "ld.global" in load:
+        assert "global data" in msg and "cannot choose" in msg
+        return
+    assert "--param k_param_0=VALUE" in msg
+    [x] = extract_file(str(f), out_dir=str(tmp_path / "out1"), params={"k_param_0": 1})
+    assert x.check(jobs=0).ok                                     # the inval's side
+    with pytest.raises(LitmusError, match="these shared bytes are an mbarrier"):
+        extract_file(str(f), out_dir=str(tmp_path / "out0"), params={"k_param_0": 0})
+
+
 def test_triton_attention_extracts_with_its_reused_mbarrier(tmp_path):
     """Triton's automatic warp specialization peels its loop on N_CTX > 0 and N_CTX > 128: the
     extractor sets N_CTX so that the loop runs the unrolled number of times (else the parity at
