@@ -10,8 +10,8 @@ opposite:
 - a name that grows (on existing events or pairs) occurs with sign -1;
 - a set an event leaves (a move: the event is re-tagged, e.g. from CTA to GPU scope) occurs with
   sign +1, unless the event stays in that position's value anyway: the set is a direct member of
-  a union that also holds a set the event moves to, or sits in an intersection with a base set
-  that does not contain the event;
+  a union that also holds a set the event moves to, or sits in an intersection with a set of
+  unchanged base sets (e.g. `M & ACQ`) that does not contain the event;
 - a relation that loses pairs occurs with sign +1;
 - a composition, closure, domain or range with sign -1 that can reach an inserted event (both of
   its sides mention a name that relates inserted events): a path through a new event can grow it
@@ -20,15 +20,15 @@ Not analysed (a limit, as before this analysis existed): a flag whose witness is
 event itself (an inserted mbarrier wait on an object no init reaches), since the flag reads the
 new event, not a change to existing ones.
 Two readings keep it precise where the models need it: a name empty in the test (`Effects.empty`)
-is the empty relation, and `A \\ ([X]; A)`, `A \\ (A; [Y])` (and unions of them on the right) is
-`[~X]; A; [~Y]`, positive in A.
+is the empty relation, and where A is a union of guarded forms of one relation S ([X]; S, S; [Y]),
+`A \\ ([Z]; S)` only narrows the guards, so it stays positive in S.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Mapping
 
-from .ast import Binary, Binding, Check, IfOption, Let, Unary, Universe, Var, Zero
+from .ast import Binary, Check, IfOption, Let, Unary, Universe, Var, Zero
 from .interp import Model
 
 
@@ -68,7 +68,6 @@ class _Analysis:
         self._seen: set = set()
         self.where = ""
         self.trail: list[str] = []
-        self.flag = False
 
     def run(self) -> tuple[str, ...]:
         env: dict = {}
@@ -80,7 +79,6 @@ class _Analysis:
                 env = new
             elif isinstance(st, Check):
                 self.where = f"{'flag ' if st.flag else ''}{st.name} ({_loc(st.where)})"
-                self.flag = st.flag
                 self.walk(st.expr, env, -1 if st.negated else 1, frozenset())
         return tuple(self.reasons)
 

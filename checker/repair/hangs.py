@@ -168,11 +168,16 @@ def _mb_of(ins: Instr) -> str | None:
     return None
 
 
-def _value_edit(key: str, kind: str, cost_key: str, costs: CostModel, thread: str, k: int, new: Instr,
-                why: str) -> Edit:
-    # the slot of the instruction's strength (checker.repair.candidates): one replacement per instruction
-    return Edit(key, kind, ("access", (thread, k)), None, costs[cost_key], (Replace(thread, k, new),), cost_key,
-                why=why)
+def _change(out: list, h: _Hangs, costs: CostModel, kind: str, cost_key: str, thread: str, k: int, ins: Instr,
+            operands, why: str, qualifiers=None) -> None:
+    """Append the edit that rewrites instruction k of `thread` with other operands (qualifiers),
+    if the registry takes the result. Its slot is the instruction's strength's
+    (checker.repair.candidates): one replacement per instruction."""
+    new = _with_operands(h.test, ins, operands, qualifiers)
+    if new is not None:
+        key = f"hang:{kind}:{thread}:{k}:{new.text}"
+        out.append(Edit(key, kind, ("access", (thread, k)), None, costs[cost_key], (Replace(thread, k, new),),
+                        cost_key, why=why))
 
 
 def _code(test: LitmusTest):
@@ -201,10 +206,9 @@ def parity(h: _Hangs, costs: CostModel) -> list[Edit]:
             if not any(ph >= 1 for ph, _, _, _ in h.mb_states.get(h.loc(mb), ())) and not _handshake(h.test, mb):
                 continue
             flipped = 1 - ins.operands[2].value % 2
-            new = _with_operands(h.test, ins, ins.operands[:2] + (Imm(flipped),) + ins.operands[3:])
-            if new is not None:
-                out.append(_value_edit(f"hang:parity:{thread}:{k}", "parity", "parity", costs, thread, k, new,
-                                       f"{thread} waits for the phase of parity {flipped} of {ins.operands[1].base}"))
+            _change(out, h, costs, "parity", "parity", thread, k, ins,
+                    ins.operands[:2] + (Imm(flipped),) + ins.operands[3:],
+                    f"{thread} waits for the phase of parity {flipped} of {mb}")
     return out
 
 
@@ -232,11 +236,8 @@ def expect_tx(h: _Hangs, costs: CostModel) -> list[Edit]:
             n = ins.operands[-1].value - tx
             if tx == 0 or n <= 0:
                 continue
-            new = _with_operands(h.test, ins, ins.operands[:-1] + (Imm(n),))
-            if new is not None:
-                out.append(_value_edit(f"hang:expect_tx:{th.name}:{k}:{n}", "expect_tx", "expect_tx", costs,
-                                       th.name, k, new, f"{mb} expects the {n} bytes that arrive "
-                                                        f"({tx:+d} left pending on the path that hangs)"))
+            _change(out, h, costs, "expect_tx", "expect_tx", th.name, k, ins, ins.operands[:-1] + (Imm(n),),
+                    f"{mb} expects the {n} bytes that arrive ({tx:+d} left pending on the path that hangs)")
     return out
 
 
@@ -251,12 +252,10 @@ def init_count(h: _Hangs, costs: CostModel) -> list[Edit]:
             continue
         for p in _pending(h, ins.operands[0].base):
             n = ins.operands[1].value - p
-            new = _with_operands(h.test, ins, (ins.operands[0], Imm(n))) if n >= 1 else None
-            if new is not None:
-                why = (f"{ins.operands[0].base} expects the {n} arrival{'s' if n != 1 else ''} it gets "
-                       f"({p} missing on the path that hangs)")
-                out.append(_value_edit(f"hang:init:{th.name}:{k}:{n}", "count", "mbarrier.init.count", costs,
-                                       th.name, k, new, why))
+            if n >= 1:
+                _change(out, h, costs, "count", "mbarrier.init.count", th.name, k, ins, (ins.operands[0], Imm(n)),
+                        f"{ins.operands[0].base} expects the {n} arrival{'s' if n != 1 else ''} it gets "
+                        f"({p} missing on the path that hangs)")
     return out
 
 
@@ -265,12 +264,9 @@ def noinc(h: _Hangs, costs: CostModel) -> list[Edit]:
     for th, k, ins in _code(h.test):
         if ins.family != "cp.async.mbarrier.arrive" or ins.quals.get("noinc") or not _pending(h, _mb_of(ins)):
             continue
-        quals = ins.qualifiers[:3] + ("noinc",) + ins.qualifiers[3:]
-        new = _with_operands(h.test, ins, ins.operands, quals)
-        if new is not None:
-            out.append(_value_edit(f"hang:noinc:{th.name}:{k}", "noinc", "cp.async.mbarrier.arrive.noinc", costs,
-                                   th.name, k, new, f"the copies' arrive-on counts as an expected arrival on "
-                                                    f"{_mb_of(ins)}"))
+        _change(out, h, costs, "noinc", "cp.async.mbarrier.arrive.noinc", th.name, k, ins, ins.operands,
+                f"the copies' arrive-on counts as an expected arrival on {_mb_of(ins)}",
+                ins.qualifiers[:3] + ("noinc",) + ins.qualifiers[3:])
     return out
 
 
@@ -407,11 +403,8 @@ def store_value(h: _Hangs, costs: CostModel) -> list[Edit]:
         if not isinstance(addr, Addr) or addr.offset or h.loc(addr.base) not in want:
             continue
         for v in sorted(want[h.loc(addr.base)] - {ins.operands[1].value}):
-            new = _with_operands(h.test, ins, (addr, Imm(v)))
-            if new is not None:
-                out.append(Edit(f"hang:value:{th.name}:{k}:{v}", "value", ("access", (th.name, k)), None,
-                                costs["st.value"], (Replace(th.name, k, new),), "st.value",
-                                why=f"{th.name} writes the value {v} the loop polling {addr.base} waits for"))
+            _change(out, h, costs, "value", "st.value", th.name, k, ins, (addr, Imm(v)),
+                    f"{th.name} writes the value {v} the loop polling {addr.base} waits for")
     return out
 
 
