@@ -107,6 +107,11 @@ def test_run_check_and_api_agree(path, ptx_model):
     assert problems == []
 
 
+# an mbarrier arrive on a location no mbarrier.init set up: undefined behaviour
+_UB = """  memory: {mb: {space: shared, owner: gpu0.cta0}}
+  threads:
+    P0: {at: gpu0.cta0, code: ["mbarrier.arrive.shared::cta.b64 _, [mb]"]}
+"""
 STATUS_CASES = """
 - name: DefinedOnly
   source: "docs/format.md#expectations-and-conditions (undefined: false is an expectation)"
@@ -115,22 +120,13 @@ STATUS_CASES = """
   expect: {undefined: false}
 - name: DefinedOnly+UB
   source: "docs/format.md#expectations-and-conditions"
-  memory: {mb: {space: shared, owner: gpu0.cta0}}
-  threads:
-    P0: {at: gpu0.cta0, code: ["mbarrier.arrive.shared::cta.b64 _, [mb]"]}
-  expect: {undefined: false}
+""" + _UB + """  expect: {undefined: false}
 - name: HangExpected+UB
   source: "docs/cli.md#ptxmc-run (fail: undefined behaviour it did not expect)"
-  memory: {mb: {space: shared, owner: gpu0.cta0}}
-  threads:
-    P0: {at: gpu0.cta0, code: ["mbarrier.arrive.shared::cta.b64 _, [mb]"]}
-  expect: {hang: forbidden}
+""" + _UB + """  expect: {hang: forbidden}
 - name: NoExpectation+UB
   source: "docs/cli.md#ptxmc-run (undefined: no expectations)"
-  memory: {mb: {space: shared, owner: gpu0.cta0}}
-  threads:
-    P0: {at: gpu0.cta0, code: ["mbarrier.arrive.shared::cta.b64 _, [mb]"]}
-"""
+""" + _UB
 
 
 def test_run_api_and_report_give_the_documented_status(tmp_path):
