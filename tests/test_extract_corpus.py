@@ -184,3 +184,53 @@ def test_param_option_takes_the_other_side(tmp_path, capsys):
     capsys.readouterr()
     assert main(["extract", str(f), "-o", str(tmp_path / "o2"), "--param", "k_param_0@16"]) != 0
     assert "--param 'k_param_0@16': write NAME=VALUE" in capsys.readouterr().err
+
+
+COPIES_FIRST = """.version 8.0
+.target sm_90a
+.address_size 64
+.visible .entry k(.param .align 64 .b8 k_param_0[64])
+.reqntid 32
+{
+  .shared .align 8 .b8 mb[8];
+  .shared .align 128 .b8 tile[1024];
+  .reg .b32 %r<10>;
+  .reg .b64 %rd<6>;
+  .reg .pred %p<5>;
+  mov.b64 %rd1, k_param_0;
+  mov.u32 %r1, %tid.x;
+  setp.ne.s32 %p2, %r1, 0;
+  @%p2 bra DONE;
+  mbarrier.init.shared::cta.b64 [mb], 1;
+  cvta.param.u64 %rd3, %rd1;
+  mov.u32 %r6, 0;
+  cp.async.bulk.tensor.1d.shared::cta.global.mbarrier::complete_tx::bytes [tile], [%rd3, {%r6}], [mb];
+  mbarrier.expect_tx.shared::cta.b64 [mb], 16;
+  mbarrier.arrive.shared::cta.b64 %rd4, [mb];
+W: mbarrier.try_wait.parity.shared::cta.b64 %p4, [mb], 0;
+  @!%p4 bra W;
+  ld.shared.u32 %r7, [tile];
+DONE:
+  ret;
+}
+"""
+
+
+def test_copies_before_their_expect_tx(tmp_path):
+    """CUTLASS's epilogue issues C's TMA copies, then `mbarrier.expect_tx` for their bytes, then
+    arrives: the expect_tx counts the copies before it (complete_tx may come first; the phase
+    still completes only after the copy's bytes). The read after the wait sees the copy."""
+    f = tmp_path / "k.ptx"
+    f.write_text(COPIES_FIRST)
+    [x] = extract_file(str(f), out_dir=str(tmp_path / "out"))
+    body = Path(x.path).read_text()
+    assert "mbarrier.expect_tx.shared::cta.b64 [mb0], 16" in body
+    assert x.skeleton.checks == ["t0:r1!=1"]
+    rep = x.check(jobs=0)
+    assert rep.ok, rep.text
+    # without the arrive's expectation the copy's bytes are not awaited: the same skeleton with
+    # expect_tx 0 lets the read see the old value
+    short = body.replace("mbarrier.expect_tx.shared::cta.b64 [mb0], 16", "mbarrier.expect_tx.shared::cta.b64 [mb0], 0")
+    (tmp_path / "short.yaml").write_text(short)
+    [res] = run([str(tmp_path / "short.yaml")], jobs=0, limits=_events())
+    assert res.status in ("fail", "undefined")

@@ -527,10 +527,13 @@ def test_a_hang_expectation_is_part_of_the_target(model, capsys, tmp_path):
     r = fix(t, from_test(t), model, max_repairs=1)
     assert r.status == "none" and r.proven and r.failure == "the program has no execution"
     # expected not to hang: the test is asked over its variants, the failure is the hang itself, and
-    # the search (one candidate set at a time: checker.repair.variants) finds no repair in its budget
+    # a hang edit (checker.repair.hangs) repairs it: a ring's first wait on a fresh mbarrier waits for
+    # the phase before the first (parity 1), which passes (was: no repair in the budget)
     t = _load(WRONG_PARITY.replace("  hang: allowed\n", "  hang: forbidden\n"))
-    r = fix(t, from_test(t), model, max_repairs=1, budget=10)
-    assert r.status in ("none", "budget") and not r.repairs and r.failure == "'hang' is allowed"
+    r = fix(t, from_test(t), model, budget=120)
+    assert r.status == "repaired" and r.proven and r.cost == 1 and r.failure == "'hang' is allowed"
+    assert "mbarrier.try_wait.parity.shared::cta.b64 p, [empty], 1 == 1" in \
+        {e.text for rep in r.repairs for e in rep.edits}
     # a hang expected allowed where none can happen: not "nothing to fix"
     t = _load(MP_WEAK.split("expect:")[0] + "expect:\n  hang: allowed\n")
     r = fix(t, from_test(t), model, max_repairs=1)

@@ -75,6 +75,12 @@ REPAIRED = {
     "Spin+wrong-value": ["st.value"],
     "Spin+await+wrong-value": ["st.value"],
     "BarCountless+exited-thread+count-2": ["bar.count"],
+    "CasLock+handoff+kept": ["st.value"],
+    "CasLock+rotated+kept": ["st.value"],
+    "CasLock+registers+kept": ["st.value"],                 # the CAS compares with e, set by mov e, 0
+    "TasLock+exch+kept": ["st.value"],
+    "CasLock+race+stolen": ["st.value"],
+    "CasLock+mutex+no-unlock": ["st.value", "st.value"],    # each thread unlocks with 0
 }
 
 # Hangs that are the test's point, with no repair among the edits fix makes (docs/fix.md, Edits).
@@ -87,6 +93,8 @@ NO_REPAIR = {
     "BarArrive+producer-runs-ahead+one-barrier": "the producer may arrive twice in a row: a handshake, not a count",
     "BarCrossed+deadlock": "the barriers are taken in opposite orders: a reordering",
     "ClusterBar+exited-thread+spins": "P1 spins on a flag nobody sets",
+    "CasIncrement+stale": "the value a CAS expects is loaded once, before the loop: a stale one never matches",
+    "CasIncrement+cuda-idiom+stale": "the value a CAS expects is loaded once, before the loop: a stale one never matches",
 }
 
 
@@ -123,6 +131,39 @@ def test_hang_edits_take_their_values_from_the_hang(name, edit):
     assert edit in {e.text for e in hang_candidates(test, asked, costs.DEFAULT)}
 
 
+MB_INIT = """\
+name: MbInit+count2+tx32
+source: "test of ptxmc fix hang"
+arch: sm_90
+memory:
+  mb: {space: shared, owner: gpu0.cta0}
+  s: {space: shared, owner: gpu0.cta0}
+  g: 1
+threads:
+  P0:
+    at: gpu0.cta0
+    code:
+      - mbarrier.init.shared::cta.b64 [mb], 2
+      - mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [mb], 32
+      - cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [s], [g], 16, [mb]
+      - mbarrier.arrive.shared::cta.b64 _, [mb]
+      - mbarrier.try_wait.parity.shared::cta.b64 p, [mb], 0 == 1
+expect: {hang: allowed}
+"""
+
+
+def test_an_init_count_and_a_separate_expect_tx_are_fixed_together():
+    """Phase 0 of mb waits for two arrivals (one comes) and 32 bytes (16 come): the least repair
+    changes both numbers to what arrives (cost 2; an added arrive would cost as much alone and
+    leave the bytes pending)."""
+    (t,) = load_text(MB_INIT, "<mbinit>")
+    r = fix(t, replace(from_test(t), hang=False), MODEL, explain=False)
+    assert r.status == "repaired" and r.proven and len(r.repairs) == 1
+    assert [e.text for e in r.repairs[0].edits] == ["mbarrier.init.shared::cta.b64 [mb], 1",
+                                                    "mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [mb], 16"]
+    assert open_session(r.repairs[0].test, MODEL, hang=True).hangs()[0] == ()
+
+
 def test_no_parity_flip_on_a_fresh_mbarrier():
     """MbArrivals+one-missing waits for phase 0 of an mbarrier that never completes a phase: the
     other parity names the phase before the first, which a wait finds complete at once. Flipping
@@ -135,8 +176,7 @@ def test_no_parity_flip_on_a_fresh_mbarrier():
 def test_hang_edits_are_offered_only_to_remove_a_hang():
     """A repair of an outcome never changes a count, a parity or a value (that would change what
     the program computes): the hang edits join the space only for a target that forbids a hang."""
-    (t,) = [x for x in load_text(open("litmus/liveness/mbarrier-phases.yaml").read(), "litmus/liveness/mbarrier-phases.yaml")
-            if x.name == "MbParity+parity1"]
+    (t,) = [x for x in _hanging() if x.name == "MbParity+parity1"]
     assert fix(t, from_test(t), MODEL).status == "met"
     spec = "litmus/liveness/flag-polling.yaml::Poll+rel.gpu+rlx.gpu"
     import checker
@@ -257,3 +297,69 @@ def test_no_hang_edit_removes_a_hang_by_design(test):
     target = replace(from_test(test), hang=False)
     for e in hang_candidates(test, open_session(test, MODEL, hang=True), costs.DEFAULT):
         assert judge(open_session(apply(test, [e]).test, MODEL, hang=True), target) is not None, e.text
+
+
+def test_prune_takes_a_volatile_access_as_it_is(capsys):
+    """--prune priced every instruction before skipping the ones it never prunes, and had no price
+    for .volatile (KeyError: 'access.volatile.gpu'): a test with a volatile access crashed."""
+    assert main(["fix", "--prune", "litmus/core/Volatile.yaml::Volatile+Atomicity"]) == 0
+    assert main(["fix", "--prune", "litmus/liveness/flag-polling.yaml::Poll+rel.sys+volatile"]) == 0
+    out = capsys.readouterr().out
+    assert "ld.volatile" not in out.split("Pruning 1")[-1].split("---")[0]
+
+
+def test_json_names_each_hang_edit_and_why(capsys):
+    import json
+    assert main(["fix", "litmus/liveness/barriers.yaml::BarCount+count3", "hang", "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["status"] == "repaired" and doc["proven"] and doc["target"]["hang"] == "forbidden"
+    (edit,) = doc["repairs"][0]["edits"]
+    assert edit["cost_key"] == "bar.count" and edit["text"] == "bar.sync 1, 2"
+    assert [p["line"] for p in edit["places"]] == [35, 39]
+    assert edit["why"] == "barrier 1 completes with the 2 threads' arrivals it gets"
+
+
+@pytest.mark.parametrize("spec, cond", [
+    ("litmus/liveness/flag-polling.yaml::Poll+rlx.gpu+acq.gpu", "P1:r1=0"),
+    ("litmus/liveness/mbarrier-phases.yaml::MbArrivals+one-missing", "hang"),
+])
+def test_grown_clauses_keep_every_least_repair(spec, cond, monkeypatch):
+    """A union problem grows a failed set of synchronization edits (checker.repair.variants): the
+    repairs and their cost are those of the search in which every failed set teaches only itself."""
+    import checker
+    from checker.front.conditions import parse_cond
+    from checker.repair import variants
+    from checker.repair.target import with_condition
+
+    t = checker.load_test(spec)
+    target = replace(from_test(t), hang=False) if cond == "hang" else \
+        with_condition(open_session(t, MODEL), parse_cond(cond), cond)
+
+    def repairs():
+        r = fix(t, target, MODEL, budget=300, explain=False)
+        assert r.status == "repaired" and r.proven
+        return r.cost, sorted(tuple(sorted(e.key for e in x.edits)) for x in r.repairs), r.stats["sessions"]
+
+    grown = repairs()
+    monkeypatch.setattr(variants, "why_not_monotone", lambda *a: ("assumed not monotone",))
+    exact = repairs()
+    assert grown[:2] == exact[:2]
+    if cond != "hang":
+        assert grown[2] < exact[2]          # the grown clauses excluded sets the exact ones checked
+
+
+def test_an_undecided_hang_question_is_no_repair():
+    """A fence inserted inside MbExpectTx's spin loop makes the loop one the fairness check does not
+    judge; the session then finds no hang but says its search was incomplete. The repair judge took
+    that for "no hang" (a set of synchronization edits passed for a repair of a hang that no fence
+    can remove); it is a failure, marked undecided, and a search that meets one is not proven."""
+    from checker.repair.edits import Edit, Insert, apply, instr
+    from checker.repair.target import judge
+
+    (t,) = [x for x in _hanging() if x.name == "MbExpectTx+too-many-bytes"]
+    fence = instr("fence.proxy.async::generic.acquire.sync_restrict::shared::cluster.cluster", t)
+    edited = apply(t, [Edit("f", "insert", ("f",), None, 1, (Insert("P0", 3, 3, (fence,)),))]).test
+    s = open_session(edited, MODEL, hang=True)
+    assert s.hangs() == ((), False)
+    f = judge(s, replace(from_test(t), hang=False))
+    assert f is not None and f.what == "hang" and f.undecided

@@ -10,8 +10,8 @@ opposite:
 - a name that grows (on existing events or pairs) occurs with sign -1;
 - a set an event leaves (a move: the event is re-tagged, e.g. from CTA to GPU scope) occurs with
   sign +1, unless the event stays in that position's value anyway: the set is a direct member of
-  a union that also holds every set the event moves to, or sits in an intersection with a base
-  set that does not contain the event;
+  a union that also holds a set the event moves to, or sits in an intersection with a set of
+  unchanged base sets (e.g. `M & ACQ`) that does not contain the event;
 - a relation that loses pairs occurs with sign +1;
 - a composition, closure, domain or range with sign -1 that can reach an inserted event (both of
   its sides mention a name that relates inserted events): a path through a new event can grow it
@@ -20,15 +20,15 @@ Not analysed (a limit, as before this analysis existed): a flag whose witness is
 event itself (an inserted mbarrier wait on an object no init reaches), since the flag reads the
 new event, not a change to existing ones.
 Two readings keep it precise where the models need it: a name empty in the test (`Effects.empty`)
-is the empty relation, and `A \\ ([X]; A)`, `A \\ (A; [Y])` (and unions of them on the right) is
-`[~X]; A; [~Y]`, positive in A.
+is the empty relation, and where A is a union of guarded forms of one relation S ([X]; S, S; [Y]),
+`A \\ ([Z]; S)` only narrows the guards, so it stays positive in S.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Mapping
 
-from .ast import Binary, Binding, Check, IfOption, Let, Unary, Universe, Var, Zero
+from .ast import Binary, Check, IfOption, Let, Unary, Universe, Var, Zero
 from .interp import Model
 
 
@@ -38,8 +38,8 @@ class Effects:
 
     grows: Mapping[str, frozenset[int] | None] = field(default_factory=dict)
     # name -> the existing events a set gains (None: a relation, which gains pairs)
-    moves: Mapping[str, tuple[frozenset[str], frozenset[int]]] = field(default_factory=dict)
-    # set -> (the sets its leaving events join, those events)
+    moves: Mapping[str, frozenset[tuple[int, frozenset[str]]]] = field(default_factory=dict)
+    # set -> (event that leaves it, the sets that event joins), one per edited program
     shrinks: frozenset[str] = frozenset()                   # relations that lose pairs
     touch: frozenset[str] = frozenset()                     # names that hold an inserted event
     empty: frozenset[str] = frozenset()                     # names empty in the test
@@ -68,7 +68,6 @@ class _Analysis:
         self._seen: set = set()
         self.where = ""
         self.trail: list[str] = []
-        self.flag = False
 
     def run(self) -> tuple[str, ...]:
         env: dict = {}
@@ -80,7 +79,6 @@ class _Analysis:
                 env = new
             elif isinstance(st, Check):
                 self.where = f"{'flag ' if st.flag else ''}{st.name} ({_loc(st.where)})"
-                self.flag = st.flag
                 self.walk(st.expr, env, -1 if st.negated else 1, frozenset())
         return tuple(self.reasons)
 
@@ -172,17 +170,17 @@ class _Analysis:
             case Binary(op="|"):
                 leaves = _chain(e, "|")
                 direct = {x.name for x in leaves if isinstance(x, Var) and x.name not in env}
-                k = kept | {s for s, (to, _) in self.fx.moves.items() if s in direct and to <= direct}
+                k = kept | {s for s, left in self.fx.moves.items()
+                            if s in direct and all(to & direct for _, to in left)}
                 for x in leaves:
                     self.walk(x, env, sign, k if isinstance(x, Var) and x.name in direct else kept)
             case Binary(op="&"):
                 leaves = _chain(e, "&")
                 k = kept
                 for x in leaves:
-                    if isinstance(x, Var) and x.name not in env and x.name in self.fx.sets \
-                            and not self.changes(x.name):
-                        members = self.fx.sets[x.name]
-                        k |= {s for s, (_, evs) in self.fx.moves.items() if not (members & evs)}
+                    members = self.set_value(x, env)
+                    if members is not None:
+                        k |= {s for s, left in self.fx.moves.items() if not any(e in members for e, _ in left)}
                         k |= {"+" + s for s, evs in self.fx.grows.items() if evs is not None and not (members & evs)}
                 for x in leaves:
                     self.walk(x, env, sign, k)
@@ -196,6 +194,23 @@ class _Analysis:
                 self.walk(a, env, sign, kept)
                 self.walk(b, env, sign, kept)
 
+    def set_value(self, e, env) -> frozenset | None:
+        """The members of a set expression built from base sets no edit changes (None: not such)."""
+        match e:
+            case Var(name=n) if n in env:
+                d = env[n]
+                return None if d.rec else self.set_value(d.expr, d.env)
+            case Var(name=n):
+                return self.fx.sets.get(n) if not self.changes(n) else None
+            case Binary(op=op, left=a, right=b) if op in ("|", "&", "\\"):
+                x, y = self.set_value(a, env), self.set_value(b, env)
+                if x is None or y is None:
+                    return None
+                return x | y if op == "|" else x & y if op == "&" else x - y
+            case IfOption(option=o, then=t, orelse=f):
+                return self.set_value(t if o in self.options else f, env)
+        return None
+
     def changes(self, n: str) -> bool:
         return n in self.fx.grows or n in self.fx.moves or n in self.fx.shrinks
 
@@ -203,7 +218,8 @@ class _Analysis:
         if n in self.fx.grows and sign < 0 and "+" + n not in kept:
             self.say(f"'{n}' grows where that makes an axiom reject less or a flag fire more")
         if n in self.fx.moves and sign > 0 and n not in kept:
-            self.say(f"'{n}' loses events (they move to {', '.join(sorted(self.fx.moves[n][0])) or 'no set'}) "
+            to = sorted(set().union(*(t for _, t in self.fx.moves[n])))
+            self.say(f"'{n}' loses events (they move to {', '.join(to) or 'no set'}) "
                      "where it counts positively")
         if n in self.fx.shrinks and sign > 0:
             self.say(f"'{n}' loses pairs where it counts positively")

@@ -24,6 +24,7 @@ from ..ast import Addr, Instr, Name, Reg, Vec
 from ..errors import LitmusError, SourceLoc
 from ..front.ptx import parse as parse_instr
 from ..front.ptx_text import comment
+from ..front.scopes import renamed as _renamed
 
 _IDENT = r"[A-Za-z_$%][\w$]*"
 
@@ -384,38 +385,3 @@ def _declared(text: str, line: int, path: str) -> list[str]:
             raise LitmusError(f"malformed register name '{item}'", SourceLoc(path, line, text))
         out += [d.group(1)] if d.group(2) is None else [f"{d.group(1)}{k}" for k in range(int(d.group(2)))]
     return out
-
-
-def _renamed(ins: Instr, chain, rename, resolve_label, regs=None) -> Instr:
-    from dataclasses import replace
-    regs = regs or {}
-
-    def op(o):
-        if isinstance(o, Reg):
-            if o.name.startswith("%"):
-                return o
-            neg = o.name.startswith("!")
-            base = rename(o.name.lstrip("!"), chain)
-            return Reg(("!" if neg else "") + base)
-        if isinstance(o, Vec):
-            return Vec(tuple(op(x) for x in o.items))
-        if isinstance(o, Addr):
-            if o.register:
-                return replace(o, base=rename(o.base, chain), coords=tuple(op(x) for x in o.coords))
-            base = rename(o.base, chain)
-            # a register declared without '%' (CUTLASS: `.reg .b32 remAddr32; ... [remAddr32]`)
-            declared = base != o.base or any((sid, o.base) in regs for sid in chain)
-            return replace(o, base=base, register=declared, coords=tuple(op(x) for x in o.coords))
-        return o
-
-    if ins.op == "bra":
-        ops = tuple(Name(resolve_label(o.name, chain)) if isinstance(o, Name) else op(o) for o in ins.operands)
-    elif ins.op == "brx":
-        ops = (op(ins.operands[0]),) + tuple(Name(o.name) if isinstance(o, (Name, Reg)) else o for o in ins.operands[1:])
-    else:
-        ops = tuple(op(o) for o in ins.operands)
-    pred = ins.predicate
-    if pred:
-        neg = pred.startswith("@!")
-        pred = ("@!" if neg else "@") + rename(pred.lstrip("@!"), chain)
-    return replace(ins, operands=ops, predicate=pred)

@@ -565,23 +565,36 @@ def _emit(sk: Skeleton, anchors, layout: Layout, nthreads: int) -> None:
     expect_cover: dict[tuple[str, int], int] = {}
     for r in sk.roles:
         open_: dict[tuple, tuple[int, list]] = {}
+        pending: dict[tuple, list] = defaultdict(list)      # copies-first mbarriers: copies not yet counted
+        first = _copies_first(r.trace.events, anchors)
         for i, e in enumerate(r.trace.events):
             if e.kind in ("mb_arrive", "mb_expect_tx") and e.get("tx") is not None:
                 mb = _region(e.get("mb"), anchors)
-                group: list = []
+                group: list = pending.pop(mb, [])
                 open_[mb] = (i, group)
                 phase_copies[mb].append(group)
             elif e.kind == "tma_load":
                 mb = _region(e.get("mb"), anchors)
+                items = [(r.name, i, piece, v) for _, _, v, piece in copies[(r.name, i)]]
+                if mb in first:
+                    pending[mb].extend(items)
+                    continue
                 if mb not in open_:
                     raise Refused("a tensor copy completes on an mbarrier that this role has not armed with expect_tx",
                                   SourceLoc(sk.path, e.line, e.text))
-                open_[mb][1].extend((r.name, i, piece, v) for _, _, v, piece in copies[(r.name, i)])
+                open_[mb][1].extend(items)
+        for mb, items in pending.items():
+            if items:
+                e = r.trace.events[items[0][1]]
+                raise Refused("a tensor copy completes on an mbarrier that this role does not arm with expect_tx "
+                              "afterwards", SourceLoc(sk.path, e.line, e.text))
     for r in sk.roles:
+        first = _copies_first(r.trace.events, anchors)
         for i, e in enumerate(r.trace.events):
             if e.kind in ("mb_arrive", "mb_expect_tx") and e.get("tx") is not None:
                 mb = _region(e.get("mb"), anchors)
-                n = sum(len(copies[(r.name, j)]) for j in _following(r.trace.events, i, mb, anchors))
+                which = _preceding if mb in first else _following
+                n = sum(len(copies[(r.name, j)]) for j in which(r.trace.events, i, mb, anchors))
                 expect_cover[(r.name, i)] = n
                 if n == 0:
                     raise Refused("expect_tx with no tensor copy completing on its mbarrier after it in this role "
@@ -856,6 +869,31 @@ def _no_reuse(sk: Skeleton, anchors, mbars) -> None:
 def _clip(text: str) -> str:
     text = " ".join(text.split())
     return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _copies_first(events: list[Event], anchors) -> set:
+    """The mbarriers on which this role issues its tensor copies before the `expect_tx` that
+    accounts for them (CUTLASS's epilogue loads C, then calls expect_transaction): on those,
+    an expect_tx covers the copies since the previous one (complete_tx may precede expect_tx
+    in a phase: the tx-count goes below zero until the expectation is set)."""
+    seen: dict = {}
+    for e in events:
+        if e.kind in ("mb_arrive", "mb_expect_tx") and e.get("tx") is not None:
+            seen.setdefault(_region(e.get("mb"), anchors), "tx")
+        elif e.kind == "tma_load":
+            seen.setdefault(_region(e.get("mb"), anchors), "copy")
+    return {mb for mb, k in seen.items() if k == "copy"}
+
+
+def _preceding(events: list[Event], i: int, mb: tuple, anchors):
+    """The indices of the tensor copies before events[i] that complete on mbarrier `mb`, back to
+    the previous expect_tx on it."""
+    for j in range(i - 1, -1, -1):
+        e = events[j]
+        if e.kind in ("mb_arrive", "mb_expect_tx") and e.get("tx") is not None and _region(e.get("mb"), anchors) == mb:
+            return
+        if e.kind == "tma_load" and _region(e.get("mb"), anchors) == mb:
+            yield j
 
 
 def _following(events: list[Event], i: int, mb: tuple, anchors):

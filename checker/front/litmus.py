@@ -25,6 +25,7 @@ from ..model.memory import MAX_BYTES
 from ..isa import syntax as ptx
 from ..unfold import paths
 from . import ptx_text, yamlsafe
+from .scopes import Scopes
 from ..ast import Addr, Eq, Expectation, Kernel, LitmusTest, MemoryDecl, Name, Position, Reg, Thread
 from .conditions import check_refs, parse_cond
 from .files import suite_files
@@ -618,37 +619,57 @@ def _thread_code(t: _Map, k: Node, path: str, declared: set[str]) -> tuple[list,
             if label is not None:
                 stmts.append(ptx_text.Statement(label + ":", item.line if item is not None else 0))
             if item is not None:
-                stmts += ptx_text.statements(_text(item, path, "an instruction"), item.line, path)
-    regs: set[str] = set()
-    instrs, labels = [], []
+                blocks = max((sid for st in stmts for sid in st.scope), default=0)
+                stmts += ptx_text.statements(_text(item, path, "an instruction"), item.line, path, blocks + 1)
+    # labels and .reg declarations belong to the { } block they stand in (checker.front.scopes)
+    scopes = Scopes(sep="$")
+    instrs = []
     for st in stmts:
         m = _LABEL_STMT.fullmatch(st.text)
         if m is not None:                       # `L1:` (before the instruction that follows, if any)
-            labels.append((m.group(1), len(instrs)))
+            scopes.labels.setdefault((st.scope[-1], m.group(1)), len(instrs))
+            instrs.append((m.group(1), st))
             if not m.group(2):
                 continue
-            st = ptx_text.Statement(m.group(2), st.line)
+            st = ptx_text.Statement(m.group(2), st.line, st.scope)
         names = ptx_text.declaration(st, path)
         if names is not None:
-            regs |= names
+            for name in names:
+                scopes.declare_reg(name, st.scope)
             continue
         ptx_text.directive(st, path)
-        instrs.append(st)
-    if len(instrs) > limits.current().instructions:
-        raise limits.too_large(f"too large: {len(instrs)} instructions in thread {k.raw}", "instructions",
+        instrs.append((None, st))
+    count = sum(1 for label, _ in instrs if label is None)
+    if count > limits.current().instructions:
+        raise limits.too_large(f"too large: {count} instructions in thread {k.raw}", "instructions",
                                SourceLoc(path, k.line, k.raw))
-    code = []
-    for st in instrs:
+    code, labels = [], []
+    exits = False
+    for label, st in instrs:
+        if label is not None:                   # a label defined twice in one block stays twice: paths reports it
+            labels.append((scopes.named(label, st.scope[-1]), len(code)))
+            continue
         where = SourceLoc(path, st.line, st.text)
-        bad = ptx_text.undeclared(st.text, regs, special.NAMES) if regs else None
+        visible = scopes.visible_regs(st.scope)
+        bad = ptx_text.undeclared(st.text, visible, special.NAMES) if scopes.regs else None
         if bad is not None:
             raise LitmusError(f"register %{bad} is not declared (this thread declares its registers with .reg)",
                               where)
-        i = registry.parse_instr(st.text, where, declared)
+        end = _END.fullmatch(st.text)
+        if end is not None:                     # ret / exit: a branch to the end of the thread
+            i = registry.parse_instr(f"{end.group(1) or ''}bra{end.group(3) or ''} {END_LABEL}", where, declared)
+            i = replace(i, text=st.text)
+            exits = True
+        else:
+            i = registry.parse_instr(st.text, where, declared)
+        if len(st.scope) > 1 or (i.op == "bra" and end is None):
+            i = scopes.renamed(i, st.scope, where)
         written = [r for r in address.destinations(i, registry.family(i)) if r.startswith("%")]
         if written:
             raise LitmusError(f"{written[0]} is a special register: it is read-only", where)
         code.append(i)
+    if exits:
+        labels.append((END_LABEL, len(code)))
     return code, labels
 
 
@@ -699,6 +720,10 @@ def _kernels(node: Node | None, path: str, threads: list[Thread]) -> tuple[Kerne
     return tuple(out)
 
 
+# `ret;` / `exit;` (PTX ISA, Control Flow Instructions) end the thread: they become a branch to
+# END_LABEL, an implicit label after the thread's last instruction (no memory semantics).
+_END = re.compile(r"(@!?[A-Za-z_$][\w$]*\s+)?(ret(\.uni)?|exit)")
+END_LABEL = "$exit"
 _LABEL = re.compile(r"\s*([A-Za-z_$][\w$]*)\s*:\s*(?://.*)?")
 # a statement that is a label, alone or before an instruction (`::` belongs to qualifiers, not labels)
 _LABEL_STMT = re.compile(r"([A-Za-z_$][\w$]*)\s*:(?!:)\s*(.*)", re.S)

@@ -5,8 +5,10 @@ here before each instruction is parsed (checker.isa.syntax):
 
 - `//` comments and `/* ... */` comments are dropped;
 - a statement ends at `;` or at the end of its line (a line ending in ',' continues);
-- `{` and `}` that open and close a block (nvcc's inline-asm scopes) are dropped; braces inside
-  an instruction (`{r0, r1}` vectors, tensor coordinates) are kept;
+- `{` and `}` that open and close a block (nvcc's inline-asm scopes) are dropped, and each
+  statement keeps the chain of blocks it stands in (its labels and .reg declarations are the
+  block's: checker.front.scopes renames them); braces inside an instruction (`{r0, r1}` vectors,
+  tensor coordinates) are kept;
 - `.reg .TYPE %r<N>;` / `.reg .pred P1, P2;` declare registers: checked (the type, the names),
   no events; once a thread declares registers, every `%name` it uses must be declared.
 
@@ -30,6 +32,7 @@ _PERCENT = re.compile(r"%([A-Za-z_$][\w$]*)")
 class Statement:
     text: str
     line: int
+    scope: tuple[int, ...] = (0,)      # the blocks it stands in, outermost (0) first
 
 
 def comment(text: str, i: int) -> tuple[int, int] | None:
@@ -45,11 +48,13 @@ def comment(text: str, i: int) -> tuple[int, int] | None:
     return None
 
 
-def statements(text: str, first_line: int, path: str = "<string>") -> list[Statement]:
-    """The statements of `text`, whose first line is `first_line` of file `path`."""
+def statements(text: str, first_line: int, path: str = "<string>", first_block: int = 1) -> list[Statement]:
+    """The statements of `text`, whose first line is `first_line` of file `path`; the blocks it
+    opens are numbered from `first_block`."""
     out: list[Statement] = []
     cur, start, line = [], first_line, first_line
-    vec = square = block = 0
+    vec = square = 0
+    chain, counter = [0], first_block - 1
     last = ""                           # the current statement's last non-blank character ("": none yet)
     i, n = 0, len(text)
 
@@ -61,7 +66,7 @@ def statements(text: str, first_line: int, path: str = "<string>") -> list[State
         nonlocal cur, last
         s = "".join(cur).strip()
         if s:
-            out.append(Statement(s, start))
+            out.append(Statement(s, start, tuple(chain)))
         cur, last = [], ""
 
     while i < n:
@@ -81,7 +86,8 @@ def statements(text: str, first_line: int, path: str = "<string>") -> list[State
                 cur.append(" ")
             line += 1
         elif c == "{" and not last:
-            block += 1
+            counter += 1
+            chain.append(counter)
         elif c == "{":
             vec += 1
             cur.append(c)
@@ -89,10 +95,10 @@ def statements(text: str, first_line: int, path: str = "<string>") -> list[State
             vec -= 1
             cur.append(c)
         elif c == "}":
-            if not block:
+            if len(chain) == 1:
                 where("unbalanced '}'")
             emit()
-            block -= 1
+            chain.pop()
         elif c == "[":
             square += 1
             cur.append(c)
@@ -107,7 +113,7 @@ def statements(text: str, first_line: int, path: str = "<string>") -> list[State
             last = c
         i += 1
     emit()
-    if block:
+    if len(chain) > 1:
         where("unclosed '{' block")
     return out
 

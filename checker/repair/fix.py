@@ -33,7 +33,7 @@ from .hangs import hang_candidates
 from .problem import Problem
 from .supplies import Supply, supplies
 from .target import Target, judge
-from .variants import UnionProblem, union_candidates
+from .variants import UnionProblem, union_candidates, why_not_sync_monotone
 
 METHODS = {"cegis": cegis.search, "exhaustive": exhaustive.search}
 DEFAULT_METHOD = "cegis"
@@ -123,12 +123,17 @@ def fix(test: LitmusTest, target: Target, model: Model, options=frozenset(), eng
             if not more:
                 hang_notes.append("no hang edit applies: the hang needs a change ptxmc fix does not make (docs/fix.md, "
                                   "Edits), so only synchronization is tried")
-    problem = (UnionProblem if union else Problem)(test, target, model, options, engine, lim, cands)
+    not_monotone = why_not_sync_monotone(base, model, costs, options) if union else ()
+    problem = UnionProblem(test, target, model, options, engine, lim, cands, not not_monotone) if union else \
+        Problem(test, target, model, options, engine, lim, cands)
     found, status = METHODS[method](problem, max_repairs, start + budget)
     notes = list(target.notes) + hang_notes
     if union:
         notes.append(f"asked over its {base.total} straight-line variants (control paths, barrier schedules): "
-                     "each candidate set was judged as a whole, one by one")
+                     "each candidate set was judged as a whole, through the test's one session")
+        if not_monotone:
+            notes.append(f"the model is not known to be monotone for this test ({not_monotone[0]}): "
+                         "each failed candidate set excluded only itself")
     elif not problem.monotone:
         notes.append(f"the model is not known to be monotone for this test ({problem.not_monotone[0]}): "
                      "the search checked candidate sets one by one")
@@ -143,6 +148,10 @@ def fix(test: LitmusTest, target: Target, model: Model, options=frozenset(), eng
             continue
         sup = supplies(problem, edits) if explain and not union else ()
         repairs.append(Repair(edits, sum(e.cost for e in edits), edited, sup))
+    if problem.stats.undecided:
+        notes.append(f"{problem.stats.undecided} candidate set(s) could not be judged: the hang search cannot decide "
+                     "one of their loops (an edit inside a spin loop can make it one the fairness check does not "
+                     "judge): the result is not proven")
     problem.stats.seconds = round(time.perf_counter() - start, 3)
     stats = problem.stats.as_dict()
     if repairs:
@@ -152,7 +161,7 @@ def fix(test: LitmusTest, target: Target, model: Model, options=frozenset(), eng
     else:
         res_status = "none"
     return FixResult(test, target, res_status, tuple(repairs), proven=status in ("proven", "none") and
-                     len(repairs) == len(found), method=method, candidates=len(cands), stats=stats,
+                     len(repairs) == len(found) and not problem.stats.undecided, method=method, candidates=len(cands), stats=stats,
                      seconds=time.perf_counter() - start, notes=tuple(notes), failure=why)
 
 
@@ -162,6 +171,8 @@ def _order(e: Edit):
 
 
 def _failure_text(f) -> str:
+    if f.undecided:
+        return "whether it can hang is undecided: the hang search cannot judge one of its loops"
     if f.kind == "under":
         return f"undefined behaviour ({f.flag})" if f.flag else f"'{f.what}' is allowed"
     if f.what == "deadlock":

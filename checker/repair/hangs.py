@@ -9,18 +9,20 @@ the final state a spinning wait reads, the arrivals a stuck barrier generation r
 from a table of known bugs; whether an edit removes the hang is for the search to judge, through
 the same session (checker.repair.variants.UnionProblem).
 
-- `parity`: a try_wait/test_wait .parity with an immediate parity, in a loop that hangs on an
-  mbarrier that has completed a phase: the other parity (on a fresh mbarrier the other parity
-  names the phase before the first, which counts as complete: the wait would wait for nothing).
+- `parity`: a try_wait/test_wait .parity with an immediate parity, in a loop that hangs: the other
+  parity. On a fresh mbarrier the other parity names the phase before the first, which a wait
+  finds complete at once, so there only where an arrive on it follows a wait of its thread (a
+  ring of handshakes, whose first wait on one side is meant to pass: a producer's first wait on
+  'empty'); elsewhere the flip would let the wait wait for nothing.
 - `expect_tx`: an expect_tx byte count (mbarrier.arrive.expect_tx, mbarrier.expect_tx) on an
   mbarrier a hanging wait finds with tx-count t != 0 left: the count minus t (what arrives).
 - `mbarrier.init.count`: an mbarrier.init count on an mbarrier found with k arrivals pending: the
   count minus k.
 - `noinc`: a cp.async.mbarrier.arrive without .noinc on such an mbarrier: with .noinc (its
   arrive-on then counts as one of the expected arrivals).
-- `mbarrier.arrive`: on such an mbarrier, an arrive in a thread of its CTA: after the thread's last
-  arrive on it, else before its first wait on it, else at the thread's end; never at a label (the
-  arrive would join the loop the label heads).
+- `mbarrier.arrive`: on such an mbarrier, an arrive in a thread of its CTA that does not wait on
+  it (its own arrival would let its wait wait for itself): after the thread's last arrive on it,
+  else at its end; never at a label (the arrive would join the loop the label heads).
 - `bar.count`: a counted CTA barrier whose stuck generation receives m >= 2 arrivals: every use
   of the barrier given count m (one edit: PTX requires one count per barrier); where the count
   is the whole CTA's and no use is a bar.arrive, every use without a count (a generation then
@@ -28,7 +30,8 @@ the same session (checker.repair.variants.UnionProblem).
 - `barrier.cluster.arrive`: a cluster barrier wait a thread reaches without an arrive since its
   previous wait (in a test that hangs at a barrier): an arrive before it.
 - `st.value`: a store of an immediate to a location a hanging spin loop polls: each value the
-  loop compares the loaded value with (its setp immediates, an await's value).
+  loop compares the loaded value with (its setp immediates, or registers only a `mov` of an
+  immediate writes; an await's value).
 
 Not made: adding a store where no thread writes the location a loop polls. Which thread should
 write it, where and how strongly is the protocol's design, and an edit that lets the spinning
@@ -40,9 +43,9 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from functools import cached_property
 
-from ..ast import Addr, Imm, Instr, LitmusTest
+from ..ast import Addr, Imm, Instr, LitmusTest, Reg
 from ..errors import LitmusError
-from ..isa import barriers
+from ..isa import address, barriers, registry
 from ..isa.mbarrier import fields
 from ..isa.syntax import render_instr
 from .costs import CostModel
@@ -165,11 +168,16 @@ def _mb_of(ins: Instr) -> str | None:
     return None
 
 
-def _value_edit(key: str, kind: str, cost_key: str, costs: CostModel, thread: str, k: int, new: Instr,
-                why: str) -> Edit:
-    # the slot of the instruction's strength (checker.repair.candidates): one replacement per instruction
-    return Edit(key, kind, ("access", (thread, k)), None, costs[cost_key], (Replace(thread, k, new),), cost_key,
-                why=why)
+def _change(out: list, h: _Hangs, costs: CostModel, kind: str, cost_key: str, thread: str, k: int, ins: Instr,
+            operands, why: str, qualifiers=None) -> None:
+    """Append the edit that rewrites instruction k of `thread` with other operands (qualifiers),
+    if the registry takes the result. Its slot is the instruction's strength's
+    (checker.repair.candidates): one replacement per instruction."""
+    new = _with_operands(h.test, ins, operands, qualifiers)
+    if new is not None:
+        key = f"hang:{kind}:{thread}:{k}:{new.text}"
+        out.append(Edit(key, kind, ("access", (thread, k)), None, costs[cost_key], (Replace(thread, k, new),),
+                        cost_key, why=why))
 
 
 def _code(test: LitmusTest):
@@ -190,16 +198,30 @@ def parity(h: _Hangs, costs: CostModel) -> list[Edit]:
             ins = next(t for t in h.test.threads if t.name == thread).code[k]
             if not ins.quals.get("parity") or not isinstance(ins.operands[2], Imm):
                 continue
-            # only where a phase has completed: on a fresh mbarrier the other parity names the
-            # phase before the first, which a wait finds complete at once (it would wait for nothing)
-            if not any(ph >= 1 for ph, _, _, _ in h.mb_states.get(h.loc(ins.operands[1].base), ())):
+            # On a fresh mbarrier the other parity names the phase before the first, which a wait
+            # finds complete at once: offered only where a phase has completed, or where an arrive
+            # on the mbarrier comes after a wait of its thread (a ring of handshakes, whose first
+            # wait on one side is meant to pass: a producer's first wait on 'empty')
+            mb = ins.operands[1].base
+            if not any(ph >= 1 for ph, _, _, _ in h.mb_states.get(h.loc(mb), ())) and not _handshake(h.test, mb):
                 continue
             flipped = 1 - ins.operands[2].value % 2
-            new = _with_operands(h.test, ins, ins.operands[:2] + (Imm(flipped),) + ins.operands[3:])
-            if new is not None:
-                out.append(_value_edit(f"hang:parity:{thread}:{k}", "parity", "parity", costs, thread, k, new,
-                                       f"{thread} waits for the phase of parity {flipped} of {ins.operands[1].base}"))
+            _change(out, h, costs, "parity", "parity", thread, k, ins,
+                    ins.operands[:2] + (Imm(flipped),) + ins.operands[3:],
+                    f"{thread} waits for the phase of parity {flipped} of {mb}")
     return out
+
+
+def _handshake(test: LitmusTest, mb: str) -> bool:
+    """Does some thread arrive on `mb` after it waits on an mbarrier?"""
+    for th in test.threads:
+        waited = False
+        for i in th.code:
+            if i.family in WAITS:
+                waited = True
+            elif i.family in ARRIVES and _mb_of(i) == mb and waited:
+                return True
+    return False
 
 
 def expect_tx(h: _Hangs, costs: CostModel) -> list[Edit]:
@@ -214,11 +236,8 @@ def expect_tx(h: _Hangs, costs: CostModel) -> list[Edit]:
             n = ins.operands[-1].value - tx
             if tx == 0 or n <= 0:
                 continue
-            new = _with_operands(h.test, ins, ins.operands[:-1] + (Imm(n),))
-            if new is not None:
-                out.append(_value_edit(f"hang:expect_tx:{th.name}:{k}:{n}", "expect_tx", "expect_tx", costs,
-                                       th.name, k, new, f"{mb} expects the {n} bytes that arrive "
-                                                        f"({tx:+d} left pending on the path that hangs)"))
+            _change(out, h, costs, "expect_tx", "expect_tx", th.name, k, ins, ins.operands[:-1] + (Imm(n),),
+                    f"{mb} expects the {n} bytes that arrive ({tx:+d} left pending on the path that hangs)")
     return out
 
 
@@ -233,11 +252,10 @@ def init_count(h: _Hangs, costs: CostModel) -> list[Edit]:
             continue
         for p in _pending(h, ins.operands[0].base):
             n = ins.operands[1].value - p
-            new = _with_operands(h.test, ins, (ins.operands[0], Imm(n))) if n >= 1 else None
-            if new is not None:
-                out.append(_value_edit(f"hang:init:{th.name}:{k}:{n}", "count", "mbarrier.init.count", costs,
-                                       th.name, k, new, f"{ins.operands[0].base} expects the {n} arrivals it gets "
-                                                        f"({p} missing on the path that hangs)"))
+            if n >= 1:
+                _change(out, h, costs, "count", "mbarrier.init.count", th.name, k, ins, (ins.operands[0], Imm(n)),
+                        f"{ins.operands[0].base} expects the {n} arrival{'s' if n != 1 else ''} it gets "
+                        f"({p} missing on the path that hangs)")
     return out
 
 
@@ -246,12 +264,9 @@ def noinc(h: _Hangs, costs: CostModel) -> list[Edit]:
     for th, k, ins in _code(h.test):
         if ins.family != "cp.async.mbarrier.arrive" or ins.quals.get("noinc") or not _pending(h, _mb_of(ins)):
             continue
-        quals = ins.qualifiers[:3] + ("noinc",) + ins.qualifiers[3:]
-        new = _with_operands(h.test, ins, ins.operands, quals)
-        if new is not None:
-            out.append(_value_edit(f"hang:noinc:{th.name}:{k}", "noinc", "cp.async.mbarrier.arrive.noinc", costs,
-                                   th.name, k, new, f"the copies' arrive-on counts as an expected arrival on "
-                                                    f"{_mb_of(ins)}"))
+        _change(out, h, costs, "noinc", "cp.async.mbarrier.arrive.noinc", th.name, k, ins, ins.operands,
+                f"the copies' arrive-on counts as an expected arrival on {_mb_of(ins)}",
+                ins.qualifiers[:3] + ("noinc",) + ins.qualifiers[3:])
     return out
 
 
@@ -291,16 +306,16 @@ def arrive(h: _Hangs, costs: CostModel) -> list[Edit]:
 
 
 def _arrive_point(th, mbs) -> int | None:
-    """Where `th` arrives: after its last arrive on the mbarrier, else before its first wait on
-    it, else at its end; never at a label (the arrive would join the loop it heads), nor after a
-    wait of its own on the mbarrier."""
+    """Where `th` arrives: after its last arrive on the mbarrier, else at its end; never at a
+    label (the arrive would join the loop it heads), and not in a thread that waits on the
+    mbarrier (its own arrival would let its wait wait for itself)."""
     labelled = {k for _, k in th.labels}
     arrives = [k for k, i in enumerate(th.code) if i.family in ARRIVES and _mb_of(i) in mbs and not i.predicate]
     waits = [k for k, i in enumerate(th.code) if i.family in WAITS and _mb_of(i) in mbs]
+    if waits:
+        return None                     # (its own arrival would let its wait wait for itself)
     if arrives and arrives[-1] + 1 not in labelled:
         return arrives[-1] + 1
-    if waits:
-        return None if waits[0] in labelled else waits[0]
     return len(th.code) if len(th.code) not in labelled else None
 
 
@@ -376,7 +391,9 @@ def store_value(h: _Hangs, costs: CostModel) -> list[Edit]:
         body = th.code[a:b + 1] if a is not None and b is not None and a <= b else \
             (th.code[a:a + 1] if a is not None else ())
         values = {i.await_value for i in body if i.await_value is not None}
-        values |= {o.value for i in body if i.family == "setp" for o in i.operands if isinstance(o, Imm)}
+        for i in body:
+            if i.family == "setp":
+                values |= {v for o in i.operands[1:] for v in (_constant(th, o),) if v is not None}
         for _, loc in spin.loads:
             want.setdefault(h.loc(loc), set()).update(values)
     for th, k, ins in _code(h.test):
@@ -386,9 +403,19 @@ def store_value(h: _Hangs, costs: CostModel) -> list[Edit]:
         if not isinstance(addr, Addr) or addr.offset or h.loc(addr.base) not in want:
             continue
         for v in sorted(want[h.loc(addr.base)] - {ins.operands[1].value}):
-            new = _with_operands(h.test, ins, (addr, Imm(v)))
-            if new is not None:
-                out.append(Edit(f"hang:value:{th.name}:{k}:{v}", "value", ("access", (th.name, k)), None,
-                                costs["st.value"], (Replace(th.name, k, new),), "st.value",
-                                why=f"{th.name} writes the value {v} the loop polling {addr.base} waits for"))
+            _change(out, h, costs, "value", "st.value", th.name, k, ins, (addr, Imm(v)),
+                    f"{th.name} writes the value {v} the loop polling {addr.base} waits for")
     return out
+
+
+def _constant(th, o) -> int | None:
+    """The value of operand `o` of thread `th` when it is one: an immediate, or a register whose
+    only writer in the thread is a `mov` of an immediate (the loop compares with a constant)."""
+    if isinstance(o, Imm):
+        return o.value
+    if not isinstance(o, Reg):
+        return None
+    writers = [i for i in th.code if o.name in address.destinations(i, registry.family(i))]
+    if len(writers) == 1 and writers[0].family == "mov" and isinstance(writers[0].operands[1], Imm):
+        return writers[0].operands[1].value
+    return None

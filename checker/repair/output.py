@@ -249,7 +249,7 @@ def as_json(result: FixResult, shown: list[Shown]) -> str:
         "repairs": [{
             "cost": sh.repair.cost,
             "edits": [{"kind": e.kind, "text": e.text, "written": written(t, e), "cost": e.cost, "cost_key": e.cost_key,
-                       "places": where(t, e),
+                       "places": where(t, e), "why": e.why or None,
                        "supplies": next(({"text": s.text, "blocks": s.blocks, "violation": s.violation,
                                           "edges": [list(x) for x in s.edges]}
                                          for s in sh.repair.supplies if s.edit == e.key), None)}

@@ -55,6 +55,7 @@ class Stats:
     evaluations: int = 0        # concrete evaluations (survives)
     proposals: int = 0          # candidate sets considered
     clauses: int = 0
+    undecided: int = 0          # candidate sets whose hang question could not be decided
     seconds: float = 0.0
 
     def as_dict(self) -> dict:
@@ -99,8 +100,8 @@ def effects(base: Program, programs: Iterable[Program]) -> Effects:
                 grows[name] = grows.get(name, frozenset()) | (mapped - was)
             for i, e in old.items():
                 if e in was and i not in now:
-                    to, evs = moves.get(name, (frozenset(), frozenset()))
-                    moves[name] = (to | (now_in.get(i, frozenset()) - was_in.get(e, frozenset())), evs | {e})
+                    joined = now_in.get(i, frozenset()) - was_in.get(e, frozenset())
+                    moves[name] = moves.get(name, frozenset()) | {(e, joined)}
         for name in set(es.relations) | set(bes.relations):
             now = es.relations.get(name, frozenset())
             if any(a in new or b in new for a, b in now):

@@ -58,6 +58,8 @@ def price(i: Instr, cm: costs_mod.CostModel) -> int:
         return cm.fence("sc", {"cta": "cta", "gl": "gpu", "sys": "sys"}[q["level"]])
     if f in ACCESS_SEMS:
         sem = q.get("sem") or ACCESS_SEMS[f][1]
+        if sem == "volatile":           # relaxed at .sys by definition (checker.isa.core); never pruned
+            return cm.access("relaxed", "sys")
         scope = q.get("scope") or (("cta" if f.startswith("mbarrier") else "gpu") if sem != "weak" else None)
         return cm.access(sem, scope)
     if f == "barrier.cluster":

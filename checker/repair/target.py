@@ -50,6 +50,7 @@ class Failure:
     execution: Execution | None = None      # under: the execution to block
     cond: Cond | None = None                # the condition (under: forbidden; over: allowed)
     flag: str | None = None                 # under: the flag that fires
+    undecided: bool = False                 # 'hang': no hang found, but the search could not judge every loop
 
 
 def from_test(test: LitmusTest) -> Target:
@@ -110,7 +111,8 @@ def judge(s: Session | UnionSession, target: Target) -> Failure | None:
 
 def _judge_union(s: UnionSession, target: Target) -> Failure | None:
     """`judge` for a test asked over its variants: the same failures, in the same order, and the
-    hang question (`hang: forbidden` fails on any fair hang the session finds)."""
+    hang question (`hang: forbidden` fails on any fair hang the session finds, and, `undecided`,
+    where the search could not judge every loop and found none)."""
     if target.defined:
         found = s.undefined_witness()
         if found is not None:
@@ -120,8 +122,10 @@ def _judge_union(s: UnionSession, target: Target) -> Failure | None:
         w = s.witnessed(e.cond)
         if w is not None:
             return Failure("under", e.text, w.execution, cond=e.cond)
-    if target.hang is False and s.hangs()[0]:
-        return Failure("under", "hang")
+    if target.hang is False:
+        found, complete = s.hangs()
+        if found or not complete:       # (an undecided hang question is no "no hang")
+            return Failure("under", "hang", undecided=not found)
     for e in target.allowed:
         if not s.verdict(e.cond).allowed:
             return Failure("over", e.text, cond=e.cond)

@@ -9,10 +9,12 @@ several ways, a hang question: checker.verdict.union), for `ptxmc fix` and `ptxm
   rewritten, an await a path added) is left out of the space.
 - A candidate set is judged by asking the edited test over its variants
   (checker.verdict.open_session) against the target (checker.repair.target.judge), its hang
-  question included. No counterexample is carried from one edited program to another (the
-  concrete transfer reads one event structure), so each failed set teaches only itself ('exact'
-  clauses): the search stays exhaustive by cost, and "no cheaper repair" stays proven over the
-  space.
+  question included. No execution is carried from one edited program to another (the concrete
+  transfer reads one event structure). A failed set of synchronization edits alone (fences,
+  strengthenings, tightened waits: they change no path, no barrier schedule, no value) that
+  allows what the target rules out is grown as for a straight-line test, each raise judged by
+  the session, and teaches the same clause (UnionProblem.learn); any other failed set teaches only
+  itself ('exact'). Either way "no cheaper repair" stays proven over the space.
 """
 from __future__ import annotations
 
@@ -24,7 +26,8 @@ from ..verdict.open import open_session
 from .candidates import candidates
 from .costs import CostModel
 from .edits import Edit, Insert, apply
-from .problem import Problem
+from .problem import NEW_READS, Clause, Problem, why_not_monotone
+from .program import build
 from .target import Target, judge
 
 
@@ -85,12 +88,60 @@ def _mapped(e: Edit, variant: LitmusTest, test: LitmusTest) -> Edit | None:
     return replace(e, slot=slot, changes=tuple(changes), needs_barrier=needs)
 
 
+EXACT_FIRST = 6         # failures that teach only themselves before sets are grown
+GROW_SESSIONS = 48      # Sessions one grow may ask
+
+
 class UnionProblem(Problem):
     """A repair problem whose programs are asked over their variants (see the module docstring)."""
 
-    def __init__(self, test: LitmusTest, target: Target, model, options, engine: str, lim, cands):
+    def __init__(self, test: LitmusTest, target: Target, model, options, engine: str, lim, cands,
+                 sync_monotone: bool = False):
         super().__init__(test, target, model, options, engine, lim, cands, monotone=False)
         self.cache_tries = 0            # no counterexample is carried between edited programs
+        self.sync_monotone = sync_monotone      # (see why_not_sync_monotone)
+        # grow (checker.repair.problem) raises only synchronization edits, judged by Sessions here
+        self.tops = {slot: t if t is not None and _sync(t) else None for slot, t in self.tops.items()}
+        self.grow_budget = 1e9          # bounded by GROW_SESSIONS instead: the same clauses on any machine
+        self._grow_left = 0
+        self._failed = 0
+        self._under: dict = {}          # frozenset of keys -> does that set fail 'under', kept by less sync?
+
+    def learn(self, edits, status, failure, src) -> Clause:
+        """A failed set of synchronization edits only (fences, strengthenings, tightened waits)
+        that allows what the target rules out teaches more than itself where the model is
+        monotone: such edits change no control path, no barrier schedule and no value, so every
+        set each of whose edits is dominated by the set's has less synchronization on the same
+        variants, and the failing execution (a forbidden outcome's, a flag's, a fair hang's)
+        stays. As for a straight-line test, the set is first grown (each slot raised while the
+        edited test still fails so, judged by Sessions), and the clause covers the grown set.
+        Any other failure teaches only itself, and so do the first EXACT_FIRST failures: growing
+        costs Sessions, which a search that ends at a low cost (a hang edit) does not repay."""
+        if failure is not None and failure.undecided:
+            self.stats.undecided += 1
+        self._failed += 1
+        if status == "invalid" or not self.sync_monotone or not all(_sync(e) for e in edits) \
+                or not self._under.get(frozenset(e.key for e in edits)) or self._failed <= EXACT_FIRST:
+            return super().learn(edits, status, failure, src)
+        self.stats.clauses += 1
+        self._grow_left = GROW_SESSIONS
+        m, _ = self.grow(failure, None, edits)
+        return Clause("under", keys=frozenset(c.key for c in self.cands if not self.covered(c, m)))
+
+    # grow's two questions, for a test asked over its variants: the edited program is the set of
+    # edits itself, and "the counterexample survives" is "the edited test still fails 'under'"
+    def program(self, edits):
+        return tuple(sorted(edits, key=lambda e: e.key))
+
+    def survives(self, failure, src, prog) -> bool:
+        key = frozenset(e.key for e in prog)
+        if key not in self._under:
+            if self._grow_left <= 0:
+                return False            # (not raised: a smaller clause, still sound)
+            self._grow_left -= 1
+            self.stats.evaluations += 1
+            self.check(prog)
+        return self._under[key]
 
     def build_base(self):
         return None                     # (no one event structure: each set is asked over its variants)
@@ -105,6 +156,35 @@ class UnionProblem(Problem):
             failure = judge(s, self.target)
         except LitmusError:
             return "invalid", None, None
+        # A failure that less synchronization keeps: an execution shows it (a forbidden outcome's,
+        # a flag's, a fair hang's, a barrier hang's as far as the test runs), not only "no
+        # execution terminates" (more executions may end that)
+        self._under[frozenset(e.key for e in edits)] = failure is not None and failure.kind == "under" and (
+            failure.what != "hang" or any(h.probe is not None for h in s.hangs()[0]))
         return ("ok", None, None) if failure is None else ("fail", failure, None)
 
+
+def why_not_sync_monotone(asked, model, costs: CostModel, options=frozenset()) -> tuple[str, ...]:
+    """Why the model might not be monotone in the synchronization edits (`_sync`) of some variant
+    of `asked` (a UnionSession), read from the model per variant as for a straight-line test
+    (checker.repair.problem.why_not_monotone); empty: it is, on every variant an execution of
+    which can show a failure (those the sessions hold, complete or cut, and the prefixes of the
+    barrier-stuck ones)."""
+    variants = [c.test for c in asked.combos] + [c.test for c, _ in asked.blocked if c.stuck]
+    for v in variants:
+        try:
+            base = build(v, ())
+            progs = [build(v, (e,)) for e in candidates(v, base.es, costs, options) if _sync(e)]
+        except LitmusError as e:
+            return (f"a variant's edits could not be built ({e.message})",)
+        why = why_not_monotone(model, base, progs, options)
+        if why:
+            return why
+    return ()
+
+
+def _sync(e: Edit) -> bool:
+    """Is `e` an edit that only adds synchronization on the same variants (no barrier, no await,
+    no hang edit: those change the paths, the schedules or the values)?"""
+    return e.kind in ("insert", "strengthen", "tighten") and e.needs_barrier is None and e.slot[0] not in NEW_READS
 

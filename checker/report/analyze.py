@@ -178,14 +178,25 @@ def _flow_pictures(fc, layout, max_witnesses, rep: TestReport, blame: bool = Tru
             if ex is not None:
                 what = "spins at" if h.outcome else "blocks at"
                 hang = picture(h.probe, ex, f"hang: {h.thread} {what} {h.blocked} [{h.combo}]")
-    r, forbidden = rep.result, []
-    for c, exp in zip(r.conditions, test.expectations):
+    r, forbidden = _forbidden(fc, rep.result, picture, blame)
+    return replace(rep, result=r, witnesses=tuple(witnesses),
+                   more_outcomes=max(0, len(rep.result.outcomes) - len(witnesses)), hang=hang,
+                   forbidden=forbidden)
+
+
+def _forbidden(asked, r: Result, picture, blame: bool) -> tuple[Result, tuple[Forbidden, ...]]:
+    """Each condition the model forbids, explained by the one explainer (checker.verdict.explain)
+    for a Session or a UnionSession alike: its minimal axiom sets, violations, the synchronization
+    it needs, and a picture of the candidate (`picture(session, execution, caption, highlight)`),
+    captioned with the paths it takes when there are several; `r` gains the blame."""
+    out = []
+    for c, exp in zip(r.conditions, asked.test.expectations):
         if c.allowed is not False:
             continue
         if not c.sane:
-            forbidden.append(Forbidden(c.text, c.expected, (), (), (), None, sane=False))
+            out.append(Forbidden(c.text, c.expected, (), (), (), None, sane=False))
             continue
-        x = explain(fc, exp.cond, blame=blame, effects=blame, undefined=False)
+        x = explain(asked, exp.cond, blame=blame, effects=blame, undefined=False)
         if x.status != "forbidden":
             continue
         pic = None
@@ -195,49 +206,34 @@ def _flow_pictures(fc, layout, max_witnesses, rep: TestReport, blame: bool = Tru
             pic = picture(x.witness.session, x.execution,
                           f"forbidden: {c.text} (candidate; violates "
                           f"{', '.join(sorted({v.axiom for v in x.violations})) or 'nothing'}){paths}", hl)
-        forbidden.append(Forbidden(c.text, c.expected, x.blame, x.violations, x.effects, pic))
+        out.append(Forbidden(c.text, c.expected, x.blame, x.violations, x.effects, pic))
         r = replace(r, conditions=tuple(replace(y, blame=x.blame) if y is c else y for y in r.conditions))
-    return replace(rep, result=r, witnesses=tuple(witnesses),
-                   more_outcomes=max(0, len(rep.result.outcomes) - len(witnesses)), hang=hang,
-                   forbidden=tuple(forbidden))
+    return r, tuple(out)
 
 
 def _explain(s: Session, layout, max_witnesses, blame, rep: TestReport) -> TestReport:
     from .svg import render
 
-    test, es = s.test, s.es
+    test = s.test
     positions = {th.name: th.position for th in test.threads}
     r = rep.result
 
-    def picture(ex, caption, highlight=()) -> Picture:
-        g = witness.graph(es, ex, dict(s.evaluation(ex).env), f"{test.name}: {caption}", positions, highlight)
+    def picture(session, ex, caption, highlight=()) -> Picture:
+        g = witness.graph(session.es, ex, dict(session.evaluation(ex).env), f"{test.name}: {caption}", positions,
+                          highlight)
         return Picture(caption, g, render(g, layout))
 
     if r.undefined:
         name = r.undefined[0].flag
         ex = s.engine.flag_witness(name)
-        pic = picture(ex, f"undefined behaviour ({name})") if ex is not None else None
+        pic = picture(s, ex, f"undefined behaviour ({name})") if ex is not None else None
         return replace(rep, undefined=pic)
 
     witnesses = []
     for o in r.outcomes[:max_witnesses]:
         ex = s.witness(outcome_cond(o))
         if ex is not None:
-            witnesses.append((o, picture(ex, "allowed: " + outcome_text(o))))
-    forbidden = []
-    for c, exp in zip(r.conditions, test.expectations):
-        if c.allowed is not False:
-            continue
-        if not c.sane:
-            forbidden.append(Forbidden(c.text, c.expected, (), (), (), None, sane=False))
-            continue
-        x = explain(s, exp.cond, blame=blame, effects=blame, undefined=False)
-        pic = None
-        if x.execution is not None:
-            hl = x.violations[0].steps if x.violations else ()
-            pic = picture(x.execution, f"forbidden: {c.text} (candidate; violates "
-                                       f"{', '.join(sorted({v.axiom for v in x.violations})) or 'nothing'})", hl)
-        forbidden.append(Forbidden(c.text, c.expected, x.blame, x.violations, x.effects, pic))
-        r = replace(r, conditions=tuple(replace(y, blame=x.blame) if y is c else y for y in r.conditions))
+            witnesses.append((o, picture(s, ex, "allowed: " + outcome_text(o))))
+    r, forbidden = _forbidden(s, r, picture, blame)
     return replace(rep, result=r, witnesses=tuple(witnesses),
-                   more_outcomes=max(0, len(r.outcomes) - len(witnesses)), forbidden=tuple(forbidden))
+                   more_outcomes=max(0, len(r.outcomes) - len(witnesses)), forbidden=forbidden)
