@@ -256,6 +256,49 @@ def test_every_mutant_is_caught_or_explained_as_not_load_bearing(tmp_path, ptx, 
     assert f"{caught} of {len(x.mutants)} caught (load-bearing), {len(not_bearing)} not load-bearing" in rep.text
 
 
+HANDSHAKE = """.version 8.0
+.target sm_90a
+.address_size 64
+.visible .entry k()
+.reqntid 64
+{
+  .shared .align 8 .b8 mb[8];
+  .reg .b32 %r<4>;
+  .reg .pred %p<4>;
+  .reg .b64 %rd<2>;
+  mov.u32 %r1, %tid.x;
+  setp.ne.s32 %p1, %r1, 0;
+  @%p1 bra B;
+  mbarrier.init.shared::cta.b64 [mb], 1;
+B:
+  bar.sync 0;
+  @%p1 bra C;
+  mbarrier.arrive.shared::cta.b64 %rd1, [mb];
+C:
+  setp.ne.s32 %p2, %r1, 32;
+  @%p2 bra D;
+W: mbarrier.try_wait.parity.shared::cta.b64 %p3, [mb], 0;
+  @!%p3 bra W;
+D:
+  ret;
+}
+"""
+
+
+def test_mutants_of_a_skeleton_without_data_checks_are_judged(tmp_path):
+    """A skeleton with no data check is judged 'run' (no condition, no undefined behaviour), not
+    'pass': its mutants are still run and each reported (they were silently left out)."""
+    f = tmp_path / "k.ptx"
+    f.write_text(HANDSHAKE)
+    [x] = extract_file(str(f), out_dir=str(tmp_path / "out"), mutants=True)
+    assert not x.skeleton.checks
+    rep = x.check(jobs=0)
+    assert rep.ok, rep.text
+    assert rep.mutants_caught == ["w0_1_63t-L18-1-no-arrive"]                # the waiter blocks
+    assert list(rep.not_bearing) == ["t32-L22-1-flip-parity"]           # its wait orders nothing
+    assert not rep.unexplained and not rep.unknown
+
+
 def test_cluster_kernel(tmp_path):
     [x] = extract_file(str(CLUSTER), out_dir=str(tmp_path))
     sk = x.skeleton
