@@ -544,6 +544,12 @@ def _decl(m: MemoryDecl) -> str:
         fields.append("tensormap: {" + ", ".join(f"{k}: {v}" for k, v in m.tensormap.items()) + "}")
     if m.offset_of:
         fields.append(f"offset_of: {m.offset_of}")
+    if m.size is not None:
+        fields.append(f"size: {m.size}")
+    if m.box is not None:
+        fields.append(f"box: {m.box}")
+    if m.strides is not None:
+        fields.append("strides: [" + ", ".join(str(x) for x in m.strides) + "]")
     return "{" + ", ".join(fields) + "}" if len(fields) > 1 or not fields[0].startswith("init") else str(m.init)
 
 
@@ -574,7 +580,7 @@ def render_test(t: LitmusTest, name: str) -> str:
         out.append(f"arch: {t.arch}")
     used = {m.name for m in t.memory if m.where is not None and m.where.text == m.name}
     decls = [m for m in t.memory if m.name in used or m.space != "global" or m.init or m.alias_of
-             or m.view_of or m.tensormap or m.mbarrier or m.offset_of]
+             or m.view_of or m.tensormap or m.mbarrier or m.offset_of or m.size is not None]
     if decls:
         out.append("memory:")
         out += [f"  {m.name}: {_decl(m)}" for m in decls]
