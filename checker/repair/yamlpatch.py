@@ -589,7 +589,13 @@ def render_test(t: LitmusTest, name: str) -> str:
         p = th.position
         at = p.cta_text() + (f".warp{p.warp}" if p.warp else "")
         out += [f"  {th.name}:", f"    at: {at}", "    code:"]
-        out += [f"      - {_scalar(i.text)}" for i in th.code]
+        at_index: dict[int, list[str]] = {}
+        for label, k in th.labels:          # each `L:` before the instruction it precedes
+            at_index.setdefault(k, []).append(label)
+        for k in range(len(th.code) + 1):
+            out += [f"      - {_scalar(label + ':')}" for label in at_index.get(k, ())]
+            if k < len(th.code):
+                out.append(f"      - {_scalar(th.code[k].text)}")
     if len(t.kernels) > 1:
         out.append("kernels:")
         out += [f"  - {{name: {_q(k.name)}, launch: {k.launch}, threads: [{', '.join(k.threads)}]}}" for k in t.kernels]
