@@ -187,6 +187,10 @@ def check(test: TestSpec, condition: str | Cond, *, model: ModelSpec = None, opt
       would allow it), `impossible` (no execution satisfies it even without axioms: a wrong
       value or register), or `undefined` (the program has undefined behaviour: `flag`).
 
+    `condition` may also be `hang`, the liveness question of `ptxmc check FILE::NAME hang` (may
+    some fair execution never terminate?): `allowed` (`hangs`: each blocked thread, `execution`:
+    a witness), `forbidden`, `unknown` (`why`) or `undefined`; `cond` is then None.
+
     >>> x = check("litmus/core/MP.yaml::MP+rel.gpu+acq.gpu+sameCluster", "P1:r0=1 /\\ P1:r1=0")
     >>> x.status, x.blame
     ('forbidden', (('Causality',),))
@@ -195,14 +199,15 @@ def check(test: TestSpec, condition: str | Cond, *, model: ModelSpec = None, opt
     >>> check("litmus/core/MP.yaml::MP+rel.gpu+acq.gpu+sameCluster", "P1:r0=1 /\\ P1:r1=1").status
     'allowed'
     """
-    from .verdict.explain import explain as _explain
+    from .verdict.explain import explain as _explain, explain_hang
 
     lim = _limits_of(limits)
+    hang = _is_hang(condition)
     with _limits.use(lim):
-        cond = _cond(condition)
+        cond = None if hang else _cond(condition)
         with _limits.memory_as_unknown():
-            s = session(test, model=model, options=options, engine=engine, limits=lim)
-            return _explain(s, cond)
+            s = session(test, model=model, options=options, engine=engine, limits=lim, hang=hang)
+            return explain_hang(s) if hang else _explain(s, cond)
 
 
 @overload
@@ -227,7 +232,7 @@ def explain(test, condition, *, model=None, options=(), engine="auto", limits=No
     from .verdict.explain import explain_text, hang_text
 
     lim = _limits_of(limits)
-    hang = isinstance(condition, str) and condition.strip() == "hang"
+    hang = _is_hang(condition)
     with _limits.use(lim):
         cond = None if hang else _cond(condition)
         with _limits.memory_as_unknown():
@@ -347,6 +352,11 @@ def _limits_of(limits) -> _limits.Limits:
         raise CheckerError(f"limits={limits!r:.60}: give a checker.limits.Limits, e.g. "
                            "checker.limits.DEFAULT.override(['timeout=5'])")
     return limits
+
+
+def _is_hang(condition) -> bool:
+    """Is `condition` the hang question (`ptxmc check FILE::NAME hang`) rather than a condition?"""
+    return isinstance(condition, str) and condition.strip() == "hang"
 
 
 def _cond(condition: str | Cond) -> Cond:

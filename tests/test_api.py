@@ -69,6 +69,23 @@ def test_explain_is_what_check_prints():
     assert golden == out + "[exit 0]\n"
 
 
+def test_check_asks_the_hang_question_the_cli_asks(tmp_path):
+    """`checker.check(test, "hang")` answers what `ptxmc check FILE::NAME hang` and `explain`
+    answer (it raised a parse error: 'hang' is not a condition)."""
+    bar = "litmus/liveness/barriers.yaml::BarCount+count"
+    ub = tmp_path / "ub.yaml"
+    ub.write_text('name: UB\nsource: "docs/cli.md"\nmemory: {mb: {space: shared, owner: gpu0.cta0}}\n'
+                  'threads:\n  P0: {at: gpu0.cta0, code: ["mbarrier.arrive.shared::cta.b64 _, [mb]"]}\n')
+    for spec, status in [(bar + "3", "allowed"), (bar + "2", "forbidden"), (str(ub), "undefined")]:
+        x = checker.check(spec, "hang")
+        code, out = _cli("check", spec, "hang")
+        assert (x.status, x.cond) == (status, None), spec
+        assert out == api.explain(spec, "hang") and out.splitlines()[3].lower().startswith(status), out
+    x = checker.check(bar + "3", "hang")
+    assert [h.thread for h in x.hangs] == ["P0"] and x.hang is x.hangs[0] and x.execution is not None
+    assert checker.check(str(ub), "hang").flag == "MbarrierUninitialised"
+
+
 def test_outcomes_is_the_result_outcomes_prints():
     r = api.outcomes("litmus/core/SB.yaml::SB+fence.sc.gpu+sameCluster")
     from checker.results.result import outcome_text

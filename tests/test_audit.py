@@ -208,3 +208,65 @@ def test_cli_json(tmp_path, capsys):
     assert [i["instructions"] for i in t["inserted"]] == [[FENCE]]
     assert doc["summary"][-1]["suite"] == "total"
     assert main(["audit", "tilelang-fence-proxy", str(small), "--reading", "no-such-option"]) == 2
+
+
+# -- the re-check judges what was audited (regressions) ---------------------------------------
+
+WS_GEMM = """
+- name: WS-st.shared+mbarrier+wgmma
+  doc: >-
+    The shape of TileLang's warp-specialized GEMM skeleton (examples/kernels/tilelang), one stage:
+    the producer warpgroup writes 16-byte tiles with generic 4-byte stores and arrives on an
+    mbarrier; the consumer waits, fences the async proxy and reads the tiles with wgmma.
+  source: "PTX ISA 9.4, Async Proxy; mbarrier; wgmma.mma_async (reads shared memory through the async proxy); docs/model.md#a1"
+  arch: sm_90a
+  memory:
+    bar: {space: shared, owner: gpu0.cta0, mbarrier: {count: 1}}
+    a: {space: shared, owner: gpu0.cta0, size: 16}
+    b: {space: shared, owner: gpu0.cta0, size: 16}
+    g: {size: 128, init: 1}
+    tmap: {tensormap: {0: g}, box: 16, strides: [16]}
+  threads:
+    C:
+      at: gpu0.cta0.warp0
+      code:
+        - mbarrier.try_wait.parity.shared::cta.b64 p0, [bar], 0 == 1
+        - fence.proxy.async.shared::cta
+        - wgmma.fence.sync.aligned
+        - wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {d0}, [a], [b], pz, 1, 1, 0, 0
+        - wgmma.commit_group.sync.aligned
+        - wgmma.wait_group.sync.aligned 0
+    P:
+      at: gpu0.cta0.warp4
+      code:
+        - st.shared::cta.b32 [a], 119
+        - st.shared::cta.b32 [b], 119
+        - mbarrier.arrive.shared::cta.b64 _, [bar]
+  expect:
+    undefined: false
+"""
+
+
+def test_recheck_keeps_memory_sizes_and_confirms_the_mixed_size_race(model, tmp_path):
+    """The TileLang skeleton's finding: with the consumer's fence stripped, the 4-byte generic
+    store races with the 16-byte wgmma read (MixedSizeRace, what `ptxmc run` reports). The
+    from-scratch re-check writes the audited test as YAML: it dropped `size:`, so the re-loaded
+    test had 4-byte cells, no race, and the re-check said "run" (NOT confirmed)."""
+    from checker.api import run
+    from checker.repair.yamlpatch import render_test
+
+    path = tmp_path / "ws.yaml"
+    path.write_text(WS_GEMM)
+    [t] = load_paths([str(path)])
+    [back] = load_text(render_test(t, t.name), str(path))
+    assert back.memory == t.memory and back.threads == t.threads
+    unfenced = tmp_path / "unfenced.yaml"
+    unfenced.write_text(WS_GEMM.replace("        - fence.proxy.async.shared::cta\n", ""))
+    [res] = run([str(unfenced)], jobs=0)
+    assert res.status == "fail" and {u.flag for u in res.undefined} == {"MixedSizeRace"}
+    ta = audit_test(t, "tilelang", model, readings=("default",), budget=30.0)
+    [(_, j)] = ta.by_reading
+    assert j.status == "findings", (j.status, j.message)
+    (f,) = j.findings
+    assert f.kind == "under" and f.what == "undefined behaviour (MixedSizeRace)"
+    assert f.recheck == "confirmed", f.recheck

@@ -105,3 +105,44 @@ def test_run_check_and_api_agree(path, ptx_model):
         if want is not None and word not in want:
             problems.append(f"{test.name}: run says hang {sorted(want)}, check ... hang says {word}")
     assert problems == []
+
+
+# an mbarrier arrive on a location no mbarrier.init set up: undefined behaviour
+_UB = """  memory: {mb: {space: shared, owner: gpu0.cta0}}
+  threads:
+    P0: {at: gpu0.cta0, code: ["mbarrier.arrive.shared::cta.b64 _, [mb]"]}
+"""
+STATUS_CASES = """
+- name: DefinedOnly
+  source: "docs/format.md#expectations-and-conditions (undefined: false is an expectation)"
+  threads:
+    P0: {at: gpu0.cta0, code: ["st.global [x], 1"]}
+  expect: {undefined: false}
+- name: DefinedOnly+UB
+  source: "docs/format.md#expectations-and-conditions"
+""" + _UB + """  expect: {undefined: false}
+- name: HangExpected+UB
+  source: "docs/cli.md#ptxmc-run (fail: undefined behaviour it did not expect)"
+""" + _UB + """  expect: {hang: forbidden}
+- name: NoExpectation+UB
+  source: "docs/cli.md#ptxmc-run (undefined: no expectations)"
+""" + _UB
+
+
+def test_run_api_and_report_give_the_documented_status(tmp_path):
+    """docs/cli.md: `undefined: false` is an expectation (pass when met, fail on UB), and UB in a
+    test with any expectation, a hang expectation included, is a fail; `undefined` is for tests
+    without expectations. `run` (text and JSON), the API and the report say the same."""
+    import json
+
+    from checker.cli import main
+
+    path = tmp_path / "statuses.yaml"
+    path.write_text(STATUS_CASES)
+    want = {"DefinedOnly": "pass", "DefinedOnly+UB": "fail", "HangExpected+UB": "fail", "NoExpectation+UB": "undefined"}
+    assert {r.name: r.status for r in api.run(str(path))} == want
+    out = tmp_path / "run.json"
+    assert main(["run", str(path), "--format", "json", "-o", str(out)]) == 1
+    assert {t["name"]: t["status"] for t in json.loads(out.read_text())["results"]} == want
+    assert main(["report", str(path), "--no-blame", "--out", str(tmp_path / "rep")]) == 1
+    assert {t["name"]: t["status"] for t in json.loads((tmp_path / "rep" / "report.json").read_text())["tests"]} == want

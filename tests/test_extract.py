@@ -256,6 +256,49 @@ def test_every_mutant_is_caught_or_explained_as_not_load_bearing(tmp_path, ptx, 
     assert f"{caught} of {len(x.mutants)} caught (load-bearing), {len(not_bearing)} not load-bearing" in rep.text
 
 
+HANDSHAKE = """.version 8.0
+.target sm_90a
+.address_size 64
+.visible .entry k()
+.reqntid 64
+{
+  .shared .align 8 .b8 mb[8];
+  .reg .b32 %r<4>;
+  .reg .pred %p<4>;
+  .reg .b64 %rd<2>;
+  mov.u32 %r1, %tid.x;
+  setp.ne.s32 %p1, %r1, 0;
+  @%p1 bra B;
+  mbarrier.init.shared::cta.b64 [mb], 1;
+B:
+  bar.sync 0;
+  @%p1 bra C;
+  mbarrier.arrive.shared::cta.b64 %rd1, [mb];
+C:
+  setp.ne.s32 %p2, %r1, 32;
+  @%p2 bra D;
+W: mbarrier.try_wait.parity.shared::cta.b64 %p3, [mb], 0;
+  @!%p3 bra W;
+D:
+  ret;
+}
+"""
+
+
+def test_mutants_of_a_skeleton_without_data_checks_are_judged(tmp_path):
+    """A skeleton with no data check is judged 'run' (no condition, no undefined behaviour), not
+    'pass': its mutants are still run and each reported (they were silently left out)."""
+    f = tmp_path / "k.ptx"
+    f.write_text(HANDSHAKE)
+    [x] = extract_file(str(f), out_dir=str(tmp_path / "out"), mutants=True)
+    assert not x.skeleton.checks
+    rep = x.check(jobs=0)
+    assert rep.ok, rep.text
+    assert rep.mutants_caught == ["w0_1_63t-L18-1-no-arrive"]                # the waiter blocks
+    assert list(rep.not_bearing) == ["t32-L22-1-flip-parity"]           # its wait orders nothing
+    assert not rep.unexplained and not rep.unknown
+
+
 def test_cluster_kernel(tmp_path):
     [x] = extract_file(str(CLUSTER), out_dir=str(tmp_path))
     sk = x.skeleton
@@ -388,6 +431,39 @@ def test_mbarrier_bytes_reused_as_data_are_a_location_per_lifetime(tmp_path, bar
         assert f"mutants: {len(x.mutants)} not judged" in rep.text and not rep.mutants_caught
     else:
         assert rep.mutants_caught and not rep.unexplained and not rep.unknown, rep.text
+
+
+# the inval runs only when a value the thread cannot know is non-zero (review finding
+# extract-inval-one-path): LOAD is that value's load, from global memory or a parameter
+INVAL_ONE_PATH = REUSE.replace(".entry k()", ".entry k(.param .u64 k_param_0)").replace(
+    "  mbarrier.inval", "LOAD\n  setp.eq.s32 %p3, %r3, 0;\n  @%p3 bra SKIP;\n  mbarrier.inval")
+
+
+@pytest.mark.parametrize("load", ["ld.param.u64 %rd2, [k_param_0];\n  ld.global.u32 %r3, [%rd2];",
+                                  "ld.param.u32 %r3, [k_param_0];"])
+def test_inval_on_one_side_of_an_unknown_branch_is_refused(tmp_path, load):
+    """An mbarrier.inval on one side only of a branch the extractor cannot decide: after it,
+    t32's store writes data; on the other side it writes a live mbarrier's bytes (UB). Assuming
+    the inval's side (it once did: "synchronizes more") gave a confident PASS; an inval is not
+    synchronization, so the extractor refuses, naming the branch, and a parameter's value chosen
+    with --param extracts that side (the side without the inval is refused as without any inval)."""
+    f = tmp_path / "k.ptx"
+    text = INVAL_ONE_PATH.replace("LOAD", load)
+    f.write_text(text if "global" in load else text.replace(".u64 k_param_0", ".u32 k_param_0"))
+    branch = next(i for i, ln in enumerate(f.read_text().splitlines(), 1) if "@%p3 bra SKIP" in ln)
+    with pytest.raises(LitmusError) as e:
+        extract_file(str(f), out_dir=str(tmp_path / "out"))
+    msg = str(e.value)
+    assert f"k.ptx:{branch}:" in msg and "differ in an mbarrier's lifetime" in msg, msg
+    assert "mbarrier.inval at L" in msg
+    if "ld.global" in load:
+        assert "global data" in msg and "cannot choose" in msg
+        return
+    assert "--param k_param_0=VALUE" in msg
+    [x] = extract_file(str(f), out_dir=str(tmp_path / "out1"), params={"k_param_0": 1})
+    assert x.check(jobs=0).ok                                     # the inval's side
+    with pytest.raises(LitmusError, match="these shared bytes are an mbarrier"):
+        extract_file(str(f), out_dir=str(tmp_path / "out0"), params={"k_param_0": 0})
 
 
 def test_triton_attention_extracts_with_its_reused_mbarrier(tmp_path):

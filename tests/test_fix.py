@@ -538,3 +538,40 @@ def test_a_hang_expectation_is_part_of_the_target(model, capsys, tmp_path):
     t = _load(MP_WEAK.split("expect:")[0] + "expect:\n  hang: allowed\n")
     r = fix(t, from_test(t), model, max_repairs=1)
     assert r.status == "error" and "hang: allowed" in r.failure and not r.repairs
+
+
+# A counter bumped in a loop whose exit another thread's store decides: the bound cuts executions,
+# so whether c=3 is allowed is Unknown (it is: P1's store may stay invisible three times)
+COUNTER_LOOP = """
+name: FixUnknown+counter
+source: "PTX ISA 9.4, bra; atom.add; docs/model.md#a18"
+threads:
+  P0:
+    at: gpu0.cta0
+    code:
+      - L:
+      - atom.relaxed.gpu.global.add.u32 t, [c], 1
+      - ld.relaxed.gpu.global.u32 r, [x]
+      - setp.eq.b32 p, r, 0
+      - "@p bra L"
+  P1:
+    at: gpu0.cta1
+    code:
+      - st.relaxed.gpu.global.u32 [x], 1
+expect: {forbidden: ['c=3']}
+"""
+
+
+def test_an_unknown_target_is_never_met_nor_repaired(model, capsys, tmp_path):
+    # was: "Nothing to fix: the program meets the target" (the Unknown read as forbidden)
+    t = _load(COUNTER_LOOP)
+    r = fix(t, from_test(t), model, max_repairs=1)
+    assert r.status == "unknown" and not r.repairs and "Unknown" in r.failure
+    assert any("raise --unroll" in n for n in r.notes)
+    # the hang question Unknown (a loop with a visible store, x never written): was an IndexError
+    f = tmp_path / "hang.yaml"
+    f.write_text(COUNTER_LOOP.replace("expect: {forbidden: ['c=3']}", "expect: {hang: forbidden}")
+                 .replace("      - st.relaxed.gpu.global.u32 [x], 1", "      - st.relaxed.gpu.global.u32 [y], 1"))
+    assert main(["fix", str(f), "hang"]) == 1
+    out = capsys.readouterr().out
+    assert "Unknown" in out and "Nothing to fix" not in out and "spin loops" in out

@@ -360,3 +360,17 @@ def test_flow_lists_and_shared_lines_are_edited_where_they_stand(tmp_path, capsy
     assert "    code: ['st.relaxed.gpu.global [x], 1', 'fence.sc.gpu', 'ld.relaxed.gpu.global r0, [y]']\n" \
         in g.read_text()
     capsys.readouterr()
+
+
+def test_a_rendered_test_keeps_its_labels(tmp_path):
+    """A matrix row written standalone (render_test) keeps every `L:` of its threads, at its place
+    (was: dropped, so each repair of a looping row failed its re-check, 'no such label')."""
+    from checker.front.litmus import load_paths, load_text
+    from checker.repair.yamlpatch import render_test
+    from checker import LITMUS_DIR
+    for t in load_paths([str(LITMUS_DIR / "liveness" / "hang-regressions.yaml")]):
+        if any(th.labels for th in t.threads):
+            [back] = load_text(render_test(t, t.name), "copy.yaml")
+            assert not isinstance(back, Exception), back           # (was: "no such label")
+            assert [(th.labels, [i.text for i in th.code]) for th in back.threads] == \
+                [(th.labels, [i.text for i in th.code]) for th in t.threads], t.name

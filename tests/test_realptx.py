@@ -364,3 +364,80 @@ st.global.b32 [x], %r1;
 """, expect="allowed: ['x=0']")
     assert isinstance(undeclared, LitmusError) and "register %r1 is not declared" in undeclared.message
     assert undeclared.where.line == 19
+
+
+SHIFTS = """
+name: Shifts
+source: "PTX ISA 9.4, Integer Arithmetic Instructions: shl, shr"
+memory: {x: 0}
+threads:
+  P0: {at: gpu0.cta0, code: ["st.relaxed.gpu.global.s32 [x], -200"]}
+  P1:
+    at: gpu0.cta1.warp1
+    ptx: |
+      .reg .b32 %r<9>;
+      .reg .b64 %rd<2>;
+      mov.u32 %r1, %tid.x;
+      shr.u32 %r2, %r1, 5;
+      ld.relaxed.gpu.global.u32 %r3, [x];
+      shr.s32 %r4, %r3, 3;
+      shr.u32 %r5, %r3, 30;
+      shl.b32 %r6, %r3, %r2;
+      shr.u32 %r7, %r3, 32;
+      shr.s32 %r8, %r3, 40;
+      shl.b64 %rd1, %r2, 63;
+expect:
+  allowed: ['{all}']
+"""
+
+
+@pytest.mark.parametrize("engine", ["z3", "brute"])
+def test_shifts_act_on_bit_patterns_of_their_type(engine):
+    """shr.u32 of threadIdx.x (nvcc's `threadIdx.x / 32`), logical and arithmetic shifts of a
+    loaded value, shifts of the width or more, shl.b64: on both engines."""
+    read = ("P1:r2=1 /\\ P1:r3=4294967096 /\\ P1:r4=4294967271 /\\ P1:r5=3 /\\ P1:r6=4294966896 /\\ "
+            "P1:r7=0 /\\ P1:r8=4294967295 /\\ P1:rd1=9223372036854775808")
+    t = _one(SHIFTS.replace("{all}", read))
+    res = check_test(t, PTX, engine=engine)
+    assert res.status == "pass" and len(res.outcomes) == 2, res.outcomes      # x read as -200, or as 0
+    t = _one(SHIFTS.replace("{all}", "P1:r3=0 /\\ P1:r4=0 /\\ P1:r8=0"))
+    assert _status(t, engine) == "pass"
+
+
+def test_a_shift_amount_that_depends_on_a_load_is_refused():
+    t = _one(SHIFTS.replace("{all}", "P1:r2=1").replace("shl.b32 %r6, %r3, %r2", "shl.b32 %r6, %r2, %r3"))
+    res = check_test(t, PTX)
+    assert res.status == "error" and "t.yaml:17:" in res.message and "not a constant" in res.message, res.message
+
+
+RET = """
+name: Ret
+source: "PTX ISA 9.4, Control Flow Instructions: ret, exit"
+memory: {x: 0, y: 0, z: 0}
+threads:
+  P0:
+    at: gpu0.cta0.warp1
+    ptx: |
+      .reg .pred P;
+      .reg .b32 %r<2>;
+      mov.u32 %r1, %tid.x;
+      setp.eq.u32 P, %r1, 32;
+      @!P ret;
+      st.global.b32 [x], 1;
+      exit;
+      st.global.b32 [y], 1;
+  P1:
+    at: gpu0.cta0.warp2
+    code: ["mov.u32 r1, %tid.x", "setp.eq.u32 p, r1, 32", "@p ret.uni", "st.global.b32 [z], 1", "ret"]
+expect:
+  allowed: ['x=1 /\\ y=0 /\\ z=1']
+"""
+
+
+@pytest.mark.parametrize("engine", ["z3", "brute"])
+def test_ret_and_exit_end_the_thread(engine):
+    t = _one(RET)
+    assert [i.text for i in t.threads[0].code][-3:] == ["st.global.b32 [x], 1", "exit", "st.global.b32 [y], 1"]
+    assert t.threads[0].labels[-1] == ("$exit", len(t.threads[0].code))
+    res = check_test(t, PTX, engine=engine)      # P0 runs to exit (y never written), P1 to the last ret
+    assert res.status == "pass" and res.outcomes == ((("x", 1), ("y", 0), ("z", 1)),), res.outcomes

@@ -1,7 +1,8 @@
 """`ptxmc audit` on the command line. checker/cli.py calls `add_subcommands(subparsers)`.
 
     ptxmc audit tilelang-fence-proxy SUITE... [--policy tilelang|corrected] [--option NAME]
-                [--reading NAME] [--format text|json|markdown] [--jobs N] [--budget S] [--timeout S] [--rlimit N]
+                [--reading NAME] [--format text|json|markdown] [--jobs N] [--budget S]
+                [--timeout S] [--rlimit N] [--limit NAME=VALUE] [--unroll N]
 
 Exit codes: 0 the audit ran and every finding was confirmed by its re-check (findings are the
 audit's answer, not a failure); 1 a test could not be judged (malformed, unknown, error) or a
@@ -18,6 +19,8 @@ PASSES = ("tilelang-fence-proxy",)
 
 
 def add_subcommands(subparsers) -> None:
+    from ..cliargs import add_limit_options
+
     p = subparsers.add_parser(
         "audit", help="judge a compiler's fence insertion with the model (under- and over-fencing)",
         description="Apply a compiler pass's fence-insertion rule to every thread of every test (after removing "
@@ -40,19 +43,16 @@ def add_subcommands(subparsers) -> None:
     p.add_argument("--budget", type=float, default=60.0, help="seconds for each repair or prune search (default 60)")
     p.add_argument("--model", default=None, help="model name (axioms/NAME.cat) or path; default ptx")
     p.add_argument("--engine", choices=("z3", "brute"), default="z3")
-    p.add_argument("--rlimit", type=int, default=None, help="Z3 resource limit per solver call, 0 for none")
-    p.add_argument("--timeout", type=float, default=None,
-                   help="wall-clock seconds per judgement (default 60); past it the test is UNKNOWN")
+    add_limit_options(p, engine=False)      # --timeout, --rlimit, --limit NAME=VALUE, --unroll: as `run`
     p.set_defaults(func=cmd_audit)
 
 
 def cmd_audit(args) -> int:
-    from dataclasses import replace
     from pathlib import Path
 
     from .. import limits
     from ..errors import CheckerError
-    from ..cliargs import seconds_of
+    from ..cliargs import limits_of, seconds_of
     from ..resources import resolve_model
     from . import output
     from .run import audit_paths
@@ -61,14 +61,7 @@ def cmd_audit(args) -> int:
     for p in args.paths:
         if not Path(p).exists():
             raise CheckerError(f"no such file or folder: {p}")
-    lim = limits.current()
-    if args.rlimit is not None:
-        if args.rlimit < 0:
-            raise CheckerError(f"--rlimit {args.rlimit}: must be 0 (none) or positive")
-        lim = replace(lim, rlimit=args.rlimit)
-    if args.timeout is not None:
-        lim = replace(lim, timeout=seconds_of("--timeout", args.timeout))
-    limits.set_current(lim)
+    limits.set_current(limits_of(args))     # the workers judge under these (checker.audit.run)
     model = resolve_model(args.model)
     readings = tuple(dict.fromkeys(args.reading or DEFAULT_READINGS))
     known = _options(model)

@@ -82,6 +82,9 @@ def judge_applied(a: Applied, model, options=frozenset(), engine: str = "z3", bu
         findings = []
         asked = open_session(audited, model, frozenset(options), engine)
         failure = meets(asked, target)
+        if failure is not None and failure.undecided:       # Unknown: no finding, no "ok"
+            why = asked.hang_unknown_why() if failure.cond is None else asked.unknown_why(failure.cond)
+            return replace(base, status="unknown", message=why, seconds=time.perf_counter() - start)
         if failure is not None and failure.kind == "under":
             findings.append(_under(audited, target, failure, model, options, engine, budget))
         elif failure is not None:

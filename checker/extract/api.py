@@ -68,13 +68,12 @@ class Extraction:
                 base_only = os.path.join(folder, os.path.basename(self.path) or "skeleton.yaml")
                 Path(base_only).write_text(yaml_text(self.skeleton, [], self.hang))
                 results = run([base_only], jobs=jobs, limits=lim)
-            if results[0].status == "pass":
+            if _passed(results[0]):
                 results = results[:1] + run([self.path], jobs=jobs, limits=lim)[1:]
         sk = self.skeleton
         lines: list[str] = []
         base = results[0]
-        # "run": no condition to judge (a skeleton with no data check) and no undefined behaviour
-        ok = base.status == "pass" or (base.status == "run" and not base.undefined)
+        ok = _passed(base)
         lines.append(f"{base.name}: {'PASS' if ok else base.status.upper()}" + (
             " (no undefined behaviour; every checked read and copy carries its data"
             + (", no hang)" if self.hang else ")") if ok else ""))
@@ -91,19 +90,26 @@ class Extraction:
             lines.insert(1, f"mutants: {len(self.mutants)} not judged: the as-compiled skeleton fails already "
                             "(fix the finding first, then ask again)")
         elif self.mutants:
+            answered = {r.name for r in results[1:]}
+            for name, m in by_name.items():
+                if name not in answered:        # never silently dropped
+                    rep.mutants_missed.append(m.name)
+                    rep.unknown.append(m.name)
+                    lines.append(f"  NO RESULT  {m.name}: {m.what}")
             for r in results[1:]:
                 m = by_name.get(r.name)
                 if m is None:
                     continue
                 caught = r.status in ("fail", "undefined")
+                passed = _passed(r)
                 (rep.mutants_caught if caught else rep.mutants_missed).append(m.name)
-                why = reason(sk, m.role, m.index) if r.status == "pass" else None
+                why = reason(sk, m.role, m.index) if passed else None
                 if why:
                     rep.not_bearing[m.name] = why
-                elif not caught and r.status != "pass":
+                elif not caught and not passed:
                     rep.unknown.append(m.name)          # no answer: neither caught nor explained
                 verdict = "caught    " if caught else (
-                    ("not load-bearing" if why else "NOT caught, UNEXPLAINED") if r.status == "pass"
+                    ("not load-bearing" if why else "NOT caught, UNEXPLAINED") if passed
                     else r.status.upper())
                 msg = _message(r).splitlines()[0] if caught and _message(r) else (why or "")
                 where = _ptx_lines(sk, _message(r)) if caught else []
@@ -115,6 +121,12 @@ class Extraction:
                             + (f", {len(rep.unknown)} unknown" if rep.unknown else ""))
         rep.text = "\n".join(lines)
         return rep
+
+
+def _passed(r) -> bool:
+    """A skeleton's expectations hold: "pass", or "run" (no condition to judge, a skeleton with no
+    data check) with no undefined behaviour."""
+    return r.status == "pass" or (r.status == "run" and not r.undefined)
 
 
 def _message(r) -> str:

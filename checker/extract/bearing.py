@@ -11,7 +11,7 @@ waits for it blocks.
 A mutant the check does not catch is labelled *not load-bearing* only with a reason read off the
 skeleton itself (`reason`): the phase an arrival completes is awaited by no role within the
 window; the pieces a proxy fence orders get no later asynchronous copy within the window; nothing
-follows the cluster barrier a release serves. A mutant not caught and without such a reason is
+follows the cluster barrier a release serves; nothing but waits follows a wait. A mutant not caught and without such a reason is
 UNEXPLAINED: the report says so, never drops it (tests/test_extract.py requires none).
 """
 from __future__ import annotations
@@ -38,6 +38,8 @@ def reason(sk: Skeleton, role: str, index: int) -> str | None:
         return _no_later_copy(sk, r, index)
     if ln.kind == "cluster_barrier":
         return _nothing_after_cluster_barrier(sk, r, index)
+    if ln.kind == "mb_wait" and all(x.kind == "mb_wait" for x in r.lines[index + 1:]):
+        return "nothing follows this wait in its role but other waits: it orders nothing"
     return None
 
 
@@ -49,20 +51,37 @@ def _unawaited_phase(sk: Skeleton, r, index: int) -> str | None:
     kinds = ARRIVALS if ln.kind in ARRIVALS else ("mb_expect_tx",)
     mine = [i for i, x in enumerate(r.lines) if x.kind in kinds and _names(x.text)[-1:] == [mb]]
     awaited = max((_awaited(r2, mb) for r2 in sk.roles), default=0)
-    total = sum(1 for r2 in sk.roles for x in r2.lines if x.kind in ARRIVALS and _names(x.text)[-1:] == [mb])
+    total = sum(_weight(x) for r2 in sk.roles for x in r2.lines if x.kind in ARRIVALS and _names(x.text)[-1:] == [mb])
     count = _init_count(sk, mb)
     if not count or not total:
         return None
     phases = total // count
-    if not phases or len(mine) % phases:
+    if not phases:
         return None
-    per_phase = len(mine) // phases if ln.kind in ARRIVALS else 1
-    phase = mine.index(index) // per_phase
+    if ln.kind in ARRIVALS:
+        # each phase takes the same share of this role's arrivals (its arrival count per phase)
+        weights = [_weight(r.lines[i]) for i in mine]
+        if sum(weights) % phases:
+            return None
+        phase = sum(weights[:mine.index(index)]) // (sum(weights) // phases)
+    else:
+        phase = mine.index(index)
     if phase < awaited:
         return None
     return (f"it completes phase {phase} of {mb}, which no role waits for within the {sk.iterations}-iteration "
             f"window (the waits cover phase{'s 0..' + str(awaited - 1) if awaited > 1 else ' 0' if awaited else 's: none'};"
             " unroll more to see it matter)")
+
+
+def _weight(ln) -> int:
+    """The arrival count of an arrive line (its last operand after the mbarrier, after the
+    expect_tx bytes when it has them; 1 when absent) or of a tcgen05.commit (1)."""
+    if ln.kind != "mb_arrive":
+        return 1
+    nums = [int(x) for x in re.findall(r"\d+", ln.text.rsplit("]", 1)[1])]
+    if "tx" in ln.mutable:
+        nums = nums[1:]
+    return nums[0] if nums else 1
 
 
 def _awaited(r, mb: str) -> int:

@@ -20,6 +20,7 @@ semantics (weak `ld`/`st.global`) is the data path: dropped and counted.
 """
 from __future__ import annotations
 
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
@@ -234,12 +235,33 @@ class Machine:
         self._decide(b, ins, False)
         taken = self._go(a, depth + 1)
         fall = self._go(b, depth + 1)
+        self._same_lifetimes(s, ins, st.regs.get(ins.predicate.lstrip("@!")), taken, fall)
         pick_taken = len(taken.trace.events) > len(fall.trace.events)
         chosen = taken if pick_taken else fall
         chosen.trace.assumptions.insert(len(st.trace.assumptions), (
             s.line, ("branch taken" if pick_taken else "branch not taken")
             + f" (its condition {ins.predicate} depends on unknown values; this direction synchronizes more)"))
         return chosen
+
+    def _same_lifetimes(self, s, ins: Instr, cond, taken: "_State", fall: "_State") -> None:
+        """Refuse a branch whose sides differ in an mbarrier's init or inval: the lifetime a later
+        access of those bytes falls in (data or mbarrier) depends on the side, and an inval is not
+        synchronization, so no side is the safe one to assume (either could hide the other's UB)."""
+        def lifetimes(t: "_State"):
+            return [(e.kind, e.get("mb"), e.line) for e in t.trace.events if e.kind in ("mb_init", "mb_inval")]
+        lt, lf = lifetimes(taken), lifetimes(fall)
+        if lt == lf:
+            return
+        x, y = next((x, y) for x, y in zip(lt + [None], lf + [None]) if x != y)
+        only = x or y
+        why = getattr(cond, "why", "unknown values")
+        param = re.search(r"parameter (\S+)$", why)
+        hint = (f"; choose the side with --param {param.group(1)}=VALUE" if param
+                else "; ptxmc extract cannot choose a side for it: not modelled")
+        raise Refused(f"the sides of this branch differ in an mbarrier's lifetime (one runs "
+                      f"{only[0].replace('mb_', 'mbarrier.')} at L{only[2]}, the other does not), and its condition "
+                      f"{ins.predicate} depends on {why}, which the extractor cannot evaluate: assuming either "
+                      f"side would hide the other's accesses to those bytes{hint}", self._loc(s))
 
     @staticmethod
     def _decide(st: "_State", ins: Instr, taken: bool) -> None:

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 from ..ast import Addr, Instr, Name, Reg, Vec
 from ..errors import LitmusError, SourceLoc
-from ..front.ptx import parse as parse_instr
+from ..isa.syntax import parse as parse_instr
 from ..front.ptx_text import comment
 from ..front.scopes import renamed as _renamed
 

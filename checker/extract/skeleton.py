@@ -25,6 +25,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field, replace
 
 from ..errors import LitmusError, SourceLoc
+from ..isa.syntax import render_instr
 from .interp import Event, Ident, Machine, Refused, Trace
 from .layout import Layout, Loc
 from .module import Function, Module
@@ -686,8 +687,6 @@ def _emit(sk: Skeleton, anchors, layout: Layout, nthreads: int) -> None:
                                     {"parity": e.get("parity")}))
                 reg_no += 1
             elif k == "fence":
-                from ..front.ptx import render_instr
-                from dataclasses import replace
                 r.lines.append(Line(render_instr(replace(e.instr, predicate=None)), *src, k))
             elif k == "barrier":
                 key = (r.rank, e.get("id"), e.get("count") or nthreads)
@@ -695,8 +694,6 @@ def _emit(sk: Skeleton, anchors, layout: Layout, nthreads: int) -> None:
                     continue        # joins the threads of this role only: program order in the skeleton
                 r.lines.append(Line(f"bar.{e.get('mode')} {bar_id[key]}, {len(bars[key])}", *src, k))
             elif k == "cluster_barrier":
-                from ..front.ptx import render_instr
-                from dataclasses import replace
                 r.lines.append(Line(render_instr(replace(e.instr, predicate=None)), *src, k))
             elif k == "tma_load":
                 mb = names[_region(e.get("mb"), anchors)]
@@ -719,8 +716,6 @@ def _emit(sk: Skeleton, anchors, layout: Layout, nthreads: int) -> None:
                 r.lines.append(Line(f"cp.{'.'.join(_no_hint(q))} [{tm}, {{{coords}}}], [{srcn}]", *src, k))
             elif k in ("bulk_commit_group", "bulk_wait_group", "wgmma_fence", "wgmma_commit_group", "wgmma_wait"):
                 prev_mma = None
-                from ..front.ptx import render_instr
-                from dataclasses import replace
                 r.lines.append(Line(render_instr(replace(e.instr, predicate=None)), *src, k))
             elif k.startswith("tc_"):
                 tm = f"tmem_c{r.rank}" if ncta > 1 else "tmem"
@@ -749,8 +744,6 @@ def _emit(sk: Skeleton, anchors, layout: Layout, nthreads: int) -> None:
                 elif k == "tc_st":
                     text = f"tcgen05.st.sync.aligned.32x32b.x1.b32 [{tm}], {{tz}}"
                 else:
-                    from ..front.ptx import render_instr
-                    from dataclasses import replace
                     text = render_instr(replace(e.instr, predicate=None))
                 if k != "tc_mma":
                     prev_mma = None

@@ -644,6 +644,7 @@ def _thread_code(t: _Map, k: Node, path: str, declared: set[str]) -> tuple[list,
         raise limits.too_large(f"too large: {count} instructions in thread {k.raw}", "instructions",
                                SourceLoc(path, k.line, k.raw))
     code, labels = [], []
+    exits = False
     for label, st in instrs:
         if label is not None:                   # a label defined twice in one block stays twice: paths reports it
             labels.append((scopes.named(label, st.scope[-1]), len(code)))
@@ -654,13 +655,21 @@ def _thread_code(t: _Map, k: Node, path: str, declared: set[str]) -> tuple[list,
         if bad is not None:
             raise LitmusError(f"register %{bad} is not declared (this thread declares its registers with .reg)",
                               where)
-        i = registry.parse_instr(st.text, where, declared)
-        if len(st.scope) > 1 or i.op == "bra":
+        end = _END.fullmatch(st.text)
+        if end is not None:                     # ret / exit: a branch to the end of the thread
+            i = registry.parse_instr(f"{end.group(1) or ''}bra{end.group(3) or ''} {END_LABEL}", where, declared)
+            i = replace(i, text=st.text)
+            exits = True
+        else:
+            i = registry.parse_instr(st.text, where, declared)
+        if len(st.scope) > 1 or (i.op == "bra" and end is None):
             i = scopes.renamed(i, st.scope, where)
         written = [r for r in address.destinations(i, registry.family(i)) if r.startswith("%")]
         if written:
             raise LitmusError(f"{written[0]} is a special register: it is read-only", where)
         code.append(i)
+    if exits:
+        labels.append((END_LABEL, len(code)))
     return code, labels
 
 
@@ -711,6 +720,10 @@ def _kernels(node: Node | None, path: str, threads: list[Thread]) -> tuple[Kerne
     return tuple(out)
 
 
+# `ret;` / `exit;` (PTX ISA, Control Flow Instructions) end the thread: they become a branch to
+# END_LABEL, an implicit label after the thread's last instruction (no memory semantics).
+_END = re.compile(r"(@!?[A-Za-z_$][\w$]*\s+)?(ret(\.uni)?|exit)")
+END_LABEL = "$exit"
 _LABEL = re.compile(r"\s*([A-Za-z_$][\w$]*)\s*:\s*(?://.*)?")
 # a statement that is a label, alone or before an instruction (`::` belongs to qualifiers, not labels)
 _LABEL_STMT = re.compile(r"([A-Za-z_$][\w$]*)\s*:(?!:)\s*(.*)", re.S)

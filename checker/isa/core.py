@@ -276,6 +276,27 @@ def lower_alu(b: Builder, ctx: ThreadCtx, i: Instr) -> None:
     b.set_reg(ctx, dst, v, bits, fmt)
 
 
+def lower_shift(b: Builder, ctx: ThreadCtx, i: Instr) -> None:
+    """shl.bN / shr.{bN,uN,sN} d, a, n (PTX ISA, shl and shr): a's N-bit pattern shifted by n bits
+    (a shift amount of N or more gives 0, or the sign for shr.sN, which fills with the sign bit).
+    The amount must be a known constant (nvcc's `threadIdx.x >> 7`); one that depends on a read
+    is refused."""
+    dst, x, amount = i.operands
+    bits, _, _ = value_type(i.quals["type"])
+    n = b.value(ctx, amount, 32)
+    if not isinstance(n, Const):
+        raise ctx.error(f"{i.op}: a shift amount that is not a constant (it depends on a read) is not modelled")
+    a = wrap(b.value(ctx, x, bits), bits)
+    k = n.value
+    if i.op == "shl":
+        v = wrap(binop("shl", a, Const(k)), bits) if k < bits else Const(0)
+    elif i.quals["type"] in SIGNED_TYPES:
+        v = wrap(binop("shr", signed(a, bits), Const(min(k, bits - 1))), bits)
+    else:
+        v = binop("shr", a, Const(k)) if k < bits else Const(0)
+    b.set_reg(ctx, dst, v, bits)
+
+
 def lower_selp(b: Builder, ctx: ThreadCtx, i: Instr) -> None:
     """selp.type d, a, b, c: d is a when predicate c is true, else b (a bit pattern of the type)."""
     dst, x, y, c = i.operands
@@ -371,6 +392,10 @@ FAMILIES = (
     *(Family(op, groups=(Group("type", ("pred", "b16", "b32", "b64")),), operands=sig("d:reg, a:val, b:val"),
              lower=lower_alu)
       for op in ("and", "or", "xor")),
+    Family("shl", groups=(Group("type", ("b16", "b32", "b64"), required=True),), operands=sig("d:reg, a:val, b:val"),
+           lower=lower_shift),
+    Family("shr", groups=(Group("type", ("b16", "b32", "b64") + INT_TYPES, required=True),),
+           operands=sig("d:reg, a:val, b:val"), lower=lower_shift),
     Family("not", groups=(Group("type", ("pred", "b16", "b32", "b64"), required=True),), operands=sig("d:reg, a:val"),
            lower=lower_not),
     Family("selp", groups=(Group("type", ("b16", "b32", "b64") + INT_TYPES + ("f32", "f64"), required=True),),

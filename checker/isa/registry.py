@@ -32,7 +32,7 @@ from .table import Family, check
 # `fence.sc`; `fence.proxy` only the proxy fences). Listed in the order the families load.
 FAMILY_MODULES: Mapping[str, tuple[str, ...]] = {
     "core": ("add", "and", "atom", "bar", "barrier", "fence", "ld", "membar", "mov", "mul", "not", "or", "red",
-             "selp", "st", "sub", "xor"),
+             "selp", "shl", "shr", "st", "sub", "xor"),
     "address": ("cvta", "mapa"),
     "proxy": ("fence.proxy", "ldc", "membar.proxy", "suld", "sust", "tensormap", "tld"),
     "async_copy": ("cp", "red.async", "st.async"),

@@ -17,6 +17,8 @@ EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 
 
 def add_subcommands(subparsers) -> None:
+    from ..cliargs import add_limit_options
+
     p = subparsers.add_parser(
         "fix", help="the cheapest synchronization that meets a test's expectations, proven minimal",
         description="Find every least-cost repair (fences, stronger accesses, completion waits, barriers) that "
@@ -48,7 +50,7 @@ def add_subcommands(subparsers) -> None:
     p.add_argument("--model", default=None, help="model name (axioms/NAME.cat) or path; default ptx")
     p.add_argument("--option", action="append", default=[], help="model option (repeatable)")
     p.add_argument("--engine", choices=("z3", "brute"), default="z3")
-    p.add_argument("--rlimit", type=int, default=None, help="Z3 resource limit per solver call, 0 for none")
+    add_limit_options(p, engine=False)      # --timeout, --rlimit, --limit NAME=VALUE, --unroll: as `run`
     p.set_defaults(func=cmd_fix)
 
 
@@ -93,7 +95,7 @@ def cmd_fix(args) -> int:
     from .. import limits, outsafe
     from ..errors import CheckerError, SourceLoc
     from ..front.conditions import parse_cond
-    from ..cliargs import check_options, seconds_of
+    from ..cliargs import check_options, limits_of, seconds_of
     from ..resources import resolve_model
     from ..verdict.open import open_session
     from . import costs, output, target as targets
@@ -107,11 +109,7 @@ def cmd_fix(args) -> int:
         raise CheckerError("--in-place, -o and --follow-symlinks go with --apply")
     if args.in_place and args.output:
         raise CheckerError("--in-place and -o: give one of them")
-    lim = limits.current()
-    if args.rlimit is not None:
-        if args.rlimit < 0:
-            raise CheckerError(f"--rlimit {args.rlimit}: must be 0 (none) or positive")
-        lim = replace(lim, rlimit=args.rlimit)
+    lim = limits_of(args)
     limits.set_current(lim)
     cm = costs.load(args.cost) if args.cost else costs.DEFAULT
     test, original = select(args.test)

@@ -51,7 +51,7 @@ class Repair:
 class FixResult:
     test: LitmusTest
     target: Target
-    status: str             # met | repaired | none | budget | error
+    status: str             # met | repaired | none | budget | unknown (the target is not decided) | error
     repairs: tuple[Repair, ...] = ()
     proven: bool = False    # least cost proven (repaired), or no repair in the space (none)
     method: str = DEFAULT_METHOD
@@ -94,6 +94,12 @@ def fix(test: LitmusTest, target: Target, model: Model, options=frozenset(), eng
                              failure=now_, notes=target.notes + (
                                  "ptxmc fix makes no edit for a hang expectation (none that adds or removes a "
                                  "hang): see docs/fix.md",))
+    if failure is not None and failure.undecided:
+        # nothing to repair that can be judged: the answer is Unknown, never "met" or a repair
+        why = base.hang_unknown_why() if failure.what == "hang" and failure.cond is None else \
+            base.unknown_why(failure.cond)
+        return FixResult(test, target, "unknown", method=method, seconds=time.perf_counter() - start,
+                         failure=_failure_text(failure), notes=target.notes + (why,))
     if failure is None:
         hangs = union and target.hang is True and base.hangs()[0]
         return FixResult(test, target, "met", method=method, seconds=time.perf_counter() - start,
@@ -171,10 +177,10 @@ def _order(e: Edit):
 
 
 def _failure_text(f) -> str:
-    if f.undecided and f.what == "hang":
+    if f.undecided and f.what == "hang" and f.cond is None:
         return "whether it can hang is undecided: the hang search cannot judge one of its loops"
     if f.undecided:
-        return f"'{f.what}' is Unknown: the loop bound cut executions off (raise --unroll)"
+        return f"whether '{f.what}' is allowed is Unknown: the loop bound cut executions off"
     if f.kind == "under":
         return f"undefined behaviour ({f.flag})" if f.flag else f"'{f.what}' is allowed"
     if f.what == "deadlock":

@@ -192,6 +192,8 @@ def _summary(result: FixResult) -> str:
     if result.status == "none":
         return (f"No repair exists among the {result.candidates} candidate edits (proven; {how}): "
                 "the outcome needs a change ptxmc fix does not make (see docs/fix.md)")
+    if result.status == "unknown":
+        return "Unknown: ptxmc fix repairs only what it can judge, and the target is not decided (see the note)"
     if result.status == "budget":
         return f"No repair found within the budget (nothing proven; {how})"
     return "No repair could be confirmed: " + "; ".join(result.notes)

@@ -50,8 +50,7 @@ class Failure:
     execution: Execution | None = None      # under: the execution to block
     cond: Cond | None = None                # the condition (under: forbidden; over: allowed)
     flag: str | None = None                 # under: the flag that fires
-    undecided: bool = False                 # the question has no answer (a hang search that could not judge
-                                            # every loop, a verdict the unrolling bound left Unknown)
+    undecided: bool = False                 # no witness found, but the bound or the hang search left it Unknown
 
 
 def from_test(test: LitmusTest) -> Target:
@@ -119,9 +118,8 @@ def judge(s: Session | UnionSession, target: Target) -> Failure | None:
 def _judge_union(s: UnionSession, target: Target) -> Failure | None:
     """`judge` for a test asked over its variants: the same failures, in the same order, and the
     hang question (`hang: forbidden` fails on any fair hang the session finds, and, `undecided`,
-    where the search could not judge every loop and found none). A condition whose verdict is
-    Unknown (the unrolling bound cut executions off) fails too, `undecided`: it is neither shown
-    forbidden nor shown allowed."""
+    where the search could not judge every loop and found none); a condition the loop bound leaves
+    Unknown fails `undecided` too (an Unknown is no "forbidden", nor "allowed")."""
     if target.defined:
         found = s.undefined_witness()
         if found is not None:
@@ -131,16 +129,16 @@ def _judge_union(s: UnionSession, target: Target) -> Failure | None:
         w = s.witnessed(e.cond)
         if w is not None:
             return Failure("under", e.text, w.execution, cond=e.cond)
-        if s.verdict(e.cond).allowed is None:      # Unknown (the bound cut executions off): not forbidden
+        if s.verdict(e.cond).allowed is None:   # (the bound cut executions that may satisfy it)
             return Failure("under", e.text, cond=e.cond, undecided=True)
     if target.hang is False:
         found, complete = s.hangs()
         if found or not complete:       # (an undecided hang question is no "no hang")
             return Failure("under", "hang", undecided=not found)
     for e in target.allowed:
-        v = s.verdict(e.cond).allowed
-        if not v:
-            return Failure("over", e.text, cond=e.cond, undecided=v is None)
+        allowed = s.verdict(e.cond).allowed
+        if not allowed:
+            return Failure("over", e.text, cond=e.cond, undecided=allowed is None)
     if not target.allowed and target.hang is not True and s.never_terminates():
         return Failure("over", "deadlock")
     return None

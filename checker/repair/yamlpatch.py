@@ -544,6 +544,12 @@ def _decl(m: MemoryDecl) -> str:
         fields.append("tensormap: {" + ", ".join(f"{k}: {v}" for k, v in m.tensormap.items()) + "}")
     if m.offset_of:
         fields.append(f"offset_of: {m.offset_of}")
+    if m.size is not None:
+        fields.append(f"size: {m.size}")
+    if m.box is not None:
+        fields.append(f"box: {m.box}")
+    if m.strides is not None:
+        fields.append("strides: [" + ", ".join(str(x) for x in m.strides) + "]")
     return "{" + ", ".join(fields) + "}" if len(fields) > 1 or not fields[0].startswith("init") else str(m.init)
 
 
@@ -574,7 +580,7 @@ def render_test(t: LitmusTest, name: str) -> str:
         out.append(f"arch: {t.arch}")
     used = {m.name for m in t.memory if m.where is not None and m.where.text == m.name}
     decls = [m for m in t.memory if m.name in used or m.space != "global" or m.init or m.alias_of
-             or m.view_of or m.tensormap or m.mbarrier or m.offset_of]
+             or m.view_of or m.tensormap or m.mbarrier or m.offset_of or m.size is not None]
     if decls:
         out.append("memory:")
         out += [f"  {m.name}: {_decl(m)}" for m in decls]
@@ -583,7 +589,13 @@ def render_test(t: LitmusTest, name: str) -> str:
         p = th.position
         at = p.cta_text() + (f".warp{p.warp}" if p.warp else "")
         out += [f"  {th.name}:", f"    at: {at}", "    code:"]
-        out += [f"      - {_scalar(i.text)}" for i in th.code]
+        at_index: dict[int, list[str]] = {}
+        for label, k in th.labels:          # each `L:` before the instruction it precedes
+            at_index.setdefault(k, []).append(label)
+        for k in range(len(th.code) + 1):
+            out += [f"      - {_scalar(label + ':')}" for label in at_index.get(k, ())]
+            if k < len(th.code):
+                out.append(f"      - {_scalar(th.code[k].text)}")
     if len(t.kernels) > 1:
         out.append("kernels:")
         out += [f"  - {{name: {_q(k.name)}, launch: {k.launch}, threads: [{', '.join(k.threads)}]}}" for k in t.kernels]

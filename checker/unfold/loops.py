@@ -35,6 +35,7 @@ from dataclasses import dataclass, replace
 from ..ast import Addr, Imm, Instr, LitmusTest, MemoryDecl, Reg
 from ..isa import address, registry
 from ..isa.flow import REWRITE_EFFECT
+from ..isa.table import TYPE_BITS
 from ..isa import syntax as ptx
 
 # Families whose instructions leave no trace but registers (the 'no effect' families above).
@@ -320,13 +321,33 @@ def shared_with(test: LitmusTest, thread: str, i: Instr) -> str:
                 return f"{what} accesses {loc} other than as one value"
             if j.quals.get("sem") in (None, "weak", "volatile"):
                 return f"{what} is not a strong access, so not morally strong with '{i.text}'"
-            if j.quals.get("type") != i.quals.get("type") and \
-                    str(j.quals.get("type"))[1:] != str(i.quals.get("type"))[1:]:
+            if _covered(test, loc, j) != _covered(test, loc, i):
                 return f"{what} accesses {loc} with another width"
             if not (within(j.quals.get("scope"), t.position, me.position)
                     and within(i.quals.get("scope"), me.position, t.position)):
                 return f"{what} and '{i.text}' do not include each other's thread in their scopes (not morally strong)"
     return ""
+
+
+def _covered(test: LitmusTest, loc: str, i: Instr) -> int | None:
+    """The bytes of `loc` that `i` covers from offset 0 (docs/format.md, Bytes, sizes and values):
+    its type's, or, untyped, the whole location -- its declared size, else the largest end of its
+    typed accesses (None: an unsized location, one abstract integer)."""
+    t = i.quals.get("type")
+    if t:
+        return TYPE_BITS[t] // 8
+    m = test.mem(loc)
+    if m is not None and m.size:
+        return m.size
+    ends = [o.offset + TYPE_BITS[j.quals["type"]] // 8 * _lanes(j)
+            for th in test.threads for j in th.code if j.quals.get("type") in TYPE_BITS
+            for o in j.operands if isinstance(o, Addr) and o.base == loc]
+    return max(ends, default=None)
+
+
+def _lanes(i: Instr) -> int:
+    v = i.quals.get("vec")
+    return int(v[1:]) if v else 1
 
 
 def _live_at_head(code, labels, body: frozenset[int], head: int, after: set[str]) -> set[str]:

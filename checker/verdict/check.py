@@ -85,7 +85,7 @@ def _judge(s: Session, base: Result) -> Result:
         if test.expect_undefined:
             return replace(base, status="pass", undefined=undefined)
         msg = "undefined behaviour: " + "; ".join(f"{u.flag}: {u.why}" for u in undefined)
-        status = "fail" if (test.expectations or test.expect_undefined is False) else "undefined"
+        status = "fail" if _expects(test) else "undefined"
         return replace(base, status=status, undefined=undefined, message=msg)
     outs, complete = s.outcomes()
     outcomes = tuple(sorted(outs))
@@ -115,6 +115,8 @@ def _judge(s: Session, base: Result) -> Result:
                       " even without axioms"
         else:
             status = "pass" if all(c.met for c in conds) else "fail"
+    elif test.expect_undefined is False:        # its one expectation, met: no undefined behaviour
+        status = "pass"
     notes = base.notes
     if not complete:
         notes += (f"outcome list incomplete: the first {len(outcomes)} found (the outcome cap; raise it "
@@ -139,7 +141,7 @@ def _judge_union(fc: UnionSession, base: Result) -> Result:
         if test.expect_undefined:
             return replace(base, status="pass", undefined=undefined, notes=notes)
         msg = "undefined behaviour: " + "; ".join(f"{u.flag}: {u.why}" for u in undefined)
-        status = "fail" if (test.expectations or test.expect_undefined is False) else "undefined"
+        status = "fail" if _expects(test) else "undefined"
         return replace(base, status=status, undefined=undefined, message=msg, notes=notes)
     outs, complete = fc.outcomes()
     outcomes = tuple(sorted(outs))
@@ -190,6 +192,8 @@ def _judge_union(fc: UnionSession, base: Result) -> Result:
             status, message = "unknown", "a verdict is Unknown: " + "; ".join(why)
         else:
             status = "pass" if all(c.met for c in conds) else "fail"
+    elif test.expect_undefined is False:
+        status = "pass"
     return replace(base, status=status, message=message, observe=fc.observe, outcomes=outcomes,
                    complete=complete and not fc.bounded, conditions=tuple(conds), notes=notes)
 
@@ -211,6 +215,13 @@ def _never_terminates(fc: UnionSession, base: Result, notes: tuple[str, ...]) ->
                                "check FILE::NAME hang`, or expect: {hang: allowed})")
     return replace(base, status=status, message=msg, observe=fc.observe, outcomes=(), complete=True,
                    conditions=tuple(conds), notes=notes)
+
+
+def _expects(test) -> bool:
+    """Does the test state any expectation (docs/format.md#expectations-and-conditions)? Undefined
+    behaviour in a test that does is a fail (it was not expected); in one that does not, the
+    status `undefined` (docs/cli.md#ptxmc-run)."""
+    return bool(test.expectations) or test.expect_undefined is not None or test.expect_hang is not None
 
 
 def _hang_result(hangs, complete: bool, expect: bool | None) -> ConditionResult:

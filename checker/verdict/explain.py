@@ -48,7 +48,7 @@ class Violation:
 
 @dataclass(frozen=True)
 class Explanation:
-    cond: Cond
+    cond: Cond | None                       # None: the hang question (explain_hang)
     status: str                             # undefined | allowed | impossible | forbidden | unknown | hang
     execution: Execution | None             # the flag's witness, the allowed witness, or the candidate
     flag: str | None = None                 # undefined: the flag that fires
@@ -58,6 +58,8 @@ class Explanation:
     witness: Witness | None = None          # `execution` with the variant it runs on
     blames: tuple[tuple[str, tuple[tuple[str, ...], ...]], ...] = ()   # (paths, sets) per variant
     why: str = ""                           # unknown / hang: what decided it
+    hangs: tuple = ()                       # the hang question, allowed: every hang found (liveness.Hang)
+    hang: object = None                     # the hang of `hangs` that `execution` draws
 
     @property
     def needed(self) -> tuple[Effect, ...]:
@@ -166,29 +168,44 @@ def _explain_text(s: Asked, cond: Cond):
     return x, text, witness.dot(es, x.execution, env, f"{test.name}: forbidden candidate", positions, highlight)
 
 
+def explain_hang(s: Asked) -> Explanation:
+    """The hang question (may some fair execution never terminate?) in session `s`, asked with
+    hang=True: `allowed` (`hangs`: each hang found; `execution`: the witness of `hang`, when one
+    can be drawn), `forbidden`, `unknown` (`why`) or `undefined` (`flag`, `why`). `cond` is None.
+    What `ptxmc check FILE::NAME hang`, `checker.check(test, "hang")` and `explain` answer."""
+    if s.undefined:
+        return Explanation(None, "undefined", None, flag=s.undefined[0].flag,
+                           why="; ".join(u.why for u in s.undefined))
+    hangs, complete = s.hangs()
+    if not hangs:
+        if not complete:
+            return Explanation(None, "unknown", None, why=s.hang_unknown_why())
+        return Explanation(None, "forbidden", None,
+                           why="no fair execution spins forever: in every combination of paths, each loop cut by "
+                               "the bound exits once it reads the latest values")
+    w = s.hang_witness(hangs)
+    return Explanation(None, "allowed", w[1] if w else None, hangs=hangs, hang=w[0] if w else None)
+
+
 def hang_text(s: Asked) -> tuple[str, str, str | None]:
     """What `ptxmc check FILE::NAME hang` says: may some fair execution never terminate? Every
     blocked thread is named with what it waits for. (verdict word, text, DOT of the witness)"""
     test = s.test
     head = [f"Test {test.name}  (model {shown(s.model.path)})", "Condition hang"] + [f"note: {n}" for n in s.notes]
-    if s.undefined:
-        head.append("Undefined: the program has undefined behaviour (" + "; ".join(u.why for u in s.undefined) + ")")
+    x = explain_hang(s)
+    if x.status == "undefined":
+        head.append(f"Undefined: the program has undefined behaviour ({x.why})")
         return "undefined", "\n".join(head) + "\n", None
-    hangs, complete = s.hangs()
-    if not hangs:
-        word = "forbidden" if complete else "unknown"
-        why = ("no fair execution spins forever: in every combination of paths, each loop cut by the bound "
-               "exits once it reads the latest values") if complete else \
-            f"unknown: {s.hang_unknown_why()}"
-        return word, "\n".join(head + ["Forbidden" if complete else "Unknown", "  " + why]) + "\n", None
+    if x.status in ("forbidden", "unknown"):
+        why = x.why if x.status == "forbidden" else f"unknown: {x.why}"
+        return x.status, "\n".join(head + [x.status.capitalize(), "  " + why]) + "\n", None
     lines = head + ["Allowed: some fair execution never terminates"]
-    for h in hangs:
+    for h in x.hangs:
         lines.append(f"  {h.thread} blocks at {h.blocked}: {h.state}")
         lines.append(f"    paths: {h.combo}")
-    w = s.hang_witness(hangs)
-    if w is None:                   # nothing to draw
+    if x.execution is None:                   # nothing to draw
         return "allowed", "\n".join(lines) + "\n", None
-    h, ex = w
+    h, ex = x.hang, x.execution
     env = dict(h.probe.evaluation(ex).env)
     lines.append("Witness execution (the blocked loop's last iteration):" if h.outcome else
                  "Witness execution (up to the barriers the blocked threads never leave):")
