@@ -1,4 +1,4 @@
-"""The cases `ptxmc fix` is judged on (tests/test_fix.py, bench/fix.py): every buggy/fixed pair of
+"""The cases `ptxmc fix` is judged on (tests/repair/test_fix.py, bench/fix.py): every buggy/fixed pair of
 litmus/patterns and litmus/tensorcore, and every weakening mutant of a passing test of
 litmus/async and litmus/tensorcore that breaks its expectations; and the price of each documented
 fix (the fixed twin's difference, or undoing the mutation) under the same cost table.

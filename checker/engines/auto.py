@@ -13,7 +13,7 @@ built the first time one is asked:
   answers "no", where some candidate's values depend on themselves: such a candidate, skipped by
   brute force, may satisfy the condition at a fixed point of its values.
 
-Everything else brute force answers, so both engines give the same verdicts (tests/test_engines.py
+Everything else brute force answers, so both engines give the same verdicts (tests/engines/test_engines.py
 compares whole Results on every bundled test).
 """
 from __future__ import annotations

@@ -12,7 +12,7 @@ A mutant the check does not catch is labelled *not load-bearing* only with a rea
 skeleton itself (`reason`): the phase an arrival completes is awaited by no role within the
 window; the pieces a proxy fence orders get no later asynchronous copy within the window; nothing
 follows the cluster barrier a release serves; nothing but waits follows a wait. A mutant not caught and without such a reason is
-UNEXPLAINED: the report says so, never drops it (tests/test_extract.py requires none).
+UNEXPLAINED: the report says so, never drops it (tests/extract/test_extract.py requires none).
 """
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """The registry of base sets and relations the engines provide to a cat model: their names and
 kinds. What each one means is written once, in the glossary at the top of axioms/ptx.cat (each
-model's own glossary comment); tests/test_glossary.py keeps the names in step. Static names are
+model's own glossary comment); tests/cat/test_glossary.py keeps the names in step. Static names are
 computed by the instruction families (checker.isa); dynamic ones (DYNAMIC) are chosen by the
 engines.
 """

@@ -8,7 +8,7 @@ value is a conjunct (`x=3`), and one the minimised formula does not constrain is
 values (`(P0:r0=0 \/ P0:r0=1)`). "true" only for an empty projection.
 
 sympy itself is not imported: it takes ~0.3 s to import, more than the rest of `ptxmc outcomes`
-on a small test (tests/test_formula.py compares the two on random sets)."""
+on a small test (tests/report/test_formula.py compares the two on random sets)."""
 from __future__ import annotations
 
 from itertools import product
@@ -74,7 +74,7 @@ def _core(outcomes: list[Outcome], keys: list[str], domains: dict) -> tuple[str,
 # the same terms come out: Quine-McCluskey pairing of minterms and don't-cares into prime
 # implicants, then sympy's prime implicant table reduction (row and column dominance, and the
 # prime covering most terms when neither removes anything). Terms are lists of 0 / 1 / DASH.
-# tests/test_formula.py compares it with sympy's on random sets.
+# tests/report/test_formula.py compares it with sympy's on random sets.
 
 DASH = 3
 

@@ -11,7 +11,7 @@ PYTHON is the interpreter of a separate virtual environment holding the compiler
 NVIDIA/cutlass at the commit named in cutedsl/build_cutedsl.py.
 
 Each entry: the source, the target, the command. The committed .ptx files are what ptxmc's
-tests extract and check (tests/test_extract.py); CI does not need the compilers.
+tests extract and check (tests/extract/test_extract.py); CI does not need the compilers.
 """
 from __future__ import annotations
 

@@ -64,7 +64,7 @@ CANDIDATES: dict[str, tuple[str, ...]] = {
     "vvec": ("r0", "0", "1", "{r0, r1}", "{1, 2}"),
     "label": ("L0",),
 }
-# Control flow needs a label in the thread: its tests are tests/test_flow.py's, not drawn here.
+# Control flow needs a label in the thread: its tests are tests/unfold/test_flow.py's, not drawn here.
 _CONTROL = ("bra", "assume")
 # wgmma.mma_async is registered once per shape and type: a few of them stand for all.
 _WGMMA = "wgmma.mma_async.sync.aligned."

@@ -1,5 +1,5 @@
 """The fuzz targets: what is generated, which invariant check it goes through, and how many
-inputs the CI run gives it (tests/test_fuzz.py; the campaign scales the same shares up).
+inputs the CI run gives it (tests/cli/test_fuzz.py; the campaign scales the same shares up).
 
 The CI budgets add up to at least 2,000 inputs; the cheap front-end targets take most of them,
 the targets that run Z3 or load a whole model take few.

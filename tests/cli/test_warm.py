@@ -1,0 +1,202 @@
+"""The warm server (checker.warm, off unless PTXMC_WARM is set): a command it serves writes the
+same bytes on stdout and stderr and exits with the same status as the one-shot command, and a
+server whose code or model changed on disk serves nothing (the caller runs the command itself,
+with the new code). Real processes throughout: a server, and `ptxmc` entries as users run them."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from checker.resources import ROOT
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "fork") or not sys.platform.startswith("linux"),
+                                reason="the warm server forks and passes file descriptors (Linux)")
+
+SB = "litmus/core/SB.yaml::SB+fence.sc.gpu+sameCluster"
+MP = "litmus/core/MP.yaml::MP+rel.gpu+acq.gpu+sameCluster"
+ENTRY = "from checker.warm.client import entry; entry()"
+BAD = """\
+name: Bad
+source: "tests/cli/test_warm.py"
+threads:
+  P0:
+    at: gpu0.cta0
+    code: ['st.frobnicate.global [x], 1']
+"""
+
+
+def _env(root: Path, folder: Path, warm: bool) -> dict:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PTXMC_", "PYTHON"))}
+    env.update(PYTHONPATH=str(root), PTXMC_WARM_DIR=str(folder), PTXMC_CACHE_DIR=str(folder / "cache"))
+    if warm:
+        env["PTXMC_WARM"] = "1"
+    return env
+
+
+class Server:
+    """A server started from `root` (a package tree), serving from `folder`."""
+
+    def __init__(self, root: Path, folder: Path, preexec=None):
+        self.root, self.folder, self.log = root, folder, folder / "log.jsonl"
+        folder.mkdir(mode=0o700, exist_ok=True)
+        self.proc = subprocess.Popen([sys.executable, "-m", "checker.warm.server", "--log", str(self.log),
+                                      "--idle", "600"], cwd=root, env=_env(root, folder, False),
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, preexec_fn=preexec)
+        for _ in range(6000):       # polls (a safety net, not a time bound): it imports the checker first
+            if list(folder.glob("*.sock")) or self.proc.poll() is not None:
+                break
+            time.sleep(0.05)
+        assert list(folder.glob("*.sock")), self.proc.stderr.read().decode() if self.proc.poll() is not None else ""
+
+    def events(self) -> list[dict]:
+        return [json.loads(line) for line in self.log.read_text().splitlines()] if self.log.exists() else []
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(60)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+@pytest.fixture
+def tree(tmp_path):
+    """A copy of the package and its models, to change under a running server."""
+    root = tmp_path / "tree"
+    shutil.copytree(ROOT / "checker", root / "checker", ignore=shutil.ignore_patterns("__pycache__", "axioms", "litmus"))
+    shutil.copytree(ROOT / "axioms", root / "axioms")
+    shutil.copytree(ROOT / "litmus" / "core", root / "litmus" / "core")
+    return root
+
+
+def ptxmc(root: Path, folder: Path, argv: list[str], warm: bool, cwd: Path | None = None):
+    r = subprocess.run([sys.executable, "-c", ENTRY, *argv], cwd=cwd or root, env=_env(root, folder, warm),
+                       capture_output=True, timeout=300)
+    return r.returncode, r.stdout, r.stderr
+
+
+def test_a_served_command_writes_what_the_one_shot_command_writes(tmp_path):
+    folder = tmp_path / "warm"
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(BAD)
+    cases = [["outcomes", SB], ["outcomes", MP, "--engine", "z3"], ["check", MP, "P1:r0=1 /\\ P1:r1=0"],
+             ["check", MP, "P1:r0=1 /\\ P1:r1=0", "--expect", "allowed"], ["check", SB, "P0:r0=0 /\\ P1:r0=0"],
+             ["outcomes", str(bad)], ["outcomes", "no/such/file.yaml"], ["check", MP], ["outcomes", "--help"]]
+    server = Server(ROOT, folder)
+    try:
+        for argv in cases:
+            one_shot = ptxmc(ROOT, folder, argv, warm=False, cwd=tmp_path)
+            served = ptxmc(ROOT, folder, argv, warm=True, cwd=tmp_path)
+            assert served == one_shot, argv
+        statuses = {c[0] for c in (ptxmc(ROOT, folder, a, warm=False, cwd=tmp_path) for a in cases)}
+        assert statuses >= {0, 1, 2}            # successes, failed expectations, usage errors among them
+        served_events = [e for e in server.events() if e["event"] == "served"]
+        assert [e["argv"] for e in served_events] == cases      # each was run by the server, not here
+    finally:
+        server.stop()
+
+
+def test_a_changed_source_file_is_not_served(tree, tmp_path):
+    folder = tmp_path / "warm"
+    server = Server(tree, folder)
+    try:
+        before = ptxmc(tree, folder, ["outcomes", SB], warm=True)
+        assert before[0] == 0 and b"\nStates 3\n" in before[1]
+        os.utime(tree / "checker" / "cli.py")               # touched, not changed: still current
+        assert ptxmc(tree, folder, ["outcomes", SB], warm=True) == before
+        assert [e["event"] for e in server.events()] == ["served", "served"]
+        cli = tree / "checker" / "cli.py"
+        cli.write_text(cli.read_text().replace('f"States {len(r.outcomes)}"', 'f"States: {len(r.outcomes)}"'))
+        after = ptxmc(tree, folder, ["outcomes", SB], warm=True)
+        assert after[0] == 0 and b"\nStates: 3\n" in after[1]      # the new code's answer
+        assert after == ptxmc(tree, folder, ["outcomes", SB], warm=False)
+        events = server.events()
+        assert events[2]["event"] == "stale" and events[2]["changed"].endswith("cli.py")
+        assert server.proc.wait(60) == 0 and not list(folder.glob("*.sock"))   # it ended and left no socket
+    finally:
+        server.stop()
+
+
+def test_a_changed_model_is_not_served(tree, tmp_path):
+    folder = tmp_path / "warm"
+    server = Server(tree, folder)
+    try:
+        before = ptxmc(tree, folder, ["outcomes", SB], warm=True)
+        assert b"\nStates 3\n" in before[1]
+        cat = tree / "axioms" / "ptx.cat"
+        text = cat.read_text()
+        assert "irreflexive (fence_sc ; cause_fence) as FenceSC" in text
+        cat.write_text(text.replace("irreflexive (fence_sc ; cause_fence) as FenceSC", "(* dropped *)")
+                       .replace("empty ((([F & SC]; ms; [F & SC]) \\ id) \\ (fsc | fsc^-1)) as FenceSC", "(* dropped *)"))
+        after = ptxmc(tree, folder, ["outcomes", SB], warm=True)
+        assert after[0] == 0 and b"\nStates 4\n" in after[1]       # SB's forbidden outcome, now allowed
+        assert after == ptxmc(tree, folder, ["outcomes", SB], warm=False)
+        assert [e["event"] for e in server.events()] == ["served", "stale"]
+        assert server.events()[1]["changed"].endswith("ptx.cat")
+    finally:
+        server.stop()
+
+
+def test_another_environment_is_not_served(tmp_path):
+    """A variable the checker reads as it starts (PTXMC_*, PYTHON*, the locale) is part of the key:
+    a caller with another value finds no server, and runs the command itself."""
+    folder = tmp_path / "warm"
+    server = Server(ROOT, folder)
+    try:
+        env = {**_env(ROOT, folder, True), "PTXMC_DEBUG": "1"}
+        r = subprocess.run([sys.executable, "-c", ENTRY, "outcomes", SB], cwd=tmp_path, env=env, capture_output=True,
+                           timeout=300)
+        assert r.returncode == 0 and b"\nStates 3\n" in r.stdout
+        assert server.events() == []
+    finally:
+        server.stop()
+
+
+def test_the_client_imports_nothing_of_the_checker_before_it_is_served(tmp_path):
+    """Served, the `ptxmc` process itself imports no checker module beyond checker.warm (the
+    point of the server); with PTXMC_WARM unset it is the one-shot command."""
+    folder = tmp_path / "warm"
+    server = Server(ROOT, folder)
+    probe = ("import sys\nfrom checker.warm.client import served\ncode = served(sys.argv[1:])\n"
+             "print(code, sorted(m for m in sys.modules if m.startswith('checker')), file=sys.stderr)")
+    try:
+        r = subprocess.run([sys.executable, "-c", probe, "outcomes", SB], cwd=tmp_path,
+                           env=_env(ROOT, folder, True), capture_output=True, text=True, timeout=300)
+        code, mods = r.stderr.strip().splitlines()[-1].split(" ", 1)
+        assert code == "0" and "States 3" in r.stdout
+        assert eval(mods) == ["checker", "checker.version", "checker.warm", "checker.warm.client", "checker.warm.key"]
+    finally:
+        server.stop()
+
+
+def test_resource_limits_the_server_cannot_give_are_not_served(tmp_path):
+    """The command runs under the caller's resource limits: a caller whose hard limit is below the
+    server's is served (the fork lowers its own), one whose hard limit is above it is not."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and hard < 512:
+        pytest.skip("the open-files limit is already low here")
+    folder = tmp_path / "warm"
+    server = Server(ROOT, folder, preexec=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (400, 400)))
+
+    def run(limit):
+        return subprocess.run([sys.executable, "-c", ENTRY, "outcomes", SB], cwd=tmp_path, env=_env(ROOT, folder, True),
+                              capture_output=True, timeout=300,
+                              preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (limit, limit)))
+    try:
+        lower, higher = run(300), run(500)
+        assert lower.returncode == higher.returncode == 0 and lower.stdout == higher.stdout
+        assert [e["event"] for e in server.events()] == ["served", "refused"]
+    finally:
+        server.stop()

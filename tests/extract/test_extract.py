@@ -1,0 +1,491 @@
+"""`ptxmc extract`: the PTX-module front end, role discovery, the skeleton, its checks and
+mutants, on real compiler output (examples/kernels/, committed PTX; no compiler needed)."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from checker.api import run
+from checker.cli import main
+from checker.errors import LitmusError
+from checker.extract.api import extract_file
+from checker.extract.bearing import reason
+from checker.extract.module import load
+from checker.extract.render import mutants, yaml_text
+
+ROOT = Path(__file__).resolve().parents[2]
+KERNELS = ROOT / "examples" / "kernels"
+TMA = KERNELS / "cuda" / "tma_ws_pipeline.sm90a.ptx"
+CLUSTER = KERNELS / "cuda" / "cluster_dsmem.sm90a.ptx"
+GLUON = KERNELS / "triton" / "gluon_ws_matmul.sm90a.ptx"
+GLUON_BW = KERNELS / "triton" / "gluon_bw_ws_matmul.sm100a.ptx"
+ATTN = KERNELS / "triton" / "triton_attn_fwd_ws.sm100a.ptx"
+# Kernels whose as-compiled skeleton has undefined behaviour under ptxmc's model, with the
+# flags; docs/extract.md#findings says why (each is a decision of docs/model.md).
+FINDINGS = {"gluon_bw_ws_matmul.sm100a.ptx": {"InFlight", "MbarrierRange", "MixedSizeRace"},
+            "tilelang_ws_gemm.sm90a.ptx": {"MixedSizeRace"}}       # tests/extract/test_extract_corpus.py
+# too large for the default check today (docs/extract.md#status-and-limits): its own test below
+TOO_LARGE = {"triton_attn_fwd_ws.sm100a.ptx"}
+
+
+def test_module_reads_a_whole_ptx_file():
+    mod = load(TMA.read_text(), str(TMA))
+    assert (mod.version, mod.target) == ("9.5", "sm_90a")
+    [k] = mod.kernels()
+    assert k.name == "tma_ws_pipeline" and k.block() == (256, 1, 1)
+    assert [p[0] for p in k.params] == [f"tma_ws_pipeline_param_{i}" for i in range(3)]
+    assert {"_ZZ15tma_ws_pipelineE4tile", "_ZZ15tma_ws_pipelineE4full"} <= set(k.symbols)
+    # the two inline-asm blocks each declare P_OUT: renamed per scope, never merged
+    regs = {o.name for s in k.body if s.instr for o in s.instr.operands if getattr(o, "name", "").startswith("P_OUT")}
+    assert len(regs) >= 3
+
+
+def test_scoped_register_without_percent_in_an_address():
+    """CUTLASS declares `.reg .b32 remAddr32;` in an inline-asm scope and writes `[remAddr32]`:
+    a register (renamed per scope), not a variable."""
+    text = """.version 8.0
+.target sm_90a
+.visible .entry k()
+.reqntid 32
+{
+  .reg .b32 %r<3>;
+  { .reg .b32 remAddr32;
+  mapa.shared::cluster.u32 remAddr32, %r1, %r2;
+  mbarrier.arrive.shared::cluster.b64 _, [remAddr32]; }
+  ret;
+}
+"""
+    [k] = load(text).kernels()
+    addr = k.body[1].instr.operands[1]
+    assert (addr.base, addr.register) == ("remAddr32@1", True)
+
+
+def test_scoped_labels_do_not_clash():
+    text = """.version 8.0
+.target sm_90a
+.address_size 64
+.visible .entry k()
+.reqntid 32
+{
+  .shared .align 8 .b8 mb[8];
+  { .reg .pred P1;
+  W: mbarrier.try_wait.parity.shared::cta.b64 P1, [mb], 0;
+  @!P1 bra W; }
+  { .reg .pred P1;
+  W: mbarrier.try_wait.parity.shared::cta.b64 P1, [mb], 1;
+  @!P1 bra W; }
+  ret;
+}
+"""
+    [k] = load(text).kernels()
+    assert sorted(k.labels) == ["W@1", "W@2"]
+
+
+@pytest.mark.parametrize("text, message", [
+    ("hello world\n", "not a PTX"),
+    ("\x00\x01binary", "not a PTX"),
+    (".version 8.0\n.target sm_90a\n.visible .entry k()\n.reqntid 32\n{\n  frobnicate.sync %r1;\n  ret;\n}\n",
+     "no model"),
+    (".version 8.0\n.target sm_90a\n.visible .entry k(.param .u64 k_param_0)\n.reqntid 32\n{\n"
+     "  .reg .b64 %rd<3>;\n  .reg .b32 %r<3>;\n  ld.param.u64 %rd1, [k_param_0];\n  ld.global.u32 %r1, [%rd1];\n"
+     "  mbarrier.arrive.shared.b64 %rd2, [%r1];\n  ret;\n}\n", "cannot be traced"),
+    (".version 8.0\n.target sm_90a\n.visible .entry k(.param .u32 k_param_0)\n.reqntid 32\n{\n"
+     "  .shared .align 8 .b8 mb[8];\n  .reg .b32 %r<3>;\n  .reg .pred %p<2>;\n  .reg .b64 %rd<2>;\n"
+     "  ld.param.u32 %r1, [k_param_0];\n  setp.eq.s32 %p1, %r1, 7;\n  @%p1 mbarrier.arrive.shared.b64 %rd1, [mb];\n"
+     "  ret;\n}\n", "predicate the thread cannot evaluate"),
+    # a real instruction with no model in the extractor: refused, never dropped
+    (".version 8.0\n.target sm_90a\n.visible .entry k()\n.reqntid 32\n{\n  .shared .align 8 .b8 w[8];\n"
+     "  .reg .b32 %r<3>;\n  atom.shared.add.u32 %r1, [w], 1;\n  ret;\n}\n", "no model in ptxmc extract"),
+    # st.async completes on an mbarrier: taking it for a plain store would drop that arrival
+    (".version 8.0\n.target sm_90a\n.visible .entry k()\n.reqntid 32\n{\n  .shared .align 8 .b8 mb[8];\n"
+     "  .shared .align 8 .b8 w[8];\n  st.async.shared::cluster.mbarrier::complete_tx::bytes.b32 [w], 5, [mb];\n"
+     "  ret;\n}\n", "'st.async' (completes on an mbarrier) is not modelled"),
+])
+def test_bad_input_names_the_line(tmp_path, text, message):
+    f = tmp_path / "bad.ptx"
+    f.write_bytes(text.encode("latin-1"))
+    with pytest.raises(LitmusError) as e:
+        extract_file(str(f))
+    assert message in str(e.value)
+    if "not a PTX" in message:
+        assert "bad.ptx:1" in str(e.value)            # the file's first line: no .version
+    else:
+        assert re.search(r"bad\.ptx:\d+", str(e.value)) and e.value.where.line > 1
+
+
+def test_nvcc_negative_offsets_and_parameter_byte_counts(tmp_path):
+    """nvcc prints `[%rd2+-16]`; CUTLASS keeps the expect_tx byte count in its Params: the
+    skeleton's own count (one box per copy that follows) replaces it."""
+    text = """.version 8.0
+.target sm_90a
+.address_size 64
+.visible .entry k(.param .align 64 .b8 k_param_0[128], .param .u32 k_param_1)
+.reqntid 32
+{
+  .shared .align 128 .b8 tile[1024];
+  .shared .align 8 .b8 mb[8];
+  .reg .b32 %r<8>;
+  .reg .b64 %rd<4>;
+  .reg .pred %p<3>;
+  mov.b64 %rd1, k_param_0;
+  add.s64 %rd2, %rd1, 16;
+  ld.param.u32 %r1, [%rd2+-16];
+  ld.param.u32 %r2, [k_param_1];
+  mov.u32 %r3, %tid.x;
+  setp.ne.s32 %p1, %r3, 0;
+  @%p1 bra DONE;
+  mbarrier.init.shared::cta.b64 [mb], 1;
+  mbarrier.arrive.expect_tx.shared::cta.b64 _, [mb], %r2;
+  cvta.param.u64 %rd3, %rd1;
+  mov.u32 %r4, 0;
+  cp.async.bulk.tensor.1d.shared::cta.global.mbarrier::complete_tx::bytes [tile], [%rd3, {%r4}], [mb];
+  W: mbarrier.try_wait.parity.shared::cta.b64 %p2, [mb], 0;
+  @!%p2 bra W;
+  ld.shared.u32 %r5, [tile];
+DONE:
+  ret;
+}
+"""
+    f = tmp_path / "k.ptx"
+    f.write_text(text)
+    [x] = extract_file(str(f), out_dir=str(tmp_path / "out"))
+    body = Path(x.path).read_text()
+    assert "mbarrier.arrive.expect_tx.shared::cta.b64 _, [mb0], 16" in body
+    assert "expect_tx a parameter's bytes taken to cover the 1 tensor copy" in body
+    assert x.skeleton.checks == ["t0:r1!=1"]
+    assert x.check(jobs=0).ok
+
+
+def test_unknown_kernel_lists_the_kernels(capsys):
+    assert main(["extract", str(TMA), "--kernel", "nope", "-o", "/nonexistent-never-written"]) == 1
+    err = capsys.readouterr().err
+    assert "no kernel 'nope'" in err and "tma_ws_pipeline (line 18)" in err
+
+
+def test_roles_objects_and_scaled_counts(tmp_path):
+    [x] = extract_file(str(TMA), out_dir=str(tmp_path))
+    sk = x.skeleton
+    # thread 0 (init + producer) and the other 127 threads of warps 0-3 (their bar.sync) are one
+    # role: the bar.sync is performed by all 128, the producer's operations by one thread
+    assert [(r.name, r.size) for r in sk.roles] == [("w0_3", 128), ("w4_7", 128)]
+    producer = sk.roles[0]
+    assert [n for e, n in zip(producer.trace.events, producer.mult) if e.kind == "barrier"] == [128]
+    assert {n for e, n in zip(producer.trace.events, producer.mult) if e.kind == "mb_arrive"} == {1}
+    assert sk.iterations == 3                      # 2 stages + 1: the ring wraps
+    text = Path(x.path).read_text()
+    # the consumer warpgroup's 128 arrivals are one litmus arrival: mbarrier count 128 -> 1
+    assert "mbarrier.init.shared::cta.b64 [empty0], 1" in text
+    # the spin loop became one await with the parity evaluated per iteration
+    consumer = next(r for r in sk.roles if r.name == "w4_7")
+    waits = [ln.text for ln in consumer.lines if ln.kind == "mb_wait"]
+    assert [w.split("[")[1] for w in waits] == ["full0], 0 == 1", "full1], 0 == 1", "full0], 1 == 1"]
+    # every instruction line names its PTX line, and that line holds the instruction's opcode
+    src = TMA.read_text().splitlines()
+    for r in sk.roles:
+        for ln in r.lines:
+            assert src[ln.src_line - 1].strip().split()[0].split(".")[0] in ln.text or ln.kind == "barrier"
+    body = [l for l in text.splitlines() if l.startswith("        ")]
+    assert body and all(re.search(r"// L\d+: ", l) for l in body)
+    assert sk.checks == ["w4_7:r1!=1", "w4_7:r3!=2", "w4_7:r5!=3"]
+
+
+def test_gluon_warp_specialize_state_machine(tmp_path):
+    """The worker warps of Gluon's warp_specialize read their partition from a state word the
+    default partition stores before `barrier.sync 1`: warp 6 loads, warps 4, 5, 7 idle."""
+    [x] = extract_file(str(GLUON), out_dir=str(tmp_path))
+    sk = x.skeleton
+    assert [(r.name, r.size) for r in sk.roles] == [("w0_3", 128), ("w4_7_96t", 96), ("w6", 32)]
+    loader = sk.roles[2]
+    assert sum(e.kind == "tma_load" for e in loader.trace.events) == 6          # 2 tiles x 3 iterations
+    assert {w for _, w in loader.trace.maxnreg} >= {"setmaxnreg.dec.sync.aligned.u32 24"}
+    consumer = sk.roles[0]
+    mma = [ln.text for ln in consumer.lines if ln.kind == "wgmma_mma"]
+    # descriptors decoded back to the stage's tiles; 4 k-steps of one stage are one wgmma
+    assert [m.split("{d0}, ")[1].split(", pz")[0] for m in mma] == [
+        "[global_smem0], [global_smem2]", "[global_smem1], [global_smem3]", "[global_smem0], [global_smem2]"]
+    assert "mbarrier.arrive.expect_tx.shared::cta.b64 _, [global_smem_mb0], 32" in Path(x.path).read_text()
+    assert sk.checks == ["gout1!=119"]                # the TMA store must carry the epilogue's data
+
+
+def test_gluon_mutants(tmp_path):
+    """The epilogue's proxy fence is load-bearing (the stmatrix and the TMA store race without
+    it); the consumer's last release of stage 0 is not, within three iterations (its phase is
+    awaited by no one). All 16 were judged by hand: 14 caught, 2 explained."""
+    [x] = extract_file(str(GLUON), out_dir=str(tmp_path))
+    ms = {m.name: m for m in mutants(x.skeleton)}
+    x.mutants = [ms["w0_3-L247-1-no-proxy-fence"], ms["w0_3-L202-3-no-arrive"]]
+    Path(x.path).write_text(yaml_text(x.skeleton, x.mutants))
+    rep = x.check(jobs=0)
+    assert rep.ok, rep.text
+    assert rep.mutants_caught == ["w0_3-L247-1-no-proxy-fence"]
+    assert "PTX lines L237, L254" in rep.text      # the stmatrix and the TMA store that race
+    assert list(rep.not_bearing) == ["w0_3-L202-3-no-arrive"]
+    assert "phase 1 of global_smem_mb2, which no role waits for" in rep.not_bearing["w0_3-L202-3-no-arrive"]
+
+
+@pytest.mark.parametrize("ptx, caught, not_bearing", [
+    (TMA, 14, {
+        # the last iterations' releases and fences: nothing in the 3-iteration window refills
+        # their stage, or waits for the phase the arrive completes
+        "w4_7-L111-2-no-proxy-fence": "piece it orders (tile1) get no asynchronous copy",
+        "w4_7-L111-3-no-proxy-fence": "piece it orders (tile0) get no asynchronous copy",
+        "w4_7-L117-2-no-arrive": "phase 0 of empty1, which no role waits for",
+        "w4_7-L117-3-no-arrive": "phase 1 of empty0, which no role waits for"}),
+    (CLUSTER, 2, {
+        # the second cluster barrier keeps a CTA alive while its neighbour reads: no event
+        "w0_1_c0-L55-1-relaxed-arrive": "no role accesses memory after the cluster barrier",
+        "w0_1_c1-L55-1-relaxed-arrive": "no role accesses memory after the cluster barrier"}),
+], ids=["tma_ws_pipeline", "cluster_dsmem"])
+def test_every_mutant_is_caught_or_explained_as_not_load_bearing(tmp_path, ptx, caught, not_bearing):
+    """Every mutant of the skeleton's synchronization is either caught (it changes a verdict:
+    undefined behaviour, a forbidden outcome allowed, every execution blocked) or labelled not
+    load-bearing with a reason read off the skeleton (checker.extract.bearing); none is left
+    unexplained, and no caught mutant is ever explained away (the reasons are sound here)."""
+    [x] = extract_file(str(ptx), out_dir=str(tmp_path), mutants=True)
+    rep = x.check(jobs=0)
+    assert rep.ok, rep.text
+    assert not rep.unexplained and not rep.unknown, rep.text
+    assert len(rep.mutants_caught) == caught, rep.text
+    assert rep.not_bearing.keys() == not_bearing.keys(), rep.text
+    for n, why in not_bearing.items():
+        assert why in rep.not_bearing[n]
+    by = {m.name: m for m in x.mutants}
+    assert all(reason(x.skeleton, by[n].role, by[n].index) is None for n in rep.mutants_caught)
+    assert f"{caught} of {len(x.mutants)} caught (load-bearing), {len(not_bearing)} not load-bearing" in rep.text
+
+
+HANDSHAKE = """.version 8.0
+.target sm_90a
+.address_size 64
+.visible .entry k()
+.reqntid 64
+{
+  .shared .align 8 .b8 mb[8];
+  .reg .b32 %r<4>;
+  .reg .pred %p<4>;
+  .reg .b64 %rd<2>;
+  mov.u32 %r1, %tid.x;
+  setp.ne.s32 %p1, %r1, 0;
+  @%p1 bra B;
+  mbarrier.init.shared::cta.b64 [mb], 1;
+B:
+  bar.sync 0;
+  @%p1 bra C;
+  mbarrier.arrive.shared::cta.b64 %rd1, [mb];
+C:
+  setp.ne.s32 %p2, %r1, 32;
+  @%p2 bra D;
+W: mbarrier.try_wait.parity.shared::cta.b64 %p3, [mb], 0;
+  @!%p3 bra W;
+D:
+  ret;
+}
+"""
+
+
+def test_mutants_of_a_skeleton_without_data_checks_are_judged(tmp_path):
+    """A skeleton with no data check is judged 'run' (no condition, no undefined behaviour), not
+    'pass': its mutants are still run and each reported (they were silently left out)."""
+    f = tmp_path / "k.ptx"
+    f.write_text(HANDSHAKE)
+    [x] = extract_file(str(f), out_dir=str(tmp_path / "out"), mutants=True)
+    assert not x.skeleton.checks
+    rep = x.check(jobs=0)
+    assert rep.ok, rep.text
+    assert rep.mutants_caught == ["w0_1_63t-L18-1-no-arrive"]                # the waiter blocks
+    assert list(rep.not_bearing) == ["t32-L22-1-flip-parity"]           # its wait orders nothing
+    assert not rep.unexplained and not rep.unknown
+
+
+def test_cluster_kernel(tmp_path):
+    [x] = extract_file(str(CLUSTER), out_dir=str(tmp_path))
+    sk = x.skeleton
+    assert sk.cluster == 2 and {r.rank for r in sk.roles} == {0, 1}
+    text = Path(x.path).read_text()
+    assert "ld.shared::cluster.b32 r0, [word0_c1]" in text      # mapa's register rank evaluated
+    assert [(r.name, r.size) for r in sk.roles] == [("w0_1_c0", 64), ("w0_1_c1", 64)]
+
+
+def test_hang_check_of_the_cluster_kernel(tmp_path, capsys):
+    """--hang adds `hang: forbidden`: the two cluster barriers of both CTAs complete."""
+    assert main(["extract", str(CLUSTER), "-o", str(tmp_path), "--hang"]) == 0
+    assert "hang: forbidden" in (tmp_path / "cluster_dsmem.yaml").read_text()
+    assert "no hang)" in capsys.readouterr().out
+
+
+def test_output_folder_of_someone_else_is_refused(tmp_path, capsys):
+    (tmp_path / "mine.txt").write_text("keep")
+    assert main(["extract", str(CLUSTER), "-o", str(tmp_path), "--no-check"]) == 2
+    assert "--force" in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["mine.txt"]
+
+
+def test_cli_writes_and_checks(tmp_path, capsys):
+    assert main(["extract", str(CLUSTER), "-o", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "kernel cluster_dsmem" in out and "X-cluster_dsmem: PASS" in out
+    assert (tmp_path / "cluster_dsmem.yaml").exists()
+
+
+@pytest.mark.parametrize("ptx", sorted(p for p in KERNELS.rglob("*.ptx") if p.name not in TOO_LARGE), ids=lambda p: p.name)
+def test_corpus_extracts_and_checks(tmp_path, ptx):
+    assert ptx.stat().st_size < 300_000
+    for x in extract_file(str(ptx), out_dir=str(tmp_path)):
+        rep = x.check(jobs=0)
+        if ptx.name not in FINDINGS:
+            assert rep.ok, rep.text
+            continue
+        assert not rep.ok
+        [result] = run([x.path], jobs=0, limits=_events())
+        assert {u.flag for u in result.undefined} == FINDINGS[ptx.name], rep.text
+
+
+def _events():
+    from checker import limits
+    return limits.current().override(["events=1000"])
+
+
+def test_gluon_blackwell_findings_are_the_two_missing_fences(tmp_path):
+    """tcgen05: TMEM allocation traced through the shared slot, descriptors decoded, commits as
+    arrivals. The as-compiled skeleton has UB under ptxmc's model for exactly two reasons: no
+    tcgen05.fence::after_thread_sync between the mbarrier wait and tcgen05.mma (T3), and no
+    fence.proxy.async between the generic read of the TMEM address slot and the TMA copy that
+    later overwrites those bytes (A1). With both added the two-iteration skeleton passes (with
+    three, the stage reuse still reports UB: see docs/extract.md#findings)."""
+    [x] = extract_file(str(GLUON_BW), out_dir=str(tmp_path), iterations=2)
+    sk = x.skeleton
+    assert [(r.name, r.size) for r in sk.roles] == [("w0_3", 128), ("w4_5", 64), ("w6", 32), ("w7", 32)]
+    text = Path(x.path).read_text()
+    assert "tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [global_smem0], 64" in text
+    assert "tcgen05.mma.cta_group::1.kind::f16 [tmem], [global_smem0], [global_smem2], idesc, pz" in text
+    assert "tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [global_smem_mb2]" in text
+    fixed = []
+    role = None
+    for line in text.splitlines():
+        m = re.match(r"    (\w+):$", line)
+        role = m.group(1) if m else role
+        fixed.append(line)
+        if role == "w6" and "mbarrier.try_wait" in line:
+            fixed.append("        tcgen05.fence::after_thread_sync")
+        if "ld.shared::cta.b32 r0, [global_smem0]" in line:
+            fixed.append("        fence.proxy.async.shared::cta")
+    path = tmp_path / "fixed.yaml"
+    path.write_text("\n".join(fixed) + "\n")
+    assert [r.status for r in run([str(path)], jobs=0, limits=_events())] == ["pass"]
+    [as_compiled] = run([x.path], jobs=0, limits=_events())
+    assert {u.flag for u in as_compiled.undefined} == {"InFlight", "MixedSizeRace"}
+
+
+REUSE = """.version 8.0
+.target sm_90a
+.address_size 64
+.visible .entry k()
+.reqntid 64
+{
+  .shared .align 16 .b8 buf[64];
+  .reg .b32 %r<8>;
+  .reg .pred %p<4>;
+  .reg .b64 %rd<2>;
+  mov.u32 %r1, %tid.x;
+  setp.ne.s32 %p1, %r1, 0;
+  @%p1 bra SKIP;
+  mbarrier.init.shared::cta.b64 [buf], 1;
+  mbarrier.arrive.shared::cta.b64 %rd1, [buf];
+W: mbarrier.try_wait.parity.shared::cta.b64 %p2, [buf], 0;
+  @!%p2 bra W;
+  mbarrier.inval.shared::cta.b64 [buf];
+SKIP:
+  bar.sync 0;
+  setp.ne.s32 %p3, %r1, 32;
+  @%p3 bra DONE;
+  st.shared.u32 [buf], 7;
+  ld.shared.u32 %r2, [buf];
+DONE:
+  ret;
+}
+"""
+
+
+@pytest.mark.parametrize("barrier", [True, False])
+def test_mbarrier_bytes_reused_as_data_are_a_location_per_lifetime(tmp_path, barrier):
+    """An mbarrier invalidated and its bytes then used as data (Triton's attention does it with
+    the Q barrier): the data after the inval is a location of its own, and a shadow word checks
+    that the lifetimes are ordered: with the bar.sync between the inval and the store the
+    skeleton passes; without it the store may run while the mbarrier is live, and the check
+    says so (never one merged location, never a silently hidden race)."""
+    f = tmp_path / "k.ptx"
+    f.write_text(REUSE if barrier else REUSE.replace("  bar.sync 0;\n", ""))
+    [x] = extract_file(str(f), out_dir=str(tmp_path / "out"), mutants=True)
+    text = Path(x.path).read_text()
+    assert "mbarrier.inval.shared::cta.b64 [buf0]" in text
+    assert "st.shared::cta.b32 [buf0_life], 2" in text           # the inval's shadow write
+    data = "buf_post0" if barrier else "buf_pre0"                 # no barrier: placed before the init
+    assert f"st.shared::cta.b32 [{data}], 7" in text
+    rep = x.check(jobs=0)
+    assert rep.ok == barrier, rep.text
+    if not barrier:
+        assert "t32:r1=1" in rep.text and "expected forbidden" in rep.text
+        # its mutants keep the expectations the skeleton already fails: not judged
+        assert f"mutants: {len(x.mutants)} not judged" in rep.text and not rep.mutants_caught
+    else:
+        assert rep.mutants_caught and not rep.unexplained and not rep.unknown, rep.text
+
+
+# the inval runs only when a value the thread cannot know is non-zero (review finding
+# extract-inval-one-path): LOAD is that value's load, from global memory or a parameter
+INVAL_ONE_PATH = REUSE.replace(".entry k()", ".entry k(.param .u64 k_param_0)").replace(
+    "  mbarrier.inval", "LOAD\n  setp.eq.s32 %p3, %r3, 0;\n  @%p3 bra SKIP;\n  mbarrier.inval")
+
+
+@pytest.mark.parametrize("load", ["ld.param.u64 %rd2, [k_param_0];\n  ld.global.u32 %r3, [%rd2];",
+                                  "ld.param.u32 %r3, [k_param_0];"])
+def test_inval_on_one_side_of_an_unknown_branch_is_refused(tmp_path, load):
+    """An mbarrier.inval on one side only of a branch the extractor cannot decide: after it,
+    t32's store writes data; on the other side it writes a live mbarrier's bytes (UB). Assuming
+    the inval's side (it once did: "synchronizes more") gave a confident PASS; an inval is not
+    synchronization, so the extractor refuses, naming the branch, and a parameter's value chosen
+    with --param extracts that side (the side without the inval is refused as without any inval)."""
+    f = tmp_path / "k.ptx"
+    text = INVAL_ONE_PATH.replace("LOAD", load)
+    f.write_text(text if "global" in load else text.replace(".u64 k_param_0", ".u32 k_param_0"))
+    branch = next(i for i, ln in enumerate(f.read_text().splitlines(), 1) if "@%p3 bra SKIP" in ln)
+    with pytest.raises(LitmusError) as e:
+        extract_file(str(f), out_dir=str(tmp_path / "out"))
+    msg = str(e.value)
+    assert f"k.ptx:{branch}:" in msg and "differ in an mbarrier's lifetime" in msg, msg
+    assert "mbarrier.inval at L" in msg
+    if "ld.global" in load:
+        assert "global data" in msg and "cannot choose" in msg
+        return
+    assert "--param k_param_0=VALUE" in msg
+    [x] = extract_file(str(f), out_dir=str(tmp_path / "out1"), params={"k_param_0": 1})
+    assert x.check(jobs=0).ok                                     # the inval's side
+    with pytest.raises(LitmusError, match="these shared bytes are an mbarrier"):
+        extract_file(str(f), out_dir=str(tmp_path / "out0"), params={"k_param_0": 0})
+
+
+def test_triton_attention_extracts_with_its_reused_mbarrier(tmp_path):
+    """Triton's automatic warp specialization peels its loop on N_CTX > 0 and N_CTX > 128: the
+    extractor sets N_CTX so that the loop runs the unrolled number of times (else the parity at
+    line 1643 is unknown). The bytes of the Q mbarrier (global_smem+0: init L86, inval L117) are
+    the Tensor Memory address slot before it and the K tile and the epilogue's tile after it:
+    three locations, the order of the lifetimes checked through the shadow word."""
+    [x] = extract_file(str(ATTN), out_dir=str(tmp_path))
+    sk = x.skeleton
+    assert [(r.name, r.size) for r in sk.roles] == [("w0_3", 128), ("w4_7", 128), ("w8_9", 64), ("w10", 32),
+                                                    ("w11", 32)]
+    assert sk.iterations == 3
+    text = Path(x.path).read_text()
+    assert "tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [global_smem_pre0], 512" in text
+    assert "mbarrier.init.shared::cta.b64 [global_smem_mb0], 1" in text
+    assert "[global_smem_post0], [tmap3, {0, 0}], [global_smem_mb7]" in text     # the K tile, L1331
+    assert "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [tmap" in text and "[global_smem_post0] //" in text
+    # every role reads the TMEM address before the init; the loader and the MMA warp use the
+    # bytes after the inval
+    assert {c for c in sk.checks if c.endswith("=1") and ":r1=" in c} == {f"{r}:r1=1" for r in
+                                                                        ("w0_3", "w4_7", "w8_9", "w10", "w11")}
+    assert re.search(r"w8_9:r\d+!=2", " ".join(sk.checks)) and re.search(r"w10:r\d+!=2", " ".join(sk.checks))
+    # the Q tile ends where its 16384 bytes end: the softmax scratch row after it is a piece of its own
+    assert "cp.async.bulk.tensor.2d.shared::cta.global.mbarrier::complete_tx::bytes [global_smem3]" in text
