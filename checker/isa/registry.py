@@ -63,6 +63,7 @@ class Registry:
         self._order = ("",) + tuple(modules or ())    # "" the families given here, then the modules'
         self._of_module: dict[str, tuple[Family, ...]] = {}
         self._pending = dict(modules or {})     # modules not imported yet
+        self._ordered = False                   # is _table in _order (every module imported)?
         self._add(tuple(families), "")
 
     def _add(self, families: tuple[Family, ...], module: str, prefixes: tuple[str, ...] = ()) -> None:
@@ -91,7 +92,9 @@ class Registry:
         """Every family, each module imported, in FAMILY_MODULES' order (whichever loaded first)."""
         if self._pending:
             self._load(None)
+        if not self._ordered:       # (modules loaded on demand came in the order tests needed them)
             self._table = {f.key: f for m in self._order for f in self._of_module[m]}
+            self._ordered = True
         return self._table
 
     def get(self, key: str) -> Family:
