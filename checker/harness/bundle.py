@@ -43,7 +43,7 @@ RUNNER = Path(__file__).resolve().parent / "bundle_run.py"
 # time and max_iterations comes first). first-run: ~6 minutes for the whole suite on one H100/H200
 # (docs/hardware-harness.md#the-first-run-profile has the arithmetic); full: the configuration's own budget.
 PROFILES = {
-    "first-run": {"time_s": 0.3, "control_time_s": 5.0, "deadline_s": 480},
+    "first-run": {"time_s": 0.25, "control_time_s": 5.0, "deadline_s": 480},
     "full": {"time_s": None, "control_time_s": None, "deadline_s": None},
 }
 # What a test costs besides its own time, assumed for one H100/H200 (see the profile's docs above):
