@@ -23,8 +23,8 @@ MP = ROOT / "litmus" / "core" / "MP.yaml"
 
 
 def _wait_for_mark(mark, p) -> None:
-    """Poll until the run writes `mark` (it comes in seconds); a bounded number of polls is the
-    safety net, and what is asserted is the mark, never elapsed time."""
+    """Poll until the run writes `mark`; a bounded number of polls is only a safety net: what is
+    asserted is that the mark is written."""
     for _ in range(3000):
         if mark.exists():
             return

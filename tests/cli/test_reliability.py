@@ -330,8 +330,8 @@ def _gone(pgid: int, within: float = 120.0) -> bool:        # a safety net, gene
 
 
 def _wait_for(path: Path, p: subprocess.Popen, polls: int = 6000) -> None:
-    """Poll until `path` exists; the poll count is a safety net, and what is asserted is the
-    file, never elapsed time."""
+    """Poll until `path` exists; the poll count is only a safety net: what is asserted is that
+    the file is written."""
     for _ in range(polls):
         if path.exists():
             return
@@ -445,7 +445,7 @@ def test_the_events_limit_is_checked_while_lowering(tmp_path):
     [t] = load_text(_grid(32, 64))
     with pytest.raises(LimitExceeded, match=r"too large: more than 192 events \(limit 192; raise it with "
                                             r"--limit events=N\)"):
-        lower(t)                # (its speed: bench/robustness.py; no test asserts wall-clock time)
+        lower(t)                # (how fast it refuses is measured in bench/robustness.py)
     f = tmp_path / "big.yaml"
     f.write_text(_grid(32, 64))
     # --timeout 30, not 1: on a busy machine loading and refusing may take more than a second of

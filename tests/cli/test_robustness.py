@@ -265,8 +265,8 @@ def test_limits_from_the_command_line(tmp_path):
 # =========================================================================== YAML safety ==
 
 def test_alias_bomb_is_refused():
-    # 9^29 nodes if expanded: refused at the first alias, before any expansion (its speed is
-    # measured in bench/robustness.py; no test asserts wall-clock time)
+    # 9^29 nodes if expanded: refused at the first alias, before any expansion (how fast: measured
+    # in bench/robustness.py)
     lines = ['a0: &a0 ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]']
     lines += [f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 9) + "]" for i in range(1, 30)]
     e = one("\n".join(lines))
@@ -347,8 +347,8 @@ def test_killed_worker_costs_only_its_job(tmp_path):
 
 def test_hard_timeout_stops_a_worker():
     # job 2 sleeps 120 s: that run_pool returns at all, with TimedOut, shows the hard bound
-    # stopped it (no wall-clock assertion: the others' 1 s starts when their worker takes them
-    # up, and they return at once)
+    # stopped it (only the TimedOut result is asserted: the others' 1 s starts when their worker
+    # takes them up, and they return at once)
     out = {}
     pool.run_pool(_hang_on_two, list(range(4)), 2, 1.0, lambda i, o: out.setdefault(i, o))
     assert out[2] == pool.TimedOut(1.0)
