@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ..ast import Addr, Instr, Name, Reg, Vec
+from ..ast import Instr
 from ..errors import LitmusError, SourceLoc
 from ..isa.syntax import parse as parse_instr
 from ..front.ptx_text import comment

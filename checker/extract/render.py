@@ -13,7 +13,7 @@ import json
 import re
 from dataclasses import dataclass
 
-from .skeleton import BOX, Line, Skeleton
+from .skeleton import BOX, Skeleton
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@ import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field, replace
 
-from ..errors import LitmusError, SourceLoc
+from ..errors import SourceLoc
 from ..isa.syntax import render_instr
 from .interp import Event, Ident, Machine, Refused, Trace
 from .layout import Layout, Loc

@@ -16,7 +16,7 @@ point of `ptxmc fix`; the command line is checker.repair.cli).
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from .. import limits
 from ..ast import LitmusTest

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from checker import LITMUS_DIR, ROOT
+from checker import ROOT
 from checker.cli import main
 
 SUITE = Path(__file__).parents[1] / "fuzz" / "suite.yaml"      # six quick tests with settled verdicts

@@ -25,7 +25,6 @@ import pytest
 
 from checker import LITMUS_DIR, ROOT, limits, pool
 from checker.cat.interp import parse_model
-from checker.resources import resolve_model
 from checker.verdict.check import check_test
 from checker.batch import run_tests, write_atomic
 from checker.cli import main
