@@ -181,8 +181,10 @@ def compile_multi(programs: list[Program], out: Path, work: Path, tc: Toolchain,
     lib = _runtime_lib(tc)
     link = work / "lib"
     link.mkdir(parents=True, exist_ok=True)
-    if not (link / "libcudart.so").exists():
+    try:        # (executables compile in parallel into one work folder: the first link serves all)
         (link / "libcudart.so").symlink_to(lib)
+    except FileExistsError:
+        pass
     src = work / f"{out.name}.cu"
     src.write_text(multi_source(programs))
     target = programs[0].target
