@@ -124,8 +124,9 @@ def timed(argv: list[str], cwd: str, timeout: float, env: dict | None = None) ->
 
 class Warm:
     """A warm server (checker.warm) for the ptxmc runs: started in `folder`, its log read after
-    each run so that a run's CPU time adds the server's share (the command, its supervisor and
-    the server's own request handling) to the `ptxmc` process's."""
+    each run so that a run's CPU time adds the server's share (the forked command, and the
+    server's own CPU since the previous command ended: the request, the staleness check, the
+    fork, the answer; an older server's supervisor process too) to the `ptxmc` process's."""
 
     def __init__(self, folder: Path):
         folder.mkdir(mode=0o700)
@@ -145,7 +146,7 @@ class Warm:
         if len(served) != 1:
             raise RuntimeError(f"the warm server did not serve this run: {new}")
         e = served[0]
-        return e["cpu_s"] + e["supervisor_cpu_s"] + e["server_cpu_s"]
+        return e["cpu_s"] + e.get("supervisor_cpu_s", 0) + e["server_cpu_s"]
 
     def stop(self) -> None:
         subprocess.run([sys.executable, "-m", "checker.warm.server", "--stop"], env=self.env, capture_output=True,

@@ -69,6 +69,20 @@ def version_text() -> str:
     return f"ptxmc {__version__} (model {DEFAULT_MODEL} {model_hash(resolve_model(None))})"
 
 
+# check's and outcomes' parsers, built ahead by keep_parsers (the warm server, whose forked commands
+# then parse with them); empty in a one-shot process, which builds the one it needs
+_kept: dict[str, argparse.ArgumentParser] = {}
+
+
+def keep_parsers() -> None:
+    """Build the parsers of `check` and `outcomes` now, for every later main() of this process
+    (and of its forks) to parse with: building one is ~4 ms of argparse and gettext. A parser is
+    only read by parsing, and what it says (help texts, translations) is fixed once the checker
+    is imported in this environment (the warm server's key holds the locale variables)."""
+    for only in ("check", "outcomes"):
+        _kept[only] = build_parser(only)
+
+
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The whole command line, or (`only`: "check" or "outcomes") the parser of that subcommand
     alone under `ptxmc`, which parses such a command line as the whole one does (building every
@@ -165,7 +179,8 @@ def main(argv=None, fast_exit: bool = False) -> int:
     `_bounded`; called in-process, by tests and the fuzzers, it never ends the caller's process),
     and as soon as its output is flushed (see `_exit_now`)."""
     words = sys.argv[1:] if argv is None else list(argv)
-    ap = build_parser(words[0] if words and words[0] in ("check", "outcomes") else None)
+    only = words[0] if words and words[0] in ("check", "outcomes") else None
+    ap = _kept.get(only) or build_parser(only)
     args = ap.parse_args(words)
     args.own_process = fast_exit
     with limits.use(limits.current()), signals.stop_signals():   # a command's --limit/--timeout end with
