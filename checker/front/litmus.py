@@ -368,7 +368,7 @@ def _build(node: Node, path: str, row, line: int) -> LitmusTest:
 
     decls, targets = _memory(m.get("memory"), path)
     declared = {d.name for d in decls}
-    threads = _threads(m.need("threads", "a test"), path, declared)
+    threads = _threads(m.need("threads", "a test"), path, {d.name: d for d in decls})
     _check_cluster_styles(threads, decls, path)
     dests = {t.name: {r for i in t.code for r in address.destinations(i, registry.family(i))} for t in threads}
     threads = [_register_addresses(t, declared, dests[t.name]) for t in threads]
@@ -593,7 +593,7 @@ def _tensormap(name: str, node: Node, init: int, path: str, targets) -> dict[int
     return table
 
 
-def _threads(node: Node, path: str, declared: set[str]) -> list[Thread]:
+def _threads(node: Node, path: str, declared: dict[str, MemoryDecl]) -> list[Thread]:
     if node.kind != "map" or not node.items:
         _fail(path, node, "threads must map thread names to {at: POSITION, code: [...]}")
     if len(node.items) > limits.current().threads:
@@ -606,17 +606,19 @@ def _threads(node: Node, path: str, declared: set[str]) -> list[Thread]:
             _fail(path, k, f"thread name '{k.raw}' must be an identifier (P0, P1, ...)")
         t = _Map(v, path, THREAD_KEYS, f"thread '{k.raw}'")
         pos = _position(t.need("at", f"thread '{k.raw}'"), path, "at")
-        code, labels = _thread_code(t, k, path, declared)
+        code, labels = _thread_code(t, k, path, declared, pos)
         thread = Thread(k.raw, pos, tuple(code), SourceLoc(path, k.line, k.raw), tuple(labels))
         paths.check_thread(thread)
         threads.append(thread)
     return threads
 
 
-def _thread_code(t: _Map, k: Node, path: str, declared: set[str]) -> tuple[list, list]:
+def _thread_code(t: _Map, k: Node, path: str, declared: dict[str, MemoryDecl], pos: Position
+                 ) -> tuple[list, list]:
     """A thread's instructions and labels (name, index of the instruction it stands before), from
     `code:` (a list of PTX texts and labels) or `ptx:` (one block of pasted PTX text): statements
-    cut by checker.front.ptx_text, .reg declarations checked and dropped."""
+    cut by checker.front.ptx_text, .reg declarations checked and dropped, .shared variables
+    matched with the locations `memory:` declares in the thread's CTA (`pos`) and dropped."""
     if t.get("ptx") is None:
         t.need("code", f"thread '{k.raw}'")
     elif t.get("code") is not None:
@@ -637,6 +639,7 @@ def _thread_code(t: _Map, k: Node, path: str, declared: set[str]) -> tuple[list,
     # labels and .reg declarations belong to the { } block they stand in (checker.front.scopes)
     scopes = Scopes(sep="$")
     instrs = []
+    copies: dict[str, str] = {}             # a .shared variable -> this CTA's copy of it
     for st in stmts:
         m = _LABEL_STMT.fullmatch(st.text)
         if m is not None:                       # `L1:` (before the instruction that follows, if any)
@@ -649,6 +652,10 @@ def _thread_code(t: _Map, k: Node, path: str, declared: set[str]) -> tuple[list,
         if names is not None:
             for name in names:
                 scopes.declare_reg(name, st.scope)
+            continue
+        var = ptx_text.shared_variable(st, path)
+        if var is not None:
+            copies[var[0]] = _shared_variable(*var, SourceLoc(path, st.line, st.text), declared, pos)
             continue
         ptx_text.directive(st, path)
         instrs.append((None, st))
@@ -683,7 +690,47 @@ def _thread_code(t: _Map, k: Node, path: str, declared: set[str]) -> tuple[list,
         code.append(i)
     if exits:
         labels.append((END_LABEL, len(code)))
+    if any(k != v for k, v in copies.items()):
+        code = [_renamed(i, copies) for i in code]
     return code, labels
+
+
+def _renamed(i, names: dict[str, str]):
+    """`i` with the locations it names (`[x]`, `x`) renamed by `names`."""
+    ops = tuple(replace(o, base=names.get(o.base, o.base)) if isinstance(o, Addr) and not o.register else
+                Name(names.get(o.name, o.name)) if isinstance(o, Name) else o for o in i.operands)
+    return replace(i, operands=ops) if ops != i.operands else i
+
+
+def _shared_variable(name: str, size: int | None, where: SourceLoc, declared: dict[str, MemoryDecl],
+                     pos: Position) -> str:
+    """`.shared .align 8 .u64 NAME;` in a thread's code (nvcc declares a kernel's static shared
+    variables in its body): each CTA has its own NAME, so in this thread NAME is the location
+    `memory:` declares in the thread's CTA at NAME's offset (NAME itself, or the cell declared
+    with `offset_of: NAME`); its name is returned (docs/format.md#kernel-arguments-and-shared-variables)."""
+    d = declared.get(name)
+    cta = pos.cta_text()
+    bytes_ = f", size: {size}" if size is not None else ""
+    if d is None:
+        raise LitmusError(f"'.shared' declares {name} in {cta}'s shared memory: declare it under memory: "
+                          f"({name}: {{space: shared, owner: {cta}{bytes_}}}), where ptxmc places a test's memory",
+                          where)
+    if d.space != "shared" or d.owner is None:
+        raise LitmusError(f"'.shared' declares {name} in {cta}'s shared memory, and memory: declares it as "
+                          f"{d.space} memory{'' if d.owner is None else ' of ' + d.owner.cta_text()}", where)
+    first = d.offset_of or d.name
+    mine = [m for m in declared.values() if (m.name == first or m.offset_of == first) and m.space == "shared"
+            and m.owner is not None and m.owner.cta_key() == pos.cta_key()]
+    if len(mine) != 1:
+        why = "declares none in" if not mine else f"declares {len(mine)} ({', '.join(m.name for m in mine)}) in"
+        raise LitmusError(f"'.shared' declares {name} in {cta}'s shared memory, and memory: {why} that CTA at "
+                          f"{first}'s offset: each CTA has its own copy of a .shared variable; declare this CTA's "
+                          f"(COPY: {{space: shared, owner: {cta}, offset_of: {first}}})", where)
+    copy = mine[0]
+    if size is not None and copy.size is not None and copy.size != size:
+        raise LitmusError(f"'.shared' declares {name} of {size} bytes, and memory: declares {copy.name} of "
+                          f"{copy.size}", where)
+    return copy.name
 
 
 def _kernels(node: Node | None, path: str, threads: list[Thread]) -> tuple[Kernel, ...]:

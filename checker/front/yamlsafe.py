@@ -122,8 +122,65 @@ def _line_text(text: str, line: int) -> str:
     return lines[line - 1].strip() if 0 < line <= len(lines) else ""
 
 
+# a block scalar's header line: `key: |`, `- key: >-`, `key: |2  # comment`
+_BLOCK_HEADER = re.compile(r"^( *)(?:- +)*[^\s#][^#]*?:[ \t]+[|>][-+0-9]*[ \t]*(?:#.*)?$")
+TAB_HINT = ("YAML does not allow a tab as indentation: indent with spaces; in a `ptx: |` block, a line that "
+            "starts with a tab is read as the block's text")
+
+
+def tab_indented_blocks(text: str) -> str | None:
+    """`text` with each line of a block scalar (`ptx: |`) that a tab indents given the block's
+    indentation in spaces first (the tab then belongs to the line's text, as YAML allows), or None
+    if no such line. Lines keep their numbers; no other line changes. Only used on a text YAML
+    refuses: a line that starts with a tab inside a block is a syntax error otherwise."""
+    lines = text.split("\n")
+    changed = False
+    k = 0
+    while k < len(lines):
+        m = _BLOCK_HEADER.match(lines[k])
+        k += 1
+        if m is None:
+            continue
+        key = len(lines[k - 1]) - len(lines[k - 1].lstrip(" -"))     # the key's column
+        indent = None
+        while k < len(lines):
+            line = lines[k]
+            spaces = len(line) - len(line.lstrip(" "))
+            if line.strip() == "":
+                k += 1
+                continue
+            tabbed = line[spaces:spaces + 1] == "\t"
+            if not tabbed and spaces <= key:
+                break                   # the block ends here
+            if indent is None:
+                indent = spaces if not tabbed else key + 2
+            if tabbed and spaces < indent:
+                lines[k] = " " * indent + line[spaces:]
+                changed = True
+            k += 1
+    return "\n".join(lines) if changed else None
+
+
 def compose(text: str, path: str) -> yaml.Node | None:
-    """Parse `text` into PyYAML nodes (None for an empty document); syntax errors -> LitmusError."""
+    """Parse `text` into PyYAML nodes (None for an empty document); syntax errors -> LitmusError.
+    A text that YAML refuses for a tab where it wants indentation is read again with the tabs of
+    its block scalars after their indentation (tab_indented_blocks); if it still is refused, the
+    error says how to write it."""
+    try:
+        return _compose(text, path)
+    except LitmusError as e:
+        if "'\\t'" not in e.message and "tab character" not in e.message:
+            raise
+        fixed = tab_indented_blocks(text)
+        if fixed is not None:
+            try:
+                return _compose(fixed, path)
+            except LitmusError:
+                pass
+        raise LitmusError(f"{e.message} ({TAB_HINT})", e.where) from None
+
+
+def _compose(text: str, path: str) -> yaml.Node | None:
     if _CParser is not None:
         try:
             return yaml.compose(text, Loader=_FastLoader)

@@ -48,8 +48,12 @@ FAMILIES = (
     Family("cvta", groups=(Group("to", ("to",)), Group("space", SPACES, required=True),
                            Group("size", ("u32", "u64"), required=True)),
            operands=sig("d:reg, a:addrsrc", a="the address to convert"), lower=lower_address,
-           rejects=dict.fromkeys(("local", "const", "param"), "cvta to or from .local/.const/.param memory: "
-                                                             "ptxmc models .global and .shared memory")),
+           rejects={**dict.fromkeys(("local", "const"), "cvta to or from .local/.const memory: "
+                                                        "ptxmc models .global and .shared memory"),
+                    "param": "cvta.param takes the address of a kernel argument (a __grid_constant__ one, such as a "
+                             "CUtensorMap), and a litmus test has none: name the location itself, declared under "
+                             "memory: (a tensor map: '[tmap, {0, 0}]'; an address: 'mov.u64 %rdN, tmap') "
+                             "(docs/format.md#kernel-arguments-and-shared-variables)"}),
     Family("mapa", groups=(Group("space", ("shared::cluster",)), Group("type", ("u32", "u64"), required=True)),
            operands=sig("d:reg, a:addrsrc, b:imm", a="the shared address to map", b="the target CTA's rank"),
            rules=(_mapa_rank,), lower=lower_address),

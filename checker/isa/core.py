@@ -25,6 +25,8 @@ from .table import (ATOM_OPS, ATOM_TYPES, FLOAT_TYPES, INT_TYPES, LDST_TYPES, SC
 
 _SCOPE = Group("scope", SCOPES)
 _SPACE = Group("space", SPACES)
+_OTHER_SPACES = dict.fromkeys(("local", "const"), "ptxmc models .global and .shared memory (.local and .const "
+                                                  "are not modelled): declare the data under memory:")
 _VECTOR = {v: "vector atomics (.v2, .v4, .v8) are not modelled" for v in ("v2", "v4", "v8")}
 _VEC = Group("vec", ("v2", "v4", "v8"))
 
@@ -366,15 +368,21 @@ FAMILIES = (
                    Group("mmio", ("mmio",)), _SCOPE, _SPACE, _VEC, Group("type", LDST_TYPES)) + hints.LD_HINTS,
            operands=sig("d:dvec, a:addr, policy:val?"), rules=_LD_ST_RULES + (_vector, hints.hint_rule),
            space="space", lower=lower_ld,
-           rejects=dict.fromkeys(("release", "acq_rel", "sc"),
-                                 "ld.release does not exist: a load is .weak, .relaxed, .acquire, .volatile or .mmio")),
+           rejects={**dict.fromkeys(("release", "acq_rel", "sc"),
+                                    "ld.release does not exist: a load is .weak, .relaxed, .acquire, .volatile or .mmio"),
+                    **_OTHER_SPACES,
+                    "param": "ld.param reads a kernel argument, and a litmus test has none: write the value the "
+                             "argument holds instead: for a pointer, 'mov.u64 %rdN, NAME' (NAME a location declared "
+                             "under memory:, the one it points to), for a number, 'mov.u32 %rN, VALUE' "
+                             "(docs/format.md#kernel-arguments-and-shared-variables)"}),
     Family("st",
            groups=(Group("sem", ("weak", "relaxed", "release", "volatile"), default="weak"),
                    Group("mmio", ("mmio",)), _SCOPE, _SPACE, _VEC, Group("type", LDST_TYPES)) + hints.ST_HINTS,
            operands=sig("a:addr, b:vvec, policy:val?"), rules=_LD_ST_RULES + (_vector, hints.hint_rule),
            space="space", lower=lower_st,
-           rejects=dict.fromkeys(("acquire", "acq_rel", "sc"),
-                                 "st.acquire does not exist: a store is .weak, .relaxed, .release, .volatile or .mmio")),
+           rejects={**dict.fromkeys(("acquire", "acq_rel", "sc"),
+                                    "st.acquire does not exist: a store is .weak, .relaxed, .release, .volatile or .mmio"),
+                    **_OTHER_SPACES}),
     Family("atom",
            groups=(Group("sem", ("relaxed", "acquire", "release", "acq_rel"), default="relaxed"),
                    Group("scope", SCOPES, default="gpu"), _SPACE,

@@ -1,0 +1,112 @@
+"""PTX pasted as nvcc prints it (docs/format.md#ptx-as-nvcc-prints-it): tab-indented lines in a
+`ptx: |` block, `.shared` variables in a kernel's body, and kernel arguments (ld.param,
+cvta.param), which are refused saying what to write instead."""
+from __future__ import annotations
+
+import pytest
+
+from checker.ast import Addr
+from checker.errors import LitmusError
+from checker.front import yamlsafe
+from checker.front.litmus import load_text
+from checker.resources import resolve_model
+from checker.verdict.check import check_test
+
+PTX = resolve_model("ptx")
+
+TABS = ("name: tabs\nsource: t\nmemory: {x: 0}\nthreads:\n  P0:\n    at: gpu0.cta0\n    ptx: |\n"
+        "\t.reg .b32 \t%r<3>;\n\n\tmov.u32 \t%r1, 1;\n\tst.global.u32 \t[x], %r1;\n\tret;\n"
+        "  P1:\n    at: gpu0.cta1\n    ptx: |\n      .reg .b32 %r<3>;\n\tld.global.u32 \t%r2, [x];\n"
+        "expect: {allowed: ['P1:r2=1']}\n")
+
+
+def test_a_tab_indented_paste_loads_with_its_lines():
+    [t] = load_text(TABS, "t.yaml")
+    assert not isinstance(t, LitmusError), t
+    assert [(i.text, i.where.line) for i in t.threads[0].code] == \
+        [("mov.u32 %r1, 1", 10), ("st.global.u32 [x], %r1", 11), ("ret", 12)]
+    assert [(i.text, i.where.line) for i in t.threads[1].code] == [("ld.global.u32 %r2, [x]", 17)]
+    assert check_test(t, PTX).status == "pass"
+
+
+def test_a_tab_indented_error_names_its_line():
+    [r] = load_text(TABS.replace("\tmov.u32 \t%r1, 1;", "\tfrob.u32 \t%r1, 1;"), "t.yaml")
+    assert isinstance(r, LitmusError) and r.where.line == 10 and "unknown or unsupported PTX instruction" in r.message
+
+
+def test_only_tab_led_lines_of_block_scalars_change():
+    text = "a: |\n\tx\n  y\nb: 'q'\n\tc: 1\n"
+    assert yamlsafe.tab_indented_blocks(text) == "a: |\n  \tx\n  y\nb: 'q'\n\tc: 1\n"
+    assert yamlsafe.tab_indented_blocks("a: |\n  x\n\ty\n") == "a: |\n  x\n  \ty\n"
+    assert yamlsafe.tab_indented_blocks("a: 1\nb: [1, 2]\n") is None
+
+
+def test_a_tab_yaml_cannot_take_says_what_to_do():
+    with pytest.raises(LitmusError) as e:
+        yamlsafe.compose("name: t\n\tthreads: {}\n", "t.yaml")
+    assert e.value.where.line == 2
+    assert e.value.message.endswith("(YAML does not allow a tab as indentation: indent with spaces; in a `ptx: |` "
+                                    "block, a line that starts with a tab is read as the block's text)")
+
+
+SHARED = """
+name: sh
+source: t
+memory:
+  full: {space: shared, owner: gpu0.cta0, size: 8}
+  full1: {space: shared, owner: gpu0.cta1, offset_of: full}
+threads:
+  P0:
+    at: gpu0.cta0
+    ptx: |
+      .reg .b64 %rd<3>;
+      .shared .align 8 .u64 full;
+      mov.u64 %rd1, full;
+      st.shared.u64 [%rd1], 1;
+  P1:
+    at: gpu0.cta1
+    ptx: |
+      .shared .align 8 .u64 full;
+      st.shared.u64 [full], 2;
+expect: {allowed: ['full=1 /\\ full1=2']}
+"""
+
+
+def test_a_shared_variable_is_each_ctas_own_copy():
+    [t] = load_text(SHARED, "t.yaml")
+    assert not isinstance(t, LitmusError), t
+    assert [i.operands[0] for t_ in t.threads for i in t_.code if i.op == "st"] == [Addr("full"), Addr("full1")]
+    assert check_test(t, PTX).status == "pass"
+
+
+@pytest.mark.parametrize("change, line, message", [
+    (("  full1: {space: shared, owner: gpu0.cta1, offset_of: full}\n", ""), 17,
+     "'.shared' declares full in gpu0.cta1's shared memory, and memory: declares none in that CTA at full's offset: "
+     "each CTA has its own copy of a .shared variable; declare this CTA's (COPY: {space: shared, owner: gpu0.cta1, "
+     "offset_of: full})"),
+    (("full: {space: shared, owner: gpu0.cta0, size: 8}", "full: {space: shared, owner: gpu0.cta0, size: 4}"), 12,
+     "'.shared' declares full of 8 bytes, and memory: declares full of 4"),
+    (("      .shared .align 8 .u64 full;\n      mov", "      .shared .align 16 .b8 buf[16];\n      mov"), 12,
+     "'.shared' declares buf in gpu0.cta0's shared memory: declare it under memory: (buf: {space: shared, owner: "
+     "gpu0.cta0, size: 16}), where ptxmc places a test's memory"),
+    (("      .shared .align 8 .u64 full;\n      mov", "      .shared .align 8 .pred full;\n      mov"), 12,
+     "malformed .shared declaration: write .shared {.align N} .TYPE NAME{[COUNT]}"),
+    (("      .shared .align 8 .u64 full;\n      mov", "      .local .u64 l;\n      mov"), 12,
+     "directive '.local' is not accepted in a thread's code"),
+    (("      mov.u64 %rd1, full;", "      ld.param.u64 %rd1, [_Z4ringPi_param_0];"), 13,
+     "ld.param reads a kernel argument, and a litmus test has none: write the value the argument holds instead: for "
+     "a pointer, 'mov.u64 %rdN, NAME' (NAME a location declared under memory:, the one it points to), for a number, "
+     "'mov.u32 %rN, VALUE' (docs/format.md#kernel-arguments-and-shared-variables)"),
+    (("      mov.u64 %rd1, full;", "      cvta.param.u64 %rd1, %rd2;"), 13,
+     "cvta.param takes the address of a kernel argument (a __grid_constant__ one, such as a CUtensorMap), and a "
+     "litmus test has none: name the location itself, declared under memory: (a tensor map: '[tmap, {0, 0}]'; an "
+     "address: 'mov.u64 %rdN, tmap') (docs/format.md#kernel-arguments-and-shared-variables)"),
+    (("      mov.u64 %rd1, full;", "      ld.local.u64 %rd1, [full];"), 13,
+     "ptxmc models .global and .shared memory (.local and .const are not modelled): declare the data under memory:"),
+])
+def test_shared_variables_and_kernel_arguments_refused_with_what_to_write(change, line, message):
+    old, new = change
+    assert old in SHARED
+    [r] = load_text(SHARED.replace(old, new), "t.yaml")
+    assert isinstance(r, LitmusError), r
+    assert (r.where.path, r.where.line) == ("t.yaml", line) and message in r.message, str(r)
