@@ -23,7 +23,7 @@ from .. import limits
 from ..isa import address, registry, special
 from ..model.memory import MAX_BYTES
 from ..isa import syntax as ptx
-from ..unfold import paths
+from ..unfold import constants, paths
 from . import ptx_text, yamlsafe
 from .scopes import Scopes
 from ..ast import Addr, Eq, Expectation, Kernel, LitmusTest, MemoryDecl, Name, Position, Reg, Thread
@@ -379,7 +379,15 @@ def _build(node: Node, path: str, row, line: int) -> LitmusTest:
                 if isinstance(o, Addr) and not o.register and o.base not in declared and o.base not in implicit:
                     implicit[o.base] = MemoryDecl(o.base, where=i.where)
     memory = {d.name: d for d in decls} | implicit
-    threads = address.resolve([_location_names(t, memory, dests[t.name]) for t in threads], memory, dests)
+    per_thread = _per_thread(m, path)
+    threads = [_location_names(t, memory, dests[t.name]) for t in threads]
+    # registers that stand for numbers (a bulk size, a barrier id, a mapa rank, an address offset)
+    # read as the constants they hold on the thread's control paths (checker.unfold.constants)
+    placed = LitmusTest(name=name, threads=tuple(threads), memory=tuple(memory.values()), path=path,
+                        threads_per_litmus_thread=per_thread)
+    known = {t.name: constants.Constants(placed, t) for t in threads}
+    threads = [known[t.name].substituted() for t in threads]
+    threads = address.resolve(threads, memory, dests, {n: c.at for n, c in known.items()})
     regs = {t.name: {r for i in t.code for r in ptx.registers(i)} for t in threads}
     for t in threads:                   # one name, two meanings: refuse rather than guess
         for i in t.code:
@@ -406,12 +414,6 @@ def _build(node: Node, path: str, row, line: int) -> LitmusTest:
         rlimit = _int(m.get("rlimit"), path, "rlimit")
         if rlimit < 0:
             _fail(path, m.get("rlimit"), "rlimit is 0 (none) or a positive number of Z3 resource units")
-    per_thread = 1
-    if m.get("threads_per_litmus_thread") is not None:
-        per_thread = _int(m.get("threads_per_litmus_thread"), path, "threads_per_litmus_thread")
-        if per_thread <= 0:
-            _fail(path, m.get("threads_per_litmus_thread"),
-                  "threads_per_litmus_thread is the positive number of PTX threads one litmus thread stands for")
     unroll = None
     if m.get("unroll") is not None:
         unroll = _int(m.get("unroll"), path, "unroll")
@@ -425,6 +427,17 @@ def _build(node: Node, path: str, row, line: int) -> LitmusTest:
                       arch=arch, path=path, where=SourceLoc(path, line, name), matrix_row=row,
                       locations=locations, filter=filt, rlimit=rlimit, threads_per_litmus_thread=per_thread,
                       kernels=_kernels(m.get("kernels"), path, threads))
+
+
+def _per_thread(m: _Map, path: str) -> int:
+    """`threads_per_litmus_thread:` (1 when not given)."""
+    node = m.get("threads_per_litmus_thread")
+    if node is None:
+        return 1
+    per_thread = _int(node, path, "threads_per_litmus_thread")
+    if per_thread <= 0:
+        _fail(path, node, "threads_per_litmus_thread is the positive number of PTX threads one litmus thread stands for")
+    return per_thread
 
 
 def _register_addresses(t: Thread, declared: set[str], dests: set[str]) -> Thread:
@@ -661,7 +674,7 @@ def _thread_code(t: _Map, k: Node, path: str, declared: set[str]) -> tuple[list,
             i = replace(i, text=st.text)
             exits = True
         else:
-            i = registry.parse_instr(st.text, where, declared)
+            i = registry.parse_instr(st.text, where, declared, constant_registers=True)
         if len(st.scope) > 1 or (i.op == "bra" and end is None):
             i = scopes.renamed(i, st.scope, where)
         written = [r for r in address.destinations(i, registry.family(i)) if r.startswith("%")]

@@ -14,7 +14,8 @@ ever meet named addresses. An address that is not computed this way (read from m
 special register, by other arithmetic) is refused: ptxmc does not model pointer chasing.
 
     cvta{.space}.size d, a      cvta.to{.space}.size d, a      (.space: .global .shared{::cta, ::cluster}; .size: .u32 .u64)
-    mapa{.shared::cluster}.type d, a, b                        (.type: .u32 .u64; b: an immediate CTA rank)
+    mapa{.shared::cluster}.type d, a, b                        (.type: .u32 .u64; b: the CTA rank, a number or
+                                                                a register that holds one, checker.unfold.constants)
 
 A register holding an address has no value a condition can ask for: its events are none, and
 `P0:rd=...` is refused like any register the thread does not write.
@@ -22,6 +23,7 @@ A register holding an address has no value a condition can ask for: its events a
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Callable, Mapping
 
 from ..ast import Addr, Imm, Instr, MemoryDecl, Name, Reg, Thread
 from ..errors import LitmusError
@@ -37,8 +39,6 @@ def lower_address(b: Builder, ctx: ThreadCtx, i: Instr) -> None:
 
 
 def _mapa_rank(i: Instr, q):
-    if not isinstance(i.operands[2], Imm):
-        return "the CTA rank of mapa is an immediate (a rank in a register is not modelled)"
     if not 0 <= i.operands[2].value < 16:
         return f"a cluster has CTAs of rank 0 to 15, not {i.operands[2].value}"
     return None
@@ -51,7 +51,7 @@ FAMILIES = (
            rejects=dict.fromkeys(("local", "const", "param"), "cvta to or from .local/.const/.param memory: "
                                                              "ptxmc models .global and .shared memory")),
     Family("mapa", groups=(Group("space", ("shared::cluster",)), Group("type", ("u32", "u64"), required=True)),
-           operands=sig("d:reg, a:addrsrc, b:val", a="the shared address to map", b="the target CTA's rank"),
+           operands=sig("d:reg, a:addrsrc, b:imm", a="the shared address to map", b="the target CTA's rank"),
            rules=(_mapa_rank,), lower=lower_address),
 )
 
@@ -61,17 +61,19 @@ FAMILIES = (
 ADDRESS_FAMILIES = ("mov", "add", "sub", "cvta", "mapa")
 
 
-def resolve(threads: list[Thread], memory: dict[str, MemoryDecl], destinations: dict[str, set[str]]
-            ) -> list[Thread]:
+def resolve(threads: list[Thread], memory: dict[str, MemoryDecl], destinations: dict[str, set[str]],
+            known: Mapping[str, Callable[[int, str], "int | str"]] | None = None) -> list[Thread]:
     """Threads whose register-held addresses are rewritten to the locations they point to.
-    `destinations[thread]`: the registers the thread writes; `memory`: every location."""
-    return [_resolve_thread(t, memory, destinations[t.name]) for t in threads]
+    `destinations[thread]`: the registers the thread writes; `memory`: every location;
+    `known[thread](k, reg)`: the constant reg holds at instruction k, or why it holds none
+    (checker.unfold.constants: an offset added in a register)."""
+    return [_resolve_thread(t, memory, destinations[t.name], (known or {}).get(t.name)) for t in threads]
 
 
-def _resolve_thread(t: Thread, memory: dict[str, MemoryDecl], dests: set[str]) -> Thread:
+def _resolve_thread(t: Thread, memory: dict[str, MemoryDecl], dests: set[str], known=None) -> Thread:
     env: dict[str, tuple[str, int]] = {}          # register -> (location, byte offset)
     code = []
-    for i in t.code:
+    for k, i in enumerate(t.code):
         def fail(msg: str):
             raise LitmusError(msg, i.where)
 
@@ -81,7 +83,8 @@ def _resolve_thread(t: Thread, memory: dict[str, MemoryDecl], dests: set[str]) -
         dst = i.operands[0] if i.operands and isinstance(i.operands[0], Reg) else None
         if dst is None or dst.name not in dests:
             continue
-        addr = _address_of(i, env, memory, t, fail) if i.family in ADDRESS_FAMILIES else None
+        addr = _address_of(i, env, memory, t, fail, known and (lambda r, k=k: known(k, r))) \
+            if i.family in ADDRESS_FAMILIES else None
         if addr is None:
             env.pop(dst.name, None)
         else:
@@ -98,8 +101,9 @@ def _value(o, env):
     return None
 
 
-def _address_of(i: Instr, env, memory, t: Thread, fail):
-    """The address instruction `i` puts in its destination, or None if it computes no address."""
+def _address_of(i: Instr, env, memory, t: Thread, fail, known=None):
+    """The address instruction `i` puts in its destination, or None if it computes no address
+    (`known(reg)`: the constant a register holds there, or why it holds none)."""
     srcs = [_value(o, env) for o in i.operands[1:]]
     if i.family in ("mov", "cvta"):
         return srcs[0]
@@ -112,8 +116,12 @@ def _address_of(i: Instr, env, memory, t: Thread, fail):
     if not addrs:
         return None
     other = i.operands[2] if srcs[0] is not None else i.operands[1]
+    held = known(other.name) if known is not None and isinstance(other, Reg) and len(addrs) == 1 else None
+    if isinstance(held, int):
+        other = Imm(held)
     if len(addrs) > 1 or not isinstance(other, Imm) or (i.family == "sub" and srcs[0] is None):
-        fail(f"'{i.text}': address arithmetic other than adding or subtracting a constant is not modelled")
+        why = f" ({held})" if isinstance(held, str) else ""
+        fail(f"'{i.text}': address arithmetic other than adding or subtracting a constant is not modelled{why}")
     name, off = addrs[0]
     return (name, off + (other.value if i.family == "add" else -other.value))
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from ..ast import Addr, Imm, Instr, Name, Quals, Vec
 from ..model.builder import AddressValue, Builder, ThreadCtx, Unmodelled
-from ..model.values import Const, Ite, ReadVal, binop, signed, wrap
+from ..model.values import Const, Expr, Ite, ReadVal, binop, signed, wrap
 from . import barriers, hints
 from .common import access_tags, atom_value, restrict, strength_tags
 from .table import (ATOM_OPS, ATOM_TYPES, FLOAT_TYPES, INT_TYPES, LDST_TYPES, SCOPE_TAG, SCOPES, SIGNED_TYPES,
@@ -276,6 +276,40 @@ def lower_alu(b: Builder, ctx: ThreadCtx, i: Instr) -> None:
     b.set_reg(ctx, dst, v, bits, fmt)
 
 
+def _mul_form(i: Instr, q: Quals):
+    # PTX ISA, mul: .hi and .wide are integer modes; .wide takes 16- and 32-bit types only
+    if q["mode"] in ("hi", "wide") and q["type"] not in INT_TYPES:
+        return f"mul.{q['mode']} needs an integer type (.u16, .u32, .u64, .s16, .s32, .s64)"
+    if q["mode"] == "wide" and q["type"] in ("u64", "s64"):
+        return "mul.wide takes .u16, .u32, .s16 or .s32 (its result is twice as wide)"
+    if q["mode"] == "hi" and q["type"] in ("u64", "s64"):
+        return "mul.hi of 64-bit values is not modelled (its 128-bit product leaves ptxmc's 64-bit values)"
+    return None
+
+
+def lower_mul(b: Builder, ctx: ThreadCtx, i: Instr) -> None:
+    """mul{.lo}.type as lower_alu; mul.wide.type d, a, b: the whole 2n-bit product of the n-bit
+    operands (signed for .s16/.s32); mul.hi.type: its upper n bits (PTX ISA, mul)."""
+    mode = i.quals["mode"]
+    if mode not in ("hi", "wide"):
+        return lower_alu(b, ctx, i)
+    dst, x, y = i.operands
+    bits, _, _ = value_type(i.quals["type"])
+    value = mul_half(mode, i.quals["type"], b.value(ctx, x, bits), b.value(ctx, y, bits))
+    b.set_reg(ctx, dst, value, 2 * bits if mode == "wide" else bits)
+
+
+def mul_half(mode: str, type_: str, x: Expr, y: Expr) -> Expr:
+    """The value mul.wide / mul.hi of integer type `type_` gives for operands x and y (the
+    harness evaluates it too, checker.harness.transfer)."""
+    bits, is_signed, _ = value_type(type_)
+    vals = [wrap(v, bits) for v in (x, y)]
+    if is_signed:
+        vals = [signed(v, bits) for v in vals]
+    product = wrap(binop("mul", vals[0], vals[1]), 2 * bits)
+    return product if mode == "wide" else binop("shr", product, Const(bits))
+
+
 def lower_shift(b: Builder, ctx: ThreadCtx, i: Instr) -> None:
     """shl.bN / shr.{bN,uN,sN} d, a, n (PTX ISA, shl and shr): a's N-bit pattern shifted by n bits
     (a shift amount of N or more gives 0, or the sign for shr.sN, which fills with the sign bit).
@@ -386,9 +420,8 @@ FAMILIES = (
     *(Family(op, groups=(Group("type", INT_TYPES + ("f32", "f64")),), operands=sig("d:reg, a:movsrc, b:movsrc"),
              lower=lower_alu)
       for op in ("add", "sub")),
-    Family("mul", groups=(Group("mode", ("lo",)), Group("type", INT_TYPES + ("f32", "f64"))),
-           operands=sig("d:reg, a:val, b:val"), lower=lower_alu,
-           rejects=dict.fromkeys(("hi", "wide"), "mul.hi and mul.wide are not supported (use mul.lo)")),
+    Family("mul", groups=(Group("mode", ("lo", "hi", "wide")), Group("type", INT_TYPES + ("f32", "f64"))),
+           operands=sig("d:reg, a:val, b:val"), rules=(_mul_form,), lower=lower_mul),
     *(Family(op, groups=(Group("type", ("pred", "b16", "b32", "b64")),), operands=sig("d:reg, a:val, b:val"),
              lower=lower_alu)
       for op in ("and", "or", "xor")),

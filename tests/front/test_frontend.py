@@ -513,7 +513,7 @@ def test_valid_instructions_and_their_defaults(text, quals):
     ("mov r0, [x]", "operand 2 ('[x]') must be a register, a number or a location"),
     ("mov 1, r0", "operand 1 ('1') must be a register"),
     ("mov r0, !p", "operand 2 ('!p') must be a register, a number or a location"),
-    ("mul.wide.s32 r0, r1, 2", "mul.hi and mul.wide are not supported (use mul.lo)"),
+    ("mul.wide.s64 r0, r1, 2", "mul.wide takes .u16, .u32, .s16 or .s32 (its result is twice as wide)"),
     ("xor.u32 r0, r1, 2", "unknown qualifier '.u32' for xor"),
     ("cp.async.ca.shared.global [s], [g], 5", "cp-size is 4, 8 or 16, not 5"),
     ("", "empty instruction"),
