@@ -120,6 +120,24 @@ def test_small_outcomes_import_no_sympy_z3_or_xml(tmp_path):
     assert [m for m in ("sympy", "z3", "xml.sax.saxutils") if m in got["modules"]] == []
 
 
+def test_a_small_check_imports_no_hash_pickle_json_or_archive_modules(tmp_path):
+    """With the model cache warm, a small `outcomes` or `check` reads the cache with the C
+    unpickler and the built-in SHA-256 (not pickle, nor hashlib, which loads OpenSSL), writes no
+    JSON, and builds its command line without shutil (argparse imports it, and with it zlib, bz2
+    and lzma, for the terminal's width) or the `run` command's executor options."""
+    f = tmp_path / "sb3.yaml"
+    f.write_text(SB3)
+    env = {"PTXMC_CACHE_DIR": str(tmp_path / "cache")}
+    assert _probe(["outcomes", str(f)], env)["code"] == 0           # (a cold cache stores the model)
+    unneeded = ("hashlib", "_hashlib", "pickle", "json", "shutil", "bz2", "lzma", "checker.executors.options")
+    probe = ("import sys\nfrom checker.cli import main\ntry:\n    main({argv!r})\nexcept SystemExit:\n    pass\n"
+             "print('@@', sorted(sys.modules))")          # (_probe's own json is imported first)
+    for argv in (["outcomes", str(f)], ["check", str(f), "P0:r0=0 /\\ P1:r0=0"]):
+        r = _python(probe.format(argv=argv), env)
+        modules = eval(r.stdout.rsplit("@@", 1)[1])
+        assert [m for m in unneeded if m in modules] == [], argv
+
+
 def test_the_front_end_imports_no_solver_harness_or_unused_family(tmp_path):
     """Loading a test imports the instruction families it uses and nothing of the solver, the
     harness, the output safety layer or the other families (checker.isa.registry loads a family
