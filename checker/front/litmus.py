@@ -26,7 +26,7 @@ from ..isa import syntax as ptx
 from ..unfold import constants, paths
 from . import ptx_text, yamlsafe
 from .scopes import Scopes
-from ..ast import Addr, Eq, Expectation, Kernel, LitmusTest, MemoryDecl, Name, Position, Reg, Thread
+from ..ast import Addr, Eq, Expectation, Imm, Kernel, LitmusTest, MemoryDecl, Name, Position, Reg, Thread
 from .conditions import check_refs, parse_cond
 from .files import suite_files
 from ..textsafe import escape_char, first_unsafe, printable
@@ -34,7 +34,7 @@ from ..errors import LitmusError, SourceLoc
 from .yamlsafe import BOOL, INT, Node
 
 TEST_KEYS = ("name", "doc", "source", "arch", "memory", "threads", "expect", "matrix", "locations", "filter",
-             "rlimit", "threads_per_litmus_thread", "kernels", "unroll")
+             "rlimit", "threads_per_litmus_thread", "kernels", "unroll", "params")
 THREAD_KEYS = ("at", "code", "ptx")
 KERNEL_KEYS = ("name", "launch", "threads")
 MEMORY_KEYS = ("space", "owner", "init", "size", "alias_of", "texture_of", "surface_of", "constant_of",
@@ -368,7 +368,8 @@ def _build(node: Node, path: str, row, line: int) -> LitmusTest:
 
     decls, targets = _memory(m.get("memory"), path)
     declared = {d.name for d in decls}
-    threads = _threads(m.need("threads", "a test"), path, {d.name: d for d in decls})
+    params = _params(m.get("params"), path, declared)
+    threads = _threads(m.need("threads", "a test"), path, {d.name: d for d in decls}, params)
     _check_cluster_styles(threads, decls, path)
     dests = {t.name: {r for i in t.code for r in address.destinations(i, registry.family(i))} for t in threads}
     threads = [_register_addresses(t, declared, dests[t.name]) for t in threads]
@@ -593,7 +594,7 @@ def _tensormap(name: str, node: Node, init: int, path: str, targets) -> dict[int
     return table
 
 
-def _threads(node: Node, path: str, declared: dict[str, MemoryDecl]) -> list[Thread]:
+def _threads(node: Node, path: str, declared: dict[str, MemoryDecl], params: dict[str, str | int]) -> list[Thread]:
     if node.kind != "map" or not node.items:
         _fail(path, node, "threads must map thread names to {at: POSITION, code: [...]}")
     if len(node.items) > limits.current().threads:
@@ -606,19 +607,20 @@ def _threads(node: Node, path: str, declared: dict[str, MemoryDecl]) -> list[Thr
             _fail(path, k, f"thread name '{k.raw}' must be an identifier (P0, P1, ...)")
         t = _Map(v, path, THREAD_KEYS, f"thread '{k.raw}'")
         pos = _position(t.need("at", f"thread '{k.raw}'"), path, "at")
-        code, labels = _thread_code(t, k, path, declared, pos)
+        code, labels = _thread_code(t, k, path, declared, pos, params)
         thread = Thread(k.raw, pos, tuple(code), SourceLoc(path, k.line, k.raw), tuple(labels))
         paths.check_thread(thread)
         threads.append(thread)
     return threads
 
 
-def _thread_code(t: _Map, k: Node, path: str, declared: dict[str, MemoryDecl], pos: Position
-                 ) -> tuple[list, list]:
+def _thread_code(t: _Map, k: Node, path: str, declared: dict[str, MemoryDecl], pos: Position,
+                 params: dict[str, str | int]) -> tuple[list, list]:
     """A thread's instructions and labels (name, index of the instruction it stands before), from
     `code:` (a list of PTX texts and labels) or `ptx:` (one block of pasted PTX text): statements
     cut by checker.front.ptx_text, .reg declarations checked and dropped, .shared variables
-    matched with the locations `memory:` declares in the thread's CTA (`pos`) and dropped."""
+    matched with the locations `memory:` declares in the thread's CTA (`pos`) and dropped, kernel
+    arguments read as the values `params:` gives them."""
     if t.get("ptx") is None:
         t.need("code", f"thread '{k.raw}'")
     elif t.get("code") is not None:
@@ -681,7 +683,9 @@ def _thread_code(t: _Map, k: Node, path: str, declared: dict[str, MemoryDecl], p
             i = replace(i, text=st.text)
             exits = True
         else:
-            i = registry.parse_instr(st.text, where, declared, constant_registers=True)
+            arg = _argument_read(st.text, params, where)
+            i = registry.parse_instr(arg or st.text, where, declared, constant_registers=True)
+            i = _with_arguments(replace(i, text=st.text) if arg else i, params)
         if len(st.scope) > 1 or (i.op == "bra" and end is None):
             i = scopes.renamed(i, st.scope, where)
         written = [r for r in address.destinations(i, registry.family(i)) if r.startswith("%")]
@@ -693,6 +697,69 @@ def _thread_code(t: _Map, k: Node, path: str, declared: dict[str, MemoryDecl], p
     if any(k != v for k, v in copies.items()):
         code = [_renamed(i, copies) for i in code]
     return code, labels
+
+
+_LD_PARAM = re.compile(r"ld\.param((?:\.\w+)*)\s+(\S+?)\s*,\s*\[\s*([A-Za-z_$][\w$]*)\s*(?:\+\s*(\w+)\s*)?\]\s*")
+_CVTA_PARAM = re.compile(r"cvta(?:\.to)?\.param((?:\.\w+)*)\s+(.*)", re.S)
+
+
+def _params(node: Node | None, path: str, declared: set[str]) -> dict[str, str | int]:
+    """`params:` maps a kernel's argument names (as nvcc spells them: _Z4ringPi_param_0) to their
+    values: a location (a pointer to it, or a __grid_constant__ argument that is it) or a number
+    (docs/format.md#kernel-arguments-and-shared-variables)."""
+    if node is None:
+        return {}
+    if node.kind != "map":
+        _fail(path, node, "params must map kernel argument names to a location or a number")
+    out: dict[str, str | int] = {}
+    for k, v in node.items:
+        if not _IDENT.fullmatch(k.raw):
+            _fail(path, k, f"'{k.raw}' cannot name a kernel argument: use its name in the PTX (_Z4ringPi_param_0)")
+        if k.raw in declared:
+            _fail(path, k, f"'{k.raw}' is a location under memory: and a kernel argument")
+        if v.kind == "scalar" and v.tag == INT:
+            out[k.raw] = _int(v, path, f"params: {k.raw}")
+        elif v.kind == "scalar" and v.raw in declared:
+            out[k.raw] = v.raw
+        else:
+            _fail(path, v, f"params: {k.raw} is a location declared under memory: (the one a pointer argument "
+                           "points to, or a __grid_constant__ argument such as a tensor map) or a number")
+    return out
+
+
+def _argument_read(text: str, params: dict[str, str | int], where: SourceLoc) -> str | None:
+    """`ld.param.T d, [P]` as `mov.T d, P`, and `cvta.param.T d, a` as `mov.T d, a`, when `params:`
+    gives argument P (ld.param / cvta.param are refused otherwise, saying so); None for another
+    statement."""
+    m = _LD_PARAM.fullmatch(text)
+    if m is not None and params:
+        name = m.group(3)
+        if name not in params:
+            raise LitmusError(f"'{name}' is a kernel argument that params: does not give (it gives "
+                              f"{', '.join(sorted(params))})", where)
+        if m.group(4) not in (None, "0"):
+            raise LitmusError(f"a field of kernel argument '{name}' (at byte {m.group(4)}) is not modelled: "
+                              "params: gives whole arguments", where)
+        return f"mov{m.group(1)} {m.group(2)}, {name}"
+    m = _CVTA_PARAM.fullmatch(text)
+    if m is not None and params:
+        return f"mov{m.group(1)} {m.group(2)}"
+    return None
+
+
+def _with_arguments(i, params: dict[str, str | int]):
+    """`i` with each kernel argument it names (`mov.b64 %rd2, P`) replaced by its value in
+    `params:` (a location's address, or a number)."""
+    if not params:
+        return i
+    def value(o):
+        name = o.name if isinstance(o, (Reg, Name)) else None
+        if name not in params:
+            return o
+        v = params[name]
+        return Imm(v) if isinstance(v, int) else Name(v)
+    ops = tuple(value(o) for o in i.operands)
+    return registry.validate(replace(i, operands=ops), constant_registers=True) if ops != i.operands else i
 
 
 def _renamed(i, names: dict[str, str]):

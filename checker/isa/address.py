@@ -50,10 +50,10 @@ FAMILIES = (
            operands=sig("d:reg, a:addrsrc", a="the address to convert"), lower=lower_address,
            rejects={**dict.fromkeys(("local", "const"), "cvta to or from .local/.const memory: "
                                                         "ptxmc models .global and .shared memory"),
-                    "param": "cvta.param takes the address of a kernel argument (a __grid_constant__ one, such as a "
-                             "CUtensorMap), and a litmus test has none: name the location itself, declared under "
-                             "memory: (a tensor map: '[tmap, {0, 0}]'; an address: 'mov.u64 %rdN, tmap') "
-                             "(docs/format.md#kernel-arguments-and-shared-variables)"}),
+                    "param": "cvta.param takes the address of a __grid_constant__ kernel argument (a CUtensorMap): "
+                             "give the location it is under params: (e.g. params: "
+                             "{_Z8tma_load14CUtensorMap_stPi_param_0: tmap}, with tmap a tensor map declared under "
+                             "memory:) (docs/format.md#kernel-arguments-and-shared-variables)"}),
     Family("mapa", groups=(Group("space", ("shared::cluster",)), Group("type", ("u32", "u64"), required=True)),
            operands=sig("d:reg, a:addrsrc, b:imm", a="the shared address to map", b="the target CTA's rank"),
            rules=(_mapa_rank,), lower=lower_address),

@@ -371,10 +371,9 @@ FAMILIES = (
            rejects={**dict.fromkeys(("release", "acq_rel", "sc"),
                                     "ld.release does not exist: a load is .weak, .relaxed, .acquire, .volatile or .mmio"),
                     **_OTHER_SPACES,
-                    "param": "ld.param reads a kernel argument, and a litmus test has none: write the value the "
-                             "argument holds instead: for a pointer, 'mov.u64 %rdN, NAME' (NAME a location declared "
-                             "under memory:, the one it points to), for a number, 'mov.u32 %rN, VALUE' "
-                             "(docs/format.md#kernel-arguments-and-shared-variables)"}),
+                    "param": "ld.param reads a kernel argument: give its value under params: (e.g. params: "
+                             "{_Z4ringPi_param_0: out}, with out the location declared under memory: that a pointer "
+                             "argument points to; or a number) (docs/format.md#kernel-arguments-and-shared-variables)"}),
     Family("st",
            groups=(Group("sem", ("weak", "relaxed", "release", "volatile"), default="weak"),
                    Group("mmio", ("mmio",)), _SCOPE, _SPACE, _VEC, Group("type", LDST_TYPES)) + hints.ST_HINTS,

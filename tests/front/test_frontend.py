@@ -79,7 +79,7 @@ MALFORMED = {
     "undefined_not_bool": "14: 'maybe': undefined must be true or false",
     "unknown_key": "13: 'expcet': unknown key 'expcet' in a test (valid keys: name, doc, source, arch, "
                    "memory, threads, expect, matrix, locations, filter, rlimit, threads_per_litmus_thread, "
-                   "kernels, unroll); did you mean 'expect'?",
+                   "kernels, unroll, params); did you mean 'expect'?",
     "unknown_location": "15: 'z=1': 'z' is not a location of this test (locations: flag, x)",
     "unknown_memory_key": "3: 'initial': unknown key 'initial' in location 'x' (valid keys: space, owner, "
                           "init, size, alias_of, texture_of, surface_of, constant_of, mbarrier, tensormap, "

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from checker.ast import Addr
+from checker.ast import Addr, Imm
 from checker.errors import LitmusError
 from checker.front import yamlsafe
 from checker.front.litmus import load_text
@@ -94,13 +94,13 @@ def test_a_shared_variable_is_each_ctas_own_copy():
     (("      .shared .align 8 .u64 full;\n      mov", "      .local .u64 l;\n      mov"), 12,
      "directive '.local' is not accepted in a thread's code"),
     (("      mov.u64 %rd1, full;", "      ld.param.u64 %rd1, [_Z4ringPi_param_0];"), 13,
-     "ld.param reads a kernel argument, and a litmus test has none: write the value the argument holds instead: for "
-     "a pointer, 'mov.u64 %rdN, NAME' (NAME a location declared under memory:, the one it points to), for a number, "
-     "'mov.u32 %rN, VALUE' (docs/format.md#kernel-arguments-and-shared-variables)"),
+     "ld.param reads a kernel argument: give its value under params: (e.g. params: {_Z4ringPi_param_0: out}, with "
+     "out the location declared under memory: that a pointer argument points to; or a number) "
+     "(docs/format.md#kernel-arguments-and-shared-variables)"),
     (("      mov.u64 %rd1, full;", "      cvta.param.u64 %rd1, %rd2;"), 13,
-     "cvta.param takes the address of a kernel argument (a __grid_constant__ one, such as a CUtensorMap), and a "
-     "litmus test has none: name the location itself, declared under memory: (a tensor map: '[tmap, {0, 0}]'; an "
-     "address: 'mov.u64 %rdN, tmap') (docs/format.md#kernel-arguments-and-shared-variables)"),
+     "cvta.param takes the address of a __grid_constant__ kernel argument (a CUtensorMap): give the location it is "
+     "under params: (e.g. params: {_Z8tma_load14CUtensorMap_stPi_param_0: tmap}, with tmap a tensor map declared "
+     "under memory:) (docs/format.md#kernel-arguments-and-shared-variables)"),
     (("      mov.u64 %rd1, full;", "      ld.local.u64 %rd1, [full];"), 13,
      "ptxmc models .global and .shared memory (.local and .const are not modelled): declare the data under memory:"),
 ])
@@ -110,3 +110,67 @@ def test_shared_variables_and_kernel_arguments_refused_with_what_to_write(change
     [r] = load_text(SHARED.replace(old, new), "t.yaml")
     assert isinstance(r, LitmusError), r
     assert (r.where.path, r.where.line) == ("t.yaml", line) and message in r.message, str(r)
+
+
+PARAMS = """
+name: par
+source: t
+memory:
+  g: 1
+  out: 0
+  tmap: {tensormap: {0: g}}
+  s: {space: shared, owner: gpu0.cluster0.cta0}
+  mb: {space: shared, owner: gpu0.cluster0.cta0, mbarrier: {count: 1}}
+params:
+  _Z4copyPi_param_0: out
+  _Z4copyPi_param_1: 16
+  _Z4copyPi_param_2: tmap
+threads:
+  P0:
+    at: gpu0.cluster0.cta0
+    ptx: |
+      .reg .pred %p<2>;
+      .reg .b32 %r<9>;
+      .reg .b64 %rd<9>;
+      ld.param.u64 %rd1, [_Z4copyPi_param_0];
+      ld.param.u32 %r8, [_Z4copyPi_param_1];
+      mov.b64 %rd2, _Z4copyPi_param_2;
+      cvta.param.u64 %rd4, %rd2;
+      cvta.to.global.u64 %rd3, %rd1;
+      mbarrier.arrive.expect_tx.shared::cta.b64 _, [mb], %r8;
+      cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [s], [%rd4, {0}], [mb];
+      mbarrier.try_wait.parity.shared::cta.b64 %p1, [mb], 0 == 1;
+      ld.shared.u32 %r1, [s];
+      st.global.u32 [%rd3], %r1;
+      ret;
+expect: {allowed: ["out=1"], forbidden: ["out=0"]}
+"""
+
+
+def test_kernel_arguments_take_the_values_params_gives():
+    [t] = load_text(PARAMS, "t.yaml")
+    assert not isinstance(t, LitmusError), t
+    code = t.threads[0].code
+    assert code[0].text == "ld.param.u64 %rd1, [_Z4copyPi_param_0]" and code[0].op == "mov"
+    assert [i.operands for i in code if i.op == "cp"][0][1] == Addr("tmap", 0, (Imm(0),))
+    assert [i.operands[0] for i in code if i.op == "st"] == [Addr("out")]
+    assert check_test(t, PTX).status == "pass"
+
+
+@pytest.mark.parametrize("change, line, message", [
+    (("ld.param.u64 %rd1, [_Z4copyPi_param_0]", "ld.param.u64 %rd1, [_Z4copyPi_param_7]"), 21,
+     "'_Z4copyPi_param_7' is a kernel argument that params: does not give (it gives _Z4copyPi_param_0, "
+     "_Z4copyPi_param_1, _Z4copyPi_param_2)"),
+    (("ld.param.u64 %rd1, [_Z4copyPi_param_0]", "ld.param.u64 %rd1, [_Z4copyPi_param_0+8]"), 21,
+     "a field of kernel argument '_Z4copyPi_param_0' (at byte 8) is not modelled: params: gives whole arguments"),
+    (("_Z4copyPi_param_0: out", "_Z4copyPi_param_0: nowhere"), 11,
+     "params: _Z4copyPi_param_0 is a location declared under memory: (the one a pointer argument points to, or a "
+     "__grid_constant__ argument such as a tensor map) or a number"),
+    (("_Z4copyPi_param_0: out", "g: out"), 11, "'g' is a location under memory: and a kernel argument"),
+])
+def test_kernel_arguments_refused_with_why(change, line, message):
+    old, new = change
+    assert old in PARAMS
+    [r] = load_text(PARAMS.replace(old, new), "t.yaml")
+    assert isinstance(r, LitmusError), r
+    assert (r.where.path, r.where.line) == ("t.yaml", line) and r.message == message, str(r)
