@@ -14,9 +14,10 @@ and any source exec is given that is not a checker class's, goes to the built-in
 
 The cache is one marshal file per interpreter (its cache tag, marshal's version, the -O level)
 in ptxmc's cache folder (checker.cachedir; `PTXMC_CACHE_DIR=off` turns it off), read once, and
-used only while the folder is the user's and closed to others (it holds code). What a process
-compiled is written back as it ends: at exit, or by checker.cli before a one-shot command ends
-with os._exit (`save`).
+used only while the folder is the user's and closed to others (it holds code). Each text's code
+is marshalled apart and loaded when a class asks for it, so a check does not pay for the
+classes of other commands. What a process compiled is written back as it ends: at exit, or by
+checker.cli before a one-shot command ends with os._exit (`save`).
 """
 from __future__ import annotations
 
@@ -25,10 +26,11 @@ import marshal
 import os
 import sys
 
+FORMAT = 2                          # (1: the code objects themselves, all loaded at once)
 # Past this many entries (texts of older code) a save keeps only what this process used.
 MAX_ENTRIES = 4096
 
-_codes: dict | None = None          # text -> code object, once read
+_codes: dict[str, bytes] | None = None  # text -> its code, marshalled (read once; each loaded when asked for)
 _used: set[str] = set()             # texts this process asked for
 _added = False                      # some text was compiled here: save() writes
 compiled = 0                        # how many texts this process compiled (the rest came from the cache)
@@ -56,11 +58,18 @@ def _code(source: str):
     if _codes is None:
         _codes = _read()
     _used.add(source)
-    code = _codes.get(source)
-    if code is None:
-        code = _codes[source] = compile(source, "<string>", "exec", dont_inherit=True)
-        _added = True
-        compiled += 1
+    kept = _codes.get(source)
+    if kept is not None:
+        try:
+            code = marshal.loads(kept)
+            if type(code) is type(_code.__code__):
+                return code
+        except (EOFError, ValueError, TypeError):
+            pass
+    code = compile(source, "<string>", "exec", dont_inherit=True)
+    _codes[source] = marshal.dumps(code)
+    _added = True
+    compiled += 1
     return code
 
 
@@ -69,7 +78,7 @@ def _path():
 
     d = folder()
     tag = f"{sys.implementation.cache_tag}-m{marshal.version}-O{sys.flags.optimize}"
-    return None if d is None else d / f"dataclasses-{tag}.marshal"
+    return None if d is None else d / f"dataclasses-{FORMAT}-{tag}.marshal"
 
 
 def _read() -> dict:
@@ -83,8 +92,7 @@ def _read() -> dict:
             codes = marshal.loads(f.read())         # (marshal.load reads a file in small pieces: 10x slower)
     except Exception:           # noqa: BLE001 - missing, truncated, another format: compile
         return {}
-    code_type = type(_read.__code__)
-    if type(codes) is not dict or not all(type(k) is str and type(v) is code_type for k, v in codes.items()):
+    if type(codes) is not dict or not all(type(k) is str and type(v) is bytes for k, v in codes.items()):
         return {}
     return codes
 
