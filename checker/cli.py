@@ -19,7 +19,7 @@ import sys
 
 from typing import TYPE_CHECKING
 
-from . import limits, signals
+from . import limits, methodcache, signals
 from .cliargs import (add_limit_options, add_output_options, check_options, check_paths, jobs_of, limits_of,
                       model_files)
 from .errors import CheckerError, LimitExceeded, LitmusError, SolverUnknown, SourceLoc
@@ -227,6 +227,7 @@ def _exit_now(code: int) -> None:
         sys.stderr.flush()
     except (OSError, ValueError):
         return
+    methodcache.save()          # (what this process compiled, which no exit handler will write)
     os._exit(code)
 
 

@@ -30,6 +30,7 @@ import sys
 from pathlib import Path
 
 from .. import limits
+from ..cachedir import ENV, folder, private as _private     # noqa: F401 (ENV: this module's API)
 
 # Reading needs only the C unpickler that pickle.load is, and SHA-256: without importing pickle
 # (~1 ms) or hashlib, which loads OpenSSL (~2.5 ms of a ~150 ms one-shot check); the same digests.
@@ -45,18 +46,8 @@ except ImportError:
     except ImportError:                 # built without its own hashes: OpenSSL's
         from hashlib import sha256
 
-ENV = "PTXMC_CACHE_DIR"
 FORMAT = 1
 _CODE = ("cat/*.py", "cat/grammar.lark", "errors.py")
-
-
-def folder() -> Path | None:
-    """The cache folder (not necessarily existing), or None when the cache is off."""
-    spec = os.environ.get(ENV)
-    if spec is not None:
-        return None if spec.strip().lower() in ("", "off", "0", "none") else Path(spec)
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "ptxmc"
 
 
 _fingerprint: str | None = None
@@ -82,17 +73,6 @@ def _key(path: str) -> str:
     parts = (FORMAT, __version__, sys.version, code_fingerprint(), path, os.path.abspath(path),
              lim.cat_bytes, lim.nesting)
     return sha256(repr(parts).encode()).hexdigest()[:32]
-
-
-def _private(d: Path) -> bool:
-    """The folder is the user's and nobody else can write to it."""
-    try:
-        st = d.stat()
-    except OSError:
-        return False
-    if hasattr(os, "getuid") and st.st_uid != os.getuid():
-        return False
-    return not st.st_mode & 0o022
 
 
 def _digest(path: str) -> str | None:

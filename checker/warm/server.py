@@ -80,6 +80,9 @@ def preload() -> None:
     limits.set_current(limits.DEFAULT)      # the parameters a command gives Z3 before its first context
     z3_param("ctrl_c", False)               # (checker.cli's `_bounded`)
     z3_context_ahead()                      # each command's first context, made once here
+    from .. import methodcache
+
+    methodcache.save()      # (now, not by every fork as it ends)
     import gc
 
     gc.collect()

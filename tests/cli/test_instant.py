@@ -335,3 +335,69 @@ def test_only_bundled_models_are_cached(tmp_path, monkeypatch):
     assert not (tmp_path / "cache").exists()
     resolve_model(None)
     assert len(list((tmp_path / "cache").glob("*.pickle"))) == 1
+
+
+# -- checker.methodcache -----------------------------------------------------------------------------
+
+_METHODS = """
+import inspect, marshal, sys
+import checker.cli, checker.api, checker.front.litmus, checker.verdict.check, checker.engines.brute
+from checker import methodcache
+out = {}
+for name, mod in sorted(sys.modules.items()):
+    if not name.startswith("checker.") or mod is None:
+        continue
+    for cls in list(vars(mod).values()):
+        if isinstance(cls, type) and cls.__module__ == name and "__dataclass_fields__" in vars(cls):
+            for m in ("__init__", "__repr__", "__eq__", "__hash__", "__setattr__", "__delattr__"):
+                f = vars(cls).get(m)
+                if f is not None:
+                    out[f"{cls.__qualname__}.{m}"] = inspect.unwrap(f).__code__
+sys.stdout.buffer.write(marshal.dumps((methodcache.compiled, out)))
+"""
+
+
+def _methods(env: dict) -> tuple[int, dict]:
+    import marshal
+
+    e = {**os.environ, "PYTHONPATH": str(ROOT), **env}
+    r = subprocess.run([sys.executable, "-c", _METHODS], cwd=ROOT, env=e, capture_output=True, timeout=120)
+    assert r.returncode == 0, r.stderr.decode()
+    return marshal.loads(r.stdout)
+
+
+def test_dataclass_methods_are_compiled_once_and_equal_to_what_dataclasses_compiles(tmp_path):
+    """The first process compiles the dataclasses' methods and keeps their code (checker.methodcache);
+    the next one compiles none, and every method's code is the code dataclasses compiles itself
+    (the cache off)."""
+    env = {"PTXMC_CACHE_DIR": str(tmp_path / "cache")}
+    first_compiled, first = _methods(env)
+    again_compiled, again = _methods(env)
+    off_compiled, off = _methods({"PTXMC_CACHE_DIR": "off"})
+    assert first_compiled > 100 and again_compiled == 0 and off_compiled == first_compiled
+    assert len(off) > 200 and again.keys() == off.keys() == first.keys()
+    assert [k for k in off if again[k] != off[k] or first[k] != off[k]] == []
+
+
+def test_dataclass_method_cache_is_not_used_from_a_shared_or_broken_file(tmp_path):
+    cache_dir = tmp_path / "cache"
+    env = {"PTXMC_CACHE_DIR": str(cache_dir)}
+    _methods(env)
+    stored = list(cache_dir.glob("dataclasses-*.marshal"))
+    assert len(stored) == 1
+    cache_dir.chmod(0o777)                  # others may write there: not read, not written
+    try:
+        assert _methods(env)[0] > 100
+    finally:
+        cache_dir.chmod(0o700)
+    stored[0].write_bytes(stored[0].read_bytes()[:1000])       # truncated: compiled, and written again
+    assert _methods(env)[0] > 100
+    assert _methods(env)[0] == 0
+
+
+def test_other_dataclasses_are_left_to_dataclasses(tmp_path):
+    code = ("import dataclasses, checker.ast\nfrom checker import methodcache\nseen = len(methodcache._used)\n"
+            "@dataclasses.dataclass(frozen=True)\nclass Mine:\n    x: int = 0\n"
+            "print(len(methodcache._used) - seen, Mine(1), Mine(1) == Mine(1))")
+    r = _python(code, {"PTXMC_CACHE_DIR": str(tmp_path / "cache")})
+    assert r.stdout.split() == ["0", "Mine(x=1)", "True"], r.stderr
