@@ -386,9 +386,7 @@ def _build(node: Node, path: str, row, line: int) -> LitmusTest:
     # read as the constants they hold on the thread's control paths (checker.unfold.constants)
     placed = LitmusTest(name=name, threads=tuple(threads), memory=tuple(memory.values()), path=path,
                         threads_per_litmus_thread=per_thread)
-    known = {t.name: constants.Constants(placed, t) for t in threads}
-    threads = [known[t.name].substituted() for t in threads]
-    threads = address.resolve(threads, memory, dests, {n: c.at for n, c in known.items()})
+    threads = [_resolved(constants.Constants(placed, t).substituted(), placed, memory, dests) for t in threads]
     regs = {t.name: {r for i in t.code for r in ptx.registers(i)} for t in threads}
     for t in threads:                   # one name, two meanings: refuse rather than guess
         for i in t.code:
@@ -428,6 +426,19 @@ def _build(node: Node, path: str, row, line: int) -> LitmusTest:
                       arch=arch, path=path, where=SourceLoc(path, line, name), matrix_row=row,
                       locations=locations, filter=filt, rlimit=rlimit, threads_per_litmus_thread=per_thread,
                       kernels=_kernels(m.get("kernels"), path, threads))
+
+
+def _resolved(t: Thread, placed: LitmusTest, memory: dict[str, MemoryDecl], dests: dict[str, set[str]]) -> Thread:
+    """`t` with its register-held addresses resolved (checker.isa.address), an offset added in a
+    register read as the constant it holds (checker.unfold.constants); where a line no control
+    path runs holds an address ptxmc cannot follow (another role's code of a pasted kernel), the
+    lines no path runs are dropped first."""
+    c = constants.Constants(placed, t)
+    try:
+        [out] = address.resolve([t], memory, dests, {t.name: c.at}, {t.name: lambda k: k in c.ran()})
+    except address.NotRun:
+        [out] = address.resolve([c.pruned()], memory, dests, {t.name: constants.Constants(placed, c.pruned()).at})
+    return out
 
 
 def _per_thread(m: _Map, path: str) -> int:

@@ -124,6 +124,8 @@ def _line_text(text: str, line: int) -> str:
 
 # a block scalar's header line: `key: |`, `- key: >-`, `key: |2  # comment`
 _BLOCK_HEADER = re.compile(r"^( *)(?:- +)*[^\s#][^#]*?:[ \t]+[|>][-+0-9]*[ \t]*(?:#.*)?$")
+# what nvcc prints at column 0 inside a kernel's body: its labels and the body's braces
+_PTX_COLUMN0 = re.compile(r" *(?:\$[\w$]*[ \t]*:|[{}])[ \t]*(?://.*)?")
 TAB_HINT = ("YAML does not allow a tab as indentation: indent with spaces; in a `ptx: |` block, a line that "
             "starts with a tab is read as the block's text")
 
@@ -131,8 +133,10 @@ TAB_HINT = ("YAML does not allow a tab as indentation: indent with spaces; in a 
 def tab_indented_blocks(text: str) -> str | None:
     """`text` with each line of a block scalar (`ptx: |`) that a tab indents given the block's
     indentation in spaces first (the tab then belongs to the line's text, as YAML allows), or None
-    if no such line. Lines keep their numbers; no other line changes. Only used on a text YAML
-    refuses: a line that starts with a tab inside a block is a syntax error otherwise."""
+    if no such line. In a block that holds such lines, the lines nvcc prints at column 0 in a
+    kernel's body (its labels `$L__BB0_2:`, the body's `{` and `}`) are the block's too. Lines
+    keep their numbers; no other line changes. Only used on a text YAML refuses: a line that
+    starts with a tab inside a block is a syntax error otherwise."""
     lines = text.split("\n")
     changed = False
     k = 0
@@ -143,6 +147,7 @@ def tab_indented_blocks(text: str) -> str | None:
             continue
         key = len(lines[k - 1]) - len(lines[k - 1].lstrip(" -"))     # the key's column
         indent = None
+        pasted = False                  # has the block a tab-indented line so far?
         while k < len(lines):
             line = lines[k]
             spaces = len(line) - len(line.lstrip(" "))
@@ -150,15 +155,26 @@ def tab_indented_blocks(text: str) -> str | None:
                 k += 1
                 continue
             tabbed = line[spaces:spaces + 1] == "\t"
-            if not tabbed and spaces <= key:
-                break                   # the block ends here
+            column0 = not tabbed and spaces <= key and _PTX_COLUMN0.fullmatch(line) is not None
             if indent is None:
-                indent = spaces if not tabbed else key + 2
-            if tabbed and spaces < indent:
+                pasted = tabbed or column0
+                indent = key + 2 if pasted else spaces
+            pasted = pasted or tabbed
+            if not tabbed and spaces <= key and not (column0 and (pasted or _tab_follows(lines, k + 1))):
+                break                   # the block ends here
+            if spaces < indent:
                 lines[k] = " " * indent + line[spaces:]
                 changed = True
             k += 1
     return "\n".join(lines) if changed else None
+
+
+def _tab_follows(lines: list[str], k: int) -> bool:
+    """Is the next line that is neither blank nor a column-0 PTX line one a tab indents?"""
+    for line in lines[k:]:
+        if line.strip() and not _PTX_COLUMN0.fullmatch(line):
+            return line.lstrip(" ").startswith("\t")
+    return False
 
 
 def compose(text: str, path: str) -> yaml.Node | None:

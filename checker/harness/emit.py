@@ -8,8 +8,6 @@ from dataclasses import dataclass
 from typing import Callable
 
 from ..ast import Instr
-from ..isa import registry
-from ..isa.table import constant_operands
 from .emit_async import emit_cp, emit_mbarrier, emit_red_dispatch, emit_st_dispatch, emit_tensormap, unsupported_op
 from .emit_generic import (emit_alu, emit_atom, emit_bar, emit_fence, emit_ld, emit_nanosleep, emit_not,
                            emit_plain, emit_prefetch, emit_selp, emit_setp)
@@ -84,11 +82,6 @@ def needs_newer_cuda(i: Instr, cuda: str | None) -> str | None:
 
 
 def opspec(i: Instr) -> OpSpec:
-    if i.family and constant_operands(registry.family(i), i, i.quals):
-        # a register where a number is needed is replaced by its constant when the test is loaded,
-        # except on a line no control path runs (checker.unfold.constants)
-        return OpSpec(unsupported_op(f"'{i.text}' runs on no control path of its thread, and a register stands "
-                                     "where the harness needs a number"))
     spec = OPS.get(i.op)
     if spec is None:
         return OpSpec(unsupported_op(f"no harness emitter for '{i.op}' yet"))

@@ -62,23 +62,36 @@ FAMILIES = (
 
 # -- resolution ---------------------------------------------------------------------------------
 
-ADDRESS_FAMILIES = ("mov", "add", "sub", "cvta", "mapa")
+ADDRESS_FAMILIES = ("mov", "add", "sub", "cvta", "mapa") + tuple(f"cvt.{t}" for t in ("u32", "u64", "s32", "s64"))
+
+
+class NotRun(LitmusError):
+    """An address ptxmc cannot follow, on a line no control path of its thread runs (`index`)."""
+
+    def __init__(self, msg: str, where, index: int):
+        super().__init__(msg, where)
+        self.index = index
 
 
 def resolve(threads: list[Thread], memory: dict[str, MemoryDecl], destinations: dict[str, set[str]],
-            known: Mapping[str, Callable[[int, str], "int | str"]] | None = None) -> list[Thread]:
+            known: Mapping[str, Callable[[int, str], "int | str"]] | None = None,
+            runs: Mapping[str, Callable[[int], bool]] | None = None) -> list[Thread]:
     """Threads whose register-held addresses are rewritten to the locations they point to.
     `destinations[thread]`: the registers the thread writes; `memory`: every location;
     `known[thread](k, reg)`: the constant reg holds at instruction k, or why it holds none
-    (checker.unfold.constants: an offset added in a register)."""
-    return [_resolve_thread(t, memory, destinations[t.name], (known or {}).get(t.name)) for t in threads]
+    (checker.unfold.constants: an offset added in a register); `runs[thread](k)`: does some
+    control path run instruction k (NotRun where one that does not fails)."""
+    return [_resolve_thread(t, memory, destinations[t.name], (known or {}).get(t.name), (runs or {}).get(t.name))
+            for t in threads]
 
 
-def _resolve_thread(t: Thread, memory: dict[str, MemoryDecl], dests: set[str], known=None) -> Thread:
+def _resolve_thread(t: Thread, memory: dict[str, MemoryDecl], dests: set[str], known=None, runs=None) -> Thread:
     env: dict[str, tuple[str, int]] = {}          # register -> (location, byte offset)
     code = []
     for k, i in enumerate(t.code):
         def fail(msg: str):
+            if runs is not None and not runs(k):
+                raise NotRun(msg, i.where, k)
             raise LitmusError(msg, i.where)
 
         ops = tuple(_rewrite(o, env, fail) if isinstance(o, Addr) and o.register else o for o in i.operands)
@@ -109,7 +122,7 @@ def _address_of(i: Instr, env, memory, t: Thread, fail, known=None):
     """The address instruction `i` puts in its destination, or None if it computes no address
     (`known(reg)`: the constant a register holds there, or why it holds none)."""
     srcs = [_value(o, env) for o in i.operands[1:]]
-    if i.family in ("mov", "cvta"):
+    if i.family in ("mov", "cvta") or i.family.startswith("cvt."):
         return srcs[0]
     if i.family == "mapa":
         if srcs[0] is None:
@@ -166,4 +179,4 @@ def destinations(i: Instr, family: Family) -> set[str]:
     return {x.name for x in items if isinstance(x, Reg)}
 
 
-__all__ = ["FAMILIES", "destinations", "resolve"]
+__all__ = ["FAMILIES", "NotRun", "destinations", "resolve"]

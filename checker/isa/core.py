@@ -344,6 +344,35 @@ def lower_selp(b: Builder, ctx: ThreadCtx, i: Instr) -> None:
     b.set_reg(ctx, dst, out, bits, fmt)
 
 
+_CVT_TYPES = ("u8", "u16", "u32", "u64", "s8", "s16", "s32", "s64")
+
+
+_CVT_REJECTS = {**dict.fromkeys(("f16", "bf16", "f32", "f64", "tf32", "e4m3x2", "e5m2x2"),
+                                "cvt to or from a floating-point type is not modelled (ptxmc converts integers)"),
+                **dict.fromkeys(("sat", "rn", "rz", "rm", "rp", "rni", "rzi", "rmi", "rpi", "ftz", "relu"),
+                                "cvt's rounding, saturation and .ftz modifiers are not modelled (ptxmc converts "
+                                "integers: cvt.dtype.atype d, a)")}
+
+
+def _cvt_types(i: Instr, q: Quals):
+    # PTX ISA, cvt: cvt{.frnd}{.ftz}{.sat}.dtype.atype d, a: the destination's type comes first
+    return "cvt needs two integer types, the destination's then the source's (cvt.u64.u32 d, a)"
+
+
+def lower_cvt(b: Builder, ctx: ThreadCtx, i: Instr) -> None:
+    """cvt.dtype.atype d, a between integer types (PTX ISA, cvt): a's value in atype (its low bits),
+    sign-extended when atype is signed, as a dtype bit pattern (a narrower dtype keeps the low
+    bits). An address stays an address (nvcc widens a shared address: cvt.u64.u32)."""
+    dst, x = i.operands
+    if isinstance(x, Name) or isinstance(ctx.regs.get(getattr(x, "name", None)), AddressValue):
+        b.set_reg(ctx, dst, AddressValue(f"an address ({i.text})"))    # resolved by checker.isa.address
+        return
+    dbits, _, _ = value_type(i.family.split(".")[1])          # the family's key is cvt.DTYPE
+    abits, is_signed, _ = value_type(i.quals["atype"])
+    v = wrap(b.value(ctx, x, abits), abits)
+    b.set_reg(ctx, dst, wrap(signed(v, abits) if is_signed else v, dbits), dbits)
+
+
 def lower_not(b: Builder, ctx: ThreadCtx, i: Instr) -> None:
     """not.type d, a: the bitwise complement in the type's width (.pred: 1 - a)."""
     dst, x = i.operands
@@ -436,6 +465,10 @@ FAMILIES = (
            lower=lower_shift),
     Family("shr", groups=(Group("type", ("b16", "b32", "b64") + INT_TYPES, required=True),),
            operands=sig("d:reg, a:val, b:val"), lower=lower_shift),
+    # cvt.DTYPE.ATYPE: one family per destination type (the two type groups share their names)
+    Family("cvt", rules=(_cvt_types,), rejects=_CVT_REJECTS),
+    *(Family(f"cvt.{t}", groups=(Group("atype", _CVT_TYPES, required=True),), operands=sig("d:reg, a:movsrc"),
+             lower=lower_cvt, rejects=_CVT_REJECTS) for t in _CVT_TYPES),
     Family("not", groups=(Group("type", ("pred", "b16", "b32", "b64"), required=True),), operands=sig("d:reg, a:val"),
            lower=lower_not),
     Family("selp", groups=(Group("type", ("b16", "b32", "b64") + INT_TYPES + ("f32", "f64"), required=True),),

@@ -31,7 +31,7 @@ from .table import Family, check
 # module of checker.isa -> the dotted key prefixes its families lie under (`fence` covers
 # `fence.sc`; `fence.proxy` only the proxy fences). Listed in the order the families load.
 FAMILY_MODULES: Mapping[str, tuple[str, ...]] = {
-    "core": ("add", "and", "atom", "bar", "barrier", "fence", "ld", "membar", "mov", "mul", "not", "or", "red",
+    "core": ("add", "and", "atom", "bar", "barrier", "cvt", "fence", "ld", "membar", "mov", "mul", "not", "or", "red",
              "selp", "shl", "shr", "st", "sub", "xor"),
     "address": ("cvta", "mapa"),
     "proxy": ("fence.proxy", "ldc", "membar.proxy", "suld", "sust", "tensormap", "tld"),

@@ -199,6 +199,11 @@ def check(fam: Family, instr: Instr, rest: tuple[str, ...], constant_registers: 
             fail(f"{fam.key} needs a .{g.name} qualifier ({g.spelled()})")
     quals = Quals((g.name, chosen.get(g.name, g.default)) for g in fam.groups)
     slots = fam.slots(quals)
+    if not fam.groups and not slots:
+        for rule in fam.rules:          # a family that only explains (cvt without its types): say it first
+            msg = rule(instr, quals)
+            if msg:
+                fail(msg)
     deferred = _check_operands(fam, instr, slots, fail, constant_registers)
     for rule in () if deferred else fam.rules:
         msg = rule(instr, quals)

@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..ast import Addr, Imm, Instr, LitmusTest, Reg, Thread, registers
-from ..errors import LitmusError
+from ..errors import CheckerError, LitmusError
 from ..isa import address, fold, registry
 from ..isa.syntax import render
 from ..isa.table import constant_operands
@@ -91,14 +91,31 @@ class Constants:
 
     def substituted(self) -> Thread:
         """The thread with each register that stands for a number replaced by the constant it
-        holds there (the instruction validated again); LitmusError where one holds none. An
-        instruction that runs on no control path (the placement decides the guards before it:
-        another role's code of a pasted kernel) keeps its registers: no path lowers it."""
+        holds there (the instruction validated again); LitmusError where one holds none. Where
+        such an instruction runs on no control path (the placement decides the guards before it:
+        another role's code of a pasted kernel), the lines no path runs are dropped first
+        (`pruned`)."""
+        wants = [k for k, i in enumerate(self.thread.code) if wanted(i)]
+        if not wants:
+            return self.thread
+        if any(k not in self.ran() for k in wants):
+            return Constants(self.test, self.pruned()).substituted()
         code = list(self.thread.code)
-        for k, i in enumerate(code):
-            if wanted(i) and k in self.ran():
-                code[k] = self._put(k, i)
-        return replace(self.thread, code=tuple(code)) if code != list(self.thread.code) else self.thread
+        for k in wants:
+            code[k] = self._put(k, code[k])
+        return replace(self.thread, code=tuple(code))
+
+    def pruned(self) -> Thread:
+        """The thread without the instructions no control path runs, its labels moved to the
+        next instruction kept. No path's instructions change (checker.unfold.paths folds guards
+        at least as far as this pass: none of its paths runs a line dropped here)."""
+        ran = self.ran()
+        kept = [k for k in range(len(self.thread.code)) if k in ran]
+        new = {old: n for n, old in enumerate(kept)}
+        moved = {k: next((new[j] for j in range(k, len(self.thread.code)) if j in new), len(kept))
+                 for k in range(len(self.thread.code) + 1)}
+        return replace(self.thread, code=tuple(self.thread.code[k] for k in kept),
+                       labels=tuple((name, moved[k]) for name, k in self.thread.labels))
 
     def _put(self, k: int, i: Instr) -> Instr:
         def number(o, what: str):
@@ -200,7 +217,10 @@ def _step(env: dict, i: Instr, folder: fold.Folder, written: Instr) -> dict:
             elif not isinstance(v, int):
                 why = v if isinstance(v, str) else f"'{written.text}' ({line}) reads {r} before any line sets it"
                 break
-    values = {} if why else folder.lower({r: v for r, v in env.items() if isinstance(v, int)}, i)
+    try:
+        values = {} if why else folder.lower({r: v for r, v in env.items() if isinstance(v, int)}, i)
+    except CheckerError as e:         # a value past 64 bits, ...: lowering the test reports it
+        values, why = {}, f"'{written.text}' ({line}) computes no value ptxmc models ({e})"
     for r in dests:
         v = values.get(r)
         if isinstance(v, Const) and isinstance(v.value, int):

@@ -1,6 +1,7 @@
 """Registers that stand where ptxmc needs a number (checker.unfold.constants): read as the constant
 they hold on every control path of the thread (its placement fixes %tid, %cluster_ctarank, ...),
-refused with file:line and the reason where they hold none; mul.wide and mul.hi."""
+refused with file:line and the reason where they hold none; lines no path runs dropped where they
+hold registers; mul.wide, mul.hi and cvt."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -104,12 +105,37 @@ def test_a_register_without_a_constant_is_refused_with_why(code, line, why):
     assert why in r.message, r.message
 
 
-def test_a_line_no_path_runs_keeps_its_register():
-    # lane 0 of warp 1 (tid 32) branches past another role's code: its registers are never read
+def test_lines_no_path_runs_are_dropped_where_they_hold_registers():
+    # lane 0 of warp 1 (tid 32) branches past another role's code: its registers hold nothing
     t = _load("mov.u32 %r1, %tid.x;\nsetp.ge.u32 %p1, %r1, 32;\n@%p1 bra DONE;\nbar.sync %r4, 32;\nDONE:\nret;")
     assert not isinstance(t, LitmusError), t
-    assert next(i for i in t.threads[0].code if i.op == "bar").operands[0] == Reg("r4")
-    assert check_test(t, PTX).status in ("pass", "run")
+    assert [i.op for i in t.threads[0].code] == ["mov", "setp", "bra", "bra"]
+    assert dict(t.threads[0].labels)["DONE"] == 3
+    assert check_test(t, PTX).status == "run"
+    # the same for an address another role computes (nvcc's out + 4 * tid of the thread that stores)
+    t = _load("ld.global.u64 %rd6, [x];\nmov.u32 %r1, %tid.x;\nsetp.ne.u32 %p1, %r1, 0;\n@%p1 bra DONE;\n"
+              "mov.u64 %rd1, out;\nadd.s64 %rd7, %rd1, %rd6;\nst.global.u32 [%rd7], 1;\nDONE:\nret;")
+    assert not isinstance(t, LitmusError), t
+    assert [i.op for i in t.threads[0].code] == ["ld", "mov", "setp", "bra", "bra"]
+    # a line a path runs is never dropped: there the refusal stands
+    r = _load("ld.global.u64 %rd6, [x];\nmov.u32 %r1, %tid.x;\nsetp.eq.u32 %p1, %r1, 0;\n@%p1 bra DONE;\n"
+              "mov.u64 %rd1, out;\nadd.s64 %rd7, %rd1, %rd6;\nst.global.u32 [%rd7], 1;\nDONE:\nret;")
+    assert isinstance(r, LitmusError) and r.where.line == 21 and "reads it from memory" in r.message, r
+
+
+@pytest.mark.parametrize("engine", ["z3", "brute"])
+def test_cvt_between_integer_widths(engine):
+    # x = 0x80000001: zero- and sign-extended, truncated; a shared address widened stays an address
+    code = ("ld.global.u32 %r1, [x];\ncvt.u64.u32 %rd1, %r1;\ncvt.s64.s32 %rd2, %r1;\ncvt.u16.u32 %r2, %r1;\n"
+            "cvt.s32.s16 %r3, %r1;\nmov.u32 %r4, s;\ncvt.u64.u32 %rd3, %r4;\ncvta.shared.u64 %rd4, %rd3;\n"
+            "st.u32 [%rd4], 7;")
+    expect = ("expect:\n  allowed: ['P0:rd1=2147483649 /\\ P0:rd2=18446744071562067969 /\\ P0:r2=1 /\\ "
+              "P0:r3=1 /\\ s=7']\n")
+    [t] = load_text(BASE.replace("  x: 0", "  x: 0x80000001").format(code=code.replace("\n", "\n      ")) + expect,
+                    "t.yaml")
+    assert not isinstance(t, LitmusError), t
+    assert [i.operands[0] for i in t.threads[0].code if i.op == "st"] == [Addr("s")]
+    assert check_test(t, PTX, engine=engine).status == "pass"
 
 
 @pytest.mark.parametrize("engine", ["z3", "brute"])
@@ -125,12 +151,16 @@ def test_mul_wide_and_hi_on_read_values(engine):
 
 
 @pytest.mark.parametrize("text, message", [
+    ("cvt.f32.s32 r0, r1", "cvt to or from a floating-point type is not modelled (ptxmc converts integers)"),
+    ("cvt.rn.s32.f32 r0, r1", "cvt's rounding, saturation and .ftz modifiers are not modelled (ptxmc converts "
+                              "integers: cvt.dtype.atype d, a)"),
+    ("cvt r0, r1", "cvt needs two integer types, the destination's then the source's (cvt.u64.u32 d, a)"),
     ("mul.wide.u64 r0, r1, 2", "mul.wide takes .u16, .u32, .s16 or .s32 (its result is twice as wide)"),
     ("mul.hi.f32 r0, r1, 2", "mul.hi needs an integer type (.u16, .u32, .u64, .s16, .s32, .s64)"),
     ("mul.hi.u64 r0, r1, 2", "mul.hi of 64-bit values is not modelled (its 128-bit product leaves ptxmc's 64-bit "
                              "values)"),
 ])
-def test_mul_forms_refused(text, message):
+def test_mul_and_cvt_forms_refused(text, message):
     with pytest.raises(LitmusError) as e:
         registry.parse_instr(text)
     assert e.value.message == message

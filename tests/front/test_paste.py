@@ -174,3 +174,24 @@ def test_kernel_arguments_refused_with_why(change, line, message):
     [r] = load_text(PARAMS.replace(old, new), "t.yaml")
     assert isinstance(r, LitmusError), r
     assert (r.where.path, r.where.line) == ("t.yaml", line) and r.message == message, str(r)
+
+
+# nvcc 13.5 -arch=sm_90a -ptx of
+#   __global__ void ring(int *out) { __shared__ int buf; if (threadIdx.x == 0) { buf = 42; }
+#     __syncthreads(); if (threadIdx.x == 32) out[threadIdx.x] = buf; }
+# (the body as printed: tabs, a label at column 0; nvcc kept only the store of 42 to out[32])
+RING_BODY = ("\t.reg .pred \t%p<2>;\n\t.reg .b32 \t%r<3>;\n\t.reg .b64 \t%rd<3>;\n\n\n"
+             "\tld.param.u64 \t%rd1, [_Z4ringPi_param_0];\n\tmov.u32 \t%r1, %tid.x;\n\tbar.sync \t0;\n"
+             "\tsetp.ne.s32 \t%p1, %r1, 32;\n\t@%p1 bra \t$L__BB0_2;\n\n\tcvta.to.global.u64 \t%rd2, %rd1;\n"
+             "\tmov.u32 \t%r2, 42;\n\tst.global.u32 \t[%rd2+128], %r2;\n\n$L__BB0_2:\n\tret;\n\n")
+
+
+def test_a_kernel_body_as_nvcc_prints_it_runs():
+    text = ("name: ring\nsource: nvcc\nmemory:\n  out: {size: 256}\nparams:\n  _Z4ringPi_param_0: out\nthreads:\n"
+            "  P0:\n    at: gpu0.cta0.warp0\n    ptx: |\n" + RING_BODY +
+            "  P1:\n    at: gpu0.cta0.warp1\n    ptx: |\n" + RING_BODY)
+    [t] = load_text(text, "t.yaml")
+    assert not isinstance(t, LitmusError), t
+    assert ("$L__BB0_2", 8) in t.threads[0].labels
+    assert [i.operands[0] for i in t.threads[1].code if i.op == "st"] == [Addr("out", 128)]
+    assert check_test(t, PTX).status == "run"
