@@ -950,6 +950,11 @@ def _check_offset_of(memory: dict[str, MemoryDecl], d: MemoryDecl, t: MemoryDecl
                               f"{d.owner.cta_text()}: one cell per CTA")
 
 
+# the families whose generic-address access may reach another CTA's shared memory (an mbarrier
+# operation's generic address must lie in .shared::cta: PTX ISA, mbarrier)
+GENERIC_REMOTE = ("ld", "st", "atom", "red")
+
+
 def _check_accesses(threads: list[Thread], memory: dict[str, MemoryDecl]) -> None:
     """State-space qualifiers must fit the location; another CTA's shared memory is reachable
     only from the same cluster, through .shared::cluster; Tensor Memory only by the families that
@@ -980,7 +985,9 @@ def _check_accesses(threads: list[Thread], memory: dict[str, MemoryDecl]) -> Non
                 if fam.own_shared_only:
                     raise LitmusError(f"'{base}' is shared memory of another CTA ({d.owner.cta_text()}): "
                                       f"{fam.own_shared_only}", i.where)
-                if not i.has("shared::cluster"):
+                # a generic address reaches the shared::cluster window (PTX ISA, Generic Addressing;
+                # CUDA's cluster.map_shared_rank pointers: mapa.u64 then a generic st)
+                if not i.has("shared::cluster") and not (space is None and i.family in GENERIC_REMOTE):
                     raise LitmusError(f"'{base}' is shared memory of another CTA ({d.owner.cta_text()}): "
                                       "access it with .shared::cluster", i.where)
 

@@ -9,6 +9,7 @@ from checker.ast import Addr, Imm
 from checker.errors import LitmusError
 from checker.front import yamlsafe
 from checker.front.litmus import load_text
+from checker.isa.registry import lower
 from checker.resources import resolve_model
 from checker.verdict.check import check_test
 
@@ -195,3 +196,41 @@ def test_a_kernel_body_as_nvcc_prints_it_runs():
     assert ("$L__BB0_2", 8) in t.threads[0].labels
     assert [i.operands[0] for i in t.threads[1].code if i.op == "st"] == [Addr("out", 128)]
     assert check_test(t, PTX).status == "run"
+
+
+# nvcc 13.5 -arch=sm_90a -ptx of cooperative_groups' `*cluster.map_shared_rank(&buf, rank ^ 1) = rank + 1`
+# in a kernel of a 2-CTA cluster (the body's lines, tabs and the inline-asm block as printed)
+MAP_SHARED_RANK = ("\t.reg .b32 \t%r<9>;\n\t.reg .b64 \t%rd<7>;\n\t.shared .align 4 .u32 _ZZ2k2PiE3buf;\n\n"
+                   "\tmov.b32 %r1, %cluster_ctarank;\n\txor.b32  \t%r3, %r1, 1;\n\tmov.u32 \t%r4, _ZZ2k2PiE3buf;\n"
+                   "\t{ .reg .b64 %tmp;\n\t  cvt.u64.u32 \t%tmp, %r4;\n\t  cvta.shared.u64 \t%rd2, %tmp; }\n"
+                   "\tmapa.u64 \t%rd3, %rd2, %r3;\n\tadd.s32 \t%r5, %r1, 1;\n\tst.u32 \t[%rd3], %r5;\n")
+
+
+def test_a_generic_store_through_map_shared_rank_reaches_the_peer_cta():
+    """A generic address reaches the shared::cluster window: the generic st is the same access as
+    st.shared::cluster (it was refused: 'access it with .shared::cluster')."""
+    text = ("name: msr\nsource: nvcc\nmemory:\n  _ZZ2k2PiE3buf: {space: shared, owner: gpu0.cluster0.cta0}\n"
+            "  buf1: {space: shared, owner: gpu0.cluster0.cta1, offset_of: _ZZ2k2PiE3buf}\nthreads:\n"
+            "  A:\n    at: gpu0.cluster0.cta0\n    ptx: |\n" + MAP_SHARED_RANK +
+            "  B:\n    at: gpu0.cluster0.cta1\n    ptx: |\n" + MAP_SHARED_RANK +
+            "expect: {allowed: ['_ZZ2k2PiE3buf=2 /\\ buf1=1']}\n")
+    [t] = load_text(text, "t.yaml")
+    assert not isinstance(t, LitmusError), t
+    assert [i.operands[0] for th in t.threads for i in th.code if i.op == "st"] == [Addr("buf1"), Addr("_ZZ2k2PiE3buf")]
+    assert check_test(t, PTX).status == "pass"
+    explicit = text.replace("\tst.u32 \t[%rd3], %r5;", "\tst.shared::cluster.u32 \t[%rd3], %r5;")
+    [u] = load_text(explicit, "t.yaml")
+    ev = [[(e.kind, sorted(e.tags), e.loc) for e in lower(x).events] for x in (t, u)]
+    assert ev[0] == ev[1]
+
+
+@pytest.mark.parametrize("code, message", [
+    ("st.shared.u32 [%rd3], %r5", "access it with .shared::cluster"),
+    ("mbarrier.arrive.b64 _, [%rd3]", "access it with .shared::cluster"),
+])
+def test_a_remote_access_that_names_no_cluster_window_stays_refused(code, message):
+    text = ("name: msr\nsource: nvcc\nmemory:\n  _ZZ2k2PiE3buf: {space: shared, owner: gpu0.cluster0.cta0}\n"
+            "  buf1: {space: shared, owner: gpu0.cluster0.cta1, offset_of: _ZZ2k2PiE3buf}\nthreads:\n"
+            "  A:\n    at: gpu0.cluster0.cta0\n    ptx: |\n" + MAP_SHARED_RANK.replace("st.u32 \t[%rd3], %r5", code))
+    [r] = load_text(text, "t.yaml")
+    assert isinstance(r, LitmusError) and r.where.line == 22 and message in r.message, r
