@@ -103,14 +103,11 @@ def hard_bound(seconds: float | None, on_timeout: Callable[[float], str],
 
 
 _z3_pending: dict[str, object] = {}
-_z3_given: dict[str, object] = {}      # every parameter given to z3_param in this process, its last value
-_z3_ahead: tuple[dict, object] | None = None
 
 
 def z3_param(name: str, value) -> None:
     """Set Z3's global parameter `name`: now if z3 is loaded, else before the first context that
     z3_context makes (every Z3 context of the checker is made there)."""
-    _z3_given[name] = value
     z3 = sys.modules.get("z3")
     if z3 is None:
         _z3_pending[name] = value
@@ -120,25 +117,9 @@ def z3_param(name: str, value) -> None:
 
 
 def z3_context():
-    """A new Z3 context, the parameters given to z3_param set: the one made ahead
-    (z3_context_ahead), if this process has given no other parameter values since."""
-    global _z3_ahead
+    """A new Z3 context, the parameters given to z3_param set."""
     import z3
 
     while _z3_pending:
         z3.set_param(*_z3_pending.popitem())
-    ahead, _z3_ahead = _z3_ahead, None
-    if ahead is not None and ahead[0] == _z3_given:
-        return ahead[1]
     return z3.Context()
-
-
-def z3_context_ahead() -> None:
-    """Make the next context now, unused until z3_context hands it out (once). The warm server
-    (checker.warm.server) makes it before it forks each command, which then finds it made
-    (~7 ms); a context is made under the global parameters in force, so it is handed out only
-    while they are still the same ones (a command that sets another value gets a new context)."""
-    global _z3_ahead
-    _z3_ahead = None
-    ctx = z3_context()
-    _z3_ahead = (dict(_z3_given), ctx)

@@ -21,10 +21,10 @@ What the server holds is what any ptxmc process keeps once it has run a command,
 it serves: its imported modules, the default model as checker.cat.interp.load_model keeps it
 (checked against its files at each use, and covered by the snapshot's content check), that
 model staged and compiled for brute force (checker.cat.stage and checker.cat.compiled, keyed by
-the model object), the parsers of `check` and `outcomes` (checker.cli.keep_parsers), and one
-unused Z3 context made under the parameters a command gives Z3 (checker.watchdog.z3_context_ahead:
-a command's first context, made once instead of per command). Nothing of a command is kept,
-since each runs in a fork that ends with it.
+the model object) and the parsers of `check` and `outcomes` (checker.cli.keep_parsers). Not a
+Z3 context: one made here saved a command nothing (a fork writing into the context's ~16 MB
+copies the pages it touches, which costs what making a fresh one costs) and made every fork
+dearer. Nothing of a command is kept, since each runs in a fork that ends with it.
 
 The socket lives in a folder only this user may enter (checker.warm.key.socket_dir), and the
 server serves only peers of its own user id. With no command for --idle seconds (default 1800),
@@ -74,12 +74,6 @@ def preload() -> None:
 
     cli.keep_parsers()      # check's and outcomes' command lines, parsed by each command with these
     warm_up()
-    from .. import limits
-    from ..watchdog import z3_context_ahead, z3_param
-
-    limits.set_current(limits.DEFAULT)      # the parameters a command gives Z3 before its first context
-    z3_param("ctrl_c", False)               # (checker.cli's `_bounded`)
-    z3_context_ahead()                      # each command's first context, made once here
     from .. import methodcache
 
     methodcache.save()      # (now, not by every fork as it ends)

@@ -307,10 +307,9 @@ def test_a_file_added_to_the_package_is_stale_and_others_are_not(tree, tmp_path)
         server.stop()
 
 
-def test_a_command_with_other_z3_parameters_gets_its_own_context(tmp_path):
-    """The server makes each command's first Z3 context ahead, under the parameters a command
-    gives by default; a command with another memory limit (a Z3 parameter) is served the same
-    answer as one-shot, from a context made under its own."""
+def test_z3_commands_with_their_own_z3_parameters_are_served_as_one_shot(tmp_path):
+    """Commands that use Z3, one with another memory limit (a Z3 global parameter, set in the
+    forked command), write what they write one-shot."""
     folder = tmp_path / "warm"
     server = Server(ROOT, folder)
     try:
