@@ -165,12 +165,25 @@ def shared_variable(s: Statement, path: str) -> tuple[str, int | None] | None:
     return m.group(3), (None if count == "" else width * int(count or 1))
 
 
+# what stands outside a kernel's body in a .ptx file: the module's header and the kernel's own
+MODULE_DIRECTIVES = frozenset({".version", ".target", ".address_size", ".visible", ".entry", ".func", ".extern",
+                               ".weak", ".param", ".maxntid", ".reqntid", ".minnctapersm", ".maxnctapersm",
+                               ".explicitcluster", ".reqnctapercluster", ".maxclusterrank", ".maxnreg", ".global",
+                               ".const", ".file"})
+
+
 def directive(s: Statement, path: str) -> None:
-    """Other directives (.loc, .shared, .pragma, ...) are refused with what to write instead."""
+    """Other directives (.loc, .pragma, ...) are refused with what to write instead."""
     if s.text.startswith("."):
         word = s.text.split()[0]
+        where = SourceLoc(path, s.line, s.text)
+        if word in MODULE_DIRECTIVES:
+            raise LitmusError(f"'{word}' belongs to the PTX module or the kernel's declaration, not to a thread's code: "
+                              "paste the kernel's body (the lines between its braces); its memory goes under memory: "
+                              "and its .param arguments under params: "
+                              "(docs/format.md#kernel-arguments-and-shared-variables)", where)
         raise LitmusError(f"directive '{word}' is not accepted in a thread's code: ptxmc takes .reg declarations "
-                          "and instructions (declare memory under memory:)", SourceLoc(path, s.line, s.text))
+                          "and instructions (declare memory under memory:)", where)
 
 
 def undeclared(text: str, declared: set[str], special: frozenset[str]) -> str | None:

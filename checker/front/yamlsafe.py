@@ -185,15 +185,22 @@ def compose(text: str, path: str) -> yaml.Node | None:
     try:
         return _compose(text, path)
     except LitmusError as e:
-        if "'\\t'" not in e.message and "tab character" not in e.message:
+        if not _tab_error(e):
             raise
-        fixed = tab_indented_blocks(text)
-        if fixed is not None:
-            try:
-                return _compose(fixed, path)
-            except LitmusError:
-                pass
-        raise LitmusError(f"{e.message} ({TAB_HINT})", e.where) from None
+        error = e
+    fixed = tab_indented_blocks(text)
+    if fixed is not None:
+        try:
+            return _compose(fixed, path)
+        except LitmusError as e:
+            if not _tab_error(e):
+                raise               # the tabs are read; this is what else is wrong (same lines)
+            error = e
+    raise LitmusError(f"{error.message} ({TAB_HINT})", error.where) from None
+
+
+def _tab_error(e: LitmusError) -> bool:
+    return "'\\t'" in e.message or "tab character" in e.message
 
 
 def _compose(text: str, path: str) -> yaml.Node | None:

@@ -50,6 +50,12 @@ def test_a_tab_yaml_cannot_take_says_what_to_do():
                                     "block, a line that starts with a tab is read as the block's text)")
 
 
+def test_after_the_tabs_are_read_the_next_yaml_error_is_the_one_reported():
+    with pytest.raises(LitmusError) as e:
+        yamlsafe.compose("name: t\nthreads:\n  P0:\n    ptx: |\n\tmov.u32 %r1, 1;\nexpect: [a\n", "t.yaml")
+    assert e.value.where.line == 7 and "flow sequence" in e.value.message and "tab" not in e.value.message
+
+
 SHARED = """
 name: sh
 source: t
@@ -94,6 +100,9 @@ def test_a_shared_variable_is_each_ctas_own_copy():
      "malformed .shared declaration: write .shared {.align N} .TYPE NAME{[COUNT]}"),
     (("      .shared .align 8 .u64 full;\n      mov", "      .local .u64 l;\n      mov"), 12,
      "directive '.local' is not accepted in a thread's code"),
+    (("      .shared .align 8 .u64 full;\n      mov", "      .visible .entry _Z4ringPi(\n      mov"), 12,
+     "'.visible' belongs to the PTX module or the kernel's declaration, not to a thread's code: paste the kernel's "
+     "body (the lines between its braces); its memory goes under memory: and its .param arguments under params:"),
     (("      mov.u64 %rd1, full;", "      ld.param.u64 %rd1, [_Z4ringPi_param_0];"), 13,
      "ld.param reads a kernel argument: give its value under params: (e.g. params: {_Z4ringPi_param_0: out}, with "
      "out the location declared under memory: that a pointer argument points to; or a number) "
