@@ -19,7 +19,9 @@ is marshalled apart and loaded when a class asks for it, so a check does not pay
 classes of other commands. What a process compiled is written back as it ends: at exit, or by
 checker.cli before a one-shot command ends with os._exit (`save`).
 """
-from __future__ import annotations
+# No `from __future__ import annotations` here: the built-in exec compiles a text with the
+# compiler flags of the function that calls it, and _exec calls it for every other dataclass,
+# whose methods' annotations must stay what dataclasses makes them (objects, not strings).
 
 import builtins
 import marshal

@@ -36,8 +36,6 @@ from .paths import guard
 FOLDED = fold.REGISTER_ONLY
 READS = frozenset({"ld", "atom", "ldmatrix", "mbarrier.test_wait", "mbarrier.try_wait"})
 
-Value = "int | str"          # a register's constant, or why it holds none
-
 
 def wanted(i: Instr) -> bool:
     """Does `i` give a register where a number is needed (an operand, a tensor coordinate)?"""
@@ -109,11 +107,11 @@ class Constants:
         """The thread without the instructions no control path runs, its labels moved to the
         next instruction kept. No path's instructions change (checker.unfold.paths folds guards
         at least as far as this pass: none of its paths runs a line dropped here)."""
-        ran = self.ran()
-        kept = [k for k in range(len(self.thread.code)) if k in ran]
-        new = {old: n for n, old in enumerate(kept)}
-        moved = {k: next((new[j] for j in range(k, len(self.thread.code)) if j in new), len(kept))
-                 for k in range(len(self.thread.code) + 1)}
+        ran, n = self.ran(), len(self.thread.code)
+        kept = [k for k in range(n) if k in ran]
+        moved = [len(kept)] * (n + 1)             # old index -> the new index of the next line kept
+        for k in range(n - 1, -1, -1):
+            moved[k] = moved[k + 1] - 1 if k in ran else moved[k + 1]
         return replace(self.thread, code=tuple(self.thread.code[k] for k in kept),
                        labels=tuple((name, moved[k]) for name, k in self.thread.labels))
 

@@ -243,3 +243,16 @@ def test_a_remote_access_that_names_no_cluster_window_stays_refused(code, messag
             "  A:\n    at: gpu0.cluster0.cta0\n    ptx: |\n" + MAP_SHARED_RANK.replace("st.u32 \t[%rd3], %r5", code))
     [r] = load_text(text, "t.yaml")
     assert isinstance(r, LitmusError) and r.where.line == 22 and message in r.message, r
+
+
+def test_bundled_kernels_are_nvccs_text_and_hold():
+    """litmus/real-ptx/nvcc-kernels.yaml holds two kernel bodies as nvcc printed them (tabs, labels at
+    column 0, ld.param, .shared, cvt, mapa.u64, mul.wide): each loads and its expectations hold."""
+    from pathlib import Path
+    from checker.front.litmus import load_paths
+    path = Path(__file__).parents[2] / "litmus" / "real-ptx" / "nvcc-kernels.yaml"
+    text = path.read_text()
+    assert "\n$L__BB0_2:\n\tbar.sync \t0;\n" in text and "\n\tld.param.u64 \t%rd1, [_Z4peerPi_param_0];\n" in text
+    tests = load_paths([path])
+    assert [t.name for t in tests] == ["RP-nvcc-verbatim-syncthreads", "RP-nvcc-verbatim-map-shared-rank"]
+    assert [check_test(t, PTX).status for t in tests] == ["pass", "pass"]
