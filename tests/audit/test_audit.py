@@ -211,6 +211,22 @@ def test_cli_json(tmp_path, capsys):
     assert main(["audit", "tilelang-fence-proxy", str(small), "--reading", "no-such-option"]) == 2
 
 
+def test_cli_takes_every_option_run_takes(tmp_path, capsys):
+    """`rmw-rewrite-effect` (docs/model.md A18) is read by the control-flow layer, not by the cat
+    model: `run` takes it, and audit refused it as "unknown model option" (as a reading and as
+    --option). It is not among the default readings: it decides whether a failed CAS spins, which
+    no fence the audited rule inserts can change (docs/audit.md, Use)."""
+    text = FAMILY.read_text()
+    start = text.index("- name: K4-")
+    small = tmp_path / "k4.yaml"
+    small.write_text(text[start:text.index("- name: ", start + 5)])
+    for args in (["--reading", "rmw-rewrite-effect"], ["--reading", "default", "--option", "rmw-rewrite-effect"]):
+        assert main(["audit", "tilelang-fence-proxy", str(small), "--format", "json", *args]) == 0, args
+        doc = json.loads(capsys.readouterr().out)
+        (t,) = doc["tests"]
+        assert [r["status"] for r in t["readings"].values()] == ["ok"], t["readings"]
+
+
 # -- the re-check judges what was audited (regressions) ---------------------------------------
 
 WS_GEMM = """
