@@ -3,12 +3,10 @@ the compiler-shaped kernels of litmus/audit (real lowering, real Z3, real repair
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from checker import limits
 from checker.audit.judge import judge_applied
 from checker.audit.policy import FENCE, apply_policy, strip
 from checker.audit.run import audit_paths, audit_test
@@ -32,13 +30,7 @@ def family():
     return {t.name: t for t in load_paths([FAMILY])}
 
 
-@pytest.fixture(autouse=True)
-def patient():
-    """A shared, loaded machine must not turn an answer into UNKNOWN by the wall clock."""
-    old = limits.current()
-    limits.set_current(replace(old, timeout=900.0))
-    yield
-    limits.set_current(old)
+pytestmark = pytest.mark.usefixtures("patient")      # (tests/conftest.py)
 
 
 def code(applied, thread: str) -> list[str]:
