@@ -139,6 +139,21 @@ def test_cvt_between_integer_widths(engine):
 
 
 @pytest.mark.parametrize("engine", ["z3", "brute"])
+def test_cvt_to_a_narrower_signed_type_sign_extends_the_register(engine):
+    # PTX ISA, "Operand Size Exceeding Instruction-Type Size": the .b32 destination of a .s8/.s16
+    # result is sign-extended (x = 0x80FF: .s8 -1, .s16 -32513); .u8 zero-extends. The constant
+    # path (mov 255) folds to the same value: the store goes to y, not x (it once kept 0xFF, >= 0)
+    code = ("ld.global.u32 %r1, [x];\ncvt.s8.s32 %r2, %r1;\ncvt.s16.s32 %r3, %r1;\ncvt.u8.s32 %r4, %r1;\n"
+            "mov.u32 %r5, 255;\ncvt.s8.s32 %r6, %r5;\nsetp.lt.s32 %p1, %r6, 0;\n@%p1 st.global.u32 [out], 1;\n"
+            "@!%p1 st.global.u32 [out+4], 1;")
+    expect = ("expect:\n  allowed: ['P0:r2=4294967295 /\\ P0:r3=4294934783 /\\ P0:r4=255 /\\ out=1']\n")
+    [t] = load_text(BASE.replace("  x: 0", "  x: 0x80FF").format(code=code.replace("\n", "\n      ")) + expect,
+                    "t.yaml")
+    assert not isinstance(t, LitmusError), t
+    assert check_test(t, PTX, engine=engine).status == "pass"
+
+
+@pytest.mark.parametrize("engine", ["z3", "brute"])
 def test_mul_wide_and_hi_on_read_values(engine):
     # x = 0xFFFFFFFF: as .u32 4294967295, as .s32 -1
     code = ("ld.global.u32 %r1, [x];\nmul.wide.u32 %rd1, %r1, %r1;\nmul.wide.s32 %rd2, %r1, 3;\n"
