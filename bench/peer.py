@@ -22,8 +22,9 @@ data race). Both tools list every reachable final state over the same registers 
 error where they are not: the comparison would not be of the same question.
 
 Times: each tool runs --repeat times (default 3), interleaved (herd7, ptxmc, herd7, ...), after
-one warm-up run of each per test (with --before, an older ptxmc install too; with --warm, ptxmc
-served by a warm server as well, its CPU time counting the server's share); the medians are printed, wall and CPU (user + system of the
+one warm-up run of each per test (with --before or --before-tree, an older ptxmc too; with --warm,
+ptxmc served by a warm server as well, its CPU time counting the server's share); the medians are
+printed, wall and CPU (user + system of the
 child, from getrusage) - on a shared machine CPU time is the steadier number. A tool is not run
 on the larger sizes of a family once one of its runs passes --cap seconds (wall).
 """
@@ -124,13 +125,14 @@ def timed(argv: list[str], cwd: str, timeout: float, env: dict | None = None) ->
 
 class Warm:
     """A warm server (checker.warm) for the ptxmc runs: started in `folder`, its log read after
-    each run so that a run's CPU time adds the server's share (the command, its supervisor and
-    the server's own request handling) to the `ptxmc` process's."""
+    each run so that a run's CPU time adds the server's share (the forked command, and the
+    server's own CPU since the previous command ended: the request, the staleness check, the
+    fork, the answer; an older server's supervisor process too) to the `ptxmc` process's."""
 
-    def __init__(self, folder: Path):
+    def __init__(self, folder: Path, env: dict | None = None):
         folder.mkdir(mode=0o700)
         self.log = folder / "log.jsonl"
-        self.env = {**os.environ, "PTXMC_WARM_DIR": str(folder)}
+        self.env = {**(env or os.environ), "PTXMC_WARM_DIR": str(folder)}
         r = subprocess.run([sys.executable, "-m", "checker.warm.server", "--detach", "--log", str(self.log)],
                            env=self.env, capture_output=True, text=True, cwd=folder)   # (not a checkout's package)
         if r.returncode:
@@ -145,7 +147,7 @@ class Warm:
         if len(served) != 1:
             raise RuntimeError(f"the warm server did not serve this run: {new}")
         e = served[0]
-        return e["cpu_s"] + e["supervisor_cpu_s"] + e["server_cpu_s"]
+        return e["cpu_s"] + e.get("supervisor_cpu_s", 0) + e["server_cpu_s"]
 
     def stop(self) -> None:
         subprocess.run([sys.executable, "-m", "checker.warm.server", "--stop"], env=self.env, capture_output=True,
@@ -171,6 +173,10 @@ def main(argv=None) -> int:
     ap.add_argument("--herd-model", default="rc11.cat")
     ap.add_argument("--json", help="also write the rows here")
     ap.add_argument("--markdown", action="store_true", help="print the table as Markdown")
+    ap.add_argument("--before-tree", metavar="DIR",
+                    help="another ptxmc source tree (a checkout, or `git archive` of an older commit), run by "
+                         "this ptxmc's interpreter with PYTHONPATH=DIR, in the 'before' columns; with --warm "
+                         "also served by a warm server of its own ('warm-before')")
     ap.add_argument("--warm", action="store_true",
                     help="also run ptxmc with a warm server (checker.warm; its CPU time counted), column 'warm'")
     args = ap.parse_args(argv)
@@ -186,7 +192,13 @@ def main(argv=None) -> int:
     env_note = f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}, {os.cpu_count()} CPUs"
     print(f"herd7: {herd} (-model {args.herd_model}); ptxmc: {' '.join(ptxmc)}; {env_note}")
     rows = []
-    tools = ("herd7",) + (("before",) if args.before else ()) + ("ptxmc",) + (("warm",) if args.warm else ())
+    if args.before and args.before_tree:
+        ap.error("--before and --before-tree are two ways to name the 'before' ptxmc: give one")
+    before_env = None if args.before_tree is None else \
+        {**os.environ, "PYTHONPATH": str(Path(args.before_tree).resolve())}
+    warm_before = args.warm and before_env is not None
+    tools = ("herd7",) + (("before",) if args.before or before_env else ()) + ("ptxmc",) + \
+        (("warm-before",) if warm_before else ()) + (("warm",) if args.warm else ())
     head = ("family", "n", "states", *(f"{t} {k}" for t in tools for k in ("wall", "cpu")),
             *(f"{t}/herd7 {k}" for t in tools[1:] for k in ("wall", "cpu")))
     if args.markdown:
@@ -196,11 +208,17 @@ def main(argv=None) -> int:
         print("  ".join(f"{h:>10}" for h in head))
     with tempfile.TemporaryDirectory(prefix="ptxmc-peer-") as d:
         warm = Warm(Path(d) / "warm") if args.warm else None
+        servers = {"warm": warm}
         try:
-            _table(args, herd, ptxmc, d, warm, rows, tools)
+            if warm_before:
+                servers["warm-before"] = Warm(Path(d) / "warm-before", before_env)
+            if before_env is not None:
+                servers["before"] = before_env
+            _table(args, herd, ptxmc, d, servers, rows, tools)
         finally:
-            if warm is not None:
-                warm.stop()
+            for server in servers.values():
+                if isinstance(server, Warm):
+                    server.stop()
     print(f"after: load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     if args.json:
         Path(args.json).write_text(json.dumps({"herd7": herd, "ptxmc": ptxmc, "warm": args.warm, "rows": rows},
@@ -208,7 +226,7 @@ def main(argv=None) -> int:
     return 0
 
 
-def _table(args, herd: str, ptxmc: list[str], d: str, warm: Warm | None, rows: list, tools: tuple) -> None:
+def _table(args, herd: str, ptxmc: list[str], d: str, servers: dict, rows: list, tools: tuple) -> None:
     for family in args.families:
         sizes = [int(x) for x in args.n.split(",")] if args.n else SIZES[family]
         stopped: set[str] = set()
@@ -221,17 +239,19 @@ def _table(args, herd: str, ptxmc: list[str], d: str, warm: Warm | None, rows: l
             runs = {"herd7": [herd, "-model", args.herd_model, str(c)], "ptxmc": ptxmc + ["outcomes", str(y)]}
             if args.before:
                 runs["before"] = [args.before, "outcomes", str(y)]
-            if warm is not None:
-                runs["warm"] = runs["ptxmc"]
+            for tool in ("before", "warm", "warm-before"):
+                if servers.get(tool) is not None and tool not in runs:
+                    runs[tool] = runs["ptxmc"]
             runs = {t: runs[t] for t in tools}
             got: dict[str, list[tuple[float, float]]] = {k: [] for k in runs if k not in stopped}
             counts: dict[str, int] = {}
             for i in range(args.repeat + 1):            # the first round warms up
                 for tool in list(got):
-                    env = warm.env if tool == "warm" else None
+                    server = servers.get(tool)
+                    env = server.env if isinstance(server, Warm) else server      # (before: its PYTHONPATH)
                     wall, cpu, out = timed(runs[tool], d, timeout=max(args.cap * 10, 600), env=env)
-                    if env is not None:
-                        cpu += warm.served_cpu()
+                    if isinstance(server, Warm):
+                        cpu += server.served_cpu()
                     counts[tool] = states(out)
                     if i:
                         got[tool].append((wall, cpu))

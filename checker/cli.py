@@ -19,10 +19,9 @@ import sys
 
 from typing import TYPE_CHECKING
 
-from . import limits, signals
+from . import limits, methodcache, signals
 from .cliargs import (add_limit_options, add_output_options, check_options, check_paths, jobs_of, limits_of,
                       model_files)
-from .executors.options import add_executor_options, executor_of
 from .errors import CheckerError, LimitExceeded, LitmusError, SolverUnknown, SourceLoc
 from .resources import LITMUS_DIR, bundled, resolve_model
 from .textsafe import printable
@@ -69,11 +68,50 @@ def version_text() -> str:
     return f"ptxmc {__version__} (model {DEFAULT_MODEL} {model_hash(resolve_model(None))})"
 
 
+class _Formatter(argparse.HelpFormatter):
+    """argparse's help formatter, its width found as argparse finds it (shutil.get_terminal_size's
+    columns, less 2) without importing shutil, which imports zlib, bz2 and lzma (~2.5 ms of a
+    one-shot check): argparse makes a formatter for every add_argument, to check its nargs."""
+
+    def __init__(self, prog, indent_increment=2, max_help_position=24, width=None):
+        super().__init__(prog, indent_increment, max_help_position, _columns() - 2 if width is None else width)
+
+
+def _columns() -> int:
+    """shutil.get_terminal_size().columns: $COLUMNS if a positive number, else the width of the
+    terminal on stdout, else 80."""
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns > 0:
+        return columns
+    try:
+        return os.get_terminal_size(sys.__stdout__.fileno()).columns or 80
+    except (AttributeError, ValueError, OSError):
+        return 80
+
+
+# check's and outcomes' parsers, built ahead by keep_parsers (the warm server, whose forked commands
+# then parse with them); empty in a one-shot process, which builds the one it needs
+_kept: dict[str, argparse.ArgumentParser] = {}
+
+
+def keep_parsers() -> None:
+    """Build the parsers of `check` and `outcomes` now, for every later main() of this process
+    (and of its forks) to parse with: building one is ~4 ms of argparse and gettext. A parser is
+    only read by parsing, and what it says (help texts, translations) is fixed once the checker
+    is imported in this environment (the warm server's key holds the locale variables)."""
+    for only in ("check", "outcomes"):
+        _kept[only] = build_parser(only)
+
+
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The whole command line, or (`only`: "check" or "outcomes") the parser of that subcommand
     alone under `ptxmc`, which parses such a command line as the whole one does (building every
     subcommand's parser is ~25 ms of a ~100 ms check)."""
-    ap = argparse.ArgumentParser(prog="ptxmc", description="Model checker for the PTX memory consistency model.")
+    ap = argparse.ArgumentParser(prog="ptxmc", description="Model checker for the PTX memory consistency model.",
+                                 formatter_class=_Formatter)
     ap.add_argument("--version", action=_Version, help="print the version and the default model's hash, and exit")
     sub = ap.add_subparsers(dest="cmd", required=True)
     if only is None:
@@ -105,7 +143,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
 
 def _add_run(sub) -> None:
-    run = sub.add_parser("run", help="run suites and judge their expectations")
+    run = sub.add_parser("run", help="run suites and judge their expectations", formatter_class=_Formatter)
     run.add_argument("paths", nargs="*", help="files or folders (default: the bundled litmus/)")
     run.add_argument("--format", choices=("text", "herd", "json", "junit"), default="text")
     run.add_argument("--jobs", type=int, default=1, help="worker processes (default 1; 0 runs in this process)")
@@ -118,13 +156,15 @@ def _add_run(sub) -> None:
                      help="go on with the interrupted run whose --results-jsonl FILE this is: its finished "
                           "tests (same test, model, options, engine, limits) are not checked again; FILE "
                           "is continued")
+    from .executors.options import add_executor_options      # (`run` only: check and outcomes start faster)
+
     _common(run)
     add_output_options(run)
     add_executor_options(run)
 
 
 def _add_check(sub) -> None:
-    chk = sub.add_parser("check", help="is this outcome allowed? answer and explanation")
+    chk = sub.add_parser("check", help="is this outcome allowed? answer and explanation", formatter_class=_Formatter)
     chk.add_argument("test", help="FILE or FILE::NAME")
     chk.add_argument("cond", help="a herd condition, e.g. 'P1:r0=1 /\\ P1:r1=0', or 'hang' (may some fair "
                                   "execution never terminate?)")
@@ -136,7 +176,8 @@ def _add_check(sub) -> None:
 
 
 def _add_outcomes(sub) -> None:
-    out = sub.add_parser("outcomes", help="every allowed outcome, herd style, and a compact formula")
+    out = sub.add_parser("outcomes", help="every allowed outcome, herd style, and a compact formula",
+                         formatter_class=_Formatter)
     out.add_argument("test", help="FILE or FILE::NAME")
     _common(out)
 
@@ -165,7 +206,8 @@ def main(argv=None, fast_exit: bool = False) -> int:
     `_bounded`; called in-process, by tests and the fuzzers, it never ends the caller's process),
     and as soon as its output is flushed (see `_exit_now`)."""
     words = sys.argv[1:] if argv is None else list(argv)
-    ap = build_parser(words[0] if words and words[0] in ("check", "outcomes") else None)
+    only = words[0] if words and words[0] in ("check", "outcomes") else None
+    ap = _kept.get(only) or build_parser(only)
     args = ap.parse_args(words)
     args.own_process = fast_exit
     with limits.use(limits.current()), signals.stop_signals():   # a command's --limit/--timeout end with
@@ -185,6 +227,7 @@ def _exit_now(code: int) -> None:
         sys.stderr.flush()
     except (OSError, ValueError):
         return
+    methodcache.save()          # (what this process compiled, which no exit handler will write)
     os._exit(code)
 
 
@@ -246,6 +289,7 @@ def inputs_of(paths, files) -> list[str]:
 
 def cmd_run(args) -> int:
     from . import outsafe, pool
+    from .executors.options import executor_of
 
     lim = limits_of(args)
     limits.set_current(lim)

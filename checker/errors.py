@@ -7,6 +7,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from . import methodcache
+
+methodcache.install()       # before the first dataclass, here: the methods' code is kept on disk
+
 _MAX_SNIPPET = 200
 _MAX_MESSAGE = 2000
 

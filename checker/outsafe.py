@@ -27,18 +27,17 @@ that after a crash or Ctrl-C there is the old output or the new one, never half 
 """
 from __future__ import annotations
 
-import json
 import os
 import re
-import shutil
 import stat
-import tempfile
-import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
 from .errors import CheckerError
+
+# (json, shutil, tempfile and zlib are imported where they are used: `ptxmc check` imports this
+# module for its policy on every run, and writes a file only with --dot)
 
 MARKER = ".ptxmc-output"
 # Reports written before the marker existed: a report.json of this format, and only these files.
@@ -162,6 +161,8 @@ def makedirs(folder: Path) -> None:
 
 def _probe_folder(folder: Path, shown) -> None:
     """Create `folder` if missing and prove a file can be created in it."""
+    import tempfile
+
     try:
         makedirs(folder)
         fd, tmp = tempfile.mkstemp(dir=folder, prefix=".ptxmc-probe.", suffix=".tmp")
@@ -189,6 +190,8 @@ def _replace(path, real: Path, data: str | bytes, mode: int, last_check=None) ->
     """`data` written to a temporary file beside `real`, given `mode`, passed to last_check(tmp)
     (which may refuse) and renamed over `real`: the file is the old one or the new one, whole.
     An OSError is an OutputError for `path`; the temporary file never stays."""
+    import tempfile
+
     tmp = None
     try:
         fd, tmp = tempfile.mkstemp(dir=real.parent, prefix=f".{real.name}.", suffix=".tmp")
@@ -278,10 +281,14 @@ def open_stream(path, policy: Policy = Policy(), append: bool = False):
 # ---------------------------------------------------------------------------------- folders --
 
 def _marker(kind: str, files: Iterable[str] = ()) -> str:
+    import json
+
     return json.dumps({"tool": "ptxmc", "kind": kind, "files": sorted(files)}, indent=1) + "\n"
 
 
 def _read_marker(folder: Path) -> dict | None:
+    import json
+
     m = folder / MARKER
     try:
         if not stat.S_ISREG(os.lstat(m).st_mode):
@@ -314,6 +321,8 @@ def _contents(folder: Path) -> set[str]:
 
 def _report_files(folder: Path) -> set[str] | None:
     """The files of an earlier report in `folder` (None: not a ptxmc report)."""
+    import json
+
     doc = _read_marker(folder)
     if doc is not None:
         return set(doc.get("files") or ()) if doc.get("kind") == "report" else None
@@ -410,6 +419,9 @@ def write_tree(out, files: dict[str, str | bytes], policy: Policy = Policy(), ki
     is left as it was. A folder holding anything else is refused (check_folder) unless
     policy.force, and then ptxmc's files are written into it one by one (each atomically): the
     files of an earlier report that the new one lacks are removed, nothing else is touched."""
+    import shutil
+    import tempfile
+
     for name in files:
         if not _safe_relative(name):
             raise fail(Path(out) / name, "not a plain relative file name")
@@ -482,6 +494,8 @@ def safe_filename(name: str) -> str:
     of letters, digits and `_.+-` only (and is not `.`/`..`-like), else the name with every other
     character replaced by `_` and a short hash of the original appended (`X/Y` -> `X_Y-1a2b3c4d`,
     so it no longer collides with the test named `X_Y`)."""
+    import zlib
+
     plain = _UNSAFE.sub("_", name).strip(".")
     if plain == name and plain:
         return plain

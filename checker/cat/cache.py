@@ -25,26 +25,29 @@ without a fingerprint (cache off, a model built in memory) is compiled every tim
 """
 from __future__ import annotations
 
-import hashlib
 import os
-import pickle
 import sys
 from pathlib import Path
 
 from .. import limits
+from ..cachedir import ENV, folder, private as _private     # noqa: F401 (ENV: this module's API)
 
-ENV = "PTXMC_CACHE_DIR"
+# Reading needs only the C unpickler that pickle.load is, and SHA-256: without importing pickle
+# (~1 ms) or hashlib, which loads OpenSSL (~2.5 ms of a ~150 ms one-shot check); the same digests.
+try:
+    from _pickle import load as _unpickle
+except ImportError:                     # an interpreter without the C pickle
+    from pickle import load as _unpickle
+try:
+    from _sha2 import sha256            # Python 3.12 on
+except ImportError:
+    try:
+        from _sha256 import sha256
+    except ImportError:                 # built without its own hashes: OpenSSL's
+        from hashlib import sha256
+
 FORMAT = 1
 _CODE = ("cat/*.py", "cat/grammar.lark", "errors.py")
-
-
-def folder() -> Path | None:
-    """The cache folder (not necessarily existing), or None when the cache is off."""
-    spec = os.environ.get(ENV)
-    if spec is not None:
-        return None if spec.strip().lower() in ("", "off", "0", "none") else Path(spec)
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "ptxmc"
 
 
 _fingerprint: str | None = None
@@ -55,7 +58,7 @@ def code_fingerprint() -> str:
     global _fingerprint
     if _fingerprint is None:
         pkg = Path(__file__).resolve().parent.parent
-        h = hashlib.sha256()
+        h = sha256()
         for pattern in _CODE:
             for f in sorted(pkg.glob(pattern)):
                 h.update(f.name.encode() + b"\0" + f.read_bytes() + b"\0")
@@ -69,24 +72,13 @@ def _key(path: str) -> str:
     lim = limits.current()
     parts = (FORMAT, __version__, sys.version, code_fingerprint(), path, os.path.abspath(path),
              lim.cat_bytes, lim.nesting)
-    return hashlib.sha256(repr(parts).encode()).hexdigest()[:32]
-
-
-def _private(d: Path) -> bool:
-    """The folder is the user's and nobody else can write to it."""
-    try:
-        st = d.stat()
-    except OSError:
-        return False
-    if hasattr(os, "getuid") and st.st_uid != os.getuid():
-        return False
-    return not st.st_mode & 0o022
+    return sha256(repr(parts).encode()).hexdigest()[:32]
 
 
 def _digest(path: str) -> str | None:
     try:
         with open(path, "rb") as f:
-            return hashlib.sha256(f.read()).hexdigest()
+            return sha256(f.read()).hexdigest()
     except OSError:
         return None
 
@@ -98,7 +90,7 @@ def load(path: str):
         return None
     try:
         with open(d / f"{_key(path)}.pickle", "rb") as f:
-            entry = pickle.load(f)
+            entry = _unpickle(f)
         sources, model = entry["sources"], entry["model"]
     except Exception:                       # noqa: BLE001 - missing, truncated, from other code: parse
         return None
@@ -116,6 +108,8 @@ def digest(path: str) -> str | None:
 def store(path: str, model, before: str | None) -> None:
     """Remember `model`, parsed from `path` (its `sources` are the files it read, `path` first);
     `before` is `digest(path)` from before the parse: if the file changed since, nothing is stored."""
+    import pickle
+
     d = folder()
     if d is None:
         return
@@ -149,7 +143,7 @@ _fingerprints: dict[int, tuple[object, str]] = {}     # id(model) -> (model, fin
 def _mark(model, *parts) -> None:
     if len(_fingerprints) > 256:
         _fingerprints.clear()
-    _fingerprints[id(model)] = (model, hashlib.sha256(repr(parts).encode()).hexdigest())
+    _fingerprints[id(model)] = (model, sha256(repr(parts).encode()).hexdigest())
 
 
 def fingerprint(model) -> str | None:
@@ -170,7 +164,7 @@ def _code_file(fp: str, parts) -> Path | None:
     d = folder()
     if d is None:
         return None
-    return d / f"{hashlib.sha256(repr((FORMAT, fp, parts)).encode()).hexdigest()[:32]}.code"
+    return d / f"{sha256(repr((FORMAT, fp, parts)).encode()).hexdigest()[:32]}.code"
 
 
 def load_code(model, *parts):
@@ -181,13 +175,15 @@ def load_code(model, *parts):
         return None
     try:
         with open(f, "rb") as fh:
-            return pickle.load(fh)
+            return _unpickle(fh)
     except Exception:                       # noqa: BLE001 - missing, truncated, from other code: compile
         return None
 
 
 def store_code(model, value, *parts) -> None:
     """Keep `value` (picklable) for this model (one with a fingerprint) and these arguments."""
+    import pickle
+
     fp = fingerprint(model)
     f = None if fp is None else _code_file(fp, parts)
     if f is None:

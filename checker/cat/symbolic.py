@@ -144,8 +144,10 @@ class SymbolicAlgebra:
             out[k] = t_or((out.get(k), t))
         return out
 
-    def inter(self, a, b):
-        if len(b) < len(a):
+    def inter(self, a, b, swap: bool | None = None):
+        # (iterates the smaller operand; `swap`: the decision taken for the full values, when
+        # a and b hold only some of their entries: checker.cat.demand)
+        if len(b) < len(a) if swap is None else swap:
             a, b = b, a
         out = {}
         for k, t in a.items():
@@ -171,6 +173,78 @@ class SymbolicAlgebra:
             for b in self.events:
                 _put(out, (a, b), t_not(r.get((a, b))))
         return out
+
+    # Operators restricted to the entries a consumer reads (checker.cat.demand): `want` is a
+    # bitset of events, or a list of them (row a: the b of the pairs (a, b)). Each entry they
+    # compute is the term the full operator gives it, built from the operands' entries in the
+    # same order; the events are range(n).
+    def set_complement_within(self, s, want: int):
+        out = {}
+        for e in self.events:
+            if want >> e & 1:
+                _put(out, e, t_not(s.get(e)))
+        return out
+
+    def rel_complement_within(self, r, want: list[int]):
+        out = {}
+        for a in self.events:
+            row = want[a]
+            if row:
+                for b in self.events:
+                    if row >> b & 1:
+                        _put(out, (a, b), t_not(r.get((a, b))))
+        return out
+
+    def compose_within(self, a, b, want: list[int]):
+        if not a or not b:
+            return {}
+        limits.check_deadline()
+        ends = 0
+        for row in want:
+            ends |= row
+        by_first = defaultdict(list)
+        for (m, y), t in b.items():
+            if ends >> y & 1:
+                by_first[m].append((y, t))
+        acc = defaultdict(list)
+        for (x, m), t1 in a.items():
+            row = want[x]
+            if not row:
+                continue
+            for y, t2 in by_first.get(m, ()):
+                if row >> y & 1:
+                    acc[(x, y)].append(t_and(t1, t2))
+        out = {}
+        for k, ts in acc.items():
+            _put(out, k, t_or(ts))
+        return out
+
+    def plus_within(self, r, ends: list[int], reach: list[int]):
+        """plus(r)'s entries (i, j) with ends[i] & reach[j]: the pairs on a path from the start to
+        the end of a demanded pair (ends[i]: the ends of the demanded pairs whose start reaches i;
+        reach: r's possible reflexive-transitive closure). Warshall's terms for such a pair are
+        built from such pairs alone, so they are the full closure's."""
+        succ: dict[int, dict[int, object]] = defaultdict(dict)
+        pred: dict[int, dict[int, object]] = defaultdict(dict)
+        for (a, b), t in r.items():
+            if ends[a] & reach[b]:
+                succ[a][b] = t
+                pred[b][a] = t
+        nodes = sorted(set(succ) & set(pred))
+        for n, k in enumerate(nodes):
+            if not n & 0x3F:
+                limits.check_deadline()
+            ins = list(pred[k].items())
+            outs = list(succ[k].items())
+            for i, ti in ins:
+                row, wanted = succ[i], ends[i]
+                for j, tj in outs:
+                    if wanted & reach[j]:
+                        t = t_or((row.get(j), t_and(ti, tj)))
+                        if t is not None:
+                            row[j] = t
+                            pred[j][i] = t
+        return {(a, b): t for a in sorted(succ) for b, t in succ[a].items()}
 
     # relations
     def compose(self, a, b):
@@ -209,7 +283,9 @@ class SymbolicAlgebra:
                     if t is not None:
                         succ[i][j] = t
                         pred[j][i] = t
-        return {(a, b): t for a, row in succ.items() for b, t in row.items()}
+        # (rows in event order: a closure restricted to some pairs, plus_within, lists its rows
+        # in the same order)
+        return {(a, b): t for a in sorted(succ) for b, t in succ[a].items()}
 
     def star(self, r):
         return self.union(self.plus(r), self.identity())

@@ -17,6 +17,7 @@ import z3
 
 from .. import limits
 from ..model import prune, relations
+from ..cat import demand
 from ..cat.concrete import ConcreteAlgebra
 from ..cat.interp import Model, evaluate
 from ..cat.stage import stage, static_values
@@ -34,7 +35,7 @@ class Encoding:
     axioms: Mapping[str, z3.BoolRef]        # axiom name -> "the axiom holds"
     flags: Mapping[str, tuple]              # flag name -> ("it fires" term, its check, {edge: term} of its relation)
     observables: Mapping[str, z3.ArithRef]  # "P1:r0" / "x" -> value term
-    env: Mapping[str, tuple]                # every let-bound name -> (kind, symbolic value)
+    env: Mapping[str, tuple]                # every let-bound name -> (kind, symbolic value: the entries the checks read)
     rf: Mapping[tuple[int, int], object]
     orders: Mapping[str, Mapping[tuple[int, int], object]]
     values: Mapping[int, z3.ArithRef]       # read -> value term
@@ -175,7 +176,12 @@ def encode(es: EventStructure, model: Model, options: frozenset[str] = frozenset
         base[name] = ("set", {e: term(x) != 0 for e, x in es.value_sets.get(name, ())})
     for name, rel in orders.items():
         base[name] = ("rel", rel)
-    ev = evaluate(staged.residual, base, alg, options)
+    # Only the entries some check reads get a term (checker.cat.demand: the same constraints);
+    # below DEMAND_EVENTS events its analysis costs more than the terms it saves.
+    if len(es.events) >= DEMAND_EVENTS:
+        ev = demand.evaluate(staged.residual, base, alg, options)
+    else:
+        ev = evaluate(staged.residual, base, alg, options)
     axioms: dict[str, list] = {}
     flags: dict[str, tuple] = {}
     for (check, constraint), (_, value) in zip(ev.checks, ev.check_values):
@@ -208,6 +214,11 @@ def encode(es: EventStructure, model: Model, options: frozenset[str] = frozenset
         values=read_val,
     )
 
+
+# From this many events on, the model is evaluated on demand (checker.cat.demand): the suites'
+# tests of 0-31 events encode ~15% slower with the analysis, one of 32-47 ~15% faster, an
+# extracted skeleton of ~450 events 3x faster (bench/RESULTS.md).
+DEMAND_EVENTS = 32
 
 # Bounds and radixes past 64 bits (bulk-copy values are up to 65536-bit numbers) are left out:
 # their numerals cost Z3 more than the bounds save (the async suite: +15% CPU, +120 MiB).

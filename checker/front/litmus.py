@@ -23,10 +23,10 @@ from .. import limits
 from ..isa import address, registry, special
 from ..model.memory import MAX_BYTES
 from ..isa import syntax as ptx
-from ..unfold import paths
+from ..unfold import constants, paths
 from . import ptx_text, yamlsafe
 from .scopes import Scopes
-from ..ast import Addr, Eq, Expectation, Kernel, LitmusTest, MemoryDecl, Name, Position, Reg, Thread
+from ..ast import Addr, Eq, Expectation, Imm, Kernel, LitmusTest, MemoryDecl, Name, Position, Reg, Thread
 from .conditions import check_refs, parse_cond
 from .files import suite_files
 from ..textsafe import escape_char, first_unsafe, printable
@@ -34,7 +34,7 @@ from ..errors import LitmusError, SourceLoc
 from .yamlsafe import BOOL, INT, Node
 
 TEST_KEYS = ("name", "doc", "source", "arch", "memory", "threads", "expect", "matrix", "locations", "filter",
-             "rlimit", "threads_per_litmus_thread", "kernels", "unroll")
+             "rlimit", "threads_per_litmus_thread", "kernels", "unroll", "params")
 THREAD_KEYS = ("at", "code", "ptx")
 KERNEL_KEYS = ("name", "launch", "threads")
 MEMORY_KEYS = ("space", "owner", "init", "size", "alias_of", "texture_of", "surface_of", "constant_of",
@@ -368,7 +368,8 @@ def _build(node: Node, path: str, row, line: int) -> LitmusTest:
 
     decls, targets = _memory(m.get("memory"), path)
     declared = {d.name for d in decls}
-    threads = _threads(m.need("threads", "a test"), path, declared)
+    params = _params(m.get("params"), path, declared)
+    threads = _threads(m.need("threads", "a test"), path, {d.name: d for d in decls}, params)
     _check_cluster_styles(threads, decls, path)
     dests = {t.name: {r for i in t.code for r in address.destinations(i, registry.family(i))} for t in threads}
     threads = [_register_addresses(t, declared, dests[t.name]) for t in threads]
@@ -379,7 +380,13 @@ def _build(node: Node, path: str, row, line: int) -> LitmusTest:
                 if isinstance(o, Addr) and not o.register and o.base not in declared and o.base not in implicit:
                     implicit[o.base] = MemoryDecl(o.base, where=i.where)
     memory = {d.name: d for d in decls} | implicit
-    threads = address.resolve([_location_names(t, memory, dests[t.name]) for t in threads], memory, dests)
+    per_thread = _per_thread(m, path)
+    threads = [_location_names(t, memory, dests[t.name]) for t in threads]
+    # registers that stand for numbers (a bulk size, a barrier id, a mapa rank, an address offset)
+    # read as the constants they hold on the thread's control paths (checker.unfold.constants)
+    placed = LitmusTest(name=name, threads=tuple(threads), memory=tuple(memory.values()), path=path,
+                        threads_per_litmus_thread=per_thread)
+    threads = [_resolved(constants.Constants(placed, t).substituted(), placed, memory, dests) for t in threads]
     regs = {t.name: {r for i in t.code for r in ptx.registers(i)} for t in threads}
     for t in threads:                   # one name, two meanings: refuse rather than guess
         for i in t.code:
@@ -406,12 +413,6 @@ def _build(node: Node, path: str, row, line: int) -> LitmusTest:
         rlimit = _int(m.get("rlimit"), path, "rlimit")
         if rlimit < 0:
             _fail(path, m.get("rlimit"), "rlimit is 0 (none) or a positive number of Z3 resource units")
-    per_thread = 1
-    if m.get("threads_per_litmus_thread") is not None:
-        per_thread = _int(m.get("threads_per_litmus_thread"), path, "threads_per_litmus_thread")
-        if per_thread <= 0:
-            _fail(path, m.get("threads_per_litmus_thread"),
-                  "threads_per_litmus_thread is the positive number of PTX threads one litmus thread stands for")
     unroll = None
     if m.get("unroll") is not None:
         unroll = _int(m.get("unroll"), path, "unroll")
@@ -425,6 +426,30 @@ def _build(node: Node, path: str, row, line: int) -> LitmusTest:
                       arch=arch, path=path, where=SourceLoc(path, line, name), matrix_row=row,
                       locations=locations, filter=filt, rlimit=rlimit, threads_per_litmus_thread=per_thread,
                       kernels=_kernels(m.get("kernels"), path, threads))
+
+
+def _resolved(t: Thread, placed: LitmusTest, memory: dict[str, MemoryDecl], dests: dict[str, set[str]]) -> Thread:
+    """`t` with its register-held addresses resolved (checker.isa.address), an offset added in a
+    register read as the constant it holds (checker.unfold.constants); where a line no control
+    path runs holds an address ptxmc cannot follow (another role's code of a pasted kernel), the
+    lines no path runs are dropped first."""
+    c = constants.Constants(placed, t)
+    try:
+        [out] = address.resolve([t], memory, dests, {t.name: c.at}, {t.name: lambda k: k in c.ran()})
+    except address.NotRun:
+        [out] = address.resolve([c.pruned()], memory, dests, {t.name: constants.Constants(placed, c.pruned()).at})
+    return out
+
+
+def _per_thread(m: _Map, path: str) -> int:
+    """`threads_per_litmus_thread:` (1 when not given)."""
+    node = m.get("threads_per_litmus_thread")
+    if node is None:
+        return 1
+    per_thread = _int(node, path, "threads_per_litmus_thread")
+    if per_thread <= 0:
+        _fail(path, node, "threads_per_litmus_thread is the positive number of PTX threads one litmus thread stands for")
+    return per_thread
 
 
 def _register_addresses(t: Thread, declared: set[str], dests: set[str]) -> Thread:
@@ -580,7 +605,7 @@ def _tensormap(name: str, node: Node, init: int, path: str, targets) -> dict[int
     return table
 
 
-def _threads(node: Node, path: str, declared: set[str]) -> list[Thread]:
+def _threads(node: Node, path: str, declared: dict[str, MemoryDecl], params: dict[str, str | int]) -> list[Thread]:
     if node.kind != "map" or not node.items:
         _fail(path, node, "threads must map thread names to {at: POSITION, code: [...]}")
     if len(node.items) > limits.current().threads:
@@ -593,17 +618,20 @@ def _threads(node: Node, path: str, declared: set[str]) -> list[Thread]:
             _fail(path, k, f"thread name '{k.raw}' must be an identifier (P0, P1, ...)")
         t = _Map(v, path, THREAD_KEYS, f"thread '{k.raw}'")
         pos = _position(t.need("at", f"thread '{k.raw}'"), path, "at")
-        code, labels = _thread_code(t, k, path, declared)
+        code, labels = _thread_code(t, k, path, declared, pos, params)
         thread = Thread(k.raw, pos, tuple(code), SourceLoc(path, k.line, k.raw), tuple(labels))
         paths.check_thread(thread)
         threads.append(thread)
     return threads
 
 
-def _thread_code(t: _Map, k: Node, path: str, declared: set[str]) -> tuple[list, list]:
+def _thread_code(t: _Map, k: Node, path: str, declared: dict[str, MemoryDecl], pos: Position,
+                 params: dict[str, str | int]) -> tuple[list, list]:
     """A thread's instructions and labels (name, index of the instruction it stands before), from
     `code:` (a list of PTX texts and labels) or `ptx:` (one block of pasted PTX text): statements
-    cut by checker.front.ptx_text, .reg declarations checked and dropped."""
+    cut by checker.front.ptx_text, .reg declarations checked and dropped, .shared variables
+    matched with the locations `memory:` declares in the thread's CTA (`pos`) and dropped, kernel
+    arguments read as the values `params:` gives them."""
     if t.get("ptx") is None:
         t.need("code", f"thread '{k.raw}'")
     elif t.get("code") is not None:
@@ -624,6 +652,7 @@ def _thread_code(t: _Map, k: Node, path: str, declared: set[str]) -> tuple[list,
     # labels and .reg declarations belong to the { } block they stand in (checker.front.scopes)
     scopes = Scopes(sep="$")
     instrs = []
+    copies: dict[str, str] = {}             # a .shared variable -> this CTA's copy of it
     for st in stmts:
         m = _LABEL_STMT.fullmatch(st.text)
         if m is not None:                       # `L1:` (before the instruction that follows, if any)
@@ -636,6 +665,10 @@ def _thread_code(t: _Map, k: Node, path: str, declared: set[str]) -> tuple[list,
         if names is not None:
             for name in names:
                 scopes.declare_reg(name, st.scope)
+            continue
+        var = ptx_text.shared_variable(st, path)
+        if var is not None:
+            copies[var[0]] = _shared_variable(*var, SourceLoc(path, st.line, st.text), declared, pos)
             continue
         ptx_text.directive(st, path)
         instrs.append((None, st))
@@ -661,7 +694,9 @@ def _thread_code(t: _Map, k: Node, path: str, declared: set[str]) -> tuple[list,
             i = replace(i, text=st.text)
             exits = True
         else:
-            i = registry.parse_instr(st.text, where, declared)
+            arg = _argument_read(st.text, params, where)
+            i = registry.parse_instr(arg or st.text, where, declared, constant_registers=True)
+            i = _with_arguments(replace(i, text=st.text) if arg else i, params)
         if len(st.scope) > 1 or (i.op == "bra" and end is None):
             i = scopes.renamed(i, st.scope, where)
         written = [r for r in address.destinations(i, registry.family(i)) if r.startswith("%")]
@@ -670,7 +705,110 @@ def _thread_code(t: _Map, k: Node, path: str, declared: set[str]) -> tuple[list,
         code.append(i)
     if exits:
         labels.append((END_LABEL, len(code)))
+    if any(k != v for k, v in copies.items()):
+        code = [_renamed(i, copies) for i in code]
     return code, labels
+
+
+_LD_PARAM = re.compile(r"ld\.param((?:\.\w+)*)\s+(\S+?)\s*,\s*\[\s*([A-Za-z_$][\w$]*)\s*(?:\+\s*(\w+)\s*)?\]\s*")
+_CVTA_PARAM = re.compile(r"cvta(?:\.to)?\.param((?:\.\w+)*)\s+(.*)", re.S)
+
+
+def _params(node: Node | None, path: str, declared: set[str]) -> dict[str, str | int]:
+    """`params:` maps a kernel's argument names (as nvcc spells them: _Z4ringPi_param_0) to their
+    values: a location (a pointer to it, or a __grid_constant__ argument that is it) or a number
+    (docs/format.md#kernel-arguments-and-shared-variables)."""
+    if node is None:
+        return {}
+    if node.kind != "map":
+        _fail(path, node, "params must map kernel argument names to a location or a number")
+    out: dict[str, str | int] = {}
+    for k, v in node.items:
+        if not _IDENT.fullmatch(k.raw):
+            _fail(path, k, f"'{k.raw}' cannot name a kernel argument: use its name in the PTX (_Z4ringPi_param_0)")
+        if k.raw in declared:
+            _fail(path, k, f"'{k.raw}' is a location under memory: and a kernel argument")
+        if v.kind == "scalar" and v.tag == INT:
+            out[k.raw] = _int(v, path, f"params: {k.raw}")
+        elif v.kind == "scalar" and v.raw in declared:
+            out[k.raw] = v.raw
+        else:
+            _fail(path, v, f"params: {k.raw} is a location declared under memory: (the one a pointer argument "
+                           "points to, or a __grid_constant__ argument such as a tensor map) or a number")
+    return out
+
+
+def _argument_read(text: str, params: dict[str, str | int], where: SourceLoc) -> str | None:
+    """`ld.param.T d, [P]` as `mov.T d, P`, and `cvta.param.T d, a` as `mov.T d, a`, when `params:`
+    gives argument P (ld.param / cvta.param are refused otherwise, saying so); None for another
+    statement."""
+    m = _LD_PARAM.fullmatch(text)
+    if m is not None and params:
+        name = m.group(3)
+        if name not in params:
+            raise LitmusError(f"'{name}' is a kernel argument that params: does not give (it gives "
+                              f"{', '.join(sorted(params))})", where)
+        if m.group(4) not in (None, "0"):
+            raise LitmusError(f"a field of kernel argument '{name}' (at byte {m.group(4)}) is not modelled: "
+                              "params: gives whole arguments", where)
+        return f"mov{m.group(1)} {m.group(2)}, {name}"
+    m = _CVTA_PARAM.fullmatch(text)
+    if m is not None and params:
+        return f"mov{m.group(1)} {m.group(2)}"
+    return None
+
+
+def _with_arguments(i, params: dict[str, str | int]):
+    """`i` with each kernel argument it names (`mov.b64 %rd2, P`) replaced by its value in
+    `params:` (a location's address, or a number)."""
+    if not params:
+        return i
+    def value(o):
+        name = o.name if isinstance(o, (Reg, Name)) else None
+        if name not in params:
+            return o
+        v = params[name]
+        return Imm(v) if isinstance(v, int) else Name(v)
+    ops = tuple(value(o) for o in i.operands)
+    return registry.validate(replace(i, operands=ops), constant_registers=True) if ops != i.operands else i
+
+
+def _renamed(i, names: dict[str, str]):
+    """`i` with the locations it names (`[x]`, `x`) renamed by `names`."""
+    ops = tuple(replace(o, base=names.get(o.base, o.base)) if isinstance(o, Addr) and not o.register else
+                Name(names.get(o.name, o.name)) if isinstance(o, Name) else o for o in i.operands)
+    return replace(i, operands=ops) if ops != i.operands else i
+
+
+def _shared_variable(name: str, size: int | None, where: SourceLoc, declared: dict[str, MemoryDecl],
+                     pos: Position) -> str:
+    """`.shared .align 8 .u64 NAME;` in a thread's code (nvcc declares a kernel's static shared
+    variables in its body): each CTA has its own NAME, so in this thread NAME is the location
+    `memory:` declares in the thread's CTA at NAME's offset (NAME itself, or the cell declared
+    with `offset_of: NAME`); its name is returned (docs/format.md#kernel-arguments-and-shared-variables)."""
+    d = declared.get(name)
+    cta = pos.cta_text()
+    bytes_ = f", size: {size}" if size is not None else ""
+    if d is None:
+        raise LitmusError(f"'.shared' declares {name} in {cta}'s shared memory: declare it under memory: "
+                          f"({name}: {{space: shared, owner: {cta}{bytes_}}}), where ptxmc places a test's memory",
+                          where)
+    if d.space != "shared" or d.owner is None:
+        raise LitmusError(f"'.shared' declares {name} in {cta}'s shared memory, and memory: declares it as "
+                          f"{d.space} memory{'' if d.owner is None else ' of ' + d.owner.cta_text()}", where)
+    first = d.offset_of or d.name
+    mine = [m for m in declared.values() if (m.name == first or m.offset_of == first) and m.space == "shared"
+            and m.owner is not None and m.owner.cta_key() == pos.cta_key()]
+    if len(mine) != 1:
+        why = "declares none in" if not mine else f"declares {len(mine)} ({', '.join(m.name for m in mine)}) in"
+        raise LitmusError(f"'.shared' declares {name} in {cta}'s shared memory, and memory: {why} that CTA at "
+                          f"{first}'s offset: each CTA has its own copy of a .shared variable; declare this CTA's "
+                          f"(COPY: {{space: shared, owner: {cta}, offset_of: {first}}})", where)
+    copy = mine[0]
+    if size is not None and copy.size is not None and copy.size != size:
+        raise LitmusError(f"'.shared' declares {name} of {size} bytes, and memory: declares {copy.name} of "
+                          f"{copy.size}", where)
+    return copy.name
 
 
 def _kernels(node: Node | None, path: str, threads: list[Thread]) -> tuple[Kernel, ...]:
@@ -812,6 +950,11 @@ def _check_offset_of(memory: dict[str, MemoryDecl], d: MemoryDecl, t: MemoryDecl
                               f"{d.owner.cta_text()}: one cell per CTA")
 
 
+# the families whose generic-address access may reach another CTA's shared memory (an mbarrier
+# operation's generic address must lie in .shared::cta: PTX ISA, mbarrier)
+GENERIC_REMOTE = ("ld", "st", "atom", "red")
+
+
 def _check_accesses(threads: list[Thread], memory: dict[str, MemoryDecl]) -> None:
     """State-space qualifiers must fit the location; another CTA's shared memory is reachable
     only from the same cluster, through .shared::cluster; Tensor Memory only by the families that
@@ -842,7 +985,9 @@ def _check_accesses(threads: list[Thread], memory: dict[str, MemoryDecl]) -> Non
                 if fam.own_shared_only:
                     raise LitmusError(f"'{base}' is shared memory of another CTA ({d.owner.cta_text()}): "
                                       f"{fam.own_shared_only}", i.where)
-                if not i.has("shared::cluster"):
+                # a generic address reaches the shared::cluster window (PTX ISA, Generic Addressing;
+                # CUDA's cluster.map_shared_rank pointers: mapa.u64 then a generic st)
+                if not i.has("shared::cluster") and not (space is None and i.family in GENERIC_REMOTE):
                     raise LitmusError(f"'{base}' is shared memory of another CTA ({d.owner.cta_text()}): "
                                       "access it with .shared::cluster", i.where)
 

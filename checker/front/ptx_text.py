@@ -3,14 +3,16 @@
 A thread's `code:` items, or its `ptx: |` block of pasted PTX text, are cut into statements
 here before each instruction is parsed (checker.isa.syntax):
 
-- `//` comments and `/* ... */` comments are dropped;
+- `//` comments and `/* ... */` comments are dropped; tabs between words are one space;
 - a statement ends at `;` or at the end of its line (a line ending in ',' continues);
 - `{` and `}` that open and close a block (nvcc's inline-asm scopes) are dropped, and each
   statement keeps the chain of blocks it stands in (its labels and .reg declarations are the
   block's: checker.front.scopes renames them); braces inside an instruction (`{r0, r1}` vectors,
   tensor coordinates) are kept;
 - `.reg .TYPE %r<N>;` / `.reg .pred P1, P2;` declare registers: checked (the type, the names),
-  no events; once a thread declares registers, every `%name` it uses must be declared.
+  no events; once a thread declares registers, every `%name` it uses must be declared;
+- `.shared .align 8 .u64 NAME;` declares a shared variable: checker.front.litmus matches it with
+  the location `memory:` declares in the thread's CTA (no events).
 
 Every statement keeps the line it starts on, so errors name file:line:text.
 """
@@ -20,12 +22,14 @@ import re
 from dataclasses import dataclass
 
 from ..errors import LitmusError, SourceLoc
+from ..isa.table import TYPE_BITS
 
 # PTX ISA, "Fundamental Types" and "Predicates": the types a .reg declaration may give
 REG_TYPES = ("pred", "b8", "b16", "b32", "b64", "b128", "u8", "u16", "u32", "u64", "s8", "s16", "s32", "s64",
              "f16", "f16x2", "bf16", "bf16x2", "f32", "f64")
 _DECL_NAME = re.compile(r"(%?[A-Za-z_$][\w$]*)(?:<(\d{1,5})>)?")
 _PERCENT = re.compile(r"%([A-Za-z_$][\w$]*)")
+_TABS = re.compile(r" *\t[ \t]*")     # nvcc's tabs between an opcode and its operands: one space
 
 
 @dataclass(frozen=True)
@@ -64,7 +68,7 @@ def statements(text: str, first_line: int, path: str = "<string>", first_block: 
 
     def emit():
         nonlocal cur, last
-        s = "".join(cur).strip()
+        s = _TABS.sub(" ", "".join(cur)).strip()
         if s:
             out.append(Statement(s, start, tuple(chain)))
         cur, last = [], ""
@@ -143,12 +147,43 @@ def declaration(s: Statement, path: str) -> set[str] | None:
     return names
 
 
+_SHARED = re.compile(r"(?:\.extern\s+)?\.shared\s+(?:\.align\s+\d+\s+)?(?:\.v([248])\s+)?\.(\w+)\s+"
+                     r"([A-Za-z_$][\w$]*)\s*(?:\[\s*(\d*)\s*\])?\s*;?")
+
+
+def shared_variable(s: Statement, path: str) -> tuple[str, int | None] | None:
+    """(name, bytes; None for `.extern` `[]`) of a `.shared` variable declaration, None if `s`
+    is not one; LitmusError for a malformed one."""
+    if not re.match(r"(?:\.extern\s+)?\.shared\b", s.text):
+        return None
+    m = _SHARED.fullmatch(s.text)
+    if m is None or m.group(2) not in TYPE_BITS or m.group(2) == "pred":
+        raise LitmusError("malformed .shared declaration: write .shared {.align N} .TYPE NAME{[COUNT]}",
+                          SourceLoc(path, s.line, s.text))
+    width = TYPE_BITS[m.group(2)] // 8 * int(m.group(1) or 1)
+    count = m.group(4)
+    return m.group(3), (None if count == "" else width * int(count or 1))
+
+
+# what stands outside a kernel's body in a .ptx file: the module's header and the kernel's own
+MODULE_DIRECTIVES = frozenset({".version", ".target", ".address_size", ".visible", ".entry", ".func", ".extern",
+                               ".weak", ".param", ".maxntid", ".reqntid", ".minnctapersm", ".maxnctapersm",
+                               ".explicitcluster", ".reqnctapercluster", ".maxclusterrank", ".maxnreg", ".global",
+                               ".const", ".file"})
+
+
 def directive(s: Statement, path: str) -> None:
-    """Other directives (.loc, .shared, .pragma, ...) are refused with what to write instead."""
+    """Other directives (.loc, .pragma, ...) are refused with what to write instead."""
     if s.text.startswith("."):
         word = s.text.split()[0]
+        where = SourceLoc(path, s.line, s.text)
+        if word in MODULE_DIRECTIVES:
+            raise LitmusError(f"'{word}' belongs to the PTX module or the kernel's declaration, not to a thread's code: "
+                              "paste the kernel's body (the lines between its braces); its memory goes under memory: "
+                              "and its .param arguments under params: "
+                              "(docs/format.md#kernel-arguments-and-shared-variables)", where)
         raise LitmusError(f"directive '{word}' is not accepted in a thread's code: ptxmc takes .reg declarations "
-                          "and instructions (declare memory under memory:)", SourceLoc(path, s.line, s.text))
+                          "and instructions (declare memory under memory:)", where)
 
 
 def undeclared(text: str, declared: set[str], special: frozenset[str]) -> str | None:

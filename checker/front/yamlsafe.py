@@ -122,8 +122,88 @@ def _line_text(text: str, line: int) -> str:
     return lines[line - 1].strip() if 0 < line <= len(lines) else ""
 
 
+# a block scalar's header line: `key: |`, `- key: >-`, `key: |2  # comment`
+_BLOCK_HEADER = re.compile(r"^( *)(?:- +)*[^\s#][^#]*?:[ \t]+[|>][-+0-9]*[ \t]*(?:#.*)?$")
+# what nvcc prints at column 0 inside a kernel's body: its labels and the body's braces
+_PTX_COLUMN0 = re.compile(r" *(?:\$[\w$]*[ \t]*:|[{}])[ \t]*(?://.*)?")
+TAB_HINT = ("YAML does not allow a tab as indentation: indent with spaces; in a `ptx: |` block, a line that "
+            "starts with a tab is read as the block's text")
+
+
+def tab_indented_blocks(text: str) -> str | None:
+    """`text` with each line of a block scalar (`ptx: |`) that a tab indents given the block's
+    indentation in spaces first (the tab then belongs to the line's text, as YAML allows), or None
+    if no such line. In a block that holds such lines, the lines nvcc prints at column 0 in a
+    kernel's body (its labels `$L__BB0_2:`, the body's `{` and `}`) are the block's too. Lines
+    keep their numbers; no other line changes. Only used on a text YAML refuses: a line that
+    starts with a tab inside a block is a syntax error otherwise."""
+    lines = text.split("\n")
+    changed = False
+    k = 0
+    while k < len(lines):
+        m = _BLOCK_HEADER.match(lines[k])
+        k += 1
+        if m is None:
+            continue
+        key = len(lines[k - 1]) - len(lines[k - 1].lstrip(" -"))     # the key's column
+        indent = None
+        pasted = False                  # has the block a tab-indented line so far?
+        while k < len(lines):
+            line = lines[k]
+            spaces = len(line) - len(line.lstrip(" "))
+            if line.strip() == "":
+                k += 1
+                continue
+            tabbed = line[spaces:spaces + 1] == "\t"
+            column0 = not tabbed and spaces <= key and _PTX_COLUMN0.fullmatch(line) is not None
+            if indent is None:
+                pasted = tabbed or column0
+                indent = key + 2 if pasted else spaces
+            pasted = pasted or tabbed
+            if not tabbed and spaces <= key and not (column0 and (pasted or _tab_follows(lines, k + 1))):
+                break                   # the block ends here
+            if spaces < indent:
+                lines[k] = " " * indent + line[spaces:]
+                changed = True
+            k += 1
+    return "\n".join(lines) if changed else None
+
+
+def _tab_follows(lines: list[str], k: int) -> bool:
+    """Is the next line that is neither blank nor a column-0 PTX line one a tab indents?"""
+    for line in lines[k:]:
+        if line.strip() and not _PTX_COLUMN0.fullmatch(line):
+            return line.lstrip(" ").startswith("\t")
+    return False
+
+
 def compose(text: str, path: str) -> yaml.Node | None:
-    """Parse `text` into PyYAML nodes (None for an empty document); syntax errors -> LitmusError."""
+    """Parse `text` into PyYAML nodes (None for an empty document); syntax errors -> LitmusError.
+    A text that YAML refuses for a tab where it wants indentation is read again with the tabs of
+    its block scalars after their indentation (tab_indented_blocks); if it still is refused, the
+    error says how to write it."""
+    try:
+        return _compose(text, path)
+    except LitmusError as e:
+        if not _tab_error(e):
+            raise
+        error = e
+    fixed = tab_indented_blocks(text)
+    if fixed is not None:
+        try:
+            return _compose(fixed, path)
+        except LitmusError as e:
+            if not _tab_error(e):
+                raise               # the tabs are read; this is what else is wrong (same lines)
+            error = e
+    raise LitmusError(f"{error.message} ({TAB_HINT})", error.where) from None
+
+
+def _tab_error(e: LitmusError) -> bool:
+    return "'\\t'" in e.message or "tab character" in e.message
+
+
+def _compose(text: str, path: str) -> yaml.Node | None:
     if _CParser is not None:
         try:
             return yaml.compose(text, Loader=_FastLoader)

@@ -133,6 +133,8 @@ def emit_alu(i: Instr, ctx: Ctx) -> str:
             raise NotExpressible("mov.pred from a register is not generated")
         d = _dst(a, ctx, i.operands[0])
         return a.render(f"mov.u32 {d}, {int(i.operands[1].value != 0)};")
+    if i.op == "mul" and ("wide" in i.qualifiers or "hi" in i.qualifiers):
+        return _emit_mul_half(i, ctx)
     d = _dst(a, ctx, i.operands[0])
     srcs = []
     for o in i.operands[1:]:
@@ -150,6 +152,18 @@ def emit_alu(i: Instr, ctx: Ctx) -> str:
     return a.render(f"{name} {d}, {', '.join(srcs)};")
 
 
+
+
+def _emit_mul_half(i: Instr, ctx: Ctx) -> str:
+    """mul.wide.{u32,s32} (a 64-bit product of 32-bit operands) and mul.hi.{u32,s32} as written;
+    16-bit operands are not generated (the harness keeps them in 32-bit registers)."""
+    bits = _bits(i)
+    if bits != 32 or len(i.operands) != 3:
+        raise NotExpressible(f"'{i.text}': mul.wide / mul.hi of {bits}-bit values is not generated")
+    a = Asm()
+    d = _dst(a, ctx, i.operands[0], "wide" in i.qualifiers)
+    x, y = (_value(a, ctx, o) for o in i.operands[1:])
+    return a.render(f"{mnemonic(i)} {d}, {x}, {y};")
 
 
 def _bits(i: Instr) -> int:

@@ -114,5 +114,7 @@ def wide_regs(test: LitmusTest) -> dict[str, frozenset[str]]:
             elif i.op in ("ld", "atom", "mov", "add", "sub", "mul", "and", "or", "xor", "not", "selp") \
                     and set(i.qualifiers) & WIDE:
                 wide.add(dst.name)
+            elif i.op == "mul" and "wide" in i.qualifiers and {"u32", "s32"} & set(i.qualifiers):
+                wide.add(dst.name)              # mul.wide.u32: a 64-bit product of 32-bit operands
         out[t.name] = frozenset(wide)
     return out

@@ -62,11 +62,12 @@ class AbsState:
 
 
 # The value semantics of atom/red and ALU instructions are the model's (checker.isa.common's
-# atom_value and checker.model.values' integer operators), evaluated here on constants: a second copy
-# diverged (bitwise ops on negative values gave Python's infinite-precision results, the model
-# gives the unsigned 32-bit pattern). These two imports are the harness's only dependence on the
-# model's arithmetic; a value outside the model's 64-bit range makes the result opaque.
+# atom_value, checker.isa.core's mul_half and checker.model.values' integer operators), evaluated
+# here on constants: a second copy diverged (bitwise ops on negative values gave Python's
+# infinite-precision results, the model gives the unsigned 32-bit pattern). These imports are the
+# harness's only dependence on the model's arithmetic; a value outside the model's 64-bit range makes the result opaque.
 from ..isa.common import atom_value as _model_atom_value   # noqa: E402
+from ..isa.core import mul_half as _mul_half   # noqa: E402
 from ..model.values import Const as _Const, evaluate as _evaluate, binop as _binop  # noqa: E402
 
 
@@ -136,7 +137,12 @@ def values_alu(i: Instr, s: AbsState) -> None:
         s.set_reg(i.operands[0], srcs[0] if srcs else None)
         return
     combos = _product(srcs[:2])
+    half = i.quals.get("mode") if i.op == "mul" and i.quals.get("mode") in ("hi", "wide") else None
     try:
+        if half:
+            s.set_reg(i.operands[0], None if combos is None else
+                      {(_eval(_mul_half(half, i.quals["type"], *map(_Const, vs))), w) for vs, w in combos})
+            return
         s.set_reg(i.operands[0], None if combos is None else {(_alu(i.op, *vs), w) for vs, w in combos})
     except CheckerError:              # leaves the model's value range: opaque, as the model refuses it
         s.set_reg(i.operands[0], None)

@@ -14,7 +14,8 @@ ever meet named addresses. An address that is not computed this way (read from m
 special register, by other arithmetic) is refused: ptxmc does not model pointer chasing.
 
     cvta{.space}.size d, a      cvta.to{.space}.size d, a      (.space: .global .shared{::cta, ::cluster}; .size: .u32 .u64)
-    mapa{.shared::cluster}.type d, a, b                        (.type: .u32 .u64; b: an immediate CTA rank)
+    mapa{.shared::cluster}.type d, a, b                        (.type: .u32 .u64; b: the CTA rank, a number or
+                                                                a register that holds one, checker.unfold.constants)
 
 A register holding an address has no value a condition can ask for: its events are none, and
 `P0:rd=...` is refused like any register the thread does not write.
@@ -22,6 +23,7 @@ A register holding an address has no value a condition can ask for: its events a
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Callable, Mapping
 
 from ..ast import Addr, Imm, Instr, MemoryDecl, Name, Reg, Thread
 from ..errors import LitmusError
@@ -37,8 +39,6 @@ def lower_address(b: Builder, ctx: ThreadCtx, i: Instr) -> None:
 
 
 def _mapa_rank(i: Instr, q):
-    if not isinstance(i.operands[2], Imm):
-        return "the CTA rank of mapa is an immediate (a rank in a register is not modelled)"
     if not 0 <= i.operands[2].value < 16:
         return f"a cluster has CTAs of rank 0 to 15, not {i.operands[2].value}"
     return None
@@ -48,31 +48,50 @@ FAMILIES = (
     Family("cvta", groups=(Group("to", ("to",)), Group("space", SPACES, required=True),
                            Group("size", ("u32", "u64"), required=True)),
            operands=sig("d:reg, a:addrsrc", a="the address to convert"), lower=lower_address,
-           rejects=dict.fromkeys(("local", "const", "param"), "cvta to or from .local/.const/.param memory: "
-                                                             "ptxmc models .global and .shared memory")),
+           rejects={**dict.fromkeys(("local", "const"), "cvta to or from .local/.const memory: "
+                                                        "ptxmc models .global and .shared memory"),
+                    "param": "cvta.param takes the address of a __grid_constant__ kernel argument (a CUtensorMap): "
+                             "give the location it is under params: (e.g. params: "
+                             "{_Z8tma_load14CUtensorMap_stPi_param_0: tmap}, with tmap a tensor map declared under "
+                             "memory:) (docs/format.md#kernel-arguments-and-shared-variables)"}),
     Family("mapa", groups=(Group("space", ("shared::cluster",)), Group("type", ("u32", "u64"), required=True)),
-           operands=sig("d:reg, a:addrsrc, b:val", a="the shared address to map", b="the target CTA's rank"),
+           operands=sig("d:reg, a:addrsrc, b:imm", a="the shared address to map", b="the target CTA's rank"),
            rules=(_mapa_rank,), lower=lower_address),
 )
 
 
 # -- resolution ---------------------------------------------------------------------------------
 
-ADDRESS_FAMILIES = ("mov", "add", "sub", "cvta", "mapa")
+ADDRESS_FAMILIES = ("mov", "add", "sub", "cvta", "mapa") + tuple(f"cvt.{t}" for t in ("u32", "u64", "s32", "s64"))
 
 
-def resolve(threads: list[Thread], memory: dict[str, MemoryDecl], destinations: dict[str, set[str]]
-            ) -> list[Thread]:
+class NotRun(LitmusError):
+    """An address ptxmc cannot follow, on a line no control path of its thread runs (`index`)."""
+
+    def __init__(self, msg: str, where, index: int):
+        super().__init__(msg, where)
+        self.index = index
+
+
+def resolve(threads: list[Thread], memory: dict[str, MemoryDecl], destinations: dict[str, set[str]],
+            known: Mapping[str, Callable[[int, str], "int | str"]] | None = None,
+            runs: Mapping[str, Callable[[int], bool]] | None = None) -> list[Thread]:
     """Threads whose register-held addresses are rewritten to the locations they point to.
-    `destinations[thread]`: the registers the thread writes; `memory`: every location."""
-    return [_resolve_thread(t, memory, destinations[t.name]) for t in threads]
+    `destinations[thread]`: the registers the thread writes; `memory`: every location;
+    `known[thread](k, reg)`: the constant reg holds at instruction k, or why it holds none
+    (checker.unfold.constants: an offset added in a register); `runs[thread](k)`: does some
+    control path run instruction k (NotRun where one that does not fails)."""
+    return [_resolve_thread(t, memory, destinations[t.name], (known or {}).get(t.name), (runs or {}).get(t.name))
+            for t in threads]
 
 
-def _resolve_thread(t: Thread, memory: dict[str, MemoryDecl], dests: set[str]) -> Thread:
+def _resolve_thread(t: Thread, memory: dict[str, MemoryDecl], dests: set[str], known=None, runs=None) -> Thread:
     env: dict[str, tuple[str, int]] = {}          # register -> (location, byte offset)
     code = []
-    for i in t.code:
+    for k, i in enumerate(t.code):
         def fail(msg: str):
+            if runs is not None and not runs(k):
+                raise NotRun(msg, i.where, k)
             raise LitmusError(msg, i.where)
 
         ops = tuple(_rewrite(o, env, fail) if isinstance(o, Addr) and o.register else o for o in i.operands)
@@ -81,7 +100,8 @@ def _resolve_thread(t: Thread, memory: dict[str, MemoryDecl], dests: set[str]) -
         dst = i.operands[0] if i.operands and isinstance(i.operands[0], Reg) else None
         if dst is None or dst.name not in dests:
             continue
-        addr = _address_of(i, env, memory, t, fail) if i.family in ADDRESS_FAMILIES else None
+        addr = _address_of(i, env, memory, t, fail, known and (lambda r, k=k: known(k, r))) \
+            if i.family in ADDRESS_FAMILIES else None
         if addr is None:
             env.pop(dst.name, None)
         else:
@@ -98,10 +118,11 @@ def _value(o, env):
     return None
 
 
-def _address_of(i: Instr, env, memory, t: Thread, fail):
-    """The address instruction `i` puts in its destination, or None if it computes no address."""
+def _address_of(i: Instr, env, memory, t: Thread, fail, known=None):
+    """The address instruction `i` puts in its destination, or None if it computes no address
+    (`known(reg)`: the constant a register holds there, or why it holds none)."""
     srcs = [_value(o, env) for o in i.operands[1:]]
-    if i.family in ("mov", "cvta"):
+    if i.family in ("mov", "cvta") or i.family.startswith("cvt."):
         return srcs[0]
     if i.family == "mapa":
         if srcs[0] is None:
@@ -112,8 +133,12 @@ def _address_of(i: Instr, env, memory, t: Thread, fail):
     if not addrs:
         return None
     other = i.operands[2] if srcs[0] is not None else i.operands[1]
+    held = known(other.name) if known is not None and isinstance(other, Reg) and len(addrs) == 1 else None
+    if isinstance(held, int):
+        other = Imm(held)
     if len(addrs) > 1 or not isinstance(other, Imm) or (i.family == "sub" and srcs[0] is None):
-        fail(f"'{i.text}': address arithmetic other than adding or subtracting a constant is not modelled")
+        why = f" ({held})" if isinstance(held, str) else ""
+        fail(f"'{i.text}': address arithmetic other than adding or subtracting a constant is not modelled{why}")
     name, off = addrs[0]
     return (name, off + (other.value if i.family == "add" else -other.value))
 
@@ -154,4 +179,4 @@ def destinations(i: Instr, family: Family) -> set[str]:
     return {x.name for x in items if isinstance(x, Reg)}
 
 
-__all__ = ["FAMILIES", "destinations", "resolve"]
+__all__ = ["FAMILIES", "NotRun", "destinations", "resolve"]

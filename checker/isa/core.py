@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from ..ast import Addr, Imm, Instr, Name, Quals, Vec
 from ..model.builder import AddressValue, Builder, ThreadCtx, Unmodelled
-from ..model.values import Const, Ite, ReadVal, binop, signed, wrap
+from ..model.values import Const, Expr, Ite, ReadVal, binop, signed, wrap
 from . import barriers, hints
 from .common import access_tags, atom_value, restrict, strength_tags
 from .table import (ATOM_OPS, ATOM_TYPES, FLOAT_TYPES, INT_TYPES, LDST_TYPES, SCOPE_TAG, SCOPES, SIGNED_TYPES,
@@ -25,6 +25,8 @@ from .table import (ATOM_OPS, ATOM_TYPES, FLOAT_TYPES, INT_TYPES, LDST_TYPES, SC
 
 _SCOPE = Group("scope", SCOPES)
 _SPACE = Group("space", SPACES)
+_OTHER_SPACES = dict.fromkeys(("local", "const"), "ptxmc models .global and .shared memory (.local and .const "
+                                                  "are not modelled): declare the data under memory:")
 _VECTOR = {v: "vector atomics (.v2, .v4, .v8) are not modelled" for v in ("v2", "v4", "v8")}
 _VEC = Group("vec", ("v2", "v4", "v8"))
 
@@ -276,6 +278,40 @@ def lower_alu(b: Builder, ctx: ThreadCtx, i: Instr) -> None:
     b.set_reg(ctx, dst, v, bits, fmt)
 
 
+def _mul_form(i: Instr, q: Quals):
+    # PTX ISA, mul: .hi and .wide are integer modes; .wide takes 16- and 32-bit types only
+    if q["mode"] in ("hi", "wide") and q["type"] not in INT_TYPES:
+        return f"mul.{q['mode']} needs an integer type (.u16, .u32, .u64, .s16, .s32, .s64)"
+    if q["mode"] == "wide" and q["type"] in ("u64", "s64"):
+        return "mul.wide takes .u16, .u32, .s16 or .s32 (its result is twice as wide)"
+    if q["mode"] == "hi" and q["type"] in ("u64", "s64"):
+        return "mul.hi of 64-bit values is not modelled (its 128-bit product leaves ptxmc's 64-bit values)"
+    return None
+
+
+def lower_mul(b: Builder, ctx: ThreadCtx, i: Instr) -> None:
+    """mul{.lo}.type as lower_alu; mul.wide.type d, a, b: the whole 2n-bit product of the n-bit
+    operands (signed for .s16/.s32); mul.hi.type: its upper n bits (PTX ISA, mul)."""
+    mode = i.quals["mode"]
+    if mode not in ("hi", "wide"):
+        return lower_alu(b, ctx, i)
+    dst, x, y = i.operands
+    bits, _, _ = value_type(i.quals["type"])
+    value = mul_half(mode, i.quals["type"], b.value(ctx, x, bits), b.value(ctx, y, bits))
+    b.set_reg(ctx, dst, value, 2 * bits if mode == "wide" else bits)
+
+
+def mul_half(mode: str, type_: str, x: Expr, y: Expr) -> Expr:
+    """The value mul.wide / mul.hi of integer type `type_` gives for operands x and y (the
+    harness evaluates it too, checker.harness.transfer)."""
+    bits, is_signed, _ = value_type(type_)
+    vals = [wrap(v, bits) for v in (x, y)]
+    if is_signed:
+        vals = [signed(v, bits) for v in vals]
+    product = wrap(binop("mul", vals[0], vals[1]), 2 * bits)
+    return product if mode == "wide" else binop("shr", product, Const(bits))
+
+
 def lower_shift(b: Builder, ctx: ThreadCtx, i: Instr) -> None:
     """shl.bN / shr.{bN,uN,sN} d, a, n (PTX ISA, shl and shr): a's N-bit pattern shifted by n bits
     (a shift amount of N or more gives 0, or the sign for shr.sN, which fills with the sign bit).
@@ -308,6 +344,35 @@ def lower_selp(b: Builder, ctx: ThreadCtx, i: Instr) -> None:
     b.set_reg(ctx, dst, out, bits, fmt)
 
 
+_CVT_TYPES = ("u8", "u16", "u32", "u64", "s8", "s16", "s32", "s64")
+
+
+_CVT_REJECTS = {**dict.fromkeys(("f16", "bf16", "f32", "f64", "tf32", "e4m3x2", "e5m2x2"),
+                                "cvt to or from a floating-point type is not modelled (ptxmc converts integers)"),
+                **dict.fromkeys(("sat", "rn", "rz", "rm", "rp", "rni", "rzi", "rmi", "rpi", "ftz", "relu"),
+                                "cvt's rounding, saturation and .ftz modifiers are not modelled (ptxmc converts "
+                                "integers: cvt.dtype.atype d, a)")}
+
+
+def _cvt_types(i: Instr, q: Quals):
+    # PTX ISA, cvt: cvt{.frnd}{.ftz}{.sat}.dtype.atype d, a: the destination's type comes first
+    return "cvt needs two integer types, the destination's then the source's (cvt.u64.u32 d, a)"
+
+
+def lower_cvt(b: Builder, ctx: ThreadCtx, i: Instr) -> None:
+    """cvt.dtype.atype d, a between integer types (PTX ISA, cvt): a's value in atype (its low bits),
+    sign-extended when atype is signed, as a dtype bit pattern (a narrower dtype keeps the low
+    bits). An address stays an address (nvcc widens a shared address: cvt.u64.u32)."""
+    dst, x = i.operands
+    if isinstance(x, Name) or isinstance(ctx.regs.get(getattr(x, "name", None)), AddressValue):
+        b.set_reg(ctx, dst, AddressValue(f"an address ({i.text})"))    # resolved by checker.isa.address
+        return
+    dbits, _, _ = value_type(i.family.split(".")[1])          # the family's key is cvt.DTYPE
+    abits, is_signed, _ = value_type(i.quals["atype"])
+    v = wrap(b.value(ctx, x, abits), abits)
+    b.set_reg(ctx, dst, wrap(signed(v, abits) if is_signed else v, dbits), dbits)
+
+
 def lower_not(b: Builder, ctx: ThreadCtx, i: Instr) -> None:
     """not.type d, a: the bitwise complement in the type's width (.pred: 1 - a)."""
     dst, x = i.operands
@@ -332,15 +397,20 @@ FAMILIES = (
                    Group("mmio", ("mmio",)), _SCOPE, _SPACE, _VEC, Group("type", LDST_TYPES)) + hints.LD_HINTS,
            operands=sig("d:dvec, a:addr, policy:val?"), rules=_LD_ST_RULES + (_vector, hints.hint_rule),
            space="space", lower=lower_ld,
-           rejects=dict.fromkeys(("release", "acq_rel", "sc"),
-                                 "ld.release does not exist: a load is .weak, .relaxed, .acquire, .volatile or .mmio")),
+           rejects={**dict.fromkeys(("release", "acq_rel", "sc"),
+                                    "ld.release does not exist: a load is .weak, .relaxed, .acquire, .volatile or .mmio"),
+                    **_OTHER_SPACES,
+                    "param": "ld.param reads a kernel argument: give its value under params: (e.g. params: "
+                             "{_Z4ringPi_param_0: out}, with out the location declared under memory: that a pointer "
+                             "argument points to; or a number) (docs/format.md#kernel-arguments-and-shared-variables)"}),
     Family("st",
            groups=(Group("sem", ("weak", "relaxed", "release", "volatile"), default="weak"),
                    Group("mmio", ("mmio",)), _SCOPE, _SPACE, _VEC, Group("type", LDST_TYPES)) + hints.ST_HINTS,
            operands=sig("a:addr, b:vvec, policy:val?"), rules=_LD_ST_RULES + (_vector, hints.hint_rule),
            space="space", lower=lower_st,
-           rejects=dict.fromkeys(("acquire", "acq_rel", "sc"),
-                                 "st.acquire does not exist: a store is .weak, .relaxed, .release, .volatile or .mmio")),
+           rejects={**dict.fromkeys(("acquire", "acq_rel", "sc"),
+                                    "st.acquire does not exist: a store is .weak, .relaxed, .release, .volatile or .mmio"),
+                    **_OTHER_SPACES}),
     Family("atom",
            groups=(Group("sem", ("relaxed", "acquire", "release", "acq_rel"), default="relaxed"),
                    Group("scope", SCOPES, default="gpu"), _SPACE,
@@ -386,9 +456,8 @@ FAMILIES = (
     *(Family(op, groups=(Group("type", INT_TYPES + ("f32", "f64")),), operands=sig("d:reg, a:movsrc, b:movsrc"),
              lower=lower_alu)
       for op in ("add", "sub")),
-    Family("mul", groups=(Group("mode", ("lo",)), Group("type", INT_TYPES + ("f32", "f64"))),
-           operands=sig("d:reg, a:val, b:val"), lower=lower_alu,
-           rejects=dict.fromkeys(("hi", "wide"), "mul.hi and mul.wide are not supported (use mul.lo)")),
+    Family("mul", groups=(Group("mode", ("lo", "hi", "wide")), Group("type", INT_TYPES + ("f32", "f64"))),
+           operands=sig("d:reg, a:val, b:val"), rules=(_mul_form,), lower=lower_mul),
     *(Family(op, groups=(Group("type", ("pred", "b16", "b32", "b64")),), operands=sig("d:reg, a:val, b:val"),
              lower=lower_alu)
       for op in ("and", "or", "xor")),
@@ -396,6 +465,10 @@ FAMILIES = (
            lower=lower_shift),
     Family("shr", groups=(Group("type", ("b16", "b32", "b64") + INT_TYPES, required=True),),
            operands=sig("d:reg, a:val, b:val"), lower=lower_shift),
+    # cvt.DTYPE.ATYPE: one family per destination type (the two type groups share their names)
+    Family("cvt", rules=(_cvt_types,), rejects=_CVT_REJECTS),
+    *(Family(f"cvt.{t}", groups=(Group("atype", _CVT_TYPES, required=True),), operands=sig("d:reg, a:movsrc"),
+             lower=lower_cvt, rejects=_CVT_REJECTS) for t in _CVT_TYPES),
     Family("not", groups=(Group("type", ("pred", "b16", "b32", "b64"), required=True),), operands=sig("d:reg, a:val"),
            lower=lower_not),
     Family("selp", groups=(Group("type", ("b16", "b32", "b64") + INT_TYPES + ("f32", "f64"), required=True),),

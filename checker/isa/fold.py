@@ -2,7 +2,7 @@
 guards and branches with (docs/model.md#a18).
 
 Along one control path of a thread, an instruction that only computes registers (mov, add, sub,
-mul, and, or, xor, not, selp, setp, elect.sync) is lowered by its own family's lowering on the registers
+mul, and, or, xor, not, shl, shr, cvt, selp, setp, elect.sync) is lowered by its own family's lowering on the registers
 known so far: the special registers with the values the test's placement gives (%tid, %laneid,
 %cluster_ctarank, ...), the registers earlier such instructions set to constants, and every other
 register written so far as an unknown value. Its destination is constant exactly when the
@@ -26,7 +26,8 @@ from ..model.values import Const, ReadVal
 from . import address, registry, special
 
 # The families whose lowering only computes registers (no events, no per-test state).
-REGISTER_ONLY = frozenset({"mov", "add", "sub", "mul", "and", "or", "xor", "not", "selp", "setp", "elect"})
+REGISTER_ONLY = frozenset({"mov", "add", "sub", "mul", "and", "or", "xor", "not", "selp", "setp", "elect", "shl",
+                           "shr"} | {f"cvt.{t}" for t in ("u8", "u16", "u32", "u64", "s8", "s16", "s32", "s64")})
 _UNKNOWN = ReadVal(-1)        # a value that is not a constant (no read has this id)
 
 Env = Mapping[str, "int | None"]     # register -> its constant value on the path (None: unknown)
@@ -46,13 +47,15 @@ class Folder:
         if not dests:
             return env
         out = dict(env)
-        values = self._lower(env, i) if i.family in REGISTER_ONLY and i.await_value is None else {}
+        values = self.lower(env, i) if i.family in REGISTER_ONLY and i.await_value is None else {}
         for r in dests:
             v = values.get(r)
             out[r] = v.value if isinstance(v, Const) and isinstance(v.value, int) else None
         return out
 
-    def _lower(self, env: Env, i: Instr) -> dict:
+    def lower(self, env: Env, i: Instr) -> dict:
+        """The registers after the register-only instruction `i` runs with `env` (the model's
+        values: a Const where the family's lowering gives one; {} when it refuses)."""
         if self.builder is None:
             return {}
         ctx = ThreadCtx(self.thread, 0)

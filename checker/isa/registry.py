@@ -31,7 +31,7 @@ from .table import Family, check
 # module of checker.isa -> the dotted key prefixes its families lie under (`fence` covers
 # `fence.sc`; `fence.proxy` only the proxy fences). Listed in the order the families load.
 FAMILY_MODULES: Mapping[str, tuple[str, ...]] = {
-    "core": ("add", "and", "atom", "bar", "barrier", "fence", "ld", "membar", "mov", "mul", "not", "or", "red",
+    "core": ("add", "and", "atom", "bar", "barrier", "cvt", "fence", "ld", "membar", "mov", "mul", "not", "or", "red",
              "selp", "shl", "shr", "st", "sub", "xor"),
     "address": ("cvta", "mapa"),
     "proxy": ("fence.proxy", "ldc", "membar.proxy", "suld", "sust", "tensormap", "tld"),
@@ -113,11 +113,13 @@ class Registry:
                 return fam, instr.qualifiers[n:]
         raise LitmusError(f"unknown or unsupported PTX instruction '{instr.op}'", instr.where)
 
-    def validate(self, instr: Instr) -> Instr:
+    def validate(self, instr: Instr, constant_registers: bool = False) -> Instr:
         """The instruction checked against its family, with `family` and `quals` (every qualifier
-        group's value, PTX defaults applied) recorded; LitmusError if it is malformed."""
+        group's value, PTX defaults applied) recorded; LitmusError if it is malformed.
+        `constant_registers`: a register may stand where a number is needed (a litmus thread's
+        code: checker.unfold.constants replaces it by the constant it holds)."""
         fam, rest = self.family_of(instr)
-        return replace(instr, family=fam.key, quals=check(fam, instr, rest))
+        return replace(instr, family=fam.key, quals=check(fam, instr, rest, constant_registers))
 
     def lower(self, test: LitmusTest) -> EventStructure:
         """The event structure of a test whose instructions are validated."""
@@ -165,8 +167,8 @@ def family(instr: Instr) -> Family:
     return REGISTRY.get(instr.family)
 
 
-def validate(instr: Instr) -> Instr:
-    return REGISTRY.validate(instr)
+def validate(instr: Instr, constant_registers: bool = False) -> Instr:
+    return REGISTRY.validate(instr, constant_registers)
 
 
 def lower(test: LitmusTest) -> EventStructure:
@@ -179,9 +181,11 @@ def with_qualifiers(instr: Instr, qualifiers: tuple[str, ...]) -> Instr:
     return validate(replace(i, text=ptx.render_instr(i)))
 
 
-def parse_instr(text: str, where: SourceLoc | None = None, memory=frozenset()) -> Instr:
-    """One instruction's text, parsed and validated (`memory`: the declared location names)."""
-    return validate(ptx.parse(text, where, memory))
+def parse_instr(text: str, where: SourceLoc | None = None, memory=frozenset(),
+                constant_registers: bool = False) -> Instr:
+    """One instruction's text, parsed and validated (`memory`: the declared location names;
+    `constant_registers`: as for `validate`)."""
+    return validate(ptx.parse(text, where, memory), constant_registers)
 
 
 def address_space(instr: Instr) -> str | None:

@@ -100,6 +100,11 @@ KINDS: Mapping[str, tuple[Callable[[Operand], bool], str]] = {
              "a shared-memory matrix [sA] or a register vector {a0, ...}"),
 }
 
+# the kinds of operand PTX lets a register give and ptxmc needs as a number: a thread's code may
+# name a register there when the register holds a constant on every control path to it
+# (checker.unfold.constants reads it; `check(..., constant_registers=True)` lets it through)
+CONSTANT_KINDS = frozenset({"imm", "ctamask"})
+
 Rule = Callable[[Instr, Quals], Union[str, None]]
 
 
@@ -170,10 +175,12 @@ SIGNED_TYPES = ("s8", "s16", "s32", "s64")
 SCOPE_TAG = {"cta": "CTA", "cluster": "CLUSTER", "gpu": "GPU", "sys": "SYS"}
 
 
-def check(fam: Family, instr: Instr, rest: tuple[str, ...]) -> Quals:
+def check(fam: Family, instr: Instr, rest: tuple[str, ...], constant_registers: bool = False) -> Quals:
     """Check the instruction against its family (`rest`: the qualifiers after the family's key);
     return each qualifier group's value, PTX defaults applied (e.g. {'sem': 'weak', 'scope':
-    None, ...} for a bare `ld`)."""
+    None, ...} for a bare `ld`). `constant_registers`: a register may stand where a number is
+    needed (CONSTANT_KINDS); the family's rules, which read those numbers, then wait until
+    checker.unfold.constants has put them there and validates the instruction again."""
     def fail(msg: str):
         raise LitmusError(msg, instr.where)
 
@@ -192,8 +199,13 @@ def check(fam: Family, instr: Instr, rest: tuple[str, ...]) -> Quals:
             fail(f"{fam.key} needs a .{g.name} qualifier ({g.spelled()})")
     quals = Quals((g.name, chosen.get(g.name, g.default)) for g in fam.groups)
     slots = fam.slots(quals)
-    _check_operands(fam, instr, slots, fail)
-    for rule in fam.rules:
+    if not fam.groups and not slots:
+        for rule in fam.rules:          # a family that only explains (cvt without its types): say it first
+            msg = rule(instr, quals)
+            if msg:
+                fail(msg)
+    deferred = _check_operands(fam, instr, slots, fail, constant_registers)
+    for rule in () if deferred else fam.rules:
         msg = rule(instr, quals)
         if msg:
             fail(msg)
@@ -210,7 +222,29 @@ def _shape(slots) -> str:
     return out or "no operands"
 
 
-def _check_operands(fam: Family, instr: Instr, slots, fail) -> None:
+def operand_slots(slots: tuple[Slot, ...], count: int) -> list[Slot]:
+    """The slot of each of `count` operands (optional slots filled left to right)."""
+    spare = count - sum(1 for s in slots if not s.optional)
+    chosen = []
+    for s in slots:
+        if s.optional:
+            if spare <= 0:
+                continue
+            spare -= 1
+        chosen.append(s)
+    return chosen
+
+
+def constant_operands(fam: Family, instr: Instr, quals: Quals) -> list[int]:
+    """The positions of the operands that give a register where the family needs a number."""
+    slots = operand_slots(fam.slots(quals), len(instr.operands))
+    return [n for n, (s, o) in enumerate(zip(slots, instr.operands))
+            if s.kind in CONSTANT_KINDS and _is_reg(o)]
+
+
+def _check_operands(fam: Family, instr: Instr, slots, fail, constant_registers: bool = False) -> bool:
+    """Check the operands against the slots; True when a register stands where a number is
+    needed and `constant_registers` lets it."""
     ops, need = instr.operands, [s for s in slots if not s.optional]
     if len(ops) < len(need) and need[len(ops)].what:
         missing = need[len(ops)]
@@ -220,18 +254,15 @@ def _check_operands(fam: Family, instr: Instr, slots, fail) -> None:
     if not len(need) <= len(ops) <= len(slots):
         count = (f"{len(slots)}" if len(need) == len(slots) else f"{len(need)} to {len(slots)}")
         fail(f"expected {count} operand{'s' if len(slots) != 1 else ''} ({_shape(slots)}), got {len(ops)}")
-    spare = len(ops) - len(need)             # optional slots filled, left to right
-    chosen = []
-    for s in slots:
-        if s.optional:
-            if spare == 0:
-                continue
-            spare -= 1
-        chosen.append(s)
-    for n, (s, o) in enumerate(zip(chosen, ops), 1):
+    deferred = False
+    for n, (s, o) in enumerate(zip(operand_slots(slots, len(ops)), ops), 1):
         accepts, what = KINDS[s.kind]
         if accepts(o):
+            continue
+        if constant_registers and s.kind in CONSTANT_KINDS and _is_reg(o):
+            deferred = True
             continue
         if isinstance(o, Name):
             fail(f"'{o.name}' is a location, not a register: write [{o.name}] to access it")
         fail(f"operand {n} ('{render(o)}') must be {what}")
+    return deferred

@@ -3,7 +3,6 @@ schema, documented in README) and JUnit XML. Pure: Result(s) in, str out, determ
 from timing fields (which `timing=False` leaves out)."""
 from __future__ import annotations
 
-import json
 import re
 
 from ..ast import value_text
@@ -120,6 +119,8 @@ def result_dict(r: Result, timing: bool = True) -> dict:
 def to_json(results: list[Result], timing: bool = True) -> str:
     """The JSON document: the text json.dumps(doc, indent=2, sort_keys=True) gives, made one result
     at a time, so a campaign of 10^5 results never holds all their dictionaries at once."""
+    import json         # (here: `check` and `outcomes` import this module, and never write JSON)
+
     if not results:
         return json.dumps({"results": [], "schema": JSON_SCHEMA_VERSION, "tool": "ptxmc"},
                           indent=2, sort_keys=True) + "\n"
@@ -178,6 +179,8 @@ def mark_partial(fmt: str, text: str, run: int, total: int) -> str:
     """Output of an interrupted run, marked as such: complete for the tests it holds."""
     note = f"interrupted: {run} of {total} tests run"
     if fmt == "json":
+        import json
+
         doc = json.loads(text)
         doc["interrupted"] = {"run": run, "total": total}
         return json.dumps(doc, indent=2, sort_keys=True) + "\n"

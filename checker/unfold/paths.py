@@ -79,7 +79,7 @@ def labels_of(t: Thread) -> dict[str, int]:
     return dict(t.labels)
 
 
-def _pred(i: Instr) -> tuple[str, int]:
+def guard(i: Instr) -> tuple[str, int]:
     """A guard's predicate register and the value that makes the instruction run."""
     g = i.predicate.lstrip("@")
     return (g[1:], 0) if g.startswith("!") else (g, 1)
@@ -101,7 +101,7 @@ def check_thread(t: Thread) -> None:
                 known = ", ".join(sorted(seen)) or "none"
                 _fail(f"bra to '{name}': no such label in thread {t.name} (labels: {known})", i, t)
         if i.predicate:
-            p, _ = _pred(i)
+            p, _ = guard(i)
             if p not in written:
                 _fail(f"predicate '{p}' is never set in thread {t.name}: set it with setp (e.g. "
                       f"setp.eq.s32 {p}, r0, 1) before the guard", i, t)
@@ -136,7 +136,7 @@ def split(t: Thread, unroll: int, test: LitmusTest | None = None, options=frozen
             i = code[pc]
             steps = []                                 # (next pc, instrs emitted, decision text)
             if i.predicate:
-                p, run = _pred(i)
+                p, run = guard(i)
                 if p not in regs:
                     _fail(f"predicate '{p}' is read before it is set on a path of thread {t.name} "
                           f"({', '.join(why) or 'from the start'})", i, t)

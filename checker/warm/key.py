@@ -60,17 +60,43 @@ def private(folder: str) -> bool:
     return (st.st_mode & 0o170000) == 0o040000 and st.st_uid == os.getuid() and not st.st_mode & 0o077
 
 
-def _sources() -> list[str]:
+def _roots() -> list[str]:
     from ..resources import AXIOMS_DIR
 
-    files = []
-    for base, dirs, names in os.walk(PACKAGE_DIR):
-        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
-        files += [os.path.join(base, n) for n in sorted(names) if n.endswith((".py", ".lark"))]
-    for base, dirs, names in os.walk(AXIOMS_DIR):
-        dirs.sort()
-        files += [os.path.join(base, n) for n in sorted(names)]
-    return sorted(set(files))
+    return [PACKAGE_DIR, str(AXIOMS_DIR)]
+
+
+def _watched(name: str, base: str, root: str) -> bool:
+    """Is the file `name` in `base` one the snapshot compares (a package source or model file)?"""
+    return root != PACKAGE_DIR or name.endswith((".py", ".lark"))
+
+
+def _listing(base: str, root: str) -> tuple[list[str], list[str]] | None:
+    """The sub-folders (less __pycache__) and compared files of `base`, sorted; None if unreadable."""
+    try:
+        entries = list(os.scandir(base))
+    except OSError:
+        return None
+    dirs = sorted(e.name for e in entries if e.is_dir() and e.name != "__pycache__")
+    files = sorted(e.name for e in entries if not e.is_dir() and _watched(e.name, base, root))
+    return dirs, files
+
+
+def _folders() -> dict[str, tuple[str, tuple[list[str], list[str]] | None]]:
+    """Every folder of the package and the models: its root and its listing."""
+    out = {}
+    for root in _roots():
+        todo = [root]
+        while todo:
+            base = todo.pop()
+            listing = out[base] = (root, _listing(base, root))
+            if listing[1] is not None:
+                todo += [os.path.join(base, d) for d in listing[1][0]]
+    return out
+
+
+def _sources(folders) -> list[str]:
+    return sorted({os.path.join(base, f) for base, (_, listing) in folders.items() if listing for f in listing[1]})
 
 
 def _loaded_outside() -> list[str]:
@@ -95,10 +121,13 @@ class Snapshot:
     """What a server has loaded, as it was when the server started: `stale()` says whether any
     of it differs now. A source or model file is compared by content (SHA-256; read again only
     when its size, times or inode changed), any other module file by size, modification time
-    and inode; a file added to or removed from the package or the models is a change too."""
+    and inode; a file added to or removed from the package or the models is a change too (a
+    folder's listing is read again only when the folder's own size, times or inode changed)."""
 
     def __init__(self):
-        self.sources = _sources()
+        self.folders = _folders()
+        self.folder_stats = {base: _stat(base) for base in self.folders}
+        self.sources = _sources(self.folders)
         self.stats = {p: _stat(p) for p in self.sources}
         self.digests = {p: self._digest(p) for p in self.sources}
         self.outside = {p: _stat(p) for p in _loaded_outside()}
@@ -118,8 +147,13 @@ class Snapshot:
         for path, st in self.outside.items():
             if _stat(path) != st:
                 return path
-        if _sources() != self.sources:
-            return "a file added to or removed from the package or the models"
+        for base, st in self.folder_stats.items():
+            now = _stat(base)
+            if now != st:
+                root, listing = self.folders[base]
+                if now is None or _listing(base, root) != listing:
+                    return f"{base}: a file or folder added or removed"
+                self.folder_stats[base] = now       # (an entry that is not compared came or went)
         for path, st in self.stats.items():
             now = _stat(path)
             if now != st:

@@ -7,17 +7,24 @@ is handed (`ptxmc check` / `ptxmc outcomes`, from checker.warm.client) in a fres
 Per command: the caller's key must equal the server's (checker.warm.key.caller_key), and nothing
 the server loaded may have changed on disk (checker.warm.key.Snapshot) - a stale server answers
 `stale`, removes its socket and exits, and the caller runs the command itself. Otherwise the
-server forks a supervisor, which forks the command: in the caller's folder, environment, umask,
-sys.path and resource limits (a caller whose hard limits are above the server's is refused), on
-the caller's stdin, stdout and stderr (passed over the socket), with fresh standard streams and
-signal handlers (those the caller was started ignoring ignored), it runs checker.cli's entry as
-the `ptxmc` executable does.
-The supervisor sends the command's pid (the caller passes its signals on to it), then its exit
-status or signal; if the caller goes away first, the command is killed, as it would have died
-with the caller. What the server holds is its imported modules and the default model as
-checker.cat.interp.load_model keeps it in any process (checked against its files' sizes and
-times at each use, and covered by the snapshot's content check); nothing of a command is kept,
-since each runs in a fork that ends with it.
+server forks the command: in the caller's folder, environment, umask, sys.path and resource
+limits (a caller whose hard limits are above the server's is refused), on the caller's stdin,
+stdout and stderr (passed over the socket), with fresh standard streams and signal handlers
+(those the caller was started ignoring ignored), it runs checker.cli's entry as the `ptxmc`
+executable does. The server sends the command's pid (the caller passes its signals on to it),
+then, when the command ends, its exit status or signal; if the caller goes away first, the
+command is killed, as it would have died with the caller. One thread does all of it (the
+listening socket, the callers' connections and SIGCHLD in one select loop); a stopped, stale or
+idle server stops listening at once and answers the commands still running before it exits.
+
+What the server holds is what any ptxmc process keeps once it has run a command, filled before
+it serves: its imported modules, the default model as checker.cat.interp.load_model keeps it
+(checked against its files at each use, and covered by the snapshot's content check), that
+model staged and compiled for brute force (checker.cat.stage and checker.cat.compiled, keyed by
+the model object) and the parsers of `check` and `outcomes` (checker.cli.keep_parsers). Not a
+Z3 context: one made here saved a command nothing (a fork writing into the context's ~16 MB
+copies the pages it touches, which costs what making a fresh one costs) and made every fork
+dearer. Nothing of a command is kept, since each runs in a fork that ends with it.
 
 The socket lives in a folder only this user may enter (checker.warm.key.socket_dir), and the
 server serves only peers of its own user id. With no command for --idle seconds (default 1800),
@@ -30,12 +37,13 @@ import io
 import json
 import marshal
 import os
+import selectors
 import signal
 import socket
 import struct
 import sys
-import threading
 import time
+from dataclasses import dataclass
 
 from .key import Snapshot, caller_key, private, socket_dir, socket_path
 
@@ -44,6 +52,11 @@ PRELOAD = ("checker.cli", "checker.api", "checker.front.litmus", "checker.verdic
            "checker.engines.auto", "checker.engines.brute", "checker.engines.smt", "checker.results.formula",
            "checker.results.output", "checker.cat.cache", "checker.cat.compiled", "checker.outsafe", "z3")
 MAX_REQUEST = 1 << 24
+
+
+# What the server answers once, in-process, before it serves (see warm_up): a bundled test and a
+# condition of it; brute force only, so no Z3 context or solver thread is made in the server.
+WARM_UP = ("litmus/core/MP.yaml::MP+rel.gpu+acq.gpu+sameCluster", "P1:r0=1 /\\ P1:r1=0")
 
 
 def preload() -> None:
@@ -57,10 +70,38 @@ def preload() -> None:
     from ..resources import resolve_model
 
     resolve_model(None)     # the default model, parsed (checker.cat.interp keeps it while its files are unchanged)
+    from .. import cli
+
+    cli.keep_parsers()      # check's and outcomes' command lines, parsed by each command with these
+    warm_up()
+    from .. import methodcache
+
+    methodcache.save()      # (now, not by every fork as it ends)
     import gc
 
     gc.collect()
     gc.freeze()     # the collector of a forked command leaves these objects (and their pages) alone
+
+
+def warm_up() -> None:
+    """Fill this process's caches as a first command would, so that each fork finds them full:
+    the default model staged for brute force, its compiled functions (read back from the disk
+    cache, or compiled), the partial orders, the modules a check imports as it runs (gettext's
+    locale). They are the caches any ptxmc process keeps, keyed by the model object and what was
+    compiled, so a command finds in them what it would compute itself. Brute force only: Z3 is
+    left untouched (a solver call with a timeout starts a thread, which a fork would not have).
+    Any failure here only leaves the caches cold."""
+    try:
+        from ..api import session
+        from ..front.conditions import parse_cond
+        from ..verdict.explain import explain_text
+
+        s = session(WARM_UP[0], engine="brute")
+        s.outcomes()
+        explain_text(session(WARM_UP[0], engine="brute"), parse_cond(WARM_UP[1]))
+        import locale       # noqa: F401 - argparse's gettext, on a usage error or --help
+    except Exception:       # noqa: BLE001 - an optimisation; the command computes what is missing
+        pass
 
 
 class Server:
@@ -71,6 +112,9 @@ class Server:
         self.snapshot = Snapshot()
         self.path = socket_path(self.key, folder)
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.running: dict[int, _Running] = {}      # pid of a command -> its caller
+        self.accepting = True
+        self.selector: selectors.BaseSelector | None = None
 
     def bind(self) -> bool:
         """Listen on the socket; False if another server already answers there."""
@@ -90,10 +134,17 @@ class Server:
         return True
 
     def close(self) -> None:
+        """Stop listening (the socket file removed, so that a fresh server may start at once);
+        the commands running go on, and are answered, before serve() returns."""
+        if not self.accepting:
+            return
+        self.accepting = False
+        if self.selector is not None:
+            self.selector.unregister(self.sock)
         try:
             if os.stat(self.path).st_ino == self.inode:
                 os.unlink(self.path)
-        except OSError:
+        except (OSError, AttributeError):
             pass
         self.sock.close()
 
@@ -103,29 +154,65 @@ class Server:
                 f.write(json.dumps({"time": round(time.time(), 3), **fields}) + "\n")
 
     def serve(self) -> None:
-        signal.signal(signal.SIGCHLD, signal.SIG_IGN)       # supervisors are reaped by the system
-        self.sock.settimeout(self.idle)
-        while True:
-            try:
-                conn, _ = self.sock.accept()
-            except socket.timeout:
-                self.note(event="idle")
-                return
-            conn.settimeout(None)
-            try:
-                if not self.handle(conn):
-                    return
-            except (OSError, ValueError, EOFError, TypeError, KeyError) as e:
-                self.note(event="bad request", error=f"{type(e).__name__}: {e}")
-            finally:
-                conn.close()
+        """Accept commands until stopped, stale or idle, then answer those still running. One
+        thread watches the listening socket, each running command's caller (gone: its command
+        is killed) and SIGCHLD (a command ended: its status goes to its caller)."""
+        wake_r, wake_w = self.wake = os.pipe()
+        os.set_blocking(wake_r, False)
+        os.set_blocking(wake_w, False)
+        signal.signal(signal.SIGCHLD, lambda *_: None)      # (what wakes the loop is the wake-up fd)
+        signal.signal(signal.SIGTERM, lambda *_: self.close())
+        old_fd = signal.set_wakeup_fd(wake_w)
+        self.selector = sel = selectors.DefaultSelector()
+        sel.register(self.sock, selectors.EVENT_READ, "accept")
+        sel.register(wake_r, selectors.EVENT_READ, "signal")
+        self.cpu = _cpu()
+        try:
+            while self.accepting or self.running:
+                events = sel.select(self.idle if self.accepting and not self.running else None)
+                if not events and self.accepting and not self.running:
+                    self.note(event="idle")
+                    self.close()
+                for key, _ in events:
+                    if key.data == "accept":
+                        if self.accepting:
+                            self._accept()
+                    elif key.data == "signal":
+                        _drain(wake_r)
+                        self._reap()
+                    else:                       # its caller went away (or wrote): the command dies with it
+                        sel.unregister(key.fileobj)
+                        try:
+                            os.kill(key.data, signal.SIGKILL)       # (not reaped: the pid is still its)
+                        except OSError:
+                            pass
+        finally:
+            signal.set_wakeup_fd(old_fd)
+            sel.close()
+            self.selector = None
+            os.close(wake_r)
+            os.close(wake_w)
 
-    def handle(self, conn: socket.socket) -> bool:
-        """Serve one connection; False when the server must end."""
-        start = time.process_time()
+    def _accept(self) -> None:
+        try:
+            conn, _ = self.sock.accept()
+        except OSError:
+            return
+        try:
+            pid = self.handle(conn)
+        except (OSError, ValueError, EOFError, TypeError, KeyError) as e:
+            self.note(event="bad request", error=f"{type(e).__name__}: {e}")
+            pid = None
+        if pid is None:
+            conn.close()
+
+    def handle(self, conn: socket.socket) -> int | None:
+        """Serve one connection: the pid of the command it started (its caller's connection is
+        then kept until the command ends), or None."""
+        conn.settimeout(60.0)           # (a caller sends its whole request at once)
         pid, uid, gid = struct.unpack("3i", conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12))
         if uid != os.getuid():
-            return True
+            return None
         data, fds, _, _ = socket.recv_fds(conn, 1 << 16, 3)
         try:
             if len(data) < 8:
@@ -143,31 +230,101 @@ class Server:
             if req.get("stop"):
                 conn.sendall(b"stopped\n")
                 self.note(event="stop")
-                return False
+                self.close()
+                return None
             if req["key"] != self.key:
                 conn.sendall(b"refused key\n")
                 self.note(event="refused", why="another interpreter, sys.path, package or environment")
-                return True
+                return None
             if not _can_limit(req["rlimits"]):
                 conn.sendall(b"refused limits\n")
                 self.note(event="refused", why="the caller's hard resource limits are above the server's")
-                return True
+                return None
             changed = self.snapshot.stale()
             if changed is not None:
                 self.close()                    # a fresh server may start at once
                 conn.sendall(b"stale\n")
                 self.note(event="stale", changed=changed)
-                return False
+                return None
             if len(fds) != 3:
                 raise ValueError("the request carries no standard streams")
-            spent = time.process_time() - start         # (in the server: a fork's own clock starts at zero)
-            if os.fork() == 0:
-                self.sock.close()
-                _supervise(conn, fds, req, self.note, server_cpu=spent)
-            return True
+            child = os.fork()
+            if child == 0:
+                self._in_command(conn)
+                _command(fds, req)
+            conn.settimeout(None)
+            self.running[child] = _Running(conn, req["argv"], time.monotonic())
+            self.selector.register(conn, selectors.EVENT_READ, child)
+            try:
+                conn.sendall(f"run {child}\n".encode())
+            except OSError:
+                pass                            # gone already: the selector sees it
+            return child
         finally:
             for fd in fds:
                 os.close(fd)
+
+    def _in_command(self, conn: socket.socket) -> None:
+        """In the forked command: nothing of the server's sockets, pipe or handlers."""
+        signal.set_wakeup_fd(-1)
+        for fd in self.wake:
+            os.close(fd)
+        self.selector.close()
+        if self.accepting:
+            self.sock.close()
+        conn.close()
+        for other in self.running.values():
+            other.conn.close()
+
+    def _reap(self) -> None:
+        """Answer the caller of every command that has ended: its exit status or signal."""
+        for child in list(self.running):
+            try:
+                pid, status, usage = os.wait4(child, os.WNOHANG)
+            except ChildProcessError:
+                pid, status, usage = child, 0, None
+            if pid == 0:
+                continue
+            run = self.running.pop(child)
+            try:
+                self.selector.unregister(run.conn)
+            except (KeyError, ValueError):
+                pass
+            answer = f"signal {os.WTERMSIG(status)}" if os.WIFSIGNALED(status) else f"exit {os.WEXITSTATUS(status)}"
+            cpu = _cpu()
+            # the server's own CPU since the last command ended (this one's request, staleness
+            # check, fork and answer; with commands in parallel, shared out as it falls)
+            self.note(event="served", argv=run.argv, answer=answer,
+                      cpu_s=round(usage.ru_utime + usage.ru_stime, 4) if usage else None,
+                      server_cpu_s=round(cpu - self.cpu, 4), wall_s=round(time.monotonic() - run.start, 4))
+            self.cpu = cpu                          # (noted before the caller hears the end)
+            try:
+                run.conn.sendall(answer.encode() + b"\n")
+            except OSError:
+                pass
+            run.conn.close()
+
+
+@dataclass(frozen=True)
+class _Running:
+    conn: socket.socket
+    argv: list
+    start: float
+
+
+def _drain(fd: int) -> None:
+    try:
+        while os.read(fd, 512):
+            pass
+    except BlockingIOError:
+        pass
+
+
+def _cpu() -> float:
+    import resource
+
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    return own.ru_utime + own.ru_stime
 
 
 def _can_limit(rlimits: dict) -> bool:
@@ -180,51 +337,6 @@ def _can_limit(rlimits: dict) -> bool:
         if ours != inf and (hard == inf or hard > ours):
             return False
     return True
-
-
-def _supervise(conn: socket.socket, fds: list[int], req: dict, note, server_cpu: float) -> None:
-    """The supervisor (never returns): runs the command in a child, reports its pid and status,
-    and notes the CPU time of the command, of itself and of the server's part (`server_cpu`)."""
-    try:
-        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-        start = time.monotonic()
-        child = os.fork()
-        if child == 0:
-            conn.close()
-            _command(fds, req)
-        for fd in fds:
-            os.close(fd)
-        conn.sendall(f"run {child}\n".encode())
-
-        lock, ended = threading.Lock(), threading.Event()
-
-        def caller_gone() -> None:          # the caller closes the socket once the command ends, or dies
-            try:
-                conn.recv(1)
-            except OSError:
-                pass
-            with lock:
-                if not ended.is_set():
-                    os.kill(child, signal.SIGKILL)
-
-        threading.Thread(target=caller_gone, daemon=True).start()
-        os.waitid(os.P_PID, child, os.WEXITED | os.WNOWAIT)     # ended, not reaped: its pid is not reused
-        with lock:
-            ended.set()
-        _, status, usage = os.wait4(child, 0)
-        answer = f"signal {os.WTERMSIG(status)}" if os.WIFSIGNALED(status) else f"exit {os.WEXITSTATUS(status)}"
-        import resource
-
-        own = resource.getrusage(resource.RUSAGE_SELF)        # (a forked process's usage starts at zero)
-        note(event="served", argv=req["argv"], answer=answer, cpu_s=round(usage.ru_utime + usage.ru_stime, 4),
-             supervisor_cpu_s=round(own.ru_utime + own.ru_stime, 4), server_cpu_s=round(server_cpu, 4),
-             wall_s=round(time.monotonic() - start, 4))        # (noted before the caller hears the end)
-        try:
-            conn.sendall(answer.encode() + b"\n")
-        except OSError:
-            pass
-    finally:
-        os._exit(0)
 
 
 def _stream(fd: int, reading: bool, like) -> io.TextIOWrapper:

@@ -120,6 +120,24 @@ def test_small_outcomes_import_no_sympy_z3_or_xml(tmp_path):
     assert [m for m in ("sympy", "z3", "xml.sax.saxutils") if m in got["modules"]] == []
 
 
+def test_a_small_check_imports_no_hash_pickle_json_or_archive_modules(tmp_path):
+    """With the model cache warm, a small `outcomes` or `check` reads the cache with the C
+    unpickler and the built-in SHA-256 (not pickle, nor hashlib, which loads OpenSSL), writes no
+    JSON, and builds its command line without shutil (argparse imports it, and with it zlib, bz2
+    and lzma, for the terminal's width) or the `run` command's executor options."""
+    f = tmp_path / "sb3.yaml"
+    f.write_text(SB3)
+    env = {"PTXMC_CACHE_DIR": str(tmp_path / "cache")}
+    assert _probe(["outcomes", str(f)], env)["code"] == 0           # (a cold cache stores the model)
+    unneeded = ("hashlib", "_hashlib", "pickle", "json", "shutil", "bz2", "lzma", "checker.executors.options")
+    probe = ("import sys\nfrom checker.cli import main\ntry:\n    main({argv!r})\nexcept SystemExit:\n    pass\n"
+             "print('@@', sorted(sys.modules))")          # (_probe's own json is imported first)
+    for argv in (["outcomes", str(f)], ["check", str(f), "P0:r0=0 /\\ P1:r0=0"]):
+        r = _python(probe.format(argv=argv), env)
+        modules = eval(r.stdout.rsplit("@@", 1)[1])
+        assert [m for m in unneeded if m in modules] == [], argv
+
+
 def test_the_front_end_imports_no_solver_harness_or_unused_family(tmp_path):
     """Loading a test imports the instruction families it uses and nothing of the solver, the
     harness, the output safety layer or the other families (checker.isa.registry loads a family
@@ -317,3 +335,76 @@ def test_only_bundled_models_are_cached(tmp_path, monkeypatch):
     assert not (tmp_path / "cache").exists()
     resolve_model(None)
     assert len(list((tmp_path / "cache").glob("*.pickle"))) == 1
+
+
+# -- checker.methodcache -----------------------------------------------------------------------------
+
+_METHODS = """
+import inspect, marshal, sys
+import checker.cli, checker.api, checker.front.litmus, checker.verdict.check, checker.engines.brute
+from checker import methodcache
+out = {}
+for name, mod in sorted(sys.modules.items()):
+    if not name.startswith("checker.") or mod is None:
+        continue
+    for cls in list(vars(mod).values()):
+        if isinstance(cls, type) and cls.__module__ == name and "__dataclass_fields__" in vars(cls):
+            for m in ("__init__", "__repr__", "__eq__", "__hash__", "__setattr__", "__delattr__"):
+                f = vars(cls).get(m)
+                if f is not None:
+                    out[f"{cls.__qualname__}.{m}"] = inspect.unwrap(f).__code__
+sys.stdout.buffer.write(marshal.dumps((methodcache.compiled, out)))
+"""
+
+
+def _methods(env: dict, plain: bool = False) -> tuple[int, dict]:
+    """(texts compiled, {method: code}); `plain`: dataclasses left alone (the cache not installed)."""
+    import marshal
+
+    e = {**os.environ, "PYTHONPATH": str(ROOT), **env}
+    code = ("import checker.methodcache\ncheckermethodcache = checker.methodcache\n"
+            "checkermethodcache.install = lambda: None\n" if plain else "") + _METHODS
+    r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=e, capture_output=True, timeout=120)
+    assert r.returncode == 0, r.stderr.decode()
+    return marshal.loads(r.stdout)
+
+
+def test_dataclass_methods_are_compiled_once_and_equal_to_what_dataclasses_compiles(tmp_path):
+    """The first process compiles the dataclasses' methods and keeps their code (checker.methodcache);
+    the next one compiles none, and every method's code is the code dataclasses compiles itself
+    (the cache off)."""
+    env = {"PTXMC_CACHE_DIR": str(tmp_path / "cache")}
+    first_compiled, first = _methods(env)
+    again_compiled, again = _methods(env)
+    off_compiled, off = _methods({"PTXMC_CACHE_DIR": "off"})
+    plain_compiled, plain = _methods(env, plain=True)
+    assert first_compiled > 100 and again_compiled == 0 and off_compiled == first_compiled and plain_compiled == 0
+    assert len(plain) > 200 and again.keys() == off.keys() == first.keys() == plain.keys()
+    assert [k for k in plain if again[k] != plain[k] or first[k] != plain[k] or off[k] != plain[k]] == []
+
+
+def test_dataclass_method_cache_is_not_used_from_a_shared_or_broken_file(tmp_path):
+    cache_dir = tmp_path / "cache"
+    env = {"PTXMC_CACHE_DIR": str(cache_dir)}
+    _methods(env)
+    stored = list(cache_dir.glob("dataclasses-*.marshal"))
+    assert len(stored) == 1
+    cache_dir.chmod(0o777)                  # others may write there: not read, not written
+    try:
+        assert _methods(env)[0] > 100
+    finally:
+        cache_dir.chmod(0o700)
+    stored[0].write_bytes(stored[0].read_bytes()[:1000])       # truncated: compiled, and written again
+    assert _methods(env)[0] > 100
+    assert _methods(env)[0] == 0
+
+
+def test_other_dataclasses_are_left_to_dataclasses(tmp_path):
+    """A dataclass of the user's, made after ptxmc is imported, is made by dataclasses as ever:
+    not through the cache, and compiled without ptxmc's compiler flags (its __init__'s
+    annotations are the types, not strings)."""
+    code = ("import dataclasses, checker.ast\nfrom checker import methodcache\nseen = len(methodcache._used)\n"
+            "@dataclasses.dataclass(frozen=True)\nclass Mine:\n    x: int = 0\n"
+            "print(len(methodcache._used) - seen, Mine(1), Mine(1) == Mine(1), Mine.__init__.__annotations__['x'])")
+    r = _python(code, {"PTXMC_CACHE_DIR": str(tmp_path / "cache")})
+    assert r.stdout.split() == ["0", "Mine(x=1)", "True", "<class", "'int'>"], r.stderr

@@ -120,6 +120,8 @@ def test_the_registry_is_the_only_place_that_lists_the_families():
 # package or from a lower floor, so data flows one way (text -> LitmusTest -> variants ->
 # EventStructure -> cat -> engine -> Result -> output) and nothing runs back up.
 FLOORS = (
+    ("cachedir",),
+    ("methodcache",),
     ("errors", "textsafe", "signals", "watchdog", "version"),
     ("ast", "limits", "outsafe", "pool"),
     ("model", "cat"),

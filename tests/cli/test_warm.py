@@ -200,3 +200,123 @@ def test_resource_limits_the_server_cannot_give_are_not_served(tmp_path):
         assert [e["event"] for e in server.events()] == ["served", "refused"]
     finally:
         server.stop()
+
+
+def _fifo_test(tmp_path: Path) -> Path:
+    """A test file that is a FIFO: a command reading it waits until the test writes the text."""
+    fifo = tmp_path / "held.yaml"
+    os.mkfifo(fifo)
+    return fifo
+
+
+def _release(fifo: Path) -> None:
+    with open(fifo, "w") as f:          # (blocks until the command opens it)
+        f.write((ROOT / "litmus" / "core" / "SB.yaml").read_text())
+
+
+def _client(folder: Path, argv: list[str], cwd: Path) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-c", ENTRY, *argv], cwd=cwd, env=_env(ROOT, folder, True),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
+def _served(server: Server, count: int) -> list[dict]:
+    for _ in range(6000):               # polls (a safety net): the server notes each command's end
+        events = [e for e in server.events() if e["event"] == "served"]
+        if len(events) >= count:
+            return events
+        time.sleep(0.05)
+    raise AssertionError(server.events())
+
+
+def test_commands_run_side_by_side_and_a_stop_waits_for_them(tmp_path):
+    """One command waits on its input while another is served; a stop request ends the server's
+    listening at once, but the waiting command still runs to its end and its caller hears its
+    status (the server answers every command it started)."""
+    folder = tmp_path / "warm"
+    fifo = _fifo_test(tmp_path)
+    server = Server(ROOT, folder)
+    try:
+        held = _client(folder, ["outcomes", f"{fifo}::SB+fence.sc.gpu+sameCluster"], tmp_path)
+        other = ptxmc(ROOT, folder, ["outcomes", MP], warm=True, cwd=tmp_path)
+        assert other == ptxmc(ROOT, folder, ["outcomes", MP], warm=False, cwd=tmp_path)
+        assert held.poll() is None
+        stop = subprocess.run([sys.executable, "-m", "checker.warm.server", "--stop"], cwd=tmp_path,
+                              env=_env(ROOT, folder, False), capture_output=True, text=True, timeout=300)
+        assert stop.stdout.startswith("stopped")
+        assert not list(folder.glob("*.sock"))          # a fresh server could start now
+        _release(fifo)
+        out, err = held.communicate(timeout=300)
+        one_shot = ptxmc(ROOT, folder, ["outcomes", SB], warm=False, cwd=tmp_path)
+        assert (held.returncode, out, err) == one_shot         # (the output names the test, not its file)
+        assert server.proc.wait(60) == 0
+        assert [e["event"] for e in server.events()] == ["served", "stop", "served"]
+    finally:
+        server.stop()
+
+
+def test_a_command_whose_caller_went_away_is_killed(tmp_path):
+    folder = tmp_path / "warm"
+    fifo = _fifo_test(tmp_path)
+    server = Server(ROOT, folder)
+    try:
+        held = _client(folder, ["outcomes", f"{fifo}::SB+fence.sc.gpu+sameCluster"], tmp_path)
+        for _ in range(6000):           # polls (a safety net): until the command runs, waiting on the FIFO
+            if any(os.path.exists(f"/proc/{p}/fd") and _reads(p, fifo) for p in _children(server.proc.pid)):
+                break
+            time.sleep(0.05)
+        held.kill()
+        held.wait(60)
+        events = _served(server, 1)
+        assert events[0]["answer"] == f"signal {int(signal.SIGKILL)}"
+        assert ptxmc(ROOT, folder, ["outcomes", SB], warm=True, cwd=tmp_path)[0] == 0    # it serves on
+        assert len(_served(server, 2)) == 2
+    finally:
+        server.stop()
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        return [int(p) for p in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except OSError:
+        return []
+
+
+def _reads(pid: int, path: Path) -> bool:
+    try:
+        return any(os.readlink(f"/proc/{pid}/fd/{fd}") == str(path) for fd in os.listdir(f"/proc/{pid}/fd"))
+    except OSError:
+        return False
+
+
+def test_a_file_added_to_the_package_is_stale_and_others_are_not(tree, tmp_path):
+    """A module added to the package (a lazy import could reach it) makes the server stale; a file
+    that is no source (a note beside the code, byte code) does not."""
+    folder = tmp_path / "warm"
+    server = Server(tree, folder)
+    try:
+        before = ptxmc(tree, folder, ["outcomes", SB], warm=True)
+        (tree / "checker" / "engines" / "NOTES.txt").write_text("not code\n")
+        (tree / "checker" / "engines" / "__pycache__").mkdir(exist_ok=True)
+        assert ptxmc(tree, folder, ["outcomes", SB], warm=True) == before
+        (tree / "checker" / "engines" / "extra.py").write_text('"""A new module."""\n')
+        assert ptxmc(tree, folder, ["outcomes", SB], warm=True) == before      # run one-shot
+        events = server.events()
+        assert [e["event"] for e in events] == ["served", "served", "stale"]
+        assert events[2]["changed"].startswith(str(tree / "checker" / "engines"))
+    finally:
+        server.stop()
+
+
+def test_z3_commands_with_their_own_z3_parameters_are_served_as_one_shot(tmp_path):
+    """Commands that use Z3, one with another memory limit (a Z3 global parameter, set in the
+    forked command), write what they write one-shot."""
+    folder = tmp_path / "warm"
+    server = Server(ROOT, folder)
+    try:
+        for argv in (["outcomes", SB, "--engine", "z3"], ["outcomes", SB, "--engine", "z3", "--limit", "memory=3000"],
+                     ["check", SB, "P0:r0=0 /\\ P1:r0=0", "--engine", "z3"]):
+            assert ptxmc(ROOT, folder, argv, warm=True, cwd=tmp_path) == \
+                ptxmc(ROOT, folder, argv, warm=False, cwd=tmp_path), argv
+        assert len(_served(server, 3)) == 3
+    finally:
+        server.stop()

@@ -79,7 +79,7 @@ MALFORMED = {
     "undefined_not_bool": "14: 'maybe': undefined must be true or false",
     "unknown_key": "13: 'expcet': unknown key 'expcet' in a test (valid keys: name, doc, source, arch, "
                    "memory, threads, expect, matrix, locations, filter, rlimit, threads_per_litmus_thread, "
-                   "kernels, unroll); did you mean 'expect'?",
+                   "kernels, unroll, params); did you mean 'expect'?",
     "unknown_location": "15: 'z=1': 'z' is not a location of this test (locations: flag, x)",
     "unknown_memory_key": "3: 'initial': unknown key 'initial' in location 'x' (valid keys: space, owner, "
                           "init, size, alias_of, texture_of, surface_of, constant_of, mbarrier, tensormap, "
@@ -513,7 +513,7 @@ def test_valid_instructions_and_their_defaults(text, quals):
     ("mov r0, [x]", "operand 2 ('[x]') must be a register, a number or a location"),
     ("mov 1, r0", "operand 1 ('1') must be a register"),
     ("mov r0, !p", "operand 2 ('!p') must be a register, a number or a location"),
-    ("mul.wide.s32 r0, r1, 2", "mul.hi and mul.wide are not supported (use mul.lo)"),
+    ("mul.wide.s64 r0, r1, 2", "mul.wide takes .u16, .u32, .s16 or .s32 (its result is twice as wide)"),
     ("xor.u32 r0, r1, 2", "unknown qualifier '.u32' for xor"),
     ("cp.async.ca.shared.global [s], [g], 5", "cp-size is 4, 8 or 16, not 5"),
     ("", "empty instruction"),

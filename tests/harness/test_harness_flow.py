@@ -379,3 +379,41 @@ threads:
 expect: {allowed: ['P0:r4=1']}
 """)))
     assert not [b for b in build_cubins(progs, tmp_path, jobs=1) if isinstance(b, HarnessError)]
+
+
+MUL_HALVES = """
+name: mulhalves
+source: t
+memory: {x: 3}
+threads:
+  P0:
+    at: gpu0.cta0
+    ptx: |
+      .reg .b32 %r<4>;
+      .reg .b64 %rd<4>;
+      ld.relaxed.gpu.global.u32 %r1, [x];
+      mul.wide.u32 %rd1, %r1, 4;
+      mul.wide.s32 %rd2, %r1, -5;
+      mul.hi.u32 %r2, %r1, 0x80000000;
+expect: {allowed: ['P0:rd1=12 /\\ P0:r2=1']}
+"""
+
+
+def test_mul_wide_and_hi_are_generated_with_the_models_values():
+    """mul.wide writes a 64-bit register from 32-bit operands; the outcome space buckets the
+    model's values (checker.isa.core.mul_half). They were refused when the test was loaded."""
+    t = _one(MUL_HALVES)
+    assert not unsupported(t)
+    src = generate(t).source
+    assert '"mul.wide.u32 %0, %1, %2;" : "=l"(R_rd1) : "r"(R_r1), "r"(4u)' in src
+    assert '"mul.hi.u32 %0, %1, %2;" : "=r"(R_r2) : "r"(R_r1), "r"(2147483648u)' in src
+    space = outcome_space(t)
+    got = dict(zip(space.names, space.domains))
+    assert got == {"P0:rd1": (12,), "P0:r2": (1,)}
+    assert '"mul.wide.s32 %0, %1, %2;" : "=l"(R_rd2) : "r"(R_r1), "r"(4294967291u)' in src
+
+
+@pytest.mark.skipif(missing_reason("nvcc") is not None, reason=str(missing_reason("nvcc")))
+def test_mul_wide_and_hi_programs_compile(tmp_path):
+    from checker.harness.build import build_cubins
+    assert not [b for b in build_cubins([generate(_one(MUL_HALVES))], tmp_path, jobs=1) if isinstance(b, HarnessError)]
