@@ -23,7 +23,7 @@ from ..ast import LitmusTest
 from ..errors import CheckerError, LitmusError
 from ..front.litmus import load_text
 from ..repair.fix import fix, target_test
-from ..repair.output import where
+from ..repair.output import place, source_lines, where
 from ..repair.prune import prune
 from ..repair.target import Target, judge as meets
 from ..repair.yamlpatch import render_test
@@ -111,7 +111,8 @@ def _under(audited: LitmusTest, target: Target, failure, model, options, engine,
               explain=False)
     if res.repairs:
         rep = res.repairs[0]
-        edits = tuple(f"{e.text} ({'; '.join(_place(p) for p in where(audited, e))})" for e in rep.edits)
+        src = source_lines(audited.path)
+        edits = tuple(f"{e.text} ({'; '.join(place(p) for p in where(audited, e, src))})" for e in rep.edits)
         cost = rep.cost
     else:
         edits, cost = (f"no repair found ({res.status})",), None
@@ -135,11 +136,6 @@ def _over(audited: LitmusTest, target: Target, fences: set, model, options, engi
                      for t, k, txt in gone)
     return Finding("over", what, f"{len(gone)} of {len(fences)} inserted fences removable", fences=gone,
                    recheck="confirmed" if ok else f"NOT confirmed: the re-check says {status} {msg}".strip())
-
-
-def _place(p: dict) -> str:
-    line = f"line {p['line']} " if p.get("line") else ""
-    return f"{p['thread']}, {p['at']} {line}'{p['instruction']}'"
 
 
 def recheck(test: LitmusTest, target: Target, model, options, engine: str) -> tuple[str, str]:

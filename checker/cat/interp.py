@@ -142,10 +142,12 @@ def evaluate(
     base: Mapping[str, tuple[str, Value]],
     algebra: Algebra,
     options: frozenset[str] = frozenset(),
+    until: str | None = None,
 ) -> Evaluation:
-    """Evaluate every `let` once and every check, over `base` (name -> (kind, value))."""
+    """Evaluate every `let` once and every check, over `base` (name -> (kind, value)); with
+    `until`, stop once that name is bound (the checks before it evaluated, none after)."""
     check_base(model, {name: kind for name, (kind, _) in base.items()})
-    return _Evaluator(algebra, frozenset(options), skip_absorbed=model.checked).run(model.statements, base)
+    return _Evaluator(algebra, frozenset(options), skip_absorbed=model.checked).run(model.statements, base, until)
 
 
 # Operators a let-bound value may nest, its let-bound names expanded, before a symbolic algebra
@@ -256,7 +258,8 @@ class _Evaluator:
         self.skip_absorbed = skip_absorbed
         self.labels: set[str] = set()
 
-    def run(self, statements: tuple[Statement, ...], base: Mapping[str, tuple[str, Value]]) -> Evaluation:
+    def run(self, statements: tuple[Statement, ...], base: Mapping[str, tuple[str, Value]],
+            until: str | None = None) -> Evaluation:
         self.deep = deep_bindings(statements)
         env: dict[str, tuple[str | None, Value]] = {"id": (REL, self.alg.identity()), **base}
         defined: dict[str, tuple[str, Value]] = {}
@@ -266,6 +269,8 @@ class _Evaluator:
                 bound = self.let(st, env)
                 env.update(bound)
                 defined.update(bound)
+                if until in bound:
+                    break
             else:
                 constraint, value = self.check(st, env)
                 checks.append((st, constraint))

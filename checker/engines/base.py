@@ -39,9 +39,11 @@ class Execution:
         return base
 
 
-def concrete_evaluation(es: EventStructure, model: Model, ex: Execution, options=frozenset()):
-    """The model evaluated on one execution: env of every relation, and each check's truth."""
-    return evaluate(model, ex.base(es), ConcreteAlgebra(range(len(es.events))), options)
+def concrete_evaluation(es: EventStructure, model: Model, ex: Execution, options=frozenset(),
+                        until: str | None = None):
+    """The model evaluated on one execution: env of every relation, and each check's truth (with
+    `until`: only as far as that name's `let`)."""
+    return evaluate(model, ex.base(es), ConcreteAlgebra(range(len(es.events))), options, until)
 
 
 def outcome_cond(o: Outcome) -> Cond:

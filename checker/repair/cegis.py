@@ -23,7 +23,9 @@ from .problem import Clause, Problem, now
 
 def search(problem: Problem, max_repairs: int, deadline: float) -> tuple[list, str]:
     """(repairs: lists of edits, every one of least cost, in the order found; status: 'proven' |
-    'none' (no repair in the space) | 'budget' (deadline reached; nothing proven))."""
+    'none' (no repair in the space) | 'budget' (deadline reached; nothing proven) | 'cut' (deadline
+    reached after a repair: its cost is the least, proven, but more repairs of it may exist))."""
+    problem.deadline = deadline
     ctx = z3_context()
     opt = z3.Optimize(ctx=ctx)
     sel = {c.key: z3.Bool(f"e{i}", ctx) for i, c in enumerate(problem.cands)}
@@ -41,11 +43,11 @@ def search(problem: Problem, max_repairs: int, deadline: float) -> tuple[list, s
     best = None
     while True:
         if now() > deadline:
-            return repairs, "budget"
+            return repairs, ("cut" if repairs else "budget")
         opt.set("timeout", max(1, int((deadline - now()) * 1000)))
         r = opt.check()
         if r == z3.unknown:
-            return repairs, "budget"
+            return repairs, ("cut" if repairs else "budget")
         if r == z3.unsat:
             return repairs, ("proven" if repairs else "none")
         m = opt.model()

@@ -77,7 +77,8 @@ class _Level:
 
 
 def search(problem: Problem, max_repairs: int, deadline: float) -> tuple[list, str]:
-    """Like checker.repair.cegis.search: (repairs, 'proven' | 'none' | 'budget')."""
+    """Like checker.repair.cegis.search: (repairs, 'proven' | 'none' | 'budget' | 'cut')."""
+    problem.deadline = deadline
     clauses: list = []
     repairs: list = []
     level = 0
@@ -113,7 +114,8 @@ def search(problem: Problem, max_repairs: int, deadline: float) -> tuple[list, s
                 return repairs, "none"
             level = lv.next_level
     except TimeoutError:
-        return repairs, "budget"
+        # a repair found is at the least level (every lower level was exhausted): its cost is proven
+        return repairs, ("cut" if repairs else "budget")
 
 
 def _exclude(problem: Problem, edits):

@@ -136,7 +136,7 @@ def fix(test: LitmusTest, target: Target, model: Model, options=frozenset(), eng
         if not_monotone:
             notes.append(f"the model is not known to be monotone for this test ({not_monotone[0]}): "
                          "each failed candidate set excluded only itself")
-    elif not problem.monotone:
+    elif problem.not_monotone:            # (read as far as the search needed it)
         notes.append(f"the model is not known to be monotone for this test ({problem.not_monotone[0]}): "
                      "the search checked candidate sets one by one")
     repairs = []
@@ -166,7 +166,10 @@ def fix(test: LitmusTest, target: Target, model: Model, options=frozenset(), eng
         res_status = "budget" if status == "budget" else "error"
     else:
         res_status = "none"
-    return FixResult(test, target, res_status, tuple(repairs), proven=status in ("proven", "none") and
+    if status == "cut" and repairs:
+        notes.append("the budget ended the search after the least cost was proven: other repairs of that cost may "
+                     "exist (a larger --budget lists them)")
+    return FixResult(test, target, res_status, tuple(repairs), proven=status in ("proven", "none", "cut") and
                      len(repairs) == len(found) and not unproven, method=method, candidates=len(cands), stats=stats,
                      seconds=time.perf_counter() - start, notes=tuple(notes), failure=why)
 

@@ -94,8 +94,11 @@ def _norm(t: LitmusTest) -> LitmusTest:
                    threads=tuple(replace(th, code=tuple(replace(i, text="") for i in th.code)) for th in t.threads))
 
 
-def where(test, e: Edit) -> list[dict]:
-    """Where each change of an edit goes, as the user's file numbers it."""
+def where(test, e: Edit, lines: list[str] | None = None) -> list[dict]:
+    """Where each change of an edit goes, as the user's file numbers it. With the file's `lines`,
+    each place also carries the `//` comment that ends the neighbouring instruction's line, as
+    written: a skeleton of `ptxmc extract` names there the PTX line the instruction came from
+    (`// L199: mbarrier.arrive...`), so a repair reads back onto the compiler's PTX."""
     threads = {t.name: t for t in test.threads}
     out = []
     for c in e.changes:
@@ -112,14 +115,37 @@ def where(test, e: Edit) -> list[dict]:
             ins = th.code[-1] if th.code else None
             out.append({"thread": c.thread, "line": ins.where.line if ins and ins.where else None, "at": "after",
                         "instruction": ins.text if ins else ""})
+        out[-1]["comment"] = _comment(lines, out[-1]["line"], out[-1]["instruction"])
     return out
 
 
-def _place(p: dict) -> str:
+def _comment(lines: list[str] | None, line: int | None, instruction: str) -> str | None:
+    """The `//` comment after `instruction` on the file's line `line`, if any."""
+    if not lines or not line or not 0 < line <= len(lines):
+        return None
+    text = lines[line - 1]
+    k = text.find(instruction) if instruction else -1
+    if k < 0 or "//" not in text[k + len(instruction):]:
+        return None
+    return text[k + len(instruction):].split("//", 1)[1].strip() or None
+
+
+def source_lines(path: str) -> list[str] | None:
+    """The lines of a test's file, for the comments `where` shows (None: it cannot be read)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.read().splitlines()
+    except (OSError, UnicodeDecodeError, TypeError):
+        return None
+
+
+def place(p: dict) -> str:
+    """One place of `where`, in words: 'w4_7, before line 55 'mbarrier.arrive...' // L199: ...'."""
     line = f"line {p['line']} " if p["line"] else ""
+    note = f" // {p['comment']}" if p.get("comment") else ""
     if p["at"] in ("replaces", "removes"):
-        return f"{p['thread']}, {line}'{p['instruction']}'"
-    return f"{p['thread']}, {p['at']} {line}'{p['instruction']}'".replace("  ", " ")
+        return f"{p['thread']}, {line}'{p['instruction']}'{note}"
+    return f"{p['thread']}, {p['at']} {line}'{p['instruction']}'{note}".replace("  ", " ")
 
 
 def written(test, e: Edit) -> str:
@@ -207,6 +233,7 @@ def text(result: FixResult, shown: list[Shown]) -> str:
     lines += [f"note: {n}" for n in result.notes]
     lines.append(_summary(result))
     pruning = result.status == "pruned"
+    src = source_lines(t.path) if shown else None
     for sh in shown:
         if sh.recheck != "pass" and not sh.recheck.startswith("not re-checked"):
             lines.append(f"note: a {'pruning' if pruning else 'repair'} was dropped, its re-check from the patched "
@@ -217,7 +244,7 @@ def text(result: FixResult, shown: list[Shown]) -> str:
         lines += ["", f"Pruning {k} (saves {rep.cost}):" if pruning else f"Repair {k} (cost {rep.cost}):"]
         sup = {s.edit: s for s in rep.supplies}
         for e in rep.edits:
-            places = "; ".join(_place(p) for p in where(t, e))
+            places = "; ".join(place(p) for p in where(t, e, src))
             if e.kind == "prune":
                 lines.append(f"  {_verb(e)}{' ' + written(t, e) if _verb(e) != 'remove' else ''}  ({places})")
             else:
@@ -242,6 +269,7 @@ def as_json(result: FixResult, shown: list[Shown]) -> str:
     t = result.test
     dropped = [sh for sh in shown if sh.recheck != "pass" and not sh.recheck.startswith("not re-checked")]
     shown = [sh for sh in shown if sh not in dropped]
+    src = source_lines(t.path) if shown else None
     doc = {
         "test": t.name, "path": t.path,
         "target": {"forbidden": [e.text for e in result.target.forbidden],
@@ -254,7 +282,7 @@ def as_json(result: FixResult, shown: list[Shown]) -> str:
         "repairs": [{
             "cost": sh.repair.cost,
             "edits": [{"kind": e.kind, "text": e.text, "written": written(t, e), "cost": e.cost, "cost_key": e.cost_key,
-                       "places": where(t, e), "why": e.why or None,
+                       "places": where(t, e, src), "why": e.why or None,
                        "supplies": next(({"text": s.text, "blocks": s.blocks, "violation": s.violation,
                                           "edges": [list(x) for x in s.edges]}
                                          for s in sh.repair.supplies if s.edit == e.key), None)}

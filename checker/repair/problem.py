@@ -28,21 +28,30 @@ polarity of those names (checker.cat.polarity). Where that cannot show monotonic
 that uses a strengthened name negatively, e.g. mbarrier.inval's reinitialisation rule, where more
 base causality can make an operation invalid) the clauses block only the sets actually checked,
 which keeps the search exhaustive and the minimality proof sound, at the price of checking more
-sets.
+sets. The effects are read when a clause first needs them (`monotone_in`), not up front: an
+'under' clause learnt from M relies only on the edits M covers being monotone (P_S' is P_M less
+some of them), an 'over' clause on every candidate. Reading an edit builds its program, and a
+kernel's skeleton has hundreds of candidates no search reaches (barrier placements, above all).
+
+A grow is complete, bounded only by the search's deadline: a clause from a set grown halfway
+excludes little, and on a large test (a kernel's skeleton: a concrete evaluation costs 0.1-0.5 s)
+a grow cut at a fixed time learnt clauses that each excluded a handful of sets, so the optimizer
+proposed sets one at a time and never reached a repair of three fences.
 """
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Iterable
 
+from .. import limits
 from ..ast import LitmusTest
 from ..cat.interp import Model
 from ..cat.polarity import Effects, monotone_failures
-from ..errors import LitmusError
+from ..errors import LimitExceeded, LitmusError
 from ..limits import Limits
 from ..verdict.session import Session
-from .edits import Edit
+from .edits import Edit, Insert
 from .program import Program, build
 from .target import Failure, Target, judge
 from .transfer import survives
@@ -72,6 +81,8 @@ class Clause:
     keys: frozenset = frozenset()
     core: tuple[Edit, ...] = ()
 
+
+EVENTS_PER_INSERT = 4      # events an inserted instruction lowers to, at most (a wait: its read and its effects)
 
 # slots whose edits add a read (an inserted await): an execution of a program without it cannot be
 # read in a program with it (checker.repair.transfer), so grow never raises them
@@ -154,18 +165,34 @@ class Problem:
         self.tops = {slot: _top(alts) for slot, alts in self.slots.items()}
         self.barrier_slots = [s for s, alts in self.slots.items() if alts[0].kind == "barrier"]
         self._programs: dict = {}
-        if monotone is None:
-            progs = [p for p in (self.program((c,)) for c in self.cands) if p is not None]
-            self.not_monotone = why_not_monotone(model, self.base, progs, self.options)
-            monotone = not self.not_monotone
-        else:
-            self.not_monotone = () if monotone else ("monotonicity not assumed",)
-        self.monotone = monotone
+        # Monotonicity is read per candidate, when a clause first needs it (`monotone_in`): each
+        # read builds the candidate's program, which on a kernel's skeleton (hundreds of
+        # candidates, most of them barrier placements no search reaches) costs more than the search.
+        self._unread = {c.key for c in self.cands} if monotone is None else set()
+        self._effects: Effects | None = None
+        self.not_monotone: tuple[str, ...] = () if monotone is not False else ("monotonicity not assumed",)
         self.counterexamples: list[tuple[Failure, Program]] = []
         self.grown: dict = {}           # id(failure) -> the last M grown for it
         self.stats = Stats()
-        self.grow_budget = 2.0          # seconds of concrete evaluations per counterexample
+        self.deadline = float("inf")    # the search's (cegis, exhaustive): a grow stops there too
         self.cache_tries = 6            # stored counterexamples tried on a proposal before a Session
+
+    @property
+    def monotone(self) -> bool:
+        """Is the model monotone in every candidate edit of this test (see the module docstring)?"""
+        return self.monotone_in(self.cands)
+
+    def monotone_in(self, cands: Iterable[Edit]) -> bool:
+        """Is the model monotone in these candidate edits (with those read before)? A clause that
+        relies only on these edits being monotone is sound when this holds, whatever the others do."""
+        todo = [c for c in cands if c.key in self._unread]
+        if todo and not self.not_monotone:
+            progs = [p for p in (self.program((c,)) for c in todo) if p is not None]
+            fx = effects(self.base, progs)
+            self._effects = fx if self._effects is None else _merged(self._effects, fx)
+            self.not_monotone = monotone_failures(self.model, self._effects, self.options)
+        self._unread.difference_update(c.key for c in todo)
+        return not self.not_monotone
 
     def build_base(self) -> Program | None:
         """The original program (the counterexamples' reference), built once."""
@@ -176,8 +203,14 @@ class Problem:
         edits = tuple(sorted(edits, key=lambda e: e.key))
         key = frozenset(e.key for e in edits)
         if key not in self._programs:
+            # The events limit bounds what is encoded (the engine checks it again on every Session
+            # asked): lowering an edited program may exceed it by the events its edits insert. A
+            # grown set, which is only evaluated concretely, inserts one or more at every point.
+            cur = limits.current()
+            inserted = sum(isinstance(c, Insert) for e in edits for c in e.changes)
             try:
-                self._programs[key] = build(self.test, edits)
+                with limits.use(replace(cur, events=cur.events + EVENTS_PER_INSERT * inserted)):
+                    self._programs[key] = build(self.test, edits)
             except LitmusError:
                 self._programs[key] = None
             if len(self._programs) > 4096:
@@ -219,10 +252,18 @@ class Problem:
     def learn(self, edits: tuple[Edit, ...], status: str, failure: Failure | None, src: Program | None) -> Clause:
         """The clause a failed (or invalid) candidate set teaches."""
         self.stats.clauses += 1
-        if status == "invalid" or not self.monotone:
+        if status == "invalid":
             return Clause("exact", core=tuple(edits))
         if failure.kind == "over":
+            # every superset fails too: relies on every candidate
+            if not self.monotone:
+                return Clause("exact", core=tuple(edits))
             return Clause("over", core=self.shrink(edits, failure))
+        # an 'under' clause relies on the edits a grown set covers: at most the failing set's and
+        # those grow raises (the barrier alternatives it tries are read after it)
+        if not self.monotone_in([c for c in self.cands if c.slot in self.tops and self._growable(c.slot)
+                                 or any(c.key == e.key for e in edits)]):
+            return Clause("exact", core=tuple(edits))
         m, good = None, None
         prev = self.grown.get(id(failure))
         if prev is not None:
@@ -242,7 +283,14 @@ class Problem:
             bslot, alts = good
             keys = {k for k in keys if self.by_key[k].slot != bslot} | \
                    {b.key for b in self.slots[bslot] if b.key not in alts}
+        if not self.monotone_in([c for c in self.cands if c.key not in keys]):
+            return Clause("exact", core=tuple(edits))
         return Clause("under", keys=frozenset(keys))
+
+    def _growable(self, slot) -> bool:
+        """Does grow raise this slot (to its top)?"""
+        top = self.tops.get(slot)
+        return top is not None and top.needs_barrier is None and top.kind != "barrier" and slot[0] not in NEW_READS
 
     @staticmethod
     def covered(c: Edit, m: dict) -> bool:
@@ -254,20 +302,21 @@ class Problem:
         m = {e.slot: e for e in edits}
 
         def ok(mm: dict) -> bool:
-            prog = self.program(mm.values())
+            try:
+                prog = self.program(mm.values())
+            except LimitExceeded:
+                return False            # (not raised: a smaller clause, still sound)
             return prog is not None and self.survives(failure, src, prog)
 
         if not ok(m):
             return m, None
         items = [(slot, top) for slot, top in self.tops.items()
-                 if top is not None and top.needs_barrier is None and top.kind != "barrier"
-                 and slot[0] not in NEW_READS and not (slot in m and m[slot].key == top.key)]
+                 if self._growable(slot) and not (slot in m and m[slot].key == top.key)]
         items.sort(key=lambda it: (it[1].changes[0].thread, _where(it[1]), it[1].key))
         failed: dict = {}
-        stop = now() + self.grow_budget
 
         def raise_(m: dict, items: list) -> dict:
-            if not items or now() > stop:
+            if not items or now() > self.deadline:
                 return m
             trial = {**m, **dict(items)}
             if ok(trial):
@@ -293,7 +342,7 @@ class Problem:
         # failing set): before that, cheaper edits are still open and the extra work is wasted.
         if len(self.barrier_slots) == 1 and any(e.kind == "barrier" for e in edits):
             bslot = self.barrier_slots[0]
-            alts = {b.key for b in self.slots[bslot] if now() < stop + self.grow_budget and ok({**m, bslot: b})}
+            alts = {b.key for b in self.slots[bslot] if now() < self.deadline and ok({**m, bslot: b})}
             if bslot in m:
                 alts.add(m[bslot].key)
             good = (bslot, alts)
@@ -327,6 +376,17 @@ class Problem:
         if clause.kind == "superset":
             return not frozenset(e.key for e in clause.core) <= keys
         return not all(self.covered(e, chosen) for e in clause.core)
+
+
+def _merged(a: Effects, b: Effects) -> Effects:
+    """The effects of two groups of edited programs of one base (`effects` over their union)."""
+    grows = dict(a.grows)
+    for name, evs in b.grows.items():
+        grows[name] = None if evs is None or grows.get(name, frozenset()) is None else grows.get(name, frozenset()) | evs
+    moves = dict(a.moves)
+    for name, mv in b.moves.items():
+        moves[name] = moves.get(name, frozenset()) | mv
+    return Effects(grows, moves, a.shrinks | b.shrinks, a.touch | b.touch, a.empty & b.empty, a.sets)
 
 
 def _where(e: Edit) -> int:

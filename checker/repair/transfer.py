@@ -56,7 +56,7 @@ def transfer(x: Execution, src: Program, dst: Program, model: Model, options=fro
     missing = [f for f in scs if not any(f in p for p in fsc)] if len(scs) > 1 else []
     if missing:
         partial = Execution(rf, {**orders, "fsc": fsc}, values, x.outcome)
-        ev = concrete_evaluation(des, model, partial, options)
+        ev = concrete_evaluation(des, model, partial, options, until="bc")
         kind, bc = ev.env.get("bc", ("rel", None))
         base = bc if kind == "rel" and bc is not None else des.relations.get("po", frozenset())
         order = _linear(scs, set(fsc) | {(a, b) for a, b in base if a in scs and b in scs and a != b})

@@ -102,7 +102,6 @@ class UnionProblem(Problem):
         self.sync_monotone = sync_monotone      # (see why_not_sync_monotone)
         # grow (checker.repair.problem) raises only synchronization edits, judged by Sessions here
         self.tops = {slot: t if t is not None and _sync(t) else None for slot, t in self.tops.items()}
-        self.grow_budget = 1e9          # bounded by GROW_SESSIONS instead: the same clauses on any machine
         self._grow_left = 0
         self._failed = 0
         self.undecided_min: int | None = None     # the least cost of a set that could not be judged

@@ -192,16 +192,23 @@ def respelled(old: str, new: str) -> str:
     return old[:i] + _opcode(new) + old[i + len(op):] if op and i >= 0 else new
 
 
+def _code(body: str) -> str:
+    """A line's text before its `//` comment: a comment may repeat the statement (a skeleton of
+    `ptxmc extract` ends each line with the PTX it came from, `// L694: wgmma.fence.sync.aligned`)."""
+    return body.split("//", 1)[0]
+
+
 def _find(body: str, text: str) -> tuple[int, int] | None:
-    """The span of the one occurrence of `text` in `body` (None: none, or several)."""
-    i = body.find(text)
-    if i < 0 or body.find(text, i + 1) >= 0:
+    """The span of the one occurrence of `text` in `body`'s code (None: none, or several)."""
+    code = _code(body)
+    i = code.find(text)
+    if i < 0 or code.find(text, i + 1) >= 0:
         return None
     return i, i + len(text)
 
 
 def _find_token(body: str, token: str) -> tuple[int, int] | None:
-    spans = [m.span() for m in re.finditer(rf"(?<!{_TOKEN_CHARS}){re.escape(token)}(?!{_TOKEN_CHARS})", body)]
+    spans = [m.span() for m in re.finditer(rf"(?<!{_TOKEN_CHARS}){re.escape(token)}(?!{_TOKEN_CHARS})", _code(body))]
     return spans[0] if len(spans) == 1 else None
 
 

@@ -15,7 +15,8 @@ executable does. The server sends the command's pid (the caller passes its signa
 then, when the command ends, its exit status or signal; if the caller goes away first, the
 command is killed, as it would have died with the caller. One thread does all of it (the
 listening socket, the callers' connections and SIGCHLD in one select loop); a stopped, stale or
-idle server stops listening at once and answers the commands still running before it exits.
+idle server stops listening at once and answers the commands still running before it exits (a
+second SIGTERM ends it at once).
 
 What the server holds is what any ptxmc process keeps once it has run a command, filled before
 it serves: its imported modules, the default model as checker.cat.interp.load_model keeps it
@@ -161,7 +162,7 @@ class Server:
         os.set_blocking(wake_r, False)
         os.set_blocking(wake_w, False)
         signal.signal(signal.SIGCHLD, lambda *_: None)      # (what wakes the loop is the wake-up fd)
-        signal.signal(signal.SIGTERM, lambda *_: self.close())
+        signal.signal(signal.SIGTERM, self._terminate)
         old_fd = signal.set_wakeup_fd(wake_w)
         self.selector = sel = selectors.DefaultSelector()
         sel.register(self.sock, selectors.EVENT_READ, "accept")
@@ -192,6 +193,15 @@ class Server:
             self.selector = None
             os.close(wake_r)
             os.close(wake_w)
+
+    def _terminate(self, *_) -> None:
+        """SIGTERM: stop listening and end once the running commands have; a second SIGTERM ends
+        the server at once (a command still running goes on, and its caller hears that the server
+        went away)."""
+        if not self.accepting:
+            sys.exit(0)
+        self.note(event="terminate")
+        self.close()
 
     def _accept(self) -> None:
         try:

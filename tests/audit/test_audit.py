@@ -19,6 +19,7 @@ from checker.resources import resolve_model
 ROOT = Path(__file__).resolve().parents[2]
 FAMILY = ROOT / "litmus" / "audit" / "kernels.yaml"
 ANY_CTA = "proxy-fence-any-cta"
+CTA_FENCE = "fence.proxy.async.shared::cta"
 
 
 @pytest.fixture(scope="module")
@@ -269,4 +270,43 @@ def test_recheck_keeps_memory_sizes_and_confirms_the_mixed_size_race(model, tmp_
     assert j.status == "findings", (j.status, j.message)
     (f,) = j.findings
     assert f.kind == "under" and f.what == "undefined behaviour (MixedSizeRace)"
+    assert f.recheck == "confirmed", f.recheck
+
+
+def test_tilelang_skeleton_finding_carries_its_repair(model, tmp_path):
+    """The real TileLang skeleton (`ptxmc extract` of tilelang_ws_gemm.sm90a.ptx), with the
+    consumer's three fences that repair it: the pass's rule strips them and inserts nothing, and
+    the finding carries the least repair -- three `fence.proxy.async.shared::cta`, one per tile
+    handoff, each placed by the PTX line the skeleton names. Its repair search used to end at the
+    budget with "no repair found" (checker/repair/problem.py says why)."""
+    import re
+
+    from checker.extract.api import extract_file
+
+    [x] = extract_file(str(ROOT / "examples" / "kernels" / "tilelang" / "tilelang_ws_gemm.sm90a.ptx"),
+                       out_dir=str(tmp_path / "skel"))
+    lines, role = [], None
+    for ln in Path(x.path).read_text().splitlines():
+        m = re.match(r"    (\w+):$", ln)
+        role = m.group(1) if m else role
+        lines.append(ln)
+        if role == "w0_3" and "mbarrier.try_wait.parity" in ln:
+            lines.append("        " + CTA_FENCE)
+    fenced = tmp_path / "consumer-fenced.yaml"
+    fenced.write_text("\n".join(lines) + "\n")
+    [t] = load_paths([str(fenced)])
+    # the budget is a safety net for a loaded machine: the default (60 s) is what the answer needs
+    ta = audit_test(t, "tilelang", model, readings=("default",), budget=900.0)
+    [(_, j)] = ta.by_reading
+    assert j.status == "findings", (j.status, j.message)
+    assert len(j.applied.removed) == 3 and j.applied.insertions == ()      # "inserted: nothing"
+    (f,) = j.findings
+    assert f.kind == "under" and f.what == "undefined behaviour (MixedSizeRace)"
+    assert f.repair_cost == 6 and len(f.repair) == 3, f.repair
+    ptx = (ROOT / "examples" / "kernels" / "tilelang" / "tilelang_ws_gemm.sm90a.ptx").read_text().splitlines()
+    for r in f.repair:
+        assert r.startswith(CTA_FENCE + " ("), r
+        m = re.search(r"// L(\d+): (\S+)", r)
+        assert m, r
+        assert ptx[int(m.group(1)) - 1].split()[0].rstrip(";") == m.group(2).rstrip(")"), (r, ptx[int(m.group(1)) - 1])
     assert f.recheck == "confirmed", f.recheck

@@ -320,3 +320,29 @@ def test_z3_commands_with_their_own_z3_parameters_are_served_as_one_shot(tmp_pat
         assert len(_served(server, 3)) == 3
     finally:
         server.stop()
+
+
+def test_sigterm_waits_for_a_running_command_and_a_second_one_does_not(tmp_path):
+    folder = tmp_path / "warm"
+    fifo = _fifo_test(tmp_path)
+    server = Server(ROOT, folder)
+    try:
+        held = _client(folder, ["outcomes", f"{fifo}::SB+fence.sc.gpu+sameCluster"], tmp_path)
+        for _ in range(6000):           # polls (a safety net): until the command runs, waiting on the FIFO
+            if any(_reads(p, fifo) for p in _children(server.proc.pid)):
+                break
+            time.sleep(0.05)
+        server.proc.send_signal(signal.SIGTERM)
+        for _ in range(6000):           # polls (a safety net): the socket goes at once
+            if not list(folder.glob("*.sock")):
+                break
+            time.sleep(0.05)
+        assert not list(folder.glob("*.sock")) and server.proc.poll() is None     # still answering its command
+        server.proc.send_signal(signal.SIGTERM)
+        assert server.proc.wait(60) == 0
+        _release(fifo)                   # the command (no longer the server's) ends; its caller is told
+        out, err = held.communicate(timeout=300)
+        assert held.returncode == 2 and b"the warm server went away" in err
+        assert [e["event"] for e in server.events()] == ["terminate"]
+    finally:
+        server.stop()

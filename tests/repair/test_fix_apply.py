@@ -103,6 +103,22 @@ def test_a_ptx_block_takes_an_inserted_line_like_its_neighbours(tmp_path, capsys
     capsys.readouterr()
 
 
+def test_a_comment_that_repeats_the_statement_is_not_edited(tmp_path, capsys):
+    # a skeleton of `ptxmc extract` ends each line with the PTX it came from, which may repeat the
+    # statement: the patcher found it twice on the line and refused the repair ("not written once");
+    # the place shows the comment, which names the compiler's PTX line
+    arrive = "mbarrier.arrive.relaxed.cluster.shared::cluster.b64 _, [%r3];"
+    text = PTX_BLOCK.replace(f"      {arrive}\n", f"      {arrive}   // L42: {arrive}\n")
+    f = _write(tmp_path, "r09c.yaml", text)
+    assert main(["fix", str(f), "--apply", "--in-place"]) == 0
+    out = capsys.readouterr().out
+    assert "re-check of the patched file: pass" in out and "not written as a diff" not in out
+    assert f"(P0, line 18 '{arrive.rstrip(';')}' // L42: {arrive})" in out
+    assert _changed(text, f.read_text()) == [
+        (f"      {arrive}   // L42: {arrive}\n",
+         f"      {arrive.replace('relaxed', 'release')}   // L42: {arrive}\n")]
+
+
 MATRIX = """\
 # Message passing, three variants. Hand-written notes that must survive.
 name: MP+${v}
