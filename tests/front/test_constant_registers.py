@@ -224,3 +224,15 @@ def test_an_address_the_same_on_every_path_is_followed():
     [t] = load_text(ADDR.format(code=code.replace("\n", "\n      ")), "t.yaml")
     assert not isinstance(t, LitmusError), t
     assert [i.operands[0] for i in t.threads[0].code if i.op == "st"] == [Addr("x", 4), Addr("x")]
+
+
+@pytest.mark.parametrize("code, line, why", [
+    ("ld.global.s32 %rd1, [x];", 12, "the .s32 value goes to %rd1, a 64-bit register"),
+    ("ld.global.u32 %r1, [x];\ncvt.s16.s32 %rd1, %r1;", 13, "the .s16 value goes to %rd1, a 64-bit register"),
+])
+def test_a_signed_value_into_a_64_bit_register_is_refused(code, line, why):
+    # PTX sign-extends it to the register's 64 bits; ptxmc's 32-bit value read as u64 was another
+    # number (0xffffffff for 0xffffffffffffffff: a wrong Forbidden)
+    [r] = load_text(ADDR.format(code=code.replace("\n", "\n      ")), "t.yaml")
+    assert isinstance(r, LitmusError), r
+    assert r.where.line == line and why in r.message, str(r)
