@@ -220,6 +220,8 @@ def _address_of(i: Instr, env, memory, t: Thread, fail, known=None):
     differs = next((a for a in srcs if isinstance(a, _Differs)), None)
     if differs is not None:           # refused where it is used as an address (_rewrite)
         return differs
+    if i.family == "cvta" and srcs[0] is not None:
+        _own_window(i, srcs[0][0], memory, t, fail)
     if i.family in ("mov", "cvta") or i.family.startswith("cvt."):
         return srcs[0]
     if i.family == "mapa":
@@ -239,6 +241,19 @@ def _address_of(i: Instr, env, memory, t: Thread, fail, known=None):
         fail(f"'{i.text}': address arithmetic other than adding or subtracting a constant is not modelled{why}")
     name, off = addrs[0]
     return (name, off + (other.value if i.family == "add" else -other.value))
+
+
+def _own_window(i: Instr, name: str, memory: dict[str, MemoryDecl], t: Thread, fail) -> None:
+    """`cvta.shared` / `.shared::cta` converts within the executing CTA's shared window: a cell of
+    another CTA is not in it (mapa, or a .shared::cluster address, reaches another CTA)."""
+    if i.pick(("shared", "shared::cta")) is None:
+        return
+    d = memory.get(name)
+    if d is None or d.space != "shared" or d.owner is None or d.owner.cta_key() == t.position.cta_key():
+        return
+    fail(f"'{name}' is {d.owner.cta_text()}'s shared memory, and .{i.pick(('shared', 'shared::cta'))} "
+         f"is the window of {t.name}'s own CTA ({t.position.cta_text()}): reach another CTA's cell with mapa "
+         "(or name this CTA's copy with a `.shared` line, docs/format.md#kernel-arguments-and-shared-variables)")
 
 
 def _peer(name: str, rank: int, memory: dict[str, MemoryDecl], t: Thread, fail) -> str:
