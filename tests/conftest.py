@@ -43,6 +43,20 @@ def ptx_model():
 
 
 @pytest.fixture
+def patient():
+    """Judgements under a 900 s timeout: a shared, loaded machine must not turn an answer into
+    UNKNOWN by the wall clock (use it with `pytestmark = pytest.mark.usefixtures("patient")`)."""
+    from dataclasses import replace
+
+    from checker import limits
+
+    old = limits.current()
+    limits.set_current(replace(old, timeout=900.0))
+    yield
+    limits.set_current(old)
+
+
+@pytest.fixture
 def deep_root():
     """An empty folder for trees deeper than the interpreter's recursion limit, removed at teardown.
 

@@ -85,6 +85,10 @@ def cmd_audit(args) -> int:
 
 
 def _options(model) -> set | None:
-    """The option names the model tests, or None if it cannot say."""
+    """The option names the model tests and those the control-flow layer reads
+    (checker.isa.flow.OPTIONS: `rmw-rewrite-effect`, docs/model.md A18), as `run` accepts them;
+    None if the model cannot say."""
+    from ..isa.flow import OPTIONS
+
     names = getattr(model, "options_used", None)
-    return set(names) if names is not None else None
+    return set(names) | set(OPTIONS) if names is not None else None

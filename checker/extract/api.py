@@ -18,6 +18,7 @@ from .interp import Refused
 from .skeleton import Skeleton, extract
 
 MAX_ITERATIONS = 6
+TILES = 1            # trips of a persistent kernel's tile loop (2: the ring's phase and the epilogue's buffers carry over once; 320 lines, beyond the default timeout)
 EVENTS = 1000        # the event limit the checks run under (a skeleton of a real kernel has 100-300)
 INSTRUCTIONS = 256   # and the per-thread instruction limit (a role of a real kernel has up to ~120)
 
@@ -151,11 +152,13 @@ def _ptx_lines(sk: Skeleton, message: str) -> list[str]:
 
 def extract_file(path: str, *, kernel: str | None = None, iterations: int | None = None, block=None,
                  cluster: int | None = None, out_dir: str | None = None, mutants: bool = False,
-                 hang: bool = False, policy=None, params: dict | None = None) -> list[Extraction]:
+                 hang: bool = False, policy=None, params: dict | None = None,
+                 tiles: int = TILES) -> list[Extraction]:
     """Extract every kernel of the .ptx file at `path` (or `kernel`); with `out_dir`, write
     OUT_DIR/KERNEL.yaml for each (checker.outsafe: a folder ptxmc did not create is refused
     unless policy.force). `params`: kernel parameters (NAME or NAME@OFFSET) taken as the given
-    values instead of searched. LitmusError, naming the PTX line, for what cannot be extracted."""
+    values instead of searched. `tiles`: the trips of an outer loop whose exit is unknown (a
+    persistent kernel's tile loop). LitmusError, naming the PTX line, for what cannot be extracted."""
     from .. import outsafe
     policy = policy or outsafe.Policy(inputs=(path,))
     p = Path(path)
@@ -178,7 +181,7 @@ def extract_file(path: str, *, kernel: str | None = None, iterations: int | None
     folder = outsafe.check_folder(out_dir, "extract", policy) if out_dir is not None else None
     out: list[Extraction] = []
     for fn in kernels:
-        sk = skeleton_of(mod, fn, iterations=iterations, block=block, cluster=cluster, params=params)
+        sk = skeleton_of(mod, fn, iterations=iterations, block=block, cluster=cluster, params=params, tiles=tiles)
         ms = make_mutants(sk) if mutants else []
         target = None
         if folder is not None:
@@ -190,7 +193,7 @@ def extract_file(path: str, *, kernel: str | None = None, iterations: int | None
 
 
 def skeleton_of(mod: Module, fn, *, iterations: int | None = None, block=None, cluster=None,
-                params: dict | None = None) -> Skeleton:
+                params: dict | None = None, tiles: int = TILES) -> Skeleton:
     """The skeleton, unrolled `iterations` times or (None) stages + 1 times.
 
     A kernel whose synchronization depends on a scalar parameter in a way the unrolling cannot
@@ -198,7 +201,7 @@ def skeleton_of(mod: Module, fn, *, iterations: int | None = None, block=None, c
     `N_CTX > 128`) is extracted again with that parameter set to a value that makes the loop run
     `iterations` times: iterations x a block size; the value taken is in the skeleton's notes."""
     n = iterations or 3
-    sk = _search(mod, fn, n, block, cluster, dict(params or {}))
+    sk = _search(mod, fn, n, block, cluster, dict(params or {}), tiles)
     if iterations is None:
         # the stages: the most mbarriers one wait instruction of one role waits on, in turn
         per_line: dict = {}
@@ -209,7 +212,7 @@ def skeleton_of(mod: Module, fn, *, iterations: int | None = None, block=None, c
         stages = max((len(v) for v in per_line.values()), default=1)
         want = max(2, min(MAX_ITERATIONS, stages + 1))
         if want != n:
-            sk = _search(mod, fn, want, block, cluster, dict(params or {}))
+            sk = _search(mod, fn, want, block, cluster, dict(params or {}), tiles)
     return sk
 
 
@@ -220,45 +223,58 @@ _PARAM = re.compile(r"\((float )?parameter ([\w@-]+)\)")
 FLOAT_VALUES = (1.0, 0.0)
 
 
-def _search(mod, fn, n, block, cluster, params) -> Skeleton:
+def _search(mod, fn, n, block, cluster, params, tiles) -> Skeleton:
     try:
-        return extract(mod, fn, iterations=n, block=block, cluster=cluster, params=params)
+        return extract(mod, fn, iterations=n, block=block, cluster=cluster, params=params, tiles=tiles)
     except Refused as e:
         m = _PARAM.search(e.message)
         if m is None or m.group(2) in params:
             raise
         if m.group(1):
-            return _with_float(mod, fn, n, block, cluster, params, m.group(2), e)
-        return _with_parameter(mod, fn, n, block, cluster, params, m.group(2), e)
+            return _with_float(mod, fn, n, block, cluster, params, m.group(2), e, tiles)
+        return _with_parameter(mod, fn, n, block, cluster, params, m.group(2), e, tiles)
 
 
-def _with_float(mod, fn, n, block, cluster, params, name, first_error):
+def _with_float(mod, fn, n, block, cluster, params, name, first_error, tiles):
     for v in FLOAT_VALUES:
         try:
-            return _search(mod, fn, n, block, cluster, {**params, name: v})
+            return _search(mod, fn, n, block, cluster, {**params, name: v}, tiles)
         except Refused:
             continue
     raise first_error
 
 
 def _loop_count(sk: Skeleton) -> int:
-    """How many times the busiest wait instruction of one role ran: the pipeline's iterations."""
+    """How many times the busiest wait instruction of one role ran in one trip of its outer loop
+    (`--tiles`; the whole run when it has none): the pipeline's iterations."""
     per_line: dict = {}
     for r in sk.roles:
+        trips = max(r.trace.tiles.values(), default=1)
         for e in r.trace.events:
             if e.kind == "mb_wait":
                 per_line[(r.name, e.line)] = per_line.get((r.name, e.line), 0) + 1
+        for key in [k for k in per_line if k[0] == r.name]:
+            per_line[key] = -(-per_line[key] // trips)
     return max(per_line.values(), default=0)
 
 
-def _with_parameter(mod, fn, n, block, cluster, params, name, first_error):
+def _with_parameter(mod, fn, n, block, cluster, params, name, first_error, tiles):
     """Extract with parameter `name` = n x B for the block size B (128, 64, 256, 32, 16 or 1, the
     usual first) that makes the pipeline run n iterations (else the closest that extracts)."""
     best = None
+    found: dict = {}            # other parameters an earlier trial had to set (CUTLASS's beta): set them at once
     for b in (128, 64, 256, 32, 16, 1):
         trial = {**params, name: n * b}
         try:
-            sk = extract(mod, fn, iterations=n, block=block, cluster=cluster, params=trial)
+            sk = None
+            if found:       # the same parameters as the last trial found: the search below would set them
+                try:
+                    sk = extract(mod, fn, iterations=n, block=block, cluster=cluster, params={**trial, **found},
+                                 tiles=tiles)
+                except Refused:
+                    sk = None
+            if sk is None:
+                sk = extract(mod, fn, iterations=n, block=block, cluster=cluster, params=trial, tiles=tiles)
         except Refused as e:
             m = _PARAM.search(e.message)
             if m is None:
@@ -267,9 +283,10 @@ def _with_parameter(mod, fn, n, block, cluster, params, name, first_error):
                 continue
             try:
                 sk = (_with_float if m.group(1) else _with_parameter)(mod, fn, n, block, cluster, trial,
-                                                                      m.group(2), e)
+                                                                      m.group(2), e, tiles)
             except Refused:
                 continue
+            found.update({k: v for k, v in sk.params.items() if k not in trial})
         score = abs(_loop_count(sk) - n)
         if best is None or score < best[0]:
             best = (score, sk)

@@ -1,6 +1,6 @@
 """`ptxmc extract` on the command line. checker/cli.py calls `add_subcommands(subparsers)`.
 
-    ptxmc extract FILE.ptx [--kernel NAME] [--iterations N] [--block X,Y,Z] [--cluster N]
+    ptxmc extract FILE.ptx [--kernel NAME] [--iterations N] [--tiles N] [--block X,Y,Z] [--cluster N]
                   [--param NAME=VALUE] -o DIR [--mutants] [--no-check] [--hang] [--jobs N]
 
 Writes DIR/KERNEL.yaml per kernel (the skeleton, then its mutants), prints the role table and,
@@ -26,6 +26,11 @@ def add_subcommands(subparsers) -> None:
     p.add_argument("--iterations", type=int, default=None,
                    help="how many times to unroll each loop whose trip count is a parameter "
                         "(default: the pipeline's stages + 1, so that the ring wraps around)")
+    p.add_argument("--tiles", type=_tiles, default=None,
+                   help="how many trips to take an outer loop whose exit is unknown and that runs an inner loop "
+                        "(a persistent kernel's tile loop around its K loop), and every loop that ends on the same "
+                        "unknown (default: 2, so that the ring's phase and the epilogue's buffers carry over to a "
+                        "second tile)")
     p.add_argument("--block", help="the CTA shape X,Y,Z (default: the kernel's .reqntid/.maxntid)")
     p.add_argument("--cluster", type=int, help="CTAs per cluster (default: the kernel's .reqnctapercluster, else 1)")
     p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
@@ -44,6 +49,13 @@ def add_subcommands(subparsers) -> None:
     add_limit_options(p, engine=False)
     add_output_options(p)
     p.set_defaults(func=cmd_extract)
+
+
+def _tiles(text: str) -> int:
+    import argparse
+    if not text.strip().isdigit() or not 1 <= int(text) <= 8:
+        raise argparse.ArgumentTypeError(f"--tiles {text}: between 1 and 8")
+    return int(text)
 
 
 def _block(text: str | None):
@@ -79,7 +91,7 @@ def cmd_extract(args) -> int:
     from ..cliargs import emit, jobs_of, limits_of
     from ..errors import LitmusError
     from ..outsafe import policy_of
-    from .api import extract_file
+    from .api import TILES, extract_file
 
     if args.iterations is not None and not 1 <= args.iterations <= 16:
         raise LitmusError(f"--iterations {args.iterations}: between 1 and 16")
@@ -88,7 +100,7 @@ def cmd_extract(args) -> int:
     jobs = jobs_of(args.jobs)
     outs = extract_file(args.file, kernel=args.kernel, iterations=args.iterations, block=_block(args.block),
                         cluster=args.cluster, out_dir=args.output, mutants=args.mutants, hang=args.hang,
-                        params=_params(args.param),
+                        params=_params(args.param), tiles=args.tiles if args.tiles is not None else TILES,
                         policy=policy_of(args, [args.file]))
     code = EXIT_OK
     for out in outs:

@@ -28,6 +28,7 @@ from typing import Any
 from ..ast import Addr, Imm, Instr, Name, Reg, Sink, Vec, Float
 from ..errors import LitmusError, SourceLoc
 from .layout import GENERIC_SHARED, Layout, Loc
+from .loops import SYNC_OPS, WAITS, nest
 from .module import Function
 
 
@@ -95,10 +96,22 @@ class Trace:
     # per event: the barrier generations the thread has passed, ((id, count), n) pairs (count None:
     # the whole CTA): which lifetime of reused shared memory an access falls in (skeleton._lifetimes)
     gens: list = field(default_factory=list)
+    # the outer loops of loop nests this thread closed after `--tiles` trips: line -> trips, and
+    # why their exits were unknown (a parameter: the tile count, which other roles' loops share)
+    tiles: dict = field(default_factory=dict)
+    tile_whys: set = field(default_factory=set)
 
 
 class Refused(LitmusError):
     """Something the extractor cannot model, at a PTX line."""
+
+
+class _SecondTrip(Exception):
+    """A side of a branch explored with `--tiles 1` went back to the head of the outer loop."""
+
+    def __init__(self, head: int):
+        super().__init__(head)
+        self.head = head
 
 
 FLOAT_TYPES = {"f16", "f16x2", "bf16", "bf16x2", "f32", "f64", "tf32", "e4m3", "e5m2", "e4m3x2", "e5m2x2"}
@@ -110,15 +123,19 @@ _PURE_DATA = {"fma", "ex2", "lg2", "rcp", "sqrt", "rsqrt", "tanh", "sin", "cos",
               "div", "rem", "bfi", "bmsk", "szext", "movmatrix", "cvt", "set", "slct", "shf", "addc", "subc",
               "madc", "mad", "mul", "add", "sub", "and", "or", "xor", "not", "shl", "shr", "bfe", "selp", "setp",
               "mov"}
-WAITS = {"try_wait", "test_wait"}
 
 
 class Machine:
     """Runs one thread of `fn` over `layout`."""
 
     def __init__(self, fn: Function, layout: Layout, path: str, iterations: int, lane0: dict | None = None,
-                 fork_depth: int = 4, consts: dict | None = None, param_values: dict | None = None):
+                 fork_depth: int = 4, consts: dict | None = None, param_values: dict | None = None,
+                 tiles: int | None = None, tile_whys: frozenset = frozenset()):
         self.fn, self.layout, self.path = fn, layout, path
+        # the outer loop of a loop nest whose exit is unknown runs `tiles` trips (None: `iterations`,
+        # like every loop); so does a loop whose exit depends on the same unknown (`tile_whys`,
+        # found by any thread: a persistent kernel's roles each run the same tile loop)
+        self.tiles, self.tile_whys = tiles, tile_whys
         self.param_values = param_values or {}      # parameter -> the value assumed for it
         # (rank, byte address) -> [(writer's barrier counts, byte value, writer tid)]: constants other
         # threads store to shared memory (a warp-specialization state word), visible after a barrier
@@ -146,6 +163,8 @@ class Machine:
         body = self.fn.body
         bound = 64 + 64 * self.iterations * self.iterations
         while st.pc < len(body):
+            if st.stop and st.pc in st.stop:
+                raise _SecondTrip(st.pc)
             st.visits[st.pc] += 1
             if st.visits[st.pc] > bound:
                 raise Refused(f"this statement runs more than {bound} times on the thread's path: a loop whose "
@@ -205,20 +224,27 @@ class Machine:
         the loop has run `iterations` times, then the other way (the loop is closed)."""
         target = self._target(s, ins)
         here = st.pc
+        bound, outer = self._bound(st, here, ins)
         if here in st.loops:
             direction, n = st.loops[here]
-            if n + 1 < self.iterations:
+            if outer and self._why(st, ins):    # a trip of an outer loop came back here: the loops
+                st.trace.tile_whys.add(self._why(st, ins))      # ending on this unknown are outer too
+            if n + 1 < bound:
                 st.loops[here] = (direction, n + 1)
                 self._decide(st, ins, direction)
                 st.pc = target if direction else here + 1
             else:
                 del st.loops[here]
-                st.trace.assumptions.append((s.line, f"loop closed after {self.iterations} iterations "
-                                                      "(its condition depends on unknown values)"))
+                self._closed(st, s, bound, outer)
                 self._decide(st, ins, not direction)
                 st.pc = here + 1 if direction else target
             return None
         if target <= here:
+            if outer and bound <= 1:        # one trip: the back edge is not taken
+                self._closed(st, s, bound, outer, self._why(st, ins))
+                self._decide(st, ins, False)
+                st.pc = here + 1
+                return None
             st.loops[here] = (True, 1)
             self._decide(st, ins, True)
             st.pc = target
@@ -229,12 +255,41 @@ class Machine:
             self._decide(st, ins, False)
             st.pc = here + 1
             return None
-        a, b = st.copy(target), st.copy(here + 1)
-        a.loops[here], b.loops[here] = (True, 1), (False, 1)
-        self._decide(a, ins, True)
-        self._decide(b, ins, False)
-        taken = self._go(a, depth + 1)
-        fall = self._go(b, depth + 1)
+        def sides(stop=frozenset()):
+            a, b = st.copy(target), st.copy(here + 1)
+            a.loops[here], b.loops[here] = (True, 1), (False, 1)
+            self._decide(a, ins, True)
+            self._decide(b, ins, False)
+            a.stop, b.stop = st.stop | stop, st.stop | stop
+            return a, b
+
+        bound, outer = self._bound(st, here, ins)
+        ran = None
+        if outer and bound <= 1:
+            # one trip: a side that goes back to the loop's head (a second trip) stops there, and the
+            # other side is taken; a branch whose sides both go back, or neither, is no exit
+            head = nest(self.fn).innermost(here).head
+            ran = []
+            for x in sides(frozenset({head})):
+                try:
+                    ran.append(self._go(x, depth + 1))
+                except _SecondTrip as e:
+                    if e.head != head:
+                        raise
+                    ran.append(None)
+            if ran.count(None) == 1:
+                chosen = next(x for x in ran if x is not None)
+                chosen.trace.assumptions.insert(len(st.trace.assumptions), (
+                    s.line, ("branch taken" if chosen is ran[0] else "branch not taken")
+                    + f" (its condition {ins.predicate} depends on unknown values; this direction leaves the loop)"))
+                self._closed(chosen, s, bound, outer, self._why(st, ins))
+                chosen.stop = st.stop
+                return chosen
+            ran = None if None in ran else ran
+        if ran is None:
+            a, b = sides()
+            ran = [self._go(a, depth + 1), self._go(b, depth + 1)]
+        taken, fall = ran
         self._same_lifetimes(s, ins, st.regs.get(ins.predicate.lstrip("@!")), taken, fall)
         pick_taken = len(taken.trace.events) > len(fall.trace.events)
         chosen = taken if pick_taken else fall
@@ -242,6 +297,42 @@ class Machine:
             s.line, ("branch taken" if pick_taken else "branch not taken")
             + f" (its condition {ins.predicate} depends on unknown values; this direction synchronizes more)"))
         return chosen
+
+    def _bound(self, st: "_State", here: int, ins: Instr) -> tuple[int, bool]:
+        """How many times the loop of the unknown branch at `here` runs, and whether it is an outer
+        loop (`--tiles`): the outer loop of a nest (checker.extract.loops), or a loop whose exit
+        depends on the same unknown as one (the tile count: CUTLASS's epilogue load warp runs the
+        tile loop with no K loop inside, and must run it as often as the producer and consumers)."""
+        if self.tiles is None:
+            return self.iterations, False
+        cond = st.regs.get(ins.predicate.lstrip("@!")) if ins.predicate else None
+        why = getattr(cond, "why", None)
+        loops = nest(self.fn)
+        lp = loops.innermost(here)
+        if lp is None:
+            return self.iterations, False
+        if loops.encloses(lp):
+            return self.tiles, True
+        if why is not None and why in self.tile_whys:
+            return self.tiles, True
+        return self.iterations, False
+
+    @staticmethod
+    def _why(st: "_State", ins: Instr) -> str | None:
+        """Why the predicate of a branch on an unknown value is unknown (`parameter KEY`)."""
+        return getattr(st.regs.get(ins.predicate.lstrip("@!")), "why", None) if ins.predicate else None
+
+    @staticmethod
+    def _closed(st: "_State", s, bound: int, outer: bool, why: str | None = None) -> None:
+        if outer:
+            if why:
+                st.trace.tile_whys.add(why)
+            st.trace.tiles[s.line] = bound
+            st.trace.assumptions.append((s.line, f"outer loop closed after {bound} trip{'s' if bound > 1 else ''} "
+                                                  "(--tiles; its exit depends on unknown values)"))
+        else:
+            st.trace.assumptions.append((s.line, f"loop closed after {bound} iterations "
+                                                  "(its condition depends on unknown values)"))
 
     def _same_lifetimes(self, s, ins: Instr, cond, taken: "_State", fall: "_State") -> None:
         """Refuse a branch whose sides differ in an mbarrier's init or inval: the lifetime a later
@@ -401,9 +492,7 @@ class Machine:
 
     # ------------------------------------------------------------------------ execution --
     def _sync(self, ins: Instr) -> bool:
-        return ins.op in ("mbarrier", "cp", "fence", "membar", "bar", "barrier", "wgmma", "tcgen05", "atom", "red",
-                          "st", "ld", "griddepcontrol", "elect", "setmaxnreg", "ldmatrix", "stmatrix", "tensormap",
-                          "clusterlaunchcontrol", "call", "mapa", "cvta", "shfl")
+        return ins.op in SYNC_OPS
 
     def _exec(self, st: "_State", s, ins: Instr) -> None:
         op, q = ins.op, ins.qualifiers
@@ -785,7 +874,8 @@ class Machine:
     def _tmap(self, st, s, a: Addr) -> str:
         v = self._addr(st, s, Addr(a.base, a.offset, (), a.register), "param")
         if isinstance(v, Sym) and v.name.split(":")[0] in ("param", "arg", "global", "const"):
-            return v.name.split(":", 1)[1]
+            # a map inside a struct parameter (CUTLASS's Params) is named by its offset too
+            return v.name.split(":", 1)[1] + ("" if not v.off else f"@{v.off}")
         raise Refused("the tensor map cannot be traced to a kernel parameter or variable", self._loc(s))
 
     def _tcgen05(self, st, s, ins: Instr) -> None:
@@ -902,14 +992,15 @@ class _State:
     own: dict = field(default_factory=dict)             # byte address -> value this thread stored
     gens: Counter = field(default_factory=Counter)      # (barrier id, count) -> generations passed
     unused: set = field(default_factory=set)            # event indices of waits no branch has read yet
+    stop: frozenset = frozenset()                       # loop heads where a second trip stops (--tiles 1)
 
     def copy(self, pc: int) -> "_State":
         t = self.trace
         nt = Trace(t.ident, list(t.events), list(t.assumptions), Counter(t.dropped), list(t.maxnreg), dict(t.shfl),
-                   list(t.stores), list(t.gens))
+                   list(t.stores), list(t.gens), dict(t.tiles), set(t.tile_whys))
         return _State(pc, dict(self.regs), dict(self.taint), dict(self.loops), dict(self.local), Counter(self.occ), nt,
                       Counter(self.visits), Counter(self.bars), dict(self.own), Counter(self.gens),
-                      set(self.unused))
+                      set(self.unused), self.stop)
 
 
 def _key(addr):

@@ -102,6 +102,8 @@ def _flow(d) -> str:
         return "[" + ", ".join(_flow(v) for v in d) + "]"
     if isinstance(d, str):
         return d
+    if isinstance(d, int) and d >= 1 << 64:
+        return hex(d)           # a buffer of boxes: one value per 16 bytes, readable in hex
     return str(d)
 
 

@@ -31,6 +31,7 @@ from .layout import Layout, Loc
 from .module import Function, Module
 
 BOX = 16
+BOXES = 8            # boxes of a loaded buffer: its initial value (a value per box) is at most 1024 bits
 DATA = 0x77          # the value a generic store of data (not a constant) writes in the skeleton
 
 
@@ -77,6 +78,7 @@ class Skeleton:
     checks: list[str]
     notes: list[str]
     reused: dict = field(default_factory=dict)     # mbarrier Loc -> its bytes' data lifetimes (_lifetimes)
+    params: dict = field(default_factory=dict)     # the parameter values it was extracted with
 
 
 def _short(sym: str) -> str:
@@ -88,7 +90,7 @@ def _short(sym: str) -> str:
 
 
 def extract(mod: Module, fn: Function, *, iterations: int = 3, block: tuple[int, int, int] | None = None,
-            cluster: int | None = None, params: dict | None = None) -> Skeleton:
+            cluster: int | None = None, params: dict | None = None, tiles: int | None = None) -> Skeleton:
     block = block or fn.block()
     if block is None:
         raise Refused(f"kernel '{fn.name}' has no .reqntid/.maxntid: give the block size with --block X,Y,Z",
@@ -98,7 +100,7 @@ def extract(mod: Module, fn: Function, *, iterations: int = 3, block: tuple[int,
         raise Refused(f"block of {nthreads} threads: more than 1024", SourceLoc(mod.path, fn.line, fn.name))
     ncta = cluster or (fn.cluster() or (1, 1, 1))[0]
     layout = Layout(mod, fn)
-    traces = _run_all(mod, fn, layout, block, nthreads, ncta, iterations, params or {})
+    traces = _run_all(mod, fn, layout, block, nthreads, ncta, iterations, params or {}, tiles)
     traces, reused = _lifetimes(traces, mod.path)
     anchors = _anchors(traces.values())
     groups: dict[tuple, list[tuple[int, int]]] = defaultdict(list)
@@ -121,19 +123,29 @@ def extract(mod: Module, fn: Function, *, iterations: int = 3, block: tuple[int,
     if not roles:
         raise Refused(f"kernel '{fn.name}' performs no synchronization ptxmc extract models",
                       SourceLoc(mod.path, fn.line, fn.name))
-    sk = Skeleton(fn.name, mod.path, mod.target, block, ncta, iterations, roles, {}, {}, [], [], reused)
+    sk = Skeleton(fn.name, mod.path, mod.target, block, ncta, iterations, roles, {}, {}, [], [], reused, dict(params or {}))
     for name, v in sorted((params or {}).items()):
         sk.notes.append(f"parameter {name} taken as {v}")
+    outer = sorted({(line, n) for r in roles for line, n in r.trace.tiles.items()})
+    if outer:
+        sk.notes.append(f"outer loop{'s' if len(outer) > 1 else ''} closed after "
+                        + ", ".join(f"{n} trip{'s' if n > 1 else ''} at L{line}" for line, n in outer)
+                        + " (--tiles): the outer loop of a loop nest whose exit the PTX does not give (a persistent "
+                          "kernel's tile loop), and the loops that end on the same unknown; the inner loops are "
+                          f"unrolled {iterations} times each trip")
     _emit(sk, anchors, layout, nthreads)
     return sk
 
 
-def _run_all(mod, fn, layout, block, nthreads, ncta, iterations, params) -> dict[tuple[int, int], Trace]:
+def _run_all(mod, fn, layout, block, nthreads, ncta, iterations, params, tiles=None) -> dict[tuple[int, int], Trace]:
     """Every thread's trace. Constants a thread stores to shared memory (a warp-specialization
-    state word) are read by the others after a barrier they share: so the threads are run again
-    with the stores of the last round until nothing changes (at most 4 rounds)."""
+    state word) are read by the others after a barrier they share, and the unknown that ends an
+    outer loop (a tile count) bounds the other roles' loops that end on it too: so the threads
+    are run again with the stores and tile counts of the last round until nothing changes (at
+    most 4 rounds)."""
     consts: dict = {}
     traces: dict[tuple[int, int], Trace] = {}
+    tile_whys: frozenset = frozenset()
     for _ in range(4):
         errors: dict[tuple[int, int], Refused] = {}
         new: dict[tuple[int, int], Trace] = {}
@@ -144,7 +156,8 @@ def _run_all(mod, fn, layout, block, nthreads, ncta, iterations, params) -> dict
                 ident = Ident(tid, block, (rank, 0, 0), rank, ncta)
                 if t % 32 == 0:
                     lane0 = {}
-                m = Machine(fn, layout, mod.path, iterations, lane0, consts=consts, param_values=params)
+                m = Machine(fn, layout, mod.path, iterations, lane0, consts=consts, param_values=params,
+                            tiles=tiles, tile_whys=tile_whys)
                 try:
                     tr = m.run(ident)
                 except Refused as e:
@@ -157,17 +170,17 @@ def _run_all(mod, fn, layout, block, nthreads, ncta, iterations, params) -> dict
         for (rank, t), tr in new.items():
             for r, addr, byte, counts in tr.stores:
                 stores[(r, addr)].append((counts, byte, (rank, t)))
-        stable = not errors and _same(new, traces) and stores == consts
+        whys = frozenset(w for tr in new.values() for w in tr.tile_whys)
+        # the run of a thread depends on nothing else: when this round's stores and tile counts are
+        # those it was run with, another round would run every thread the same way (refused or not)
+        settled = dict(stores) == consts and whys == tile_whys
         traces, consts = new, dict(stores)
-        if stable or (not errors and not stores):
+        if settled:
             break
+        tile_whys = whys
     if errors:
         raise next(iter(errors.values()))
     return traces
-
-
-def _same(a: dict, b: dict) -> bool:
-    return a.keys() == b.keys() and all(a[k].events == b[k].events for k in a)
 
 
 def _subsequence(small: tuple, big: tuple) -> list[int] | None:
@@ -538,28 +551,60 @@ def _emit(sk: Skeleton, anchors, layout: Layout, nthreads: int) -> None:
                           "ptxmc extract maps a barrier only when its users are exactly its count",
                           SourceLoc(sk.path, e0.line, e0.text))
 
-    # tensor copies: one map and one buffer per copy (a load that covers several pieces: one
-    # copy per piece, each with its own value)
-    copy_no = 0
-    copies: dict[tuple, list] = {}      # (role, event index) -> [(map, buffer, value, piece)] or (map, buffer, value)
+    # pieces that exactly one store writes, with a known value, and no copy writes
     spans = _load_spans(sk, anchors)
+    written: dict[tuple, set] = defaultdict(set)
+    for r in sk.roles:
+        for e in r.trace.events:
+            if e.kind == "smem" and e.get("write"):
+                v = e.get("value")
+                written[_region(e.get("loc"), anchors)].add((r.name, 0, v if isinstance(v, int) else DATA))
+            elif e.kind == "tma_load":
+                for piece in spans[_region(e.get("dst"), anchors)]:
+                    written[piece].add(("copy", e.line, None))  # each copy its own value
+    writers = {reg: next(iter(ws))[2] for reg, ws in written.items() if len(ws) == 1 and next(iter(ws))[2] is not None}
+
+    # tensor copies: one litmus map and one global buffer per PTX tensor map (and direction), and
+    # one 16-byte box of that buffer per copy, at coordinates {k, 0, ...}: each load brings its own
+    # value (copy i: i + 1), so a consumer that reads a stale or future stage is seen, and boxes do
+    # not overlap, so sharing the map and the buffer adds no race and no order (a load that covers
+    # several pieces: one copy per piece, each with its own box and value; at most BOXES boxes per
+    # buffer, whose initial value is at most 1024 bits). A store whose data is
+    # checked (its source has one known writer) keeps a buffer of its own: a condition names a
+    # whole location.
+    copy_no = 0
+    copies: dict[tuple, list] = {}      # (role, event index) -> [(map, buffer, value, piece, box)] or (map, buffer, value, box)
+    maps: dict[tuple, tuple[str, str]] = {}     # (rank, direction, PTX map) -> (litmus map, buffer)
+
+    def box_of(key: tuple, dims: int, prefix: str, value: int) -> tuple[str, str, int]:
+        if key in maps and value and sk.memory[maps[key][1]]["size"] >= BOX * BOXES:
+            maps[key + (len(maps),)] = maps.pop(key)        # its initial value is full: a new map and buffer
+        if key not in maps:
+            n = len(maps) + 1
+            maps[key] = (f"tmap{n}", f"{prefix}{n}")
+            sk.memory[maps[key][1]] = {"size": 0, "init": 0}
+            sk.memory[maps[key][0]] = {"tensormap": {0: maps[key][1]}, "init": 0, "box": BOX, "strides": [BOX] * dims}
+        tm, g = maps[key]
+        if len(sk.memory[tm]["strides"]) != dims:
+            raise Refused("one tensor map used with two numbers of coordinates", SourceLoc(sk.path, 0, ""))
+        k = sk.memory[g]["size"] // BOX
+        sk.memory[g]["size"] += BOX
+        sk.memory[g]["init"] |= value << (8 * BOX * k)
+        return tm, g, k
+
     for r in sk.roles:
         for i, e in enumerate(r.trace.events):
             if e.kind == "tma_load":
                 copies[(r.name, i)] = []
                 for piece in spans[_region(e.get("dst"), anchors)]:
                     copy_no += 1
-                    tm, g = f"tmap{copy_no}", f"gbuf{copy_no}"
-                    sk.memory[g] = {"size": BOX, "init": copy_no}
-                    sk.memory[tm] = {"tensormap": {0: g}, "init": 0, "box": BOX,
-                                     "strides": [BOX] * int(e.get("dim")[0])}
-                    copies[(r.name, i)].append((tm, g, copy_no, piece))
+                    tm, g, k = box_of((r.rank, "load", e.get("tmap")), int(e.get("dim")[0]), "gbuf", copy_no)
+                    copies[(r.name, i)].append((tm, g, copy_no, piece, k))
             elif e.kind == "tma_store":
                 copy_no += 1
-                tm, g = f"tmap{copy_no}", f"gout{copy_no}"
-                sk.memory[g] = {"size": BOX, "init": 0}
-                sk.memory[tm] = {"tensormap": {0: g}, "init": 0, "box": BOX, "strides": [BOX] * int(e.get("dim")[0])}
-                copies[(r.name, i)] = (tm, g, copy_no)
+                own = (r.name, i) if writers.get(_region(e.get("src"), anchors)) is not None else None
+                tm, g, k = box_of((r.rank, "store", e.get("tmap"), own), int(e.get("dim")[0]), "gout", 0)
+                copies[(r.name, i)] = (tm, g, copy_no, k)
 
     # phases: the copies completing on each mbarrier, grouped by expect_tx, in order
     phase_copies: dict[tuple, list[list]] = defaultdict(list)
@@ -576,7 +621,7 @@ def _emit(sk: Skeleton, anchors, layout: Layout, nthreads: int) -> None:
                 phase_copies[mb].append(group)
             elif e.kind == "tma_load":
                 mb = _region(e.get("mb"), anchors)
-                items = [(r.name, i, piece, v) for _, _, v, piece in copies[(r.name, i)]]
+                items = [(r.name, i, piece, v) for _, _, v, piece, _ in copies[(r.name, i)]]
                 if mb in first:
                     pending[mb].extend(items)
                     continue
@@ -603,18 +648,6 @@ def _emit(sk: Skeleton, anchors, layout: Layout, nthreads: int) -> None:
                 sk.notes.append(f"L{e.line}: expect_tx {e.get('tx')} bytes taken to cover the {n} tensor "
                                 f"cop{'y' if n == 1 else 'ies'} that complete on it ({BOX * n} bytes in the skeleton; "
                                 "box sizes are set on the host)")
-
-    # pieces that exactly one store writes, with a known value, and no copy writes
-    written: dict[tuple, set] = defaultdict(set)
-    for r in sk.roles:
-        for e in r.trace.events:
-            if e.kind == "smem" and e.get("write"):
-                v = e.get("value")
-                written[_region(e.get("loc"), anchors)].add((r.name, 0, v if isinstance(v, int) else DATA))
-            elif e.kind == "tma_load":
-                for piece in spans[_region(e.get("dst"), anchors)]:
-                    written[piece].add(("copy", e.line, None))  # each copy its own value
-    writers = {reg: next(iter(ws))[2] for reg, ws in written.items() if len(ws) == 1 and next(iter(ws))[2] is not None}
 
     # reused mbarrier bytes: a shadow word per mbarrier checks that its lifetimes are ordered
     life = _shadows(sk, anchors, names, owner)
@@ -704,16 +737,17 @@ def _emit(sk: Skeleton, anchors, layout: Layout, nthreads: int) -> None:
                 if e.get("multicast"):
                     raise Refused("multicast tensor copies are not mapped by ptxmc extract yet",
                                   SourceLoc(sk.path, e.line, e.text))
-                for tm, g, v, piece in copies[(r.name, i)]:
-                    r.lines.append(Line(f"cp.{quals} [{names[piece]}], [{tm}, {{{coords}}}], [{mb}]{tail}", *src, k))
+                for tm, g, v, piece, box in copies[(r.name, i)]:
+                    at = ", ".join([str(box)] + ["0"] * (dims - 1))
+                    r.lines.append(Line(f"cp.{quals} [{names[piece]}], [{tm}, {{{at}}}], [{mb}]{tail}", *src, k))
             elif k == "tma_store":
-                tm, g, v = copies[(r.name, i)]
+                tm, g, v, box = copies[(r.name, i)]
                 srcn = names[_region(e.get("src"), anchors)]
                 if writers.get(_region(e.get("src"), anchors)) is not None:
                     sk.checks.append(f"{g}!={writers[_region(e.get('src'), anchors)]}")
                 dims = int(e.get("dim")[0])
-                coords = ", ".join(["0"] * dims)
-                r.lines.append(Line(f"cp.{'.'.join(_no_hint(q))} [{tm}, {{{coords}}}], [{srcn}]", *src, k))
+                at = ", ".join([str(box)] + ["0"] * (dims - 1))
+                r.lines.append(Line(f"cp.{'.'.join(_no_hint(q))} [{tm}, {{{at}}}], [{srcn}]", *src, k))
             elif k in ("bulk_commit_group", "bulk_wait_group", "wgmma_fence", "wgmma_commit_group", "wgmma_wait"):
                 prev_mma = None
                 r.lines.append(Line(render_instr(replace(e.instr, predicate=None)), *src, k))

@@ -651,6 +651,7 @@ def _thread_code(t: _Map, k: Node, path: str, declared: dict[str, MemoryDecl], p
                 stmts += ptx_text.statements(_text(item, path, "an instruction"), item.line, path, blocks + 1)
     # labels and .reg declarations belong to the { } block they stand in (checker.front.scopes)
     scopes = Scopes(sep="$")
+    widths: dict[tuple[int, str], int | None] = {}      # (block, register) -> its declared bits
     instrs = []
     copies: dict[str, str] = {}             # a .shared variable -> this CTA's copy of it
     for st in stmts:
@@ -665,6 +666,7 @@ def _thread_code(t: _Map, k: Node, path: str, declared: dict[str, MemoryDecl], p
         if names is not None:
             for name in names:
                 scopes.declare_reg(name, st.scope)
+                widths[(st.scope[-1], name)] = ptx_text.declared_bits(st)
             continue
         var = ptx_text.shared_variable(st, path)
         if var is not None:
@@ -697,6 +699,7 @@ def _thread_code(t: _Map, k: Node, path: str, declared: dict[str, MemoryDecl], p
             arg = _argument_read(st.text, params, where)
             i = registry.parse_instr(arg or st.text, where, declared, constant_registers=True)
             i = _with_arguments(replace(i, text=st.text) if arg else i, params)
+        _check_extension(i, st.scope, widths)
         if len(st.scope) > 1 or (i.op == "bra" and end is None):
             i = scopes.renamed(i, st.scope, where)
         written = [r for r in address.destinations(i, registry.family(i)) if r.startswith("%")]
@@ -708,6 +711,27 @@ def _thread_code(t: _Map, k: Node, path: str, declared: dict[str, MemoryDecl], p
     if any(k != v for k, v in copies.items()):
         code = [_renamed(i, copies) for i in code]
     return code, labels
+
+
+def _check_extension(i, chain: tuple[int, ...], widths: dict[tuple[int, str], int | None]) -> None:
+    """A signed ld or cvt whose destination register is declared 64 bits wide: the PTX ISA
+    (Operand Size Exceeding Instruction-Type Size) sign-extends the value to the register's 64
+    bits, and ptxmc keeps a narrower signed value in a 32-bit register (docs/model.md): refused
+    rather than read as a different number."""
+    if i.family == "ld":
+        t = i.quals.get("type")
+    elif i.family.startswith("cvt."):
+        t = i.family.split(".")[1]
+    else:
+        return
+    if t not in ("s8", "s16", "s32"):
+        return
+    for r in sorted(address.destinations(i, registry.family(i))):
+        bits = next((widths[(sid, r)] for sid in reversed(chain) if (sid, r) in widths), None)
+        if bits is not None and bits > 32:
+            raise LitmusError(f"the .{t} value goes to %{r}, a {bits}-bit register, which PTX "
+                              f"sign-extends it to fill; ptxmc keeps .{t} values in 32-bit registers: "
+                              f"write it to a 32-bit register and widen it with cvt.s64.{t}", i.where)
 
 
 _LD_PARAM = re.compile(r"ld\.param((?:\.\w+)*)\s+(\S+?)\s*,\s*\[\s*([A-Za-z_$][\w$]*)\s*(?:\+\s*(\w+)\s*)?\]\s*")

@@ -147,6 +147,13 @@ def declaration(s: Statement, path: str) -> set[str] | None:
     return names
 
 
+def declared_bits(s: Statement) -> int | None:
+    """The width in bits of each register a (valid) `.reg` statement declares (None: .pred, a
+    vector or a type without a width)."""
+    m = re.fullmatch(r"\.reg\s+\.(\w+)\s+.+", s.text)
+    return TYPE_BITS.get(m.group(1)) if m is not None and m.group(1) != "pred" else None
+
+
 _SHARED = re.compile(r"(?:\.extern\s+)?\.shared\s+(?:\.align\s+\d+\s+)?(?:\.v([248])\s+)?\.(\w+)\s+"
                      r"([A-Za-z_$][\w$]*)\s*(?:\[\s*(\d*)\s*\])?\s*;?")
 

@@ -8,7 +8,9 @@ its addresses statically, as kernels do: `mov.u64 rd, x` takes the address of lo
 constant moves it, `cvta` converts between the generic and a state-space window (the location
 does not change), and `mapa.shared::cluster d, a, r` maps a shared address to the same offset in
 the CTA of rank r of the cluster (the cell declared there with `offset_of`). An access through
-a register (`[%rd]`, `[rd+8]`) is then an access to that location at that offset; the pass
+a register (`[%rd]`, `[rd+8]`) is then an access to that location at that offset, the same on
+every control path that reaches it (a forward data-flow over labels, `bra` and guards; where
+paths disagree, a branch or a loop that moves a pointer, the access is refused); the pass
 rewrites it before anything else sees the test, so the model, the checks and the harness only
 ever meet named addresses. An address that is not computed this way (read from memory, from a
 special register, by other arithmetic) is refused: ptxmc does not model pointer chasing.
@@ -86,7 +88,11 @@ def resolve(threads: list[Thread], memory: dict[str, MemoryDecl], destinations: 
 
 
 def _resolve_thread(t: Thread, memory: dict[str, MemoryDecl], dests: set[str], known=None, runs=None) -> Thread:
-    env: dict[str, tuple[str, int]] = {}          # register -> (location, byte offset)
+    # The addresses registers hold where each instruction runs, joined over the control paths that
+    # reach it (labels, bra, guards; a guard `known` decides takes one side): a register that holds
+    # different addresses on two paths holds none ptxmc can follow there (_Differs).
+    states = _flow(t, memory, dests, known)
+    unguided = None               # for lines no path reaches: every guard read as either side
     code = []
     for k, i in enumerate(t.code):
         def fail(msg: str):
@@ -94,19 +100,108 @@ def _resolve_thread(t: Thread, memory: dict[str, MemoryDecl], dests: set[str], k
                 raise NotRun(msg, i.where, k)
             raise LitmusError(msg, i.where)
 
+        if states[k] is None and unguided is None:
+            unguided = _flow(t, memory, dests, None)
+        env = states[k] if states[k] is not None else unguided[k] or {}
         ops = tuple(_rewrite(o, env, fail) if isinstance(o, Addr) and o.register else o for o in i.operands)
-        i = replace(i, operands=ops) if ops != i.operands else i
-        code.append(i)
-        dst = i.operands[0] if i.operands and isinstance(i.operands[0], Reg) else None
-        if dst is None or dst.name not in dests:
-            continue
-        addr = _address_of(i, env, memory, t, fail, known and (lambda r, k=k: known(k, r))) \
-            if i.family in ADDRESS_FAMILIES else None
-        if addr is None:
-            env.pop(dst.name, None)
-        else:
-            env[dst.name] = addr
+        code.append(replace(i, operands=ops) if ops != i.operands else i)
+        _step(i, env, memory, t, dests, fail, known and (lambda r, k=k: known(k, r)))
     return replace(t, code=tuple(code))
+
+
+class _Differs(str):
+    """Why a register holds no one address where it is read (the control paths to it disagree)."""
+
+
+class _Quiet(Exception):
+    pass
+
+
+def _quiet(msg: str):
+    raise _Quiet(msg)
+
+
+def _step(i: Instr, env: dict, memory, t: Thread, dests: set[str], fail, known) -> dict:
+    """The register addresses after `i` runs (unguarded) with `env`."""
+    dst = i.operands[0] if i.operands and isinstance(i.operands[0], Reg) else None
+    if dst is None or dst.name not in dests:
+        return env
+    out = dict(env)
+    addr = _address_of(i, env, memory, t, fail, known) if i.family in ADDRESS_FAMILIES else None
+    if addr is None:
+        out.pop(dst.name, None)
+    else:
+        out[dst.name] = addr
+    return out
+
+
+def _flow(t: Thread, memory, dests: set[str], known) -> list:
+    """The register addresses when each instruction is reached (None: no path reaches it), by a
+    forward data-flow over the thread's control-flow graph to its fixed point."""
+    code, labels = t.code, dict(t.labels)
+    states: list = [None] * (len(code) + 1)
+    states[0] = {}
+    work = [0]
+    while work:
+        pc = work.pop()
+        if pc >= len(code):
+            continue
+        env, i = states[pc], code[pc]
+        sides = (True,)
+        if i.predicate:
+            g = i.predicate.lstrip("@")
+            p, run = (g[1:], 0) if g.startswith("!") else (g, 1)
+            v = known(pc, p) if known is not None else None
+            sides = (v == run,) if isinstance(v, int) else (True, False)
+        nexts = []
+        for taken in sides:
+            if i.op == "bra":
+                target = labels.get(getattr(i.operands[0], "name", None)) if i.operands else None
+                nexts.append((target if taken else pc + 1, env))
+            elif taken:
+                try:
+                    new = _step(replace(i, predicate=None), env, memory, t, dests, _quiet,
+                                known and (lambda r, k=pc: known(k, r)))
+                except _Quiet:          # reported where the final states are walked
+                    new = {r: a for r, a in env.items() if r not in _dests_of(i)}
+                nexts.append((pc + 1, new))
+            else:
+                nexts.append((pc + 1, env))
+        for nxt, new in nexts:
+            if nxt is None:
+                continue
+            merged = new if states[nxt] is None else _join(states[nxt], new)
+            if merged != states[nxt]:
+                states[nxt] = merged
+                work.append(nxt)
+    return states
+
+
+def _dests_of(i: Instr) -> set[str]:
+    o = i.operands[0] if i.operands else None
+    return {o.name} if isinstance(o, Reg) else set()
+
+
+def _join(a: dict, b: dict) -> dict:
+    out = {}
+    for r in a.keys() | b.keys():
+        x, y = a.get(r), b.get(r)
+        if x == y:
+            out[r] = x
+        elif isinstance(x, _Differs):
+            out[r] = x
+        elif isinstance(y, _Differs):
+            out[r] = y
+        elif x is None or y is None:
+            out[r] = _Differs(f"register {r} holds an address on some control paths to this line and not on others")
+        else:
+            out[r] = _Differs(f"register {r} holds different addresses ({', '.join(sorted((_text(x), _text(y))))}) on the control "
+                              f"paths to this line")
+    return out
+
+
+def _text(a: tuple[str, int]) -> str:
+    return a[0] if not a[1] else f"{a[0]}{a[1]:+d}"
 
 
 def _value(o, env):
@@ -122,6 +217,11 @@ def _address_of(i: Instr, env, memory, t: Thread, fail, known=None):
     """The address instruction `i` puts in its destination, or None if it computes no address
     (`known(reg)`: the constant a register holds there, or why it holds none)."""
     srcs = [_value(o, env) for o in i.operands[1:]]
+    differs = next((a for a in srcs if isinstance(a, _Differs)), None)
+    if differs is not None:           # refused where it is used as an address (_rewrite)
+        return differs
+    if i.family == "cvta" and srcs[0] is not None:
+        _own_window(i, srcs[0][0], memory, t, fail)
     if i.family in ("mov", "cvta") or i.family.startswith("cvt."):
         return srcs[0]
     if i.family == "mapa":
@@ -143,6 +243,19 @@ def _address_of(i: Instr, env, memory, t: Thread, fail, known=None):
     return (name, off + (other.value if i.family == "add" else -other.value))
 
 
+def _own_window(i: Instr, name: str, memory: dict[str, MemoryDecl], t: Thread, fail) -> None:
+    """`cvta.shared` / `.shared::cta` converts within the executing CTA's shared window: a cell of
+    another CTA is not in it (mapa, or a .shared::cluster address, reaches another CTA)."""
+    if i.pick(("shared", "shared::cta")) is None:
+        return
+    d = memory.get(name)
+    if d is None or d.space != "shared" or d.owner is None or d.owner.cta_key() == t.position.cta_key():
+        return
+    fail(f"'{name}' is {d.owner.cta_text()}'s shared memory, and .{i.pick(('shared', 'shared::cta'))} "
+         f"is the window of {t.name}'s own CTA ({t.position.cta_text()}): reach another CTA's cell with mapa "
+         "(or name this CTA's copy with a `.shared` line, docs/format.md#kernel-arguments-and-shared-variables)")
+
+
 def _peer(name: str, rank: int, memory: dict[str, MemoryDecl], t: Thread, fail) -> str:
     """The cell at `name`'s offset in the CTA of rank `rank` of thread t's cluster (offset_of)."""
     d = memory.get(name)
@@ -162,6 +275,8 @@ def _peer(name: str, rank: int, memory: dict[str, MemoryDecl], t: Thread, fail) 
 
 
 def _rewrite(a: Addr, env, fail) -> Addr:
+    if isinstance(env.get(a.base), _Differs):
+        fail(f"'[{a.base}]': {env[a.base]}: ptxmc follows an address that is the same on every control path")
     if a.base not in env:
         fail(f"'[{a.base}]': register {a.base} holds no address ptxmc can follow (addresses are computed in "
              "the test from a location: mov, cvta, mapa, and add/sub of a constant)")

@@ -362,15 +362,20 @@ def _cvt_types(i: Instr, q: Quals):
 def lower_cvt(b: Builder, ctx: ThreadCtx, i: Instr) -> None:
     """cvt.dtype.atype d, a between integer types (PTX ISA, cvt): a's value in atype (its low bits),
     sign-extended when atype is signed, as a dtype bit pattern (a narrower dtype keeps the low
-    bits). An address stays an address (nvcc widens a shared address: cvt.u64.u32)."""
+    bits, extended to the 32-bit register as a load's value is: sign-extended for .s8/.s16). An
+    address stays an address (nvcc widens a shared address: cvt.u64.u32)."""
     dst, x = i.operands
     if isinstance(x, Name) or isinstance(ctx.regs.get(getattr(x, "name", None)), AddressValue):
         b.set_reg(ctx, dst, AddressValue(f"an address ({i.text})"))    # resolved by checker.isa.address
         return
-    dbits, _, _ = value_type(i.family.split(".")[1])          # the family's key is cvt.DTYPE
+    dtype = i.family.split(".")[1]                             # the family's key is cvt.DTYPE
+    dbits, _, _ = value_type(dtype)
     abits, is_signed, _ = value_type(i.quals["atype"])
     v = wrap(b.value(ctx, x, abits), abits)
-    b.set_reg(ctx, dst, wrap(signed(v, abits) if is_signed else v, dbits), dbits)
+    # PTX ISA, "Operand Size Exceeding Instruction-Type Size": a destination register wider than
+    # dtype gets the result sign-extended for a signed dtype (cvt.s8.s32 of 255 is 0xffffffff in a
+    # .b32 register); a narrower dtype's register is 32 bits, as a typed load's (docs/model.md)
+    b.set_reg(ctx, dst, *_register_of(wrap(signed(v, abits) if is_signed else v, dbits), dtype))
 
 
 def lower_not(b: Builder, ctx: ThreadCtx, i: Instr) -> None:

@@ -185,8 +185,10 @@ class Problem:
     def monotone_in(self, cands: Iterable[Edit]) -> bool:
         """Is the model monotone in these candidate edits (with those read before)? A clause that
         relies only on these edits being monotone is sound when this holds, whatever the others do."""
+        if not self._unread or self.not_monotone:
+            return not self.not_monotone
         todo = [c for c in cands if c.key in self._unread]
-        if todo and not self.not_monotone:
+        if todo:
             progs = [p for p in (self.program((c,)) for c in todo) if p is not None]
             fx = effects(self.base, progs)
             self._effects = fx if self._effects is None else _merged(self._effects, fx)

@@ -3,12 +3,10 @@ the compiler-shaped kernels of litmus/audit (real lowering, real Z3, real repair
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from checker import limits
 from checker.audit.judge import judge_applied
 from checker.audit.policy import FENCE, apply_policy, strip
 from checker.audit.run import audit_paths, audit_test
@@ -32,13 +30,7 @@ def family():
     return {t.name: t for t in load_paths([FAMILY])}
 
 
-@pytest.fixture(autouse=True)
-def patient():
-    """A shared, loaded machine must not turn an answer into UNKNOWN by the wall clock."""
-    old = limits.current()
-    limits.set_current(replace(old, timeout=900.0))
-    yield
-    limits.set_current(old)
+pytestmark = pytest.mark.usefixtures("patient")      # (tests/conftest.py)
 
 
 def code(applied, thread: str) -> list[str]:
@@ -209,6 +201,22 @@ def test_cli_json(tmp_path, capsys):
     assert [i["instructions"] for i in t["inserted"]] == [[FENCE]]
     assert doc["summary"][-1]["suite"] == "total"
     assert main(["audit", "tilelang-fence-proxy", str(small), "--reading", "no-such-option"]) == 2
+
+
+def test_cli_takes_every_option_run_takes(tmp_path, capsys):
+    """`rmw-rewrite-effect` (docs/model.md A18) is read by the control-flow layer, not by the cat
+    model: `run` takes it, and audit refused it as "unknown model option" (as a reading and as
+    --option). It is not among the default readings: it decides whether a failed CAS spins, which
+    no fence the audited rule inserts can change (docs/audit.md, Use)."""
+    text = FAMILY.read_text()
+    start = text.index("- name: K4-")
+    small = tmp_path / "k4.yaml"
+    small.write_text(text[start:text.index("- name: ", start + 5)])
+    for args in (["--reading", "rmw-rewrite-effect"], ["--reading", "default", "--option", "rmw-rewrite-effect"]):
+        assert main(["audit", "tilelang-fence-proxy", str(small), "--format", "json", *args]) == 0, args
+        doc = json.loads(capsys.readouterr().out)
+        (t,) = doc["tests"]
+        assert [r["status"] for r in t["readings"].values()] == ["ok"], t["readings"]
 
 
 # -- the re-check judges what was audited (regressions) ---------------------------------------

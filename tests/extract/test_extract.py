@@ -22,12 +22,13 @@ CLUSTER = KERNELS / "cuda" / "cluster_dsmem.sm90a.ptx"
 GLUON = KERNELS / "triton" / "gluon_ws_matmul.sm90a.ptx"
 GLUON_BW = KERNELS / "triton" / "gluon_bw_ws_matmul.sm100a.ptx"
 ATTN = KERNELS / "triton" / "triton_attn_fwd_ws.sm100a.ptx"
+CUTLASS = KERNELS / "cutlass" / "cutlass_sm90_ws_cooperative.sm90a.ptx"
 # Kernels whose as-compiled skeleton has undefined behaviour under ptxmc's model, with the
 # flags; docs/extract.md#findings says why (each is a decision of docs/model.md).
 FINDINGS = {"gluon_bw_ws_matmul.sm100a.ptx": {"InFlight", "MbarrierRange", "MixedSizeRace"},
             "tilelang_ws_gemm.sm90a.ptx": {"MixedSizeRace"}}       # tests/extract/test_extract_corpus.py
-# too large for the default check today (docs/extract.md#status-and-limits): its own test below
-TOO_LARGE = {"triton_attn_fwd_ws.sm100a.ptx"}
+# too large for the default check today (docs/extract.md#status-and-limits): their own tests below
+TOO_LARGE = {"triton_attn_fwd_ws.sm100a.ptx", "cutlass_sm90_ws_cooperative.sm90a.ptx"}
 
 
 def test_module_reads_a_whole_ptx_file():
@@ -189,6 +190,23 @@ def test_roles_objects_and_scaled_counts(tmp_path):
     body = [l for l in text.splitlines() if l.startswith("        ")]
     assert body and all(re.search(r"// L\d+: ", l) for l in body)
     assert sk.checks == ["w4_7:r1!=1", "w4_7:r3!=2", "w4_7:r5!=3"]
+
+
+def test_copies_through_one_tensor_map_share_one_litmus_map_and_buffer(tmp_path):
+    """The three loads of the TMA pipeline go through one PTX tensor map: one litmus map and one
+    global buffer, each copy its own 16-byte box at coordinates {k, 0} holding its own value (copy
+    k: k + 1), so the consumer's data checks are those of a map and a buffer per copy (they were
+    three maps and three buffers, six of the 64 locations a test may have)."""
+    [x] = extract_file(str(TMA), out_dir=str(tmp_path))
+    sk = x.skeleton
+    assert [k for k in sk.memory if k.startswith(("tmap", "gbuf"))] == ["gbuf1", "tmap1"]
+    assert sk.memory["gbuf1"] == {"size": 48, "init": 1 | 2 << 128 | 3 << 256}
+    assert sk.memory["tmap1"]["box"] == 16 and sk.memory["tmap1"]["strides"] == [16, 16]
+    text = Path(x.path).read_text()
+    assert [m for m in re.findall(r"\[tmap1, \{(\d), 0\}\]", text)] == ["0", "1", "2"]
+    assert "init: 0x3" + "0" * 31 + "2" + "0" * 31 + "1}" in text      # one value per box, in hex
+    assert sk.checks == ["w4_7:r1!=1", "w4_7:r3!=2", "w4_7:r5!=3"]
+    assert x.check(jobs=0).ok
 
 
 def test_gluon_warp_specialize_state_machine(tmp_path):
@@ -489,3 +507,65 @@ def test_triton_attention_extracts_with_its_reused_mbarrier(tmp_path):
     assert re.search(r"w8_9:r\d+!=2", " ".join(sk.checks)) and re.search(r"w10:r\d+!=2", " ".join(sk.checks))
     # the Q tile ends where its 16384 bytes end: the softmax scratch row after it is a piece of its own
     assert "cp.async.bulk.tensor.2d.shared::cta.global.mbarrier::complete_tx::bytes [global_smem3]" in text
+
+
+def _cutlass(tiles: int):
+    """CUTLASS's skeleton with the parameters the search finds (K = 192: 3 k-tiles, the 2-stage
+    ring wraps; beta 1.0), `tiles` trips of the persistent tile loop."""
+    from checker.extract.api import skeleton_of
+    mod = load(CUTLASS.read_text(), str(CUTLASS))
+    [fn] = mod.kernels()
+    return skeleton_of(mod, fn, tiles=tiles, params={f"{fn.name}_param_0@12": 192, f"{fn.name}_param_0@768": 1.0})
+
+
+@pytest.mark.parametrize("tiles", [1, 2])
+def test_persistent_tile_loop_is_taken_the_stated_number_of_trips(tiles):
+    """CUTLASS's warp-specialized kernel is persistent: each role loops over tiles until an index
+    passes a count the PTX does not give (`setp.le.u64 %p, [Params+872], %rd18`), around the K
+    loop, which wraps the ring by itself. The tile loop runs `tiles` trips, the K loop its 3
+    iterations each trip; the epilogue's load warp, whose tile loop has no K loop inside, runs
+    the same number of tiles (its exit tests the same count). The header and the role table say
+    what was bounded, at which PTX line."""
+    from checker.extract.render import role_table
+    sk = _cutlass(tiles)
+    exits = {"w0_3_96t": 770, "w2": 3556, "w4_7": 3168, "w8_11": 3168}
+    assert {r.name: r.trace.tiles for r in sk.roles} == {n: {line: tiles} for n, line in exits.items()}
+    waits = {r.name: [e.line for e in r.trace.events if e.kind == "mb_wait"] for r in sk.roles}
+    assert waits["w0_3_96t"].count(696) == 3 * tiles           # the producer's K loop: 3 per tile
+    assert waits["w4_7"].count(1173) + waits["w4_7"].count(1532) == 3 * tiles     # the consumers' K loop
+    assert waits["w2"].count(3393) == tiles                     # the C loads of one epilogue subtile
+    note = next(n for n in sk.notes if n.startswith("outer loops closed"))
+    assert all(f"{tiles} trip{'s' if tiles > 1 else ''} at L{line}" in note for line in (770, 3168, 3556))
+    assert "outer loop closed after" in role_table(sk) and "# outer loops closed" in yaml_text(sk)
+
+
+def test_cutlass_extracts_at_default_options(tmp_path):
+    """The parameter search sets K so that the K loop runs stages + 1 = 3 times (not the tile loop:
+    its trips are counted per tile), beta is 1.0 (C is loaded), and the tile loop runs once;
+    every tensor map is one litmus map: well under the limit of 64 locations."""
+    [x] = extract_file(str(CUTLASS), out_dir=str(tmp_path))
+    sk = x.skeleton
+    assert [(r.name, r.size) for r in sk.roles] == [("w0_3_96t", 96), ("w2", 32), ("w4_7", 128), ("w8_11", 128)]
+    assert sorted(v for k, v in sk.params.items()) == [1.0, 192]
+    assert sk.iterations == 3 and {tuple(r.trace.tiles.values()) for r in sk.roles} == {(1,)}
+    assert len(sk.memory) == 34 and sorted(k for k in sk.memory if k.startswith("tmap")) == [f"tmap{i}" for i in range(1, 5)]
+    assert Path(x.path).read_text() == yaml_text(_cutlass(1))
+
+
+def test_loop_nests_are_read_off_back_edges():
+    """Loops are back edges whose body reaches them; the inline-asm spin loops are no loops, nor is
+    a branch back to the function's exit block (`$L__BB0_174: ret`, laid out before it). CUTLASS's
+    producer and consumer tile loops each hold their K loop; the epilogue load warp's holds none."""
+    from checker.extract.loops import nest
+    mod = load(CUTLASS.read_text(), str(CUTLASS))
+    [fn] = mod.kernels()
+    loops = nest(fn)
+    spans = sorted((fn.body[lp.head].line, fn.body[lp.tail].line, loops.encloses(lp)) for lp in loops.loops)
+    assert spans == [(659, 833, True), (685, 733, False), (960, 3252, True), (1525, 1892, False),
+                     (3327, 3619, False)]
+
+
+def test_tiles_out_of_range_is_a_usage_error(capsys):
+    with pytest.raises(SystemExit) as e:
+        main(["extract", str(TMA), "-o", "unused", "--tiles", "0"])
+    assert e.value.code == 2 and "--tiles 0: between 1 and 8" in capsys.readouterr().err

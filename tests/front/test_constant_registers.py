@@ -139,6 +139,21 @@ def test_cvt_between_integer_widths(engine):
 
 
 @pytest.mark.parametrize("engine", ["z3", "brute"])
+def test_cvt_to_a_narrower_signed_type_sign_extends_the_register(engine):
+    # PTX ISA, "Operand Size Exceeding Instruction-Type Size": the .b32 destination of a .s8/.s16
+    # result is sign-extended (x = 0x80FF: .s8 -1, .s16 -32513); .u8 zero-extends. The constant
+    # path (mov 255) folds to the same value: the store goes to y, not x (it once kept 0xFF, >= 0)
+    code = ("ld.global.u32 %r1, [x];\ncvt.s8.s32 %r2, %r1;\ncvt.s16.s32 %r3, %r1;\ncvt.u8.s32 %r4, %r1;\n"
+            "mov.u32 %r5, 255;\ncvt.s8.s32 %r6, %r5;\nsetp.lt.s32 %p1, %r6, 0;\n@%p1 st.global.u32 [out], 1;\n"
+            "@!%p1 st.global.u32 [out+4], 1;")
+    expect = ("expect:\n  allowed: ['P0:r2=4294967295 /\\ P0:r3=4294934783 /\\ P0:r4=255 /\\ out=1']\n")
+    [t] = load_text(BASE.replace("  x: 0", "  x: 0x80FF").format(code=code.replace("\n", "\n      ")) + expect,
+                    "t.yaml")
+    assert not isinstance(t, LitmusError), t
+    assert check_test(t, PTX, engine=engine).status == "pass"
+
+
+@pytest.mark.parametrize("engine", ["z3", "brute"])
 def test_mul_wide_and_hi_on_read_values(engine):
     # x = 0xFFFFFFFF: as .u32 4294967295, as .s32 -1
     code = ("ld.global.u32 %r1, [x];\nmul.wide.u32 %rd1, %r1, %r1;\nmul.wide.s32 %rd2, %r1, 3;\n"
@@ -164,3 +179,60 @@ def test_mul_and_cvt_forms_refused(text, message):
     with pytest.raises(LitmusError) as e:
         registry.parse_instr(text)
     assert e.value.message == message
+
+
+# A register that holds an address is followed along the control paths (checker.isa.address), not
+# down the text: each of these stores x on some path, and once read linearly stored y (or x+4) on
+# every path, a wrong Forbidden for x=1.
+ADDR = """
+name: A
+source: review
+memory: {{x: {{size: 8}}, y: 0, f: 0}}
+threads:
+  P0:
+    at: gpu0.cta0.warp0
+    ptx: |
+      .reg .pred %p<3>;
+      .reg .b32 %r<9>;
+      .reg .b64 %rd<9>;
+      {code}
+      ret;
+expect: {{allowed: ["x=1"]}}
+"""
+
+
+@pytest.mark.parametrize("code, line, why", [
+    ("ld.global.u32 %r1, [f];\nsetp.eq.u32 %p1, %r1, 0;\nmov.u64 %rd1, x;\n@%p1 bra L2;\nmov.u64 %rd1, y;\nL2:\n"
+     "st.global.u32 [%rd1], 1;", 18, "register rd1 holds different addresses (x, y) on the control paths to this line"),
+    ("ld.global.u32 %r1, [f];\nsetp.eq.u32 %p1, %r1, 1;\nmov.u64 %rd1, x;\n@%p1 mov.u64 %rd1, y;\n"
+     "st.global.u32 [%rd1], 1;", 16, "register rd1 holds different addresses (x, y) on the control paths to this line"),
+    ("mov.u64 %rd1, x;\nmov.u32 %r4, 0;\nL:\nst.global.u32 [%rd1], 1;\nadd.s64 %rd1, %rd1, 4;\nadd.u32 %r4, %r4, 1;\n"
+     "setp.lt.u32 %p1, %r4, 2;\n@%p1 bra L;", 15, "register rd1 holds different addresses (x, x+4) on the control paths"),
+])
+def test_an_address_that_differs_between_control_paths_is_refused(code, line, why):
+    [r] = load_text(ADDR.format(code=code.replace("\n", "\n      ")), "t.yaml")
+    assert isinstance(r, LitmusError), [i.operands for i in r.threads[0].code]
+    assert r.where.line == line and why in r.message, str(r)
+
+
+def test_an_address_the_same_on_every_path_is_followed():
+    # both sides of the branch leave rd1 at x+4; a constant guard (%tid.x) takes one side only
+    code = ("ld.global.u32 %r1, [f];\nsetp.eq.u32 %p1, %r1, 0;\nmov.u64 %rd1, x;\nadd.s64 %rd1, %rd1, 4;\n"
+            "@%p1 bra L2;\nmov.u64 %rd2, x;\nadd.s64 %rd1, %rd2, 4;\nL2:\nmov.u32 %r2, %tid.x;\n"
+            "setp.ne.u32 %p2, %r2, 0;\nmov.u64 %rd3, x;\n@%p2 mov.u64 %rd3, y;\nst.global.u32 [%rd1], 1;\n"
+            "st.global.u32 [%rd3], 1;")
+    [t] = load_text(ADDR.format(code=code.replace("\n", "\n      ")), "t.yaml")
+    assert not isinstance(t, LitmusError), t
+    assert [i.operands[0] for i in t.threads[0].code if i.op == "st"] == [Addr("x", 4), Addr("x")]
+
+
+@pytest.mark.parametrize("code, line, why", [
+    ("ld.global.s32 %rd1, [x];", 12, "the .s32 value goes to %rd1, a 64-bit register"),
+    ("ld.global.u32 %r1, [x];\ncvt.s16.s32 %rd1, %r1;", 13, "the .s16 value goes to %rd1, a 64-bit register"),
+])
+def test_a_signed_value_into_a_64_bit_register_is_refused(code, line, why):
+    # PTX sign-extends it to the register's 64 bits; ptxmc's 32-bit value read as u64 was another
+    # number (0xffffffff for 0xffffffffffffffff: a wrong Forbidden)
+    [r] = load_text(ADDR.format(code=code.replace("\n", "\n      ")), "t.yaml")
+    assert isinstance(r, LitmusError), r
+    assert r.where.line == line and why in r.message, str(r)

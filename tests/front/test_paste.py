@@ -245,6 +245,19 @@ def test_a_remote_access_that_names_no_cluster_window_stays_refused(code, messag
     assert isinstance(r, LitmusError) and r.where.line == 22 and message in r.message, r
 
 
+def test_cvta_shared_of_another_ctas_cell_is_refused():
+    """cvta.shared converts within the executing CTA's window: another CTA's cell named under
+    memory: is not in it (a generic store through it was taken as a store to that cell)."""
+    text = ("name: w\nsource: probe\nmemory:\n  buf: {space: shared, owner: gpu0.cluster0.cta0}\n"
+            "  buf1: {space: shared, owner: gpu0.cluster0.cta1, offset_of: buf}\nthreads:\n"
+            "  P1:\n    at: gpu0.cluster0.cta1\n    ptx: |\n      .reg .b64 %rd<4>;\n      mov.u64 %rd1, buf;\n"
+            "      cvta.shared.u64 %rd2, %rd1;\n      st.u32 [%rd2], 1;\n")
+    [r] = load_text(text, "t.yaml")
+    assert isinstance(r, LitmusError) and r.where.line == 12 and "gpu0.cluster0.cta0's shared memory" in r.message, r
+    [own] = load_text(text.replace("mov.u64 %rd1, buf;", "mov.u64 %rd1, buf1;"), "t.yaml")
+    assert [i.operands[0] for i in own.threads[0].code if i.op == "st"] == [Addr("buf1")]
+
+
 def test_bundled_kernels_are_nvccs_text_and_hold():
     """litmus/real-ptx/nvcc-kernels.yaml holds two kernel bodies as nvcc printed them (tabs, labels at
     column 0, ld.param, .shared, cvt, mapa.u64, mul.wide): each loads and its expectations hold."""

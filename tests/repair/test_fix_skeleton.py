@@ -12,12 +12,10 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from checker import limits
 from checker.api import run
 from checker.cli import main
 from checker.extract.api import extract_file
@@ -28,13 +26,7 @@ FENCE = "fence.proxy.async.shared::cta"
 SAFETY = "1800"         # seconds: a safety net on a loaded machine, not the budget the answer needs
 
 
-@pytest.fixture(autouse=True)
-def patient():
-    """A shared, loaded machine must not turn an answer into UNKNOWN by the wall clock."""
-    old = limits.current()
-    limits.set_current(replace(old, timeout=900.0))
-    yield
-    limits.set_current(old)
+pytestmark = pytest.mark.usefixtures("patient")      # (tests/conftest.py)
 
 
 def _producer_and_consumer(skeleton: str) -> dict[str, list[str]]:
