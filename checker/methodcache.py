@@ -12,7 +12,7 @@ itself has none to pass on) and added to it. The text is the key, so a class who
 defaults or options change writes another text and never meets older code. Any other class,
 and any source exec is given that is not a checker class's, goes to the built-in exec.
 
-The cache is one marshal file per interpreter (its cache tag, marshal's version, the -O level)
+The cache is one marshal file per interpreter (its cache tag and exact version, marshal's version, the -O level)
 in ptxmc's cache folder (checker.cachedir; `PTXMC_CACHE_DIR=off` turns it off), read once, and
 used only while the folder is the user's and closed to others (it holds code). Each text's code
 is marshalled apart and loaded when a class asks for it, so a check does not pay for the
@@ -79,7 +79,8 @@ def _path():
     from .cachedir import folder
 
     d = folder()
-    tag = f"{sys.implementation.cache_tag}-m{marshal.version}-O{sys.flags.optimize}"
+    # (hexversion tells pre-releases apart, whose bytecode changes under one cache tag)
+    tag = f"{sys.implementation.cache_tag}-{sys.hexversion:x}-m{marshal.version}-O{sys.flags.optimize}"
     return None if d is None else d / f"dataclasses-{FORMAT}-{tag}.marshal"
 
 
