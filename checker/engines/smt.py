@@ -27,6 +27,7 @@ from ..model.values import from_z3, int_of, int_val
 from .base import Execution, Pair
 from ..watchdog import z3_context
 from .encode import Encoding, encode
+from .least import bisect, linear
 
 
 TIMEOUT_SLACK_MS = 100
@@ -317,23 +318,64 @@ class Z3Engine:
 
     def flag_least(self, name: str, below: Pair) -> tuple[Pair, Execution] | None:
         """The least edge before `below` (a set's element e as (e, e)) that flag `name`'s relation
-        contains on some consistent execution, with such an execution; None if there is none. One
-        query per statically possible edge, in order, stopping at the first yes."""
-        _, _, value = self.enc.flags[name]
-        for key in sorted(value, key=_edge):
-            edge = _edge(key)
-            if edge >= below:
-                break
-            t = value[key]
-            self.solver.push()
-            try:
-                if t is not TRUE:
-                    self.solver.add(t)
-                if self._check(*self._axioms()):
-                    return edge, self._execution(self.solver.model(), tuple(self.enc.observables))
-            finally:
-                self.solver.pop()
-        return None
+        contains on some consistent execution, with such an execution; None if there is none.
+        By bisection over the statically possible edges in order (least.bisect: a query asks
+        whether some edge of a range fires), about log2 of their number in queries; the answer
+        is the linear scan's (flag_least_linear), an unknown range falling back to it."""
+        terms = self._candidates(name, below)
+        found = bisect(len(terms), lambda lo, hi: self._some_edge(terms, lo, hi),
+                       lambda i: self._edge_fires(terms[i][1]))
+        return None if found is None else (terms[found[0]][0], found[1])
+
+    def flag_least_linear(self, name: str, below: Pair) -> tuple[Pair, Execution] | None:
+        """flag_least by its specification: one query per statically possible edge, in order,
+        stopping at the first yes (tests compare the two; bench/flags.py times both)."""
+        terms = self._candidates(name, below)
+        found = linear(lambda i: self._edge_fires(terms[i][1]), 0, len(terms))
+        return None if found is None else (terms[found[0]][0], found[1])
+
+    def _candidates(self, name: str, below: Pair) -> list[tuple[Pair, z3.BoolRef]]:
+        """The statically possible edges of flag `name` before `below`, in order, with their terms."""
+        value = self.enc.flags[name][2]
+        return [(_edge(k), value[k]) for k in sorted(value, key=_edge) if _edge(k) < below]
+
+    def _edge_fires(self, t) -> Execution | None:
+        """A consistent execution on which the term `t` (one edge of a flag) holds, or None."""
+        self.solver.push()
+        try:
+            if t is not TRUE:
+                self._assert(t)
+            if self._check(*self._axioms()):
+                return self._execution(self.solver.model(), tuple(self.enc.observables))
+            return None
+        finally:
+            self.solver.pop()
+
+    def _some_edge(self, terms: list, lo: int, hi: int) -> tuple[int, Execution] | None:
+        """Does some edge of terms[lo:hi] hold on a consistent execution? The least index whose
+        edge holds on the execution found, with it; None if none can."""
+        ts = [t for _, t in terms[lo:hi]]
+        some = self._any(ts)
+        self.solver.push()
+        try:
+            self._assert(some)
+            if not self._check(*self._axioms()):
+                return None
+            m = self.solver.model()
+            j = next((lo + k for k, t in enumerate(ts)
+                      if t is TRUE or z3.is_true(m.eval(t, model_completion=True))), None)
+            if j is None:       # the model satisfies the disjunction
+                raise InternalError("a model of 'some edge of the flag holds' on which none holds")
+            return j, self._execution(m, tuple(self.enc.observables))
+        finally:
+            self.solver.pop()
+
+    def _any(self, terms: list) -> z3.BoolRef:
+        """The disjunction of `terms` (TRUE among them: true), in one C call."""
+        if any(t is TRUE for t in terms):
+            return z3.BoolVal(True, self.ctx)
+        return z3.BoolRef(z3.Z3_mk_or(self.ctx.ref(), len(terms), (z3.Ast * len(terms))(*(t.as_ast() for t in terms))),
+                          self.ctx)
 
     def _flags_fired(self) -> dict[str, Execution]:
         """A witness for every flag that fires on some consistent execution. One query asks
@@ -344,11 +386,7 @@ class Z3Engine:
         left = sorted(self.enc.flags)
         while left:
             terms = [self.enc.flags[n][0] for n in left]
-            if any(t is TRUE for t in terms):
-                some = z3.BoolVal(True, self.ctx)
-            else:
-                some = z3.BoolRef(z3.Z3_mk_or(self.ctx.ref(), len(terms),
-                                              (z3.Ast * len(terms))(*(t.as_ast() for t in terms))), self.ctx)
+            some = self._any(terms)
             self.solver.push()
             try:
                 self.solver.add(some)

@@ -261,8 +261,8 @@ class Session:
         edges = sorted(value) if kind == "rel" else [(e, e) for e in sorted(value)]
         # The report names the least edge the flag contains on any consistent execution, not this
         # witness's least one: the same whichever witness an engine found (two arrives that may
-        # each exceed the pending count). Asked only below this witness's edge, so one culprit
-        # costs a query per statically possible smaller edge at most.
+        # each exceed the pending count). Asked only below this witness's edge (Z3: by bisection
+        # over the statically possible smaller edges, about log2 of their number in queries).
         if edges:
             least = self.engine.flag_least(name, edges[0])
             if least is not None:
