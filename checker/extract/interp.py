@@ -28,7 +28,7 @@ from typing import Any
 from ..ast import Addr, Imm, Instr, Name, Reg, Sink, Vec, Float
 from ..errors import LitmusError, SourceLoc
 from .layout import GENERIC_SHARED, Layout, Loc
-from .loops import SYNC_OPS, WAITS, nest
+from .loops import SYNC_OPS, WAITS, nest, work_after
 from .module import Function
 
 
@@ -255,17 +255,23 @@ class Machine:
             self._decide(st, ins, False)
             st.pc = here + 1
             return None
+        bound, outer = self._bound(st, here, ins)
+        # an exit test before the trip's work (a loop tested at its top, checker.extract.loops): no
+        # trip has run when it is first reached, so the side that stays counts from 0 and comes back
+        # to it after each trip; taking the exit side here would run no trip at all
+        first = outer and work_after(self.fn, here)
+
         def sides(stop=frozenset()):
             a, b = st.copy(target), st.copy(here + 1)
-            a.loops[here], b.loops[here] = (True, 1), (False, 1)
+            n = 0 if first else 1
+            a.loops[here], b.loops[here] = (True, n), (False, n)
             self._decide(a, ins, True)
             self._decide(b, ins, False)
             a.stop, b.stop = st.stop | stop, st.stop | stop
             return a, b
 
-        bound, outer = self._bound(st, here, ins)
         ran = None
-        if outer and bound <= 1:
+        if outer and bound <= 1 and not first:
             # one trip: a side that goes back to the loop's head (a second trip) stops there, and the
             # other side is taken; a branch whose sides both go back, or neither, is no exit
             head = nest(self.fn).innermost(here).head

@@ -565,6 +565,57 @@ def test_loop_nests_are_read_off_back_edges():
                      (3327, 3619, False)]
 
 
+def _top_tested_tile_loop() -> str:
+    """The TMA pipeline kernel with each role's K loop inside a tile loop tested at its top
+    (`while (tile < tiles)`, the count a parameter the PTX does not give): the exit test comes
+    before the trip's work."""
+    lines = TMA.read_text().split("\n")
+
+    def at(text):
+        [i] = [i for i, x in enumerate(lines) if " ".join(x.split()) == text]
+        return i
+
+    def after(text, new):
+        i = at(text)
+        lines[i + 1:i + 1] = new
+
+    def put(text, new):
+        i = at(text)
+        lines[i:i + 1] = new
+
+    put(".param .u32 tma_ws_pipeline_param_2", ["\t.param .u32 tma_ws_pipeline_param_2,",
+                                                "\t.param .u32 tma_ws_pipeline_param_3"])
+    put(".reg .pred %p<12>;", ["\t.reg .pred %p<30>;"])
+    put(".reg .b32 %r<68>;", ["\t.reg .b32 %r<90>;"])
+    after("ld.param.u32 %r14, [tma_ws_pipeline_param_2];", ["\tld.param.u32 %r80, [tma_ws_pipeline_param_3];"])
+    for role, (k, kk, t, p, kp, kloop, done) in {
+            "consumer": ("%r66", "%r69", "%r71", "%p21", "%p6", "$L__BB0_7", "$L__BB0_10"),
+            "producer": ("%r67", "%r68", "%r70", "%p20", "%p11", "$L__BB0_13", "$L__BB0_16")}.items():
+        start = f"mov.u32 {k}, 0;" if role == "consumer" else "cvta.param.u64 %rd9, %rd2;"
+        after(start, [f"\tmov.u32 {t}, 0;", f"$TILE_{role}:", f"\tsetp.ge.s32 {p}, {t}, %r80;",
+                      f"\t@{p} bra {done};", f"\tmov.u32 {kk}, 0;"])
+        put(f"setp.lt.s32 {kp}, {k}, %r14;", [f"\tadd.s32 {kk}, {kk}, 1;", f"\tsetp.lt.s32 {kp}, {kk}, %r14;"])
+        i = at(f"@{kp} bra {kloop};")
+        lines[i + 1:i + 2] = [f"\tadd.s32 {t}, {t}, 1;", f"\tbra.uni $TILE_{role};"]
+    return "\n".join(lines)
+
+
+@pytest.mark.parametrize("tiles", [1, 2])
+def test_tile_loop_tested_at_its_top_runs_the_stated_trips(tiles):
+    """A tile loop whose exit test comes before its work: the side of the test that leaves the
+    loop ran no trip. It was taken with --tiles 1 (no copy, no wait left: a skeleton that passes
+    whatever the K loop does, under a header saying 1 trip), and --tiles 2 ran one trip."""
+    from checker.extract.api import skeleton_of
+    mod = load(_top_tested_tile_loop(), "top_tested.ptx")
+    [fn] = mod.kernels()
+    sk = skeleton_of(mod, fn, tiles=tiles, params={"tma_ws_pipeline_param_2": 3})
+    copies = {r.name: sum(e.kind == "tma_load" for e in r.trace.events) for r in sk.roles}
+    waits = {r.name: sum(e.kind == "mb_wait" for e in r.trace.events) for r in sk.roles}
+    assert copies == {"w0_3": 3 * tiles, "w4_7": 0}          # K = 3 per tile
+    assert waits["w4_7"] == 3 * tiles
+    assert {r.name: set(r.trace.tiles.values()) for r in sk.roles} == {"w0_3": {tiles}, "w4_7": {tiles}}
+
+
 def test_tiles_out_of_range_is_a_usage_error(capsys):
     with pytest.raises(SystemExit) as e:
         main(["extract", str(TMA), "-o", "unused", "--tiles", "0"])
