@@ -271,9 +271,11 @@ class Machine:
             return a, b
 
         ran = None
-        if outer and bound <= 1 and not first:
-            # one trip: a side that goes back to the loop's head (a second trip) stops there, and the
-            # other side is taken; a branch whose sides both go back, or neither, is no exit
+        if outer and not first:
+            # a side that goes back to the loop's head (a second trip) stops there. One trip: the
+            # other side is taken. A branch whose sides both go back is no exit: its direction is
+            # kept on every trip (counted from 0 like a test at the top; it used to flip on the
+            # last trip, said as a loop closed at its line); neither: both sides are as they ran
             head = nest(self.fn).innermost(here).head
             ran = []
             for x in sides(frozenset({head})):
@@ -283,7 +285,7 @@ class Machine:
                     if e.head != head:
                         raise
                     ran.append(None)
-            if ran.count(None) == 1:
+            if ran.count(None) == 1 and bound <= 1:
                 chosen = next(x for x in ran if x is not None)
                 chosen.trace.assumptions.insert(len(st.trace.assumptions), (
                     s.line, ("branch taken" if chosen is ran[0] else "branch not taken")
@@ -291,6 +293,7 @@ class Machine:
                 self._closed(chosen, s, bound, outer, self._why(st, ins))
                 chosen.stop = st.stop
                 return chosen
+            first = ran.count(None) == 2
             ran = None if None in ran else ran
         if ran is None:
             a, b = sides()

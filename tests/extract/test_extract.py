@@ -616,6 +616,25 @@ def test_tile_loop_tested_at_its_top_runs_the_stated_trips(tiles):
     assert {r.name: set(r.trace.tiles.values()) for r in sk.roles} == {"w0_3": {tiles}, "w4_7": {tiles}}
 
 
+def test_branch_inside_the_tile_loop_keeps_its_direction_on_every_trip():
+    """A branch on an unknown value after the K loop that is no exit of the tile loop (both sides go
+    on to the next tile) guards a proxy fence: every trip takes the side that synchronizes more.
+    With --tiles 2 it flipped on the last trip (the fence ran once), said as an outer loop closed
+    at the branch's line."""
+    from checker.extract.api import skeleton_of
+    lines = _top_tested_tile_loop().split("\n")
+    [i] = [i for i, x in enumerate(lines) if " ".join(x.split()) == "add.s32 %r70, %r70, 1;"]
+    lines[i:i] = ["\tld.global.u32 %r85, [%rd3];", "\tsetp.eq.s32 %p25, %r85, 7;", "\t@%p25 bra $SKIP;",
+                  "\tfence.proxy.async.shared::cta;", "$SKIP:"]
+    mod = load("\n".join(lines), "flip.ptx")
+    [fn] = mod.kernels()
+    sk = skeleton_of(mod, fn, tiles=2, params={"tma_ws_pipeline_param_2": 3})
+    [producer] = [r for r in sk.roles if r.name == "w0_3"]
+    fence = max(s.line for s in fn.body if s.instr and s.instr.op == "fence")      # the guarded one
+    assert sum(e.line == fence for e in producer.trace.events) == 2
+    assert set(producer.trace.tiles.values()) == {2} and len(producer.trace.tiles) == 1
+
+
 def test_tiles_out_of_range_is_a_usage_error(capsys):
     with pytest.raises(SystemExit) as e:
         main(["extract", str(TMA), "-o", "unused", "--tiles", "0"])
