@@ -635,6 +635,66 @@ def test_branch_inside_the_tile_loop_keeps_its_direction_on_every_trip():
     assert set(producer.trace.tiles.values()) == {2} and len(producer.trace.tiles) == 1
 
 
+def _hand_offs(n: int) -> str:
+    """A kernel whose thread 0 stores 1 to a shared word, warps 1..n each copy the previous word to
+    the next after a bar.sync, and thread 0 arrives on an mbarrier only if the last word is 1."""
+    steps = "".join(f"""  setp.eq.s32 %p{w}, %r2, {w};
+  and.pred %p{w}, %p{w}, %p10;
+  @!%p{w} bra $S{w};
+  ld.shared.u32 %r{10 + w}, [%r4+{4 * (w - 1)}];
+  st.shared.u32 [%r4+{4 * w}], %r{10 + w};
+$S{w}:
+  bar.sync 0;
+""" for w in range(1, n + 1))
+    return f""".version 8.0
+.target sm_90a
+.address_size 64
+.visible .entry chain()
+.reqntid 192, 1, 1
+{{
+  .reg .pred %p<20>;
+  .reg .b32 %r<40>;
+  .reg .b64 %rd<4>;
+  .shared .align 8 .b8 S[64];
+  .shared .align 8 .b8 MB[8];
+  mov.u32 %r1, %tid.x;
+  shr.u32 %r2, %r1, 5;
+  and.b32 %r3, %r1, 31;
+  setp.eq.s32 %p10, %r3, 0;
+  mov.u32 %r4, S;
+  mov.u32 %r30, MB;
+  setp.ne.s32 %p11, %r1, 0;
+  @%p11 bra $INIT;
+  mbarrier.init.shared.b64 [%r30], 1;
+  mov.u32 %r5, 1;
+  st.shared.u32 [%r4], %r5;
+$INIT:
+  bar.sync 0;
+{steps}  ld.shared.u32 %r20, [%r4+{4 * n}];
+  setp.ne.s32 %p12, %r20, 1;
+  @%p12 bra $END;
+  @%p11 bra $END;
+  mbarrier.arrive.shared.b64 %rd1, [%r30];
+$END:
+  ret;
+}}
+"""
+
+
+def test_constants_that_do_not_settle_are_refused():
+    """Each round of the threads' runs carries the constants the last one stored to shared memory:
+    two hand-offs settle (the last word is known: no branch on it assumed), three did not in the 4
+    rounds, and the last round's load was taken as unknown, its branch assumed ('depends on
+    unknown values') though the kernel gives the value. Now refused."""
+    from checker.extract.api import skeleton_of
+    mod = load(_hand_offs(2), "two.ptx")
+    sk = skeleton_of(mod, mod.kernels()[0])
+    assert not any(a for r in sk.roles for a in r.trace.assumptions)
+    mod = load(_hand_offs(3), "three.ptx")
+    with pytest.raises(LitmusError, match="did not settle in 4 rounds"):
+        skeleton_of(mod, mod.kernels()[0])
+
+
 def test_tiles_out_of_range_is_a_usage_error(capsys):
     with pytest.raises(SystemExit) as e:
         main(["extract", str(TMA), "-o", "unused", "--tiles", "0"])
