@@ -28,7 +28,7 @@ from typing import Any
 from ..ast import Addr, Imm, Instr, Name, Reg, Sink, Vec, Float
 from ..errors import LitmusError, SourceLoc
 from .layout import GENERIC_SHARED, Layout, Loc
-from .loops import SYNC_OPS, WAITS, nest
+from .loops import SYNC_OPS, WAITS, nest, work_after
 from .module import Function
 
 
@@ -255,19 +255,27 @@ class Machine:
             self._decide(st, ins, False)
             st.pc = here + 1
             return None
+        bound, outer = self._bound(st, here, ins)
+        # an exit test before the trip's work (a loop tested at its top, checker.extract.loops): no
+        # trip has run when it is first reached, so the side that stays counts from 0 and comes back
+        # to it after each trip; taking the exit side here would run no trip at all
+        first = outer and work_after(self.fn, here)
+
         def sides(stop=frozenset()):
             a, b = st.copy(target), st.copy(here + 1)
-            a.loops[here], b.loops[here] = (True, 1), (False, 1)
+            n = 0 if first else 1
+            a.loops[here], b.loops[here] = (True, n), (False, n)
             self._decide(a, ins, True)
             self._decide(b, ins, False)
             a.stop, b.stop = st.stop | stop, st.stop | stop
             return a, b
 
-        bound, outer = self._bound(st, here, ins)
         ran = None
-        if outer and bound <= 1:
-            # one trip: a side that goes back to the loop's head (a second trip) stops there, and the
-            # other side is taken; a branch whose sides both go back, or neither, is no exit
+        if outer and not first:
+            # a side that goes back to the loop's head (a second trip) stops there. One trip: the
+            # other side is taken. A branch whose sides both go back is no exit: its direction is
+            # kept on every trip (counted from 0 like a test at the top; it used to flip on the
+            # last trip, said as a loop closed at its line); neither: both sides are as they ran
             head = nest(self.fn).innermost(here).head
             ran = []
             for x in sides(frozenset({head})):
@@ -277,7 +285,7 @@ class Machine:
                     if e.head != head:
                         raise
                     ran.append(None)
-            if ran.count(None) == 1:
+            if ran.count(None) == 1 and bound <= 1:
                 chosen = next(x for x in ran if x is not None)
                 chosen.trace.assumptions.insert(len(st.trace.assumptions), (
                     s.line, ("branch taken" if chosen is ran[0] else "branch not taken")
@@ -285,6 +293,7 @@ class Machine:
                 self._closed(chosen, s, bound, outer, self._why(st, ins))
                 chosen.stop = st.stop
                 return chosen
+            first = ran.count(None) == 2
             ran = None if None in ran else ran
         if ran is None:
             a, b = sides()

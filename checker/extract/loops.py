@@ -64,6 +64,23 @@ def nest(fn: Function) -> Nest:
     return out
 
 
+def work_after(fn: Function, pc: int) -> bool:
+    """The branch at `pc` tests the exit of its loop before the trip's work (a loop tested at its
+    top): an inner loop lies after it in the loop, or, in a loop with none, every statement that
+    synchronizes does. Leaving the loop there the first time runs no trip."""
+    loops = nest(fn)
+    lp = loops.innermost(pc)
+    if lp is None:
+        return False
+    inner = [o for o in loops.loops if lp.contains(o)]
+    if inner:
+        return any(o.head > pc for o in inner)
+
+    def syncs(a: int, b: int) -> bool:
+        return any(s.instr is not None and s.instr.op in SYNC_OPS for s in fn.body[a:b])
+    return not syncs(lp.head, pc) and syncs(pc + 1, lp.tail + 1)
+
+
 def _reaches(fn: Function, head: int, tail: int) -> bool:
     """Control reaches the back edge at `tail` from `head` without leaving head..tail (a branch
     back to a function's exit block, `$L__BB0_174: ret`, laid out before the branch, is no loop)."""

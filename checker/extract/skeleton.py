@@ -180,6 +180,13 @@ def _run_all(mod, fn, layout, block, nthreads, ncta, iterations, params, tiles=N
         tile_whys = whys
     if errors:
         raise next(iter(errors.values()))
+    if not settled:
+        # the last round ran with values an earlier round stored: a load of them would be taken
+        # as unknown (its branch assumed), though the kernel gives it
+        raise Refused(f"kernel '{fn.name}': the constants its threads store to shared memory for each "
+                      "other (or the tile counts their loops end on) did not settle in 4 rounds (a hand-off "
+                      "from thread to thread takes a round each, or values alternate): ptxmc extract cannot "
+                      "tell what they read", SourceLoc(mod.path, fn.line, fn.name))
     return traces
 
 

@@ -565,6 +565,136 @@ def test_loop_nests_are_read_off_back_edges():
                      (3327, 3619, False)]
 
 
+def _top_tested_tile_loop() -> str:
+    """The TMA pipeline kernel with each role's K loop inside a tile loop tested at its top
+    (`while (tile < tiles)`, the count a parameter the PTX does not give): the exit test comes
+    before the trip's work."""
+    lines = TMA.read_text().split("\n")
+
+    def at(text):
+        [i] = [i for i, x in enumerate(lines) if " ".join(x.split()) == text]
+        return i
+
+    def after(text, new):
+        i = at(text)
+        lines[i + 1:i + 1] = new
+
+    def put(text, new):
+        i = at(text)
+        lines[i:i + 1] = new
+
+    put(".param .u32 tma_ws_pipeline_param_2", ["\t.param .u32 tma_ws_pipeline_param_2,",
+                                                "\t.param .u32 tma_ws_pipeline_param_3"])
+    put(".reg .pred %p<12>;", ["\t.reg .pred %p<30>;"])
+    put(".reg .b32 %r<68>;", ["\t.reg .b32 %r<90>;"])
+    after("ld.param.u32 %r14, [tma_ws_pipeline_param_2];", ["\tld.param.u32 %r80, [tma_ws_pipeline_param_3];"])
+    for role, (k, kk, t, p, kp, kloop, done) in {
+            "consumer": ("%r66", "%r69", "%r71", "%p21", "%p6", "$L__BB0_7", "$L__BB0_10"),
+            "producer": ("%r67", "%r68", "%r70", "%p20", "%p11", "$L__BB0_13", "$L__BB0_16")}.items():
+        start = f"mov.u32 {k}, 0;" if role == "consumer" else "cvta.param.u64 %rd9, %rd2;"
+        after(start, [f"\tmov.u32 {t}, 0;", f"$TILE_{role}:", f"\tsetp.ge.s32 {p}, {t}, %r80;",
+                      f"\t@{p} bra {done};", f"\tmov.u32 {kk}, 0;"])
+        put(f"setp.lt.s32 {kp}, {k}, %r14;", [f"\tadd.s32 {kk}, {kk}, 1;", f"\tsetp.lt.s32 {kp}, {kk}, %r14;"])
+        i = at(f"@{kp} bra {kloop};")
+        lines[i + 1:i + 2] = [f"\tadd.s32 {t}, {t}, 1;", f"\tbra.uni $TILE_{role};"]
+    return "\n".join(lines)
+
+
+@pytest.mark.parametrize("tiles", [1, 2])
+def test_tile_loop_tested_at_its_top_runs_the_stated_trips(tiles):
+    """A tile loop whose exit test comes before its work: the side of the test that leaves the
+    loop ran no trip. It was taken with --tiles 1 (no copy, no wait left: a skeleton that passes
+    whatever the K loop does, under a header saying 1 trip), and --tiles 2 ran one trip."""
+    from checker.extract.api import skeleton_of
+    mod = load(_top_tested_tile_loop(), "top_tested.ptx")
+    [fn] = mod.kernels()
+    sk = skeleton_of(mod, fn, tiles=tiles, params={"tma_ws_pipeline_param_2": 3})
+    copies = {r.name: sum(e.kind == "tma_load" for e in r.trace.events) for r in sk.roles}
+    waits = {r.name: sum(e.kind == "mb_wait" for e in r.trace.events) for r in sk.roles}
+    assert copies == {"w0_3": 3 * tiles, "w4_7": 0}          # K = 3 per tile
+    assert waits["w4_7"] == 3 * tiles
+    assert {r.name: set(r.trace.tiles.values()) for r in sk.roles} == {"w0_3": {tiles}, "w4_7": {tiles}}
+
+
+def test_branch_inside_the_tile_loop_keeps_its_direction_on_every_trip():
+    """A branch on an unknown value after the K loop that is no exit of the tile loop (both sides go
+    on to the next tile) guards a proxy fence: every trip takes the side that synchronizes more.
+    With --tiles 2 it flipped on the last trip (the fence ran once), said as an outer loop closed
+    at the branch's line."""
+    from checker.extract.api import skeleton_of
+    lines = _top_tested_tile_loop().split("\n")
+    [i] = [i for i, x in enumerate(lines) if " ".join(x.split()) == "add.s32 %r70, %r70, 1;"]
+    lines[i:i] = ["\tld.global.u32 %r85, [%rd3];", "\tsetp.eq.s32 %p25, %r85, 7;", "\t@%p25 bra $SKIP;",
+                  "\tfence.proxy.async.shared::cta;", "$SKIP:"]
+    mod = load("\n".join(lines), "flip.ptx")
+    [fn] = mod.kernels()
+    sk = skeleton_of(mod, fn, tiles=2, params={"tma_ws_pipeline_param_2": 3})
+    [producer] = [r for r in sk.roles if r.name == "w0_3"]
+    fence = max(s.line for s in fn.body if s.instr and s.instr.op == "fence")      # the guarded one
+    assert sum(e.line == fence for e in producer.trace.events) == 2
+    assert set(producer.trace.tiles.values()) == {2} and len(producer.trace.tiles) == 1
+
+
+def _hand_offs(n: int) -> str:
+    """A kernel whose thread 0 stores 1 to a shared word, warps 1..n each copy the previous word to
+    the next after a bar.sync, and thread 0 arrives on an mbarrier only if the last word is 1."""
+    steps = "".join(f"""  setp.eq.s32 %p{w}, %r2, {w};
+  and.pred %p{w}, %p{w}, %p10;
+  @!%p{w} bra $S{w};
+  ld.shared.u32 %r{10 + w}, [%r4+{4 * (w - 1)}];
+  st.shared.u32 [%r4+{4 * w}], %r{10 + w};
+$S{w}:
+  bar.sync 0;
+""" for w in range(1, n + 1))
+    return f""".version 8.0
+.target sm_90a
+.address_size 64
+.visible .entry chain()
+.reqntid 192, 1, 1
+{{
+  .reg .pred %p<20>;
+  .reg .b32 %r<40>;
+  .reg .b64 %rd<4>;
+  .shared .align 8 .b8 S[64];
+  .shared .align 8 .b8 MB[8];
+  mov.u32 %r1, %tid.x;
+  shr.u32 %r2, %r1, 5;
+  and.b32 %r3, %r1, 31;
+  setp.eq.s32 %p10, %r3, 0;
+  mov.u32 %r4, S;
+  mov.u32 %r30, MB;
+  setp.ne.s32 %p11, %r1, 0;
+  @%p11 bra $INIT;
+  mbarrier.init.shared.b64 [%r30], 1;
+  mov.u32 %r5, 1;
+  st.shared.u32 [%r4], %r5;
+$INIT:
+  bar.sync 0;
+{steps}  ld.shared.u32 %r20, [%r4+{4 * n}];
+  setp.ne.s32 %p12, %r20, 1;
+  @%p12 bra $END;
+  @%p11 bra $END;
+  mbarrier.arrive.shared.b64 %rd1, [%r30];
+$END:
+  ret;
+}}
+"""
+
+
+def test_constants_that_do_not_settle_are_refused():
+    """Each round of the threads' runs carries the constants the last one stored to shared memory:
+    two hand-offs settle (the last word is known: no branch on it assumed), three did not in the 4
+    rounds, and the last round's load was taken as unknown, its branch assumed ('depends on
+    unknown values') though the kernel gives the value. Now refused."""
+    from checker.extract.api import skeleton_of
+    mod = load(_hand_offs(2), "two.ptx")
+    sk = skeleton_of(mod, mod.kernels()[0])
+    assert not any(a for r in sk.roles for a in r.trace.assumptions)
+    mod = load(_hand_offs(3), "three.ptx")
+    with pytest.raises(LitmusError, match="did not settle in 4 rounds"):
+        skeleton_of(mod, mod.kernels()[0])
+
+
 def test_tiles_out_of_range_is_a_usage_error(capsys):
     with pytest.raises(SystemExit) as e:
         main(["extract", str(TMA), "-o", "unused", "--tiles", "0"])
