@@ -66,8 +66,10 @@ def installed(wheel, tmp_path_factory) -> dict:
     purelib = _run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"]).stdout.strip()
     ours = {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}
     Path(purelib, "zz-ptxmc-test-deps.pth").write_text("".join(f"{p}\n" for p in sorted(ours)))
+    # (--ignore-installed: under a non-editable install of ptxmc, the lent site-packages already hold
+    # a ptxmc, which pip would take as satisfying the wheel and install nothing)
     r = _run([sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps", "--no-index",
-              "--disable-pip-version-check", "--quiet", str(wheel)])
+              "--ignore-installed", "--disable-pip-version-check", "--quiet", str(wheel)])
     assert r.returncode == 0, r.stdout + r.stderr
     elsewhere = home / "elsewhere"          # an unrelated folder: no litmus/ or axioms/ here
     elsewhere.mkdir()
