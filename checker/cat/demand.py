@@ -37,7 +37,7 @@ from __future__ import annotations
 from typing import Mapping
 
 from .ast import Binary, Check, IfOption, Let, Unary, Var
-from .bounds import Bound, BoundsAlgebra, bits, closure, from_symbolic, popcount, transpose
+from .bounds import BoundsAlgebra, bits, closure, from_symbolic, popcount, transpose
 from .interp import REL, SET, Evaluation, Model, _Evaluator, check_base, evaluate as evaluate_full
 from .symbolic import TRUE, SymbolicAlgebra
 

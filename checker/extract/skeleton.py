@@ -739,7 +739,6 @@ def _emit(sk: Skeleton, anchors, layout: Layout, nthreads: int) -> None:
                 mb = names[_region(e.get("mb"), anchors)]
                 dims = int(e.get("dim")[0])
                 quals = ".".join(_no_hint(q))
-                coords = ", ".join(["0"] * dims)
                 tail = ""
                 if e.get("multicast"):
                     raise Refused("multicast tensor copies are not mapped by ptxmc extract yet",

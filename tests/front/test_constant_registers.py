@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from checker.ast import Addr, Imm, Reg
+from checker.ast import Addr, Imm
 from checker.errors import LitmusError
 from checker.front.litmus import load_paths, load_text
 from checker.isa import registry
