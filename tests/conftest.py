@@ -44,8 +44,9 @@ def ptx_model():
 
 @pytest.fixture
 def patient():
-    """Judgements under a 900 s timeout: a shared, loaded machine must not turn an answer into
-    UNKNOWN by the wall clock (use it with `pytestmark = pytest.mark.usefixtures("patient")`)."""
+    """Judgements under a 900 s timeout, a generous safety net: on a shared, loaded machine an
+    answer must not become UNKNOWN for lack of time (use it with
+    `pytestmark = pytest.mark.usefixtures("patient")`)."""
     from dataclasses import replace
 
     from checker import limits
