@@ -30,6 +30,7 @@ from typing import Callable, Mapping
 from ..ast import Addr, Imm, Instr, MemoryDecl, Name, Reg, Thread
 from ..errors import LitmusError
 from ..model.builder import AddressValue, Builder, ThreadCtx
+from . import dataflow
 from .table import Family, Group, sig
 
 SPACES = ("global", "shared", "shared::cta", "shared::cluster")
@@ -136,45 +137,21 @@ def _step(i: Instr, env: dict, memory, t: Thread, dests: set[str], fail, known) 
 
 
 def _flow(t: Thread, memory, dests: set[str], known) -> list:
-    """The register addresses when each instruction is reached (None: no path reaches it), by a
-    forward data-flow over the thread's control-flow graph to its fixed point."""
-    code, labels = t.code, dict(t.labels)
-    states: list = [None] * (len(code) + 1)
-    states[0] = {}
-    work = [0]
-    while work:
-        pc = work.pop()
-        if pc >= len(code):
-            continue
-        env, i = states[pc], code[pc]
-        sides = (True,)
-        if i.predicate:
-            g = i.predicate.lstrip("@")
-            p, run = (g[1:], 0) if g.startswith("!") else (g, 1)
-            v = known(pc, p) if known is not None else None
-            sides = (v == run,) if isinstance(v, int) else (True, False)
-        nexts = []
-        for taken in sides:
-            if i.op == "bra":
-                target = labels.get(getattr(i.operands[0], "name", None)) if i.operands else None
-                nexts.append((target if taken else pc + 1, env))
-            elif taken:
-                try:
-                    new = _step(replace(i, predicate=None), env, memory, t, dests, _quiet,
-                                known and (lambda r, k=pc: known(k, r)))
-                except _Quiet:          # reported where the final states are walked
-                    new = {r: a for r, a in env.items() if r not in _dests_of(i)}
-                nexts.append((pc + 1, new))
-            else:
-                nexts.append((pc + 1, env))
-        for nxt, new in nexts:
-            if nxt is None:
-                continue
-            merged = new if states[nxt] is None else _join(states[nxt], new)
-            if merged != states[nxt]:
-                states[nxt] = merged
-                work.append(nxt)
-    return states
+    """The register addresses when each instruction is reached (None: no path reaches it)."""
+    def step(pc: int, env: dict, i: Instr) -> dict:
+        try:
+            return _step(replace(i, predicate=None), env, memory, t, dests, _quiet,
+                         known and (lambda r: known(pc, r)))
+        except _Quiet:          # reported where the final states are walked
+            return {r: a for r, a in env.items() if r not in _dests_of(i)}
+
+    def decide(pc: int, env: dict, i: Instr):
+        g = i.predicate.lstrip("@")
+        p, run = (g[1:], 0) if g.startswith("!") else (g, 1)
+        v = known(pc, p) if known is not None else None
+        return v == run if isinstance(v, int) else None
+
+    return dataflow.forward(t, step, lambda a, b, _pc: _join(a, b), decide)
 
 
 def _dests_of(i: Instr) -> set[str]:

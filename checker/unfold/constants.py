@@ -25,7 +25,7 @@ from dataclasses import replace
 
 from ..ast import Addr, Imm, Instr, LitmusTest, Reg, Thread, registers
 from ..errors import CheckerError, LitmusError
-from ..isa import address, fold, registry
+from ..isa import address, dataflow, fold, registry
 from ..isa.syntax import render
 from ..isa.table import constant_operands
 from ..model.values import Const
@@ -134,44 +134,20 @@ class Constants:
 
 
 def _analyse(t: Thread, folder: fold.Folder) -> tuple[list[dict | None], set[int]]:
-    """The registers known when each instruction is reached (None: no path reaches it), by a
-    forward data-flow to its fixed point (index len(code): the thread's end), and the
-    instructions that run on some path (reached, and their guard lets them)."""
-    code, labels = t.code, dict(t.labels)
-    ran: set[int] = set()
-    states: list[dict | None] = [None] * (len(code) + 1)
-    states[0] = {}
-    work = [0]
-    while work:
-        pc = work.pop()
-        if pc >= len(code):
-            continue
-        env, i = states[pc], code[pc]
-        target = labels.get(getattr(i.operands[0], "name", None)) if i.op == "bra" and i.operands else None
-        body = replace(i, predicate=None)
-        if i.predicate:
-            p, run = guard(i)
-            known = env.get(p)
-            sides = (known == run,) if isinstance(known, int) else (True, False)
-        else:
-            sides = (True,)
-        if True in sides:
-            ran.add(pc)
-        out = []
-        for taken in sides:
-            if i.op == "bra":
-                out.append((target if taken else pc + 1, env))
-            else:
-                out.append((pc + 1, _step(env, body, folder, i) if taken else env))
-        for nxt, new in out:
-            if nxt is None:
-                continue
-            line = code[nxt].where.line if nxt < len(code) and code[nxt].where else None
-            merged = new if states[nxt] is None else _join(states[nxt], new, line)
-            if merged != states[nxt]:
-                states[nxt] = merged
-                work.append(nxt)
-    return states, ran
+    """The registers known when each instruction is reached (None: no path reaches it; index
+    len(code): the thread's end), and the instructions that run on some path."""
+    code = t.code
+
+    def decide(pc: int, env: dict, i: Instr):
+        p, run = guard(i)
+        known = env.get(p)
+        return known == run if isinstance(known, int) else None
+
+    def join(a: dict, b: dict, pc: int) -> dict:
+        return _join(a, b, code[pc].where.line if pc < len(code) and code[pc].where else None)
+
+    states = dataflow.forward(t, lambda pc, env, i: _step(env, replace(i, predicate=None), folder, i), join, decide)
+    return states, dataflow.runs(t, states, decide)
 
 
 def _join(a: dict, b: dict, line: int | None) -> dict:
