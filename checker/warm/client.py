@@ -7,7 +7,9 @@ Signals this process receives (Ctrl-C, SIGTERM, SIGHUP, SIGQUIT) are passed on t
 unless this process was started with them ignored (then the command ignores them too); its
 resource limits are the command's.
 
-Kept small: it imports no more than the socket module before it knows whether a server serves.
+Kept small: before it knows whether a server serves it imports nothing but built-in and C modules
+(_socket, _signal, resource, zlib), no more of the checker than checker.warm.key, and never `signal`
+or `socket` (their enums alone cost more than the rest of this process after Python's start-up).
 """
 from __future__ import annotations
 
@@ -87,7 +89,7 @@ def _rlimits() -> dict[str, tuple[int, int]]:
 def _ignored() -> list[int]:
     """The signals this process was started with ignored (nohup, a background job): ignored in
     the command too, and not passed on."""
-    import signal
+    import _signal as signal    # (signal.py, made of enums, would cost a third of this process)
 
     return [int(getattr(signal, n)) for n in FORWARDED + ("SIGPIPE",) if signal.getsignal(getattr(signal, n)) == signal.SIG_IGN]
 
@@ -100,7 +102,7 @@ def _umask() -> int:
 
 def _wait(f, pid: int) -> int:
     """Wait for the command's end (passing signals on to it); its exit status."""
-    import signal
+    import _signal as signal
 
     def forward(signum, frame):
         try:
