@@ -381,3 +381,12 @@ def test_sigterm_waits_for_a_running_command_and_a_second_one_does_not(tmp_path)
         assert [e["event"] for e in server.events()] == ["terminate"]
     finally:
         server.stop()
+
+
+def test_the_detached_server_keeps_the_callers_glibc_tunables_and_adds_huge_pages():
+    from checker.warm.server import _server_env
+
+    assert _server_env({"A": "1"}) == {"A": "1", "GLIBC_TUNABLES": "glibc.malloc.hugetlb=1"}
+    assert _server_env({"GLIBC_TUNABLES": "glibc.malloc.arena_max=2"})["GLIBC_TUNABLES"] == \
+        "glibc.malloc.arena_max=2:glibc.malloc.hugetlb=1"
+    assert _server_env({"GLIBC_TUNABLES": "glibc.malloc.hugetlb=0"})["GLIBC_TUNABLES"] == "glibc.malloc.hugetlb=0"
