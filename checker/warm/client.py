@@ -24,10 +24,23 @@ def entry() -> None:
     if os.environ.get("PTXMC_WARM", "0") not in ("", "0") and sys.argv[1:2] and sys.argv[1] in WARM_COMMANDS:
         status = served(sys.argv[1:])
         if status is not None:
-            sys.exit(status)
+            _exit(status)
     from ..cli import entry as one_shot
 
     one_shot()
+
+
+def _exit(status: int) -> None:
+    """End this process with the served command's status, as the one-shot command ends its own
+    (checker.cli: os._exit once the output is flushed): this process wrote at most a message of
+    its own on stderr, and holds nothing that an interpreter's shutdown (~2 ms) would release.
+    If that cannot be flushed, the ordinary exit reports it."""
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        sys.exit(status)
+    os._exit(status & 0xFF)
 
 
 def served(argv: list[str]) -> int | None:
