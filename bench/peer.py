@@ -129,11 +129,12 @@ class Warm:
     server's own CPU since the previous command ended: the request, the staleness check, the
     fork, the answer; an older server's supervisor process too) to the `ptxmc` process's."""
 
-    def __init__(self, folder: Path, env: dict | None = None):
+    def __init__(self, folder: Path, env: dict | None = None, python: str | None = None):
         folder.mkdir(mode=0o700)
         self.log = folder / "log.jsonl"
         self.env = {**(env or os.environ), "PTXMC_WARM_DIR": str(folder)}
-        r = subprocess.run([sys.executable, "-m", "checker.warm.server", "--detach", "--log", str(self.log)],
+        self.python = python or sys.executable
+        r = subprocess.run([self.python, "-m", "checker.warm.server", "--detach", "--log", str(self.log)],
                            env=self.env, capture_output=True, text=True, cwd=folder)   # (not a checkout's package)
         if r.returncode:
             raise RuntimeError(f"no warm server: {r.stderr.strip()}")
@@ -150,7 +151,7 @@ class Warm:
         return e["cpu_s"] + e.get("supervisor_cpu_s", 0) + e["server_cpu_s"]
 
     def stop(self) -> None:
-        subprocess.run([sys.executable, "-m", "checker.warm.server", "--stop"], env=self.env, capture_output=True,
+        subprocess.run([self.python, "-m", "checker.warm.server", "--stop"], env=self.env, capture_output=True,
                        cwd=self.log.parent)
 
 
@@ -169,7 +170,8 @@ def main(argv=None) -> int:
     ap.add_argument("--cap", type=float, default=60.0, help="wall seconds past which a tool stops growing a family")
     ap.add_argument("--herd7", default=None, help="the herd7 binary (default: herd7 on PATH)")
     ap.add_argument("--before", metavar="PTXMC", help="another ptxmc executable (an older install), run "
-                    "interleaved with the others and shown in its own columns")
+                    "interleaved with the others and shown in its own columns; with --warm also served by a "
+                    "warm server of that install's interpreter (the `python` beside it), 'warm-before'")
     ap.add_argument("--herd-model", default="rc11.cat")
     ap.add_argument("--json", help="also write the rows here")
     ap.add_argument("--markdown", action="store_true", help="print the table as Markdown")
@@ -196,7 +198,7 @@ def main(argv=None) -> int:
         ap.error("--before and --before-tree are two ways to name the 'before' ptxmc: give one")
     before_env = None if args.before_tree is None else \
         {**os.environ, "PYTHONPATH": str(Path(args.before_tree).resolve())}
-    warm_before = args.warm and before_env is not None
+    warm_before = args.warm and (before_env is not None or args.before is not None)
     tools = ("herd7",) + (("before",) if args.before or before_env else ()) + ("ptxmc",) + \
         (("warm-before",) if warm_before else ()) + (("warm",) if args.warm else ())
     head = ("family", "n", "states", *(f"{t} {k}" for t in tools for k in ("wall", "cpu")),
@@ -211,7 +213,8 @@ def main(argv=None) -> int:
         servers = {"warm": warm}
         try:
             if warm_before:
-                servers["warm-before"] = Warm(Path(d) / "warm-before", before_env)
+                python = str(Path(args.before).parent / "python") if args.before else None
+                servers["warm-before"] = Warm(Path(d) / "warm-before", before_env, python)
             if before_env is not None:
                 servers["before"] = before_env
             _table(args, herd, ptxmc, d, servers, rows, tools)
@@ -241,7 +244,7 @@ def _table(args, herd: str, ptxmc: list[str], d: str, servers: dict, rows: list,
                 runs["before"] = [args.before, "outcomes", str(y)]
             for tool in ("before", "warm", "warm-before"):
                 if servers.get(tool) is not None and tool not in runs:
-                    runs[tool] = runs["ptxmc"]
+                    runs[tool] = runs["before"] if tool == "warm-before" and args.before else runs["ptxmc"]
             runs = {t: runs[t] for t in tools}
             got: dict[str, list[tuple[float, float]]] = {k: [] for k in runs if k not in stopped}
             counts: dict[str, int] = {}
