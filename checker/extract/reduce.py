@@ -24,22 +24,18 @@ removal is named in the skeleton's notes (its header and the role table).
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from .skeleton import Skeleton
 
 INIT_FENCE = "fence.mbarrier_init"
 
 
-def reduce(sk: Skeleton) -> None:
-    """Apply the reductions above to `sk` in place (unused mbarriers first: an init it drops may
-    leave a fence with nothing to order)."""
+def reduce(sk) -> None:
+    """Apply the reductions above to the checker.extract.skeleton.Skeleton `sk`, in place (unused
+    mbarriers first: an init it drops may leave a fence with nothing to order)."""
     _unused_mbarriers(sk)
     _idle_init_fences(sk)
 
 
-def _unused_mbarriers(sk: Skeleton) -> None:
+def _unused_mbarriers(sk) -> None:
     named: dict[str, list[tuple[str, int]]] = {}
     for r in sk.roles:
         for i, ln in enumerate(r.lines):
@@ -64,7 +60,7 @@ def _unused_mbarriers(sk: Skeleton) -> None:
             r.lines = [ln for i, ln in enumerate(r.lines) if i not in gone[r.name]]
 
 
-def _idle_init_fences(sk: Skeleton) -> None:
+def _idle_init_fences(sk) -> None:
     no_init: dict[str, list[int]] = {}
     covered: dict[str, list[int]] = {}
     for r in sk.roles:
