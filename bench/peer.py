@@ -21,7 +21,8 @@ data race). Both tools list every reachable final state over the same registers 
 `locations` names every register), and the counts must be equal - the script stops with an
 error where they are not: the comparison would not be of the same question.
 
-Times: each tool runs --repeat times (default 3), interleaved (herd7, ptxmc, herd7, ...), after
+Times: each tool runs --repeat times (default 3), interleaved (herd7, ptxmc, herd7, ...; with
+--grouped each tool's runs back to back instead), after
 one warm-up run of each per test (with --before or --before-tree, an older ptxmc too; with --warm,
 ptxmc served by a warm server as well, its CPU time counting the server's share); the medians are
 printed, wall and CPU (user + system of the
@@ -179,6 +180,8 @@ def main(argv=None) -> int:
                     help="another ptxmc source tree (a checkout, or `git archive` of an older commit), run by "
                          "this ptxmc's interpreter with PYTHONPATH=DIR, in the 'before' columns; with --warm "
                          "also served by a warm server of its own ('warm-before')")
+    ap.add_argument("--grouped", action="store_true",
+                    help="run each tool's rounds back to back (its caches stay warm) instead of interleaving the tools")
     ap.add_argument("--warm", action="store_true",
                     help="also run ptxmc with a warm server (checker.warm; its CPU time counted), column 'warm'")
     args = ap.parse_args(argv)
@@ -248,25 +251,32 @@ def _table(args, herd: str, ptxmc: list[str], d: str, servers: dict, rows: list,
             runs = {t: runs[t] for t in tools}
             got: dict[str, list[tuple[float, float]]] = {k: [] for k in runs if k not in stopped}
             counts: dict[str, int] = {}
-            for i in range(args.repeat + 1):            # the first round warms up
-                for tool in list(got):
-                    server = servers.get(tool)
-                    env = server.env if isinstance(server, Warm) else server      # (before: its PYTHONPATH)
-                    wall, cpu, out = timed(runs[tool], d, timeout=max(args.cap * 10, 600), env=env)
-                    if isinstance(server, Warm):
-                        cpu += server.served_cpu()
-                    counts[tool] = states(out)
+            served: dict[str, list[float]] = {k: [] for k in got}     # a warm run's server-side CPU
+            rounds = [(i, tool) for i in range(args.repeat + 1) for tool in list(got)]   # round 0 warms up
+            if args.grouped:
+                rounds.sort(key=lambda r: list(got).index(r[1]))
+            for i, tool in rounds:
+                server = servers.get(tool)
+                env = server.env if isinstance(server, Warm) else server      # (before: its PYTHONPATH)
+                wall, cpu, out = timed(runs[tool], d, timeout=max(args.cap * 10, 600), env=env)
+                if isinstance(server, Warm):
+                    share = server.served_cpu()
+                    cpu += share
                     if i:
-                        got[tool].append((wall, cpu))
-                    if wall > args.cap:
-                        stopped.add(tool)
+                        served[tool].append(share)
+                counts[tool] = states(out)
+                if i:
+                    got[tool].append((wall, cpu))
+                if wall > args.cap:
+                    stopped.add(tool)
             if len(set(counts.values())) > 1:
                 raise SystemExit(f"{family} n={n}: the tools list different numbers of states ({counts}): "
                                  f"not the same question")
             med = {t: (statistics.median(w for w, _ in v), statistics.median(c for _, c in v))
                    for t, v in got.items() if v}
             row = {"family": family, "n": n, "states": next(iter(counts.values())),
-                   **{f"{t}_{k}": med[t][j] for t in med for j, k in enumerate(("wall", "cpu"))}}
+                   **{f"{t}_{k}": med[t][j] for t in med for j, k in enumerate(("wall", "cpu"))},
+                   **{f"{t}_served_cpu": statistics.median(v) for t, v in served.items() if v}}
             for t in tools[1:]:
                 if "herd7" in med and t in med:
                     row[f"{t}_wall_ratio"] = med[t][0] / med["herd7"][0]

@@ -99,14 +99,14 @@ def _simplified_pairs(terms: list[list[int]]) -> list[list[int]]:
     todo: list[int | None] = list(range(len(terms)))
     by_ones: dict[int, list[int]] = {}
     by_code: dict[int, list[int]] = {}
+    codes = [_code(term) for term in terms]
     for n, term in enumerate(terms):
-        by_ones.setdefault(sum(1 for t in term if t == 1), []).append(n)
-        by_code.setdefault(_code(term), []).append(n)
+        by_ones.setdefault(term.count(1), []).append(n)
+        by_code.setdefault(codes[n], []).append(n)
     width = len(terms[0])
     for k in range(width):
         for i in by_ones.get(k, ()):
-            term = terms[i]
-            code = _code(term)
+            term, code = terms[i], codes[i]
             partners = sorted((j, x) for x, t in enumerate(term) if t != 1
                               for j in by_code.get(code + ((1 - t) << (2 * x)), ()))
             for j, index in partners:
@@ -137,9 +137,13 @@ def _rem_redundancy(primes: list[list[int]], terms: list[list[int]]) -> list[lis
     dom = [[0] * nprimes for _ in range(nterms)]
     colcount = [0] * nprimes
     rowcount = [0] * nterms
+    term_codes = [_code(term) for term in terms]
     for pi, prime in enumerate(primes):
-        for ti, term in enumerate(terms):
-            if all(t == DASH or t == mt for t, mt in zip(prime, term)):
+        # a prime covers a term where they agree on every position the prime is not DASH at
+        code = _code(prime)
+        care = _code([0 if t == DASH else 3 for t in prime])
+        for ti, term_code in enumerate(term_codes):
+            if not (code ^ term_code) & care:
                 dom[ti][pi] = 1
                 colcount[pi] += 1
                 rowcount[ti] += 1
