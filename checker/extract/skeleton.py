@@ -25,6 +25,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field, replace
 
 from ..errors import SourceLoc
+from ..isa.mbarrier import LIMIT as MB_LIMIT
 from ..isa.syntax import render_instr
 from .interp import Event, Ident, Machine, Refused, Trace
 from .layout import Layout, Loc
@@ -516,6 +517,14 @@ def _emit(sk: Skeleton, anchors, layout: Layout, nthreads: int) -> None:
                 arrivals[_region(e.get("mb"), anchors)].append(n)
             elif e.kind == "mb_init":
                 inits[_region(e.get("mb"), anchors)].append(e.get("count"))
+    # A count outside the range PTX gives it is refused here, at its PTX line: divided below (or
+    # its mbarrier dropped as unused, checker.extract.reduce) the skeleton would not show it.
+    for r in sk.roles:
+        for e in r.trace.events:
+            if e.kind in ("mb_init", "mb_arrive") and not 1 <= e.get("count") <= MB_LIMIT:
+                what = "expected arrival count" if e.kind == "mb_init" else "arrival count"
+                raise Refused(f"{what} {e.get('count')}: PTX allows 1..{MB_LIMIT} (2^20-1); outside it the "
+                              "behaviour is undefined", SourceLoc(sk.path, e.line, e.text))
     scale: dict[tuple, int] = {}
     for mb in mbars:
         s = 0
@@ -654,6 +663,10 @@ def _emit(sk: Skeleton, anchors, layout: Layout, nthreads: int) -> None:
                 if n == 0:
                     raise Refused("expect_tx with no tensor copy completing on its mbarrier after it in this role "
                                   "(other byte sources are not modelled yet)", SourceLoc(sk.path, e.line, e.text))
+                if isinstance(e.get("tx"), int) and not 0 <= e.get("tx") <= MB_LIMIT:
+                    raise Refused(f"expect_tx of {e.get('tx')} bytes: beyond the tx-count range of an mbarrier "
+                                  f"(0..{MB_LIMIT}), undefined behaviour that the skeleton's {BOX}-byte boxes "
+                                  "would not show", SourceLoc(sk.path, e.line, e.text))
                 sk.notes.append(f"L{e.line}: expect_tx {e.get('tx')} bytes taken to cover the {n} tensor "
                                 f"cop{'y' if n == 1 else 'ies'} that complete on it ({BOX * n} bytes in the skeleton; "
                                 "box sizes are set on the host)")
