@@ -21,7 +21,8 @@ data race). Both tools list every reachable final state over the same registers 
 `locations` names every register), and the counts must be equal - the script stops with an
 error where they are not: the comparison would not be of the same question.
 
-Times: each tool runs --repeat times (default 3), interleaved (herd7, ptxmc, herd7, ...), after
+Times: each tool runs --repeat times (default 3), interleaved (herd7, ptxmc, herd7, ...; with
+--grouped each tool's runs back to back instead), after
 one warm-up run of each per test (with --before or --before-tree, an older ptxmc too; with --warm,
 ptxmc served by a warm server as well, its CPU time counting the server's share); the medians are
 printed, wall and CPU (user + system of the
@@ -129,11 +130,12 @@ class Warm:
     server's own CPU since the previous command ended: the request, the staleness check, the
     fork, the answer; an older server's supervisor process too) to the `ptxmc` process's."""
 
-    def __init__(self, folder: Path, env: dict | None = None):
+    def __init__(self, folder: Path, env: dict | None = None, python: str | None = None):
         folder.mkdir(mode=0o700)
         self.log = folder / "log.jsonl"
         self.env = {**(env or os.environ), "PTXMC_WARM_DIR": str(folder)}
-        r = subprocess.run([sys.executable, "-m", "checker.warm.server", "--detach", "--log", str(self.log)],
+        self.python = python or sys.executable
+        r = subprocess.run([self.python, "-m", "checker.warm.server", "--detach", "--log", str(self.log)],
                            env=self.env, capture_output=True, text=True, cwd=folder)   # (not a checkout's package)
         if r.returncode:
             raise RuntimeError(f"no warm server: {r.stderr.strip()}")
@@ -150,7 +152,7 @@ class Warm:
         return e["cpu_s"] + e.get("supervisor_cpu_s", 0) + e["server_cpu_s"]
 
     def stop(self) -> None:
-        subprocess.run([sys.executable, "-m", "checker.warm.server", "--stop"], env=self.env, capture_output=True,
+        subprocess.run([self.python, "-m", "checker.warm.server", "--stop"], env=self.env, capture_output=True,
                        cwd=self.log.parent)
 
 
@@ -169,7 +171,8 @@ def main(argv=None) -> int:
     ap.add_argument("--cap", type=float, default=60.0, help="wall seconds past which a tool stops growing a family")
     ap.add_argument("--herd7", default=None, help="the herd7 binary (default: herd7 on PATH)")
     ap.add_argument("--before", metavar="PTXMC", help="another ptxmc executable (an older install), run "
-                    "interleaved with the others and shown in its own columns")
+                    "interleaved with the others and shown in its own columns; with --warm also served by a "
+                    "warm server of that install's interpreter (the `python` beside it), 'warm-before'")
     ap.add_argument("--herd-model", default="rc11.cat")
     ap.add_argument("--json", help="also write the rows here")
     ap.add_argument("--markdown", action="store_true", help="print the table as Markdown")
@@ -177,6 +180,8 @@ def main(argv=None) -> int:
                     help="another ptxmc source tree (a checkout, or `git archive` of an older commit), run by "
                          "this ptxmc's interpreter with PYTHONPATH=DIR, in the 'before' columns; with --warm "
                          "also served by a warm server of its own ('warm-before')")
+    ap.add_argument("--grouped", action="store_true",
+                    help="run each tool's rounds back to back (its caches stay warm) instead of interleaving the tools")
     ap.add_argument("--warm", action="store_true",
                     help="also run ptxmc with a warm server (checker.warm; its CPU time counted), column 'warm'")
     args = ap.parse_args(argv)
@@ -196,7 +201,7 @@ def main(argv=None) -> int:
         ap.error("--before and --before-tree are two ways to name the 'before' ptxmc: give one")
     before_env = None if args.before_tree is None else \
         {**os.environ, "PYTHONPATH": str(Path(args.before_tree).resolve())}
-    warm_before = args.warm and before_env is not None
+    warm_before = args.warm and (before_env is not None or args.before is not None)
     tools = ("herd7",) + (("before",) if args.before or before_env else ()) + ("ptxmc",) + \
         (("warm-before",) if warm_before else ()) + (("warm",) if args.warm else ())
     head = ("family", "n", "states", *(f"{t} {k}" for t in tools for k in ("wall", "cpu")),
@@ -211,7 +216,8 @@ def main(argv=None) -> int:
         servers = {"warm": warm}
         try:
             if warm_before:
-                servers["warm-before"] = Warm(Path(d) / "warm-before", before_env)
+                python = str(Path(args.before).parent / "python") if args.before else None
+                servers["warm-before"] = Warm(Path(d) / "warm-before", before_env, python)
             if before_env is not None:
                 servers["before"] = before_env
             _table(args, herd, ptxmc, d, servers, rows, tools)
@@ -241,29 +247,36 @@ def _table(args, herd: str, ptxmc: list[str], d: str, servers: dict, rows: list,
                 runs["before"] = [args.before, "outcomes", str(y)]
             for tool in ("before", "warm", "warm-before"):
                 if servers.get(tool) is not None and tool not in runs:
-                    runs[tool] = runs["ptxmc"]
+                    runs[tool] = runs["before"] if tool == "warm-before" and args.before else runs["ptxmc"]
             runs = {t: runs[t] for t in tools}
             got: dict[str, list[tuple[float, float]]] = {k: [] for k in runs if k not in stopped}
             counts: dict[str, int] = {}
-            for i in range(args.repeat + 1):            # the first round warms up
-                for tool in list(got):
-                    server = servers.get(tool)
-                    env = server.env if isinstance(server, Warm) else server      # (before: its PYTHONPATH)
-                    wall, cpu, out = timed(runs[tool], d, timeout=max(args.cap * 10, 600), env=env)
-                    if isinstance(server, Warm):
-                        cpu += server.served_cpu()
-                    counts[tool] = states(out)
+            served: dict[str, list[float]] = {k: [] for k in got}     # a warm run's server-side CPU
+            rounds = [(i, tool) for i in range(args.repeat + 1) for tool in list(got)]   # round 0 warms up
+            if args.grouped:
+                rounds.sort(key=lambda r: list(got).index(r[1]))
+            for i, tool in rounds:
+                server = servers.get(tool)
+                env = server.env if isinstance(server, Warm) else server      # (before: its PYTHONPATH)
+                wall, cpu, out = timed(runs[tool], d, timeout=max(args.cap * 10, 600), env=env)
+                if isinstance(server, Warm):
+                    share = server.served_cpu()
+                    cpu += share
                     if i:
-                        got[tool].append((wall, cpu))
-                    if wall > args.cap:
-                        stopped.add(tool)
+                        served[tool].append(share)
+                counts[tool] = states(out)
+                if i:
+                    got[tool].append((wall, cpu))
+                if wall > args.cap:
+                    stopped.add(tool)
             if len(set(counts.values())) > 1:
                 raise SystemExit(f"{family} n={n}: the tools list different numbers of states ({counts}): "
                                  f"not the same question")
             med = {t: (statistics.median(w for w, _ in v), statistics.median(c for _, c in v))
                    for t, v in got.items() if v}
             row = {"family": family, "n": n, "states": next(iter(counts.values())),
-                   **{f"{t}_{k}": med[t][j] for t in med for j, k in enumerate(("wall", "cpu"))}}
+                   **{f"{t}_{k}": med[t][j] for t in med for j, k in enumerate(("wall", "cpu"))},
+                   **{f"{t}_served_cpu": statistics.median(v) for t, v in served.items() if v}}
             for t in tools[1:]:
                 if "herd7" in med and t in med:
                     row[f"{t}_wall_ratio"] = med[t][0] / med["herd7"][0]

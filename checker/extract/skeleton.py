@@ -29,6 +29,7 @@ from ..isa.syntax import render_instr
 from .interp import Event, Ident, Machine, Refused, Trace
 from .layout import Layout, Loc
 from .module import Function, Module
+from .reduce import reduce      # the exact reductions (a name here: tests compare with and without)
 
 BOX = 16
 BOXES = 8            # boxes of a loaded buffer: its initial value (a value per box) is at most 1024 bits
@@ -134,6 +135,7 @@ def extract(mod: Module, fn: Function, *, iterations: int = 3, block: tuple[int,
                           "kernel's tile loop), and the loops that end on the same unknown; the inner loops are "
                           f"unrolled {iterations} times each trip")
     _emit(sk, anchors, layout, nthreads)
+    reduce(sk)
     return sk
 
 

@@ -31,6 +31,7 @@ from dataclasses import dataclass, replace
 import yaml
 
 from ..ast import LitmusTest, MemoryDecl
+from ..front.yamlsafe import tab_indented_blocks
 from .edits import Delete, Edit, Insert, Replace
 
 _ITEM = re.compile(r"^(\s*)-\s+(.*?)\s*$")
@@ -98,10 +99,17 @@ class _Container:
 
 
 def _compose(text: str) -> yaml.Node | None:
-    try:
-        return yaml.compose(text, Loader=yaml.SafeLoader)
-    except yaml.YAMLError:
-        return None
+    """The nodes of `text`; a text whose `ptx: |` blocks a tab indents is read as the loader
+    reads it (tab_indented_blocks: same lines, the block's lines given its indentation first),
+    while the edits are made to the text as written (a ptx block is edited line by line)."""
+    for t in (text, tab_indented_blocks(text)):
+        if t is None:
+            break
+        try:
+            return yaml.compose(t, Loader=yaml.SafeLoader)
+        except yaml.YAMLError:
+            pass
+    return None
 
 
 def _items(root: yaml.Node | None) -> list[yaml.Node]:

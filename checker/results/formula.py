@@ -87,38 +87,47 @@ def sop_form(minterms: list[list[int]], dontcares: list[list[int]]) -> list[list
 
 
 def _simplified_pairs(terms: list[list[int]]) -> list[list[int]]:
+    """Quine-McCluskey's pairing, repeated: each term with k ones is paired with every term with
+    k + 1 ones that differs from it in one position, in sympy's order (by k, then by position in
+    `terms`, the first term's before the second's). Such a partner has a 1 where the term has a 0
+    or a DASH and equals it elsewhere, so it is looked up by its code instead of compared with
+    every term with k + 1 ones (~24,000 comparisons for a 3-register MP test)."""
     if not terms:
         return []
     simplified: list[list[int]] = []
+    seen: set[tuple[int, ...]] = set()
     todo: list[int | None] = list(range(len(terms)))
     by_ones: dict[int, list[int]] = {}
+    by_code: dict[int, list[int]] = {}
+    codes = [_code(term) for term in terms]
     for n, term in enumerate(terms):
-        by_ones.setdefault(sum(1 for t in term if t == 1), []).append(n)
-    for k in range(len(terms[0])):
+        by_ones.setdefault(term.count(1), []).append(n)
+        by_code.setdefault(codes[n], []).append(n)
+    width = len(terms[0])
+    for k in range(width):
         for i in by_ones.get(k, ()):
-            for j in by_ones.get(k + 1, ()):
-                index = _check_pair(terms[i], terms[j])
-                if index != -1:
-                    todo[i] = todo[j] = None
-                    new = terms[i][:]
-                    new[index] = DASH
-                    if new not in simplified:
-                        simplified.append(new)
+            term, code = terms[i], codes[i]
+            partners = sorted((j, x) for x, t in enumerate(term) if t != 1
+                              for j in by_code.get(code + ((1 - t) << (2 * x)), ()))
+            for j, index in partners:
+                todo[i] = todo[j] = None
+                new = term[:]
+                new[index] = DASH
+                if tuple(new) not in seen:
+                    seen.add(tuple(new))
+                    simplified.append(new)
     if simplified:
         simplified = _simplified_pairs(simplified)
     simplified.extend(terms[i] for i in todo if i is not None)
     return simplified
 
 
-def _check_pair(a: list[int], b: list[int]) -> int:
-    """The one position where a and b differ, or -1."""
-    index = -1
-    for x, i in enumerate(a):
-        if i != b[x]:
-            if index != -1:
-                return -1
-            index = x
-    return index
+def _code(term: list[int]) -> int:
+    """The term as an integer, two bits a position (0, 1 and DASH all fit)."""
+    code = 0
+    for x, t in enumerate(term):
+        code |= t << (2 * x)
+    return code
 
 
 def _rem_redundancy(primes: list[list[int]], terms: list[list[int]]) -> list[list[int]]:
@@ -128,9 +137,13 @@ def _rem_redundancy(primes: list[list[int]], terms: list[list[int]]) -> list[lis
     dom = [[0] * nprimes for _ in range(nterms)]
     colcount = [0] * nprimes
     rowcount = [0] * nterms
+    term_codes = [_code(term) for term in terms]
     for pi, prime in enumerate(primes):
-        for ti, term in enumerate(terms):
-            if all(t == DASH or t == mt for t, mt in zip(prime, term)):
+        # a prime covers a term where they agree on every position the prime is not DASH at
+        code = _code(prime)
+        care = _code([0 if t == DASH else 3 for t in prime])
+        for ti, term_code in enumerate(term_codes):
+            if not (code ^ term_code) & care:
                 dom[ti][pi] = 1
                 colcount[pi] += 1
                 rowcount[ti] += 1

@@ -7,7 +7,9 @@ Signals this process receives (Ctrl-C, SIGTERM, SIGHUP, SIGQUIT) are passed on t
 unless this process was started with them ignored (then the command ignores them too); its
 resource limits are the command's.
 
-Kept small: it imports no more than the socket module before it knows whether a server serves.
+Kept small: before it knows whether a server serves it imports nothing but built-in and C modules
+(_socket, _signal, resource, zlib), no more of the checker than checker.warm.key, and never `signal`
+or `socket` (their enums alone cost more than the rest of this process after Python's start-up).
 """
 from __future__ import annotations
 
@@ -22,10 +24,23 @@ def entry() -> None:
     if os.environ.get("PTXMC_WARM", "0") not in ("", "0") and sys.argv[1:2] and sys.argv[1] in WARM_COMMANDS:
         status = served(sys.argv[1:])
         if status is not None:
-            sys.exit(status)
+            _exit(status)
     from ..cli import entry as one_shot
 
     one_shot()
+
+
+def _exit(status: int) -> None:
+    """End this process with the served command's status, as the one-shot command ends its own
+    (checker.cli: os._exit once the output is flushed): this process wrote at most a message of
+    its own on stderr, and holds nothing that an interpreter's shutdown (~2 ms) would release.
+    If that cannot be flushed, the ordinary exit reports it."""
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        sys.exit(status)
+    os._exit(status & 0xFF)
 
 
 def served(argv: list[str]) -> int | None:
@@ -87,7 +102,7 @@ def _rlimits() -> dict[str, tuple[int, int]]:
 def _ignored() -> list[int]:
     """The signals this process was started with ignored (nohup, a background job): ignored in
     the command too, and not passed on."""
-    import signal
+    import _signal as signal    # (signal.py, made of enums, would cost a third of this process)
 
     return [int(getattr(signal, n)) for n in FORWARDED + ("SIGPIPE",) if signal.getsignal(getattr(signal, n)) == signal.SIG_IGN]
 
@@ -100,7 +115,7 @@ def _umask() -> int:
 
 def _wait(f, pid: int) -> int:
     """Wait for the command's end (passing signals on to it); its exit status."""
-    import signal
+    import _signal as signal
 
     def forward(signum, frame):
         try:

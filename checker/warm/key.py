@@ -17,7 +17,6 @@ only while nothing differs.
 """
 from __future__ import annotations
 
-import marshal
 import os
 import sys
 import zlib
@@ -30,12 +29,15 @@ PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def caller_key(environ=None) -> bytes:
-    """This process's key (bytes, marshal): equal keys, same process state after import."""
+    """This process's key (bytes): equal keys, same process state after import. It is the tuple's
+    ascii(), the same text in every process: marshal's bytes were not (an object that something else
+    in the process also held was written as a back-reference), so a caller that had imported less
+    than the server named another socket."""
     env = os.environ if environ is None else environ
     names = sorted(k for k in env if (k.startswith(_ENV_PREFIXES) or k in _ENV_NAMES) and not k.startswith("PTXMC_WARM"))
-    return marshal.dumps((__version__, PACKAGE_DIR, os.path.realpath(sys.executable), sys.prefix, sys.version, tuple(sys.flags),
-                          tuple(sys.warnoptions), tuple(sorted(map(str, sys._xoptions.items()))),
-                          tuple(sys.path[1:]), tuple((k, env[k]) for k in names)))
+    return ascii((__version__, PACKAGE_DIR, os.path.realpath(sys.executable), sys.prefix, sys.version, tuple(sys.flags),
+                  tuple(sys.warnoptions), tuple(sorted(map(str, sys._xoptions.items()))),
+                  tuple(sys.path[1:]), tuple((k, env[k]) for k in names))).encode("ascii")
 
 
 def socket_dir() -> str:

@@ -24,7 +24,7 @@ import pytest
 from checker.resources import LITMUS_DIR, ROOT, model_hash, resolve_model
 from checker.version import __version__
 
-SOURCES = ("pyproject.toml", "setup.py", "MANIFEST.in", "README.md", "checker", "axioms", "litmus", "docs")
+SOURCES = ("pyproject.toml", "setup.py", "MANIFEST.in", "README.md", "bin", "checker", "axioms", "litmus", "docs")
 MP = "litmus/core/MP.yaml::MP+rel.gpu+acq.gpu+sameCluster"
 
 
@@ -133,3 +133,28 @@ def test_python_api_from_the_installed_package(installed):
     code = ("import checker; x = checker.check('" + MP + "', 'P1:r0=1 /\\\\ P1:r1=0'); print(x.status)")
     r = _run([installed["python"], "-c", code], cwd=installed["cwd"], env=installed["env"])
     assert r.returncode == 0 and r.stdout == "forbidden\n", r.stderr
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the warm server is Linux-only")
+def test_the_installed_ptxmc_is_the_script_and_a_warm_server_serves_it(installed, tmp_path):
+    """The installed `ptxmc` is bin/ptxmc under the environment's interpreter (not pip's
+    console-script launcher, whose `import re` cost every command ~6 ms), and with PTXMC_WARM=1 a
+    warm server of the installed package serves it, writing what the one-shot command writes."""
+    text = Path(installed["ptxmc"]).read_text()
+    assert text.splitlines()[0] == f"#!{installed['python']}" or text.startswith("#!" + str(Path(installed["python"]).parent))
+    assert text.split("\n", 1)[1] == (ROOT / "bin" / "ptxmc").read_text().split("\n", 1)[1]
+    folder = tmp_path / "warm"
+    env = {**installed["env"], "PTXMC_WARM_DIR": str(folder)}
+    log = tmp_path / "log.jsonl"
+    r = _run([installed["python"], "-m", "checker.warm.server", "--detach", "--log", str(log)], cwd=installed["cwd"],
+             env=env)
+    assert r.returncode == 0, r.stderr
+    try:
+        argv = [installed["ptxmc"], "outcomes", MP]
+        one_shot = _run(argv, cwd=installed["cwd"], env=env)
+        served = _run(argv, cwd=installed["cwd"], env={**env, "PTXMC_WARM": "1"})
+        assert (served.returncode, served.stdout, served.stderr) == (one_shot.returncode, one_shot.stdout, one_shot.stderr)
+        assert one_shot.returncode == 0 and "States " in one_shot.stdout
+        assert ['"served"' in line for line in log.read_text().splitlines()].count(True) == 1
+    finally:
+        _run([installed["python"], "-m", "checker.warm.server", "--stop"], cwd=installed["cwd"], env=env)

@@ -162,19 +162,54 @@ def test_another_environment_is_not_served(tmp_path):
         server.stop()
 
 
-def test_the_client_imports_nothing_of_the_checker_before_it_is_served(tmp_path):
-    """Served, the `ptxmc` process itself imports no checker module beyond checker.warm (the
-    point of the server); with PTXMC_WARM unset it is the one-shot command."""
+def test_the_key_does_not_depend_on_what_the_process_imported(tmp_path):
+    """The key is the same bytes in a process that imported the whole checker (the server) and in
+    one that imported almost nothing (the `ptxmc` script): marshal's output shares an object held
+    elsewhere by reference, so what else the process held changed the bytes, the socket's name
+    with them, and a `ptxmc` that imports no `re` found no server."""
+    code = "import sys\n{}\nfrom checker.warm.key import caller_key\nsys.stdout.write(caller_key().hex())"
+    env = {**_env(ROOT, tmp_path, True), "PYTHONUNBUFFERED": "1", "PYTHONDONTWRITEBYTECODE": "1"}
+    keys = [subprocess.run([sys.executable, "-S", "-c", code.format(pre)], cwd=tmp_path, env=env,
+                           capture_output=True, text=True, timeout=300).stdout
+            for pre in ("", "import checker.warm.server", "import re, checker.cli")]
+    assert keys[0] and keys[0] == keys[1] == keys[2]
+
+
+def test_the_ptxmc_script_is_served(tmp_path):
+    """bin/ptxmc, the executable pip installs (run here by this interpreter, as its shebang names
+    it once installed), is served warm and writes what it writes one-shot."""
     folder = tmp_path / "warm"
     server = Server(ROOT, folder)
-    probe = ("import sys\nfrom checker.warm.client import served\ncode = served(sys.argv[1:])\n"
-             "print(code, sorted(m for m in sys.modules if m.startswith('checker')), file=sys.stderr)")
+    try:
+        out = []
+        for warm in (False, True):
+            r = subprocess.run([sys.executable, str(ROOT / "bin" / "ptxmc"), "outcomes", SB], cwd=tmp_path,
+                               env=_env(ROOT, folder, warm), capture_output=True, timeout=300)
+            out.append((r.returncode, r.stdout, r.stderr))
+        assert out[0] == out[1] and out[0][0] == 0 and b"\nStates 3\n" in out[0][1]
+        assert [e["argv"] for e in server.events() if e["event"] == "served"] == [["outcomes", SB]]
+    finally:
+        server.stop()
+
+
+def test_the_client_imports_nothing_of_the_checker_before_it_is_served(tmp_path):
+    """Served, the `ptxmc` process itself imports no checker module beyond checker.warm (the
+    point of the server), and of the standard library only modules written in C (not `signal`
+    or `socket`, whose enums cost ~5 ms); with PTXMC_WARM unset it is the one-shot command."""
+    folder = tmp_path / "warm"
+    server = Server(ROOT, folder)
+    probe = ("import sys\nbefore = set(sys.modules)\nfrom checker.warm.client import served\n"
+             "code = served(sys.argv[1:])\nnew = sorted(set(sys.modules) - before)\n"
+             "print(code, [m for m in new if m.startswith('checker')], file=sys.stderr)\n"
+             "print([m for m in new if not m.startswith('checker') and m != '__future__' and "
+             "str(getattr(sys.modules[m], '__file__', '')).endswith('.py')], file=sys.stderr)")
     try:
         r = subprocess.run([sys.executable, "-c", probe, "outcomes", SB], cwd=tmp_path,
                            env=_env(ROOT, folder, True), capture_output=True, text=True, timeout=300)
-        code, mods = r.stderr.strip().splitlines()[-1].split(" ", 1)
+        code, mods = r.stderr.strip().splitlines()[-2].split(" ", 1)
         assert code == "0" and "States 3" in r.stdout
         assert eval(mods) == ["checker", "checker.version", "checker.warm", "checker.warm.client", "checker.warm.key"]
+        assert eval(r.stderr.strip().splitlines()[-1]) == []
     finally:
         server.stop()
 
@@ -346,3 +381,12 @@ def test_sigterm_waits_for_a_running_command_and_a_second_one_does_not(tmp_path)
         assert [e["event"] for e in server.events()] == ["terminate"]
     finally:
         server.stop()
+
+
+def test_the_detached_server_keeps_the_callers_glibc_tunables_and_adds_huge_pages():
+    from checker.warm.server import _server_env
+
+    assert _server_env({"A": "1"}) == {"A": "1", "GLIBC_TUNABLES": "glibc.malloc.hugetlb=1"}
+    assert _server_env({"GLIBC_TUNABLES": "glibc.malloc.arena_max=2"})["GLIBC_TUNABLES"] == \
+        "glibc.malloc.arena_max=2:glibc.malloc.hugetlb=1"
+    assert _server_env({"GLIBC_TUNABLES": "glibc.malloc.hugetlb=0"})["GLIBC_TUNABLES"] == "glibc.malloc.hugetlb=0"

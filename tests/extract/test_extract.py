@@ -548,7 +548,7 @@ def test_cutlass_extracts_at_default_options(tmp_path):
     assert [(r.name, r.size) for r in sk.roles] == [("w0_3_96t", 96), ("w2", 32), ("w4_7", 128), ("w8_11", 128)]
     assert sorted(v for k, v in sk.params.items()) == [1.0, 192]
     assert sk.iterations == 3 and {tuple(r.trace.tiles.values()) for r in sk.roles} == {(1,)}
-    assert len(sk.memory) == 34 and sorted(k for k in sk.memory if k.startswith("tmap")) == [f"tmap{i}" for i in range(1, 5)]
+    assert len(sk.memory) == 33 and sorted(k for k in sk.memory if k.startswith("tmap")) == [f"tmap{i}" for i in range(1, 5)]
     assert Path(x.path).read_text() == yaml_text(_cutlass(1))
 
 

@@ -89,6 +89,22 @@ def test_a_ptx_block_is_edited_in_place(tmp_path, capsys):
          "      mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%r3];\n")]
 
 
+def test_a_tab_indented_ptx_block_is_edited_in_place(tmp_path, capsys):
+    # PTX pasted as nvcc prints it, each line indented by a tab: the loader reads it
+    # (front.yamlsafe.tab_indented_blocks), and the repair was "not written as a diff: the
+    # file's text does not parse as YAML"
+    text = PTX_BLOCK.replace("      mapa.", "\tmapa.").replace("      st.shared::", "\tst.shared::") \
+        .replace("      mbarrier.", "\tmbarrier.").replace("      ld.shared", "\tld.shared")
+    assert text.count("\n\t") == 6
+    f = _write(tmp_path, "r09tab.yaml", text)
+    assert main(["fix", str(f), "--apply", "--in-place"]) == 0
+    out = capsys.readouterr().out
+    assert "re-check of the patched file: pass" in out and "does not parse" not in out
+    assert _changed(text, f.read_text()) == [
+        ("\tmbarrier.arrive.relaxed.cluster.shared::cluster.b64 _, [%r3];\n",
+         "\tmbarrier.arrive.release.cluster.shared::cluster.b64 _, [%r3];\n")]
+
+
 def test_a_ptx_block_takes_an_inserted_line_like_its_neighbours(tmp_path, capsys):
     text = PTX_BLOCK.replace("mbarrier.arrive.relaxed.cluster", "mbarrier.arrive.release.cluster") \
         .replace("      st.shared::cluster.u32 [%r2], 7;\n", "      st.shared::cluster.u32 [%r2], 7;   // data\n") \
