@@ -240,7 +240,10 @@ class SymbolicAlgebra:
                 row, wanted = succ[i], ends[i]
                 for j, tj in outs:
                     if wanted & reach[j]:
-                        t = t_or((row.get(j), t_and(ti, tj)))
+                        old = row.get(j)
+                        if old is TRUE:     # (t_or's answer: no conjunction to build)
+                            continue
+                        t = t_or((old, t_and(ti, tj)))
                         if t is not None:
                             row[j] = t
                             pred[j][i] = t

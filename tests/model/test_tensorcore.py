@@ -329,3 +329,41 @@ def test_alloc_writes_numbered_abstract_addresses():
     writes = [e for e in es.events if e.kind == "W" and e.thread]
     assert [str(es.write_value[w.eid].value) for w in writes] == ["1", "2"]
     assert all({"WEAK", "GEN"} <= w.tags for w in writes)
+
+
+# -- option commit-cumulative (T5): the arrive-on of tcgen05.commit as a cumulative release ------
+
+COMMIT_RELEASE = """
+- name: TC-commit-release+st
+  doc: P0 stores 1 to x and commits on mb (no tcgen05 operation before); P1 waits on mb and reads x.
+  source: "PTX ISA 9.4, tcgen05.commit (the .sem of its arrive-on is not stated); docs/model.md#t5"
+  arch: sm_100a
+  memory:
+    mb: {space: shared, owner: gpu0.cta0, mbarrier: {count: 1}}
+    x: {space: shared, owner: gpu0.cta0}
+  threads:
+    P0:
+      at: gpu0.cta0
+      code:
+        - st.shared.b32 [x], 1
+        - tcgen05.commit.cta_group::1.mbarrier::arrive::one.b64 [mb]
+    P1:
+      at: gpu0.cta0.warp1
+      code:
+        - mbarrier.try_wait.parity.shared::cta.b64 p, [mb], 0 == 1
+        - ld.shared.b32 r0, [x]
+  expect:
+    allowed: ['P1:r0=0', 'P1:r0=1']
+"""
+
+
+@pytest.mark.parametrize("engine", ["z3", "brute"])
+def test_commit_cumulative_releases_what_precedes_the_commit(engine, ptx_model):
+    """T5: by default the commit's arrive-on releases only the thread's MMAs (none here), so the
+    waiter may read the store's old value; under commit-cumulative it is a release of the store
+    too, and reading 0 is forbidden. Both engines agree."""
+    [test] = load_text(COMMIT_RELEASE, "t5.yaml")
+    default = check_test(test, ptx_model, engine=engine)
+    assert default.status == "pass" and [c.allowed for c in default.conditions] == [True, True]
+    cumulative = check_test(test, ptx_model, engine=engine, options=frozenset({"commit-cumulative"}))
+    assert [c.allowed for c in cumulative.conditions] == [False, True], cumulative
