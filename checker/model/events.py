@@ -42,6 +42,11 @@ class Order:
     first: frozenset[int] = frozenset()
 
 
+# The static relations from an event to one that happens after it in every execution (the past
+# of a value-dependent undefined behaviour, EventStructure._ub_past).
+UB_PAST_ORDERS = ("po", "aso", "tcissue", "syncbar", "kbo")
+
+
 @dataclass(frozen=True)
 class EventStructure:
     events: tuple[Event, ...]
@@ -89,10 +94,15 @@ class EventStructure:
     @cached_property
     def _ub_past(self) -> tuple[tuple[int, Expr, frozenset[int]], ...]:
         """Each value-set member (event, expression) with its may-causal past: its predecessors
-        by program order and may-reads-from, from the event and the reads its value depends on."""
+        by program order and may-reads-from, from the event and the reads its value depends on,
+        and by the static orders that put an event after another in every execution: an
+        asynchronous operation after its issue (aso, tcissue: the arrive-on of a commit issued
+        after a wait happens only once the thread is past that wait), a barrier generation's
+        members after its arrivals (syncbar), a later kernel after an earlier one (kbo)."""
         preds: dict[int, set[int]] = {}
-        for a, b in self.relations.get("po", ()):
-            preds.setdefault(b, set()).add(a)
+        for name in UB_PAST_ORDERS:
+            for a, b in self.relations.get(name, ()):
+                preds.setdefault(b, set()).add(a)
         for r, ws in self.rf_may.items():
             preds.setdefault(r, set()).update(ws)
         out = []
