@@ -242,15 +242,26 @@ class _Analysis:
                 self.walk(part, penv, -sign, kept)
 
     def parts(self, e, env) -> list:
-        """The members of a union, through let-bound names, each with its scope."""
+        """The members of a union, through let-bound names and options, each with its scope."""
         out = []
-        for x in _chain(e, "|"):
+        for x in _chain(self.chosen(e), "|"):
+            x = self.chosen(x)
+            if isinstance(x, Binary) and x.op == "|":
+                out += self.parts(x, env)
+                continue
             d = env.get(x.name) if isinstance(x, Var) else None
-            if d is not None and not d.rec and (len(_chain(d.expr, "|")) > 1 or _guards(d.expr) is not None):
-                out += self.parts(d.expr, d.env)
+            body = None if d is None else self.chosen(d.expr)
+            if d is not None and not d.rec and (len(_chain(body, "|")) > 1 or _guards(body) is not None):
+                out += self.parts(body, d.env)
             else:
                 out.append((x, env))
         return out
+
+    def chosen(self, e):
+        """`e` with its options decided (the branch the analysed option set takes)."""
+        while isinstance(e, IfOption):
+            e = e.then if e.option in self.options else e.orelse
+        return e
 
 
 def _guards(part):

@@ -71,6 +71,23 @@ empty ((po; po) \\ rf) \\ (po; po) as C
     assert monotone_failures(m, Effects(grows={"po": None}, empty=frozenset({"po"}))) == ()
 
 
+def test_a_guarded_form_behind_an_option_narrows_like_one_written_out():
+    # b's subtrahend is a guarded form of po chosen by an option: with the option decided it is
+    # [F]; po (or [R]; po), which only narrows b's guard, as in test_difference_rules. Read as an
+    # opaque name it counted po negatively, and `ptxmc fix` lost its proof of least cost on
+    # P9/P14 when ptx.cat's sw_async gained an option (03fb8a4)
+    text = '''"t"
+let g = if "o" then [R]; po else [F]; po
+let b = (([R]; po) | (po; [W])) \\ g
+acyclic b as B
+'''
+    m = parse_model(text)
+    assert monotone_failures(m, Effects(grows={"po": None})) == ()
+    assert monotone_failures(m, Effects(grows={"po": None}), frozenset({"o"})) == ()
+    # F grows: the option does not hide that the guard is subtracted
+    assert monotone_failures(m, Effects(grows={"F": None})) != ()
+
+
 def test_effects_of_a_scope_widening_are_a_move():
     test = _mp()
     base = build(test, ())
