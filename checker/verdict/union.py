@@ -40,7 +40,7 @@ class UnionSession:
     the same answer types (checker.verdict.open_session picks which)."""
 
     def __init__(self, test: LitmusTest, model: Model, options=frozenset(), engine: str = "z3",
-                 lim: limits.Limits | None = None, loops: bool = False):
+                 lim: limits.Limits | None = None, loops: bool = False, spin_once: bool = True):
         self.test, self.model, self.options, self.engine = test, model, frozenset(options), engine
         self.engine_name, self.model_name = engine, model_name(model)
         self.lim = lim or limits.current()
@@ -48,7 +48,7 @@ class UnionSession:
         self._es = []
         self.blocked: list[tuple[Combo, NeverCompletes]] = []    # combinations stuck at a barrier
         with limits.use(self.lim):
-            for c in combos(test, self.lim, loops, self.options):
+            for c in combos(test, self.lim, loops, self.options, spin_once):
                 if c.stuck:
                     self.blocked.append((c, NeverCompletes(c.schedule.why, c.schedule.blocked[0].instr.where)))
                     continue
