@@ -28,7 +28,8 @@ def _answer(test, engine: str, once: bool):
         found, complete = u.hangs()
         outs, whole = u.outcomes()
         return (bool(found), complete, u.never_terminates() is not None, bool(u.stuck()),
-                bool(u.bounded), outs, whole, sorted({(h.thread, h.blocked) for h in found}))
+                bool(u.bounded), outs, whole, sorted({(h.thread, h.blocked) for h in found}),
+                sorted({f.flag for f in u.undefined}))
     except (LimitExceeded, LitmusError, NeverCompletes) as e:
         return type(e).__name__
 
@@ -41,7 +42,8 @@ def _tests(path: Path):
 @pytest.mark.parametrize("path", FILES, ids=lambda p: str(p.relative_to(ROOT)))
 def test_spin_once_answers_as_the_unrolled_reference(path, engine):
     """Hang found or not, complete or not, never-terminating, stuck at a barrier, cut off by the
-    bound, the outcomes, and which waits hang: the same with await loops run once as unrolled."""
+    bound, the outcomes, which waits hang and the undefined-behaviour flags: the same with await
+    loops run once as unrolled."""
     compared = 0
     for t in _tests(path):
         ref = _answer(t, engine, False)
