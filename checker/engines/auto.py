@@ -22,11 +22,11 @@ from typing import Callable, Sequence
 
 from ..ast import Cond
 from ..errors import Unsupported
-from .base import Engine, Execution, Pair
+from .base import EachSane, Engine, Execution, Pair
 from .brute import BruteEngine
 
 
-class AutoEngine:
+class AutoEngine(EachSane):
     name = "auto"
 
     def __init__(self, brute: BruteEngine, exact: Callable[[], Engine]):

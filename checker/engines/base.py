@@ -78,6 +78,10 @@ class Engine(Protocol):
     def sane(self, cond: Cond) -> bool:
         """Does some execution satisfy `cond` under well-formedness alone?"""
 
+    def sane_each(self, conds: Sequence[Cond]) -> tuple[bool, ...]:
+        """`sane` of each condition (an engine may answer several with one query; the default,
+        `EachSane`, asks one at a time)."""
+
     def flag_witness(self, name: str) -> Execution | None:
         """A consistent execution on which the undefined-behaviour flag `name` fires, or None."""
 
@@ -85,3 +89,10 @@ class Engine(Protocol):
         """The least edge before `below` (a set's element e as (e, e)) that flag `name`'s relation
         contains on some consistent execution, with such an execution; None if there is none. (The
         undefined-behaviour report names this edge, whichever witness an engine found first.)"""
+
+
+class EachSane:
+    """The default `Engine.sane_each`: one `sane` per condition."""
+
+    def sane_each(self, conds: Sequence[Cond]) -> tuple[bool, ...]:
+        return tuple(self.sane(c) for c in conds)

@@ -19,7 +19,7 @@ from ..cat.interp import Model, evaluate
 from ..cat.stage import stage, static_values
 from ..errors import LimitExceeded, Unsupported
 from ..model.events import EventStructure, Order
-from .base import Execution, Pair
+from .base import EachSane, Execution, Pair
 from ..model.values import evaluate as eval_expr, reads_of
 
 DEFAULT_LIMIT = 50_000
@@ -78,7 +78,7 @@ def candidate_count(es: EventStructure, rf_may: dict | None = None) -> int:
     return prod(len(ws) for ws in rf_may.values()) * prod(_order_count(o) for o in es.orders)
 
 
-class BruteEngine:
+class BruteEngine(EachSane):
     name = "brute"
 
     def __init__(self, es: EventStructure, model: Model, options=frozenset(), limit: int | None = None,

@@ -107,11 +107,15 @@ def check_thread(t: Thread) -> None:
                       f"setp.eq.s32 {p}, r0, 1) before the guard", i, t)
 
 
-def split(t: Thread, unroll: int, test: LitmusTest | None = None, options=frozenset()) -> list[Path]:
+def split(t: Thread, unroll: int, test: LitmusTest | None = None, options=frozenset(),
+          once: frozenset[str] = frozenset()) -> list[Path]:
     """Every control path of thread `t`, loops run at most `unroll` times. With the `test` the
     thread belongs to, a guard decided by registers alone (checker.isa.fold) is followed on the
     side it decides only, and an mbarrier wait's parity register that holds a constant is read
-    as that immediate. `options`: the model options (loops.REWRITE_EFFECT is read here)."""
+    as that immediate. `options`: the model options (loops.REWRITE_EFFECT is read here). The
+    loops headed by a label of `once` (the spin loops await_loops writes) run once and are cut
+    there, whatever `unroll` says (docs/model.md#a18: a second iteration adds no outcome and no
+    hang)."""
     if not t.branches:
         return [Path(t.code)]
     labels = labels_of(t)
@@ -180,7 +184,10 @@ def split(t: Thread, unroll: int, test: LitmusTest | None = None, options=frozen
                     # unrolled to its bound); the others count against `unroll`
                     if (nxt, pc) not in bodies:
                         bodies[(nxt, pc)] = loops.natural_loop(code, labels, nxt, pc)
-                    if _bound_by_registers(marks.get(nxt), new_why, folds, new_env, bodies[(nxt, pc)]):
+                    if i.operands[0].name in once:
+                        free += 1
+                        over = True
+                    elif _bound_by_registers(marks.get(nxt), new_why, folds, new_env, bodies[(nxt, pc)]):
                         decided += 1
                         over = decided >= DECIDED_ITERATIONS
                     else:
@@ -341,6 +348,11 @@ def await_loops(t: Thread) -> Thread:
     where_of[len(t.code)] = pos
     moved = [(n, where_of[x]) for n, x in t.labels] + [(n, x) for n, x in labels[len(t.labels):]]
     return replace(t, code=tuple(code), labels=tuple(moved))
+
+
+def await_labels(converted: Thread, original: Thread) -> frozenset[str]:
+    """The labels of the spin loops await_loops wrote into `converted` (from `original`)."""
+    return frozenset(n for n, _ in converted.labels) - frozenset(n for n, _ in original.labels)
 
 
 def unconverted_waits(t: Thread) -> tuple[Instr, ...]:

@@ -77,13 +77,18 @@ class Combo:
         return text
 
 
-def combos(test: LitmusTest, lim: limits.Limits, loops: bool = False, options=frozenset()) -> list[Combo]:
+def combos(test: LitmusTest, lim: limits.Limits, loops: bool = False, options=frozenset(),
+           spin_once: bool = True) -> list[Combo]:
     """Every combination of one control path per thread (`loops`: spin-wait awaits written as the
-    loops they stand for, for the liveness question; `options`: the model options)."""
+    loops they stand for, for the liveness question, each run once and cut there when
+    `spin_once`, else unrolled like any loop (the reference the tests compare with);
+    `options`: the model options)."""
     unroll = test.unroll or lim.unroll
     with limits.use(lim):
         threads = [paths.await_loops(t) if loops else t for t in test.threads]
-        per_thread = [paths.split(t, unroll, test, options) for t in threads]
+        per_thread = [paths.split(c, unroll, test, options,
+                                  paths.await_labels(c, t) if spin_once else frozenset())
+                      for c, t in zip(threads, test.threads)]
     total = 1
     for ps in per_thread:
         total *= len(ps)

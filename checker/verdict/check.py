@@ -98,10 +98,9 @@ def _judge(s: Session, base: Result) -> Result:
                        message="no execution gets past its awaits: every execution blocks, a hang (ask "
                                "`ptxmc check FILE::NAME hang`, or expect: {hang: allowed})")
     conds = []
-    for exp, cond in zip(test.expectations, prepared):
+    for exp, cond, v in zip(test.expectations, prepared, s.verdicts(prepared)):
         test_ = predicate(cond, es.names)
         sat = [o for o in outcomes if test_(dict(o))]
-        v = s.verdict(cond)
         conds.append(ConditionResult(show(exp.cond), exp.kind, v.allowed, len(sat), len(outcomes) - len(sat), v.sane))
     status = "run"
     message = ""
@@ -146,10 +145,10 @@ def _judge_union(fc: UnionSession, base: Result) -> Result:
     outs, complete = fc.outcomes()
     outcomes = tuple(sorted(outs))
     conds = []
-    for exp, cond in zip(test.expectations, prepared):
+    verdicts = fc.verdicts([e.cond for e in test.expectations])
+    for exp, cond, (allowed, sane) in zip(test.expectations, prepared, verdicts):
         test_ = predicate(cond, fc.names)
         sat = [o for o in outcomes if test_(dict(o))]
-        allowed, sane = fc.verdict(exp.cond)
         conds.append(ConditionResult(show(exp.cond), exp.kind, allowed, len(sat), len(outcomes) - len(sat), sane))
     if fc.bounded:
         unknown = any(c.allowed is None for c in conds)

@@ -164,15 +164,26 @@ class Session:
     def verdict(self, cond: Cond) -> Verdict:
         """Is `cond` allowed, and is it sane? Read off the enumerated outcomes when they are
         complete and cover the condition; otherwise the condition is its own query."""
-        cond = self.prepare(cond)
-        seen = False
-        complete = False
+        return self.verdicts([cond])[0]
+
+    def verdicts(self, conds: Sequence[Cond]) -> tuple[Verdict, ...]:
+        """`verdict` of each condition, the sanity of those not allowed settled together (the
+        engine's sane_each: one query for several conditions where it can)."""
+        conds = [self.prepare(c) for c in conds]
+        allowed = [self._allowed(c) for c in conds]
+        sane = iter(self.engine.sane_each([c for c, a in zip(conds, allowed) if not a]))
+        return tuple(Verdict(a, a or next(sane)) for a in allowed)
+
+    def _allowed(self, cond: Cond) -> bool:
+        """Does the model allow `cond` (a prepared condition)?"""
         if self._outcomes is not None and atoms(cond, self.es.names) <= set(self.observe):
             outs, complete = self._outcomes
             test_ = predicate(cond, self.es.names)
-            seen = any(test_(dict(o)) for o in outs)
-        allowed = seen or (not complete and self.engine.satisfiable(cond) is not None)
-        return Verdict(allowed, allowed or self.engine.sane(cond))
+            if any(test_(dict(o)) for o in outs):
+                return True
+            if complete:
+                return False
+        return self.engine.satisfiable(cond) is not None
 
     def witness(self, cond: Cond | None = None) -> Execution | None:
         """An allowed execution satisfying `cond`, or None."""

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from functools import cached_property
+from typing import Sequence
 
 from .. import limits
 from ..ast import Cond, LitmusTest, RegRef
@@ -40,7 +41,7 @@ class UnionSession:
     the same answer types (checker.verdict.open_session picks which)."""
 
     def __init__(self, test: LitmusTest, model: Model, options=frozenset(), engine: str = "z3",
-                 lim: limits.Limits | None = None, loops: bool = False):
+                 lim: limits.Limits | None = None, loops: bool = False, spin_once: bool = True):
         self.test, self.model, self.options, self.engine = test, model, frozenset(options), engine
         self.engine_name, self.model_name = engine, model_name(model)
         self.lim = lim or limits.current()
@@ -48,7 +49,7 @@ class UnionSession:
         self._es = []
         self.blocked: list[tuple[Combo, NeverCompletes]] = []    # combinations stuck at a barrier
         with limits.use(self.lim):
-            for c in combos(test, self.lim, loops, self.options):
+            for c in combos(test, self.lim, loops, self.options, spin_once):
                 if c.stuck:
                     self.blocked.append((c, NeverCompletes(c.schedule.why, c.schedule.blocked[0].instr.where)))
                     continue
@@ -152,17 +153,26 @@ class UnionSession:
     def verdict(self, cond: Cond) -> Verdict:
         """Allowed on some complete variant; None (Unknown) when none allows it but the loop bound
         cut executions off that could."""
-        allowed, sane = False, False
+        return self.verdicts([cond])[0]
+
+    def verdicts(self, conds: Sequence[Cond]) -> tuple[Verdict, ...]:
+        """`verdict` of each condition: each variant is asked, together, about the conditions
+        no earlier variant allows (Session.verdicts settles their sanity at once)."""
+        allowed, sane = [False] * len(conds), [False] * len(conds)
         for k, s in self.complete_sessions():
-            c = specialize(cond, self._missing(k))
-            v = s.verdict(c)
-            allowed |= v.allowed
-            sane |= v.sane
-            if allowed:
+            left = [i for i, a in enumerate(allowed) if not a]
+            if not left:
                 break
-        if not allowed and self._cut_off(set(self.observe) | atoms(cond, self.names)):
-            return Verdict(None, True)
-        return Verdict(allowed, sane or allowed)
+            for i, v in zip(left, s.verdicts([specialize(conds[i], self._missing(k)) for i in left])):
+                allowed[i] |= v.allowed
+                sane[i] |= v.sane
+        out = []
+        for cond, a, sn in zip(conds, allowed, sane):
+            if not a and self._cut_off(set(self.observe) | atoms(cond, self.names)):
+                out.append(Verdict(None, True))
+            else:
+                out.append(Verdict(a, sn or a))
+        return tuple(out)
 
     # -- the contract a Session meets too (checker.verdict.session) ----------------------------
     @property

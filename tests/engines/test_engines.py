@@ -385,3 +385,67 @@ def test_z3_answers_the_mbarrier_count_split_across_two_arrivals(ptx_model):
     r = check_test(load_test("litmus/async/mbarrier-ranges.yaml::MB-range+count-10000"), ptx_model, "ptx",
                    frozenset(), "z3", 120)
     assert (r.status, r.message) == ("pass", "")
+
+
+# Two message-passing pairs: each pair's stale read is forbidden but well-formed (sane); no
+# execution reads a value nobody writes (broken conditions: not even without axioms).
+TWO_MP = r"""
+name: MP2+rel+acq
+source: test (two message-passing pairs, conditions both sane and broken)
+threads:
+  P0:
+    at: gpu0.cta0
+    code: ["st.weak.global [x], 1", "st.release.gpu.global [f], 1"]
+  P1:
+    at: gpu0.cta1
+    code: ["ld.acquire.gpu.global r0, [f]", "ld.weak.global r1, [x]"]
+  P2:
+    at: gpu0.cta2
+    code: ["st.weak.global [y], 1", "st.release.gpu.global [g], 1"]
+  P3:
+    at: gpu0.cta3
+    code: ["ld.acquire.gpu.global r0, [g]", "ld.weak.global r1, [y]"]
+expect:
+  forbidden: ['P1:r0=1 /\ P1:r1=0', 'P1:r0=2', 'P3:r0=1 /\ P3:r1=0', 'P3:r1=5', 'P1:r1=3 \/ P3:r0=4', 'y=7']
+"""
+TWO_MP_SANE = (True, False, True, False, False, False)
+
+
+def solver_queries(monkeypatch) -> list[int]:
+    """A counter of the Z3 solver checks asked from now on (one element)."""
+    import z3
+
+    count = [0]
+    check = z3.Z3_solver_check_assumptions
+
+    def counted(*args):
+        count[0] += 1
+        return check(*args)
+
+    monkeypatch.setattr(z3, "Z3_solver_check_assumptions", counted)
+    return count
+
+
+def test_sanity_of_several_conditions_is_asked_together(ptx_model, monkeypatch):
+    """sane_each answers as sane does, condition by condition, on Z3 and brute force, and Z3
+    asks fewer queries: one query for any condition not yet answered (as for the flags), its
+    refutation answering each broken condition's first query (all axioms but at most one)."""
+    from checker.front.litmus import load_text
+
+    (t,) = load_text(TWO_MP, "t.yaml")
+    es = lower(t)
+    conds = [e.cond for e in t.expectations]
+    queries = solver_queries(monkeypatch)
+    one_by_one = Z3Engine(es, ptx_model)
+    assert tuple(one_by_one.sane(c) for c in conds) == TWO_MP_SANE
+    each, queries[0] = queries[0], 0
+    batched = Z3Engine(es, ptx_model)
+    assert batched.sane_each(conds) == TWO_MP_SANE
+    assert batched.sane_each(conds) == TWO_MP_SANE     # (answered from what it kept)
+    assert queries[0] < each
+    brute = BruteEngine(es, ptx_model, limit=LIMIT)
+    assert brute.sane_each(conds) == TWO_MP_SANE == tuple(brute.sane(c) for c in conds)
+    # what it kept answers later questions as the per-condition answers do
+    for c in conds:
+        for axioms in ((), None):
+            assert (batched.satisfiable(c, axioms) is None) == (one_by_one.satisfiable(c, axioms) is None)

@@ -64,3 +64,29 @@ def test_answers_do_not_depend_on_what_ran_before(ptx_model):
     for other in load_file(LITMUS_DIR / "core" / "SB.yaml")[:5]:       # fill Z3 with other work
         Session(other, ptx_model).outcomes()
     assert explain_text(Session(t, ptx_model), cond) == first
+
+
+def test_a_test_s_conditions_have_their_sanity_settled_together(ptx_model, monkeypatch):
+    """The judge settles the sanity of every condition the model does not allow at once: the
+    same verdicts and sanity as asking each condition's verdict alone, on Z3 and brute force,
+    in fewer Z3 queries."""
+    from checker import limits
+    from checker.front.litmus import load_text
+    from checker.verdict.check import judge_test
+
+    from ..engines.test_engines import TWO_MP, TWO_MP_SANE, solver_queries
+
+    (t,) = load_text(TWO_MP, "t.yaml")
+    queries = solver_queries(monkeypatch)
+    one = Session(t, ptx_model, engine="z3")
+    assert not one.undefined and one.outcomes()[1]
+    each = tuple(one.verdict(e.cond) for e in t.expectations)
+    assert tuple(v.sane for v in each) == TWO_MP_SANE and not any(v.allowed for v in each)
+    one_by_one, queries[0] = queries[0], 0
+    r = judge_test(t, ptx_model, "ptx", frozenset(), "z3", limits.current())
+    assert [(c.allowed, c.sane) for c in r.conditions] == list(each)
+    assert r.status == "fail" and r.message.startswith("broken test")
+    assert queries[0] < one_by_one
+    brute = judge_test(t, ptx_model, "ptx", frozenset(), "brute", limits.current())
+    assert [(c.allowed, c.sane) for c in brute.conditions] == list(each)
+    assert Session(t, ptx_model, engine="brute").verdicts([e.cond for e in t.expectations]) == each
