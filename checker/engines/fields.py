@@ -74,6 +74,7 @@ class Fields:
     def __init__(self, digits: Digits):
         self.digits = digits
         self._memo: dict[tuple, tuple] = {}     # (id(expr), cuts) -> (expr, its Terms)
+        self._split: dict[tuple, tuple] = {}    # (id(value), cuts) -> (value, `split`'s answer)
 
     def terms(self, e: Expr, cuts: tuple[int, ...]) -> Terms:
         """F_0..F_k with e == sum F_i * 2^cuts[i] (cuts sorted, cuts[0] == 0)."""
@@ -130,6 +131,27 @@ class Fields:
             out.append(x if b is None else Bin("low", x, Const(b - a)))
         return tuple(out)
 
+    def split(self, value: Expr, cuts: tuple[int, ...], term, ctx) -> tuple | None:
+        """(G as a list of terms, the terms of F_0..F_k) of a value at the cuts, or None where it
+        has no layout to split (a single term at bit 0 that is no constant). Kept per value: a
+        write's terms serve every read that may read it."""
+        key = (id(value), cuts)
+        hit = self._split.get(key)
+        if hit is not None and hit[0] is value:
+            return hit[1]
+        fs = self.terms(value, cuts)
+        out = None
+        if isinstance(value, Const) or not all(_zero(f) for f in fs[1:]):
+            guard, ts = [], []
+            for p, q, f in zip(cuts, cuts[1:] + (None,), fs):
+                t = term(f)
+                if q is not None and not self.bounded(f, q - p):
+                    guard += [t >= 0, t < z3.IntVal(1 << (q - p), ctx)]
+                ts.append(t)
+            out = (guard, ts)
+        self._split[key] = (value, out)
+        return out
+
     def bounded(self, x: Expr, width: int) -> bool:
         """Whether 0 <= x < 2^width holds of itself (a constant, or a slice no wider)."""
         if isinstance(x, Const):
@@ -147,13 +169,8 @@ def equalities(fields: Fields, r: int, value: Expr, term, ctx) -> tuple | None:
     if digits is None:
         return None
     cuts = tuple(p for p, _ in digits)
-    fs = fields.terms(value, cuts)
-    if not isinstance(value, Const) and all(_zero(f) for f in fs[1:]):
+    split = fields.split(value, cuts, term, ctx)
+    if split is None:
         return None
-    guard, eqs = [], []
-    for (p, d), q, f in zip(digits, cuts[1:] + (None,), fs):
-        t = term(f)
-        if q is not None and not fields.bounded(f, q - p):
-            guard += [t >= 0, t < z3.IntVal(1 << (q - p), ctx)]
-        eqs.append(d == t)
-    return guard, eqs
+    guard, ts = split
+    return guard, [d == t for (_, d), t in zip(digits, ts)]
