@@ -103,11 +103,16 @@ def hard_bound(seconds: float | None, on_timeout: Callable[[float], str],
 
 
 _z3_pending: dict[str, object] = {}
+_z3_memory_mb: list[int] = []      # the memory_max_size last given to z3_param (Z3's allocator limit)
+# What making one Z3 context allocates, with room to spare (an empty context is about 17 MB)
+CONTEXT_MB = 32
 
 
 def z3_param(name: str, value) -> None:
     """Set Z3's global parameter `name`: now if z3 is loaded, else before the first context that
     z3_context makes (every Z3 context of the checker is made there)."""
+    if name == "memory_max_size":
+        _z3_memory_mb[:] = [int(value)]
     z3 = sys.modules.get("z3")
     if z3 is None:
         _z3_pending[name] = value
@@ -117,9 +122,14 @@ def z3_param(name: str, value) -> None:
 
 
 def z3_context():
-    """A new Z3 context, the parameters given to z3_param set."""
+    """A new Z3 context, the parameters given to z3_param set. Z3Exception 'out of memory'
+    (which checker.limits.memory_exceeded reads as UNKNOWN) when Z3's allocator is too near its
+    memory_max_size to make one: Z3 then returns no context and the z3 module crashes the process
+    (SIGSEGV) instead of raising."""
     import z3
 
     while _z3_pending:
         z3.set_param(*_z3_pending.popitem())
+    if _z3_memory_mb and z3.z3core.Z3_get_estimated_alloc_size() + (CONTEXT_MB << 20) > _z3_memory_mb[0] << 20:
+        raise z3.Z3Exception("out of memory")
     return z3.Context()

@@ -204,7 +204,7 @@ class Z3Engine:
         as satisfiable keeps them) answers every condition its outcome satisfies; when none is
         left, the refutation refutes each condition left under each such set of axioms. What is
         left is asked per condition, as `sane` asks it (the CUTLASS skeleton's 8 data checks:
-        8 -> 1 query; bench/RESULTS.md)."""
+        8 -> 2 queries, the first answering 7; bench/RESULTS.md)."""
         every = frozenset(self.lits)
         nothing = frozenset()
         left = [c for c in dict.fromkeys(conds)

@@ -10,7 +10,8 @@ liveness question "may some fair execution never terminate?" (docs/model.md#a18)
   outcome it can reach is reached by a path that exits within the bound. A cut loop with side
   effects that has a consistent execution does cut executions off: the result says so, and a
   condition no complete path allows is Unknown, never Forbidden.
-- Hangs (may some fair execution never terminate?): checker.verdict.liveness.
+- Hangs (may some fair execution never terminate?): checker.verdict.liveness, over the
+  combinations in which each await's spin loop runs once (exact: docs/model.md#a18).
 """
 from __future__ import annotations
 

@@ -485,6 +485,17 @@ def test_a_worker_reuses_the_memory_of_freed_z3_contexts():
     assert max(faults[1:]) < 500, faults
 
 
+def test_a_memory_limit_smaller_than_the_contexts_a_test_needs_is_unknown_not_a_crash():
+    """A test asked over several variants holds a Z3 context (~17 MiB) per variant; once Z3's
+    allocator is past the `memory` limit, making one more returned no context and the z3 module
+    crashed the process (SIGSEGV, a `run` worker "killed by signal"). It is UNKNOWN (memory)."""
+    test = f"{LITMUS_DIR}/liveness/ticket-lock.yaml::TicketLock+relaxed"
+    p = subprocess.run([sys.executable, "-m", "checker", "check", test, "hang", "--limit", "memory=40"],
+                       capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert p.returncode == 3, (p.returncode, p.stderr[-2000:])
+    assert "memory: Z3 needed more than 40 MB" in p.stdout + p.stderr
+
+
 def test_a_lazy_batch_keeps_its_order_errors_and_duplicate_names(tmp_path, ptx_model):
     """run_tests over load_sources (lazy) gives the Results load_paths' list gives, in the same
     order: a file that does not parse is an error in its place, and a name used again in a later

@@ -90,3 +90,24 @@ def test_a_test_s_conditions_have_their_sanity_settled_together(ptx_model, monke
     brute = judge_test(t, ptx_model, "ptx", frozenset(), "brute", limits.current())
     assert [(c.allowed, c.sane) for c in brute.conditions] == list(each)
     assert Session(t, ptx_model, engine="brute").verdicts([e.cond for e in t.expectations]) == each
+
+
+def test_a_union_s_conditions_have_their_sanity_settled_together(ptx_model, monkeypatch):
+    """The same over a test's variants (a UnionSession: here asked the hang question, one
+    variant): the verdicts of asking each condition alone, in fewer Z3 queries."""
+    from checker.front.litmus import load_text
+    from checker.verdict.check import check_test
+    from checker.verdict.union import UnionSession
+
+    from ..engines.test_engines import TWO_MP, TWO_MP_SANE, solver_queries
+
+    (t,) = load_text(TWO_MP.replace("expect:\n", "expect:\n  hang: forbidden\n"), "t.yaml")
+    queries = solver_queries(monkeypatch)
+    one = UnionSession(t, ptx_model, engine="z3", loops=True)
+    assert not one.undefined and one.outcomes()[1] and one.hangs() == ((), True)
+    each = tuple(one.verdict(e.cond) for e in t.expectations)
+    assert tuple(v.sane for v in each) == TWO_MP_SANE and not any(v.allowed for v in each)
+    one_by_one, queries[0] = queries[0], 0
+    r = check_test(t, ptx_model, "ptx", frozenset(), "z3", 120)
+    assert [(c.allowed, c.sane) for c in r.conditions[:-1]] == list(each) and r.conditions[-1].text == "hang"
+    assert queries[0] < one_by_one
