@@ -142,6 +142,10 @@ class Digits:
             out.append(var == z3.Sum([d if p == 0 else d * int_val(1 << p, ctx) for p, d in zip(ps, ds)]))
         return out
 
+    def digits_of(self, src: int) -> list | None:
+        """[(bit position, digit variable)] of a decomposed source (after `constraints`), else None."""
+        return self._digits.get(src)
+
     def aux_constraints(self, term: Callable[[Expr], z3.ArithRef]) -> list:
         """aux_n == the expression it stands for (encoded by `term`, with the hook)."""
         return [v == term(self._aux[k]) for k, v in sorted(self._aux_vars.items())]

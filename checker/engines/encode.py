@@ -26,6 +26,7 @@ from ..cat.symbolic import TRUE, SymbolicAlgebra, mk_and, mk_exactly_one, mk_imp
 from ..model.values import Bin, Const, Ite, int_val, reads_of, to_z3
 from ..watchdog import z3_context
 from .digits import Digits
+from .fields import Fields, equalities
 from .ranges import Ranges
 
 
@@ -91,21 +92,34 @@ def encode(es: EventStructure, model: Model, options: frozenset[str] = frozenset
     late["term"], late["hook"] = term, hook
     wf += digits.aux_constraints(term)
 
-    # rf: every read reads exactly one write of its location, and returns its value.
+    # rf: every read reads exactly one write of its location, and returns its value. Where the
+    # read's value is decomposed into digits and the write's value has a layout at the same cut
+    # points (an mbarrier state, bytes), the field-wise equalities it implies are added too
+    # (engines/fields.py: exact and redundant; no packed 2^61 coefficients for the solver).
     rf: dict[tuple[int, int], object] = {}
+    fields = Fields(digits) if len(es.events) >= FIELDWISE_EVENTS else None
+
+    def reads_from(r, w, lit=None):
+        wf.append(read_val[r] == term(es.write_value[w]) if lit is None else
+                  mk_implies(lit, read_val[r] == term(es.write_value[w])))
+        parts = None if fields is None else equalities(fields, r, es.write_value[w], term, ctx)
+        if parts is not None:
+            guard = ([] if lit is None else [lit]) + parts[0]
+            wf.append(mk_implies(mk_and(guard), mk_and(parts[1])) if guard else mk_and(parts[1]))
+
     for r, ws in sorted(may.items()):
         if not ws:
             wf.append(z3.BoolVal(False, ctx))   # an await no write can satisfy
             continue
         if len(ws) == 1:
             rf[(ws[0], r)] = TRUE
-            wf.append(read_val[r] == term(es.write_value[ws[0]]))
+            reads_from(r, ws[0])
             continue
         vs = [z3.Bool(f"rf|{w}|{r}", ctx) for w in ws]
         wf.append(mk_exactly_one(vs))
         for w, v in zip(ws, vs):
             rf[(w, r)] = v
-            wf.append(mk_implies(v, read_val[r] == term(es.write_value[w])))
+            reads_from(r, w, v)
 
     # orders (co, fsc): strict partial orders per class; `first` events precede the rest.
     orders: dict[str, dict] = {}
@@ -219,6 +233,11 @@ def encode(es: EventStructure, model: Model, options: frozenset[str] = frozenset
 # tests of 0-31 events encode ~15% slower with the analysis, one of 32-47 ~15% faster, an
 # extracted skeleton of ~450 events 3x faster (bench/RESULTS.md).
 DEMAND_EVENTS = 32
+
+# From this many events on, the rf edges of decomposed reads get their field-wise equalities
+# (engines/fields.py; exact either way): measured on the suites' small mbarrier tests they cost
+# more than they save, on the ring family and the extracted skeletons they save 2-5x (bench/RESULTS.md).
+FIELDWISE_EVENTS = 32
 
 # Bounds and radixes past 64 bits (bulk-copy values are up to 65536-bit numbers) are left out:
 # their numerals cost Z3 more than the bounds save (the async suite: +15% CPU, +120 MiB).
