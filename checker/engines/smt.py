@@ -203,8 +203,10 @@ class Z3Engine:
         query asks whether any condition not yet answered holds, and its model (a witness, kept
         as satisfiable keeps them) answers every condition its outcome satisfies; when none is
         left, the refutation refutes each condition left under each such set of axioms. What is
-        left is asked per condition, as `sane` asks it (the CUTLASS skeleton's 8 data checks:
-        8 -> 2 queries, the first answering 7; bench/RESULTS.md)."""
+        left is asked per condition, as `sane` asks it. Before that loop, one query asks whether
+        the conditions left all hold at once (a skeleton's data checks usually do, under every
+        axiom but one): its model answers each of them (the CUTLASS skeleton's 8 data checks: 8
+        queries -> 1; bench/RESULTS.md); if they cannot, it costs one query."""
         every = frozenset(self.lits)
         nothing = frozenset()
         left = [c for c in dict.fromkeys(conds)
