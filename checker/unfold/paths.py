@@ -311,6 +311,16 @@ def _spin(code: tuple[Instr, ...], labels: dict[str, int], head: int, back: int,
                 decided >= DECIDED_ITERATIONS, why)
 
 
+def _compare_type(load_type: str | None, v: int) -> str:
+    """The `setp` type that compares a register a load of `load_type` wrote with the awaited v as
+    the await does: a load narrower than 32 bits writes its value extended to a 32-bit register
+    (sign-extended for .sN), so the compare is at 32 bits for those and at the load's width
+    otherwise; signed for a negative v (a 64-bit compare of -1 with the 32-bit pattern of -1
+    never holds: no iteration would exit)."""
+    bits = max(32, int(load_type[1:])) if load_type and load_type[1:].isdigit() else 64
+    return f"{'s' if v < 0 else 'b'}{bits}"
+
+
 def await_loops(t: Thread) -> Thread:
     """The thread with each spin-wait await written as the loop it stands for (for the liveness
     question: an await that is never satisfied is a thread that spins forever). `ld ... r, [x] == v`
@@ -325,7 +335,7 @@ def await_loops(t: Thread) -> Thread:
             start = len(code)
             if i.family == "ld":
                 v = i.await_value
-                typ = "s64" if v < 0 else "b64"
+                typ = _compare_type(i.quals.get("type"), v)
                 code.append(replace(i, await_value=None))
                 code.append(registry.parse_instr(f"setp.ne.{typ} {p}, {i.operands[0].name}, {v}", i.where))
                 code.append(registry.validate(ptx.parse(f"@{p} bra {label}", i.where)))

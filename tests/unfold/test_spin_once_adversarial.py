@@ -495,10 +495,6 @@ def test_an_await_on_a_wide_or_unsigned_value_does_not_hang(ld):
     assert r.status == "pass", r.message
 
 
-@pytest.mark.xfail(strict=True, reason="review: await_loops writes `ld.sN r, [x] == v` (v < 0, N < 64) as "
-                   "setp.ne.s64 p, r, v, but r holds v's sign-extended 32-bit pattern (A16), never the "
-                   "64-bit -1: no iteration exits and the hang question answers Allowed (pre-existing, "
-                   "checker/unfold/paths.py await_loops)")
 @pytest.mark.parametrize("ld", sorted(NEG_BAD))
 def test_an_await_on_a_negative_narrow_value_does_not_hang(ld):
     r = check_test(_neg(ld, NEG_BAD[ld], "hang: forbidden"), MODEL)
