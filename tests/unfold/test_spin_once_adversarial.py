@@ -454,3 +454,52 @@ def test_run_reports_the_inval_undefined():
     """What `ptxmc run` says: the test has undefined behaviour."""
     r = check_test(_inval("acquire"), MODEL)
     assert r.status == "fail" and "MbarrierUninitialised" in r.message, r.message
+
+
+NEG_TEXT = """
+- name: NegAwait+{n}
+  doc: "P0 releases x = {v}; P1 awaits it with an .acquire {ld} load. Every fair execution reads it: no hang."
+  source: "PTX ISA 9.4, ld (.{ld}: sign-extended), st; docs/model.md#a16 (values as bit patterns), #a18 (an await is the spin loop it stands for)"
+  threads:
+    P0:
+      at: gpu0.cta0.warp0
+      code:
+        - st.release.gpu.{ld} [x], {v}
+    P1:
+      at: gpu0.cta1.warp0
+      code:
+        - ld.acquire.gpu.{ld} r0, [x] == {v}
+  expect:
+    {expect}
+"""
+NEG_OK = {"u8": 255, "s64": -5, "b32": 4294967295}
+NEG_BAD = {"s32": -1, "s16": -2, "s8": -128}
+
+
+def _neg(ld: str, v: int, expect: str):
+    (t,) = load_text(NEG_TEXT.format(n=ld, ld=ld, v=v, expect=expect), f"neg-{ld}.yaml")
+    return t
+
+
+@pytest.mark.parametrize("ld", sorted(NEG_OK) + sorted(NEG_BAD))
+def test_a_negative_await_is_satisfiable(ld):
+    """The premise: the await itself (the default question) is met, P1 reads the value."""
+    v = {**NEG_OK, **NEG_BAD}[ld]
+    r = check_test(_neg(ld, v, f"allowed: ['P1:r0={v}']"), MODEL)
+    assert r.status == "pass", r.message
+
+
+@pytest.mark.parametrize("ld", sorted(NEG_OK))
+def test_an_await_on_a_wide_or_unsigned_value_does_not_hang(ld):
+    r = check_test(_neg(ld, NEG_OK[ld], "hang: forbidden"), MODEL)
+    assert r.status == "pass", r.message
+
+
+@pytest.mark.xfail(strict=True, reason="review: await_loops writes `ld.sN r, [x] == v` (v < 0, N < 64) as "
+                   "setp.ne.s64 p, r, v, but r holds v's sign-extended 32-bit pattern (A16), never the "
+                   "64-bit -1: no iteration exits and the hang question answers Allowed (pre-existing, "
+                   "checker/unfold/paths.py await_loops)")
+@pytest.mark.parametrize("ld", sorted(NEG_BAD))
+def test_an_await_on_a_negative_narrow_value_does_not_hang(ld):
+    r = check_test(_neg(ld, NEG_BAD[ld], "hang: forbidden"), MODEL)
+    assert r.status == "pass", r.message
