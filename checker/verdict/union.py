@@ -46,6 +46,7 @@ class UnionSession:
         self.test, self.model, self.options, self.engine = test, model, frozenset(options), engine
         self.engine_name, self.model_name = engine, model_name(model)
         self.lim = lim or limits.current()
+        self.loops, self.spin_once = loops, spin_once
         self.combos = []
         self._es = []
         self.blocked: list[tuple[Combo, NeverCompletes]] = []    # combinations stuck at a barrier
@@ -131,10 +132,22 @@ class UnionSession:
         return cache[keys]
 
     @cached_property
+    def _ub_variants(self) -> list[tuple[Combo, Session]]:
+        """The variants the undefined-behaviour question is asked on. An await's loop run once
+        answers hangs and outcomes exactly, but not this question: an earlier iteration may read
+        a release write and order, say, an mbarrier.inval before a later operation of the thread
+        (docs/model.md#a18), so with await loops run once it is asked on the awaits unrolled like
+        any loop (the variants before they ran once), built when first asked."""
+        if not (self.loops and self.spin_once) or all(paths.await_loops(t) is t for t in self.test.threads):
+            return list(zip(self.combos, self.sessions))
+        ref = UnionSession(self.test, self.model, self.options, self.engine, self.lim, loops=True, spin_once=False)
+        return list(zip(ref.combos, ref.sessions))
+
+    @cached_property
     def undefined(self) -> tuple[UndefinedReport, ...]:
         """Every undefined-behaviour flag that fires on some variant (once per flag and reason)."""
         seen, out = set(), []
-        for s in self.sessions:
+        for _, s in self._ub_variants:
             for u in s.undefined:
                 if (u.flag, u.why) not in seen:
                     seen.add((u.flag, u.why))
@@ -182,7 +195,7 @@ class UnionSession:
 
     def undefined_witness(self) -> tuple[str, Witness] | None:
         """The first undefined-behaviour flag that fires on some variant, with its execution."""
-        for c, s in zip(self.combos, self.sessions):
+        for c, s in self._ub_variants:
             found = s.undefined_witness()
             if found is not None:
                 flag, w = found
