@@ -60,6 +60,9 @@ class Extraction:
             lim = lim.override([f"events={EVENTS}"])
         if lim.instructions < INSTRUCTIONS:
             lim = lim.override([f"instructions={INSTRUCTIONS}"])
+        size = os.path.getsize(self.path)
+        if size > lim.yaml_bytes:       # the file this extraction wrote (a big kernel's mutants)
+            lim = lim.override([f"yaml_bytes={size}"])
         if not self.mutants:
             results = run([self.path], jobs=jobs, limits=lim)
         else:

@@ -13,6 +13,7 @@ import json
 import re
 from dataclasses import dataclass
 
+from ..limits import Limits
 from .skeleton import BOX, Skeleton
 
 
@@ -43,19 +44,27 @@ def test_name(sk: Skeleton, suffix: str = "") -> str:
 
 
 def yaml_text(sk: Skeleton, mutants: list[Mutant] = (), hang: bool = False) -> str:
+    body = [""] + _test(sk, "", "", None, hang)
+    for m in mutants:
+        body.append("")
+        body += _test(sk, "-" + m.name, f"Mutant: {m.what}", m, hang)
+    body_text = "\n".join(body) + "\n"
+    flags = "--limit events=1000 --limit instructions=256"
+    text = _header(sk, flags) + body_text
+    size = len(text.encode())
+    if size > Limits().yaml_bytes:      # a big kernel's mutants: the size `ptxmc run` must allow
+        text = _header(sk, f"{flags} --limit yaml_bytes={-(-(size + 100) // 1_000_000) * 1_000_000}") + body_text
+    return text
+
+
+def _header(sk: Skeleton, flags: str) -> str:
     out = [f"# ptxmc extract: synchronization skeleton of kernel {sk.kernel} in {sk.path}",
            f"# target {sk.target}; block {sk.block[0]}x{sk.block[1]}x{sk.block[2]}; "
            f"{sk.cluster} CTA(s) per cluster; loops unrolled {sk.iterations} times.",
            "# Every instruction ends with the PTX line it came from. Regenerate instead of editing.",
-           "# Check: ptxmc run THIS_FILE --limit events=1000 --limit instructions=256 (a real kernel's skeleton has "
+           f"# Check: ptxmc run THIS_FILE {flags} (a real kernel's skeleton has "
            "more events and instructions than the default limits)."]
-    for n in dict.fromkeys(sk.notes):
-        out.append(f"# {n}")
-    out.append("")
-    out += _test(sk, "", "", None, hang)
-    for m in mutants:
-        out.append("")
-        out += _test(sk, "-" + m.name, f"Mutant: {m.what}", m, hang)
+    out += [f"# {n}" for n in dict.fromkeys(sk.notes)]
     return "\n".join(out) + "\n"
 
 

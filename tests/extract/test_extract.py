@@ -708,3 +708,30 @@ def test_tiles_out_of_range_is_a_usage_error(capsys):
     with pytest.raises(SystemExit) as e:
         main(["extract", str(TMA), "-o", "unused", "--tiles", "0"])
     assert e.value.code == 2 and "--tiles 0: between 1 and 8" in capsys.readouterr().err
+
+
+def test_mutants_in_a_file_larger_than_the_size_limit_are_judged(tmp_path):
+    """A big kernel's skeleton with its mutants passes the default size of a litmus file
+    (CUTLASS's: 2 MB): every mutant was NO RESULT, the file being refused as too large. The check
+    allows the file it wrote, and the header names the flag `ptxmc run` needs."""
+    f = tmp_path / "k.ptx"
+    f.write_text(HANDSHAKE)
+    [x] = extract_file(str(f), out_dir=str(tmp_path / "out"), mutants=True)
+    from checker import limits
+    size = Path(x.path).stat().st_size
+    rep = x.check(jobs=0, lim=limits.current().override([f"yaml_bytes={size // 2}"]))
+    assert rep.mutants_caught == ["w0_1_63t-L18-1-no-arrive"] and not rep.unknown, rep.text
+
+
+def test_the_header_of_a_file_past_the_size_limit_names_the_flag(tmp_path, monkeypatch):
+    """`ptxmc run` of such a file needs --limit yaml_bytes: the header's Check line says so."""
+    from checker.extract import render
+    f = tmp_path / "k.ptx"
+    f.write_text(HANDSHAKE)
+    [x] = extract_file(str(f), out_dir=str(tmp_path / "out"), mutants=True)
+    assert "yaml_bytes" not in yaml_text(x.skeleton, x.mutants)
+    small = render.Limits(yaml_bytes=1000)
+    monkeypatch.setattr(render, "Limits", lambda: small)
+    text = yaml_text(x.skeleton, x.mutants)
+    flag = re.search(r"--limit yaml_bytes=(\d+)", text.splitlines()[3])
+    assert flag and int(flag.group(1)) >= len(text.encode()), text.splitlines()[3]
