@@ -140,7 +140,7 @@ def value_type(t: str | None) -> tuple[int | None, bool, str]:
     return TYPE_BITS[t], t in SIGNED_TYPES, fmt
 
 
-def _register_of(v, t: str):
+def register_of(v, t: str):
     """What a typed load puts in its register: the value, widened to 32 bits for a narrower
     type (sign-extended for .s8 / .s16, zero-extended otherwise); (value, register bits)."""
     bits, is_signed, _ = value_type(t)
@@ -164,7 +164,7 @@ def lower_ld(b: Builder, ctx: ThreadCtx, i: Instr) -> None:
     for k, d in enumerate(items):
         r = b.read(ctx, access_tags(q), Addr(addr.base, addr.offset + k * size), size=size,
                    align=size * len(items) if k == 0 else size, join=k > 0)
-        value, reg_bits = _register_of(ReadVal(r), t)
+        value, reg_bits = register_of(ReadVal(r), t)
         b.set_reg(ctx, d, value, reg_bits, fmt)
 
 
@@ -375,7 +375,7 @@ def lower_cvt(b: Builder, ctx: ThreadCtx, i: Instr) -> None:
     # PTX ISA, "Operand Size Exceeding Instruction-Type Size": a destination register wider than
     # dtype gets the result sign-extended for a signed dtype (cvt.s8.s32 of 255 is 0xffffffff in a
     # .b32 register); a narrower dtype's register is 32 bits, as a typed load's (docs/model.md)
-    b.set_reg(ctx, dst, *_register_of(wrap(signed(v, abits) if is_signed else v, dbits), dtype))
+    b.set_reg(ctx, dst, *register_of(wrap(signed(v, abits) if is_signed else v, dbits), dtype))
 
 
 def lower_not(b: Builder, ctx: ThreadCtx, i: Instr) -> None:

@@ -22,9 +22,10 @@ from dataclasses import dataclass, replace
 from .. import limits
 from ..ast import Addr, Imm, Instr, LitmusTest, Name, Reg, Thread
 from ..errors import LimitExceeded, LitmusError
-from ..isa import address, fold, registry
+from ..isa import address, core, fold, registry
 from ..isa.flow import assume
 from ..isa import syntax as ptx
+from ..model.values import Const, evaluate
 from . import loops
 
 WAITS = ("mbarrier.test_wait", "mbarrier.try_wait")
@@ -311,14 +312,21 @@ def _spin(code: tuple[Instr, ...], labels: dict[str, int], head: int, back: int,
                 decided >= DECIDED_ITERATIONS, why)
 
 
-def _compare_type(load_type: str | None, v: int) -> str:
-    """The `setp` type that compares a register a load of `load_type` wrote with the awaited v as
-    the await does: a load narrower than 32 bits writes its value extended to a 32-bit register
-    (sign-extended for .sN), so the compare is at 32 bits for those and at the load's width
-    otherwise; signed for a negative v (a 64-bit compare of -1 with the 32-bit pattern of -1
-    never holds: no iteration would exit)."""
-    bits = max(32, int(load_type[1:])) if load_type and load_type[1:].isdigit() else 64
-    return f"{'s' if v < 0 else 'b'}{bits}"
+def _awaited_register(i: Instr) -> tuple[str, int]:
+    """(the `setp` type, the constant) that compare the register of load `i` with what it holds
+    when the load reads the awaited value: the await compares the value read, as the load's
+    bit pattern, with v's (two's complement for a negative v), and the register holds that
+    pattern widened as checker.isa.core.register_of widens it (a .s16 load of -2 leaves
+    0xFFFFFFFE). The compare is of patterns, at the register's width."""
+    t = i.quals.get("type")
+    bits, _, _ = core.value_type(t)
+    v = i.await_value
+    if t is None or bits is None:                       # untyped: the whole location, exact
+        return ("s64" if v < 0 else "b64"), v
+    if not -(1 << (bits - 1)) <= v < (1 << bits):
+        raise LitmusError(f"the awaited value {v} does not fit in {bits} bits", i.where)
+    value, reg_bits = core.register_of(Const(v % (1 << bits)), t)
+    return f"b{reg_bits}", evaluate(value, lambda e: 0)
 
 
 def await_loops(t: Thread) -> Thread:
@@ -335,7 +343,7 @@ def await_loops(t: Thread) -> Thread:
             start = len(code)
             if i.family == "ld":
                 v = i.await_value
-                typ = _compare_type(i.quals.get("type"), v)
+                typ, v = _awaited_register(i)
                 code.append(replace(i, await_value=None))
                 code.append(registry.parse_instr(f"setp.ne.{typ} {p}, {i.operands[0].name}, {v}", i.where))
                 code.append(registry.validate(ptx.parse(f"@{p} bra {label}", i.where)))

@@ -499,3 +499,11 @@ def test_an_await_on_a_wide_or_unsigned_value_does_not_hang(ld):
 def test_an_await_on_a_negative_narrow_value_does_not_hang(ld):
     r = check_test(_neg(ld, NEG_BAD[ld], "hang: forbidden"), MODEL)
     assert r.status == "pass", r.message
+
+
+@pytest.mark.parametrize("ld", ["u16", "b8", "u32"])
+def test_an_await_on_an_unsigned_load_of_a_negative_value_does_not_hang(ld):
+    """`ld.u16 r, [x] == -1` awaits the pattern 0xFFFF (the await compares the value read with
+    v's pattern); the register then holds 65535: the spin loop compares that, not -1 (the loop
+    compared with -1 at 32 or 64 bits and never exited: a hang where the await is met)."""
+    assert check_test(_neg(ld, -1, "hang: forbidden"), MODEL).status == "pass"
