@@ -23,9 +23,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
+import signal
 import subprocess
 import tempfile
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -146,31 +149,45 @@ def _runtime_lib(tc: Toolchain) -> Path:
 
 class Children:
     """The compiler processes a pack has running: killed when the pack is interrupted (a signal
-    reaches the main thread only, while the compiles wait in worker threads)."""
+    reaches the main thread only, while the compiles wait in worker threads). Each nvcc runs in
+    its own process group, killed whole: nvcc's children (cicc, ptxas, the host linker) would
+    otherwise outlive it and write the executable after the pack has stopped."""
 
     def __init__(self):
         self.procs: set = set()
         self.stopped = False
+        self.lock = threading.Lock()
 
     def run(self, cmd, timeout: float, cwd: Path) -> tuple[int, str]:
-        if self.stopped:
-            raise HarnessError("interrupted")
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=cwd)
-        self.procs.add(proc)
+        with self.lock:           # no compiler starts once kill_all has run
+            if self.stopped:
+                raise HarnessError("interrupted")
+            proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=cwd,
+                                    start_new_session=True)
+            self.procs.add(proc)
         try:
             out, _ = proc.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
-            proc.kill()
+            _kill_group(proc)
             proc.communicate()
             raise HarnessError(f"nvcc did not finish within {timeout:.0f} s")
         finally:
-            self.procs.discard(proc)
+            with self.lock:
+                self.procs.discard(proc)
         return proc.returncode, out
 
     def kill_all(self) -> None:
-        self.stopped = True
-        for proc in list(self.procs):
-            proc.kill()
+        with self.lock:
+            self.stopped = True
+            for proc in list(self.procs):
+                _kill_group(proc)
+
+
+def _kill_group(proc) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
 
 
 def compile_multi(programs: list[Program], out: Path, work: Path, tc: Toolchain, timeout: float = 3600,
@@ -187,15 +204,20 @@ def compile_multi(programs: list[Program], out: Path, work: Path, tc: Toolchain,
         pass
     src = work / f"{out.name}.cu"
     src.write_text(multi_source(programs))
+    part = out.with_name(f".{out.name}.part")
     target = programs[0].target
     virtual = "compute_" + target[len("sm_"):]
     # -compress-all: the device code compressed in the fatbinary (~20 KB per program instead of ~75)
     cmd = [nvcc, *NVCC_FLAGS, "-lineinfo", "-Xfatbin=-compress-all", f"-gencode=arch={virtual},code={target}", "-cudart", "shared",
-           f"-L{link}", "-Xlinker", "-rpath,$ORIGIN/../lib", "-o", str(out.resolve()), str(src.resolve())]
-    rc, log = (children or Children()).run(cmd, timeout, work)
-    if rc != 0:
-        from .build import _errors
-        raise HarnessError(f"nvcc failed for {out.name} ({len(programs)} programs):\n{_errors(log)}")
+           f"-L{link}", "-Xlinker", "-rpath,$ORIGIN/../lib", "-o", str(part.resolve()), str(src.resolve())]
+    try:        # (linked under another name, renamed when whole: a stopped pack leaves no half executable)
+        rc, log = (children or Children()).run(cmd, timeout, work)
+        if rc != 0:
+            from .build import _errors
+            raise HarnessError(f"nvcc failed for {out.name} ({len(programs)} programs):\n{_errors(log)}")
+        os.replace(part, out)
+    finally:
+        part.unlink(missing_ok=True)
     return log.strip()
 
 
