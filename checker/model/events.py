@@ -78,6 +78,15 @@ class EventStructure:
     def reads(self) -> tuple[int, ...]:
         return tuple(sorted(self.rf_may))
 
+    @property
+    def observables(self) -> tuple[str, ...]:
+        """Every name an outcome gives a value: each register ('P1:r0'), then each location a
+        thread writes, a location cut into atoms (`compose`) as itself, never its atoms (an atom
+        'x[0:2]' has no value of its own in an outcome)."""
+        atoms = {atom for parts in self.compose.values() for atom, _ in parts}
+        return tuple(sorted(f"{t}:{r}" for t, r in self.registers) +
+                     sorted({loc for loc in self.final_writes if loc not in atoms} | set(self.compose)))
+
     def event(self, eid: int) -> Event:
         return self.events[eid]
 

@@ -16,7 +16,7 @@ TESTS = straight_line_tests()
 @pytest.mark.parametrize("test", TESTS, ids=[t.name for t in TESTS])
 def test_sc_outcomes_are_ptx_outcomes(test):
     es = lower(test)
-    observe = tuple(sorted(f"{t}:{r}" for t, r in es.registers) + sorted(es.final_writes))
+    observe = es.observables
     sc, done_sc = Z3Engine(es, resolve_model("sc")).outcomes(observe)
     ptx, done_ptx = Z3Engine(es, resolve_model("ptx")).outcomes(observe)
     assert done_sc and done_ptx

@@ -28,7 +28,7 @@ def _es(text):
 
 
 def _observe(es):
-    return tuple(sorted(f"{t}:{r}" for t, r in es.registers) + sorted(es.final_writes))
+    return es.observables
 
 
 NEVER = 10 ** 9

@@ -191,7 +191,7 @@ def test_mbarrier_verdicts_agree_with_brute_force(name, ptx_model, monkeypatch):
     assert {u.flag for u in z3r.undefined} == flags
     # every execution, those past the undefined behaviour too: the same outcomes
     es = lower(t)
-    observe = tuple(sorted(f"{th}:{r}" for th, r in es.registers) + sorted(es.final_writes))
+    observe = es.observables
     want, _ = BruteEngine(es, ptx_model, limit=20_000).outcomes(observe)
     got, complete = Z3Engine(es, ptx_model).outcomes(observe)
     assert complete and got == want

@@ -99,7 +99,7 @@ def _agree(text, rlimit, axioms=True):
     from checker.resources import resolve_model
 
     model = resolve_model("ptx")
-    observe = tuple(sorted(f"{t}:{r}" for t, r in es.registers) + sorted(es.final_writes))
+    observe = es.observables
     expected, _ = BruteEngine(es, model, limit=200_000).outcomes(observe)
     z3 = Z3Engine(es, model, rlimit=rlimit)
     got, complete = z3.outcomes(observe)

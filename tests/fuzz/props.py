@@ -296,7 +296,7 @@ def check_engines_agree(text: str, path: str = "fuzz/diff.yaml", limit: int = 30
                 continue
             try:
                 brute = BruteEngine(es, default_model(), limit=limit)
-                observe = tuple(sorted(f"{th}:{r}" for th, r in es.registers) + sorted(es.final_writes))
+                observe = es.observables
                 expected, _ = brute.outcomes(observe)
             except (LimitExceeded, Unsupported):
                 continue

@@ -21,7 +21,7 @@ MEMORY_OPS = ("ld", "st")
 
 def _outcomes(test, model):
     es = lower(test)
-    observe = tuple(sorted(f"{t}:{r}" for t, r in es.registers) + sorted(es.final_writes))
+    observe = es.observables
     outs, complete = Z3Engine(es, resolve_model(model)).outcomes(observe)
     assert complete
     return outs
