@@ -51,8 +51,9 @@ from .errors import CheckerError
 # Test-only fault injection: PTXMC_TEST_FAULT="exit:NAME,kill:NAME,hang:NAME,raise:NAME" makes a
 # worker os._exit, SIGKILL itself, sleep forever or raise a plain exception when it is given the
 # job whose `fault_key` is NAME. It acts only inside worker processes, never in a parent. A hang
-# first creates the file PTXMC_TEST_FAULT_MARK names, if set, so a test knows the worker is there;
-# `hang1:NAME` hangs only while that file does not exist yet (the job's second run goes through).
+# first adds the line NAME to the file PTXMC_TEST_FAULT_MARK names, if set, so a test knows the
+# worker is there (and, with several hangs, how many workers are); `hang1:NAME` hangs only while
+# that file does not exist yet (the job's second run goes through).
 FAULT_ENV = "PTXMC_TEST_FAULT"
 FAULT_MARK_ENV = "PTXMC_TEST_FAULT_MARK"
 
@@ -129,7 +130,8 @@ def inject_fault(key: str) -> None:
             continue
         if action in ("hang", "hang1"):
             if os.environ.get(FAULT_MARK_ENV):
-                open(os.environ[FAULT_MARK_ENV], "w").close()
+                with open(os.environ[FAULT_MARK_ENV], "a") as f:
+                    f.write(key + "\n")
             while True:
                 time.sleep(3600)
         if action == "raise":

@@ -42,19 +42,24 @@ def ptx_model():
     return resolve_model("ptx")
 
 
-@pytest.fixture
+# The wall-clock timeout of every judgement made in a test's own process (check_test, the API,
+# run_tests, Extraction.check, ...): a safety net, never what decides an answer. The default
+# (60 s) is a user's bound; a big check near it on an idle machine came back UNKNOWN on a loaded
+# CI machine (2 cores, 2 xdist workers and their subprocesses). What bounds Z3 deterministically
+# is the rlimit, unchanged. Tests of the timeout itself give their own (timeout=1e-9, --timeout).
+PATIENT_TIMEOUT = 900.0
+
+
+@pytest.fixture(autouse=True)
 def patient():
-    """Judgements under a 900 s timeout, a generous safety net: on a shared, loaded machine an
-    answer must not become UNKNOWN for lack of time (use it with
-    `pytestmark = pytest.mark.usefixtures("patient")`)."""
+    """Each test starts from the default limits (whatever an earlier test of this process left)
+    with the PATIENT_TIMEOUT, restored after it."""
     from dataclasses import replace
 
     from checker import limits
 
-    old = limits.current()
-    limits.set_current(replace(old, timeout=900.0))
-    yield
-    limits.set_current(old)
+    with limits.use(replace(limits.DEFAULT, timeout=PATIENT_TIMEOUT)):
+        yield
 
 
 @pytest.fixture

@@ -30,9 +30,6 @@ def family():
     return {t.name: t for t in load_paths([FAMILY])}
 
 
-pytestmark = pytest.mark.usefixtures("patient")      # (tests/conftest.py)
-
-
 def code(applied, thread: str) -> list[str]:
     return [i.text for i in next(t for t in applied.audited.test.threads if t.name == thread).code]
 

@@ -631,29 +631,38 @@ def test_ctrl_c_keeps_finished_results(tmp_path, jobs, fmt, group):
 
 @pytest.mark.parametrize("jobs", ["1", "2"])
 def test_ctrl_c_during_report_writes_the_finished_part_marked_interrupted(tmp_path, jobs):
-    # SB+weak and SB+relaxed finish; MP+weak hangs (a worker, so the run is still going), and
-    # Ctrl-C arrives once it is hanging: the report holds what finished and says it was cut short.
+    # SB+weak and SB+relaxed finish; then each worker hangs on a test of its own (SB+fence.sc, and
+    # with 2 workers MP+weak too), so the run is still going, and Ctrl-C arrives once every worker
+    # hangs: the report holds what finished and says it was cut short. A worker is given its
+    # hanging test only after this process recorded the one before (none is sent ahead while no
+    # more tests wait than there are workers), so "every worker hangs" is the moment both quick
+    # tests are in; a fixed sleep for the other worker to finish raced a loaded machine.
     tmpdir = Path(tempfile.mkdtemp(prefix="ptxmc-"))
+    hanging = ["SB+fence.sc", "MP+weak"][:int(jobs)]
+    total = 2 + len(hanging)
     suite = tmp_path / "in" / "suite.yaml"
     suite.parent.mkdir()
     tests = SUITE.read_text().split("\n- name: ")
-    suite.write_text("\n- name: ".join(tests[:4]) + "\n")      # (comments), SB+weak, SB+relaxed, SB+fence.sc
+    suite.write_text("\n- name: ".join(tests[:1 + total]) + "\n")     # (comments), SB+weak, SB+relaxed, the hanging
+    assert [t.name for t in load_file(suite)] == ["SB+weak", "SB+relaxed", *hanging]
     mark, out = tmp_path / "hanging", tmp_path / "reports" / "r"
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "TMPDIR": str(tmpdir), pool.FAULT_ENV: "hang:SB+fence.sc",
-           pool.FAULT_MARK_ENV: str(mark)}
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "TMPDIR": str(tmpdir),
+           pool.FAULT_ENV: ",".join(f"hang:{n}" for n in hanging), pool.FAULT_MARK_ENV: str(mark)}
     env.pop("PTXMC_DEBUG", None)
     p = subprocess.Popen([sys.executable, "-m", "checker", "report", str(suite), "--jobs", jobs, "--no-blame",
                           "--out", str(out)], cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                          text=True, preexec_fn=_default_sigint)
+
+    def hangs() -> list[str]:
+        return sorted(mark.read_text().splitlines()) if mark.exists() else []
+
     try:
         for _ in range(int(300 / 0.05)):   # a poll count, not a clock, is the safety net
-            if mark.exists():
+            if hangs() == sorted(hanging):
                 break
             assert p.poll() is None, p.communicate()
             time.sleep(0.05)
-        assert mark.exists(), "the run never got there"
-        if jobs == "2":
-            time.sleep(3.0)      # the other worker finishes its test (two quick ones, one each)
+        assert hangs() == sorted(hanging), "the run never got there"
         p.send_signal(signal.SIGINT)
         stdout, stderr = p.communicate(timeout=600)
         leftovers = list(tmpdir.iterdir())
@@ -663,15 +672,15 @@ def test_ctrl_c_during_report_writes_the_finished_part_marked_interrupted(tmp_pa
     assert leftovers == []
     assert p.returncode == 130, stderr
     assert "Traceback" not in stderr
-    assert "ptxmc: interrupted: 2 of 3 tests run; the report holds those and says so" in stderr
+    assert f"ptxmc: interrupted: 2 of {total} tests run; the report holds those and says so" in stderr
     assert sorted(x.name for x in out.parent.iterdir()) == ["r"]                 # no temporary folder
     doc = json.loads((out / "report.json").read_text())
-    assert doc["interrupted"] == {"run": 2, "total": 3}
+    assert doc["interrupted"] == {"run": 2, "total": total}
     assert sorted(t["name"] for t in doc["tests"]) == ["SB+relaxed", "SB+weak"]
     root = ET.fromstring((out / "junit.xml").read_text())
-    assert root.find("testsuite/properties/property").get("value") == "2 of 3 tests run"
+    assert root.find("testsuite/properties/property").get("value") == f"2 of {total} tests run"
     assert sorted(tc.get("name") for tc in root.iter("testcase")) == ["SB+relaxed", "SB+weak"]
-    assert "Interrupted: 2 of 3 tests run." in (out / "report.md").read_text()
+    assert f"Interrupted: 2 of {total} tests run." in (out / "report.md").read_text()
     assert 'id="interrupted"' in (out / "index.html").read_text()
 
 

@@ -14,8 +14,6 @@ import json
 import re
 from pathlib import Path
 
-import pytest
-
 from checker.api import run
 from checker.cli import main
 from checker.extract.api import extract_file
@@ -24,9 +22,6 @@ ROOT = Path(__file__).resolve().parents[2]
 TILELANG = ROOT / "examples" / "kernels" / "tilelang" / "tilelang_ws_gemm.sm90a.ptx"
 FENCE = "fence.proxy.async.shared::cta"
 SAFETY = "1800"         # seconds: a safety net on a loaded machine, not the budget the answer needs
-
-
-pytestmark = pytest.mark.usefixtures("patient")      # (tests/conftest.py)
 
 
 def _producer_and_consumer(skeleton: str) -> dict[str, list[str]]:
