@@ -67,6 +67,23 @@ class Path:
     code: tuple[Instr, ...]
     cut: Spin | None = None       # the path stops where the unrolling bound cut a loop
     decisions: tuple[str, ...] = ()
+    # the [start, end) spans of `code` of the iterations of tracked await loops (split's `awaits`)
+    # that went round: removing them gives the path with each such await run once
+    rounds: tuple[tuple[int, int], ...] = ()
+
+    def once(self) -> tuple[tuple[Instr, ...], dict[int, int]]:
+        """The code without the iterations in `rounds`, and where each kept index went."""
+        return self.without(self.rounds)
+
+    def without(self, spans) -> tuple[tuple[Instr, ...], dict[int, int]]:
+        """The code without the [start, end) `spans`, and where each kept index went."""
+        gone = {k for a, b in spans for k in range(a, b)}
+        moved, code = {}, []
+        for k, i in enumerate(self.code):
+            if k not in gone:
+                moved[k] = len(code)
+                code.append(i)
+        return tuple(code), moved
 
     def describe(self) -> str:
         return ", ".join(self.decisions) or "straight through"
@@ -109,14 +126,15 @@ def check_thread(t: Thread) -> None:
 
 
 def split(t: Thread, unroll: int, test: LitmusTest | None = None, options=frozenset(),
-          once: frozenset[str] = frozenset()) -> list[Path]:
+          once: frozenset[str] = frozenset(), awaits: frozenset[str] = frozenset()) -> list[Path]:
     """Every control path of thread `t`, loops run at most `unroll` times. With the `test` the
     thread belongs to, a guard decided by registers alone (checker.isa.fold) is followed on the
     side it decides only, and an mbarrier wait's parity register that holds a constant is read
     as that immediate. `options`: the model options (loops.REWRITE_EFFECT is read here). The
     loops headed by a label of `once` (the spin loops await_loops writes) run once and are cut
     there, whatever `unroll` says (docs/model.md#a18: a second iteration adds no outcome and no
-    hang)."""
+    hang). Each path records the code of the iterations of the loops headed by a label of
+    `awaits` that went round (Path.rounds)."""
     if not t.branches:
         return [Path(t.code)]
     labels = labels_of(t)
@@ -128,15 +146,16 @@ def split(t: Thread, unroll: int, test: LitmusTest | None = None, options=frozen
     bodies: dict[tuple[int, int], frozenset[int] | None] = {}
     out: list[Path] = []
     # (pc, code so far, registers set so far, back-branch counts (free, decided), decisions,
-    #  constant registers, where registers decided a branch (the side not taken), and for each
-    #  loop head the decisions, such branches and registers when it was last entered)
-    stack = [(0, (), frozenset(), {}, (), {}, (), {})]
+    #  constant registers, where registers decided a branch (the side not taken), for each
+    #  loop head the decisions, such branches, registers and code length when it was last
+    #  entered, and the spans of the tracked await iterations that went round)
+    stack = [(0, (), frozenset(), {}, (), {}, (), {}, ())]
     while stack:
-        pc, done, regs, backs, why, env, folds, marks = stack.pop()
+        pc, done, regs, backs, why, env, folds, marks, rounds = stack.pop()
         if pc in heads:
-            marks = {**marks, pc: (len(why), len(folds), env)}
+            marks = {**marks, pc: (len(why), len(folds), env, len(done))}
         if pc >= len(code):
-            out.append(Path(_awaited(done, t, folder), None, why))
+            out.append(Path(_awaited(done, t, folder), None, why, rounds))
         else:
             i = code[pc]
             steps = []                                 # (next pc, instrs emitted, decision text)
@@ -198,12 +217,14 @@ def split(t: Thread, unroll: int, test: LitmusTest | None = None, options=frozen
                         path = _awaited(done + emitted, t, folder)
                         spin = _spin(code, labels, nxt, pc, path, decided, folder, new_env,
                                      loops.REWRITE_EFFECT in options)
-                        out.append(Path(path, spin, new_why))
+                        out.append(Path(path, spin, new_why, rounds))
                         continue
+                    went = rounds + (((marks[nxt][3], len(done) + len(emitted)),)
+                                     if i.operands[0].name in awaits else ())
                     stack.append((nxt, done + emitted, new_regs, {**backs, pc: (free, decided)}, new_why, new_env,
-                                  folds, marks))
+                                  folds, marks, went))
                 else:
-                    stack.append((nxt, done + emitted, new_regs, backs, new_why, new_env, folds, marks))
+                    stack.append((nxt, done + emitted, new_regs, backs, new_why, new_env, folds, marks, rounds))
         if len(out) > cap:
             raise LimitExceeded(f"too large: thread {t.name} has more than {cap} control paths with unroll "
                                 f"{unroll} (raise it with --limit paths=N)")

@@ -69,6 +69,34 @@ class Combo:
         """Does a thread wait forever at a barrier in this combination's schedule?"""
         return self.schedule is not None and bool(self.schedule.blocked)
 
+    def once_key(self) -> tuple | None:
+        """What identifies this combination with each await's loop run once (the iterations of
+        checker.unfold.paths Path.rounds removed): the combination whose awaits run once has the
+        same key (None for a combination stuck at a barrier)."""
+        return self._key([p.rounds for p in self.paths])
+
+    def key(self) -> tuple | None:
+        """What identifies this combination: every thread's code and, for a schedule whose threads
+        all get past their barriers, the generation of each barrier operation (None when stuck)."""
+        return self._key([() for _ in self.paths])
+
+    def fewer_rounds(self) -> tuple[tuple, ...]:
+        """The key of each combination this one gives with one iteration of Path.rounds removed."""
+        if self.stuck:
+            return ()
+        return tuple(self._key([(r,) if n == k else () for n in range(len(self.paths))])
+                     for k, p in enumerate(self.paths) for r in p.rounds)
+
+    def _key(self, drop) -> tuple | None:
+        if self.stuck:
+            return None
+        codes, moved = [], {}
+        for t, p, d in zip(self.test.threads, self.paths, drop):
+            code, moved[t.name] = p.without(d)
+            codes.append(code)
+        gens = sorted((t, moved[t][k], g) for t, k, g in (self.schedule.generation if self.schedule else ()))
+        return tuple(codes), tuple(gens), self.schedule is not None
+
     def describe(self) -> str:
         text = "; ".join(f"{t.name}: {p.describe()}" + (" (cut by the bound)" if p.cut else "")
                          for t, p in zip(self.test.threads, self.paths))
@@ -87,7 +115,8 @@ def combos(test: LitmusTest, lim: limits.Limits, loops: bool = False, options=fr
     with limits.use(lim):
         threads = [paths.await_loops(t) if loops else t for t in test.threads]
         per_thread = [paths.split(c, unroll, test, options,
-                                  paths.await_labels(c, t) if spin_once else frozenset())
+                                  paths.await_labels(c, t) if spin_once else frozenset(),
+                                  paths.await_labels(c, t) if loops and not spin_once else frozenset())
                       for c, t in zip(threads, test.threads)]
     total = 1
     for ps in per_thread:

@@ -76,14 +76,16 @@ class UnionSession:
         order = {t.name: i for i, t in enumerate(test.threads)}
         self.observe = tuple(sorted(keys, key=lambda k: (0, order.get(k.split(":")[0], 99), k) if ":" in k
                                     else (1, 0, k)))
-        self.sessions = []
-        for c, es in zip(self.combos, self._es):
-            have = {f"{t}:{r}" for t, r in es.registers}
-            locs = tuple(ref(k) for k in self.observe if ":" not in k or k in have)
-            # the test's filter, with the registers this combination never writes decided (0)
-            filt = None if test.filter is None else specialize(test.filter, self.registers - have)
-            self.sessions.append(Session(replace(c.test, locations=locs, filter=filt), model, options, engine,
-                                         self.lim, es=es))
+        self.sessions = [self._session(c, es) for c, es in zip(self.combos, self._es)]
+
+    def _session(self, c: Combo, es) -> Session:
+        """The Session of combination `c` (lowered: `es`)."""
+        have = {f"{t}:{r}" for t, r in es.registers}
+        locs = tuple(ref(k) for k in self.observe if ":" not in k or k in have)
+        # the test's filter, with the registers this combination never writes decided (0)
+        filt = None if self.test.filter is None else specialize(self.test.filter, self.registers - have)
+        return Session(replace(c.test, locations=locs, filter=filt), self.model, self.options, self.engine,
+                       self.lim, es=es)
 
     def check_condition(self, cond: Cond, where) -> None:
         regs: dict[str, set[str]] = {t.name: set() for t in self.test.threads}
@@ -137,11 +139,41 @@ class UnionSession:
         answers hangs and outcomes exactly, but not this question: an earlier iteration may read
         a release write and order, say, an mbarrier.inval before a later operation of the thread
         (docs/model.md#a18), so with await loops run once it is asked on the awaits unrolled like
-        any loop (the variants before they ran once), built when first asked."""
+        any loop (the variants before they ran once), built when first asked.
+
+        Only the variants that have an execution are kept, and a variant is not built when one
+        it gives by removing iterations of its await loops that went round has none: removing
+        such iterations from a consistent execution leaves a consistent execution (the argument of
+        docs/model.md#a18), so the variant has none either, and no flag. The variants are built
+        in order of how many iterations went round, each after those it gives: the one with all
+        of them removed is the combination of this session with the same key (Combo.once_key),
+        those with one removed are variants built before (Combo.fewer_rounds). One that is not
+        found (stuck at a barrier, never lowered, not a variant) counts as having one."""
         if not (self.loops and self.spin_once) or all(paths.await_loops(t) is t for t in self.test.threads):
             return list(zip(self.combos, self.sessions))
-        ref = UnionSession(self.test, self.model, self.options, self.engine, self.lim, loops=True, spin_once=False)
-        return list(zip(ref.combos, ref.sessions))
+        once = {c.once_key(): s for c, s in zip(self.combos, self.sessions)}
+        with limits.use(self.lim):
+            unrolled = combos(self.test, self.lim, True, self.options, spin_once=False)
+        live: dict[tuple, bool] = {}      # key -> has an execution, for each variant built
+        kept = []
+        for n in sorted(range(len(unrolled)), key=lambda n: sum(len(p.rounds) for p in unrolled[n].paths)):
+            c = unrolled[n]
+            if c.stuck:
+                continue
+            s = once.get(c.once_key())
+            if s is not None and s.witness(None) is None or any(live.get(k) is False for k in c.fewer_rounds()):
+                live[c.key()] = False
+                continue
+            try:
+                with limits.use(self.lim):
+                    es = lower(single(c.test))
+            except NeverCompletes:
+                continue
+            s = self._session(c, es)
+            live[c.key()] = s.witness(None) is not None
+            if live[c.key()]:
+                kept.append((n, c, s))
+        return [(c, s) for _, c, s in sorted(kept, key=lambda x: x[0])]
 
     @cached_property
     def undefined(self) -> tuple[UndefinedReport, ...]:

@@ -29,7 +29,7 @@ def _answer(test, engine: str, once: bool):
         outs, whole = u.outcomes()
         return (bool(found), complete, u.never_terminates() is not None, bool(u.stuck()),
                 bool(u.bounded), outs, whole, sorted({(h.thread, h.blocked) for h in found}),
-                sorted({f.flag for f in u.undefined}))
+                sorted({(f.flag, f.why) for f in u.undefined}))
     except (LimitExceeded, LitmusError, NeverCompletes) as e:
         return type(e).__name__
 

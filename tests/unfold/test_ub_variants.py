@@ -1,0 +1,206 @@
+"""The undefined-behaviour question of a hang-question test, asked on its awaits unrolled like any
+loop (UnionSession._ub_variants, docs/model.md#a18), builds only the variants that can have an
+execution: a variant is skipped when one it gives by removing iterations of its await loops that
+went round has none (the variant with all of them removed is a runs-once combination). The
+variants kept are exactly the reference's variants that have an execution, and the answers are
+the reference's, on Z3 and brute force, on adversarial cases: undefined behaviour visible only
+when the awaits of two threads both went round, only through the iteration of an await after a
+ring of one slot wraps, a second await on a location whose failing iterations have no execution,
+and a hang only when two threads stop at different awaits."""
+from __future__ import annotations
+
+import pytest
+
+from checker import limits
+from checker.front.litmus import load_text
+from checker.resources import resolve_model
+from checker.verdict import union
+from checker.verdict.check import check_test
+from checker.verdict.union import UnionSession
+from tests.unfold.test_spin_once import _answer
+
+MODEL = resolve_model("ptx")
+
+# (a dict, not module-level strings: test_spin_once's inline scan compares those itself)
+CASES = {
+    "UB-TwoRounds": """
+- name: UB-TwoRounds
+  doc: "P1's failing iteration reads P0's release of a=2 (after the inval), P3's reads P1's release of b=2:
+    P3's arrive is then after the inval. Each exits on P2's relaxed 1, which orders nothing: undefined only
+    on the variant where both awaits went round."
+  source: "PTX ISA 9.4, mbarrier.inval (an mbarrier operation other than init on an invalidated object is
+    undefined); Memory Consistency Model (release and acquire patterns; base causality order is transitive)"
+  arch: sm_90
+  memory:
+    mb: {space: shared, owner: gpu0.cluster0.cta0, mbarrier: {count: 1}}
+    a: {space: global}
+    b: {space: global}
+  threads:
+    P0:
+      at: gpu0.cluster0.cta0.warp0
+      code:
+        - mbarrier.inval.shared::cta.b64 [mb]
+        - st.release.gpu.u32 [a], 2
+    P1:
+      at: gpu0.cluster0.cta0.warp1
+      code:
+        - ld.acquire.gpu.u32 r0, [a] == 1
+        - st.release.gpu.u32 [b], 2
+    P2:
+      at: gpu0.cluster0.cta0.warp2
+      code:
+        - st.relaxed.gpu.u32 [a], 1
+        - st.relaxed.gpu.u32 [b], 1
+    P3:
+      at: gpu0.cluster0.cta0.warp3
+      code:
+        - ld.acquire.gpu.u32 r1, [b] == 1
+        - mbarrier.arrive.relaxed.cta.shared::cta.b64 _, [mb]
+  expect:
+    undefined: true
+    hang: allowed
+""",
+    "UB-AfterWrap": """
+- name: UB-AfterWrap
+  doc: "A ring of one slot f0: P fills it (1), waits until C empties it (e0), invalidates mb and fills it again
+    (3, a release). C's await for the slot's second value (2, Q's relaxed write) may first read 3: that
+    iteration synchronizes with P, and C's arrive is after the inval. The first await cannot read 3 and
+    then 1 (coherence): undefined only through the wrapped await's iteration."
+  source: "PTX ISA 9.4, mbarrier.inval (an mbarrier operation other than init on an invalidated object is
+    undefined); Memory Consistency Model (release and acquire patterns, coherence)"
+  arch: sm_90
+  memory:
+    mb: {space: shared, owner: gpu0.cluster0.cta0, mbarrier: {count: 1}}
+    f0: {space: global}
+    e0: {space: global}
+  threads:
+    P:
+      at: gpu0.cluster0.cta0.warp0
+      code:
+        - st.release.gpu.u32 [f0], 1
+        - ld.acquire.gpu.u32 r0, [e0] == 1
+        - mbarrier.inval.shared::cta.b64 [mb]
+        - st.release.gpu.u32 [f0], 3
+    C:
+      at: gpu0.cluster0.cta0.warp1
+      code:
+        - ld.acquire.gpu.u32 r1, [f0] == 1
+        - st.release.gpu.u32 [e0], 1
+        - ld.acquire.gpu.u32 r3, [f0] == 2
+        - mbarrier.arrive.relaxed.cta.shared::cta.b64 _, [mb]
+    Q:
+      at: gpu0.cluster0.cta0.warp2
+      code:
+        - st.relaxed.gpu.u32 [f0], 2
+  expect:
+    undefined: true
+    hang: allowed
+""",
+    "UB-SameLocTwice": """
+- name: UB-SameLocTwice
+  doc: "C awaits f == 1 twice: once the first has read 1, the second cannot read 0 (coherence), so every
+    variant in which the second went round, or stops there, has no execution."
+  source: "PTX ISA 9.4, Memory Consistency Model (coherence)"
+  memory:
+    f: {space: global}
+  threads:
+    P:
+      at: gpu0.cta0.warp0
+      code:
+        - st.release.gpu.u32 [f], 1
+    C:
+      at: gpu0.cta1.warp0
+      code:
+        - ld.acquire.gpu.u32 r0, [f] == 1
+        - ld.acquire.gpu.u32 r1, [f] == 1
+  expect:
+    undefined: false
+    hang: forbidden
+""",
+    "Hang-TwoStops": """
+- name: Hang-TwoStops
+  doc: "P1 gets past a (P0 writes it) and waits for b forever; P2 waits for c forever: the only hang has P1
+    stopped at its second await and P2 at its first."
+  source: docs/model.md#a18 (a fair execution reads the final value); PTX ISA 9.4, Memory Consistency Model
+  memory:
+    a: {space: global}
+    b: {space: global}
+    c: {space: global}
+  threads:
+    P0:
+      at: gpu0.cta0.warp0
+      code:
+        - st.release.gpu.u32 [a], 1
+    P1:
+      at: gpu0.cta1.warp0
+      code:
+        - ld.acquire.gpu.u32 r0, [a] == 1
+        - ld.acquire.gpu.u32 r1, [b] == 1
+    P2:
+      at: gpu0.cta2.warp0
+      code:
+        - ld.acquire.gpu.u32 r2, [c] == 1
+        - st.release.gpu.u32 [b], 1
+  expect:
+    hang: allowed
+""",
+}
+
+UNDEFINED = {"UB-TwoRounds": True, "UB-AfterWrap": True, "UB-SameLocTwice": False, "Hang-TwoStops": False}
+
+
+def _test(name: str):
+    (t,) = load_text(CASES[name], f"{name}.yaml")
+    return t
+
+
+def _full(t, engine: str, once: bool):
+    """Everything _answer compares, and each flag's reason (brute force's candidate limit raised
+    for UB-AfterWrap's variants)."""
+    with limits.use(limits.current().override(["candidates=200000"])):
+        u = UnionSession(t, MODEL, engine=engine, loops=True, spin_once=once)
+        return _answer(t, engine, once), sorted({(f.flag, f.why) for f in u.undefined})
+
+
+@pytest.mark.parametrize("engine", ["z3", "brute"])
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_the_answers_are_the_reference_s(name, engine):
+    """Hangs, outcomes, undefined-behaviour flags and their reasons: the same with the variants
+    built as the reference builds them; and what the PTX text gives."""
+    t = _test(name)
+    once, ref = _full(t, engine, True), _full(t, engine, False)
+    assert once == ref
+    assert bool(once[1]) == UNDEFINED[name]
+    assert once[0][0] == t.expect_hang
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_the_variants_kept_are_the_reference_s_with_an_execution(name):
+    u = UnionSession(_test(name), MODEL, loops=True)
+    ref = UnionSession(_test(name), MODEL, loops=True, spin_once=False)
+    want = [c.key() for c, s in zip(ref.combos, ref.sessions) if s.witness(None) is not None]
+    assert [c.key() for c, _ in u._ub_variants] == want
+
+
+def test_variants_without_an_execution_are_not_lowered(monkeypatch):
+    """The second await's failing iterations have no execution: of the reference's seven variants
+    (three with an execution), the two in which it stops are not lowered (their runs-once
+    combination has none), and of the two in which it went round only the one whose first await
+    did not is (the other gives it by removing the first await's iteration)."""
+    lowered = []
+    real = union.lower
+
+    def counted(test):
+        lowered.append(test)
+        return real(test)
+    u = UnionSession(_test("UB-SameLocTwice"), MODEL, loops=True)
+    assert len(UnionSession(_test("UB-SameLocTwice"), MODEL, loops=True, spin_once=False).combos) == 7
+    monkeypatch.setattr(union, "lower", counted)
+    assert len(u._ub_variants) == 3
+    assert len(lowered) == 4
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_run_meets_each_case_s_expectations(name):
+    r = check_test(_test(name), MODEL)
+    assert r.status == "pass", r.message
