@@ -20,6 +20,7 @@ from ..cat.stage import stage, static_values
 from ..errors import LimitExceeded, Unsupported
 from ..model.events import EventStructure, Order
 from .base import EachSane, Execution, Pair
+from .fixpoint import fixed_points
 from ..model.values import evaluate as eval_expr, reads_of
 
 DEFAULT_LIMIT = 50_000
@@ -140,15 +141,21 @@ class BruteEngine(EachSane):
         for ex, _ in found:
             if test is None or test(dict(ex.outcome)):
                 return ex
+        if wanted is not None and not wanted and self.has_value_cycle():
+            # (well-formedness alone: a candidate whose values depend on themselves is an
+            # execution at each fixed point of its values, as for `sane`)
+            return next(self._fixed_point_candidates(cond), None)
         return None
 
     def sane(self, cond: Cond) -> bool:
-        """Some execution satisfies `cond` without the axioms: a consistent one first (as the Z3
-        engine does), then every candidate whose values do not depend on themselves. A candidate
-        whose values do (LB with data dependencies) has no values to evaluate `cond` on, and some
-        fixed point of its values may satisfy it (Z3 finds D3's out-of-thin-air 1s): it counts as
-        satisfying."""
-        return self.sane_by_values(cond) or self.has_value_cycle()
+        """Some execution satisfies `cond` without the axioms: a candidate whose values can be
+        computed (consistent ones first, as the Z3 engine asks), else a fixed point of the values
+        of a candidate whose values depend on themselves (LB with data dependencies: Z3 finds
+        D3's out-of-thin-air 1s, and no fixed point of a cycle that copies values satisfies
+        `r0=1 /\\ r1=2`). Unsupported where those fixed points are not of a shape brute force
+        solves exactly (checker.engines.fixpoint)."""
+        return self.sane_by_values(cond) or (self.has_value_cycle() and
+                                             next(self._fixed_point_candidates(cond), None) is not None)
 
     def sane_by_values(self, cond: Cond) -> bool:
         """Some candidate whose values can be computed (consistent or not) satisfies `cond`."""
@@ -180,11 +187,7 @@ class BruteEngine(EachSane):
     def _candidates(self, axioms: frozenset | None) -> Iterator[tuple[Execution, dict]]:
         """Candidates on which the named axioms hold (None: every axiom)."""
         with_axioms = axioms is None or bool(axioms)
-        es = self.es
-        names = [o.name for o in es.orders]
-        order_space = [[frozenset().union(*cls) if cls else frozenset() for cls in product(*self.order_choices[n])]
-                       for n in names]
-        awaits = es.awaits
+        order_space = self._order_space()
         for rf_choice in product(*(self.rf_may[r] for r in self.reads)):
             self._in_time()
             source = dict(zip(self.reads, rf_choice))
@@ -194,45 +197,77 @@ class BruteEngine(EachSane):
                 if not with_axioms:
                     continue        # no values to judge by; the sanity check needs none of these
                 values = None       # a value cycle: fine only if the model rejects it
-            # an await need not hold where value-dependent undefined behaviour frees it (A7)
-            if values is not None:
-                def freed(reads) -> bool:
-                    return any(eval_expr(x, values.__getitem__) != 0 for _, x in es.freeing(reads))
+            yield from self._executions_of(source, values, axioms, order_space)
 
-                if any(values[r] != v and not freed((r,)) for r, v in awaits):
-                    continue
-                if any(eval_expr(e, values.__getitem__) != v and not freed(reads_of(e)) for e, v in es.guards):
-                    continue
-            rf = frozenset((w, r) for r, w in source.items())
-            # (one base per rf choice, its orders set in place: the model only reads it)
-            base = dict(self.base)
-            base["rf"] = ("rel", rf)
-            for n in relations.VALUE_SETS:
-                base[n] = ("set", es.value_set(n, values.__getitem__) if values is not None else frozenset())
-            for ords in product(*order_space):
-                self._in_time()
-                orders = dict(zip(names, ords))
-                for n, rel in orders.items():
-                    base[n] = ("rel", rel)
-                if with_axioms:
-                    if axioms is None and self._consistent_checks:
-                        checks = self._consistent_checks(base)      # (None: some axiom fails)
-                        if checks is None:
-                            continue
-                    else:
-                        checks = self._checks(base) if self._checks else evaluate(self.residual, base, self.alg,
-                                                                                  self.options).checks
-                    if not all(c for chk, c in checks if not chk.flag and (axioms is None or chk.name in axioms)):
+    def _order_space(self) -> list[list[frozenset]]:
+        """Per order (co, fsc, ...), each choice of it: a union of one partial order per class."""
+        return [[frozenset().union(*cls) if cls else frozenset() for cls in product(*self.order_choices[o.name])]
+                for o in self.es.orders]
+
+    def _fixed_point_candidates(self, cond: Cond | None) -> Iterator[Execution]:
+        """Well-formed candidates (no axioms) whose values depend on themselves, at fixed points
+        of their values (checker.engines.fixpoint: enough of them to decide `cond` exactly),
+        that satisfy `cond`."""
+        test = None if cond is None else predicate(cond, self.es.names)
+        order_space = self._order_space()
+        for rf_choice in product(*(self.rf_may[r] for r in self.reads)):
+            self._in_time()
+            source = dict(zip(self.reads, rf_choice))
+            try:
+                self._values(source)
+                continue
+            except Unsupported:
+                pass
+            for values in fixed_points(self.es, source, (cond, self.filter)):
+                for ex, _ in self._executions_of(source, values, frozenset(), order_space):
+                    if test is None or test(dict(ex.outcome)):
+                        yield ex
+
+    def _executions_of(self, source: dict[int, int], values: dict[int, int] | None, axioms: frozenset | None,
+                       order_space: list) -> Iterator[tuple[Execution, dict]]:
+        """The executions of one choice of rf (`source`) with these read values (None: they
+        depend on themselves), under the named axioms (None: every axiom; empty: none)."""
+        with_axioms = axioms is None or bool(axioms)
+        es, names = self.es, [o.name for o in self.es.orders]
+        # an await need not hold where value-dependent undefined behaviour frees it (A7)
+        if values is not None:
+            def freed(reads) -> bool:
+                return any(eval_expr(x, values.__getitem__) != 0 for _, x in es.freeing(reads))
+
+            if any(values[r] != v and not freed((r,)) for r, v in es.awaits):
+                return
+            if any(eval_expr(e, values.__getitem__) != v and not freed(reads_of(e)) for e, v in es.guards):
+                return
+        rf = frozenset((w, r) for r, w in source.items())
+        # (one base per rf choice, its orders set in place: the model only reads it)
+        base = dict(self.base)
+        base["rf"] = ("rel", rf)
+        for n in relations.VALUE_SETS:
+            base[n] = ("set", es.value_set(n, values.__getitem__) if values is not None else frozenset())
+        for ords in product(*order_space):
+            self._in_time()
+            orders = dict(zip(names, ords))
+            for n, rel in orders.items():
+                base[n] = ("rel", rel)
+            if with_axioms:
+                if axioms is None and self._consistent_checks:
+                    checks = self._consistent_checks(base)      # (None: some axiom fails)
+                    if checks is None:
                         continue
-                    fired = {chk.name for chk, c in checks if chk.flag and c}
                 else:
-                    fired = set()       # no axioms to check: nothing to evaluate (flags are asked of consistent ones)
-                if values is None:
-                    raise Unsupported("brute force: a consistent execution has values that depend "
-                                      "on themselves (thin air)")
-                for outcome in self._outcomes(values, orders.get("co", frozenset())):
-                    if self._passes is None or self._passes(dict(outcome)):
-                        yield Execution(rf, orders, dict(values), outcome), fired
+                    checks = self._checks(base) if self._checks else evaluate(self.residual, base, self.alg,
+                                                                              self.options).checks
+                if not all(c for chk, c in checks if not chk.flag and (axioms is None or chk.name in axioms)):
+                    continue
+                fired = {chk.name for chk, c in checks if chk.flag and c}
+            else:
+                fired = set()       # no axioms to check: nothing to evaluate (flags are asked of consistent ones)
+            if values is None:
+                raise Unsupported("brute force: a consistent execution has values that depend "
+                                  "on themselves (thin air)")
+            for outcome in self._outcomes(values, orders.get("co", frozenset())):
+                if self._passes is None or self._passes(dict(outcome)):
+                    yield Execution(rf, orders, dict(values), outcome), fired
 
     def _in_time(self) -> None:
         if self.deadline is not None and time.monotonic() > self.deadline:
@@ -240,7 +275,8 @@ class BruteEngine(EachSane):
 
     def has_value_cycle(self) -> bool:
         """Some choice of rf makes values depend on themselves (such a candidate has no values
-        brute force can compute; the model's axioms must reject it, see _candidates)."""
+        brute force can compute: the model's axioms must reject it, see _candidates; without
+        the axioms, its fixed points are asked, _fixed_point_candidates)."""
         if self._cycle is None:
             self._cycle = False
             for rf_choice in product(*(self.rf_may[r] for r in self.reads)):
