@@ -9,6 +9,18 @@ import pytest
 
 from checker import LITMUS_DIR
 
+# ptxmc's cache folder (parsed models, compiled code: checker.cachedir) is one of the test run's
+# own, made here by the first process of the run (xdist's workers and every subprocess inherit the
+# variable) and removed as that process ends: the tests neither read what another checkout's or
+# an earlier run's code left in ~/.cache/ptxmc nor write there. A test of the cache gives its own.
+if "PTXMC_CACHE_DIR" not in os.environ:
+    import atexit
+    import shutil
+
+    _cache = tempfile.mkdtemp(prefix="ptxmc-test-cache-")
+    os.environ["PTXMC_CACHE_DIR"] = _cache
+    atexit.register(shutil.rmtree, _cache, ignore_errors=True)
+
 # Hypothesis's properties test the same examples on every run (derandomize), so a failure in CI
 # reproduces and a landing is never refused for a rare example one run happened to draw; no
 # example database is written into the checkout or replayed from an earlier run. Randomized
