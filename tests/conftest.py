@@ -9,6 +9,40 @@ import pytest
 
 from checker import LITMUS_DIR
 
+# ptxmc's cache folder (parsed models, compiled code: checker.cachedir) is one of the test run's
+# own, made here by the first process of the run (xdist's workers and every subprocess inherit the
+# variable) and removed as that process ends: the tests neither read what another checkout's or
+# an earlier run's code left in ~/.cache/ptxmc nor write there. A test of the cache gives its own.
+# (A run killed before its end leaves its folder: one untouched for a day is removed here.)
+if "PTXMC_CACHE_DIR" not in os.environ:
+    import atexit
+    import shutil
+    import time
+
+    for _old in Path(tempfile.gettempdir()).glob("ptxmc-test-cache-*"):
+        try:
+            if time.time() - _old.stat().st_mtime > 86400:
+                shutil.rmtree(_old, ignore_errors=True)
+        except OSError:
+            pass
+    _cache = tempfile.mkdtemp(prefix="ptxmc-test-cache-")
+    os.environ["PTXMC_CACHE_DIR"] = _cache
+    atexit.register(shutil.rmtree, _cache, ignore_errors=True)
+
+# Hypothesis's properties test the same examples on every run (derandomize), so a failure in CI
+# reproduces and a landing is never refused for a rare example one run happened to draw; no
+# example database is written into the checkout or replayed from an earlier run. Randomized
+# exploration is tests/fuzz/campaign.py's (its own settings), or this profile's sibling:
+# PTXMC_TEST_HYPOTHESIS=explore. A property's own @settings keep the values they set.
+try:
+    from hypothesis import settings as _hypothesis_settings
+except ImportError:             # (the test extra installs it; the rest of the suite runs without)
+    pass
+else:
+    _hypothesis_settings.register_profile("ci", derandomize=True, database=None)
+    _hypothesis_settings.register_profile("explore", derandomize=False, database=None)
+    _hypothesis_settings.load_profile(os.environ.get("PTXMC_TEST_HYPOTHESIS", "ci"))
+
 
 def bundled_items():
     from checker.front.litmus import load_paths

@@ -69,33 +69,13 @@ class Combo:
         """Does a thread wait forever at a barrier in this combination's schedule?"""
         return self.schedule is not None and bool(self.schedule.blocked)
 
-    def once_key(self) -> tuple | None:
-        """What identifies this combination with each await's loop run once (the iterations of
-        checker.unfold.paths Path.rounds removed): the combination whose awaits run once has the
-        same key (None for a combination stuck at a barrier)."""
-        return self._key([p.rounds for p in self.paths])
-
     def key(self) -> tuple | None:
         """What identifies this combination: every thread's code and, for a schedule whose threads
         all get past their barriers, the generation of each barrier operation (None when stuck)."""
-        return self._key([() for _ in self.paths])
-
-    def fewer_rounds(self) -> tuple[tuple, ...]:
-        """The key of each combination this one gives with one iteration of Path.rounds removed."""
-        if self.stuck:
-            return ()
-        return tuple(self._key([(r,) if n == k else () for n in range(len(self.paths))])
-                     for k, p in enumerate(self.paths) for r in p.rounds)
-
-    def _key(self, drop) -> tuple | None:
         if self.stuck:
             return None
-        codes, moved = [], {}
-        for t, p, d in zip(self.test.threads, self.paths, drop):
-            code, moved[t.name] = p.without(d)
-            codes.append(code)
-        gens = sorted((t, moved[t][k], g) for t, k, g in (self.schedule.generation if self.schedule else ()))
-        return tuple(codes), tuple(gens), self.schedule is not None
+        gens = tuple(sorted(self.schedule.generation)) if self.schedule else ()
+        return tuple(p.code for p in self.paths), gens, self.schedule is not None
 
     def describe(self) -> str:
         text = "; ".join(f"{t.name}: {p.describe()}" + (" (cut by the bound)" if p.cut else "")
@@ -111,13 +91,7 @@ def combos(test: LitmusTest, lim: limits.Limits, loops: bool = False, options=fr
     loops they stand for, for the liveness question, each run once and cut there when
     `spin_once`, else unrolled like any loop (the reference the tests compare with);
     `options`: the model options)."""
-    unroll = test.unroll or lim.unroll
-    with limits.use(lim):
-        threads = [paths.await_loops(t) if loops else t for t in test.threads]
-        per_thread = [paths.split(c, unroll, test, options,
-                                  paths.await_labels(c, t) if spin_once else frozenset(),
-                                  paths.await_labels(c, t) if loops and not spin_once else frozenset())
-                      for c, t in zip(threads, test.threads)]
+    per_thread = thread_paths(test, lim, loops, options, spin_once)
     total = 1
     for ps in per_thread:
         total *= len(ps)
@@ -126,25 +100,39 @@ def combos(test: LitmusTest, lim: limits.Limits, loops: bool = False, options=fr
                             "or lower --unroll)")
     out = []
     for choice in itertools.product(*per_thread):
-        threads = tuple(replace(t, code=p.code, labels=()) for t, p in zip(test.threads, choice))
-        straight = replace(test, threads=threads, expectations=(), expect_undefined=None, locations=(),
-                           filter=None, unroll=None, expect_hang=None)
-        spinning = frozenset(t.name for t, p in zip(test.threads, choice) if p.cut)
-        try:
-            with limits.use(lim):
-                ways = barriers.schedules(straight, spinning)
-        except NeverCompletes:
-            out.append(Combo(straight, choice))      # lowering it reports why
-            continue
-        for x in ways:
-            if x.blocked:
-                out.append(Combo(truncated(straight, x), choice, x))
-            else:
-                out.append(Combo(replace(straight, barrier_generations=x.generation), choice, x))
+        out += of_choice(test, lim, choice)
         if len(out) > lim.paths:
             raise LimitExceeded(f"too large: more than {lim.paths} combinations of control paths and barrier "
                                 "generations (raise it with --limit paths=N or lower --unroll)")
     return out
+
+
+def thread_paths(test: LitmusTest, lim: limits.Limits, loops: bool = False, options=frozenset(),
+                 spin_once: bool = True) -> list[list[paths.Path]]:
+    """Each thread's control paths, as `combos` combines them (unrolled await loops record the
+    iterations that went round: Path.rounds)."""
+    unroll = test.unroll or lim.unroll
+    with limits.use(lim):
+        threads = [paths.await_loops(t) if loops else t for t in test.threads]
+        return [paths.split(c, unroll, test, options,
+                            paths.await_labels(c, t) if spin_once else frozenset(),
+                            paths.await_labels(c, t) if loops and not spin_once else frozenset())
+                for c, t in zip(threads, test.threads)]
+
+
+def of_choice(test: LitmusTest, lim: limits.Limits, choice: tuple[paths.Path, ...]) -> list[Combo]:
+    """The combinations of one path per thread `choice`: one per way its barriers meet."""
+    threads = tuple(replace(t, code=p.code, labels=()) for t, p in zip(test.threads, choice))
+    straight = replace(test, threads=threads, expectations=(), expect_undefined=None, locations=(),
+                       filter=None, unroll=None, expect_hang=None)
+    spinning = frozenset(t.name for t, p in zip(test.threads, choice) if p.cut)
+    try:
+        with limits.use(lim):
+            ways = barriers.schedules(straight, spinning)
+    except NeverCompletes:
+        return [Combo(straight, choice)]      # lowering it reports why
+    return [Combo(truncated(straight, x), choice, x) if x.blocked else
+            Combo(replace(straight, barrier_generations=x.generation), choice, x) for x in ways]
 
 
 def specialize(c: Cond, missing: set[str]) -> Cond:

@@ -248,6 +248,11 @@ class Session:
         """The model evaluated concretely on `ex` (env of every relation, each check's truth)."""
         return concrete_evaluation(self.es, self.model, ex, self.options)
 
+    def release(self) -> None:
+        """Let go of the engine (with Z3, its context and every term in it): the answers kept so
+        far stay (undefined, outcomes); a later question builds the engine again."""
+        self.__dict__.pop("engine", None)
+
     def reprojected(self, locations) -> "Session":
         """This test with another outcome projection (its `locations:`), answered by this
         Session's engine: the projection reaches neither lowering nor the engine. (Its queries

@@ -15,6 +15,8 @@ liveness question "may some fair execution never terminate?" (docs/model.md#a18)
 """
 from __future__ import annotations
 
+import heapq
+import itertools
 from dataclasses import replace
 from functools import cached_property
 from typing import Sequence
@@ -22,11 +24,11 @@ from typing import Sequence
 from .. import limits
 from ..ast import Cond, LitmusTest, RegRef
 from ..cat.interp import Model
-from ..errors import NeverCompletes
+from ..errors import LimitExceeded, NeverCompletes
 from ..front.conditions import check_refs
 from ..isa.registry import lower
 from ..unfold import paths
-from ..unfold.variants import Combo, combos, default_keys, ref, single, specialize, written
+from ..unfold.variants import Combo, combos, default_keys, of_choice, ref, single, specialize, thread_paths, written
 from ..model.builder import Builder
 from ..model.observables import atoms
 from ..resources import model_name
@@ -141,39 +143,80 @@ class UnionSession:
         (docs/model.md#a18), so with await loops run once it is asked on the awaits unrolled like
         any loop (the variants before they ran once), built when first asked.
 
-        Only the variants that have an execution are kept, and a variant is not built when one
-        it gives by removing iterations of its await loops that went round has none: removing
-        such iterations from a consistent execution leaves a consistent execution (the argument of
-        docs/model.md#a18), so the variant has none either, and no flag. The variants are built
-        in order of how many iterations went round, each after those it gives: the one with all
-        of them removed is the combination of this session with the same key (Combo.once_key),
-        those with one removed are variants built before (Combo.fewer_rounds). One that is not
-        found (stuck at a barrier, never lowered, not a variant) counts as having one."""
+        Only the variants that have an execution are built and kept, found without combining
+        every path of one thread with every path of the others. Removing iterations of an await
+        loop that went round (Path.rounds) from a consistent execution leaves a consistent
+        execution (the argument of docs/model.md#a18), with the same barrier generations. So a
+        choice of one path per thread has an execution only if the choice with all such
+        iterations removed -- a runs-once choice of this session -- has one, and every choice it
+        gives by removing one such iteration (the paths it gives that are paths) has one. The
+        choices are visited in order of how many iterations went round: those with no path to
+        remove an iteration to first (one per runs-once choice), then each successor (one more
+        iteration in one thread) of a choice found with an execution, built when every choice
+        it gives has one. A runs-once choice that is not among this session's combinations (stuck
+        at a barrier, never lowered) counts as having an execution."""
         if not (self.loops and self.spin_once) or all(paths.await_loops(t) is t for t in self.test.threads):
             return list(zip(self.combos, self.sessions))
-        once = {c.once_key(): s for c, s in zip(self.combos, self.sessions)}
-        with limits.use(self.lim):
-            unrolled = combos(self.test, self.lim, True, self.options, spin_once=False)
-        live: dict[tuple, bool] = {}      # key -> has an execution, for each variant built
-        kept = []
-        for n in sorted(range(len(unrolled)), key=lambda n: sum(len(p.rounds) for p in unrolled[n].paths)):
-            c = unrolled[n]
-            if c.stuck:
+        once: dict[tuple, bool] = {}          # runs-once choice (each thread's code) -> has an execution
+        for c, s in zip(self.combos, self.sessions):
+            k = tuple(p.code for p in c.paths)
+            once[k] = once.get(k, False) or s.witness(None) is not None
+        for c, _ in self.blocked:
+            once[tuple(p.code for p in c.paths)] = True
+        per = thread_paths(self.test, self.lim, True, self.options, spin_once=False)
+        index = [{p.code: j for j, p in enumerate(ps)} for ps in per]
+        # per thread, for each path: the paths it gives by removing one iteration that went round
+        fewer = [[tuple(j2 for r in p.rounds for j2 in [index[i].get(p.without((r,))[0])] if j2 is not None)
+                  for p in ps] for i, ps in enumerate(per)]
+        more = [[[] for _ in ps] for ps in per]
+        for i, ps in enumerate(fewer):
+            for j, js in enumerate(ps):
+                for j2 in js:
+                    more[i][j2].append(j)
+
+        def rounds(choice) -> int:
+            return sum(len(per[i][j].rounds) for i, j in enumerate(choice))
+        live: dict[tuple[int, ...], bool] = {}
+        kept, built = [], 0
+        # by how many iterations went round: each choice after every choice it gives (one fewer)
+        heap = [(rounds(x), x) for x in itertools.product(*[[j for j, f in enumerate(fs) if not f] for fs in fewer])]
+        heapq.heapify(heap)
+        seen = {x for _, x in heap}
+        while heap:
+            _, choice = heapq.heappop(heap)
+            gives = [choice[:i] + (j2,) + choice[i + 1:] for i, j in enumerate(choice) for j2 in fewer[i][j]]
+            chosen = tuple(ps[j] for ps, j in zip(per, choice))
+            live[choice] = False
+            if not all(live.get(g) for g in gives) or once.get(tuple(p.once()[0] for p in chosen), True) is False:
                 continue
-            s = once.get(c.once_key())
-            if s is not None and s.witness(None) is None or any(live.get(k) is False for k in c.fewer_rounds()):
-                live[c.key()] = False
-                continue
-            try:
-                with limits.use(self.lim):
-                    es = lower(single(c.test))
-            except NeverCompletes:
-                continue
-            s = self._session(c, es)
-            live[c.key()] = s.witness(None) is not None
-            if live[c.key()]:
-                kept.append((n, c, s))
-        return [(c, s) for _, c, s in sorted(kept, key=lambda x: x[0])]
+            for c in of_choice(self.test, self.lim, chosen):
+                if c.stuck:
+                    continue
+                try:
+                    with limits.use(self.lim):
+                        es = lower(single(c.test))
+                except NeverCompletes:
+                    continue
+                built += 1
+                if built > self.lim.paths:
+                    raise LimitExceeded(f"too large: more than {self.lim.paths} combinations of control paths "
+                                        "in which the awaits' loops go round to ask for undefined behaviour "
+                                        "(raise it with --limit paths=N or lower --unroll)")
+                s = self._session(c, es)
+                if s.witness(None) is not None:
+                    live[choice] = True
+                    s.undefined                 # (asked now, so that the engine can go: a context per variant
+                    s.release()                 # kept would exhaust Z3's memory on a real pipeline)
+                    kept.append((choice, len(kept), c, s))
+            if live[choice]:
+                for i, j in enumerate(choice):
+                    for j2 in more[i][j]:
+                        x = choice[:i] + (j2,) + choice[i + 1:]
+                        if x not in seen:
+                            seen.add(x)
+                            heapq.heappush(heap, (rounds(x), x))
+        # (in the order combos gives them)
+        return [(c, s) for _, _, c, s in sorted(kept, key=lambda x: x[:2])]
 
     @cached_property
     def undefined(self) -> tuple[UndefinedReport, ...]:
@@ -228,7 +271,8 @@ class UnionSession:
     def undefined_witness(self) -> tuple[str, Witness] | None:
         """The first undefined-behaviour flag that fires on some variant, with its execution."""
         for c, s in self._ub_variants:
-            found = s.undefined_witness()
+            # (a variant whose flags are known and none fires is not asked again)
+            found = None if "undefined" in s.__dict__ and not s.undefined else s.undefined_witness()
             if found is not None:
                 flag, w = found
                 return flag, Witness(w.execution, s, c.describe())

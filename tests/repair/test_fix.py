@@ -33,6 +33,10 @@ from checker.repair.yamlpatch import patch
 from checker.verdict.session import Session
 from tests.fix_cases import mutant_cases, pattern_cases
 
+# The searches' budget (seconds) is a safety net here, never what ends a search: on a loaded
+# machine the default 120 s ended a mutant's search with nothing proven (status 'budget').
+SAFETY = 1800.0
+
 FULL = os.environ.get("PTXMC_FIX_FULL") == "1"
 
 MP_WEAK = """\
@@ -155,8 +159,8 @@ def test_counterexample_transfer(model, patterns):
 
 def test_fix_mp_both_searches_agree(model):
     t = _load(MP_WEAK)
-    a = fix(t, from_test(t), model, method="cegis")
-    b = fix(t, from_test(t), model, method="exhaustive")
+    a = fix(t, from_test(t), model, method="cegis", budget=SAFETY)
+    b = fix(t, from_test(t), model, method="exhaustive", budget=SAFETY)
     assert a.status == b.status == "repaired" and a.proven and b.proven
     assert a.cost == b.cost == 16
     assert {frozenset(e.key for e in r.edits) for r in a.repairs} == {frozenset(e.key for e in r.edits) for r in b.repairs}
@@ -188,14 +192,14 @@ def _brute_force_cheaper(case, model, limit):
 def test_minimality_against_brute_force(model, patterns, name):
     """The proof agrees with checking every cheaper candidate set one by one."""
     case = patterns[name]
-    r = fix(case.test, case.target, model, max_repairs=1, explain=False)
+    r = fix(case.test, case.target, model, max_repairs=1, explain=False, budget=SAFETY)
     assert r.status == "repaired" and r.proven
     assert _brute_force_cheaper(case, model, r.cost) > 0
 
 
 def test_nothing_to_fix(model, patterns):
     t = patterns["P2-late-buggy"].documented
-    r = fix(t, from_test(t), model)
+    r = fix(t, from_test(t), model, budget=SAFETY)
     assert r.status == "met" and not r.repairs
 
 
@@ -203,9 +207,9 @@ def test_no_repair_in_the_space_is_proven(model):
     # P1 reads x after P0 may have stored 1: no synchronization can forbid r1=1 while r0=1 stays
     # possible (that needs P1 to read before the store, which no fence or wait arranges)
     t = _load(MP_WEAK.split("expect:")[0] + "expect:\n  forbidden: ['P1:r1=1']\n  allowed: ['P1:r0=1']\n")
-    r = fix(t, from_test(t), model)
+    r = fix(t, from_test(t), model, budget=SAFETY)
     assert r.status == "none" and r.proven and not r.repairs
-    e = fix(t, from_test(t), model, method="exhaustive")
+    e = fix(t, from_test(t), model, method="exhaustive", budget=SAFETY)
     assert e.status == "none" and e.proven
 
 
@@ -220,7 +224,7 @@ def test_condition_on_the_command_line(model, patterns):
 
 def test_impossible_condition_is_an_error(model, patterns):
     case = patterns["P8-stage-buggy"]
-    r = fix(case.test, from_test(case.documented), model)
+    r = fix(case.test, from_test(case.documented), model, budget=SAFETY)
     assert r.status == "error" and "impossible in this test even without axioms" in r.notes[-1]
 
 
@@ -230,7 +234,7 @@ def test_patch_inserts_at_the_line_with_the_indentation(model, tmp_path):
     path = tmp_path / "mp.yaml"
     path.write_text("# my comment\n" + MP_WEAK)
     (t,) = load_text(path.read_text(), str(path))
-    r = fix(t, from_test(t), model, max_repairs=1)
+    r = fix(t, from_test(t), model, max_repairs=1, budget=SAFETY)
     p = patch(path.read_text(), t, r.repairs[0].edits, r.repairs[0].test)
     assert not p.standalone
     assert "# my comment" in p.text and "      - st.release.gpu.global [flag], 1\n" in p.text
@@ -241,7 +245,7 @@ def test_patch_inserts_at_the_line_with_the_indentation(model, tmp_path):
 
 def test_matrix_row_becomes_a_standalone_test(model, patterns):
     case = patterns["P1-writerfence-buggy"]
-    r = fix(case.test, case.target, model, max_repairs=1)
+    r = fix(case.test, case.target, model, max_repairs=1, budget=SAFETY)
     text = Path(case.test.path).read_text()
     shown = verify(r, text, model)
     assert shown[0].recheck == "pass" and shown[0].patched.standalone
@@ -255,7 +259,7 @@ def test_matrix_row_becomes_a_standalone_test(model, patterns):
 def test_prune_narrows_scopes(model):
     t = next(x for x in load_text(Path("litmus/core/MP.yaml").read_text(), "litmus/core/MP.yaml")
              if x.name == "MP+rel.gpu+acq.gpu+sameCluster")
-    r = prune(t, from_test(t), model)
+    r = prune(t, from_test(t), model, budget=SAFETY)
     assert r.status == "pruned" and r.proven
     assert {e.text for e in r.repairs[0].edits} == {"st.release.cluster.global [flag], 1",
                                                     "ld.acquire.cluster.global r0, [flag]"}
@@ -263,7 +267,7 @@ def test_prune_narrows_scopes(model):
 
 def test_prune_of_an_unmet_test(model):
     t = _load(MP_WEAK)
-    assert prune(t, from_test(t), model).status == "unmet"
+    assert prune(t, from_test(t), model, budget=SAFETY).status == "unmet"
 
 
 # -- the command line --------------------------------------------------------------------------
@@ -327,7 +331,7 @@ MUTANT_SAMPLE = {"MB+MP+fence.release+relaxed-arrive", "Restrict+DSMEM+smem+rest
 
 
 def _check_case(case, model):
-    r = fix(case.test, case.target, model, max_repairs=1, explain=False)
+    r = fix(case.test, case.target, model, max_repairs=1, explain=False, budget=SAFETY)
     assert r.status == "repaired" and r.proven, (r.status, r.notes)
     if case.cost is None:
         assert case.id in OUTSIDE, f"documented fix outside the vocabulary: {case.why}"
@@ -422,7 +426,7 @@ def _pruned(t, rep) -> set[str]:
 def test_prune_on_fixed_twins_keeps_the_documented_fix(model, patterns, name):
     case = patterns[name]
     t = case.documented
-    r = prune(t, from_test(t), model, max_repairs=4)
+    r = prune(t, from_test(t), model, max_repairs=4, budget=SAFETY)
     assert r.proven and r.status in ("met", "pruned"), r.notes
     reported = set().union(*(_pruned(t, rep) for rep in r.repairs)) if r.repairs else set()
     expected, why = EXPECTED_PRUNE.get(t.name, (set(), ""))
@@ -504,7 +508,7 @@ expect:
 def test_a_repair_that_only_removes_undefined_behaviour_is_kept(model, tmp_path, capsys):
     # its re-check has no condition to pass: status `run` without UB meets "no UB" (was dropped)
     t = _load(UB_ONLY)
-    r = fix(t, from_test(t), model, max_repairs=1)
+    r = fix(t, from_test(t), model, max_repairs=1, budget=SAFETY)
     assert r.status == "repaired" and [e.text for e in r.repairs[0].edits] == \
         ["mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 p, [full], 0 == 1"]
     f = tmp_path / "ub.yaml"
@@ -524,19 +528,19 @@ def test_a_hang_expectation_is_part_of_the_target(model, capsys, tmp_path):
     assert "a hang allowed" in out and "Nothing to fix" in out
     # the same program expected not to hang, or with a condition: no edit helps (proven), no crash
     t = _load(WRONG_PARITY.replace("  hang: allowed\n", "  forbidden: ['consumer:r1=0']\n"))
-    r = fix(t, from_test(t), model, max_repairs=1)
+    r = fix(t, from_test(t), model, max_repairs=1, budget=SAFETY)
     assert r.status == "none" and r.proven and r.failure == "the program has no execution"
     # expected not to hang: the test is asked over its variants, the failure is the hang itself, and
     # a hang edit (checker.repair.hangs) repairs it: a ring's first wait on a fresh mbarrier waits for
     # the phase before the first (parity 1), which passes (was: no repair in the budget)
     t = _load(WRONG_PARITY.replace("  hang: allowed\n", "  hang: forbidden\n"))
-    r = fix(t, from_test(t), model, budget=120)
+    r = fix(t, from_test(t), model, budget=SAFETY)
     assert r.status == "repaired" and r.proven and r.cost == 1 and r.failure == "'hang' is allowed"
     assert "mbarrier.try_wait.parity.shared::cta.b64 p, [empty], 1 == 1" in \
         {e.text for rep in r.repairs for e in rep.edits}
     # a hang expected allowed where none can happen: not "nothing to fix"
     t = _load(MP_WEAK.split("expect:")[0] + "expect:\n  hang: allowed\n")
-    r = fix(t, from_test(t), model, max_repairs=1)
+    r = fix(t, from_test(t), model, max_repairs=1, budget=SAFETY)
     assert r.status == "error" and "hang: allowed" in r.failure and not r.repairs
 
 
@@ -565,7 +569,7 @@ expect: {forbidden: ['c=3']}
 def test_an_unknown_target_is_never_met_nor_repaired(model, capsys, tmp_path):
     # was: "Nothing to fix: the program meets the target" (the Unknown read as forbidden)
     t = _load(COUNTER_LOOP)
-    r = fix(t, from_test(t), model, max_repairs=1)
+    r = fix(t, from_test(t), model, max_repairs=1, budget=SAFETY)
     assert r.status == "unknown" and not r.repairs and "Unknown" in r.failure
     assert any("raise --unroll" in n for n in r.notes)
     # the hang question Unknown (a loop with a visible store, x never written): was an IndexError

@@ -15,6 +15,10 @@ from checker.cli import main
 from checker.front.litmus import load_text
 from checker.repair import output
 
+# The searches' budget (seconds) is a safety net here, never what ends a search: on a loaded
+# machine the default 120 s ended a mutant's search with nothing proven (status 'budget').
+SAFETY = 1800.0
+
 SB = """\
 name: SB
 source: "test of ptxmc fix --apply"
@@ -363,7 +367,7 @@ def test_a_dropped_repair_says_why_its_file_does_not_load(tmp_path, monkeypatch,
 
     f = _write(tmp_path, "pr.yaml", PRUNE)
     (t,) = load_text(PRUNE, str(f))
-    r = prune(t, from_test(t), ptx_model, max_repairs=1)
+    r = prune(t, from_test(t), ptx_model, max_repairs=1, budget=SAFETY)
     monkeypatch.setattr(output, "patch", lambda original, *a, **k: yamlpatch.Patched(
         original.replace("threads:", "threads: [", 1), False, t.name))
     (sh,) = output.verify(r, PRUNE, ptx_model)

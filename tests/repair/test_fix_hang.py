@@ -24,6 +24,10 @@ from checker.resources import resolve_model
 from checker.verdict.check import check_test
 from checker.verdict.open import open_session
 
+# The searches' budget (seconds) is a safety net here, never what ends a search: on a loaded
+# machine the default 120 s ended a mutant's search with nothing proven (status 'budget').
+SAFETY = 1800.0
+
 MODEL = resolve_model("ptx")
 
 
@@ -157,7 +161,7 @@ def test_an_init_count_and_a_separate_expect_tx_are_fixed_together():
     changes both numbers to what arrives (cost 2; an added arrive would cost as much alone and
     leave the bytes pending)."""
     (t,) = load_text(MB_INIT, "<mbinit>")
-    r = fix(t, replace(from_test(t), hang=False), MODEL, explain=False)
+    r = fix(t, replace(from_test(t), hang=False), MODEL, explain=False, budget=SAFETY)
     assert r.status == "repaired" and r.proven and len(r.repairs) == 1
     assert [e.text for e in r.repairs[0].edits] == ["mbarrier.init.shared::cta.b64 [mb], 1",
                                                     "mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [mb], 16"]
@@ -177,7 +181,7 @@ def test_hang_edits_are_offered_only_to_remove_a_hang():
     """A repair of an outcome never changes a count, a parity or a value (that would change what
     the program computes): the hang edits join the space only for a target that forbids a hang."""
     (t,) = [x for x in _hanging() if x.name == "MbParity+parity1"]
-    assert fix(t, from_test(t), MODEL).status == "met"
+    assert fix(t, from_test(t), MODEL, budget=SAFETY).status == "met"
     spec = "litmus/liveness/flag-polling.yaml::Poll+rel.gpu+rlx.gpu"
     import checker
     poll = checker.load_test(spec)
@@ -237,7 +241,7 @@ def test_prune_works_on_a_spin_loop(method):
     """--prune refused a test with a loop ("asks for one event structure"); it now prunes it over
     its variants: one CTA, so the fence goes and the flag accesses narrow to .cta, proven least."""
     (t,) = load_text(POLL_OVERKILL, "<poll>")
-    r = prune(t, from_test(t), MODEL, method=method)
+    r = prune(t, from_test(t), MODEL, method=method, budget=SAFETY)
     assert r.status == "pruned" and r.proven and len(r.repairs) == 1
     texts = sorted(c.instr.text if hasattr(c, "instr") else "remove" for e in r.repairs[0].edits for c in e.changes)
     assert texts == ["ld.acquire.cta.global r0, [flag]", "remove", "st.release.cta.global [flag], 1"]
@@ -281,7 +285,7 @@ def test_prune_works_on_barrier_generations():
     """A test asked over its barrier schedules (a hang expectation) is pruned over them: the fence
     before bar.sync is not needed (the barrier orders the write before the read)."""
     (t,) = load_text(QUORUM_FENCED, "<quorum>")
-    r = prune(t, from_test(t), MODEL)
+    r = prune(t, from_test(t), MODEL, budget=SAFETY)
     assert r.status == "pruned" and r.proven
     assert [type(c).__name__ for e in r.repairs[0].edits for c in e.changes] == ["Delete"]
     assert check_test(r.repairs[0].test, MODEL).ok
@@ -375,6 +379,6 @@ def test_a_verdict_the_bound_leaves_unknown_is_no_repair():
 
     t = checker.load_test("litmus/real-ptx/tma-pipeline.yaml::RP-tma-pipeline-reuse-no-fence")
     target = with_condition(open_session(t, MODEL), parse_cond("consumer:r3=2"), "consumer:r3=2")
-    r = fix(t, target, MODEL, max_repairs=1, explain=False)
+    r = fix(t, target, MODEL, max_repairs=1, explain=False, budget=SAFETY)
     assert r.status == "repaired" and r.proven and r.cost == 2
     assert check_test(r.repairs[0].test, MODEL).status == "pass"

@@ -12,6 +12,7 @@ from __future__ import annotations
 import pytest
 
 from checker import limits
+from checker.errors import LimitExceeded
 from checker.front.litmus import load_text
 from checker.resources import resolve_model
 from checker.verdict import union
@@ -204,3 +205,53 @@ def test_variants_without_an_execution_are_not_lowered(monkeypatch):
 def test_run_meets_each_case_s_expectations(name):
     r = check_test(_test(name), MODEL)
     assert r.status == "pass", r.message
+
+
+def _own_writes(n: int) -> str:
+    """Two threads, each awaiting n flags it has just written itself (no await can fail: its
+    thread's own write is coherence-before any read of it), the second then invalidating an
+    mbarrier and arriving on it (undefined)."""
+    def thread(name: str, warp: int, tail: str) -> str:
+        code = "".join(f"        - st.relaxed.gpu.u32 [{name}{k}], 1\n        - ld.acquire.gpu.u32 r{k}, [{name}{k}] == 1\n"
+                       for k in range(n))
+        return f"    {name.upper()}:\n      at: gpu0.cluster0.cta0.warp{warp}\n      code:\n{code}{tail}"
+    memory = "".join(f"    {t}{k}: {{space: global}}\n" for t in "pq" for k in range(n))
+    inval = "        - mbarrier.inval.shared::cta.b64 [mb]\n        - mbarrier.arrive.shared::cta.b64 _, [mb]\n"
+    return f"""
+- name: OwnWrites{n}
+  source: "PTX ISA 9.4, Memory Consistency Model (coherence); mbarrier.inval (an mbarrier operation other than
+    init on an invalidated object is undefined)"
+  arch: sm_90
+  memory:
+    mb: {{space: shared, owner: gpu0.cluster0.cta0, mbarrier: {{count: 1}}}}
+{memory}  threads:
+{thread("p", 0, "")}{thread("q", 1, inval)}  expect:
+    undefined: true
+    hang: forbidden
+"""
+
+
+def test_more_unrolled_variants_than_the_limit_but_few_with_an_execution():
+    """With 4 awaits a thread, unrolled twice each, the two threads have 31 x 31 variants, more
+    than the limit of 256 (the reference refuses); the search visits the 25 runs-once choices and
+    those one iteration away from the one with an execution, and answers: undefined behaviour,
+    no hang."""
+    (t,) = load_text(_own_writes(4), "own.yaml")
+    with pytest.raises(LimitExceeded):
+        UnionSession(t, MODEL, loops=True, spin_once=False)
+    u = UnionSession(t, MODEL, loops=True)
+    assert [f.flag for f in u.undefined] == ["MbarrierUninitialised"]
+    assert len(u._ub_variants) == 1
+    r = check_test(t, MODEL)
+    assert r.status == "pass", r.message
+
+
+def test_the_variants_kept_let_go_of_their_engines():
+    """Each variant kept has its flags asked at once and its engine (a Z3 context) let go, so that a
+    pipeline's hundreds of variants do not hold hundreds of contexts; the witness of a flag is
+    found again on its variant."""
+    u = UnionSession(_test("UB-TwoRounds"), MODEL, loops=True)
+    assert u._ub_variants and all("engine" not in s.__dict__ for _, s in u._ub_variants)
+    flag, w = u.undefined_witness()
+    assert flag == "MbarrierUninitialised" and w.paths == next(c.describe() for c, s in u._ub_variants if s.undefined)
+    assert [f.flag for f in u.undefined] == ["MbarrierUninitialised"]
