@@ -193,6 +193,9 @@ class Thread:
     where: SourceLoc | None = field(default=None, compare=False)
     # `L:` entries of the code: (label, index of the instruction it precedes; len(code) at the end)
     labels: tuple[tuple[str, int], ...] = ()
+    # the thread declares its registers with `.reg` (their widths checked by the front end); else
+    # each register is as wide as the value ptxmc last put in it (checker.isa.common.same_width)
+    declares_registers: bool = False
 
     @property
     def branches(self) -> bool:

@@ -13,10 +13,18 @@ from checker import LITMUS_DIR
 # own, made here by the first process of the run (xdist's workers and every subprocess inherit the
 # variable) and removed as that process ends: the tests neither read what another checkout's or
 # an earlier run's code left in ~/.cache/ptxmc nor write there. A test of the cache gives its own.
+# (A run killed before its end leaves its folder: one untouched for a day is removed here.)
 if "PTXMC_CACHE_DIR" not in os.environ:
     import atexit
     import shutil
+    import time
 
+    for _old in Path(tempfile.gettempdir()).glob("ptxmc-test-cache-*"):
+        try:
+            if time.time() - _old.stat().st_mtime > 86400:
+                shutil.rmtree(_old, ignore_errors=True)
+        except OSError:
+            pass
     _cache = tempfile.mkdtemp(prefix="ptxmc-test-cache-")
     os.environ["PTXMC_CACHE_DIR"] = _cache
     atexit.register(shutil.rmtree, _cache, ignore_errors=True)

@@ -21,6 +21,7 @@ import yaml
 
 from .. import limits
 from ..isa import address, registry, special
+from ..isa.common import same_width_sources, width_mismatch
 from ..model.memory import MAX_BYTES
 from ..isa import syntax as ptx
 from ..unfold import constants, paths
@@ -618,15 +619,15 @@ def _threads(node: Node, path: str, declared: dict[str, MemoryDecl], params: dic
             _fail(path, k, f"thread name '{k.raw}' must be an identifier (P0, P1, ...)")
         t = _Map(v, path, THREAD_KEYS, f"thread '{k.raw}'")
         pos = _position(t.need("at", f"thread '{k.raw}'"), path, "at")
-        code, labels = _thread_code(t, k, path, declared, pos, params)
-        thread = Thread(k.raw, pos, tuple(code), SourceLoc(path, k.line, k.raw), tuple(labels))
+        code, labels, declares = _thread_code(t, k, path, declared, pos, params)
+        thread = Thread(k.raw, pos, tuple(code), SourceLoc(path, k.line, k.raw), tuple(labels), declares)
         paths.check_thread(thread)
         threads.append(thread)
     return threads
 
 
 def _thread_code(t: _Map, k: Node, path: str, declared: dict[str, MemoryDecl], pos: Position,
-                 params: dict[str, str | int]) -> tuple[list, list]:
+                 params: dict[str, str | int]) -> tuple[list, list, bool]:
     """A thread's instructions and labels (name, index of the instruction it stands before), from
     `code:` (a list of PTX texts and labels) or `ptx:` (one block of pasted PTX text): statements
     cut by checker.front.ptx_text, .reg declarations checked and dropped, .shared variables
@@ -700,6 +701,7 @@ def _thread_code(t: _Map, k: Node, path: str, declared: dict[str, MemoryDecl], p
             i = registry.parse_instr(arg or st.text, where, declared, constant_registers=True)
             i = _with_arguments(replace(i, text=st.text) if arg else i, params)
         _check_extension(i, st.scope, widths)
+        _check_widths(i, st.scope, widths)
         if len(st.scope) > 1 or (i.op == "bra" and end is None):
             i = scopes.renamed(i, st.scope, where)
         written = [r for r in address.destinations(i, registry.family(i)) if r.startswith("%")]
@@ -710,7 +712,7 @@ def _thread_code(t: _Map, k: Node, path: str, declared: dict[str, MemoryDecl], p
         labels.append((END_LABEL, len(code)))
     if any(k != v for k, v in copies.items()):
         code = [_renamed(i, copies) for i in code]
-    return code, labels
+    return code, labels, bool(scopes.regs)
 
 
 def _check_extension(i, chain: tuple[int, ...], widths: dict[tuple[int, str], int | None]) -> None:
@@ -732,6 +734,23 @@ def _check_extension(i, chain: tuple[int, ...], widths: dict[tuple[int, str], in
             raise LitmusError(f"the .{t} value goes to %{r}, a {bits}-bit register, which PTX "
                               f"sign-extends it to fill; ptxmc keeps .{t} values in 32-bit registers: "
                               f"write it to a 32-bit register and widen it with cvt.s64.{t}", i.where)
+
+
+def _check_widths(i, chain: tuple[int, ...], widths: dict[tuple[int, str], int | None]) -> None:
+    """A source register of setp, selp, atom or red declared wider or narrower than its type:
+    the PTX ISA (Operand Type Information; Fundamental Types: compatible types have the same
+    size; Restricted Use of Sub-Word Sizes: only ld, st and cvt take wider registers) makes this
+    no PTX, and its value is not one the type gives (ptxmc would compare, select or combine the
+    register's whole value)."""
+    bits, ops = same_width_sources(i)
+    if bits is None:
+        return
+    for op in ops:
+        if not isinstance(op, Reg):
+            continue
+        have = next((widths[(sid, op.name)] for sid in reversed(chain) if (sid, op.name) in widths), None)
+        if have is not None and have != bits:
+            raise LitmusError(width_mismatch(i, op.name, have, bits), i.where)
 
 
 _LD_PARAM = re.compile(r"ld\.param((?:\.\w+)*)\s+(\S+?)\s*,\s*\[\s*([A-Za-z_$][\w$]*)\s*(?:\+\s*(\w+)\s*)?\]\s*")

@@ -9,6 +9,77 @@ from ..model.builder import Builder, ThreadCtx
 from ..model.values import ZERO, Bin, Const, Expr, Ite, binop, signed, wrap
 from .table import SCOPE_TAG
 
+# -- operand widths --------------------------------------------------------------------------
+
+# The families whose source registers must have the size of the instruction type, and where
+# those stand among the operands: the PTX ISA (Operand Type Information: an operand's type must
+# be compatible with the instruction type, which needs the same size; Restricted Use of Sub-Word
+# Sizes: only ld, st and cvt take wider registers, for convenience). ptxmc would
+# compare, select or combine such a register's whole value, which is no value of the type:
+# refused (docs/model.md#a16).
+SAME_WIDTH = {"setp": slice(1, 3), "selp": slice(1, 3), "atom": slice(2, None), "red": slice(1, None)}
+
+
+def same_width_sources(i: Instr) -> tuple[int | None, tuple]:
+    """The size in bits every source register of `i` must have (None: no such rule for it), and
+    those operands."""
+    where = SAME_WIDTH.get(i.family)
+    t = i.quals.get("type") if where is not None else None
+    if not (isinstance(t, str) and t[1:].isdigit()):
+        return None, ()
+    return int(t[1:]), tuple(i.operands[where])
+
+
+def width_mismatch(i: Instr, reg: str, have: int, bits: int, declared: bool = True) -> str:
+    """The message for a source register `reg` of `have` bits where `i` takes `bits`."""
+    t = i.quals["type"]
+    wide = f"{i.op}.{i.quals['cmp']}.{t[0]}{have}" if i.family == "setp" else f"the .{t[0]}{have} type"
+    if declared:
+        return (f"%{reg} is a {have}-bit register, and .{t} takes {bits}-bit registers: PTX allows a register of "
+                f"another size only to ld, st and cvt; use {wide}, or convert the value to a {bits}-bit register "
+                f"with cvt first")
+    return (f"{reg} holds a {have}-bit value, and .{t} takes {bits}-bit registers: PTX allows a register of another "
+            f"size only to ld, st and cvt; use {wide}")
+
+
+def note_narrow(ctx: ThreadCtx, op, bits: int) -> None:
+    """Register `op` now holds a `bits`-bit value (bits < 32) that a typed load or cvt put in it,
+    extended to 32 bits: in a thread that does not declare its registers, it may stand for a
+    register of `bits` bits as well as for a 32-bit one (`ld.s16 %rs1` and `ld.s16 %r1` are both
+    PTX), so an instruction of either size may read it (same_width)."""
+    if isinstance(op, Reg):
+        ctx.ext.setdefault("narrow", {})[op.name] = (bits, ctx.regs.get(op.name))
+
+
+def sized(b: Builder, ctx: ThreadCtx, op, bits: int | None, fmt: str = "int") -> Expr:
+    """The value of source operand `op` of an instruction of `bits`-bit type whose source
+    registers are that size (same_width): a register ptxmc holds wider (a value narrower than 32
+    bits is kept extended to 32) gives its low `bits` bits."""
+    v = b.value(ctx, op, bits, fmt)
+    have = ctx.formats.get(op.name, (None, fmt))[0] if isinstance(op, Reg) else None
+    return wrap(v, bits) if bits is not None and have is not None and have > bits else v
+
+
+def same_width(ctx: ThreadCtx, i: Instr) -> None:
+    """In a thread that does not declare its registers, each source register of `i` must hold a
+    value as wide as `i`'s type: what ptxmc last put in it, or the narrower type of the load or
+    cvt that put it there (note_narrow); an untyped (exact) value and a predicate's 0 or 1 fit
+    any type. A thread that declares them is checked by the front end (checker.front.litmus)."""
+    bits, ops = same_width_sources(i)
+    if bits is None or ctx.thread.declares_registers:
+        return
+    narrow = ctx.ext.get("narrow", {})
+    for op in ops:
+        if isinstance(op, Reg) and op.name in ctx.formats:
+            have = ctx.formats[op.name][0]
+            if have is None or have == 1 or have == bits:
+                continue
+            n = narrow.get(op.name)
+            if n is not None and n[0] == bits and n[1] is ctx.regs.get(op.name):
+                continue
+            raise ctx.error(width_mismatch(i, op.name, have, bits, declared=False))
+
+
 # -- strength --------------------------------------------------------------------------------
 
 

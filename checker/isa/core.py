@@ -19,7 +19,7 @@ from ..ast import Addr, Imm, Instr, Name, Quals, Vec
 from ..model.builder import AddressValue, Builder, ThreadCtx, Unmodelled
 from ..model.values import Const, Expr, Ite, ReadVal, binop, signed, wrap
 from . import barriers, hints
-from .common import access_tags, atom_value, restrict, strength_tags
+from .common import access_tags, atom_value, note_narrow, restrict, same_width, sized, strength_tags
 from .table import (ATOM_OPS, ATOM_TYPES, FLOAT_TYPES, INT_TYPES, LDST_TYPES, SCOPE_TAG, SCOPES, SIGNED_TYPES,
                     SPACES, TYPE_BITS, Family, Group, Slot, drop, sig, swap_qualifier)
 
@@ -166,6 +166,8 @@ def lower_ld(b: Builder, ctx: ThreadCtx, i: Instr) -> None:
                    align=size * len(items) if k == 0 else size, join=k > 0)
         value, reg_bits = register_of(ReadVal(r), t)
         b.set_reg(ctx, d, value, reg_bits, fmt)
+        if reg_bits != bits:
+            note_narrow(ctx, d, bits)
 
 
 def lower_st(b: Builder, ctx: ThreadCtx, i: Instr) -> None:
@@ -184,6 +186,7 @@ def lower_st(b: Builder, ctx: ThreadCtx, i: Instr) -> None:
 
 
 def _lower_rmw(b: Builder, ctx: ThreadCtx, i: Instr, is_red: bool) -> None:
+    same_width(ctx, i)
     q = i.quals
     sem = q["sem"]
     ops = list(i.operands)
@@ -191,7 +194,7 @@ def _lower_rmw(b: Builder, ctx: ThreadCtx, i: Instr, is_red: bool) -> None:
     bits, is_signed, fmt = value_type(q["type"])
     if fmt != "int":
         raise ctx.error(f"{i.op}.{q['op']}.{q['type']}: floating-point read-modify-writes are not modelled")
-    addr, args = ops[0], [b.value(ctx, a, bits) for a in ops[1:]]
+    addr, args = ops[0], [sized(b, ctx, a, bits) for a in ops[1:]]
     base = strength_tags("relaxed", q["scope"]) - ({"RLX"} if sem != "relaxed" else set())
     kind = {"ATOM"} | ({"RED"} if is_red else set())
     rtags = base | kind | ({"ACQ"} if sem in ("acquire", "acq_rel") else set())
@@ -335,9 +338,10 @@ def lower_shift(b: Builder, ctx: ThreadCtx, i: Instr) -> None:
 
 def lower_selp(b: Builder, ctx: ThreadCtx, i: Instr) -> None:
     """selp.type d, a, b, c: d is a when predicate c is true, else b (a bit pattern of the type)."""
+    same_width(ctx, i)
     dst, x, y, c = i.operands
     bits, _, fmt = value_type(i.quals["type"])
-    a, v, cond = b.value(ctx, x, bits, fmt), b.value(ctx, y, bits, fmt), b.value(ctx, c, 1)
+    a, v, cond = sized(b, ctx, x, bits, fmt), sized(b, ctx, y, bits, fmt), b.value(ctx, c, 1)
     out = Ite("!=", cond, Const(0), a, v)
     if isinstance(cond, Const):
         out = a if cond.value != 0 else v
@@ -376,6 +380,8 @@ def lower_cvt(b: Builder, ctx: ThreadCtx, i: Instr) -> None:
     # dtype gets the result sign-extended for a signed dtype (cvt.s8.s32 of 255 is 0xffffffff in a
     # .b32 register); a narrower dtype's register is 32 bits, as a typed load's (docs/model.md)
     b.set_reg(ctx, dst, *register_of(wrap(signed(v, abits) if is_signed else v, dbits), dtype))
+    if dbits < 32:
+        note_narrow(ctx, dst, dbits)
 
 
 def lower_not(b: Builder, ctx: ThreadCtx, i: Instr) -> None:

@@ -19,6 +19,7 @@ from __future__ import annotations
 from ..ast import Instr, Quals, Reg
 from ..model.builder import Builder, ThreadCtx
 from ..model.values import Const, Ite, evaluate, reads_of, signed
+from .common import same_width, sized
 from .table import Family, Group, sig
 
 # The model options the control-flow layer reads, not the cat model (docs/model.md#options):
@@ -48,9 +49,13 @@ def _no_await(i: Instr, q: Quals):
 
 
 def lower_setp(b: Builder, ctx: ThreadCtx, i: Instr) -> None:
+    """setp.CMP.TYPE p, a, b: p is 1 if a CMP b, else 0. Each source register has the type's
+    size (same_width); its value is taken as that many bits (sized: a .b16 register that a .s16
+    load filled holds its value sign-extended to 32 bits in ptxmc, A16)."""
+    same_width(ctx, i)
     t = i.quals["type"]
     bits = int(t[1:])
-    a, c = (b.value(ctx, o, bits) for o in i.operands[1:3])
+    a, c = (sized(b, ctx, o, bits) for o in i.operands[1:3])
     if t.startswith("s"):
         a, c = signed(a, bits), signed(c, bits)
     v = Ite(_CMP[i.quals["cmp"]], a, c, Const(1), Const(0))

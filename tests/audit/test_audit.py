@@ -14,6 +14,10 @@ from checker.cli import main
 from checker.front.litmus import load_paths, load_text
 from checker.resources import resolve_model
 
+# The repair and prune searches' budget (seconds) is a safety net here, never what ends a search
+# (on a loaded machine the default 60 s could end one with nothing found).
+SAFETY = 1800.0
+
 ROOT = Path(__file__).resolve().parents[2]
 FAMILY = ROOT / "litmus" / "audit" / "kernels.yaml"
 ANY_CTA = "proxy-fence-any-cta"
@@ -90,7 +94,7 @@ def test_tilelang_counts_vector_stores_and_stmatrix(model, family, k):
     p0 = code(a, "P0")
     assert p0[p0.index(FENCE) + 1].startswith("cp.async.bulk.global") and p0.count(FENCE) == 1
     for opts in (frozenset(), frozenset({ANY_CTA})):
-        j = judge_applied(a, model, opts)
+        j = judge_applied(a, model, opts, budget=SAFETY)
         assert j.status == "ok", (j.status, j.message, j.findings)
 
 
@@ -145,12 +149,12 @@ def test_corrected_imports_through_sync_and_fences_writer_side_for_remote_writes
 
 def test_documented_example_is_right_and_needed(model, family):
     for opts in (frozenset(), frozenset({ANY_CTA})):
-        j = judge_applied(apply_policy(family["K4-st.shared+wgmma"], "tilelang"), model, opts)
+        j = judge_applied(apply_policy(family["K4-st.shared+wgmma"], "tilelang"), model, opts, budget=SAFETY)
         assert j.status == "ok", (j.status, j.message, j.findings)
 
 
 def test_under_fencing_producer_that_writes_nothing(model, family):
-    ta = audit_test(family["K3-consumer-writes+bar+producer-tma-store"], "tilelang", model)
+    ta = audit_test(family["K3-consumer-writes+bar+producer-tma-store"], "tilelang", model, budget=SAFETY)
     for reading, j in ta.by_reading:
         assert j.status == "findings", (reading, j.status, j.message)
         (f,) = j.findings
@@ -161,7 +165,7 @@ def test_under_fencing_producer_that_writes_nothing(model, family):
 
 
 def test_over_fencing_store_to_other_memory(model, family):
-    j = judge_applied(apply_policy(family["K9-cp.async-prefetch+bulk-store-other"], "tilelang"), model)
+    j = judge_applied(apply_policy(family["K9-cp.async-prefetch+bulk-store-other"], "tilelang"), model, budget=SAFETY)
     (f,) = j.findings
     assert f.kind == "over" and f.recheck == "confirmed"
     assert [(t, txt) for t, _, txt in f.fences] == [("P0", FENCE)]
@@ -169,7 +173,7 @@ def test_over_fencing_store_to_other_memory(model, family):
 
 def test_reading_dependent_under_fencing(model, family):
     """The pass's fence is in the issuer's CTA; the remote write is performed by the other CTA."""
-    ta = audit_test(family["K10-dsmem-push+cluster-barrier"], "tilelang", model)
+    ta = audit_test(family["K10-dsmem-push+cluster-barrier"], "tilelang", model, budget=SAFETY)
     by = dict(ta.by_reading)
     (f,) = by["default"].findings
     assert f.kind == "under" and "s1=5" in f.what and f.recheck == "confirmed"
@@ -178,7 +182,7 @@ def test_reading_dependent_under_fencing(model, family):
 
 
 def test_corrected_policy_has_no_under_and_no_over_fencing_on_the_family(model):
-    audit = audit_paths([str(FAMILY)], "corrected", None, readings=("default",), jobs=2)
+    audit = audit_paths([str(FAMILY)], "corrected", None, readings=("default",), jobs=2, budget=SAFETY)
     assert len(audit.tests) == 13
     for ta in audit.tests:
         (_, j), = ta.by_reading

@@ -41,8 +41,11 @@ def _producer_and_consumer(skeleton: str) -> dict[str, list[str]]:
 def test_tilelang_skeleton_repair_is_a_proxy_fence_per_handoff(tmp_path, capsys):
     [x] = extract_file(str(TILELANG), out_dir=str(tmp_path))
     fixed = tmp_path / "fixed.yaml"
-    # default options (limits, cost table, search); the budget only as a safety net
-    rc = main(["fix", x.path, "--max", "1", "--budget", SAFETY, "--format", "json", "--apply", "-o", str(fixed)])
+    # default options (limits, rlimit, cost table, search); the budget and the timeout only as
+    # safety nets (the command's own default timeout is a user's 60 s, which a loaded machine can
+    # reach: what bounds Z3 deterministically is the rlimit)
+    rc = main(["fix", x.path, "--max", "1", "--budget", SAFETY, "--timeout", SAFETY, "--format", "json", "--apply",
+               "-o", str(fixed)])
     doc = json.loads(capsys.readouterr().out)
     assert rc == 0, doc
     assert doc["status"] == "repaired" and doc["proven"], (doc["status"], doc["notes"])
