@@ -1,0 +1,66 @@
+"""The undefined-behaviour question when the loop bound cuts executions off: undefined behaviour
+after a loop that runs longer than --unroll is not seen on the bounded paths, so "no undefined
+behaviour" is not an answer there (Unknown, as a condition no bounded execution satisfies is,
+docs/model.md#a18); with a bound high enough the flag is found."""
+from __future__ import annotations
+
+import pytest
+
+from checker import limits
+from checker.front.litmus import load_text
+from checker.resources import resolve_model
+from checker.verdict.check import check_test
+
+MODEL = resolve_model("ptx")
+
+TEST = """
+- name: UB-PastTheBound
+  doc: "P1 counts from the value it read (0: nobody writes y) up to 5, then invalidates mb and arrives on it:
+    undefined on every execution, after five iterations of a loop that is not pure (r1 is carried)."
+  source: "PTX ISA 9.4, mbarrier.inval (an mbarrier operation other than init on an invalidated object is
+    undefined)"
+  arch: sm_90
+  memory:
+    mb: {space: shared, owner: gpu0.cluster0.cta0, mbarrier: {count: 1}}
+    y: {space: global}
+  threads:
+    P1:
+      at: gpu0.cluster0.cta0.warp1
+      code:
+        - ld.relaxed.gpu.u32 r1, [y]
+        - "L:"
+        - add.u32 r1, r1, 1
+        - setp.lt.u32 p, r1, 5
+        - "@p bra L"
+        - mbarrier.inval.shared::cta.b64 [mb]
+        - mbarrier.arrive.shared::cta.b64 _, [mb]
+  expect:
+    undefined: EXPECT
+"""
+
+
+def _run(expect: str, unroll: int):
+    (t,) = load_text(TEST.replace("EXPECT", expect), "t.yaml")
+    with limits.use(limits.current().override([f"unroll={unroll}"])):
+        return check_test(t, MODEL)
+
+
+@pytest.mark.parametrize("expect, status", [("true", "pass"), ("false", "fail")])
+def test_a_bound_high_enough_finds_it(expect, status):
+    r = _run(expect, 6)
+    assert r.status == status, r.message
+
+
+@pytest.mark.xfail(strict=True, reason="checker.verdict.check._judge_union: `undefined: false` passes when the "
+                   "loop bound cut every execution off before the undefined behaviour (only 'loop bound "
+                   "reached' in the notes): a wrong 'no undefined behaviour'; Unknown is the answer")
+def test_no_undefined_behaviour_is_not_a_pass_past_the_bound():
+    r = _run("false", 2)
+    assert r.status == "unknown", (r.status, r.message, r.notes)
+
+
+@pytest.mark.xfail(strict=True, reason="the same: `undefined: true` fails with 'the program is well defined', "
+                   "which the bounded paths cannot say")
+def test_expected_undefined_behaviour_past_the_bound_is_unknown():
+    r = _run("true", 2)
+    assert r.status == "unknown" and "well defined" not in r.message, (r.status, r.message)
