@@ -321,15 +321,19 @@ def check_engines_agree(text: str, path: str = "fuzz/diff.yaml", limit: int = 30
 # order of a suite's tests and any --jobs, equal results), metamorphic relations (renaming
 # threads, registers and locations; reordering threads; adding an independent thread), output
 # safety (checker.outsafe's policy, for every writer and every kind of target), and bounds
-# (lowering time per event; a test over the events limit refused fast).
+# (a test over the events limit refused while lowering; lowering and refusing within CPU-time
+# bounds, which only the campaign enforces).
 
 # Lowering costs about 0.1 ms per event on a 2-core CI machine; the bound leaves a wide margin
 # and catches the quadratic blow-ups (relations built before the limit). It is CPU time of this
 # process (time.process_time), not wall-clock time: other processes on a busy machine do not
 # count (a wall-clock bound failed a campaign under load, review 3).
+# The bounds are the campaign's (tests/fuzz/campaign.py reports each input past them as a
+# failure), never a test's assertion: no test asserts CPU or wall-clock time.
 LOWER_SECONDS_PER_EVENT = 0.02
 LOWER_SECONDS_FIXED = 1.0
 REFUSE_SECONDS = 3.0
+SLOW: list[str] = []
 
 
 def _result_json(r) -> str:
@@ -339,8 +343,8 @@ def _result_json(r) -> str:
 
 
 def load_valid(text: str, path: str = "fuzz/grammar.yaml"):
-    """The tests of a generated text that load and lower (with their event structures), each
-    lowered within LOWER_SECONDS_PER_EVENT per event."""
+    """The tests of a generated text that load and lower (with their event structures); one
+    lowered past LOWER_SECONDS_PER_EVENT per event is noted in SLOW (for the campaign)."""
     import time
 
     out = []
@@ -358,8 +362,8 @@ def load_valid(text: str, path: str = "fuzz/grammar.yaml"):
             except LimitExceeded:
                 continue
             spent = time.process_time() - start
-            assert spent < LOWER_SECONDS_FIXED + LOWER_SECONDS_PER_EVENT * len(es.events), \
-                f"lowering {it.name} took {spent:.2f} CPU s for {len(es.events)} events"
+            if spent >= LOWER_SECONDS_FIXED + LOWER_SECONDS_PER_EVENT * len(es.events):
+                SLOW.append(f"lowering {it.name} took {spent:.2f} CPU s for {len(es.events)} events")
             REACHED["valid"] += 1
             out.append((it, es))
     return out
@@ -497,7 +501,7 @@ def _small(test) -> bool:
 
 def check_lowering_refused_fast(doc: dict) -> None:
     """A test grown past the events limit (its threads multiplied to 32, their code repeated to
-    64 instructions: the front end's own limits) is refused while lowering, quickly, with the
+    64 instructions: the front end's own limits) is refused while lowering, with the
     limit named."""
     import time
 
@@ -517,7 +521,8 @@ def check_lowering_refused_fast(doc: dict) -> None:
         except LimitExceeded as e:
             assert "--limit events=N" in str(e), str(e)
             spent = time.process_time() - start          # CPU time: a busy machine does not count
-            assert spent < REFUSE_SECONDS, f"refused only after {spent:.2f} CPU s"
+            if spent >= REFUSE_SECONDS:
+                SLOW.append(f"refused only after {spent:.2f} CPU s")
             REACHED["refused-fast"] += 1
             return
         except LitmusError:
