@@ -15,7 +15,7 @@ threads that take part. bar.warp.sync is a B event synchronizing the lanes of it
 """
 from __future__ import annotations
 
-from ..ast import Addr, Imm, Instr, Name, Quals, Vec
+from ..ast import Addr, Imm, Instr, Name, Quals, Reg, Vec
 from ..model.builder import AddressValue, Builder, ThreadCtx, Unmodelled
 from ..model.values import Const, Expr, Ite, ReadVal, binop, signed, wrap
 from . import barriers, hints
@@ -271,6 +271,15 @@ def lower_alu(b: Builder, ctx: ThreadCtx, i: Instr) -> None:
         raise ctx.error(f"{i.op}.{i.quals['type']}: floating-point arithmetic is not modelled (mov, ld and st "
                         "move floating-point bit patterns)")
     vals = [b.value(ctx, s, bits, fmt) for s in srcs]
+    if i.op == "mov" and bits is None and isinstance(srcs[0], Reg) and srcs[0].name in ctx.formats:
+        # an untyped copy holds what its source holds: the size ptxmc keeps it at and the
+        # narrower type of the load or cvt that filled it (same_width, sized read it as the source)
+        held, narrow = ctx.formats[srcs[0].name], ctx.ext.get("narrow", {}).get(srcs[0].name)
+        narrow = narrow[0] if narrow is not None and narrow[1] is ctx.regs.get(srcs[0].name) else None
+        b.set_reg(ctx, dst, vals[0], *held)
+        if narrow is not None:
+            note_narrow(ctx, dst, narrow)
+        return
     if i.op == "mov":
         v = vals[0] if bits is None else wrap(vals[0], bits)
     elif i.op in ("and", "or", "xor"):

@@ -3,7 +3,7 @@ type's size): a .s16/.s8 load into a declared .b16 register keeps its value sign
 ptxmc, and every instruction that reads such a register as 16 bits must see its 16 bits (shifts,
 mul.hi, mul.wide, cvt, not, shl, and, selp, setp of every signedness), on Z3 and brute force;
 a .u8 load zero-extends. And an untyped copy (`mov r6, r5`) of a register a .s16 load filled,
-read by setp.s16 (xfail: a defect)."""
+read by setp.s16 (it holds what its source holds)."""
 from __future__ import annotations
 
 import pytest
@@ -82,12 +82,9 @@ def test_a_typed_16_bit_copy_compares_as_16_bits(ptx_model):
     assert (r.status, r.outcomes) == ("pass", ((("P0:r1", 1),),)), (r.status, r.message, r.outcomes)
 
 
-@pytest.mark.xfail(strict=True, reason="an untyped `mov r6, r5` copies the value ptxmc holds for a .s16 load "
-                   "(0xfffffff6, sign-extended to 32 bits) as an exact value, and an exact value 'fits any "
-                   "type' (checker.isa.common.same_width/sized): setp.lt.s16 compares 4294967286 as a 16-bit "
-                   "signed value, not -10, and -10 < 0 comes out false (outcome P0:r1=0 only); it should "
-                   "read the low 16 bits or refuse the register, naming the line")
 def test_an_untyped_copy_of_a_16_bit_value_compares_as_16_bits_or_is_refused(ptx_model):
+    """An untyped `mov r6, r5` holds what r5 holds: its size and the .s16 of the load that filled
+    it (it compared 0xfffffff6 as an exact value: -10 < 0 came out false)."""
     (t,) = load_text(UNDECLARED.format(copy="mov r6, r5"), "t.yaml")
     r = check_test(t, ptx_model, "ptx", frozenset(), "auto", 120)
     assert (r.status, r.outcomes) == ("pass", ((("P0:r1", 1),),)) or r.status == "error" and "setp.lt.s16" in r.message, \
