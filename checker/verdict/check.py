@@ -133,8 +133,7 @@ def _judge_union(fc: UnionSession, base: Result) -> Result:
         fc.check_condition(exp.cond, exp.where)
         prepared.append(fc.sessions[0].prepare(exp.cond, exp.where) if fc.sessions else exp.cond)
     notes = fc.notes
-    if fc.never_terminates():
-        return _never_terminates(fc, base, notes)
+    # (undefined behaviour first: on the way to a hang it is still undefined behaviour)
     undefined = fc.undefined
     if undefined:
         if test.expect_undefined:
@@ -142,6 +141,12 @@ def _judge_union(fc: UnionSession, base: Result) -> Result:
         msg = "undefined behaviour: " + "; ".join(f"{u.flag}: {u.why}" for u in undefined)
         status = "fail" if _expects(test) else "undefined"
         return replace(base, status=status, undefined=undefined, message=msg, notes=notes)
+    if fc.never_terminates():
+        return _never_terminates(fc, base, notes)
+    # asked "undefined:", none found: no answer where the bound cut a variant with an execution off
+    ub_cut = fc.undefined_cut if test.expect_undefined is not None else ()
+    ub_unknown = (f"no undefined behaviour within the loop bound, but the bound cut executions off ({ub_cut[0]}): "
+                  f"raise --unroll") if ub_cut else ""
     outs, complete = fc.outcomes()
     outcomes = tuple(sorted(outs))
     conds = []
@@ -173,7 +178,8 @@ def _judge_union(fc: UnionSession, base: Result) -> Result:
             h = hangs[0]
             notes += (f"hang: {h.thread} blocks forever at {h.blocked}: {h.state} [{h.combo}]",)
     if test.expect_undefined:
-        status, message = "fail", "expected undefined behaviour, but the program is well defined"
+        status, message = ("unknown", "a verdict is Unknown: " + ub_unknown) if ub_unknown else \
+            ("fail", "expected undefined behaviour, but the program is well defined")
     elif conds:
         broken = [c for c in conds if not c.sane]
         if broken:
@@ -191,8 +197,10 @@ def _judge_union(fc: UnionSession, base: Result) -> Result:
             status, message = "unknown", "a verdict is Unknown: " + "; ".join(why)
         else:
             status = "pass" if all(c.met for c in conds) else "fail"
+        if status == "pass" and ub_unknown:
+            status, message = "unknown", "a verdict is Unknown: " + ub_unknown
     elif test.expect_undefined is False:
-        status = "pass"
+        status, message = ("unknown", "a verdict is Unknown: " + ub_unknown) if ub_unknown else ("pass", "")
     return replace(base, status=status, message=message, observe=fc.observe, outcomes=outcomes,
                    complete=complete and not fc.bounded, conditions=tuple(conds), notes=notes)
 

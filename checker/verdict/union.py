@@ -229,6 +229,16 @@ class UnionSession:
                     out.append(u)
         return tuple(out)
 
+    @cached_property
+    def undefined_cut(self) -> tuple[str, ...]:
+        """The variants the undefined-behaviour question is asked on that have an execution and a
+        loop cut by the bound that is not a pure spin (it carries a register that decides when it
+        ends, as a counter): what its thread does after it may lie past the bound on every path,
+        so "no undefined behaviour" is not an answer (undefined behaviour found is one). A pure
+        spin's later code is on the paths that leave it (docs/model.md#a18)."""
+        return tuple(c.describe() for c, s in self._ub_variants
+                     if any(not spin.pure(frozenset()) for _, spin in c.cut) and s.witness(None) is not None)
+
     def outcomes(self):
         outs, complete = set(), True
         for k, s in self.complete_sessions():

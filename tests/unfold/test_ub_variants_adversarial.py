@@ -157,10 +157,6 @@ def test_run_meets_each_case_s_expectations(name):
     assert r.status == "pass", r.message
 
 
-@pytest.mark.xfail(strict=True, reason="checker.verdict.check._judge_union answers 'no execution terminates' "
-                   "(_never_terminates) before it asks the undefined-behaviour question: the variants of "
-                   "TryWaitAfterInval have MbarrierUninitialised (UnionSession.undefined finds it), yet "
-                   "`undefined: false, hang: allowed` passes, and `undefined: true` fails")
 @pytest.mark.parametrize("expect, status", [("false", "fail"), ("true", "pass")])
 def test_undefined_behaviour_is_judged_when_no_execution_terminates(expect, status):
     text = CASES["TryWaitAfterInval"][0].replace("undefined: true", f"undefined: {expect}")

@@ -51,16 +51,11 @@ def test_a_bound_high_enough_finds_it(expect, status):
     assert r.status == status, r.message
 
 
-@pytest.mark.xfail(strict=True, reason="checker.verdict.check._judge_union: `undefined: false` passes when the "
-                   "loop bound cut every execution off before the undefined behaviour (only 'loop bound "
-                   "reached' in the notes): a wrong 'no undefined behaviour'; Unknown is the answer")
 def test_no_undefined_behaviour_is_not_a_pass_past_the_bound():
     r = _run("false", 2)
     assert r.status == "unknown", (r.status, r.message, r.notes)
 
 
-@pytest.mark.xfail(strict=True, reason="the same: `undefined: true` fails with 'the program is well defined', "
-                   "which the bounded paths cannot say")
 def test_expected_undefined_behaviour_past_the_bound_is_unknown():
     r = _run("true", 2)
     assert r.status == "unknown" and "well defined" not in r.message, (r.status, r.message)
