@@ -29,6 +29,8 @@ from ..model.values import Const, evaluate
 from . import loops
 
 WAITS = ("mbarrier.test_wait", "mbarrier.try_wait")
+# the label after the loop of a guarded await (await_loops), which its guard's branch skips to
+SKIP = "__skip"
 # Iterations of one loop whose every guard registers decide (a counter compared with a constant)
 # that a path runs before it is cut: such a loop is unrolled to its bound when the bound is at most
 # this, whatever --unroll says.
@@ -165,6 +167,8 @@ def split(t: Thread, unroll: int, test: LitmusTest | None = None, options=frozen
                     _fail(f"predicate '{p}' is read before it is set on a path of thread {t.name} "
                           f"({', '.join(why) or 'from the start'})", i, t)
                 line = i.where.line if i.where else pc
+                # the guard of an await's loop (await_loops): its decision reads as the await's
+                skips = i.op == "bra" and i.operands[0].name.startswith(SKIP)
                 body = fold.with_constants(env, replace(i, predicate=None))
                 known = fold.value(env, p)
                 if known is not None:
@@ -177,13 +181,13 @@ def split(t: Thread, unroll: int, test: LitmusTest | None = None, options=frozen
                         steps.append((pc + 1, (body,) if known == run else (), ""))
                 elif i.op == "bra":
                     steps.append((labels[i.operands[0].name], (assume(p, run, i.where, f"line {line}: {i.text}"),),
-                                  f"line {line} taken"))
+                                  f"line {line} {'skipped' if skips else 'taken'}"))
                 else:
                     steps.append((pc + 1, (assume(p, run, i.where, f"line {line}: {i.text}"), body),
                                   f"line {line} runs"))
                 if known is None:
                     steps.append((pc + 1, (assume(p, 1 - run, i.where, f"line {line}: {i.text} not taken"),),
-                                  f"line {line} {'not taken' if i.op == 'bra' else 'skipped'}"))
+                                  f"line {line} {'runs' if skips else 'not taken' if i.op == 'bra' else 'skipped'}"))
             elif i.op == "bra":
                 steps.append((labels[i.operands[0].name], (), ""))
             else:
@@ -354,16 +358,23 @@ def await_loops(t: Thread) -> Thread:
     """The thread with each spin-wait await written as the loop it stands for (for the liveness
     question: an await that is never satisfied is a thread that spins forever). `ld ... r, [x] == v`
     becomes `L: ld ... r, [x]; setp.ne p, r, v; @p bra L`; an mbarrier wait `== 1` becomes
-    `L: mbarrier.try_wait ... p, ...; @!p bra L`. Other awaits (an RMW's, a wait `== 0`, which
-    observes that a phase has not completed) stay awaits."""
+    `L: mbarrier.try_wait ... p, ...; @!p bra L`. A guarded await (`@q ld ... == v`) is the whole
+    loop run only when its guard holds: `@!q bra S; L: ...; S:` (an instruction whose guard is false
+    does not execute, so it does not wait). Other awaits (an RMW's, a wait `== 0`, which observes
+    that a phase has not completed) stay awaits."""
     code, labels = [], list(t.labels)
+    where_of = {}                      # labels written in the test refer to original indices
     for k, i in enumerate(t.code):
+        where_of[k] = len(code)
         if i.await_value is not None and (i.family == "ld" and isinstance(i.operands[0], Reg)
                                           or i.family in WAITS and i.await_value == 1):
-            label, p = f"__spin{k}", f"__done{k}"
+            label, p, guarded = f"__spin{k}", f"__done{k}", bool(i.predicate)
+            if guarded:
+                q, run = guard(i)
+                code.append(registry.validate(ptx.parse(f"@{'!' if run else ''}{q} bra {SKIP}{k}", i.where)))
+                i = replace(i, predicate=None)
             start = len(code)
             if i.family == "ld":
-                v = i.await_value
                 typ, v = _awaited_register(i)
                 code.append(replace(i, await_value=None))
                 code.append(registry.parse_instr(f"setp.ne.{typ} {p}, {i.operands[0].name}, {v}", i.where))
@@ -373,19 +384,14 @@ def await_loops(t: Thread) -> Thread:
                 code.append(replace(i, await_value=None, operands=(dst,) + i.operands[1:]))
                 code.append(registry.validate(ptx.parse(f"@!{dst.name} bra {label}", i.where)))
             labels.append((label, start))
+            if guarded:
+                labels.append((f"{SKIP}{k}", len(code)))
         else:
             code.append(i)
     if len(code) == len(t.code):
         return t
-    # labels written in the test refer to original indices: move them to the new positions
-    where_of = {}
-    pos = 0
-    for k, i in enumerate(t.code):
-        where_of[k] = pos
-        pos += 3 if (i.await_value is not None and i.family == "ld" and isinstance(i.operands[0], Reg)) else \
-            2 if (i.await_value is not None and i.family in WAITS and i.await_value == 1) else 1
-    where_of[len(t.code)] = pos
-    moved = [(n, where_of[x]) for n, x in t.labels] + [(n, x) for n, x in labels[len(t.labels):]]
+    where_of[len(t.code)] = len(code)
+    moved = [(n, where_of[x]) for n, x in t.labels] + labels[len(t.labels):]
     return replace(t, code=tuple(code), labels=tuple(moved))
 
 

@@ -4,9 +4,10 @@ execution built: UnionSession._ub_variants, docs/model.md#a18): a failing try_wa
 inval, an await inside a loop the test writes (a store each trip), a weak load spinning against
 a mixed-size store, and two threads on one location whose failing iterations must both read the
 release after the inval. Each gives the reference's answers (every unrolled variant built) on
-Z3 and brute force, and the flags the PTX text gives. Defects found (xfail, strict): a guarded
-await whose skip the hang question loses; undefined behaviour not judged when no execution
-terminates; and the undefined-behaviour answer depending on whether the test asks for hangs."""
+Z3 and brute force, and the flags the PTX text gives. Defects found (xfail, strict): undefined
+behaviour not judged when no execution terminates; and the undefined-behaviour answer depending on
+whether the test asks for hangs. Fixed: a guarded await whose skip the hang question lost (its loop
+now runs only when its guard holds, checker.unfold.paths.await_loops)."""
 from __future__ import annotations
 
 import pytest
@@ -211,11 +212,9 @@ def test_a_guarded_await_is_skipped_without_the_hang_question():
     assert r.status == "pass", r.message
 
 
-@pytest.mark.xfail(strict=True, reason="await_loops turns '@q ld ... == 1' into a loop whose load is guarded "
-                   "and whose exit test is not: with q false the loop never exits (r0 keeps 0), the path that "
-                   "skips the await has no execution, and the undefined behaviour after it is missed: "
-                   "'expected undefined behaviour, but the program is well defined'")
 def test_a_guarded_await_is_skipped_with_the_hang_question():
+    """With `hang:` the await's loop is skipped as a whole when q is false: the inval and arrive after
+    it run, undefined, and no hang (it was a loop whose exit test ignored the guard)."""
     (t,) = load_text(GUARDED, "g.yaml")
     r = check_test(t, MODEL)
     assert r.status == "pass", r.message
