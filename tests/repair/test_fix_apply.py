@@ -9,8 +9,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from checker.cli import main
 from checker.front.litmus import load_text
 from checker.repair import output

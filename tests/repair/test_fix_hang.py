@@ -16,7 +16,7 @@ import pytest
 from checker.cli import main
 from checker.front.litmus import load_text
 from checker.repair import costs
-from checker.repair.fix import fix, target_test
+from checker.repair.fix import fix
 from checker.repair.hangs import hang_candidates
 from checker.repair.prune import prune
 from checker.repair.target import from_test
