@@ -9,11 +9,7 @@ from __future__ import annotations
 
 import itertools
 
-from checker.engines.brute import BruteEngine
-from checker.engines.smt import Z3Engine
-from checker.errors import Unsupported
-from checker.front.litmus import load_text
-from checker.isa.registry import lower
+from tests.engines.test_value_cycles import sanity_agrees
 
 READS = ["ld.global.u8 {r}, [{loc}]", "ld.global.s32 {r}, [{loc}]", "atom.global.exch.b32 {r}, [{loc}], 7",
          "ld.global.u64 {r}, [{loc}]", "ld.global.s16 {r}, [{loc}]"]
@@ -38,23 +34,6 @@ def _shape(r0: str, w0: str, r1: str, w1: str) -> str:
 
 
 def test_brute_force_sanity_on_signed_and_sized_cycles_is_z3s_or_refused(ptx_model):
-    decided = {True: 0, False: 0}
-    refused = 0
-    for r0, w0, r1, w1 in itertools.product(READS, WRITES, READS[:3], WRITES[:4]):
-        (t,) = load_text(_shape(r0, w0, r1, w1), "cycle.yaml")
-        es = lower(t)
-        z3, brute = Z3Engine(es, ptx_model), BruteEngine(es, ptx_model)
-        for e in t.expectations:
-            want = z3.sane(e.cond)
-            try:
-                by_values = brute.sane_by_values(e.cond)
-                got = brute.sane(e.cond)
-                witness = brute.satisfiable(e.cond, axioms=())
-            except Unsupported as err:
-                assert "depend on themselves" in str(err) and "--engine z3" in str(err)
-                refused += 1
-                continue
-            assert got == want == (witness is not None), (r0, w0, r1, w1, e.cond)
-            if not by_values:
-                decided[got] += 1
+    decided, refused = sanity_agrees((_shape(*x) for x in itertools.product(READS, WRITES, READS[:3], WRITES[:4])),
+                                     ptx_model)
     assert decided[True] >= 10 and decided[False] >= 50 and refused >= 10, (decided, refused)
