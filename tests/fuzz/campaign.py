@@ -70,10 +70,7 @@ def run_target(name: str, n: int, seed: int, hang: float, failures: list, out, s
         signal.setitimer(signal.ITIMER_PROF, hang)
         signal.setitimer(signal.ITIMER_REAL, 10 * hang)
         try:
-            del props.SLOW[:]
             target.check(x)
-            if props.SLOW:              # past the CPU-time bounds: a blow-up (the campaign's, not a test's)
-                raise AssertionError("; ".join(props.SLOW))
         except (Exception, RecursionError) as e:          # noqa: BLE001 - every failure is recorded
             signal.setitimer(signal.ITIMER_PROF, 0)
             signal.setitimer(signal.ITIMER_REAL, 0)
