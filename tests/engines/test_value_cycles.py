@@ -64,10 +64,12 @@ CONDS = [r"P0:r0=1 /\ P1:r1=2", r"P0:r0=1 /\ P1:r1=1", r"~(P0:r0=0)", r"x=4 /\ y
          r"P0:r0=4294967295", r"P1:r1=5 /\ ~(x=0)", r"P0:r0=P1:r1 /\ ~(P0:r0=0)"]
 
 
-def _shape(r0: str, w0: str, r1: str, w1: str) -> str:
+def cycle_text(r0: str, w0: str, r1: str, w1: str, conds=CONDS) -> str:
+    """P0 reads x with r0 and writes y with w0, P1 reads y and writes x: a cycle when each read
+    reads the other's write; `conds` forbidden."""
     code = lambda rd, wr, r, t, a, b: "\n      - ".join(  # noqa: E731
         [rd.format(r=r, loc=a), wr.format(r=r, t=t, loc=b)])
-    conds = "\n".join(f"    - '{c}'" for c in CONDS)
+    conds = "\n".join(f"    - '{c}'" for c in conds)
     return (f"name: cycle\nsource: test\nthreads:\n  P0:\n    at: gpu0.cta0\n    code:\n      - "
             f"{code(r0, w0, 'r0', 'r2', 'x', 'y')}\n  P1:\n    at: gpu0.cta1\n    code:\n      - "
             f"{code(r1, w1, 'r1', 'r3', 'y', 'x')}\nexpect:\n  forbidden:\n{conds}\n")
@@ -79,7 +81,7 @@ def test_brute_force_sanity_on_value_cycles_is_z3s_or_refused(ptx_model):
     answers, it answers as Z3 does, under well-formedness alone, both `sane` and whether a
     witness exists; where it cannot solve a cycle (a multiplication), it says so. Enough cases
     are decided on fixed points, both ways, that the comparison means something."""
-    decided, refused = sanity_agrees((_shape(*x) for x in itertools.product(READS, WRITES, READS[:3], WRITES[:7])),
+    decided, refused = sanity_agrees((cycle_text(*x) for x in itertools.product(READS, WRITES, READS[:3], WRITES[:7])),
                                      ptx_model)
     assert decided[True] >= 20 and decided[False] >= 100 and refused >= 10, (decided, refused)
 

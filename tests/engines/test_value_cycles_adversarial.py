@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import itertools
 
-from tests.engines.test_value_cycles import sanity_agrees
+from tests.engines.test_value_cycles import cycle_text, sanity_agrees
 
 READS = ["ld.global.u8 {r}, [{loc}]", "ld.global.s32 {r}, [{loc}]", "atom.global.exch.b32 {r}, [{loc}], 7",
          "ld.global.u64 {r}, [{loc}]", "ld.global.s16 {r}, [{loc}]"]
@@ -24,16 +24,7 @@ CONDS = [r"P0:r0=-1", r"P0:r0=65535 /\ P1:r1=-1", r"x=255", r"P0:r0=-2 /\ ~(y=65
          r"P0:r0=P1:r1 /\ ~(P0:r0=0)", r"P0:r0=256", r"~(P0:r0=0) /\ ~(P0:r0=1)", r"P0:r0=7 /\ P1:r1=6"]
 
 
-def _shape(r0: str, w0: str, r1: str, w1: str) -> str:
-    code = lambda rd, wr, r, t, a, b: "\n      - ".join(  # noqa: E731
-        [rd.format(r=r, loc=a), wr.format(r=r, t=t, loc=b)])
-    conds = "\n".join(f"    - '{c}'" for c in CONDS)
-    return (f"name: cycle\nsource: test\nthreads:\n  P0:\n    at: gpu0.cta0\n    code:\n      - "
-            f"{code(r0, w0, 'r0', 'r2', 'x', 'y')}\n  P1:\n    at: gpu0.cta1\n    code:\n      - "
-            f"{code(r1, w1, 'r1', 'r3', 'y', 'x')}\nexpect:\n  forbidden:\n{conds}\n")
-
-
 def test_brute_force_sanity_on_signed_and_sized_cycles_is_z3s_or_refused(ptx_model):
-    decided, refused = sanity_agrees((_shape(*x) for x in itertools.product(READS, WRITES, READS[:3], WRITES[:4])),
+    decided, refused = sanity_agrees((cycle_text(*x, conds=CONDS) for x in itertools.product(READS, WRITES, READS[:3], WRITES[:4])),
                                      ptx_model)
     assert decided[True] >= 10 and decided[False] >= 50 and refused >= 10, (decided, refused)
