@@ -5,7 +5,7 @@ cells a .multicast::cluster operation reaches."""
 from __future__ import annotations
 
 from ..ast import Addr, Instr, Quals, Reg, cta_text
-from ..model.builder import Builder, ThreadCtx
+from ..model.builder import Builder, ThreadCtx, Unmodelled, UntypedUse
 from ..model.values import ZERO, Bin, Const, Expr, Ite, binop, signed, wrap
 from .table import SCOPE_TAG
 
@@ -60,13 +60,23 @@ def sized(b: Builder, ctx: ThreadCtx, op, bits: int | None, fmt: str = "int") ->
     return wrap(v, bits) if bits is not None and have is not None and have > bits else v
 
 
-def same_width(ctx: ThreadCtx, i: Instr) -> None:
+def same_width(b: Builder, ctx: ThreadCtx, i: Instr) -> None:
     """In a thread that does not declare its registers, each source register of `i` must hold a
     value as wide as `i`'s type: what ptxmc last put in it, or the narrower type of the load or
-    cvt that put it there (note_narrow); an untyped (exact) value and a predicate's 0 or 1 fit
-    any type. A thread that declares them is checked by the front end (checker.front.litmus)."""
+    cvt that put it there (note_narrow); a predicate's 0 or 1 fits any type. An untyped (exact)
+    value must fit the type (negative only for a signed setp, atom or red), checked once the
+    sizes of the locations it was read from are known (Builder.untyped_uses); one read from a
+    location without a size is an abstract integer and fits any type. A thread that declares
+    its registers is checked by the front end (checker.front.litmus)."""
     bits, ops = same_width_sources(i)
-    if bits is None or ctx.thread.declares_registers:
+    if bits is None:
+        return
+    untyped = [op for op in ops if isinstance(op, Reg) and ctx.formats.get(op.name, (0,))[0] is None
+               and not isinstance(ctx.regs.get(op.name), Unmodelled)]
+    for op in untyped:
+        negative = i.family != "selp" and i.quals["type"].startswith("s")
+        b.untyped_uses.append(UntypedUse(("%" if ctx.thread.declares_registers else "") + op.name, ctx.regs[op.name], bits, negative, i.text, i.where))
+    if ctx.thread.declares_registers:
         return
     narrow = ctx.ext.get("narrow", {})
     for op in ops:

@@ -174,8 +174,9 @@ def lower_st(b: Builder, ctx: ThreadCtx, i: Instr) -> None:
     q = i.quals
     addr, src = i.operands[:2]
     t = q["type"]
-    if t is None:
-        b.write(ctx, access_tags(q), addr, b.value(ctx, src))
+    if t is None:                               # the whole location: sized once known (A16)
+        e = b.write(ctx, access_tags(q), addr, b.value(ctx, src))
+        b.untyped_stores[e] = isinstance(src, Imm)
         return
     bits, _, fmt = value_type(t)
     size = bits // 8
@@ -186,7 +187,7 @@ def lower_st(b: Builder, ctx: ThreadCtx, i: Instr) -> None:
 
 
 def _lower_rmw(b: Builder, ctx: ThreadCtx, i: Instr, is_red: bool) -> None:
-    same_width(ctx, i)
+    same_width(b, ctx, i)
     q = i.quals
     sem = q["sem"]
     ops = list(i.operands)
@@ -347,7 +348,7 @@ def lower_shift(b: Builder, ctx: ThreadCtx, i: Instr) -> None:
 
 def lower_selp(b: Builder, ctx: ThreadCtx, i: Instr) -> None:
     """selp.type d, a, b, c: d is a when predicate c is true, else b (a bit pattern of the type)."""
-    same_width(ctx, i)
+    same_width(b, ctx, i)
     dst, x, y, c = i.operands
     bits, _, fmt = value_type(i.quals["type"])
     a, v, cond = sized(b, ctx, x, bits, fmt), sized(b, ctx, y, bits, fmt), b.value(ctx, c, 1)

@@ -52,7 +52,7 @@ def lower_setp(b: Builder, ctx: ThreadCtx, i: Instr) -> None:
     """setp.CMP.TYPE p, a, b: p is 1 if a CMP b, else 0. Each source register has the type's
     size (same_width); its value is taken as that many bits (sized: a .b16 register that a .s16
     load filled holds its value sign-extended to 32 bits in ptxmc, A16)."""
-    same_width(ctx, i)
+    same_width(b, ctx, i)
     t = i.quals["type"]
     bits = int(t[1:])
     a, c = (sized(b, ctx, o, bits) for o in i.operands[1:3])

@@ -6,6 +6,7 @@ CTA, locations, and the may-sets of rf and co). Families keep their own per-test
 """
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Callable
@@ -16,7 +17,7 @@ from ..ast import Addr, Float, Imm, Instr, LitmusTest, Name, Reg, Sink, Thread
 from ..errors import LitmusError
 from .events import Event, EventStructure, Order
 from .memory import MAX_BYTES, Access, Layout, Span, compose, plan, slice_value, split_events, substitute
-from .values import FLOAT_FORMATS, ZERO, Const, Expr, ReadVal, float_bits, reads_of, wrap
+from .values import FLOAT_FORMATS, ZERO, Const, Expr, ReadVal, bounds, float_bits, reads_of, wrap
 
 
 class Unmodelled:
@@ -48,6 +49,25 @@ class ThreadCtx:
         return LitmusError(msg, i.where if i is not None else self.thread.where)
 
 
+@dataclass(frozen=True)
+class UntypedUse:
+    """Register `reg`, holding untyped (exact) value `value`, read by instruction `text` as a
+    `bits`-bit value (`negative`: a signed type, for which a negative value is its own)."""
+
+    reg: str
+    value: Expr
+    bits: int
+    negative: bool
+    text: str
+    where: object
+
+    def message(self, span) -> str:
+        lo, hi = ("-inf" if x == -math.inf else "inf" if x == math.inf else x for x in span)
+        return (f"{self.reg} holds an untyped value that may not fit {self.bits} bits (it lies between {lo} and {hi}: "
+                f"an untyped ld has the size of its location, untyped arithmetic is "
+                f"exact); give the load or the arithmetic a {self.bits}-bit type, or convert with cvt")
+
+
 class Builder:
     """Accumulates events and edges; `build()` freezes them into an EventStructure."""
 
@@ -71,6 +91,11 @@ class Builder:
         self.mem_tags: dict[str, frozenset[str]] = {}
         self.accesses: dict[int, Access] = {}    # memory event -> the bytes it accesses
         self.location_bits: dict[str, int] = {}  # sized location -> bits of its value
+        # untyped accesses take the size of their location, known once every access is (_split):
+        # an untyped st's event -> whether it stores an immediate (which must fit, as a typed one)
+        self.untyped_stores: dict[int, bool] = {}
+        # untyped values read as an instruction type's bits (checker.isa.common.same_width)
+        self.untyped_uses: list[UntypedUse] = []
         self.unit: dict[int, int] = {}           # event in po -> its program-order unit
         for m in test.memory:
             self.mem_tags[m.name] = frozenset({{"shared": "SHARED", "tensor": "TMEM"}.get(m.space, "GLOBAL")})
@@ -318,6 +343,7 @@ class Builder:
         layouts = plan(sizes, self.accesses, {e: self.events[e].tags for e in self.accesses})
         self._check_inits(layouts)
         self.location_bits = {r: 8 * lay.extent for r, lay in layouts.items() if lay.extent is not None}
+        self._size_untyped(layouts)
         if all(len(lay.atoms) == 1 for lay in layouts.values()):
             groups = {e: e for e in self.accesses}
             ranges = {e: (a.root, frozenset(layouts[a.root].resolved(sp) for sp in a.spans))
@@ -380,6 +406,38 @@ class Builder:
             if len(lay.atoms) > 1:
                 compose_of[root] = tuple((f"{root}[{lo}:{hi}]", lo) for lo, hi in lay.atoms)
         return compose_of, groups, ranges
+
+    def _size_untyped(self, layouts: dict[str, Layout]) -> None:
+        """An untyped access of a sized location has its size (docs/model.md#a16): an untyped st
+        stores its value's low bits (an immediate must fit, as for a typed st), so an untyped ld
+        returns a value of that many bits; and each untyped value an instruction reads as its
+        type (UntypedUse) must fit that type."""
+        for eid, imm in self.untyped_stores.items():
+            acc = self.accesses[eid]
+            extent = layouts[acc.root].extent
+            if extent is None:
+                continue
+            v = self.write_value[eid]
+            if imm and isinstance(v, Const) and not -(1 << (8 * extent - 1)) <= v.value < (1 << 8 * extent):
+                raise LitmusError(f"the value {v.value} does not fit in the {extent} bytes of '{acc.vname}'", acc.where)
+            self.write_value[eid] = wrap(v, 8 * extent)
+
+        def read_bounds(eid: int):
+            acc = self.accesses.get(eid)
+            if acc is None:
+                return -math.inf, math.inf
+            if all(sp.size for sp in acc.spans):
+                return 0, (1 << 8 * sum(sp.size for sp in acc.spans)) - 1
+            extent = layouts[acc.root].extent
+            return None if extent is None else (0, (1 << 8 * extent) - 1)
+
+        for use in self.untyped_uses:
+            span = bounds(use.value, read_bounds)
+            if span is None:        # read from a location without a size: an abstract integer
+                continue
+            lo = -(1 << (use.bits - 1)) if use.negative else 0
+            if not (lo <= span[0] and span[1] < (1 << use.bits)):
+                raise LitmusError(use.message(span), use.where)
 
     def _check_inits(self, layouts: dict[str, Layout]) -> None:
         """A sized location's initial value fits its bytes (a negative one as two's complement)."""

@@ -3,6 +3,7 @@ read events return. Both engines interpret them: the brute-force engine over int
 over integer terms."""
 from __future__ import annotations
 
+import math
 import operator
 from dataclasses import dataclass
 from typing import Callable, Mapping, Union
@@ -161,6 +162,57 @@ def reads_of(e: Expr) -> frozenset[int]:
     if isinstance(e, Ite):
         return reads_of(e.a) | reads_of(e.b) | reads_of(e.then) | reads_of(e.other)
     return frozenset()
+
+
+def bounds(e: Expr, read_bounds: Callable[[int], "tuple | None"]) -> "tuple | None":
+    """The least and greatest value `e` can have, given those of each read (`read_bounds(eid)`:
+    (lo, hi), math.inf for no bound on a side; None: an abstract integer without a width, which
+    makes the whole of `e` None). An over-approximation: the exact values lie within."""
+    if isinstance(e, Const):
+        return e.value, e.value
+    if isinstance(e, ReadVal):
+        return read_bounds(e.eid)
+    if isinstance(e, Ite):
+        t, o = bounds(e.then, read_bounds), bounds(e.other, read_bounds)
+        if t is None or o is None:
+            return None
+        return min(t[0], o[0]), max(t[1], o[1])
+    if not isinstance(e, Bin):
+        raise TypeError(e)
+    a, b = bounds(e.a, read_bounds), bounds(e.b, read_bounds)
+    if a is None or b is None:
+        return None
+    full = (-math.inf, math.inf)
+    op = e.op
+    if op in ("add", "join"):
+        return a[0] + b[0], a[1] + b[1]
+    if op == "sub":
+        return a[0] - b[1], a[1] - b[0]
+    if op == "mul":
+        if math.inf in (abs(a[0]), abs(a[1]), abs(b[0]), abs(b[1])):
+            return (0, math.inf) if a[0] >= 0 and b[0] >= 0 else full
+        corners = [x * y for x in a for y in b]
+        return min(corners), max(corners)
+    if op in ("min", "max"):
+        f = min if op == "min" else max
+        return f(a[0], b[0]), f(a[1], b[1])
+    if op in _BIT_OPS:
+        top = (1 << e.bits) - 1
+        if op == "and" and a[0] >= 0 and b[0] >= 0:
+            return 0, min(a[1], b[1], top)
+        return 0, top
+    if op in _LAYOUT_OPS and op != "join":        # e.b is a constant number of bits
+        k = e.b.value
+        if op == "low":
+            return a if 0 <= a[0] and a[1] < (1 << k) else (0, (1 << k) - 1)
+        if op == "shl":
+            return a[0] * (1 << k), a[1] * (1 << k)
+        return (a[0] // (1 << k) if a[0] != -math.inf else a[0]), (a[1] // (1 << k) if a[1] != math.inf else a[1])
+    if op in ("div", "mod") and b[0] == b[1] and b[0] > 0:      # by a positive constant (mbarrier fields)
+        if op == "mod":
+            return 0, b[0] - 1
+        return tuple(x // b[0] if abs(x) != math.inf else x for x in a)
+    return full
 
 
 def evaluate(e: Expr, read_value: Callable[[int], int]) -> int:
