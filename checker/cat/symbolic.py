@@ -61,6 +61,19 @@ def _mk_n(fn, terms) -> z3.BoolRef:
     return z3.BoolRef(fn(ctx.ref(), len(terms), args), ctx)
 
 
+def _raw(name: str):
+    """The C entry point behind z3core's wrapper `name` (which also reads the error code after
+    every call); the wrapper itself where z3core is laid out otherwise."""
+    fn = getattr(z3.z3core, name)
+    try:
+        return fn.__defaults__[0].f
+    except (TypeError, IndexError, AttributeError):
+        return fn
+
+
+_C_AND, _C_OR, _C_INC, _C_DEC = (_raw(n) for n in ("Z3_mk_and", "Z3_mk_or", "Z3_inc_ref", "Z3_dec_ref"))
+
+
 def t_or(terms: Iterable) -> object | None:
     out = []
     for t in terms:
@@ -224,30 +237,58 @@ class SymbolicAlgebra:
         the end of a demanded pair (ends[i]: the ends of the demanded pairs whose start reaches i;
         reach: r's possible reflexive-transitive closure). Warshall's terms for such a pair are
         built from such pairs alone, so they are the full closure's."""
+        # The terms are Z3's own ASTs, built through its C entry points (t_or((old, t_and(ti, tj)))
+        # case by case, the same terms in the same order): the closure of a real kernel's skeleton
+        # builds ~10^6 of them, and a z3.BoolRef per term (with its checked calls and reference
+        # counting) was most of the encoding. Each built term is referenced until every entry is
+        # a z3.BoolRef again; every one of them is a subterm of an entry, so none is freed here.
         succ: dict[int, dict[int, object]] = defaultdict(dict)
         pred: dict[int, dict[int, object]] = defaultdict(dict)
         for (a, b), t in r.items():
             if ends[a] & reach[b]:
+                t = t if t is TRUE else t.as_ast()
                 succ[a][b] = t
                 pred[b][a] = t
         nodes = sorted(set(succ) & set(pred))
-        for n, k in enumerate(nodes):
-            if not n & 0x3F:
-                limits.check_deadline()
-            ins = list(pred[k].items())
-            outs = list(succ[k].items())
-            for i, ti in ins:
-                row, wanted = succ[i], ends[i]
-                for j, tj in outs:
-                    if wanted & reach[j]:
-                        old = row.get(j)
-                        if old is TRUE:     # (t_or's answer: no conjunction to build)
-                            continue
-                        t = t_or((old, t_and(ti, tj)))
-                        if t is not None:
+        c = self.ctx.ref()
+        mk_and, mk_or, inc = _C_AND, _C_OR, _C_INC
+        pair = (z3.Ast * 2)()
+        made: list = []
+        try:
+            for n, k in enumerate(nodes):
+                if not n & 0x3F:
+                    limits.check_deadline()
+                ins = list(pred[k].items())
+                outs = list(succ[k].items())
+                for i, ti in ins:
+                    row, wanted = succ[i], ends[i]
+                    for j, tj in outs:
+                        if wanted & reach[j]:
+                            old = row.get(j)
+                            if old is TRUE:     # (t_or's answer: no conjunction to build)
+                                continue
+                            if ti is TRUE:
+                                t = tj
+                            elif tj is TRUE:
+                                t = ti
+                            else:
+                                pair[0], pair[1] = ti, tj
+                                t = mk_and(c, 2, pair)
+                                inc(c, t)
+                                made.append(t)
+                            if old is not None and t is not TRUE:
+                                pair[0], pair[1] = old, t
+                                t = mk_or(c, 2, pair)
+                                inc(c, t)
+                                made.append(t)
                             row[j] = t
                             pred[j][i] = t
-        return {(a, b): t for a in sorted(succ) for b, t in succ[a].items()}
+            ctx = self.ctx
+            return {(a, b): (t if t is TRUE else z3.BoolRef(t, ctx)) for a in sorted(succ) for b, t in succ[a].items()}
+        finally:
+            dec = _C_DEC
+            for t in made:
+                dec(c, t)
 
     # relations
     def compose(self, a, b):

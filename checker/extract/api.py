@@ -15,6 +15,7 @@ from .module import Module, load
 from .bearing import reason
 from .render import Mutant, mutants as make_mutants, role_table, short_name, test_name, yaml_text
 from .interp import Refused
+from .memo import RunMemo
 from .skeleton import Skeleton, extract
 
 MAX_ITERATIONS = 6
@@ -204,7 +205,8 @@ def skeleton_of(mod: Module, fn, *, iterations: int | None = None, block=None, c
     `N_CTX > 128`) is extracted again with that parameter set to a value that makes the loop run
     `iterations` times: iterations x a block size; the value taken is in the skeleton's notes."""
     n = iterations or 3
-    sk = _search(mod, fn, n, block, cluster, dict(params or {}), tiles)
+    memo = RunMemo()        # the search's trials share the thread runs their parameters do not change
+    sk = _search(mod, fn, n, block, cluster, dict(params or {}), tiles, memo)
     if iterations is None:
         # the stages: the most mbarriers one wait instruction of one role waits on, in turn
         per_line: dict = {}
@@ -215,7 +217,7 @@ def skeleton_of(mod: Module, fn, *, iterations: int | None = None, block=None, c
         stages = max((len(v) for v in per_line.values()), default=1)
         want = max(2, min(MAX_ITERATIONS, stages + 1))
         if want != n:
-            sk = _search(mod, fn, want, block, cluster, dict(params or {}), tiles)
+            sk = _search(mod, fn, want, block, cluster, dict(params or {}), tiles, memo)
     return sk
 
 
@@ -226,22 +228,22 @@ _PARAM = re.compile(r"\((float )?parameter ([\w@-]+)\)")
 FLOAT_VALUES = (1.0, 0.0)
 
 
-def _search(mod, fn, n, block, cluster, params, tiles) -> Skeleton:
+def _search(mod, fn, n, block, cluster, params, tiles, memo) -> Skeleton:
     try:
-        return extract(mod, fn, iterations=n, block=block, cluster=cluster, params=params, tiles=tiles)
+        return extract(mod, fn, iterations=n, block=block, cluster=cluster, params=params, tiles=tiles, memo=memo)
     except Refused as e:
         m = _PARAM.search(e.message)
         if m is None or m.group(2) in params:
             raise
         if m.group(1):
-            return _with_float(mod, fn, n, block, cluster, params, m.group(2), e, tiles)
-        return _with_parameter(mod, fn, n, block, cluster, params, m.group(2), e, tiles)
+            return _with_float(mod, fn, n, block, cluster, params, m.group(2), e, tiles, memo)
+        return _with_parameter(mod, fn, n, block, cluster, params, m.group(2), e, tiles, memo)
 
 
-def _with_float(mod, fn, n, block, cluster, params, name, first_error, tiles):
+def _with_float(mod, fn, n, block, cluster, params, name, first_error, tiles, memo):
     for v in FLOAT_VALUES:
         try:
-            return _search(mod, fn, n, block, cluster, {**params, name: v}, tiles)
+            return _search(mod, fn, n, block, cluster, {**params, name: v}, tiles, memo)
         except Refused:
             continue
     raise first_error
@@ -261,7 +263,7 @@ def _loop_count(sk: Skeleton) -> int:
     return max(per_line.values(), default=0)
 
 
-def _with_parameter(mod, fn, n, block, cluster, params, name, first_error, tiles):
+def _with_parameter(mod, fn, n, block, cluster, params, name, first_error, tiles, memo):
     """Extract with parameter `name` = n x B for the block size B (128, 64, 256, 32, 16 or 1, the
     usual first) that makes the pipeline run n iterations (else the closest that extracts)."""
     best = None
@@ -273,11 +275,11 @@ def _with_parameter(mod, fn, n, block, cluster, params, name, first_error, tiles
             if found:       # the same parameters as the last trial found: the search below would set them
                 try:
                     sk = extract(mod, fn, iterations=n, block=block, cluster=cluster, params={**trial, **found},
-                                 tiles=tiles)
+                                 tiles=tiles, memo=memo)
                 except Refused:
                     sk = None
             if sk is None:
-                sk = extract(mod, fn, iterations=n, block=block, cluster=cluster, params=trial, tiles=tiles)
+                sk = extract(mod, fn, iterations=n, block=block, cluster=cluster, params=trial, tiles=tiles, memo=memo)
         except Refused as e:
             m = _PARAM.search(e.message)
             if m is None:
@@ -286,7 +288,7 @@ def _with_parameter(mod, fn, n, block, cluster, params, name, first_error, tiles
                 continue
             try:
                 sk = (_with_float if m.group(1) else _with_parameter)(mod, fn, n, block, cluster, trial,
-                                                                      m.group(2), e, tiles)
+                                                                      m.group(2), e, tiles, memo)
             except Refused:
                 continue
             found.update({k: v for k, v in sk.params.items() if k not in trial})

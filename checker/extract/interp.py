@@ -125,8 +125,15 @@ _PURE_DATA = {"fma", "ex2", "lg2", "rcp", "sqrt", "rsqrt", "tanh", "sin", "cos",
               "mov"}
 
 
+# What a lookup in the environment answers when the key is not there (checker.extract.memo)
+ABSENT = object()
+
+
 class Machine:
-    """Runs one thread of `fn` over `layout`."""
+    """Runs one thread of `fn` over `layout`. Every lookup in the environment (other threads'
+    constants, lane 0's shuffles, parameter values, the tile loops' unknowns) goes through `_read`,
+    which records it in `reads`: the run is a function of the thread, its bounds and those answers
+    (checker.extract.memo)."""
 
     def __init__(self, fn: Function, layout: Layout, path: str, iterations: int, lane0: dict | None = None,
                  fork_depth: int = 4, consts: dict | None = None, param_values: dict | None = None,
@@ -144,6 +151,22 @@ class Machine:
         self.lane0 = lane0 or {}
         self.fork_depth = fork_depth
         self.params = {p[0]: p for p in fn.params}
+        self.reads: dict = {}                       # (table, key) -> what the environment answered
+
+    def lookup(self, table: str, key):
+        """The environment's answer for `key` in `table` (c: constants, l: lane 0's shuffles,
+        p: parameter values, w: whether an unknown ends a tile loop), not recorded."""
+        if table == "c":
+            return self.consts.get(key, ABSENT)
+        if table == "l":
+            return self.lane0.get(key, ABSENT)
+        if table == "p":
+            return self.param_values.get(key, ABSENT)
+        return key in self.tile_whys
+
+    def _read(self, table: str, key):
+        v = self.reads[(table, key)] = self.lookup(table, key)
+        return v
 
     # -------------------------------------------------------------------------------- run --
     def run(self, ident: Ident) -> Trace:
@@ -322,7 +345,7 @@ class Machine:
             return self.iterations, False
         if loops.encloses(lp):
             return self.tiles, True
-        if why is not None and why in self.tile_whys:
+        if why is not None and self._read("w", why):
             return self.tiles, True
         return self.iterations, False
 
@@ -655,7 +678,7 @@ class Machine:
         me = st.trace.ident.lane
         if isinstance(src, int) and (src & 31) == me:
             v = a
-        elif isinstance(src, int) and (src & 31) == 0 and key in self.lane0:
+        elif isinstance(src, int) and (src & 31) == 0 and self._read("l", key) is not ABSENT:
             v = self.lane0[key]
         else:
             v = Unk("shfl from another lane")
@@ -708,13 +731,13 @@ class Machine:
         strong = bool({"relaxed", "acquire", "release", "volatile", "mmio"} & set(q))
         if space == "param":
             name = a.base
-            if name in self.param_values and not write and a.offset == 0:
+            if not write and a.offset == 0 and self._read("p", name) is not ABSENT:
                 self._set(st, ops[0], _param(self.param_values[name], q))
                 return
             if name in self.params and not write:
                 p = self.params[name]
                 key = name if a.offset == 0 else f"{name}@{a.offset}"
-                if key in self.param_values:
+                if self._read("p", key) is not ABSENT:
                     self._set(st, ops[0], _param(self.param_values[key], q))
                     return
                 v = Sym(f"arg:{name}") if p[1] in ("u64", "b64", "s64") and a.offset == 0 and p[2] is None \
@@ -726,7 +749,8 @@ class Machine:
                 v = self._addr(st, s, a, "param")
                 if isinstance(v, Sym) and v.name.startswith("param:") and v.off is not None:
                     key = f"{v.name[6:]}@{v.off}"
-                    self._set(st, ops[0], _param(self.param_values.get(key, Unk(f"parameter {key}")), q))
+                    v = self._read("p", key)
+                    self._set(st, ops[0], _param(Unk(f"parameter {key}") if v is ABSENT else v, q))
                     return
             self._assign_unknown(st, ins, "param")
             return
@@ -784,7 +808,8 @@ class Machine:
                 byte = st.own[a]
             else:
                 last: dict = {}             # writer -> its latest store visible to this thread
-                for w, v, who in self.consts.get((st.trace.ident.rank, a), ()):
+                found = self._read("c", (st.trace.ident.rank, a))
+                for w, v, who in (() if found is ABSENT else found):
                     if any(n > w.get(i, 0) for i, n in st.bars.items()):
                         last[who] = v
                 vals = set(last.values())

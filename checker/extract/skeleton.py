@@ -28,6 +28,7 @@ from ..errors import SourceLoc
 from ..isa.mbarrier import LIMIT as MB_LIMIT
 from ..isa.syntax import render_instr
 from .interp import Event, Ident, Machine, Refused, Trace
+from .memo import RunMemo
 from .layout import Layout, Loc
 from .module import Function, Module
 from .reduce import reduce      # the exact reductions (a name here: tests compare with and without)
@@ -92,7 +93,10 @@ def _short(sym: str) -> str:
 
 
 def extract(mod: Module, fn: Function, *, iterations: int = 3, block: tuple[int, int, int] | None = None,
-            cluster: int | None = None, params: dict | None = None, tiles: int | None = None) -> Skeleton:
+            cluster: int | None = None, params: dict | None = None, tiles: int | None = None,
+            memo: RunMemo | None = None) -> Skeleton:
+    """The skeleton of kernel `fn`. `memo`: thread runs remembered from earlier extractions of the
+    same kernel (the parameter search's trials: checker.extract.memo)."""
     block = block or fn.block()
     if block is None:
         raise Refused(f"kernel '{fn.name}' has no .reqntid/.maxntid: give the block size with --block X,Y,Z",
@@ -102,7 +106,7 @@ def extract(mod: Module, fn: Function, *, iterations: int = 3, block: tuple[int,
         raise Refused(f"block of {nthreads} threads: more than 1024", SourceLoc(mod.path, fn.line, fn.name))
     ncta = cluster or (fn.cluster() or (1, 1, 1))[0]
     layout = Layout(mod, fn)
-    traces = _run_all(mod, fn, layout, block, nthreads, ncta, iterations, params or {}, tiles)
+    traces = _run_all(mod, fn, layout, block, nthreads, ncta, iterations, params or {}, tiles, memo or RunMemo())
     traces, reused = _lifetimes(traces, mod.path)
     anchors = _anchors(traces.values())
     groups: dict[tuple, list[tuple[int, int]]] = defaultdict(list)
@@ -140,12 +144,13 @@ def extract(mod: Module, fn: Function, *, iterations: int = 3, block: tuple[int,
     return sk
 
 
-def _run_all(mod, fn, layout, block, nthreads, ncta, iterations, params, tiles=None) -> dict[tuple[int, int], Trace]:
+def _run_all(mod, fn, layout, block, nthreads, ncta, iterations, params, tiles, memo: RunMemo) -> dict[tuple[int, int], Trace]:
     """Every thread's trace. Constants a thread stores to shared memory (a warp-specialization
     state word) are read by the others after a barrier they share, and the unknown that ends an
     outer loop (a tile count) bounds the other roles' loops that end on it too: so the threads
     are run again with the stores and tile counts of the last round until nothing changes (at
-    most 4 rounds)."""
+    most 4 rounds). A thread whose lookups get the same answers as in an earlier round is not run
+    again (`memo`)."""
     consts: dict = {}
     traces: dict[tuple[int, int], Trace] = {}
     tile_whys: frozenset = frozenset()
@@ -161,10 +166,9 @@ def _run_all(mod, fn, layout, block, nthreads, ncta, iterations, params, tiles=N
                     lane0 = {}
                 m = Machine(fn, layout, mod.path, iterations, lane0, consts=consts, param_values=params,
                             tiles=tiles, tile_whys=tile_whys)
-                try:
-                    tr = m.run(ident)
-                except Refused as e:
-                    errors[(rank, t)] = e
+                tr = memo.run(m, ident)
+                if isinstance(tr, Refused):
+                    errors[(rank, t)] = tr
                     continue
                 if t % 32 == 0:
                     lane0.update(tr.shfl)
