@@ -135,21 +135,50 @@ def emit_alu(i: Instr, ctx: Ctx) -> str:
         return a.render(f"mov.u32 {d}, {int(i.operands[1].value != 0)};")
     if i.op == "mul" and ("wide" in i.qualifiers or "hi" in i.qualifiers):
         return _emit_mul_half(i, ctx)
-    d = _dst(a, ctx, i.operands[0])
-    srcs = []
-    for o in i.operands[1:]:
-        if isinstance(o, Imm):
-            srcs.append(str(int(o.value != 0) if i.has("pred") else o.value))
-        else:
-            srcs.append(_value(a, ctx, o))
-    if i.has("pred"):            # and/or/xor.pred on predicates kept as 0/1: the same bits in .b32
-        return a.render(f"{i.op}.b32 {d}, {', '.join(srcs)};")
     default = {"mov": "b32", "add": "s32", "sub": "s32", "mul": "s32", "and": "b32", "or": "b32",
                "xor": "b32"}[i.op]
     name = mnemonic(i, default)
     if i.op == "mul" and not any(q in ("lo", "hi", "wide") for q in i.qualifiers):
         name = ".".join(["mul", "lo", *i.qualifiers] + ([] if has_type(i) else [default]))
+    bits = 1 if i.has("pred") else _bits(i)
+    if bits == 16:               # 16-bit operands in .b16 registers, the result zero-extended
+        narrow = Narrow(a, ctx)
+        srcs = [narrow.source(o) for o in i.operands[1:]]
+        d = _dst(a, ctx, i.operands[0])
+        return a.render(narrow.block(f"{name} {narrow.result}, {', '.join(srcs)};", d))
+    wide = bits == 64            # a typed 64-bit operation takes 64-bit registers ("l")
+    d = _dst(a, ctx, i.operands[0], wide)
+    srcs = []
+    for o in i.operands[1:]:
+        if isinstance(o, Imm):
+            srcs.append(str(int(o.value != 0) if i.has("pred") else o.value))
+        else:
+            srcs.append(_value(a, ctx, o, wide))
+    if i.has("pred"):            # and/or/xor.pred on predicates kept as 0/1: the same bits in .b32
+        return a.render(f"{i.op}.b32 {d}, {', '.join(srcs)};")
     return a.render(f"{name} {d}, {', '.join(srcs)};")
+
+
+class Narrow:
+    """The harness keeps every value in a 32- or 64-bit register, and PTX gives an instruction of
+    a 16-bit type 16-bit registers only (ptxas: 'Arguments mismatch'): each source is cut to a
+    .b16 register first (its low 16 bits, what ptxmc reads, docs/model.md#a16), and a result
+    is zero-extended back into its 32-bit register."""
+
+    def __init__(self, a: Asm, ctx: Ctx):
+        self.a, self.ctx, self.regs, self.moves = a, ctx, [], []
+        self.result = "N0"
+
+    def source(self, op) -> str:
+        name = f"N{len(self.regs) + 1}"
+        self.regs.append(name)
+        self.moves.append(f"cvt.u16.u32 {name}, {_value(self.a, self.ctx, op)};")
+        return name
+
+    def block(self, body: str, dst: str | None = None, extra: str = "") -> str:
+        regs = ", ".join(["N0", *self.regs])
+        tail = f" cvt.u32.u16 {dst}, N0;" if dst is not None else ""
+        return f"{{ .reg .b16 {regs};{extra} {' '.join(self.moves)} {body}{tail} }}"
 
 
 
@@ -219,6 +248,11 @@ def emit_setp(i: Instr, ctx: Ctx) -> str:
     if len(i.operands) != 3:
         raise NotExpressible("setp needs a predicate destination and two sources")
     a = Asm()
+    if _bits(i) == 16:          # sources in .b16 registers (Narrow)
+        narrow = Narrow(a, ctx)
+        x, y = (narrow.source(o) for o in i.operands[1:])
+        d = _dst(a, ctx, i.operands[0])
+        return a.render(narrow.block(f"{mnemonic(i)} P, {x}, {y}; selp.u32 {d}, 1, 0, P;", extra=" .reg .pred P;"))
     wide = bool(set(i.qualifiers) & WIDE)
     d = _dst(a, ctx, i.operands[0])
     x, y = (_value(a, ctx, o, wide) for o in i.operands[1:])

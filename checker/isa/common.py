@@ -4,7 +4,7 @@ the restriction of a fence to the operations it covers (pfcover), atom/red arith
 cells a .multicast::cluster operation reaches."""
 from __future__ import annotations
 
-from ..ast import Addr, Instr, Quals, Reg, cta_text
+from ..ast import Addr, Imm, Instr, Quals, Reg, cta_text
 from ..model.builder import Builder, ThreadCtx, Unmodelled, UntypedUse
 from ..model.values import ZERO, Bin, Const, Expr, Ite, binop, signed, wrap
 from .table import SCOPE_TAG
@@ -73,9 +73,13 @@ def same_width(b: Builder, ctx: ThreadCtx, i: Instr) -> None:
         return
     untyped = [op for op in ops if isinstance(op, Reg) and ctx.formats.get(op.name, (0,))[0] is None
                and not isinstance(ctx.regs.get(op.name), Unmodelled)]
+    # the compare of an await written as its loop (checker.unfold.paths.await_loops, `__done` predicate)
+    awaited = next((o.value for o in ops if isinstance(o, Imm) and o.value < 0), None) \
+        if i.family == "setp" and getattr(i.operands[0], "name", "").startswith("__done") else None
     for op in untyped:
         negative = i.family != "selp" and i.quals["type"].startswith("s")
-        b.untyped_uses.append(UntypedUse(("%" if ctx.thread.declares_registers else "") + op.name, ctx.regs[op.name], bits, negative, i.text, i.where))
+        name = ("%" if ctx.thread.declares_registers else "") + op.name
+        b.untyped_uses.append(UntypedUse(name, ctx.regs[op.name], bits, negative, i.text, i.where, awaited))
     if ctx.thread.declares_registers:
         return
     narrow = ctx.ext.get("narrow", {})

@@ -156,7 +156,7 @@ def lower_ld(b: Builder, ctx: ThreadCtx, i: Instr) -> None:
     if q.get("nc"):
         hints.noncoherent(b, ctx, i)
     if t is None:                               # untyped: the whole location, an exact integer
-        b.read(ctx, access_tags(q), addr, dst)
+        b.untyped_loads.add(b.read(ctx, access_tags(q), addr, dst))
         return
     bits, _, fmt = value_type(t)
     size = bits // 8

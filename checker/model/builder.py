@@ -49,6 +49,10 @@ class ThreadCtx:
         return LitmusError(msg, i.where if i is not None else self.thread.where)
 
 
+NEGATIVE_AWAIT = ("the awaited value {v} is negative and the untyped ld reads a location with a size: give the "
+                  "load a signed type (ld.s32 ... == {v}) or await the bit pattern")
+
+
 @dataclass(frozen=True)
 class UntypedUse:
     """Register `reg`, holding untyped (exact) value `value`, read by instruction `text` as a
@@ -60,6 +64,8 @@ class UntypedUse:
     negative: bool
     text: str
     where: object
+    # the hang question's compare of an untyped await with a negative value (UnfoldedAwait)
+    await_value: int | None = None
 
     def message(self, span) -> str:
         lo, hi = ("-inf" if x == -math.inf else "inf" if x == math.inf else x for x in span)
@@ -94,6 +100,7 @@ class Builder:
         # untyped accesses take the size of their location, known once every access is (_split):
         # an untyped st's event -> whether it stores an immediate (which must fit, as a typed one)
         self.untyped_stores: dict[int, bool] = {}
+        self.untyped_loads: set[int] = set()
         # untyped values read as an instruction type's bits (checker.isa.common.same_width)
         self.untyped_uses: list[UntypedUse] = []
         self.unit: dict[int, int] = {}           # event in po -> its program-order unit
@@ -343,7 +350,7 @@ class Builder:
         layouts = plan(sizes, self.accesses, {e: self.events[e].tags for e in self.accesses})
         self._check_inits(layouts)
         self.location_bits = {r: 8 * lay.extent for r, lay in layouts.items() if lay.extent is not None}
-        self._size_untyped(layouts)
+        self._size_untyped(layouts, contexts)
         if all(len(lay.atoms) == 1 for lay in layouts.values()):
             groups = {e: e for e in self.accesses}
             ranges = {e: (a.root, frozenset(layouts[a.root].resolved(sp) for sp in a.spans))
@@ -407,11 +414,25 @@ class Builder:
                 compose_of[root] = tuple((f"{root}[{lo}:{hi}]", lo) for lo, hi in lay.atoms)
         return compose_of, groups, ranges
 
-    def _size_untyped(self, layouts: dict[str, Layout]) -> None:
+    def _size_untyped(self, layouts: dict[str, Layout], contexts: list[ThreadCtx]) -> None:
         """An untyped access of a sized location has its size (docs/model.md#a16): an untyped st
         stores its value's low bits (an immediate must fit, as for a typed st), so an untyped ld
-        returns a value of that many bits; and each untyped value an instruction reads as its
-        type (UntypedUse) must fit that type."""
+        returns a value of that many bits, in a register of at least 32 (as a typed load's: a
+        condition's negative number is its two's complement there); each untyped value an
+        instruction reads as its type (UntypedUse) must fit that type; and a negative awaited
+        value of such a load is refused (its hang question compares the exact value, A18)."""
+        def sized_read(eid: int) -> int | None:
+            return layouts[self.accesses[eid].root].extent if eid in self.untyped_loads else None
+
+        for eid, v in self.awaits:
+            if v < 0 and sized_read(eid) is not None:
+                raise LitmusError(NEGATIVE_AWAIT.format(v=v), self.accesses[eid].where)
+        for ctx in contexts:
+            for r, v in ctx.regs.items():
+                if isinstance(v, ReadVal) and ctx.formats.get(r, (0,))[0] is None:
+                    extent = sized_read(v.eid)
+                    if extent is not None:
+                        ctx.formats[r] = (max(32, 8 * extent), "int")
         for eid, imm in self.untyped_stores.items():
             acc = self.accesses[eid]
             extent = layouts[acc.root].extent
@@ -435,6 +456,8 @@ class Builder:
             span = bounds(use.value, read_bounds)
             if span is None:        # read from a location without a size: an abstract integer
                 continue
+            if use.await_value is not None:
+                raise LitmusError(NEGATIVE_AWAIT.format(v=use.await_value), use.where)
             lo = -(1 << (use.bits - 1)) if use.negative else 0
             if not (lo <= span[0] and span[1] < (1 << use.bits)):
                 raise LitmusError(use.message(span), use.where)

@@ -125,3 +125,40 @@ def test_a_declared_16_bit_register_an_untyped_load_filled_is_refused(ptx_model)
     r = check_test(t, ptx_model, "ptx", frozenset(), "auto", 120)
     assert r.status == "error" and "d.yaml:13: 'setp.eq.u16 %p1, %rs1, 1': %rs1 holds an untyped value" in r.message, \
         r.message
+
+
+NEGATIVE = """
+name: N
+source: "docs/model.md#a16 (a negative number is its two's complement in the observable's width)"
+memory: {{x: {{size: 4}}}}
+threads:
+  P0:
+    at: gpu0.cta0
+    code: ['st [x], -1']
+  P1:
+    at: gpu0.cta1
+    code: ['ld r0, [x] == {v}', 'ld r1, [x]']
+expect: {{allowed: ["P1:r1=-1 /\\\\ x=-1 /\\\\ P1:r0=4294967295"]}}
+"""
+
+
+@pytest.mark.parametrize("engine", ["z3", "brute"])
+def test_an_untyped_load_of_a_sized_location_is_observed_at_its_size(engine, ptx_model):
+    """An untyped st of -1 to a 4-byte x stores 0xffffffff; P1:r1=-1 and x=-1 name that pattern
+    (x's did before, the register's compared the exact -1)."""
+    [t] = load_text(NEGATIVE.format(v=4294967295), "n.yaml")
+    r = check_test(t, ptx_model, "ptx", frozenset(), engine, 120)
+    assert r.status == "pass", (r.status, r.message)
+
+
+@pytest.mark.parametrize("hang", [False, True])
+def test_a_negative_await_of_an_untyped_load_of_a_sized_location_is_refused(hang, ptx_model):
+    """The await compares the exact value, which a 4-byte location no longer holds negative: the
+    hang question's loop would spin forever (a wrong hang), the outcomes would have none."""
+    text = NEGATIVE.format(v=-1)
+    if hang:
+        text = text.replace('expect: {allowed: [', 'expect: {hang: forbidden, allowed: [')
+    [t] = load_text(text, "n.yaml")
+    r = check_test(t, ptx_model, "ptx", frozenset(), "auto", 120)
+    assert r.status == "error" and r.message.startswith("n.yaml:11: 'ld r0, [x] == -1': the awaited value -1 is "
+                                                        "negative"), (r.status, r.message)

@@ -417,3 +417,51 @@ def test_mul_wide_and_hi_are_generated_with_the_models_values():
 def test_mul_wide_and_hi_programs_compile(tmp_path):
     from checker.harness.build import build_cubins
     assert not [b for b in build_cubins([generate(_one(MUL_HALVES))], tmp_path, jobs=1) if isinstance(b, HarnessError)]
+
+
+REGISTER_WIDTHS = """
+name: widths
+source: "PTX ISA 9.4, setp, add, and, mul: operands of a 16-bit type are 16-bit registers"
+memory: {x: 65526, w: 5}
+threads:
+  P0:
+    at: gpu0.cta0
+    code:
+      - ld.relaxed.gpu.global.u16 r0, [x]
+      - setp.eq.u16 p, r0, 65526
+      - setp.lt.s16 q, r0, -9
+      - setp.ne.b16 s, 3, r0
+      - add.u16 r1, r0, 11
+      - and.b16 r2, r0, 255
+      - mul.lo.u16 r3, r0, 3
+      - sub.s16 r4, r0, -1
+      - mov.u16 r5, r0
+      - ld.relaxed.gpu.global.u64 r6, [w]
+      - add.u64 r7, r6, 1
+      - and.b64 r8, r6, 4
+      - mov.u64 r9, r6
+      - selp.u32 r10, 1, 0, p
+expect: {allowed: ['P0:r10=1 /\\ P0:r1=1 /\\ P0:r7=6']}
+"""
+
+
+def test_narrow_and_wide_typed_register_operations_are_generated_on_registers_of_their_size():
+    """The harness keeps values in 32-bit registers ("r") and passed them to setp.eq.u16, add.u16
+    and add.u64 as they were; ptxas refuses those ('Arguments mismatch for instruction'), so such
+    tests never built. A 16-bit operation now takes each source's low 16 bits in a .b16 register
+    and zero-extends its result; a 64-bit one takes 64-bit registers ("l")."""
+    t = _one(REGISTER_WIDTHS)
+    assert not unsupported(t)
+    src = generate(t).source
+    assert ('"{ .reg .b16 N0, N1, N2; .reg .pred P; cvt.u16.u32 N1, %1; cvt.u16.u32 N2, %2; '
+            'setp.eq.u16 P, N1, N2; selp.u32 %0, 1, 0, P; }" : "=r"(R_p) : "r"(R_r0), "r"(65526u)') in src
+    assert ('"{ .reg .b16 N0, N1, N2; cvt.u16.u32 N1, %1; cvt.u16.u32 N2, %2; add.u16 N0, N1, N2; '
+            'cvt.u32.u16 %0, N0; }" : "=r"(R_r1) : "r"(R_r0), "r"(11u)') in src
+    assert '"add.u64 %0, %1, 1;" : "=l"(R_r7) : "l"(R_r6)' in src
+
+
+@pytest.mark.skipif(missing_reason("nvcc") is not None, reason=str(missing_reason("nvcc")))
+def test_narrow_and_wide_typed_register_operations_compile_with_ptxas(tmp_path):
+    from checker.harness.build import build_cubins
+    assert not [b for b in build_cubins([generate(_one(REGISTER_WIDTHS))], tmp_path, jobs=1)
+                if isinstance(b, HarnessError)]
