@@ -453,18 +453,19 @@ class Machine:
 
     # ---------------------------------------------------------------------------- values --
     def _val(self, st: "_State", o, s) -> Any:
+        if isinstance(o, Reg):
+            name = o.name
+            first = name[:1]
+            if first == "%":
+                return self._special(st.trace.ident, name, s)
+            if first == "!":
+                v = st.regs.get(name.lstrip("!"), 0)
+                return (0 if v else 1) if isinstance(v, int) else v
+            return st.regs.get(name, 0)
         if isinstance(o, Imm):
             return o.value
         if isinstance(o, Float):
             return Unk("float")
-        if isinstance(o, Reg):
-            if o.name.startswith("%"):
-                return self._special(st.trace.ident, o.name, s)
-            neg = o.name.startswith("!")
-            v = st.regs.get(o.name.lstrip("!"), 0)
-            if neg:
-                return (0 if v else 1) if isinstance(v, int) else v
-            return v
         if isinstance(o, Name):
             return self._symbol_address(o.name, s)
         if isinstance(o, Sink):
@@ -510,8 +511,9 @@ class Machine:
 
     def _assign_unknown(self, st: "_State", ins: Instr, why: str) -> None:
         if ins.operands:
+            u = Unk(why)            # (frozen, compared by value: one object for every destination)
             for r in _dests(ins.operands[0]):
-                st.regs[r] = Unk(why)
+                st.regs[r] = u
                 st.taint.pop(r, None)
 
     def _set(self, st: "_State", d, v, taint=frozenset()) -> None:
@@ -532,9 +534,8 @@ class Machine:
         if op == "mov" and (isinstance(ops[0], Vec) or isinstance(ops[1], Vec)):
             self._mov_vector(st, s, ins)
             return
-        if op in ("mov", "add", "sub", "mul", "mad", "shl", "shr", "and", "or", "xor", "not", "bfe", "bfi", "selp",
-                  "min", "max", "div", "rem", "neg", "abs", "popc", "clz", "brev", "cvt", "setp", "prmt"):
-            if set(q) & FLOAT_TYPES and op not in ("mov", "selp"):
+        if op in _ALU_OPS:
+            if op not in ("mov", "selp") and not FLOAT_TYPES.isdisjoint(q):
                 if op == "setp":
                     self._float_setp(st, s, ins)
                     return
@@ -545,7 +546,9 @@ class Machine:
                 vals = self._null_field(st, s, vals)
             taint = frozenset()
             if st.taint:        # which wait results this value carries (only a wait's predicate starts one)
-                taint = taint.union(*(st.taint.get(o.name.lstrip("!"), frozenset()) for o in _regs_in(ops[1:])))
+                carried = [t for t in map(st.taint.get, _sources(ins)) if t]
+                if carried:
+                    taint = taint.union(*carried)
             self._set(st, ops[0], _alu(op, q, vals), taint)
             return
         if op == "cvta":
@@ -1049,6 +1052,20 @@ def _dests(d) -> list[str]:
     return []
 
 
+_ALU_OPS = frozenset(("mov", "add", "sub", "mul", "mad", "shl", "shr", "and", "or", "xor", "not", "bfe", "bfi",
+                      "selp", "min", "max", "div", "rem", "neg", "abs", "popc", "clz", "brev", "cvt", "setp", "prmt"))
+_SOURCE_NAMES: dict[int, tuple] = {}      # id(instruction) -> (it, the names of its source registers)
+
+
+def _sources(ins: Instr) -> tuple[str, ...]:
+    """The register names an instruction reads (its operands after the first), computed once per
+    instruction: the taint of every ALU result after a wait reads them."""
+    hit = _SOURCE_NAMES.get(id(ins))
+    if hit is None or hit[0] is not ins:
+        hit = _SOURCE_NAMES[id(ins)] = (ins, tuple(o.name.lstrip("!") for o in _regs_in(ins.operands[1:])))
+    return hit[1]
+
+
 def _regs_in(ops) -> list[Reg]:
     out = []
     for o in ops:
@@ -1067,14 +1084,21 @@ def _access_bytes(q, data) -> int:
 
 
 def _bits(q) -> int:
-    for x in reversed(q):
-        if x in _INT_BITS:
-            return _INT_BITS[x]
-    return 64
+    b = _BITS.get(q)
+    if b is None:
+        b = _BITS[q] = next((_INT_BITS[x] for x in reversed(q) if x in _INT_BITS), 64)
+    return b
 
 
 def _signed(q) -> bool:
-    return any(x.startswith("s") and x[1:].isdigit() for x in q)
+    s = _SIGNED.get(q)
+    if s is None:
+        s = _SIGNED[q] = any(x.startswith("s") and x[1:].isdigit() for x in q)
+    return s
+
+
+_BITS: dict[tuple, int] = {}        # qualifiers -> _bits (a few hundred distinct tuples per kernel)
+_SIGNED: dict[tuple, bool] = {}
 
 
 def _wrap(v: int, bits: int) -> int:
@@ -1136,7 +1160,7 @@ def _alu(op: str, q: tuple, vals: list) -> Any:
             return Sym(s.name, None)
     if op == "cvt" and vals and isinstance(vals[0], Sym):
         return vals[0]
-    if any(not isinstance(v, int) for v in vals):
+    if not all(isinstance(v, int) for v in vals):
         if op == "and" and "pred" in q and any(v == 0 for v in vals if isinstance(v, int)):
             return 0
         if op == "or" and "pred" in q and any(v == 1 for v in vals if isinstance(v, int)):
