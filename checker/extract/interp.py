@@ -100,6 +100,10 @@ class Trace:
     # why their exits were unknown (a parameter: the tile count, which other roles' loops share)
     tiles: dict = field(default_factory=dict)
     tile_whys: set = field(default_factory=set)
+    # where the thread passed a full-mask `bar.warp.sync` (dropped: it orders lanes of one warp):
+    # the number of events before it; role folding asks whether it orders one lane's accesses
+    # before another lane's release (skeleton._fold_keeps_order)
+    warpsyncs: list = field(default_factory=list)
 
 
 class Refused(LitmusError):
@@ -826,6 +830,8 @@ class Machine:
         q, ops = ins.qualifiers, ins.operands
         if ins.op == "bar" and q[:1] == ("warp",):
             st.trace.dropped["bar.warp.sync (lanes of one role)"] += 1
+            if ops and self._val(st, ops[0], s) in (-1, 0xffffffff):
+                st.trace.warpsyncs.append(len(st.trace.events))
             return
         if "cluster" in q:
             self._event(st, s, ins, "cluster_barrier", mode="arrive" if "arrive" in q else "wait")

@@ -210,6 +210,53 @@ def _subsequence(small: tuple, big: tuple) -> list[int] | None:
     return out
 
 
+# events that access data (a thread's own ordering of them is what its synchronization is about)
+_ACCESS_KINDS = frozenset(("smem", "tc_mma", "tc_ld", "tc_st", "tma_load", "tma_store"))
+# events that order the executing thread's earlier accesses before what follows them in other threads
+_RELEASES = frozenset(("mb_arrive", "mb_expect_tx", "tc_commit", "tma_load", "tma_store", "bulk_commit_group",
+                       "cluster_barrier"))
+# events after which the executing thread's later accesses are ordered
+_ACQUIRES = frozenset(("mb_wait", "wgmma_wait", "bulk_wait_group", "tc_wait", "cluster_barrier"))
+
+
+def _fold_keeps_order(a: Role, b: Role, small: tuple, big: tuple, idx: list[int]) -> bool:
+    """Whether the threads of role `a` (events `small`) may be folded into role `b`'s litmus
+    thread (events `big`, `small` at positions `idx`) without giving `a`'s own accesses an order
+    they do not have: in the fold, `b`'s operations that `a` lacks stand in program order between
+    `a`'s accesses. That is exact only when a barrier both perform orders `a`'s access on the
+    same side of the operation: a `bar.sync` both take part in, or a full-mask `bar.warp.sync`
+    when every warp of `a` has a thread of `b`. A fence orders only the executing thread's
+    accesses (a proxy fence in lane 0 does not fence lanes 1-31's `ld.shared`; one in warp 4
+    does not fence warps 5-7); an arrive releases only the arriving thread's accesses (lane 0's
+    arrive does not publish lanes 1-31's reads unless the lanes synchronize first); a wait orders
+    only the waiting thread's later accesses (lanes that read a tile without waiting for it race
+    with its copy). Threads that fail this stay a role of their own. (wgmma is one operation of
+    the whole warpgroup, which folding keeps: not an access of one thread here.)"""
+    matched = set(idx)
+    acc = [idx[k] for k, e in enumerate(small) if e[0] in _ACCESS_KINDS]
+    if not acc:
+        return True
+    bars = [idx[k] + 0.5 for k, e in enumerate(small) if e[0] == "barrier"]   # just after b's event
+    if set(a.warps) <= set(b.warps):
+        for p in a.trace.warpsyncs:         # before a's event p: between b's idx[p-1] and idx[p]
+            lo = idx[p - 1] if p > 0 else -1
+            hi = idx[p] if p < len(idx) else len(big)
+            bars += [q - 0.5 for q in b.trace.warpsyncs if lo < q <= hi]
+
+    def separated(i: int, j: int) -> bool:      # a barrier of both between b's events i < j
+        return any(i < x < j for x in bars)
+    for j, e in enumerate(big):
+        if j in matched:
+            continue
+        if e[0] == "fence":
+            return False
+        if e[0] in _RELEASES and any(i < j and not separated(i, j) for i in acc):
+            return False
+        if e[0] in _ACQUIRES and any(j < i and not separated(j, i) for i in acc):
+            return False
+    return True
+
+
 def _merge(roles: list[Role], sigs: dict) -> list[Role]:
     """Fold a role into a larger one of the same warpgroup when it performs a subset of the other's
     synchronization in the same order (the lanes of a warp beside its elected lane; the threads
@@ -225,7 +272,7 @@ def _merge(roles: list[Role], sigs: dict) -> list[Role]:
                 continue
             a, b = (r, big) if len(sigs[id(r)]) <= len(sigs[id(big)]) else (big, r)
             idx = _subsequence(sigs[id(a)], sigs[id(b)])
-            if idx is None:
+            if idx is None or not _fold_keeps_order(a, b, sigs[id(a)], sigs[id(b)], idx):
                 continue
             mult = list(b.mult)
             for k, j in enumerate(idx):

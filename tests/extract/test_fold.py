@@ -1,0 +1,78 @@
+"""Folding threads into one role (checker.extract.skeleton._merge) must not lend a thread the
+synchronization of another: hand-edited copies of the committed nvcc TMA pipeline whose
+consumer lanes or warps differ in their own ordering, each with the verdict the PTX semantics
+gives (a fence, an arrive, a wait orders the executing thread's accesses only; a `bar.warp.sync`
+or `bar.sync` of the lanes orders them across lanes)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from checker.extract.api import extract_file
+
+ROOT = Path(__file__).resolve().parents[2]
+TMA = ROOT / "examples" / "kernels" / "cuda" / "tma_ws_pipeline.sm90a.ptx"
+FENCE = "\tfence.proxy.async.shared::cta; // 6.\n"
+ARRIVE = "\tmbarrier.arrive.shared.b64                                  %rd4,  [%r32];           // 1. \n"
+INIT128 = "\tmov.u32 \t%r22, 128;\n"           # empty[s]'s expected count: 128 consumer threads
+WAIT = "$L__BB0_8:\n"
+RETRY = "\t@%p5 bra \t$L__BB0_8;\n"
+LANE0 = "\tmov.u32 %r100, %laneid;\n\tsetp.eq.u32 %p20, %r100, 0;\n"
+NOT_LANE0 = "\tmov.u32 %r104, %laneid;\n\tsetp.ne.u32 %p27, %r104, 0;\n"
+LANE0_ARRIVES = [(INIT128, "\tmov.u32 \t%r22, 4;\n"),        # one arrival per consumer warp
+                 (ARRIVE, LANE0 + "\t@%p20 mbarrier.arrive.shared.b64 %rd4, [%r32];\n")]
+
+
+def _variant(tmp_path, name: str, *edits) -> Path:
+    text = TMA.read_text().replace(".reg .pred \t%p<12>;", ".reg .pred \t%p<40>;") \
+                          .replace(".reg .b32 \t%r<68>;", ".reg .b32 \t%r<140>;")
+    for old, new in edits:
+        assert text.count(old) == 1, old
+        text = text.replace(old, new)
+    f = tmp_path / f"{name}.ptx"
+    f.write_text(text)
+    return f
+
+
+def _verdict(path: Path):
+    [x] = extract_file(str(path), out_dir=str(path.parent / (path.stem + "-out")))
+    return x, x.check()
+
+
+@pytest.mark.parametrize("name, edits, flag", [
+    # lane 0 of each consumer warp fences, lanes 1-31 read the tile and arrive unfenced
+    ("fence_lane0", [(FENCE, NOT_LANE0 + "\t@%p27 bra $L__SKIP;\n\tfence.proxy.async.shared::cta;\n$L__SKIP:\n")],
+     "MixedSizeRace"),
+    # warp 4 fences, warps 5-7 do not
+    ("fence_warp4", [(FENCE, "\tsetp.lt.u32 %p21, %r1, 160;\n\t@%p21 fence.proxy.async.shared::cta;\n")],
+     "MixedSizeRace"),
+    # lane 0 of each warp arrives for its warp, with nothing that orders lanes 1-31's reads first
+    ("arrive_lane0", LANE0_ARRIVES, "InFlight"),
+    # lane 0 waits for the tile, lanes 1-31 read it without waiting
+    ("wait_lane0", [(WAIT, NOT_LANE0 + "\t@%p27 bra $L__NOWAIT;\n" + WAIT), (RETRY, RETRY + "$L__NOWAIT:\n")],
+     "InFlight"),
+])
+def test_synchronization_of_some_threads_is_not_lent_to_the_others(tmp_path, name, edits, flag):
+    """The threads that lack the operation race with the TMA copy into the stage (as with no
+    such operation at all): they are a role of their own, not folded into the one that has it."""
+    x, rep = _verdict(_variant(tmp_path, name, *edits))
+    assert not rep.ok and flag in rep.text, rep.text
+    assert len(x.skeleton.roles) == 3
+
+
+@pytest.mark.parametrize("name, edits", [
+    ("fence_all", [(FENCE, "\tsetp.lt.u32 %p21, %r1, 256;\n\t@%p21 fence.proxy.async.shared::cta;\n")]),
+    # `__syncwarp(); if (lane == 0) arrive`: bar.warp.sync orders the lanes' reads before lane 0's arrive
+    ("arrive_lane0_warpsync", [LANE0_ARRIVES[0], (ARRIVE, "\tbar.warp.sync -1;\n" + LANE0_ARRIVES[1][1])]),
+    ("arrive_lane0_barsync", [LANE0_ARRIVES[0], (ARRIVE, "\tbar.sync 1, 128;\n" + LANE0_ARRIVES[1][1])]),
+    # lane 0 waits, then `__syncwarp()`, then every lane reads
+    ("wait_lane0_warpsync", [(WAIT, NOT_LANE0 + "\t@%p27 bra $L__NOWAIT;\n" + WAIT),
+                             (RETRY, RETRY + "$L__NOWAIT:\n\tbar.warp.sync -1;\n")]),
+])
+def test_lanes_that_synchronize_with_the_one_that_waits_or_arrives_pass(tmp_path, name, edits):
+    """The same edits made correct (every thread fences; the lanes synchronize with the lane that
+    waits or arrives) pass, with the consumers one role."""
+    x, rep = _verdict(_variant(tmp_path, name, *edits))
+    assert rep.ok, rep.text
+    assert len(x.skeleton.roles) == 2
