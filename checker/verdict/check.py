@@ -124,6 +124,11 @@ def _judge(s: Session, base: Result) -> Result:
                    complete=complete, conditions=tuple(conds), notes=notes)
 
 
+# a verdict that stands within the loop bound, where undefined behaviour may lie past it (A18)
+UB_PAST_THE_BOUND = ("undefined behaviour is searched only within the loop bound ({cut}): a flag past it is not seen "
+                     "(state `undefined: false` to have that Unknown, or raise --unroll)")
+
+
 def _judge_union(fc: UnionSession, base: Result) -> Result:
     """The Result of a test asked over its variants (control paths, barrier schedules, the hang
     question: checker.verdict.union)."""
@@ -160,6 +165,9 @@ def _judge_union(fc: UnionSession, base: Result) -> Result:
         notes += (f"loop bound reached: executions continue past unroll {test.unroll or fc.lim.unroll} "
                   f"({fc.bounded[0]}); a condition no bounded execution satisfies is Unknown" +
                   (f" ({fc.advice})" if unknown else ""),)
+        if test.expect_undefined is None and fc.undefined_cut:
+            # (stated `undefined:`, that is Unknown above; unstated, the verdicts stand, but say it)
+            notes += (UB_PAST_THE_BOUND.format(cut=fc.undefined_cut[0]),)
     if not complete:
         notes += (f"outcome list incomplete: the outcome cap ({limits.flag('outcomes')})",)
     status, message = "run", ""

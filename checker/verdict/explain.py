@@ -17,6 +17,7 @@ from ..cat.captions import caption, members
 from ..cat.violation import Step, note, show as show_steps, violation_path
 from .mutate import Effect, verdict as mutation_verdict
 from .open import mutants
+from .check import UB_PAST_THE_BOUND
 from .session import Session, Witness
 from .union import UnionSession
 
@@ -129,6 +130,8 @@ def _explain_text(s: Asked, cond: Cond):
     test = s.test
     head = [f"Test {test.name}  (model {shown(s.model.path)})", f"Condition {show(cond)}"]
     head += [f"note: {n}" for n in s.notes]
+    if x.status not in ("undefined", "hang") and isinstance(s, UnionSession) and s.bounded and s.undefined_cut:
+        head.append("note: " + UB_PAST_THE_BOUND.format(cut=s.undefined_cut[0]))
     if x.witness is not None:
         es = x.witness.es
         env = dict(x.witness.session.evaluation(x.execution).env)

@@ -59,3 +59,62 @@ def test_no_undefined_behaviour_is_not_a_pass_past_the_bound():
 def test_expected_undefined_behaviour_past_the_bound_is_unknown():
     r = _run("true", 2)
     assert r.status == "unknown" and "well defined" not in r.message, (r.status, r.message)
+
+
+GUARDED = """
+- name: UB-PastTheBound-Allowed
+  doc: "P1 counts from what it read up to 5; only when it read 0 (five iterations) does it invalidate mb and
+    arrive on it. Reading P0's 4 it leaves at once: P1:r0=4 is Allowed within the bound, and the program is
+    undefined on the executions past it."
+  source: "PTX ISA 9.4, mbarrier.inval (an mbarrier operation other than init on an invalidated object is
+    undefined)"
+  arch: sm_90
+  memory:
+    mb: {space: shared, owner: gpu0.cluster0.cta0, mbarrier: {count: 1}}
+    y: {space: global}
+  threads:
+    P0:
+      at: gpu0.cluster0.cta0.warp0
+      code:
+        - st.relaxed.gpu.u32 [y], 4
+    P1:
+      at: gpu0.cluster0.cta0.warp1
+      code:
+        - ld.relaxed.gpu.u32 r0, [y]
+        - mov.u32 r1, r0
+        - "L:"
+        - add.u32 r1, r1, 1
+        - setp.lt.u32 p, r1, 5
+        - "@p bra L"
+        - setp.eq.u32 q, r0, 0
+        - "@q mbarrier.inval.shared::cta.b64 [mb]"
+        - "@q mbarrier.arrive.shared::cta.b64 _, [mb]"
+  expect:
+    allowed: ["P1:r0=4"]
+"""
+
+
+def _guarded(unroll: int, undefined: str | None = None):
+    text = GUARDED if undefined is None else GUARDED.replace("  expect:\n", f"  expect:\n    undefined: {undefined}\n")
+    (t,) = load_text(text, "g.yaml")
+    with limits.use(limits.current().override([f"unroll={unroll}"])):
+        return check_test(t, MODEL)
+
+
+def test_a_verdict_that_stands_within_the_bound_says_undefined_behaviour_was_not_searched_past_it():
+    """Found by review: PASS at --unroll 2 without a word, FAIL (MbarrierUninitialised) at 6. The
+    condition's verdict stands (the bound cuts no execution that satisfies it), but the
+    undefined-behaviour question is not answered past the bound: the result says so."""
+    r = _guarded(2)
+    assert r.status == "pass" and any("undefined behaviour is searched only within the loop bound" in n
+                                      for n in r.notes), (r.status, r.notes)
+    assert _guarded(6).status == "fail"
+    assert _guarded(2, "false").status == "unknown"
+
+
+def test_check_says_it_too():
+    """`ptxmc check` and the API's explain answer the same question as run: the note is there."""
+    import checker
+    (t,) = load_text(GUARDED, "g.yaml")
+    text = checker.explain(t, "P1:r0=4")
+    assert "Allowed" in text and "undefined behaviour is searched only within the loop bound" in text, text
