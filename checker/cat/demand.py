@@ -293,7 +293,7 @@ class _Restricted(_Evaluator):
         if op == "?":
             return REL, alg.union(_only(v, want), _only(alg.identity(), want))
         ends, reach = self.nodes[id(e)].closure
-        closed = _only(alg.plus_within(v, ends, reach), want)
+        closed = alg.plus_within(v, ends, reach, want)
         if op == "*":
             return REL, alg.union(closed, _only(alg.identity(), want))
         return REL, closed

@@ -232,16 +232,22 @@ class SymbolicAlgebra:
             _put(out, k, t_or(ts))
         return out
 
-    def plus_within(self, r, ends: list[int], reach: list[int]):
+    def plus_within(self, r, ends: list[int], reach: list[int], want: list[int] | None = None):
         """plus(r)'s entries (i, j) with ends[i] & reach[j]: the pairs on a path from the start to
         the end of a demanded pair (ends[i]: the ends of the demanded pairs whose start reaches i;
         reach: r's possible reflexive-transitive closure). Warshall's terms for such a pair are
-        built from such pairs alone, so they are the full closure's."""
+        built from such pairs alone, so they are the full closure's.
+
+        With `want` (the demanded pairs, rows of bits), only the entries in `want` are returned,
+        and an entry is no longer updated once nothing will read it: Warshall's step k reads the
+        entries (i, k) and (k, j), so after the steps of both i and j an entry is read only as
+        the result, and one outside `want` not even then (about half the updates of the
+        attention skeleton's closure). Every entry that is read gets the same term as before."""
         # The terms are Z3's own ASTs, built through its C entry points (t_or((old, t_and(ti, tj)))
         # case by case, the same terms in the same order): the closure of a real kernel's skeleton
         # builds ~10^6 of them, and a z3.BoolRef per term (with its checked calls and reference
-        # counting) was most of the encoding. Each built term is referenced until every entry is
-        # a z3.BoolRef again; every one of them is a subterm of an entry, so none is freed here.
+        # counting) was most of the encoding. Each built term is referenced until the entries
+        # returned are z3.BoolRefs again (those the caller drops were freed by it before).
         succ: dict[int, dict[int, object]] = defaultdict(dict)
         pred: dict[int, dict[int, object]] = defaultdict(dict)
         for (a, b), t in r.items():
@@ -250,6 +256,11 @@ class SymbolicAlgebra:
                 succ[a][b] = t
                 pred[b][a] = t
         nodes = sorted(set(succ) & set(pred))
+        later = 0           # the nodes whose step is still to come (want: else every one)
+        for k in nodes:
+            later |= 1 << k
+        if want is None:
+            want = [-1] * (max(len(ends), max(nodes, default=0) + 1))
         c = self.ctx.ref()
         mk_and, mk_or, inc = _C_AND, _C_OR, _C_INC
         pair = (z3.Ast * 2)()
@@ -258,12 +269,14 @@ class SymbolicAlgebra:
             for n, k in enumerate(nodes):
                 if not n & 0x3F:
                     limits.check_deadline()
+                later &= ~(1 << k)
                 ins = list(pred[k].items())
                 outs = list(succ[k].items())
                 for i, ti in ins:
                     row, wanted = succ[i], ends[i]
+                    read = -1 if later >> i & 1 else later | want[i]      # the j whose (i, j) is read
                     for j, tj in outs:
-                        if wanted & reach[j]:
+                        if wanted & reach[j] and read >> j & 1:
                             old = row.get(j)
                             if old is TRUE:     # (t_or's answer: no conjunction to build)
                                 continue
@@ -284,7 +297,8 @@ class SymbolicAlgebra:
                             row[j] = t
                             pred[j][i] = t
             ctx = self.ctx
-            return {(a, b): (t if t is TRUE else z3.BoolRef(t, ctx)) for a in sorted(succ) for b, t in succ[a].items()}
+            return {(a, b): (t if t is TRUE else z3.BoolRef(t, ctx)) for a in sorted(succ) for b, t in succ[a].items()
+                    if want[a] >> b & 1}
         finally:
             dec = _C_DEC
             for t in made:

@@ -225,18 +225,27 @@ def emit_not(i: Instr, ctx: Ctx) -> str:
 
 def emit_selp(i: Instr, ctx: Ctx) -> str:
     """selp.T d, a, b, c with the predicate c kept as 0/1 in a register: a setp turns it back into
-    a predicate; the selection is bitwise (.b32 or .b64 whatever T is)."""
+    a predicate; the selection is bitwise (.b32 or .b64 whatever T is; a 16-bit T selects the
+    sources' low 16 bits, which a .s16 load's register holds sign-extended)."""
     if len(i.operands) != 4:
         raise NotExpressible("selp takes a destination, two sources and a predicate")
     bits = _bits(i)
     if bits not in (16, 32, 64):
         raise NotExpressible(f"'{i.text}': selp of {bits}-bit values is not generated")
     a = Asm()
+    c = i.operands[3]
+    if bits == 16 and not isinstance(c, Imm):   # its 16-bit sources' low bits (Narrow), as ptxmc reads them
+        narrow = Narrow(a, ctx)
+        x, y = (narrow.source(o) for o in i.operands[1:3])
+        p = _value(a, ctx, c)
+        d = _dst(a, ctx, i.operands[0])
+        return a.render(narrow.block(f"setp.ne.u32 P, {p}, 0; selp.b16 N0, {x}, {y}, P;", d, extra=" .reg .pred P;"))
     wide = bits == 64
     d = _dst(a, ctx, i.operands[0], wide)
     x, y = (_value(a, ctx, o, wide) for o in i.operands[1:3])
-    c = i.operands[3]
     if isinstance(c, Imm):
+        if bits == 16:              # the chosen source's low 16 bits
+            return a.render(f"and.b32 {d}, {x if c.value else y}, 65535;")
         return a.render(f"mov.b{64 if wide else 32} {d}, {x if c.value else y};")
     p = _value(a, ctx, c)
     return a.render(f"{{ .reg .pred P; setp.ne.u32 P, {p}, 0; selp.b{64 if wide else 32} {d}, {x}, {y}, P; }}")

@@ -89,14 +89,8 @@ def _judge(s: Session, base: Result) -> Result:
         return replace(base, status=status, undefined=undefined, message=msg)
     outs, complete = s.outcomes()
     outcomes = tuple(sorted(outs))
-    if not outcomes and complete and test.filter is None and \
-            any(i.await_value is not None for t in test.threads for i in t.code):
-        # Every execution stops at an await that is never satisfied: the program hangs, which
-        # must not read as "Forbidden" for every condition (docs/model.md#a18). No verdicts.
-        conds = tuple(ConditionResult(show(e.cond), e.kind, None) for e in test.expectations)
-        return replace(base, status="fail", observe=s.observe, conditions=conds,
-                       message="no execution gets past its awaits: every execution blocks, a hang (ask "
-                               "`ptxmc check FILE::NAME hang`, or expect: {hang: allowed})")
+    if not outcomes and complete and awaits_block(s):
+        return _awaits_block(s, base, ())
     conds = []
     for exp, cond, v in zip(test.expectations, prepared, s.verdicts(prepared)):
         test_ = predicate(cond, es.names)
@@ -148,6 +142,8 @@ def _judge_union(fc: UnionSession, base: Result) -> Result:
         return replace(base, status=status, undefined=undefined, message=msg, notes=notes)
     if fc.never_terminates():
         return _never_terminates(fc, base, notes)
+    if awaits_block(fc):
+        return _awaits_block(fc, base, notes)
     # asked "undefined:", none found: no answer where the bound cut a variant with an execution off
     ub_cut = fc.undefined_cut if test.expect_undefined is not None else ()
     ub_unknown = (f"no undefined behaviour within the loop bound, but the bound cut executions off ({ub_cut[0]}): "
@@ -211,6 +207,30 @@ def _judge_union(fc: UnionSession, base: Result) -> Result:
         status, message = ("unknown", "a verdict is Unknown: " + ub_unknown) if ub_unknown else ("pass", "")
     return replace(base, status=status, message=message, observe=fc.observe, outcomes=outcomes,
                    complete=complete and not fc.bounded, conditions=tuple(conds), notes=notes)
+
+
+AWAITS_BLOCK = "no execution gets past its awaits: every execution blocks, a hang"
+
+
+def awaits_block(s: Session | UnionSession) -> bool:
+    """Does every execution stop at an await that is never satisfied (the test has awaits, no
+    filter, and no execution at all; asked without the hang question, where an await is the read
+    that returns its value)? The program hangs, which must not read as "Forbidden" or
+    "Impossible" for every condition (docs/model.md#a18): run, check and the API give no verdict.
+    A union asked the hang question answers with never_terminates."""
+    test = s.test
+    if test.filter is not None or not any(i.await_value is not None for t in test.threads for i in t.code):
+        return False
+    if isinstance(s, UnionSession):
+        return not s.loops and not s.bounded and not s.never_terminates() and \
+            not any(x.witness(None) is not None for _, x in s.complete_sessions())
+    return s.witness(None) is None
+
+
+def _awaits_block(s: Session | UnionSession, base: Result, notes: tuple[str, ...]) -> Result:
+    conds = tuple(ConditionResult(show(e.cond), e.kind, None) for e in s.test.expectations)
+    return replace(base, status="fail", observe=s.observe, conditions=conds, notes=base.notes + notes,
+                   message=AWAITS_BLOCK + " (ask `ptxmc check FILE::NAME hang`, or expect: {hang: allowed})")
 
 
 def _never_terminates(fc: UnionSession, base: Result, notes: tuple[str, ...]) -> Result:

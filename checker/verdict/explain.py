@@ -17,7 +17,7 @@ from ..cat.captions import caption, members
 from ..cat.violation import Step, note, show as show_steps, violation_path
 from .mutate import Effect, verdict as mutation_verdict
 from .open import mutants
-from .check import UB_PAST_THE_BOUND
+from .check import AWAITS_BLOCK, UB_PAST_THE_BOUND, awaits_block
 from .session import Session, Witness
 from .union import UnionSession
 
@@ -82,7 +82,7 @@ def explain(s: Asked, cond: Cond, blame: bool = True, effects: bool = True, unde
         if ub is not None:
             flag, w = ub
             return Explanation(cond, "undefined", w.execution, flag=flag, witness=w)
-    never = s.never_terminates()
+    never = s.never_terminates() or (AWAITS_BLOCK if awaits_block(s) else None)
     if never:
         return Explanation(cond, "hang", None, why=never)
     w = s.witnessed(cond)

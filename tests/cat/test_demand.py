@@ -147,3 +147,32 @@ def test_ptx_cat_on_an_extracted_skeleton(tmp_path):
         full, lazy = _encodings(es)
     assert len(es.events) > 100        # (tcgen05: it reads the cumulative orders)
     assert lazy == full
+
+
+def test_closure_stops_updating_entries_nothing_reads(monkeypatch):
+    """plus_within with the demanded pairs: each of them gets plus's very term, and the entries
+    no later Warshall step and no demanded pair reads are not updated (fewer Or terms built)."""
+    from checker.cat import symbolic
+    n = 8
+    ctx = z3.main_ctx()
+    alg = SymbolicAlgebra(range(n), ctx)
+    r = {(a, b): z3.Bool(f"e{a}_{b}", ctx) for a in range(n) for b in range(n) if a != b and (a + b) % 3}
+    full = alg.plus(r)
+    every = (1 << n) - 1
+    want = [0] * n
+    want[0] = 1 << 5            # one demanded pair, (0, 5)
+    ends = [1 << 5] * n         # every node reaches every other: each lies on a path from 0 to 5
+    reach = [every] * n
+    built = []
+
+    def counted(c, k, args):
+        built.append(1)
+        return real(c, k, args)
+    real = symbolic._C_OR
+    monkeypatch.setattr(symbolic, "_C_OR", counted)
+    part = alg.plus_within(r, ends, reach, want)
+    fewer = len(built)
+    built.clear()
+    whole = alg.plus_within(r, ends, reach)
+    assert list(part) == [(0, 5)] and part[(0, 5)].eq(full[(0, 5)]) and whole[(0, 5)].eq(full[(0, 5)])
+    assert fewer < len(built)

@@ -436,12 +436,15 @@ threads:
       - mul.lo.u16 r3, r0, 3
       - sub.s16 r4, r0, -1
       - mov.u16 r5, r0
+      - ld.relaxed.gpu.global.s16 r11, [x]
+      - selp.b16 r12, r11, 7, p
+      - selp.b16 r13, r11, 7, 1
       - ld.relaxed.gpu.global.u64 r6, [w]
       - add.u64 r7, r6, 1
       - and.b64 r8, r6, 4
       - mov.u64 r9, r6
       - selp.u32 r10, 1, 0, p
-expect: {allowed: ['P0:r10=1 /\\ P0:r1=1 /\\ P0:r7=6']}
+expect: {allowed: ['P0:r10=1 /\\ P0:r1=1 /\\ P0:r7=6 /\\ P0:r12=65526 /\\ P0:r13=65526']}
 """
 
 
@@ -458,6 +461,10 @@ def test_narrow_and_wide_typed_register_operations_are_generated_on_registers_of
     assert ('"{ .reg .b16 N0, N1, N2; cvt.u16.u32 N1, %1; cvt.u16.u32 N2, %2; add.u16 N0, N1, N2; '
             'cvt.u32.u16 %0, N0; }" : "=r"(R_r1) : "r"(R_r0), "r"(11u)') in src
     assert '"add.u64 %0, %1, 1;" : "=l"(R_r7) : "l"(R_r6)' in src
+    # selp.b16 of a .s16 load's register (0xfffffff6 in it): its 16 bits, 65526, as ptxmc gives
+    assert ('"{ .reg .b16 N0, N1, N2; .reg .pred P; cvt.u16.u32 N1, %1; cvt.u16.u32 N2, %2; setp.ne.u32 P, %3, 0; '
+            'selp.b16 N0, N1, N2, P; cvt.u32.u16 %0, N0; }" : "=r"(R_r12) : "r"(R_r11), "r"(7u), "r"(R_p)') in src
+    assert '"and.b32 %0, %1, 65535;" : "=r"(R_r13) : "r"(R_r11)' in src
 
 
 @pytest.mark.skipif(missing_reason("nvcc") is not None, reason=str(missing_reason("nvcc")))

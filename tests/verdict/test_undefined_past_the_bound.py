@@ -118,3 +118,16 @@ def test_check_says_it_too():
     (t,) = load_text(GUARDED, "g.yaml")
     text = checker.explain(t, "P1:r0=4")
     assert "Allowed" in text and "undefined behaviour is searched only within the loop bound" in text, text
+
+
+def test_a_filter_that_no_bounded_execution_passes_does_not_hide_the_bound():
+    """Found by review: with `filter: P1:r1=5` (only the executions that count to 5 pass it, and
+    none does within --unroll 2) 'undefined: false' PASSed, and FAILed at --unroll 6: the cut
+    variant was counted only if one of its bounded executions passed the filter. As for
+    the outcomes' bound (UnionSession._cut_off), it counts with a filter."""
+    (t,) = load_text(TEST.replace("EXPECT", "false").replace("  expect:\n", '  filter: "P1:r1=5"\n  expect:\n'), "f.yaml")
+    with limits.use(limits.current().override(["unroll=2"])):
+        r = check_test(t, MODEL)
+    assert r.status == "unknown", (r.status, r.message)
+    with limits.use(limits.current().override(["unroll=6"])):
+        assert check_test(t, MODEL).status == "fail"
