@@ -216,6 +216,8 @@ class Machine:
                     if fork is not None:
                         return fork
                     continue
+                elif ins.op in ("ret", "exit"):
+                    return self._unknown_exit(st, s, ins, depth)
                 elif self._sync(ins):
                     raise Refused("synchronization under a predicate the thread cannot evaluate "
                                   f"({ins.predicate}: {g.why}): not modelled", self._loc(s))
@@ -333,6 +335,22 @@ class Machine:
             s.line, ("branch taken" if pick_taken else "branch not taken")
             + f" (its condition {ins.predicate} depends on unknown values; this direction synchronizes more)"))
         return chosen
+
+    def _unknown_exit(self, st: "_State", s, ins: Instr, depth: int) -> "_State":
+        """`@p ret` / `@p exit` on a value the thread cannot know: a forward branch to the end.
+        The side that goes on synchronizes at least as much, so it is taken, and said (it used to
+        be taken silently); as for a branch, sides that differ in an mbarrier's lifetime are
+        refused."""
+        gone = st.copy(st.pc)
+        self._decide(gone, ins, True)
+        stay = st.copy(st.pc + 1)
+        self._decide(stay, ins, False)
+        stay = self._go(stay, depth)         # (the other side ends here: no fork to bound)
+        self._same_lifetimes(s, ins, st.regs.get(ins.predicate.lstrip("@!")), gone, stay)
+        stay.trace.assumptions.insert(len(st.trace.assumptions), (
+            s.line, f"{ins.op} not taken (its condition {ins.predicate} depends on unknown values; "
+                    "this direction synchronizes more)"))
+        return stay
 
     def _bound(self, st: "_State", here: int, ins: Instr) -> tuple[int, bool]:
         """How many times the loop of the unknown branch at `here` runs, and whether it is an outer

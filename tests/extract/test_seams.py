@@ -1,0 +1,79 @@
+"""Control-flow seams of `ptxmc extract`: an early `ret`/`exit` whose guard the thread cannot
+evaluate is a decision of the run, said in the role table like a branch's, and refused where
+its two sides differ in an mbarrier's lifetime (as a branch is)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from checker.errors import LitmusError
+from checker.extract.api import extract_file
+from checker.extract.render import role_table
+
+ROOT = Path(__file__).resolve().parents[2]
+TMA = ROOT / "examples" / "kernels" / "cuda" / "tma_ws_pipeline.sm90a.ptx"
+
+# one CTA: thread 0 initialises an mbarrier, completes its phase, waits for it and (unless a
+# parameter says otherwise) invalidates it; then thread 32 writes the bytes as data
+EXIT_BEFORE_INVAL = """.version 8.0
+.target sm_90a
+.address_size 64
+.visible .entry k(.param .u32 k_param_0)
+.reqntid 64
+{
+  .shared .align 16 .b8 buf[64];
+  .reg .b32 %r<8>;
+  .reg .pred %p<4>;
+  .reg .b64 %rd<2>;
+  mov.u32 %r1, %tid.x;
+  setp.ne.s32 %p1, %r1, 0;
+  @%p1 bra SKIP;
+  mbarrier.init.shared::cta.b64 [buf], 1;
+  mbarrier.arrive.shared::cta.b64 %rd1, [buf];
+W: mbarrier.try_wait.parity.shared::cta.b64 %p2, [buf], 0;
+  @!%p2 bra W;
+  ld.param.u32 %r3, [k_param_0];
+  setp.eq.s32 %p3, %r3, 0;
+  @%p3 OP;
+  mbarrier.inval.shared::cta.b64 [buf];
+SKIP:
+  bar.sync 0;
+  setp.ne.s32 %p3, %r1, 32;
+  @%p3 bra DONE;
+  st.shared.u32 [buf], 7;
+DONE:
+  ret;
+}
+"""
+
+
+def test_an_early_ret_on_a_parameter_is_said_in_the_role_table(tmp_path):
+    """The consumers of the TMA pipeline return early when a parameter is large: the run goes on
+    (the side that synchronizes more), and the table says so at the `ret`'s line, as for a
+    branch (it was taken silently)."""
+    text = TMA.read_text().replace(".reg .pred \t%p<12>;", ".reg .pred \t%p<40>;")
+    text = text.replace("$L__BB0_6:\n", "$L__BB0_6:\n\tsetp.gt.s32 %p25, %r14, 5;\n\t@%p25 ret;\n")
+    f = tmp_path / "k.ptx"
+    f.write_text(text)
+    line = next(i for i, ln in enumerate(text.splitlines(), 1) if "@%p25 ret" in ln)
+    [x] = extract_file(str(f), out_dir=str(tmp_path / "out"))
+    assert f"assumed at L{line}: ret not taken (its condition @p25 depends on unknown values" in role_table(x.skeleton)
+    assert x.check(jobs=0).ok
+
+
+@pytest.mark.parametrize("op", ["ret", "exit"])
+def test_an_early_exit_that_skips_an_inval_is_refused(tmp_path, op):
+    """Leaving before the inval on one side: thread 32's store then writes a live mbarrier's
+    bytes (UB); taking the other side silently gave a PASS. Refused like a branch whose sides
+    differ in an mbarrier's lifetime, naming the line and the parameter to choose a side with."""
+    f = tmp_path / "k.ptx"
+    f.write_text(EXIT_BEFORE_INVAL.replace("OP", op))
+    line = next(i for i, ln in enumerate(f.read_text().splitlines(), 1) if f"@%p3 {op}" in ln)
+    with pytest.raises(LitmusError) as e:
+        extract_file(str(f), out_dir=str(tmp_path / "out"))
+    msg = str(e.value)
+    assert f"k.ptx:{line}:" in msg and "differ in an mbarrier's lifetime" in msg, msg
+    assert "--param k_param_0=VALUE" in msg
+    [x] = extract_file(str(f), out_dir=str(tmp_path / "out1"), params={"k_param_0": 1})
+    assert x.check(jobs=0).ok                                     # the inval's side
