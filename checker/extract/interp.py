@@ -587,13 +587,25 @@ class Machine:
             self._shfl(st, s, ins)
             return
         if op == "elect":
-            lane0 = 1 if st.trace.ident.lane == 0 else 0
+            # the leader is one lane of the member mask; which one does not change what the role
+            # synchronizes, so the lowest member is taken (lane 0 for a full mask). A mask that
+            # leaves lane 0 out elects another lane: two halves of a warp each elect their own
+            mask = self._val(st, ops[1], s) if len(ops) > 1 else 0xffffffff
+            if not isinstance(mask, int) or not mask & 0xffffffff:
+                raise Refused(f"elect.sync with a member mask the thread cannot evaluate ({getattr(mask, 'why', mask)})",
+                              self._loc(s))
+            mask &= 0xffffffff
+            lane = st.trace.ident.lane
+            if not mask >> lane & 1:
+                raise Refused(f"elect.sync run by lane {lane}, which its member mask {mask:#010x} leaves out "
+                              "(undefined behaviour)", self._loc(s))
+            leader = (mask & -mask).bit_length() - 1
             d = ops[0]
             if isinstance(d, Vec):
-                self._set(st, d.items[0], 0)
-                self._set(st, d.items[1], lane0)
+                self._set(st, d.items[0], leader)
+                self._set(st, d.items[1], int(lane == leader))
             else:
-                self._set(st, d, 0)
+                self._set(st, d, leader)
             return
         if op == "setmaxnreg":
             st.trace.maxnreg.append((s.line, ".".join((op,) + q) + " " + ", ".join(str(self._val(st, o, s)) for o in ops)))

@@ -1,6 +1,7 @@
 """Control-flow seams of `ptxmc extract`: an early `ret`/`exit` whose guard the thread cannot
 evaluate is a decision of the run, said in the role table like a branch's, and refused where
-its two sides differ in an mbarrier's lifetime (as a branch is)."""
+its two sides differ in an mbarrier's lifetime (as a branch is); `elect.sync` elects a lane of
+its member mask (two halves of a warp, two leaders)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -77,3 +78,67 @@ def test_an_early_exit_that_skips_an_inval_is_refused(tmp_path, op):
     assert "--param k_param_0=VALUE" in msg
     [x] = extract_file(str(f), out_dir=str(tmp_path / "out1"), params={"k_param_0": 1})
     assert x.check(jobs=0).ok                                     # the inval's side
+
+
+# two halves of warp 0 each elect a leader (member masks 0x0000ffff and 0xffff0000); each leader
+# writes buf and arrives on mb (expected count 2); warp 1 waits on mb and reads buf
+HALVES = """.version 8.0
+.target sm_90a
+.address_size 64
+.visible .entry k()
+.reqntid 64
+{
+  .shared .align 8 .b8 mb[8];
+  .shared .align 16 .b8 buf[16];
+  .reg .b32 %r<10>;
+  .reg .pred %p<6>;
+  .reg .b64 %rd<2>;
+  mov.u32 %r1, %tid.x;
+  setp.ne.s32 %p1, %r1, 0;
+  @%p1 bra INIT_DONE;
+  mbarrier.init.shared::cta.b64 [mb], 2;
+  fence.mbarrier_init.release.cluster;
+INIT_DONE:
+  bar.sync 0;
+  setp.ge.u32 %p2, %r1, 32;
+  @%p2 bra CONSUMER;
+  and.b32 %r2, %r1, 31;
+  setp.lt.u32 %p3, %r2, 16;
+  MASK
+  elect.sync _|%p4, %r3;
+  @!%p4 bra DONE;
+  st.shared.u32 [buf], 7;
+  mbarrier.arrive.release.cta.shared::cta.b64 %rd1, [mb];
+  bra.uni DONE;
+CONSUMER:
+W: mbarrier.try_wait.parity.shared::cta.b64 %p5, [mb], 0;
+  @!%p5 bra W;
+  ld.shared.u32 %r4, [buf];
+DONE:
+  ret;
+}
+"""
+
+
+def test_elect_sync_elects_a_lane_of_its_member_mask(tmp_path):
+    """Lane 16 leads the upper half: two arrivals complete mb's phase. Taking lane 0 as every
+    elect's leader lost lane 16's arrival: a hang reported for a kernel that has none."""
+    f = tmp_path / "k.ptx"
+    f.write_text(HALVES.replace("MASK", "selp.b32 %r3, 65535, -65536, %p3;"))
+    [x] = extract_file(str(f), out_dir=str(tmp_path / "out"))
+    assert sorted(r.name for r in x.skeleton.roles if any(e.kind == "mb_arrive" for e in r.trace.events)) == ["t0", "t16"]
+    rep = x.check(jobs=0)
+    assert rep.ok, rep.text
+
+
+@pytest.mark.parametrize("mask, message", [
+    ("mov.b32 %r3, 65534;", "lane 0, which its member mask 0x0000fffe leaves out"),
+    ("ld.shared.u32 %r3, [buf];", "elect.sync with a member mask the thread cannot evaluate"),
+])
+def test_elect_sync_outside_its_mask_or_on_an_unknown_mask_is_refused(tmp_path, mask, message):
+    f = tmp_path / "k.ptx"
+    f.write_text(HALVES.replace("MASK", mask))
+    line = next(i for i, ln in enumerate(f.read_text().splitlines(), 1) if "elect.sync" in ln)
+    with pytest.raises(LitmusError) as e:
+        extract_file(str(f), out_dir=str(tmp_path / "out"))
+    assert f"k.ptx:{line}:" in str(e.value) and message in str(e.value), str(e.value)
