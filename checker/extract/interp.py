@@ -571,6 +571,11 @@ class Machine:
                 carried = [t for t in map(st.taint.get, _sources(ins)) if t]
                 if carried:
                     taint = taint.union(*carried)
+            if op == "setp":
+                bop = q[1] if len(q) > 2 and q[1] in _BOOL_OPS else None
+                t = _alu(op, tuple(x for x in q if x not in _BOOL_OPS), vals[:2])
+                self._set_setp(st, ops[0], t, bop, vals[2] if bop and len(vals) > 2 else None, taint)
+                return
             self._set(st, ops[0], _alu(op, q, vals), taint)
             return
         if op == "cvta":
@@ -668,6 +673,24 @@ class Machine:
             out.append(v)
         return out
 
+    def _set_setp(self, st, d, t, bop=None, c=None, taint=frozenset()) -> None:
+        """setp's destinations from its comparison `t`: `p|q` gets p = BoolOp(t, c) and
+        q = BoolOp(!t, c) (PTX ISA, setp), never the same value twice."""
+        def comb(x):
+            if bop is None:
+                return x
+            if isinstance(x, int) and isinstance(c, int):
+                return {"and": x & c, "or": x | c, "xor": x ^ c}[bop]
+            if bop == "and" and 0 in (x, c):
+                return 0
+            if bop == "or" and 1 in (x, c):
+                return 1
+            return x if not isinstance(x, int) else c
+        items = d.items if isinstance(d, Vec) else [d]
+        self._set(st, items[0], comb(t), taint)
+        if len(items) > 1:
+            self._set(st, items[1], comb(1 - t if isinstance(t, int) else t), taint)
+
     def _float_setp(self, st, s, ins: Instr) -> None:
         """`setp.CMP.f32 p, a, b` on known bit patterns (a parameter given a value, `0f00000000`)
         is evaluated; on a parameter not given one, the predicate names it (`float parameter
@@ -678,7 +701,7 @@ class Machine:
         if all(isinstance(v, int) for v in vals) and len(q) >= 2 and q[1] in ("f32", "f64") and q[0] in _FCMP:
             a, b = (_as_float(v, q[1]) for v in vals)
             r = _FCMP[q[0]](a, b) if a == a and b == b else q[0].endswith("u")   # NaN: only unordered holds
-            self._set(st, ops[0], int(bool(r)))
+            self._set_setp(st, ops[0], int(bool(r)))
             return
         param = next((v for v in vals if isinstance(v, Unk) and v.why.startswith("parameter ")), None)
         self._assign_unknown(st, ins, "float " + param.why if param else "floating point")
@@ -1088,6 +1111,7 @@ def _dests(d) -> list[str]:
     return []
 
 
+_BOOL_OPS = ("and", "or", "xor")       # setp.CMP.BOOLOP
 _ALU_OPS = frozenset(("mov", "add", "sub", "mul", "mad", "shl", "shr", "and", "or", "xor", "not", "bfe", "bfi",
                       "selp", "min", "max", "div", "rem", "neg", "abs", "popc", "clz", "brev", "cvt", "setp", "prmt"))
 _SOURCE_NAMES: dict[int, tuple] = {}      # id(instruction) -> (it, the names of its source registers)

@@ -1,7 +1,8 @@
 """Control-flow seams of `ptxmc extract`: an early `ret`/`exit` whose guard the thread cannot
 evaluate is a decision of the run, said in the role table like a branch's, and refused where
 its two sides differ in an mbarrier's lifetime (as a branch is); `elect.sync` elects a lane of
-its member mask (two halves of a warp, two leaders)."""
+its member mask (two halves of a warp, two leaders); `setp` with two destinations `p|q` gives q
+the complement."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -142,3 +143,55 @@ def test_elect_sync_outside_its_mask_or_on_an_unknown_mask_is_refused(tmp_path, 
     with pytest.raises(LitmusError) as e:
         extract_file(str(f), out_dir=str(tmp_path / "out"))
     assert f"k.ptx:{line}:" in str(e.value) and message in str(e.value), str(e.value)
+
+
+# thread 0 initialises mb (guarded by q of a `setp p|q`), writes buf and arrives; warp 1 reads
+# buf, waiting on mb unless GUARD skips the wait
+SETP_PAIR = """.version 8.0
+.target sm_90a
+.address_size 64
+.visible .entry k()
+.reqntid 64
+{
+  .shared .align 8 .b8 mb[8];
+  .shared .align 16 .b8 buf[16];
+  .reg .b32 %r<10>;
+  .reg .pred %p<10>;
+  .reg .b64 %rd<2>;
+  mov.u32 %r1, %tid.x;
+  setp.ne.s32 %p1|%p6, %r1, 0;
+  @%p6 mbarrier.init.shared::cta.b64 [mb], 1;
+  @%p6 fence.mbarrier_init.release.cluster;
+  bar.sync 0;
+  setp.ge.u32 %p2, %r1, 32;
+  setp.lt.u32 %p7|%p3, %r1, 32;
+  @%p2 bra CONSUMER;
+  @%p1 bra DONE;
+  st.shared.u32 [buf], 7;
+  mbarrier.arrive.release.cta.shared::cta.b64 %rd1, [mb];
+  bra.uni DONE;
+CONSUMER:
+  GUARD
+W: mbarrier.try_wait.parity.shared::cta.b64 %p5, [mb], 0;
+  @!%p5 bra W;
+NOWAIT:
+  ld.shared.u32 %r4, [buf];
+DONE:
+  ret;
+}
+"""
+
+
+@pytest.mark.parametrize("guard, ok", [("@%p7 bra NOWAIT;", True), ("@%p3 bra NOWAIT;", False)])
+def test_setp_with_two_destinations_gives_the_second_the_complement(tmp_path, guard, ok):
+    """`setp.lt p7|p3, tid, 32`: p3 is tid >= 32, true in warp 1, which then skips its wait and
+    may read buf before thread 0 writes it. Both destinations used to get the comparison: p3 was
+    false there, the wait kept, a PASS; and `setp.ne p1|p6, tid, 0` had every thread but 0
+    initialise mb."""
+    f = tmp_path / "k.ptx"
+    f.write_text(SETP_PAIR.replace("GUARD", guard))
+    [x] = extract_file(str(f), out_dir=str(tmp_path / "out"))
+    [init] = [r for r in x.skeleton.roles if any(e.kind == "mb_init" for e in r.trace.events)]
+    assert init.tids == [0]
+    rep = x.check(jobs=0)
+    assert rep.ok == ok, rep.text
