@@ -204,7 +204,7 @@ class Machine:
             ins = s.instr
             if ins.predicate:
                 neg = ins.predicate.startswith("@!")
-                g = st.regs.get(ins.predicate.lstrip("@!"), 0)
+                g = st.regs.get(ins.predicate.lstrip("@!"), _UNWRITTEN)
                 if isinstance(g, int):
                     if bool(g) == neg:
                         if ins.op == "bra" and st.taint.get(ins.predicate.lstrip("@!")):
@@ -481,9 +481,9 @@ class Machine:
             if first == "%":
                 return self._special(st.trace.ident, name, s)
             if first == "!":
-                v = st.regs.get(name.lstrip("!"), 0)
+                v = st.regs.get(name.lstrip("!"), _UNWRITTEN)
                 return (0 if v else 1) if isinstance(v, int) else v
-            return st.regs.get(name, 0)
+            return st.regs.get(name, _UNWRITTEN)
         if isinstance(o, Imm):
             return o.value
         if isinstance(o, Float):
@@ -1111,6 +1111,7 @@ def _dests(d) -> list[str]:
     return []
 
 
+_UNWRITTEN = Unk("a register not written on this path")
 _BOOL_OPS = ("and", "or", "xor")       # setp.CMP.BOOLOP
 _ALU_OPS = frozenset(("mov", "add", "sub", "mul", "mad", "shl", "shr", "and", "or", "xor", "not", "bfe", "bfi",
                       "selp", "min", "max", "div", "rem", "neg", "abs", "popc", "clz", "brev", "cvt", "setp", "prmt"))

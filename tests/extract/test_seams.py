@@ -2,7 +2,7 @@
 evaluate is a decision of the run, said in the role table like a branch's, and refused where
 its two sides differ in an mbarrier's lifetime (as a branch is); `elect.sync` elects a lane of
 its member mask (two halves of a warp, two leaders); `setp` with two destinations `p|q` gives q
-the complement."""
+the complement; a register no instruction on the path wrote is unknown, not 0."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -195,3 +195,21 @@ def test_setp_with_two_destinations_gives_the_second_the_complement(tmp_path, gu
     assert init.tids == [0]
     rep = x.check(jobs=0)
     assert rep.ok == ok, rep.text
+
+
+def test_a_guard_no_instruction_wrote_is_unknown_not_false(tmp_path):
+    """`@%p9 fence.proxy.async` with %p9 written on no path: its value is undefined, and the run
+    read it as 0, dropping the fence without a word (here the only fence between the consumers'
+    reads and the next TMA copy). Now it is synchronization under a guard the thread cannot
+    evaluate: refused at its line."""
+    text = TMA.read_text().replace(".reg .pred \t%p<12>;", ".reg .pred \t%p<40>;")
+    text = text.replace("\tfence.proxy.async.shared::cta; // 6.\n", "\t@%p39 fence.proxy.async.shared::cta;\n")
+    f = tmp_path / "k.ptx"
+    f.write_text(text)
+    line = next(i for i, ln in enumerate(text.splitlines(), 1) if "@%p39 fence" in ln)
+    with pytest.raises(LitmusError) as e:
+        extract_file(str(f), out_dir=str(tmp_path / "out"))
+    msg = str(e.value)
+    assert f"k.ptx:{line}:" in msg and "predicate the thread cannot evaluate" in msg, msg
+    assert "not written on this path" in msg
+
