@@ -269,7 +269,7 @@ class Machine:
                 st.pc = here + 1 if direction else target
             return None
         if target <= here:
-            if outer and bound <= 1:        # one trip: the back edge is not taken
+            if bound <= 1:                  # one trip (iteration): the back edge is not taken
                 self._closed(st, s, bound, outer, self._why(st, ins))
                 self._decide(st, ins, False)
                 st.pc = here + 1

@@ -213,3 +213,12 @@ def test_a_guard_no_instruction_wrote_is_unknown_not_false(tmp_path):
     assert f"k.ptx:{line}:" in msg and "predicate the thread cannot evaluate" in msg, msg
     assert "not written on this path" in msg
 
+
+@pytest.mark.parametrize("n", [1, 2, 4])
+def test_iterations_is_the_number_of_trips_of_the_loop(tmp_path, n):
+    """`--iterations 1` ran the K loop twice (its back edge taken once before the count was
+    looked at) while the table said "closed after 1 iterations"."""
+    [x] = extract_file(str(TMA), iterations=n, out_dir=str(tmp_path / "out"))
+    consumer = next(r for r in x.skeleton.roles if r.name == "w4_7")
+    assert sum(e.kind == "mb_wait" for e in consumer.trace.events) == n
+    assert f"loop closed after {n} iterations" in role_table(x.skeleton)
