@@ -927,7 +927,10 @@ class Machine:
                 count = self._int(st, s, ops[2], "arrival count")
             self._set(st, ops[0], Unk("mbarrier state"))
             self._event(st, s, ins, "mb_arrive", mb=mb, count=count, tx=tx, drop=kind == "arrive_drop")
-        elif kind in ("expect_tx", "complete_tx"):
+        elif kind == "complete_tx":
+            raise Refused("'mbarrier.complete_tx' (a thread completing transaction bytes itself) is not modelled by "
+                          "ptxmc extract", self._loc(s))
+        elif kind == "expect_tx":
             mb = self._shared_loc(st, s, ops[0], space, "mbarrier")
             self._event(st, s, ins, "mb_" + kind, mb=mb, tx=self._tx(st, s, ops[1]))
         elif kind in WAITS:

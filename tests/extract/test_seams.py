@@ -222,3 +222,15 @@ def test_iterations_is_the_number_of_trips_of_the_loop(tmp_path, n):
     consumer = next(r for r in x.skeleton.roles if r.name == "w4_7")
     assert sum(e.kind == "mb_wait" for e in consumer.trace.events) == n
     assert f"loop closed after {n} iterations" in role_table(x.skeleton)
+
+
+def test_mbarrier_complete_tx_is_refused_at_its_line(tmp_path):
+    """It was refused only when the skeleton was written, as 'no emission for mb_complete_tx'."""
+    arrive = "\tmbarrier.arrive.shared.b64                                  %rd4,  [%r32];           // 1. \n"
+    text = TMA.read_text().replace(arrive, arrive + "\tmbarrier.complete_tx.shared::cta.b64 [%r32], 16;\n")
+    f = tmp_path / "k.ptx"
+    f.write_text(text)
+    line = next(i for i, ln in enumerate(text.splitlines(), 1) if "complete_tx.shared" in ln)
+    with pytest.raises(LitmusError) as e:
+        extract_file(str(f), out_dir=str(tmp_path / "out"))
+    assert f"k.ptx:{line}:" in str(e.value) and "'mbarrier.complete_tx'" in str(e.value) and "not modelled" in str(e.value)
