@@ -117,7 +117,9 @@ def fix(test: LitmusTest, target: Target, model: Model, options=frozenset(), eng
     hang_notes: list[str] = []
     if cands is None:
         cands = union_candidates(test, base, costs, options) if union else candidates(test, base.es, costs, options)
-        if union and target.hang is False and failure.what == "hang":
+        # (the test may hang whichever failure judge names first: a forbidden outcome is asked
+        # before the hang, and a cheap hang edit may remove both)
+        if union and target.hang is False and base.hangs()[0]:
             more = hang_candidates(test, base, costs)
             cands = cands + more
             h = base.hangs()[0][0]

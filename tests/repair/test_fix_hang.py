@@ -177,6 +177,40 @@ def test_no_parity_flip_on_a_fresh_mbarrier():
     assert "parity" not in kinds and "mbarrier.arrive" in kinds
 
 
+WRONG_PARITY_AWAIT = """\
+name: Await+wrong-parity
+source: "test of ptxmc fix: a hang and a forbidden outcome in one test"
+arch: sm_90
+memory:
+  full: {space: shared, owner: gpu0.cta0, mbarrier: {count: 1}}
+  d: {space: shared, owner: gpu0.cta0}
+threads:
+  P0:
+    at: gpu0.cta0.warp0
+    code:
+      - st.shared.u32 [d], 1
+      - mbarrier.arrive.release.cta.shared::cta.b64 _, [full]
+  P1:
+    at: gpu0.cta0.warp1
+    code:
+      - mbarrier.try_wait.parity.shared::cta.b64 p, [full], 1 == 1
+      - ld.shared.u32 r1, [d]
+expect: {hang: forbidden, forbidden: ['P1:r1=0'], allowed: ['P1:r1=1']}
+"""
+
+
+def test_hang_edits_join_the_space_whatever_failure_is_named_first():
+    """P1 waits for parity 1 of a count-1 mbarrier: before P0's arrive it passes at once (d=0 is
+    seen), after it it hangs. The target's forbidden outcome is judged before its hang, and the hang
+    edits were added only when the hang was the failure named: the search proved a bar.sync pair
+    (cost 10) least, though waiting for parity 0 (cost 1) meets the whole target."""
+    (t,) = load_text(WRONG_PARITY_AWAIT, "<await>")
+    r = fix(t, from_test(t), MODEL, explain=False, budget=SAFETY)
+    assert r.status == "repaired" and r.proven and r.cost == costs.DEFAULT["parity"]
+    assert [e.text for e in r.repairs[0].edits] == ["mbarrier.try_wait.parity.shared::cta.b64 p, [full], 0 == 1"]
+    assert check_test(r.repairs[0].test, MODEL).ok
+
+
 def test_hang_edits_are_offered_only_to_remove_a_hang():
     """A repair of an outcome never changes a count, a parity or a value (that would change what
     the program computes): the hang edits join the space only for a target that forbids a hang."""
