@@ -31,9 +31,11 @@ from .least import bisect, linear
 
 
 TIMEOUT_SLACK_MS = 100
-# Outcomes found before the test's symmetries are looked for: small enumerations (most tests)
-# never pay for the search.
-SYMMETRY_AFTER = 32
+# Outcomes found before the test's symmetries are looked for: tests with 1-3 outcomes (most
+# tests) never pay for the search. The search of a small test costs about one query (SB n = 6:
+# 0.4 ms), and a ring of n threads then needs about one query per orbit: SB n = 4 8 queries
+# instead of 17, n = 6 16 instead of 36 (it was 32: bench/RESULTS.md, "Issue 38, morning").
+SYMMETRY_AFTER = 4
 # Outcomes found one model at a time before a test without symmetry switches to the search of
 # the product of its observables' values, and the subtree size asked leaf by leaf there.
 PRODUCT_AFTER = 256
