@@ -204,7 +204,7 @@ class Machine:
             ins = s.instr
             if ins.predicate:
                 neg = ins.predicate.startswith("@!")
-                g = st.regs.get(ins.predicate.lstrip("@!"), 0)
+                g = st.regs.get(ins.predicate.lstrip("@!"), _UNWRITTEN)
                 if isinstance(g, int):
                     if bool(g) == neg:
                         if ins.op == "bra" and st.taint.get(ins.predicate.lstrip("@!")):
@@ -269,7 +269,7 @@ class Machine:
                 st.pc = here + 1 if direction else target
             return None
         if target <= here:
-            if outer and bound <= 1:        # one trip: the back edge is not taken
+            if bound <= 1:                  # one trip (iteration): the back edge is not taken
                 self._closed(st, s, bound, outer, self._why(st, ins))
                 self._decide(st, ins, False)
                 st.pc = here + 1
@@ -481,9 +481,9 @@ class Machine:
             if first == "%":
                 return self._special(st.trace.ident, name, s)
             if first == "!":
-                v = st.regs.get(name.lstrip("!"), 0)
+                v = st.regs.get(name.lstrip("!"), _UNWRITTEN)
                 return (0 if v else 1) if isinstance(v, int) else v
-            return st.regs.get(name, 0)
+            return st.regs.get(name, _UNWRITTEN)
         if isinstance(o, Imm):
             return o.value
         if isinstance(o, Float):
@@ -571,6 +571,11 @@ class Machine:
                 carried = [t for t in map(st.taint.get, _sources(ins)) if t]
                 if carried:
                     taint = taint.union(*carried)
+            if op == "setp":
+                bop = q[1] if len(q) > 2 and q[1] in _BOOL_OPS else None
+                t = _alu(op, tuple(x for x in q if x not in _BOOL_OPS), vals[:2])
+                self._set_setp(st, ops[0], t, bop, vals[2] if bop and len(vals) > 2 else None, taint)
+                return
             self._set(st, ops[0], _alu(op, q, vals), taint)
             return
         if op == "cvta":
@@ -587,13 +592,25 @@ class Machine:
             self._shfl(st, s, ins)
             return
         if op == "elect":
-            lane0 = 1 if st.trace.ident.lane == 0 else 0
+            # the leader is one lane of the member mask; which one does not change what the role
+            # synchronizes, so the lowest member is taken (lane 0 for a full mask). A mask that
+            # leaves lane 0 out elects another lane: two halves of a warp each elect their own
+            mask = self._val(st, ops[1], s) if len(ops) > 1 else 0xffffffff
+            if not isinstance(mask, int) or not mask & 0xffffffff:
+                raise Refused(f"elect.sync with a member mask the thread cannot evaluate ({getattr(mask, 'why', mask)})",
+                              self._loc(s))
+            mask &= 0xffffffff
+            lane = st.trace.ident.lane
+            if not mask >> lane & 1:
+                raise Refused(f"elect.sync run by lane {lane}, which its member mask {mask:#010x} leaves out "
+                              "(undefined behaviour)", self._loc(s))
+            leader = (mask & -mask).bit_length() - 1
             d = ops[0]
             if isinstance(d, Vec):
-                self._set(st, d.items[0], 0)
-                self._set(st, d.items[1], lane0)
+                self._set(st, d.items[0], leader)
+                self._set(st, d.items[1], int(lane == leader))
             else:
-                self._set(st, d, 0)
+                self._set(st, d, leader)
             return
         if op == "setmaxnreg":
             st.trace.maxnreg.append((s.line, ".".join((op,) + q) + " " + ", ".join(str(self._val(st, o, s)) for o in ops)))
@@ -656,6 +673,24 @@ class Machine:
             out.append(v)
         return out
 
+    def _set_setp(self, st, d, t, bop=None, c=None, taint=frozenset()) -> None:
+        """setp's destinations from its comparison `t`: `p|q` gets p = BoolOp(t, c) and
+        q = BoolOp(!t, c) (PTX ISA, setp), never the same value twice."""
+        def comb(x):
+            if bop is None:
+                return x
+            if isinstance(x, int) and isinstance(c, int):
+                return {"and": x & c, "or": x | c, "xor": x ^ c}[bop]
+            if bop == "and" and 0 in (x, c):
+                return 0
+            if bop == "or" and 1 in (x, c):
+                return 1
+            return x if not isinstance(x, int) else c
+        items = d.items if isinstance(d, Vec) else [d]
+        self._set(st, items[0], comb(t), taint)
+        if len(items) > 1:
+            self._set(st, items[1], comb(1 - t if isinstance(t, int) else t), taint)
+
     def _float_setp(self, st, s, ins: Instr) -> None:
         """`setp.CMP.f32 p, a, b` on known bit patterns (a parameter given a value, `0f00000000`)
         is evaluated; on a parameter not given one, the predicate names it (`float parameter
@@ -666,7 +701,7 @@ class Machine:
         if all(isinstance(v, int) for v in vals) and len(q) >= 2 and q[1] in ("f32", "f64") and q[0] in _FCMP:
             a, b = (_as_float(v, q[1]) for v in vals)
             r = _FCMP[q[0]](a, b) if a == a and b == b else q[0].endswith("u")   # NaN: only unordered holds
-            self._set(st, ops[0], int(bool(r)))
+            self._set_setp(st, ops[0], int(bool(r)))
             return
         param = next((v for v in vals if isinstance(v, Unk) and v.why.startswith("parameter ")), None)
         self._assign_unknown(st, ins, "float " + param.why if param else "floating point")
@@ -892,7 +927,10 @@ class Machine:
                 count = self._int(st, s, ops[2], "arrival count")
             self._set(st, ops[0], Unk("mbarrier state"))
             self._event(st, s, ins, "mb_arrive", mb=mb, count=count, tx=tx, drop=kind == "arrive_drop")
-        elif kind in ("expect_tx", "complete_tx"):
+        elif kind == "complete_tx":
+            raise Refused("'mbarrier.complete_tx' (a thread completing transaction bytes itself) is not modelled by "
+                          "ptxmc extract", self._loc(s))
+        elif kind == "expect_tx":
             mb = self._shared_loc(st, s, ops[0], space, "mbarrier")
             self._event(st, s, ins, "mb_" + kind, mb=mb, tx=self._tx(st, s, ops[1]))
         elif kind in WAITS:
@@ -1076,6 +1114,8 @@ def _dests(d) -> list[str]:
     return []
 
 
+_UNWRITTEN = Unk("a register not written on this path")
+_BOOL_OPS = ("and", "or", "xor")       # setp.CMP.BOOLOP
 _ALU_OPS = frozenset(("mov", "add", "sub", "mul", "mad", "shl", "shr", "and", "or", "xor", "not", "bfe", "bfi",
                       "selp", "min", "max", "div", "rem", "neg", "abs", "popc", "clz", "brev", "cvt", "setp", "prmt"))
 _SOURCE_NAMES: dict[int, tuple] = {}      # id(instruction) -> (it, the names of its source registers)

@@ -236,7 +236,8 @@ def _fold_keeps_order(a: Role, b: Role, small: tuple, big: tuple, idx: list[int]
     acc = [idx[k] for k, e in enumerate(small) if e[0] in _ACCESS_KINDS]
     if not acc:
         return True
-    bars = [idx[k] + 0.5 for k, e in enumerate(small) if e[0] == "barrier"]   # just after b's event
+    # a bar.sync both wait at (not a bar.arrive: it waits for nothing), just after b's event
+    bars = [idx[k] + 0.5 for k, e in enumerate(small) if e[0] == "barrier" and dict(e[2]).get("mode") != "arrive"]
     if set(a.warps) <= set(b.warps):
         for p in a.trace.warpsyncs:         # before a's event p: between b's idx[p-1] and idx[p]
             lo = idx[p - 1] if p > 0 else -1

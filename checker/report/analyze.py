@@ -19,7 +19,7 @@ from ..results.result import Outcome, Result, outcome_text
 from ..verdict.check import base_result, judge_test
 from ..verdict.union import UnionSession
 from ..verdict.explain import Violation, explain
-from ..verdict.mutate import Effect
+from ..verdict.mutate import NEEDED, Effect
 from ..verdict.session import Session
 
 MAX_WITNESSES = 8
@@ -44,7 +44,7 @@ class Forbidden:
 
     @property
     def needed(self) -> tuple[Effect, ...]:
-        return tuple(e for e in self.effects if e.verdict in ("allowed", "undefined"))
+        return tuple(e for e in self.effects if e.verdict in NEEDED)
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ from html import escape
 from ..harness.compare import BAD
 from ..results.result import outcome_text
 from ..textsafe import printable
+from ..verdict.mutate import THEN
 from .analyze import Forbidden, Picture, TestReport
 from .jsondoc import summary
 from .svg import css as svg_css, defs as svg_defs, legend
@@ -220,13 +221,14 @@ def _forbidden(f: Forbidden) -> str:
     if f.effects:
         need = f.needed
         if need:
-            out.append("<p>Synchronization it depends on (each change alone makes it allowed):</p><ul>")
-            out += [f"<li><code>{_e(e.mutation.describe())}</code></li>" for e in need]
+            out.append("<p>Synchronization it depends on (each change alone makes it allowed, the program "
+                       "undefined, or the program hang):</p><ul>")
+            out += [f"<li><code>{_e(e.mutation.describe())}</code>{_e(THEN.get(e.verdict, ''))}</li>" for e in need]
             out.append("</ul>")
         else:
             out.append("<p>No single fence or release/acquire annotation is needed: it stays forbidden when "
                        "any one is removed.</p>")
-        rest = [e for e in f.effects if e.verdict != "allowed"]
+        rest = [e for e in f.effects if e not in need]
         if rest:
             items = "".join(f"<li><code>{_e(e.mutation.describe())}</code>: {_e(e.verdict)}"
                             f"{(' (' + _e(e.message) + ')') if e.message else ''}</li>" for e in rest)

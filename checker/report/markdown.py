@@ -87,7 +87,7 @@ def _test(t, comparison) -> list[str]:
         if f.blame:
             out.append("- ruled out by: " + " or ".join(" + ".join(f"**{a}**" for a in s) for s in f.blame))
         out += [f"- violates **{v.axiom}** ({v.kind}, {v.where}): {_c(v.text)}" for v in f.violations]
-        out += [f"- needs: {_c(e.mutation.describe())} makes it allowed" for e in f.needed]
+        out += [f"- needs: {_c(e.mutation.describe())} {_MAKES[e.verdict]}" for e in f.needed]
         if f.effects and not f.needed:
             out.append("- no single fence or release/acquire annotation is needed")
     a = getattr(t, "advice", None)
@@ -102,3 +102,8 @@ def _test(t, comparison) -> list[str]:
     if t.note:
         out += ["", _t(t.note)]
     return out
+
+
+# What a needed mutation does (checker.verdict.mutate.NEEDED), after "needs: `removing ...`".
+_MAKES = {"allowed": "makes it allowed", "undefined": "makes the program undefined",
+          "hang": "leaves no execution that terminates (a hang)"}

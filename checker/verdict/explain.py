@@ -15,7 +15,7 @@ from ..resources import ROOT, shown
 from ..results import witness
 from ..cat.captions import caption, members
 from ..cat.violation import Step, note, show as show_steps, violation_path
-from .mutate import Effect, verdict as mutation_verdict
+from .mutate import NEEDED, THEN, Effect, verdict as mutation_verdict
 from .open import mutants
 from .check import AWAITS_BLOCK, UB_PAST_THE_BOUND, awaits_block
 from .session import Session, Witness
@@ -64,7 +64,7 @@ class Explanation:
 
     @property
     def needed(self) -> tuple[Effect, ...]:
-        return tuple(e for e in self.effects if e.verdict in ("allowed", "undefined"))
+        return tuple(e for e in self.effects if e.verdict in NEEDED)
 
     @property
     def paths(self) -> str:
@@ -219,9 +219,8 @@ def hang_text(s: Asked) -> tuple[str, str, str | None]:
 def _needed_sync(x: Explanation) -> list[str]:
     """The fences and release/acquire annotations whose removal alone would allow the outcome."""
     if x.needed:
-        return ["Synchronization it needs (each change alone makes it allowed, or the program undefined):"] + \
-               [f"  {e.mutation.describe()}" + (" (then undefined)" if e.verdict == "undefined" else "")
-                for e in x.needed]
+        return ["Synchronization it needs (each change alone makes it allowed, the program undefined, or the program hang):"] + \
+               [f"  {e.mutation.describe()}" + THEN.get(e.verdict, "") for e in x.needed]
     return ["No single fence or release/acquire annotation is needed: it stays forbidden without any one"] \
         if x.effects else []
 

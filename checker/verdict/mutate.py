@@ -39,8 +39,17 @@ class Mutation:
 @dataclass(frozen=True)
 class Effect:
     mutation: Mutation
-    verdict: str                # allowed | forbidden | undefined | unknown | error
+    verdict: str                # allowed | forbidden | undefined | hang | unknown | error
     message: str = ""
+
+
+# The verdicts of a mutant that make its piece of synchronization needed: the outcome becomes
+# allowed, the program undefined, or no execution terminates (a removed barrier that its partner
+# then waits on for ever: "it stays forbidden" would tell the user the barrier can go).
+NEEDED = ("allowed", "undefined", "hang")
+
+# How a needed mutation's verdict reads after it ("removing bar.sync 1 (P0, line 9) (then ...)").
+THEN = {"undefined": " (then undefined)", "hang": " (then no execution terminates: a hang)"}
 
 
 def _fresh(test: LitmusTest):
@@ -70,10 +79,15 @@ def mutations(test: LitmusTest) -> list[tuple[Mutation, LitmusTest]]:
 
 def verdict(s, cond: Cond) -> tuple[str, str]:
     """Is an execution satisfying `cond` allowed by Session `s`? ('allowed'|'forbidden'|
-    'undefined'|'unknown'|'error', why)."""
+    'undefined'|'hang'|'unknown'|'error', why), in the order `explain` asks the test itself:
+    undefined behaviour first, then a program in which no execution terminates (no verdict)."""
+    from .check import AWAITS_BLOCK, awaits_block        # (check imports this module through open)
     try:
         if s.undefined:
             return "undefined", f"the program then has undefined behaviour ({s.undefined[0].flag})"
+        never = s.never_terminates() or (AWAITS_BLOCK if awaits_block(s) else None)
+        if never:
+            return "hang", never
         allowed = s.verdict(cond).allowed
         return ("allowed" if allowed else "forbidden" if allowed is False else "unknown"), ""
     except SolverUnknown as e:
@@ -88,6 +102,7 @@ def effects(s, cond: Cond) -> list[Effect]:
 
 
 def needed(effs: list[Effect]) -> list[Effect]:
-    """The mutations that make the outcome allowed, or the program undefined (an access it ordered
-    is then in flight with an asynchronous copy): the synchronization it depends on."""
-    return [e for e in effs if e.verdict in ("allowed", "undefined")]
+    """The mutations that make the outcome allowed, the program undefined (an access it ordered
+    is then in flight with an asynchronous copy), or leave no execution that terminates: the
+    synchronization it depends on."""
+    return [e for e in effs if e.verdict in NEEDED]

@@ -49,6 +49,14 @@ def _verdict(path: Path):
      "MixedSizeRace"),
     # lane 0 of each warp arrives for its warp, with nothing that orders lanes 1-31's reads first
     ("arrive_lane0", LANE0_ARRIVES, "InFlight"),
+    # as arrive_lane0, with a bar.arrive of every consumer thread first: it waits for nothing, so
+    # lane 0's arrive still does not publish lanes 1-31's reads (the producers bar.sync at the end)
+    ("arrive_lane0_bar_arrive", [LANE0_ARRIVES[0], (ARRIVE, "\tbar.arrive 1, 256;\n" + LANE0_ARRIVES[1][1]),
+                                 ("@%p3 bra \t$L__BB0_16;", "@%p3 bra \t$L__PEND;"),
+                                 ("@%p9 bra \t$L__BB0_16;", "@%p9 bra \t$L__PEND;"),
+                                 ("bra.uni \t$L__BB0_16;", "bra.uni \t$L__PEND;"),
+                                 ("$L__BB0_16:\n\tret;\n", "$L__BB0_16:\n\tret;\n$L__PEND:\n\tbar.sync 1, 256;\n\tret;\n")],
+     "InFlight"),
     # lane 0 waits for the tile, lanes 1-31 read it without waiting
     ("wait_lane0", [(WAIT, NOT_LANE0 + "\t@%p27 bra $L__NOWAIT;\n" + WAIT), (RETRY, RETRY + "$L__NOWAIT:\n")],
      "InFlight"),

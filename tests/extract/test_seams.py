@@ -1,6 +1,8 @@
 """Control-flow seams of `ptxmc extract`: an early `ret`/`exit` whose guard the thread cannot
 evaluate is a decision of the run, said in the role table like a branch's, and refused where
-its two sides differ in an mbarrier's lifetime (as a branch is)."""
+its two sides differ in an mbarrier's lifetime (as a branch is); `elect.sync` elects a lane of
+its member mask (two halves of a warp, two leaders); `setp` with two destinations `p|q` gives q
+the complement; a register no instruction on the path wrote is unknown, not 0."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -77,3 +79,158 @@ def test_an_early_exit_that_skips_an_inval_is_refused(tmp_path, op):
     assert "--param k_param_0=VALUE" in msg
     [x] = extract_file(str(f), out_dir=str(tmp_path / "out1"), params={"k_param_0": 1})
     assert x.check(jobs=0).ok                                     # the inval's side
+
+
+# two halves of warp 0 each elect a leader (member masks 0x0000ffff and 0xffff0000); each leader
+# writes buf and arrives on mb (expected count 2); warp 1 waits on mb and reads buf
+HALVES = """.version 8.0
+.target sm_90a
+.address_size 64
+.visible .entry k()
+.reqntid 64
+{
+  .shared .align 8 .b8 mb[8];
+  .shared .align 16 .b8 buf[16];
+  .reg .b32 %r<10>;
+  .reg .pred %p<6>;
+  .reg .b64 %rd<2>;
+  mov.u32 %r1, %tid.x;
+  setp.ne.s32 %p1, %r1, 0;
+  @%p1 bra INIT_DONE;
+  mbarrier.init.shared::cta.b64 [mb], 2;
+  fence.mbarrier_init.release.cluster;
+INIT_DONE:
+  bar.sync 0;
+  setp.ge.u32 %p2, %r1, 32;
+  @%p2 bra CONSUMER;
+  and.b32 %r2, %r1, 31;
+  setp.lt.u32 %p3, %r2, 16;
+  MASK
+  elect.sync _|%p4, %r3;
+  @!%p4 bra DONE;
+  st.shared.u32 [buf], 7;
+  mbarrier.arrive.release.cta.shared::cta.b64 %rd1, [mb];
+  bra.uni DONE;
+CONSUMER:
+W: mbarrier.try_wait.parity.shared::cta.b64 %p5, [mb], 0;
+  @!%p5 bra W;
+  ld.shared.u32 %r4, [buf];
+DONE:
+  ret;
+}
+"""
+
+
+def test_elect_sync_elects_a_lane_of_its_member_mask(tmp_path):
+    """Lane 16 leads the upper half: two arrivals complete mb's phase. Taking lane 0 as every
+    elect's leader lost lane 16's arrival: a hang reported for a kernel that has none."""
+    f = tmp_path / "k.ptx"
+    f.write_text(HALVES.replace("MASK", "selp.b32 %r3, 65535, -65536, %p3;"))
+    [x] = extract_file(str(f), out_dir=str(tmp_path / "out"))
+    assert sorted(r.name for r in x.skeleton.roles if any(e.kind == "mb_arrive" for e in r.trace.events)) == ["t0", "t16"]
+    rep = x.check(jobs=0)
+    assert rep.ok, rep.text
+
+
+@pytest.mark.parametrize("mask, message", [
+    ("mov.b32 %r3, 65534;", "lane 0, which its member mask 0x0000fffe leaves out"),
+    ("ld.shared.u32 %r3, [buf];", "elect.sync with a member mask the thread cannot evaluate"),
+])
+def test_elect_sync_outside_its_mask_or_on_an_unknown_mask_is_refused(tmp_path, mask, message):
+    f = tmp_path / "k.ptx"
+    f.write_text(HALVES.replace("MASK", mask))
+    line = next(i for i, ln in enumerate(f.read_text().splitlines(), 1) if "elect.sync" in ln)
+    with pytest.raises(LitmusError) as e:
+        extract_file(str(f), out_dir=str(tmp_path / "out"))
+    assert f"k.ptx:{line}:" in str(e.value) and message in str(e.value), str(e.value)
+
+
+# thread 0 initialises mb (guarded by q of a `setp p|q`), writes buf and arrives; warp 1 reads
+# buf, waiting on mb unless GUARD skips the wait
+SETP_PAIR = """.version 8.0
+.target sm_90a
+.address_size 64
+.visible .entry k()
+.reqntid 64
+{
+  .shared .align 8 .b8 mb[8];
+  .shared .align 16 .b8 buf[16];
+  .reg .b32 %r<10>;
+  .reg .pred %p<10>;
+  .reg .b64 %rd<2>;
+  mov.u32 %r1, %tid.x;
+  setp.ne.s32 %p1|%p6, %r1, 0;
+  @%p6 mbarrier.init.shared::cta.b64 [mb], 1;
+  @%p6 fence.mbarrier_init.release.cluster;
+  bar.sync 0;
+  setp.ge.u32 %p2, %r1, 32;
+  setp.lt.u32 %p7|%p3, %r1, 32;
+  @%p2 bra CONSUMER;
+  @%p1 bra DONE;
+  st.shared.u32 [buf], 7;
+  mbarrier.arrive.release.cta.shared::cta.b64 %rd1, [mb];
+  bra.uni DONE;
+CONSUMER:
+  GUARD
+W: mbarrier.try_wait.parity.shared::cta.b64 %p5, [mb], 0;
+  @!%p5 bra W;
+NOWAIT:
+  ld.shared.u32 %r4, [buf];
+DONE:
+  ret;
+}
+"""
+
+
+@pytest.mark.parametrize("guard, ok", [("@%p7 bra NOWAIT;", True), ("@%p3 bra NOWAIT;", False)])
+def test_setp_with_two_destinations_gives_the_second_the_complement(tmp_path, guard, ok):
+    """`setp.lt p7|p3, tid, 32`: p3 is tid >= 32, true in warp 1, which then skips its wait and
+    may read buf before thread 0 writes it. Both destinations used to get the comparison: p3 was
+    false there, the wait kept, a PASS; and `setp.ne p1|p6, tid, 0` had every thread but 0
+    initialise mb."""
+    f = tmp_path / "k.ptx"
+    f.write_text(SETP_PAIR.replace("GUARD", guard))
+    [x] = extract_file(str(f), out_dir=str(tmp_path / "out"))
+    [init] = [r for r in x.skeleton.roles if any(e.kind == "mb_init" for e in r.trace.events)]
+    assert init.tids == [0]
+    rep = x.check(jobs=0)
+    assert rep.ok == ok, rep.text
+
+
+def test_a_guard_no_instruction_wrote_is_unknown_not_false(tmp_path):
+    """`@%p9 fence.proxy.async` with %p9 written on no path: its value is undefined, and the run
+    read it as 0, dropping the fence without a word (here the only fence between the consumers'
+    reads and the next TMA copy). Now it is synchronization under a guard the thread cannot
+    evaluate: refused at its line."""
+    text = TMA.read_text().replace(".reg .pred \t%p<12>;", ".reg .pred \t%p<40>;")
+    text = text.replace("\tfence.proxy.async.shared::cta; // 6.\n", "\t@%p39 fence.proxy.async.shared::cta;\n")
+    f = tmp_path / "k.ptx"
+    f.write_text(text)
+    line = next(i for i, ln in enumerate(text.splitlines(), 1) if "@%p39 fence" in ln)
+    with pytest.raises(LitmusError) as e:
+        extract_file(str(f), out_dir=str(tmp_path / "out"))
+    msg = str(e.value)
+    assert f"k.ptx:{line}:" in msg and "predicate the thread cannot evaluate" in msg, msg
+    assert "not written on this path" in msg
+
+
+@pytest.mark.parametrize("n", [1, 2, 4])
+def test_iterations_is_the_number_of_trips_of_the_loop(tmp_path, n):
+    """`--iterations 1` ran the K loop twice (its back edge taken once before the count was
+    looked at) while the table said "closed after 1 iterations"."""
+    [x] = extract_file(str(TMA), iterations=n, out_dir=str(tmp_path / "out"))
+    consumer = next(r for r in x.skeleton.roles if r.name == "w4_7")
+    assert sum(e.kind == "mb_wait" for e in consumer.trace.events) == n
+    assert f"loop closed after {n} iterations" in role_table(x.skeleton)
+
+
+def test_mbarrier_complete_tx_is_refused_at_its_line(tmp_path):
+    """It was refused only when the skeleton was written, as 'no emission for mb_complete_tx'."""
+    arrive = "\tmbarrier.arrive.shared.b64                                  %rd4,  [%r32];           // 1. \n"
+    text = TMA.read_text().replace(arrive, arrive + "\tmbarrier.complete_tx.shared::cta.b64 [%r32], 16;\n")
+    f = tmp_path / "k.ptx"
+    f.write_text(text)
+    line = next(i for i, ln in enumerate(text.splitlines(), 1) if "complete_tx.shared" in ln)
+    with pytest.raises(LitmusError) as e:
+        extract_file(str(f), out_dir=str(tmp_path / "out"))
+    assert f"k.ptx:{line}:" in str(e.value) and "'mbarrier.complete_tx'" in str(e.value) and "not modelled" in str(e.value)
