@@ -559,10 +559,24 @@ def _literal_name(name: str, axioms) -> str:
 def _lex_leq(terms, src, ctx) -> z3.BoolRef:
     """terms <= (lexicographically) their image under the permutation `src`."""
     acc = z3.BoolVal(True, ctx)
+    if not all(z3.is_int(t) for t in terms):
+        for j in reversed(range(len(terms))):
+            if src[j] != j:
+                a, b = terms[j], terms[src[j]]
+                acc = z3.Or(a < b, z3.And(a == b, acc))
+        return acc
+    # The same terms, built in the same order, through the C entry points (z3py's operators
+    # check and coerce every argument: ~1 ms of SB n = 6's enumeration).
+    c, pair = ctx.ref(), (z3.Ast * 2)()
     for j in reversed(range(len(terms))):
         if src[j] != j:
-            a, b = terms[j], terms[src[j]]
-            acc = z3.Or(a < b, z3.And(a == b, acc))
+            a, b = terms[j].as_ast(), terms[src[j]].as_ast()
+            lt = z3.BoolRef(z3.Z3_mk_lt(c, a, b), ctx)
+            eq = z3.BoolRef(z3.Z3_mk_eq(c, a, b), ctx)
+            pair[0], pair[1] = eq.as_ast(), acc.as_ast()
+            both = z3.BoolRef(z3.Z3_mk_and(c, 2, pair), ctx)
+            pair[0], pair[1] = lt.as_ast(), both.as_ast()
+            acc = z3.BoolRef(z3.Z3_mk_or(c, 2, pair), ctx)
     return acc
 
 
