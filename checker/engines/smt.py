@@ -31,9 +31,11 @@ from .least import bisect, linear
 
 
 TIMEOUT_SLACK_MS = 100
-# Outcomes found before the test's symmetries are looked for: small enumerations (most tests)
-# never pay for the search.
-SYMMETRY_AFTER = 32
+# Outcomes found before the test's symmetries are looked for: tests with 1-3 outcomes (most
+# tests) never pay for the search. The search of a small test costs about one query (SB n = 6:
+# 0.4 ms), and a ring of n threads then needs about one query per orbit: SB n = 4 8 queries
+# instead of 17, n = 6 16 instead of 36 (it was 32: bench/RESULTS.md, "Issue 38, morning").
+SYMMETRY_AFTER = 4
 # Outcomes found one model at a time before a test without symmetry switches to the search of
 # the product of its observables' values, and the subtree size asked leaf by leaf there.
 PRODUCT_AFTER = 256
@@ -557,10 +559,24 @@ def _literal_name(name: str, axioms) -> str:
 def _lex_leq(terms, src, ctx) -> z3.BoolRef:
     """terms <= (lexicographically) their image under the permutation `src`."""
     acc = z3.BoolVal(True, ctx)
+    if not all(z3.is_int(t) for t in terms):
+        for j in reversed(range(len(terms))):
+            if src[j] != j:
+                a, b = terms[j], terms[src[j]]
+                acc = z3.Or(a < b, z3.And(a == b, acc))
+        return acc
+    # The same terms, built in the same order, through the C entry points (z3py's operators
+    # check and coerce every argument: ~1 ms of SB n = 6's enumeration).
+    c, pair = ctx.ref(), (z3.Ast * 2)()
     for j in reversed(range(len(terms))):
         if src[j] != j:
-            a, b = terms[j], terms[src[j]]
-            acc = z3.Or(a < b, z3.And(a == b, acc))
+            a, b = terms[j].as_ast(), terms[src[j]].as_ast()
+            lt = z3.BoolRef(z3.Z3_mk_lt(c, a, b), ctx)
+            eq = z3.BoolRef(z3.Z3_mk_eq(c, a, b), ctx)
+            pair[0], pair[1] = eq.as_ast(), acc.as_ast()
+            both = z3.BoolRef(z3.Z3_mk_and(c, 2, pair), ctx)
+            pair[0], pair[1] = lt.as_ast(), both.as_ast()
+            acc = z3.BoolRef(z3.Z3_mk_or(c, 2, pair), ctx)
     return acc
 
 

@@ -84,6 +84,8 @@ class Extraction:
             + (", no hang)" if self.hang else ")") if ok else ""))
         if not ok:
             lines += ["  " + x for x in _message(base).splitlines()]
+            lines += ["    " + sk.why[c.text] for c in base.conditions
+                      if c.text in sk.why and c.expected == "forbidden" and c.allowed]
             named = _ptx_lines(sk, _message(base))
             if named:
                 lines.append("  PTX lines named: " + ", ".join(named))

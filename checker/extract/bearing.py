@@ -144,5 +144,5 @@ def _nothing_after_cluster_barrier(sk: Skeleton, r, index: int) -> str | None:
             return None
         if any(x.kind not in ("cluster_barrier", "barrier") for x in r2.lines[waits[k] + 1:]):
             return None
-    return ("no role accesses memory after the cluster barrier it releases (the model has no event for a CTA's "
-            "exit, which the barrier also protects)")
+    return ("no role accesses memory after the cluster barrier it releases, and no role accesses another CTA's "
+            "shared memory before it (the exit checks of distributed shared memory read after it)")

@@ -82,6 +82,7 @@ class Skeleton:
     notes: list[str]
     reused: dict = field(default_factory=dict)     # mbarrier Loc -> its bytes' data lifetimes (_lifetimes)
     params: dict = field(default_factory=dict)     # the parameter values it was extracted with
+    why: dict = field(default_factory=dict)        # check -> what its failure means (shadow words)
 
 
 def _short(sym: str) -> str:
@@ -723,8 +724,13 @@ def _emit(sk: Skeleton, anchors, layout: Layout, nthreads: int) -> None:
                                 f"cop{'y' if n == 1 else 'ies'} that complete on it ({BOX * n} bytes in the skeleton; "
                                 "box sizes are set on the host)")
 
-    # reused mbarrier bytes: a shadow word per mbarrier checks that its lifetimes are ordered
+    # reused mbarrier bytes: a shadow word per mbarrier checks that its lifetimes are ordered;
+    # distributed shared memory: a shadow word per (role, CTA it reaches) checks that the CTA is
+    # still running when the role's last access of its memory is done
     life = _shadows(sk, anchors, names, owner)
+    exits: dict[str, tuple] = {}
+    for k, v in _exit_shadows(sk, owner, exits).items():
+        life.setdefault(k, []).extend(v)
 
     # lines
     for r in sk.roles:
@@ -737,16 +743,24 @@ def _emit(sk: Skeleton, anchors, layout: Layout, nthreads: int) -> None:
         for i, e in enumerate(r.trace.events + [None]):
             now = [(src_e, *x) for src_e, x in pending]             # after the previous event
             pending = []
+            here = life.get((r.name, i), ())
             if e is not None:
-                here = life.get((r.name, i), ())
                 pending = [(e, x[1:]) for x in here if x[0] == "after"]
-                now += [(e, *x[1:]) for x in here if x[0] == "before"]
+            now += [(e or _last(r), *x[1:]) for x in here if x[0] == "before"]
             for src_e, shadow, written, check in now:
                 if written is not None:
-                    r.lines.append(Line(f"st.shared::cta.b32 [{shadow}], {written}", src_e.line, src_e.text, "shadow"))
+                    space = "cta" if sk.memory[shadow]["owner"] == owner(r.rank) else "cluster"
+                    r.lines.append(Line(f"st.shared::{space}.b32 [{shadow}], {written}", src_e.line, src_e.text,
+                                        "shadow"))
                 else:
                     r.lines.append(Line(f"ld.shared::cta.b32 r{reg_no}, [{shadow}]", src_e.line, src_e.text, "shadow"))
                     sk.checks.append(f"{r.name}:r{reg_no}{check}")
+                    if shadow in exits:
+                        reader, rank, line = exits[shadow]
+                        sk.why[sk.checks[-1]] = (
+                            f"{r.name} (CTA {rank}) may end while {reader} still accesses its shared memory: "
+                            f"the access at PTX L{line} is not ordered before the CTA's threads end (a cluster "
+                            "barrier with a release arrive after it; docs/extract.md, distributed shared memory)")
                     reg_no += 1
             if e is None:
                 break
@@ -901,6 +915,42 @@ def _emit(sk: Skeleton, anchors, layout: Layout, nthreads: int) -> None:
             else:
                 raise Refused(f"no emission for {k}", SourceLoc(sk.path, e.line, e.text))
             prev_smem = None
+
+
+def _last(r: Role):
+    """The event a role's end is reported at: its last one (a role has at least one)."""
+    return r.trace.events[-1]
+
+
+def _exit_shadows(sk: Skeleton, owner, exits: dict) -> dict:
+    """Distributed shared memory: a CTA must not exit while another CTA of its cluster still
+    accesses its shared memory (CUDA C++ Programming Guide, Thread Block Clusters, Distributed
+    Shared Memory: the kernel synchronizes the cluster before it exits for this reason). The
+    model has no event for a CTA's exit, so a shadow word `ROLE_exit_cN` in CTA N's shared memory
+    stands for it: the role writes 1 there just after its last access of CTA N's memory (any
+    operation on a location of CTA N: data, an mbarrier), and every role of CTA N reads it at
+    its end, where it must see 1 (`forbidden: ROLE_N:rK=0`): the access is ordered before each
+    of CTA N's threads ends. A kernel without that order (no cluster barrier after the access,
+    or a `.relaxed` arrive that orders nothing before it) fails this check: a finding, never a
+    PASS. Returns {(role, event index): [(when, shadow, value written or None, check)]}, and
+    records each shadow word's (reader role, CTA rank, PTX line of the last access) in `exits`."""
+    out: dict[tuple, list] = defaultdict(list)
+    for r in sk.roles:
+        last: dict[int, int] = {}
+        for i, e in enumerate(r.trace.events):
+            for k, v in e.info:
+                for loc in ([v] if isinstance(v, Loc) else [x for x in v if isinstance(x, Loc)] if k == "srcs" else []):
+                    if loc.rank != r.rank:
+                        last[loc.rank] = i
+        for rank, i in sorted(last.items()):
+            nm = f"{r.name}_exit_c{rank}"
+            sk.memory[nm] = {"space": "shared", "owner": owner(rank), "size": 4}
+            exits[nm] = (r.name, rank, r.trace.events[i].line)
+            out[(r.name, i)].append(("after", nm, 1, None))
+            for r2 in sk.roles:
+                if r2.rank == rank:
+                    out[(r2.name, len(r2.trace.events))].append(("before", nm, None, "=0"))
+    return out
 
 
 def _shadows(sk: Skeleton, anchors, names: dict, owner) -> dict:

@@ -205,7 +205,7 @@ def _merged(outcomes: list[Outcome], keys: list[str], domains: dict) -> str:
     """Greedy multi-valued cube merging (for sets too large for SOPform): two cubes that agree on
     every variable but one merge into one whose set for that variable is the union; a variable
     that takes every value of its domain is dropped. Not always minimal; always exact."""
-    cubes = {tuple(frozenset((dict(o)[k],)) for k in keys) for o in outcomes}
+    cubes = {tuple(frozenset((d[k],)) for k in keys) for d in map(dict, outcomes)}
     changed = True
     while changed:
         changed = False

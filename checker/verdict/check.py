@@ -15,6 +15,7 @@ from ..model.observables import predicate
 from ..results.result import ConditionResult, Result, base_result  # noqa: F401 (base_result: API)
 from ..resources import model_name
 from ..unfold import paths
+from .awaits import AWAITS_BLOCK, awaits_block
 from .open import open_session
 from .session import Session
 from .union import UnionSession
@@ -207,24 +208,6 @@ def _judge_union(fc: UnionSession, base: Result) -> Result:
         status, message = ("unknown", "a verdict is Unknown: " + ub_unknown) if ub_unknown else ("pass", "")
     return replace(base, status=status, message=message, observe=fc.observe, outcomes=outcomes,
                    complete=complete and not fc.bounded, conditions=tuple(conds), notes=notes)
-
-
-AWAITS_BLOCK = "no execution gets past its awaits: every execution blocks, a hang"
-
-
-def awaits_block(s: Session | UnionSession) -> bool:
-    """Does every execution stop at an await that is never satisfied (the test has awaits, no
-    filter, and no execution at all; asked without the hang question, where an await is the read
-    that returns its value)? The program hangs, which must not read as "Forbidden" or
-    "Impossible" for every condition (docs/model.md#a18): run, check and the API give no verdict.
-    A union asked the hang question answers with never_terminates."""
-    test = s.test
-    if test.filter is not None or not any(i.await_value is not None for t in test.threads for i in t.code):
-        return False
-    if isinstance(s, UnionSession):
-        return not s.loops and not s.bounded and not s.never_terminates() and \
-            not any(x.witness(None) is not None for _, x in s.complete_sessions())
-    return s.witness(None) is None
 
 
 def _awaits_block(s: Session | UnionSession, base: Result, notes: tuple[str, ...]) -> Result:

@@ -17,7 +17,8 @@ from ..cat.captions import caption, members
 from ..cat.violation import Step, note, show as show_steps, violation_path
 from .mutate import NEEDED, THEN, Effect, verdict as mutation_verdict
 from .open import mutants
-from .check import AWAITS_BLOCK, UB_PAST_THE_BOUND, awaits_block
+from .awaits import AWAITS_BLOCK, awaits_block
+from .check import UB_PAST_THE_BOUND
 from .session import Session, Witness
 from .union import UnionSession
 

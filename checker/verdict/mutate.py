@@ -15,6 +15,7 @@ from ..ast import Cond, LitmusTest
 from ..errors import CheckerError, SolverUnknown
 from ..ast import registers
 from ..isa.registry import weakenings
+from .awaits import AWAITS_BLOCK, awaits_block
 
 
 @dataclass(frozen=True)
@@ -81,7 +82,6 @@ def verdict(s, cond: Cond) -> tuple[str, str]:
     """Is an execution satisfying `cond` allowed by Session `s`? ('allowed'|'forbidden'|
     'undefined'|'hang'|'unknown'|'error', why), in the order `explain` asks the test itself:
     undefined behaviour first, then a program in which no execution terminates (no verdict)."""
-    from .check import AWAITS_BLOCK, awaits_block        # (check imports this module through open)
     try:
         if s.undefined:
             return "undefined", f"the program then has undefined behaviour ({s.undefined[0].flag})"

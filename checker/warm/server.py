@@ -100,6 +100,11 @@ def warm_up() -> None:
         s = session(WARM_UP[0], engine="brute")
         s.outcomes()
         explain_text(session(WARM_UP[0], engine="brute"), parse_cond(WARM_UP[1]))
+        from ..cat import stage
+        from ..cat.interp import deep_bindings
+
+        for _, staged in list(stage._cache.values()):
+            deep_bindings(staged.residual.statements)     # (what the Z3 encoding reads first)
         import locale       # noqa: F401 - argparse's gettext, on a usage error or --help
     except Exception:       # noqa: BLE001 - an optimisation; the command computes what is missing
         pass

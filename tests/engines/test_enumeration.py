@@ -110,6 +110,21 @@ def test_large_orbits_lose_nothing(n, ptx_model):
         assert _outcomes(es, ptx_model, 0) == _outcomes(es, ptx_model, NEVER)
 
 
+def test_a_small_symmetric_test_asks_one_query_per_orbit_by_default(ptx_model):
+    """SB n = 4 (15 outcomes, orbits of the ring's rotation): at the default settings the
+    enumeration looks for symmetry early enough that it asks fewer queries than there are
+    outcomes (it asked one per outcome, and one more, when symmetry waited for 32 outcomes)."""
+    es = _es(sb(4))
+    engine = Z3Engine(es, ptx_model)
+    asked = []
+    check = engine._check_array
+    engine._check_array = lambda arr, n: asked.append(n) or check(arr, n)
+    got, complete = engine.outcomes(_observe(es))
+    assert complete and len(got) == 15
+    assert got == BruteEngine(es, ptx_model, limit=10 ** 7).outcomes(_observe(es))[0]
+    assert len(asked) < len(got)
+
+
 TESTS = straight_line_tests()
 
 

@@ -15,6 +15,7 @@ from checker.extract.render import role_table
 
 ROOT = Path(__file__).resolve().parents[2]
 TMA = ROOT / "examples" / "kernels" / "cuda" / "tma_ws_pipeline.sm90a.ptx"
+CLUSTER = ROOT / "examples" / "kernels" / "cuda" / "cluster_dsmem.sm90a.ptx"
 
 # one CTA: thread 0 initialises an mbarrier, completes its phase, waits for it and (unless a
 # parameter says otherwise) invalidates it; then thread 32 writes the bytes as data
@@ -234,3 +235,20 @@ def test_mbarrier_complete_tx_is_refused_at_its_line(tmp_path):
     with pytest.raises(LitmusError) as e:
         extract_file(str(f), out_dir=str(tmp_path / "out"))
     assert f"k.ptx:{line}:" in str(e.value) and "'mbarrier.complete_tx'" in str(e.value) and "not modelled" in str(e.value)
+
+
+def test_a_cta_may_not_exit_while_its_neighbour_reads_its_shared_memory(tmp_path):
+    """cluster_dsmem without its second cluster.sync (PTX lines 55-56): each CTA may exit while
+    the other still reads its word through distributed shared memory. It passed before the exit
+    check (the model has no event for a CTA's exit); now the skeleton's shadow words name it."""
+    text = CLUSTER.read_text().splitlines(keepends=True)
+    assert [x.strip() for x in text[54:56]] == ["barrier.cluster.arrive;", "barrier.cluster.wait;"]
+    ptx = tmp_path / "cluster_nosync.ptx"
+    ptx.write_text("".join(text[:54] + text[56:]))
+    [x] = extract_file(str(ptx), out_dir=str(tmp_path / "nosync"))
+    rep = x.check(jobs=0)
+    assert not rep.ok
+    assert "w0_1_c0 (CTA 0) may end while w0_1_c1 still accesses its shared memory: the access at PTX L47" in rep.text
+    assert "w0_1_c1 (CTA 1) may end while w0_1_c0 still accesses its shared memory" in rep.text
+    [ok] = extract_file(str(CLUSTER), out_dir=str(tmp_path / "asis"))
+    assert ok.check(jobs=0).ok                       # the kernel as compiled keeps both CTAs running
