@@ -22,6 +22,7 @@ from .. import limits
 from ..ast import LitmusTest
 from ..cat.interp import Model
 from ..limits import Limits
+from ..verdict.awaits import AWAITS_BLOCK, awaits_block
 from ..verdict.check import check_test
 from ..verdict.open import open_session
 from ..verdict.union import UnionSession
@@ -84,6 +85,15 @@ def fix(test: LitmusTest, target: Target, model: Model, options=frozenset(), eng
         return FixResult(test, target, "error", method=method, seconds=time.perf_counter() - start,
                          failure="expect: {hang: allowed} is not met: no fair execution hangs",
                          notes=target.notes + ("ptxmc fix makes no edit that adds a hang: see docs/fix.md",))
+    never = None if target.hang is not None or cands is not None else \
+        base.never_terminates() or (AWAITS_BLOCK if awaits_block(base) else None)
+    if never:
+        # no execution terminates: no condition has a verdict (as `run` and `check` say), and
+        # synchronization only removes executions; the hang edits are asked for with `hang`
+        return FixResult(test, target, "error", method=method, seconds=time.perf_counter() - start,
+                         failure=f"no execution terminates, a hang ({never})", notes=target.notes + (
+                             "no execution terminates: no condition has a verdict, and synchronization only removes "
+                             f"executions; for a repair that removes the hang: ptxmc fix '{test.path}::{test.name}' hang",))
     failure = judge(base, target)
     if failure is None and target.hang is not None and not union:
         # a Session does not see hangs (checker.repair.target): the path-by-path judge decides

@@ -211,6 +211,36 @@ def test_hang_edits_join_the_space_whatever_failure_is_named_first():
     assert check_test(r.repairs[0].test, MODEL).ok
 
 
+BARRIER_PARTNER_GONE = """\
+name: Bar+MP+partner-gone
+source: "test of ptxmc fix: Bar+MP+bar.sync.count of litmus/core/Barrier.yaml without P0's bar.sync"
+threads:
+  P0:
+    at: gpu0.cta0.warp0
+    code:
+      - st.weak.global [x], 1
+  P1:
+    at: gpu0.cta0.warp1
+    code:
+      - bar.sync 1, 2
+      - ld.weak.global r0, [x]
+expect: {forbidden: ['P1:r0=0'], allowed: ['P1:r0=1']}
+"""
+
+
+def test_fix_on_a_program_with_no_terminating_execution_says_it_hangs(capsys):
+    """P1's barrier waits for a second thread that never arrives: run and check give no verdict (a
+    hang). fix said "'P1:r0=1' is forbidden" and "'P1:r0=0' is impossible in this test even without
+    axioms: nothing to forbid", which blames the condition; it names the hang, as run does, and the
+    command that repairs it."""
+    (t,) = load_text(BARRIER_PARTNER_GONE, "<gone>")
+    assert "no execution terminates" in check_test(t, MODEL).message
+    r = fix(t, from_test(t), MODEL, explain=False, budget=SAFETY)
+    assert r.status == "error" and r.failure.startswith("no execution terminates, a hang (P1 blocks forever")
+    assert not any("impossible" in n for n in r.notes)
+    assert any("ptxmc fix '<gone>::Bar+MP+partner-gone' hang" in n for n in r.notes)
+
+
 def test_hang_edits_are_offered_only_to_remove_a_hang():
     """A repair of an outcome never changes a count, a parity or a value (that would change what
     the program computes): the hang edits join the space only for a target that forbids a hang."""
