@@ -526,10 +526,12 @@ def test_a_hang_expectation_is_part_of_the_target(model, capsys, tmp_path):
     assert main(["fix", str(f)]) == 0
     out = capsys.readouterr().out
     assert "a hang allowed" in out and "Nothing to fix" in out
-    # the same program expected not to hang, or with a condition: no edit helps (proven), no crash
+    # the same program with a condition: every execution blocks, so no condition has a verdict (as
+    # run says) and no synchronization helps: fix names the hang and the command that repairs it
     t = _load(WRONG_PARITY.replace("  hang: allowed\n", "  forbidden: ['consumer:r1=0']\n"))
     r = fix(t, from_test(t), model, max_repairs=1, budget=SAFETY)
-    assert r.status == "none" and r.proven and r.failure == "the program has no execution"
+    assert r.status == "error" and not r.repairs and r.failure.startswith("no execution terminates, a hang")
+    assert any(n.endswith(f"ptxmc fix '{t.path}::{t.name}' hang") for n in r.notes)
     # expected not to hang: the test is asked over its variants, the failure is the hang itself, and
     # a hang edit (checker.repair.hangs) repairs it: a ring's first wait on a fresh mbarrier waits for
     # the phase before the first (parity 1), which passes (was: no repair in the budget)
