@@ -27,6 +27,7 @@ from typing import Any
 
 from ..ast import Addr, Imm, Instr, Name, Reg, Sink, Vec, Float
 from ..errors import LitmusError, SourceLoc
+from .facts import Cond, comparison, implied, record
 from .layout import GENERIC_SHARED, Layout, Loc
 from .loops import SYNC_OPS, WAITS, nest, work_after
 from .module import Function
@@ -37,6 +38,9 @@ class Unk:
     """A value the thread cannot know (a parameter, loaded data, a float)."""
 
     why: str
+    # an unknown predicate that compares an unknown register with a constant (checker.extract.facts);
+    # not part of the value's identity, so that it changes nothing where it is not read
+    cond: Cond | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -205,6 +209,8 @@ class Machine:
             if ins.predicate:
                 neg = ins.predicate.startswith("@!")
                 g = st.regs.get(ins.predicate.lstrip("@!"), _UNWRITTEN)
+                if isinstance(g, Unk) and g.cond is not None:
+                    g = self._follows(st, s, ins, g)
                 if isinstance(g, int):
                     if bool(g) == neg:
                         if ins.op == "bra" and st.taint.get(ins.predicate.lstrip("@!")):
@@ -281,7 +287,7 @@ class Machine:
         if depth >= self.fork_depth:
             st.trace.assumptions.append((s.line, "branch not taken (unknown condition; fork depth reached)"))
             st.loops[here] = (False, 1)
-            self._decide(st, ins, False)
+            self._decide(st, ins, False, s.line)
             st.pc = here + 1
             return None
         bound, outer = self._bound(st, here, ins)
@@ -294,8 +300,8 @@ class Machine:
             a, b = st.copy(target), st.copy(here + 1)
             n = 0 if first else 1
             a.loops[here], b.loops[here] = (True, n), (False, n)
-            self._decide(a, ins, True)
-            self._decide(b, ins, False)
+            self._decide(a, ins, True, s.line)
+            self._decide(b, ins, False, s.line)
             a.stop, b.stop = st.stop | stop, st.stop | stop
             return a, b
 
@@ -342,9 +348,9 @@ class Machine:
         be taken silently); as for a branch, sides that differ in an mbarrier's lifetime are
         refused."""
         gone = st.copy(st.pc)
-        self._decide(gone, ins, True)
+        self._decide(gone, ins, True, s.line)
         stay = st.copy(st.pc + 1)
-        self._decide(stay, ins, False)
+        self._decide(stay, ins, False, s.line)
         stay = self._go(stay, depth)         # (the other side ends here: no fork to bound)
         self._same_lifetimes(s, ins, st.regs.get(ins.predicate.lstrip("@!")), gone, stay)
         stay.trace.assumptions.insert(len(st.trace.assumptions), (
@@ -408,13 +414,39 @@ class Machine:
                       f"{ins.predicate} depends on {why}, which the extractor cannot evaluate: assuming either "
                       f"side would hide the other's accesses to those bytes{hint}", self._loc(s))
 
-    @staticmethod
-    def _decide(st: "_State", ins: Instr, taken: bool) -> None:
+    def _decide(self, st: "_State", ins: Instr, taken: bool, line: int | None = None) -> None:
         """The predicate register of a decided branch holds the decision from here on, so that the
-        guards computed from it later (`and.pred %p5, %p10, %p4`) agree with the path."""
+        guards computed from it later (`and.pred %p5, %p10, %p4`) agree with the path; and where the
+        predicate compares an unknown register with a constant, the decision is a fact about that
+        register's value which later predicates on it follow (checker.extract.facts). A loop's
+        decisions (its back edge taken, then not) are no fact: the trip count is the abstraction."""
         reg = ins.predicate.lstrip("@!")
-        st.regs[reg] = int(taken != ins.predicate.startswith("@!"))
+        old = st.regs.get(reg)
+        v = int(taken != ins.predicate.startswith("@!"))
+        if line is not None and isinstance(old, Unk) and old.cond is not None:
+            record(st.facts, old.cond, v, line)
+        st.regs[reg] = v
+        st.writes[reg] += 1
         st.taint.pop(reg, None)
+
+    def _follows(self, st: "_State", s, ins: Instr, g: Unk):
+        """The guard `g` where an earlier decision on the same unknown settles it (said in the role
+        table at a branch's or an exit's line), else `g`."""
+        hit = implied(g.cond, st.facts)
+        if hit is None:
+            return g
+        v, line = hit
+        reg = ins.predicate.lstrip("@!")
+        st.regs[reg] = v
+        st.writes[reg] += 1
+        if ins.op in ("bra", "ret", "exit"):
+            taken = bool(v) != ins.predicate.startswith("@!")
+            note = (s.line, f"{'branch' if ins.op == 'bra' else ins.op} {'taken' if taken else 'not taken'} "
+                            f"(its condition {ins.predicate} follows from the decision at L{line}: "
+                            f"{g.cond.atom.text()} is {'true' if (v == 1) == g.cond.true else 'false'})")
+            if note not in st.trace.assumptions:
+                st.trace.assumptions.append(note)
+        return v
 
     def _check_spin(self, st: "_State", s, ins: Instr) -> None:
         """A branch decided by a wait's result: the other direction must spin back to a wait."""
@@ -482,6 +514,8 @@ class Machine:
                 return self._special(st.trace.ident, name, s)
             if first == "!":
                 v = st.regs.get(name.lstrip("!"), _UNWRITTEN)
+                if isinstance(v, Unk) and v.cond is not None:
+                    return Unk(v.why, v.cond.negated())
                 return (0 if v else 1) if isinstance(v, int) else v
             return st.regs.get(name, _UNWRITTEN)
         if isinstance(o, Imm):
@@ -536,11 +570,13 @@ class Machine:
             u = Unk(why)            # (frozen, compared by value: one object for every destination)
             for r in _dests(ins.operands[0]):
                 st.regs[r] = u
+                st.writes[r] += 1
                 st.taint.pop(r, None)
 
     def _set(self, st: "_State", d, v, taint=frozenset()) -> None:
         for r in _dests(d):
             st.regs[r] = v
+            st.writes[r] += 1
             if taint:
                 st.taint[r] = taint
             else:
@@ -574,9 +610,15 @@ class Machine:
             if op == "setp":
                 bop = q[1] if len(q) > 2 and q[1] in _BOOL_OPS else None
                 t = _alu(op, tuple(x for x in q if x not in _BOOL_OPS), vals[:2])
+                cond = None if bop or not isinstance(t, Unk) else comparison(
+                    q, tuple(o.name if isinstance(o, Reg) and o.name[:1] not in "%!" else None for o in ops[1:3]),
+                    tuple(vals[:2]), st.writes)
+                if cond is not None:
+                    hit = implied(cond, st.facts)
+                    t = hit[0] if hit is not None else Unk(t.why, cond)
                 self._set_setp(st, ops[0], t, bop, vals[2] if bop and len(vals) > 2 else None, taint)
                 return
-            self._set(st, ops[0], _alu(op, q, vals), taint)
+            self._set(st, ops[0], _carry(op, q, _alu(op, q, vals)), taint)
             return
         if op == "cvta":
             v = self._val(st, ops[1], s)
@@ -689,6 +731,8 @@ class Machine:
         items = d.items if isinstance(d, Vec) else [d]
         self._set(st, items[0], comb(t), taint)
         if len(items) > 1:
+            if isinstance(t, Unk) and t.cond is not None:
+                t = Unk(t.why, t.cond.negated())
             self._set(st, items[1], comb(1 - t if isinstance(t, int) else t), taint)
 
     def _float_setp(self, st, s, ins: Instr) -> None:
@@ -1092,6 +1136,8 @@ class _State:
     gens: Counter = field(default_factory=Counter)      # (barrier id, count) -> generations passed
     unused: set = field(default_factory=set)            # event indices of waits no branch has read yet
     stop: frozenset = frozenset()                       # loop heads where a second trip stops (--tiles 1)
+    writes: Counter = field(default_factory=Counter)    # register -> writes so far (which value it holds)
+    facts: dict = field(default_factory=dict)           # Atom -> (truth, line): decisions on unknowns
 
     def copy(self, pc: int) -> "_State":
         t = self.trace
@@ -1099,7 +1145,7 @@ class _State:
                    list(t.stores), list(t.gens), dict(t.tiles), set(t.tile_whys))
         return _State(pc, dict(self.regs), dict(self.taint), dict(self.loops), dict(self.local), Counter(self.occ), nt,
                       Counter(self.visits), Counter(self.bars), dict(self.own), Counter(self.gens),
-                      set(self.unused), self.stop)
+                      set(self.unused), self.stop, Counter(self.writes), dict(self.facts))
 
 
 def _key(addr):
@@ -1201,6 +1247,16 @@ def float_bits(x: float, t: str = "f32") -> int:
     if t == "f32":
         return struct.unpack("<I", struct.pack("<f", x))[0]
     return struct.unpack("<Q", struct.pack("<d", x))[0]
+
+
+def _carry(op: str, q: tuple, v: Any) -> Any:
+    """What an ALU result keeps of an unknown predicate's comparison: a copy keeps it, `not.pred`
+    negates it, anything else (`and.pred`, selp) is no longer that comparison."""
+    if not isinstance(v, Unk) or v.cond is None or op == "mov":
+        return v
+    if op == "not" and "pred" in q:
+        return Unk(v.why, v.cond.negated())
+    return Unk(v.why)
 
 
 def _alu(op: str, q: tuple, vals: list) -> Any:
