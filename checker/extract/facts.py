@@ -4,7 +4,8 @@ A branch of `ptxmc extract` on an unknown predicate is decided (checker.extract.
 that predicate is an integer comparison of one register against a constant (`setp.eq.s32 %p4,
 %r9, 0`), the decision is a fact about the register's value (`%r9 == 0` is true); a later
 predicate compared against a constant on the same value (the same register, not written in
-between: its write generation) is evaluated under the facts where they settle it (the
+between: its write generation; or the same kernel parameter, loaded with the same type, in any
+register) is evaluated under the facts where they settle it (the
 complement of `setp p|q`, the same or the negated comparison, any comparison once `==` holds),
 so that one path never takes both sides of one question."""
 from __future__ import annotations
@@ -22,8 +23,9 @@ _INT = ("s", "u", "b")
 
 @dataclass(frozen=True)
 class Atom:
-    """`REG CMP CONST` on the value register `reg` held at its write generation `gen`; `typ` the
-    setp's type (`s32`), `cmp` canonical (eq, lt, le, lo, ls)."""
+    """`VALUE CMP CONST` on the value register `reg` held at its write generation `gen` (a
+    parameter's value: `reg` `parameter KEY:LOADTYPE`, `gen` 0); `typ` the setp's type (`s32`),
+    `cmp` canonical (eq, lt, le, lo, ls)."""
 
     reg: str
     gen: int
@@ -32,7 +34,8 @@ class Atom:
     typ: str
 
     def text(self) -> str:
-        return f"%{self.reg} {_SHOW[self.cmp]} {self.const} ({self.typ})"
+        name = self.reg.split(":")[0] if self.reg.startswith("parameter ") else "%" + self.reg
+        return f"{name} {_SHOW[self.cmp]} {self.const} ({self.typ})"
 
 
 _SHOW = {"eq": "==", "lt": "<", "le": "<=", "lo": "<", "ls": "<="}
@@ -49,22 +52,23 @@ class Cond:
         return Cond(self.atom, not self.true)
 
 
-def comparison(q: tuple, regs: tuple, vals: tuple, gens) -> Cond | None:
+def comparison(q: tuple, srcs: tuple, vals: tuple) -> Cond | None:
     """The Cond of `setp.CMP.TYPE d, a, b` with one side a register holding an unknown value and the
-    other a known integer (`regs`: the operands' register names or None); None otherwise."""
+    other a known integer (`srcs`: which value each operand is, (name, generation), or None);
+    None otherwise."""
     if len(q) != 2 or q[0] not in _CANON or not q[1][:1] in _INT or not q[1][1:].isdigit():
         return None
     cmp = q[0]
-    if regs[0] is not None and not isinstance(vals[0], int) and isinstance(vals[1], int):
-        reg, c = regs[0], vals[1]
-    elif regs[1] is not None and not isinstance(vals[1], int) and isinstance(vals[0], int):
-        reg, c, cmp = regs[1], vals[0], _SWAP[cmp]
+    if srcs[0] is not None and not isinstance(vals[0], int) and isinstance(vals[1], int):
+        src, c = srcs[0], vals[1]
+    elif srcs[1] is not None and not isinstance(vals[1], int) and isinstance(vals[0], int):
+        src, c, cmp = srcs[1], vals[0], _SWAP[cmp]
     else:
         return None
     bits = int(q[1][1:])
     canon, neg = _CANON[cmp]
     typ = f"b{bits}" if canon == "eq" else q[1]
-    return Cond(Atom(reg, gens[reg], canon, _norm(c, typ), typ), not neg)
+    return Cond(Atom(src[0], src[1], canon, _norm(c, typ), typ), not neg)
 
 
 def _norm(c: int, typ: str) -> int:

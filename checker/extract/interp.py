@@ -41,6 +41,9 @@ class Unk:
     # an unknown predicate that compares an unknown register with a constant (checker.extract.facts);
     # not part of the value's identity, so that it changes nothing where it is not read
     cond: Cond | None = field(default=None, compare=False, repr=False)
+    # the value is exactly a kernel parameter as one load type reads it (`parameter n:u32`): the
+    # same value in every register it is loaded into, whatever is written in between
+    src: str | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -429,6 +432,16 @@ class Machine:
         st.writes[reg] += 1
         st.taint.pop(reg, None)
 
+    @staticmethod
+    def _source(st: "_State", o, v) -> tuple | None:
+        """Which value the setp operand `o` (holding `v`) is, for the facts: a parameter's (the same
+        in every register), else the register's at its latest write; None for no register."""
+        if isinstance(v, Unk) and v.src is not None:
+            return (v.src, 0)
+        if isinstance(o, Reg) and o.name[:1] not in "%!":
+            return (o.name, st.writes[o.name])
+        return None
+
     def _follows(self, st: "_State", s, ins: Instr, g: Unk):
         """The guard `g` where an earlier decision on the same unknown settles it (said in the role
         table at a branch's or an exit's line), else `g`."""
@@ -611,8 +624,7 @@ class Machine:
                 bop = q[1] if len(q) > 2 and q[1] in _BOOL_OPS else None
                 t = _alu(op, tuple(x for x in q if x not in _BOOL_OPS), vals[:2])
                 cond = None if bop or not isinstance(t, Unk) else comparison(
-                    q, tuple(o.name if isinstance(o, Reg) and o.name[:1] not in "%!" else None for o in ops[1:3]),
-                    tuple(vals[:2]), st.writes)
+                    q, tuple(self._source(st, o, v) for o, v in zip(ops[1:3], vals[:2])), tuple(vals[:2]))
                 if cond is not None:
                     hit = implied(cond, st.facts)
                     t = hit[0] if hit is not None else Unk(t.why, cond)
@@ -845,7 +857,7 @@ class Machine:
                     self._set(st, ops[0], _param(self.param_values[key], q))
                     return
                 v = Sym(f"arg:{name}") if p[1] in ("u64", "b64", "s64") and a.offset == 0 and p[2] is None \
-                    else Unk(f"parameter {key}")
+                    else Unk(f"parameter {key}", src=f"parameter {key}:{'.'.join(q)}")
                 self._set(st, ops[0], v)
                 return
             if not write and a.register:
@@ -854,7 +866,8 @@ class Machine:
                 if isinstance(v, Sym) and v.name.startswith("param:") and v.off is not None:
                     key = f"{v.name[6:]}@{v.off}"
                     v = self._read("p", key)
-                    self._set(st, ops[0], _param(Unk(f"parameter {key}") if v is ABSENT else v, q))
+                    self._set(st, ops[0], _param(Unk(f"parameter {key}", src=f"parameter {key}:{'.'.join(q)}")
+                                                 if v is ABSENT else v, q))
                     return
             self._assign_unknown(st, ins, "param")
             return
@@ -1250,11 +1263,12 @@ def float_bits(x: float, t: str = "f32") -> int:
 
 
 def _carry(op: str, q: tuple, v: Any) -> Any:
-    """What an ALU result keeps of an unknown predicate's comparison: a copy keeps it, `not.pred`
-    negates it, anything else (`and.pred`, selp) is no longer that comparison."""
-    if not isinstance(v, Unk) or v.cond is None or op == "mov":
+    """What an ALU result keeps of an unknown predicate's comparison or of a parameter's value: a
+    copy keeps it, `not.pred` negates the comparison, anything else (`and.pred`, selp, `add`) is no
+    longer that comparison or that value."""
+    if not isinstance(v, Unk) or (v.cond is None and v.src is None) or op == "mov":
         return v
-    if op == "not" and "pred" in q:
+    if op == "not" and "pred" in q and v.cond is not None:
         return Unk(v.why, v.cond.negated())
     return Unk(v.why)
 

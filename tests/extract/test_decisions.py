@@ -66,6 +66,7 @@ SETPS = {
     "same": ("setp.ne.s32 %p4, %r9, 0;\n  setp.ne.u32 %p5, %r9, 0;", "@%p5"),
     "not": ("setp.ne.s32 %p4, %r9, 0;\n  setp.eq.s32 %p8, %r9, 0;\n  not.pred %p5, %p8;", "@%p5"),
     "swapped": ("setp.ne.s32 %p4, %r9, 0;\n  setp.ne.s32 %p5, 0, %r9;", "@%p5"),
+    "reloaded": ("setp.ne.s32 %p4, %r9, 0;\n  ld.param.u32 %r7, [k_param_0];\n  setp.ne.s32 %p5, %r7, 0;", "@%p5"),
     "known value": ("setp.ne.s32 %p4, %r9, 0;\n  setp.gt.u32 %p5, %r9, 0;", "@%p5"),
 }
 
@@ -93,5 +94,14 @@ def test_a_predicate_on_another_value_is_still_decided_on_its_own(tmp_path):
     f = tmp_path / "k.ptx"
     f.write_text(DECIDE.replace("SETP", "setp.ne.s32 %p4, %r9, 0;\n  add.s32 %r8, %r9, 1;\n"
                                         "  setp.ne.s32 %p5, %r8, 1;").replace("GUARD", "@%p5"))
+    [x] = extract_file(str(f), out_dir=str(tmp_path / "out"))
+    assert "follows from the decision" not in role_table(x.skeleton)
+
+
+def test_a_register_written_again_is_another_value(tmp_path):
+    """%r9 reloaded from memory between the two setps: the first decision says nothing about it."""
+    f = tmp_path / "k.ptx"
+    f.write_text(DECIDE.replace("SETP", "setp.ne.s32 %p4, %r9, 0;\n  ld.shared.u32 %r9, [buf2];\n"
+                                        "  setp.ne.s32 %p5, %r9, 0;").replace("GUARD", "@%p5"))
     [x] = extract_file(str(f), out_dir=str(tmp_path / "out"))
     assert "follows from the decision" not in role_table(x.skeleton)
