@@ -731,6 +731,7 @@ def _emit(sk: Skeleton, anchors, layout: Layout, nthreads: int) -> None:
     exits: dict[str, tuple] = {}
     for k, v in _exit_shadows(sk, owner, exits).items():
         life.setdefault(k, []).extend(v)
+    exit_reads: dict[str, list[str]] = defaultdict(list)     # shadow word -> its reads' conditions
 
     # lines
     for r in sk.roles:
@@ -754,13 +755,10 @@ def _emit(sk: Skeleton, anchors, layout: Layout, nthreads: int) -> None:
                                         "shadow"))
                 else:
                     r.lines.append(Line(f"ld.shared::cta.b32 r{reg_no}, [{shadow}]", src_e.line, src_e.text, "shadow"))
-                    sk.checks.append(f"{r.name}:r{reg_no}{check}")
                     if shadow in exits:
-                        reader, rank, line = exits[shadow]
-                        sk.why[sk.checks[-1]] = (
-                            f"{r.name} (CTA {rank}) may end while {reader} still accesses its shared memory: "
-                            f"the access at PTX L{line} is not ordered before the CTA's threads end (a cluster "
-                            "barrier with a release arrive after it; docs/extract.md, distributed shared memory)")
+                        exit_reads[shadow].append(f"{r.name}:r{reg_no}{check}")
+                    else:
+                        sk.checks.append(f"{r.name}:r{reg_no}{check}")
                     reg_no += 1
             if e is None:
                 break
@@ -916,6 +914,23 @@ def _emit(sk: Skeleton, anchors, layout: Layout, nthreads: int) -> None:
                 raise Refused(f"no emission for {k}", SourceLoc(sk.path, e.line, e.text))
             prev_smem = None
 
+    # a CTA's shared memory lives while one of its threads runs: the access is late only in an
+    # execution in which every role of the CTA ends without seeing it
+    for shadow, reads in exit_reads.items():
+        reader, rank, line = exits[shadow]
+        cond = " /\\ ".join(reads)
+        sk.checks.append(cond)
+        sk.why[cond] = (f"CTA {rank} ({', '.join(x.split(':')[0] for x in reads)}) may end while {reader} still "
+                        f"accesses its shared memory: the access at PTX L{line} is not ordered before any of "
+                        "the CTA's threads ends (a cluster barrier with a release arrive after it; docs/extract.md, "
+                        "distributed shared memory)")
+
+
+def _locs(e: Event):
+    """The shared-memory bytes event `e` names (its Loc operands, and its sources')."""
+    for k, v in e.info:
+        yield from [v] if isinstance(v, Loc) else [x for x in v if isinstance(x, Loc)] if k == "srcs" else []
+
 
 def _last(r: Role):
     """The event a role's end is reported at: its last one (a role has at least one)."""
@@ -929,8 +944,9 @@ def _exit_shadows(sk: Skeleton, owner, exits: dict) -> dict:
     model has no event for a CTA's exit, so a shadow word `ROLE_exit_cN` in CTA N's shared memory
     stands for it: the role writes 1 there just after its last access of CTA N's memory (any
     operation on a location of CTA N: data, an mbarrier), and every role of CTA N reads it at
-    its end, where it must see 1 (`forbidden: ROLE_N:rK=0`): the access is ordered before each
-    of CTA N's threads ends. A kernel without that order (no cluster barrier after the access,
+    its end; the memory lives while one of them runs, so no execution may have all of them
+    miss it (`forbidden: A:rK=0 /\\ B:rJ=0`, built by _emit): the access is ordered before
+    some thread of CTA N ends. A CTA none of whose threads synchronizes is refused. A kernel without that order (no cluster barrier after the access,
     or a `.relaxed` arrive that orders nothing before it) fails this check: a finding, never a
     PASS. Returns {(role, event index): [(when, shadow, value written or None, check)]}, and
     records each shadow word's (reader role, CTA rank, PTX line of the last access) in `exits`."""
@@ -938,11 +954,14 @@ def _exit_shadows(sk: Skeleton, owner, exits: dict) -> dict:
     for r in sk.roles:
         last: dict[int, int] = {}
         for i, e in enumerate(r.trace.events):
-            for k, v in e.info:
-                for loc in ([v] if isinstance(v, Loc) else [x for x in v if isinstance(x, Loc)] if k == "srcs" else []):
-                    if loc.rank != r.rank:
-                        last[loc.rank] = i
+            for loc in _locs(e):
+                if loc.rank != r.rank:
+                    last[loc.rank] = i
         for rank, i in sorted(last.items()):
+            if not any(r2.rank == rank for r2 in sk.roles):
+                e = r.trace.events[i]
+                raise Refused(f"an access of CTA {rank}'s shared memory, but no thread of CTA {rank} synchronizes: "
+                              f"that the CTA is still running then cannot be checked", SourceLoc(sk.path, e.line, e.text))
             nm = f"{r.name}_exit_c{rank}"
             sk.memory[nm] = {"space": "shared", "owner": owner(rank), "size": 4}
             exits[nm] = (r.name, rank, r.trace.events[i].line)
@@ -982,15 +1001,14 @@ def _shadows(sk: Skeleton, anchors, names: dict, owner) -> dict:
                     {_region(x, anchors) for x in sk.reused}:
                 nm = shadow(e.get("mb"))
                 out[(r.name, i)].append(("before", nm, 1, None) if e.kind == "mb_init" else ("after", nm, 2, None))
-            for k, v in e.info:
-                for loc in ([v] if isinstance(v, Loc) else [x for x in v if isinstance(x, Loc)] if k == "srcs" else []):
-                    if LIFE not in loc.symbol:
-                        continue
-                    nm = shadow(loc)
-                    if loc.symbol.endswith(LIFE + "pre"):
-                        last_pre[nm] = i
-                    else:
-                        first_post.setdefault(nm, i)
+            for loc in _locs(e):
+                if LIFE not in loc.symbol:
+                    continue
+                nm = shadow(loc)
+                if loc.symbol.endswith(LIFE + "pre"):
+                    last_pre[nm] = i
+                else:
+                    first_post.setdefault(nm, i)
         for nm, i in last_pre.items():
             out[(r.name, i)].append(("after", nm, None, "=1"))        # forbidden: it saw the init's write
         for nm, i in first_post.items():

@@ -248,7 +248,7 @@ def test_a_cta_may_not_exit_while_its_neighbour_reads_its_shared_memory(tmp_path
     [x] = extract_file(str(ptx), out_dir=str(tmp_path / "nosync"))
     rep = x.check(jobs=0)
     assert not rep.ok
-    assert "w0_1_c0 (CTA 0) may end while w0_1_c1 still accesses its shared memory: the access at PTX L47" in rep.text
-    assert "w0_1_c1 (CTA 1) may end while w0_1_c0 still accesses its shared memory" in rep.text
+    assert "CTA 0 (w0_1_c0) may end while w0_1_c1 still accesses its shared memory: the access at PTX L47" in rep.text
+    assert "CTA 1 (w0_1_c1) may end while w0_1_c0 still accesses its shared memory" in rep.text
     [ok] = extract_file(str(CLUSTER), out_dir=str(tmp_path / "asis"))
     assert ok.check(jobs=0).ok                       # the kernel as compiled keeps both CTAs running
