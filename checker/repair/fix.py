@@ -22,7 +22,7 @@ from .. import limits
 from ..ast import LitmusTest
 from ..cat.interp import Model
 from ..limits import Limits
-from ..verdict.awaits import AWAITS_BLOCK, awaits_block
+from ..verdict.awaits import never_ends
 from ..verdict.check import check_test
 from ..verdict.open import open_session
 from ..verdict.union import UnionSession
@@ -85,8 +85,7 @@ def fix(test: LitmusTest, target: Target, model: Model, options=frozenset(), eng
         return FixResult(test, target, "error", method=method, seconds=time.perf_counter() - start,
                          failure="expect: {hang: allowed} is not met: no fair execution hangs",
                          notes=target.notes + ("ptxmc fix makes no edit that adds a hang: see docs/fix.md",))
-    never = None if target.hang is not None or cands is not None else \
-        base.never_terminates() or (AWAITS_BLOCK if awaits_block(base) else None)
+    never = None if target.hang is not None or cands is not None else never_ends(base)
     if never:
         # no execution terminates: no condition has a verdict (as `run` and `check` say), and
         # synchronization only removes executions; the hang edits are asked for with `hang`

@@ -20,3 +20,9 @@ def awaits_block(s) -> bool:
         return not s.loops and not s.bounded and not s.never_terminates() and \
             not any(x.witness(None) is not None for _, x in s.complete_sessions())
     return s.witness(None) is None
+
+
+def never_ends(s) -> str | None:
+    """Why no execution of session `s` terminates (a stuck barrier, an endless loop, or every
+    execution blocked at an await), or None: the answer in place of every condition's verdict."""
+    return s.never_terminates() or (AWAITS_BLOCK if awaits_block(s) else None)

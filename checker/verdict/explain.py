@@ -17,7 +17,7 @@ from ..cat.captions import caption, members
 from ..cat.violation import Step, note, show as show_steps, violation_path
 from .mutate import NEEDED, THEN, Effect, verdict as mutation_verdict
 from .open import mutants
-from .awaits import AWAITS_BLOCK, awaits_block
+from .awaits import never_ends
 from .check import UB_PAST_THE_BOUND
 from .session import Session, Witness
 from .union import UnionSession
@@ -83,7 +83,7 @@ def explain(s: Asked, cond: Cond, blame: bool = True, effects: bool = True, unde
         if ub is not None:
             flag, w = ub
             return Explanation(cond, "undefined", w.execution, flag=flag, witness=w)
-    never = s.never_terminates() or (AWAITS_BLOCK if awaits_block(s) else None)
+    never = never_ends(s)
     if never:
         return Explanation(cond, "hang", None, why=never)
     w = s.witnessed(cond)

@@ -15,7 +15,7 @@ from ..ast import Cond, LitmusTest
 from ..errors import CheckerError, SolverUnknown
 from ..ast import registers
 from ..isa.registry import weakenings
-from .awaits import AWAITS_BLOCK, awaits_block
+from .awaits import never_ends
 
 
 @dataclass(frozen=True)
@@ -85,7 +85,7 @@ def verdict(s, cond: Cond) -> tuple[str, str]:
     try:
         if s.undefined:
             return "undefined", f"the program then has undefined behaviour ({s.undefined[0].flag})"
-        never = s.never_terminates() or (AWAITS_BLOCK if awaits_block(s) else None)
+        never = never_ends(s)
         if never:
             return "hang", never
         allowed = s.verdict(cond).allowed
