@@ -791,16 +791,28 @@ class Machine:
             self._set(st, dest, Unk("shfl"))
             return
         a, src = self._val(st, ops[1], s), self._val(st, ops[2], s)
+        c = self._val(st, ops[3], s) if len(ops) > 3 else None
         me = st.trace.ident.lane
-        if isinstance(src, int) and (src & 31) == me:
+        # the source lane as the PTX ISA computes it (shfl.sync, mode .idx): c holds the clamp
+        # (bits 0-4) and the segment mask (bits 8-12); a lane past the clamp reads its own value
+        j = ok = None
+        if isinstance(src, int) and isinstance(c, int):
+            seg, clamp = (c >> 8) & 31, c & 31
+            j, top = (me & seg) | (src & 31 & ~seg), (me & seg) | (clamp & ~seg)
+            ok = int(j <= top)
+            if not ok:
+                j = me
+        if j == me:
             v = a
-        elif isinstance(src, int) and (src & 31) == 0 and self._read("l", key) is not ABSENT:
+        elif j == 0 and self._read("l", key) is not ABSENT:
             v = self.lane0[key]
         else:
-            v = Unk("shfl from another lane")
+            v = Unk("shfl from another lane" if j is not None else "shfl with an unknown lane or clamp")
         if me == 0:
             st.trace.shfl[key] = v
         self._set(st, dest, v)
+        if isinstance(ops[0], Vec) and len(ops[0].items) > 1:       # d|p: p says whether j was in range
+            self._set(st, ops[0].items[1], ok if ok is not None else Unk("shfl with an unknown lane or clamp"))
 
     # --------------------------------------------------------------------------- events --
     def _event(self, st, s, ins: Instr, kind: str, **info) -> None:

@@ -252,3 +252,56 @@ def test_a_cta_may_not_exit_while_its_neighbour_reads_its_shared_memory(tmp_path
     assert "CTA 1 (w0_1_c1) may end while w0_1_c0 still accesses its shared memory" in rep.text
     [ok] = extract_file(str(CLUSTER), out_dir=str(tmp_path / "asis"))
     assert ok.check(jobs=0).ok                       # the kernel as compiled keeps both CTAs running
+
+
+# every lane of warp 0 reads its own lane id through shfl.sync.idx with segment mask 31
+# (c = 0x1f00: the source lane is the reader's own); only lane 0 then writes buf and arrives on
+# mb (expected count 1); warp 1 waits on mb and reads buf
+SEGMENTS = """.version 8.0
+.target sm_90a
+.address_size 64
+.visible .entry k()
+.reqntid 64
+{
+  .shared .align 8 .b8 mb[8];
+  .shared .align 16 .b8 buf[16];
+  .reg .b32 %r<10>;
+  .reg .pred %p<6>;
+  .reg .b64 %rd<2>;
+  mov.u32 %r1, %tid.x;
+  setp.ne.s32 %p1, %r1, 0;
+  @%p1 bra INIT_DONE;
+  mbarrier.init.shared::cta.b64 [mb], 1;
+  fence.mbarrier_init.release.cluster;
+INIT_DONE:
+  bar.sync 0;
+  setp.ge.u32 %p2, %r1, 32;
+  @%p2 bra CONSUMER;
+  and.b32 %r2, %r1, 31;
+  shfl.sync.idx.b32 %r5, %r2, 0, 7936, -1;
+  setp.ne.u32 %p4, %r5, 0;
+  @%p4 bra DONE;
+  st.shared.u32 [buf], 7;
+  mbarrier.arrive.release.cta.shared::cta.b64 %rd1, [mb];
+  bra.uni DONE;
+CONSUMER:
+W: mbarrier.try_wait.parity.shared::cta.b64 %p5, [mb], 0;
+  @!%p5 bra W;
+  ld.shared.u32 %r4, [buf];
+DONE:
+  ret;
+}
+"""
+
+
+def test_shfl_idx_takes_its_segment_mask_and_clamp(tmp_path):
+    """With segment mask 31 each lane's source lane is its own (PTX ISA, shfl.sync, mode .idx), so
+    only lane 0 arrives. Reading `src & 31` (lane 0 for every lane) ignored the clamp operand: the
+    32 lanes all arrived on an mbarrier that expects one arrival."""
+    f = tmp_path / "k.ptx"
+    f.write_text(SEGMENTS)
+    [x] = extract_file(str(f), out_dir=str(tmp_path / "out"))
+    arrives = [r for r in x.skeleton.roles if any(e.kind == "mb_arrive" for e in r.trace.events)]
+    assert [r.tids for r in arrives] == [[0]]
+    rep = x.check(jobs=0)
+    assert rep.ok, rep.text
