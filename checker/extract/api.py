@@ -82,6 +82,10 @@ class Extraction:
         lines.append(f"{base.name}: {'PASS' if ok else base.status.upper()}" + (
             " (no undefined behaviour; every checked read and copy carries its data"
             + (", no hang)" if self.hang else ")") if ok else ""))
+        if ok and not self.hang:
+            # a wait is the read that ends its spin loop here (docs/model.md#a18): say what that leaves out
+            lines.append("  not asked: hangs, and undefined behaviour that needs a wait's earlier reads "
+                         "(--hang asks both)")
         if not ok:
             lines += ["  " + x for x in _message(base).splitlines()]
             lines += ["    " + sk.why[c.text] for c in base.conditions

@@ -329,7 +329,18 @@ def test_hang_check_of_the_cluster_kernel(tmp_path, capsys):
     """--hang adds `hang: forbidden`: the two cluster barriers of both CTAs complete."""
     assert main(["extract", str(CLUSTER), "-o", str(tmp_path), "--hang"]) == 0
     assert "hang: forbidden" in (tmp_path / "cluster_dsmem.yaml").read_text()
-    assert "no hang)" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "no hang)" in out and "not asked" not in out
+
+
+def test_a_pass_without_hang_says_what_it_did_not_ask(tmp_path, capsys):
+    """Without --hang a wait is the read that ends its loop: the PASS names what that leaves out
+    (hangs, and undefined behaviour needing a wait's earlier reads), not a bare "no undefined
+    behaviour" for the kernel."""
+    assert main(["extract", str(CLUSTER), "-o", str(tmp_path)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    i = next(k for k, line in enumerate(out) if "X-cluster_dsmem: PASS" in line)
+    assert out[i + 1].strip().startswith("not asked: hangs, and undefined behaviour that needs a wait's earlier reads")
 
 
 def test_output_folder_of_someone_else_is_refused(tmp_path, capsys):
