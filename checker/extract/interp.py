@@ -279,6 +279,7 @@ class Machine:
         back edge) is taken; a forward one takes the direction that synchronizes more (both are
         run to the end). Each later time the same branch is reached, it goes the same way until
         the loop has run `iterations` times, then the other way (the loop is closed)."""
+        self._no_float_decision(st, s, ins)
         target = self._target(s, ins)
         here = st.pc
         bound, outer = self._bound(st, here, ins)
@@ -367,6 +368,19 @@ class Machine:
             + f" (its condition {ins.predicate} depends on unknown values; this direction synchronizes more)"))
         return chosen
 
+    def _no_float_decision(self, st: "_State", s, ins: Instr) -> None:
+        """A branch on a comparison of a float kernel parameter is not decided: the facts do not
+        follow float comparisons, so two roles (or two setps) could take opposite sides of one
+        question. The refusal names the parameter, and the extraction is run again with a value
+        for it (checker.extract.api: 1.0, then 0.0), which every thread compares exactly."""
+        reg = ins.predicate.lstrip("@!")
+        g = st.regs.get(reg, _UNWRITTEN)
+        keys = self._cond(st, reg, g).keys() if isinstance(g, Unk) else ()
+        param = next((k[0].split("#")[0] for k in keys if k[0].startswith("float parameter ")), None)
+        if param is not None:
+            raise Refused(f"a branch on a comparison of a float kernel parameter ({param}): ptxmc extract "
+                          f"decides it only with a value for the parameter (--param)", self._loc(s))
+
     def _exits_loop(self, here: int, s, ins: Instr) -> bool:
         """The branch at `here` can leave a loop it is in (checker.extract.loops): its decisions
         are the loop's trip count, no fact, and no fact decides it."""
@@ -383,6 +397,7 @@ class Machine:
         The side that goes on synchronizes at least as much, so it is taken, and said (it used to
         be taken silently); as for a branch, sides that differ in an mbarrier's lifetime are
         refused."""
+        self._no_float_decision(st, s, ins)
         gone = st.copy(st.pc)
         self._decide(gone, ins, True, s.line)
         stay = st.copy(st.pc + 1)
@@ -907,9 +922,11 @@ class Machine:
             return
         param = next((v for v in vals if isinstance(v, Unk) and v.why.startswith("parameter ")), None)
         d = ops[0].items[0] if isinstance(ops[0], Vec) else ops[0]
-        # one unknown comparison, which p and q (its complement) and the BOOLOP are made of
-        self._setp_out(st, s, ins, Unk("float " + param.why if param else "floating point",
-                                       Cond(Var(f"{d.name}#setp{st.writes[d.name] + 1}", 0))))
+        why = "float " + param.why if param else "floating point"
+        # one unknown comparison, which p and q (its complement) and the BOOLOP are made of; named
+        # after the float parameter it compares, if any (no branch on it is decided)
+        name = f"{why}#" if param else ""
+        self._setp_out(st, s, ins, Unk(why, Cond(Var(f"{name}{d.name}#setp{st.writes[d.name] + 1}", 0))))
 
     def _mov_vector(self, st, s, ins: Instr) -> None:
         """`mov.b64 d, {lo, hi}` packs, `mov.b64 {lo, hi}, d` unpacks (wgmma/tcgen05 descriptors)."""

@@ -178,3 +178,19 @@ def test_later_predicates_follow_from_the_decisions_on_their_values(tmp_path, ca
     assert (stores, len(arrives)) in ((["buf"], 1), (["buf2", "buf2"], 0)), (stores, arrives, role_table(x.skeleton))
     rep = x.check(jobs=0)
     assert rep.ok, rep.text + role_table(x.skeleton)
+
+
+def test_a_branch_on_a_float_parameter_is_decided_by_one_value_for_every_role(tmp_path):
+    """Float comparisons are not facts: each role decided `x < 5.0` its own way (thread 0 the wait,
+    thread 32 the arrive) and `check` said PASS for a kernel that hangs when x < 5. The branch is
+    now refused and the parameter search sets x (1.0: thread 0 waits, thread 32 does not arrive)."""
+    f = tmp_path / "k.ptx"
+    text = CROSS.replace(".param .u32 k_param_0", ".param .f32 k_param_0") \
+        .replace("ld.param.u32 %r9, [k_param_0];", "ld.param.f32 %f9, [k_param_0];") \
+        .replace(".reg .b64 %rd<2>;", ".reg .b64 %rd<2>;\n  .reg .f32 %f<10>;")
+    f.write_text(text.replace("CONSUMER_SETP", "setp.ge.f32 %p6, %f9, 0f40A00000;")
+                 .replace("PRODUCER_SETP", "setp.lt.f32 %p4, %f9, 0f40A00000;"))
+    [x] = extract_file(str(f), out_dir=str(tmp_path / "out"))
+    assert x.skeleton.params == {"k_param_0": 1.0}
+    rep = x.check(jobs=0)
+    assert not rep.ok and "hang" in rep.text, rep.text
