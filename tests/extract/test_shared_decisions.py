@@ -194,3 +194,23 @@ def test_a_branch_on_a_float_parameter_is_decided_by_one_value_for_every_role(tm
     assert x.skeleton.params == {"k_param_0": 1.0}
     rep = x.check(jobs=0)
     assert not rep.ok and "hang" in rep.text, rep.text
+
+
+def test_a_value_stored_to_shared_memory_is_one_value_for_every_reader(tmp_path):
+    """Thread 0 stores a word it loaded from global memory; after the barrier both roles load it
+    and ask `w < 5`. Each load was an unknown of its own, decided per role (thread 0 the wait,
+    thread 32 the arrive): PASS for a kernel that hangs when w < 5. The loads now read the value
+    the store named, and thread 32 follows thread 0's decision."""
+    f = tmp_path / "k.ptx"
+    text = CROSS.replace(".shared .align 16 .b8 buf[16];", ".shared .align 16 .b8 buf[16];\n"
+                         "  .shared .align 4 .b8 word[4];\n  .reg .b64 %rg<2>;") \
+        .replace("  mbarrier.init.shared::cta.b64 [mb], 1;", "  mbarrier.init.shared::cta.b64 [mb], 1;\n"
+                 "  ld.param.u64 %rg1, [k_param_1];\n  ld.global.u32 %r8, [%rg1];\n  st.shared.u32 [word], %r8;") \
+        .replace(".param .u32 k_param_0)", ".param .u32 k_param_0, .param .u64 k_param_1)") \
+        .replace("  ld.param.u32 %r9, [k_param_0];", "  ld.shared.u32 %r9, [word];")
+    f.write_text(text.replace("CONSUMER_SETP", "setp.ge.s32 %p6, %r9, 5;").replace("PRODUCER_SETP", "setp.lt.s32 %p4, %r9, 5;"))
+    [x] = extract_file(str(f), out_dir=str(tmp_path / "out"))
+    table = role_table(x.skeleton)
+    assert "follows from the decision at L" in table and "(shared value c0+0x" in table, table
+    rep = x.check(jobs=0)
+    assert not rep.ok and "hang" in rep.text, rep.text
