@@ -27,7 +27,7 @@ from typing import Any
 
 from ..ast import Addr, Imm, Instr, Name, Reg, Sink, Vec, Float
 from ..errors import LitmusError, SourceLoc
-from .facts import Cond, comparison, implied, record
+from .facts import Cond, Var, combine, comparison, implied, record
 from .layout import GENERIC_SHARED, Layout, Loc
 from .loops import SYNC_OPS, WAITS, nest, work_after
 from .module import Function
@@ -41,9 +41,17 @@ class Unk:
     # an unknown predicate that compares an unknown register with a constant (checker.extract.facts);
     # not part of the value's identity, so that it changes nothing where it is not read
     cond: Cond | None = field(default=None, compare=False, repr=False)
-    # the value is exactly a kernel parameter as one load type reads it (`parameter n:u32`): the
-    # same value in every register it is loaded into, whatever is written in between
+    # which value it is, for the facts (checker.extract.facts): a kernel parameter as one load type
+    # reads it (`parameter n:u32`: the same value in every register and thread it is loaded into,
+    # whatever is written in between), else the register and write that made it (`r9#3`: a copy
+    # with `mov` is the same value)
     src: str | None = field(default=None, compare=False, repr=False)
+    # `selp.T d, A, B, c` with constants A, B and an unknown predicate c: (c's Cond, A, B), so that a
+    # comparison of d with a constant is c, its negation, or a constant (nvcc's `selp` + `setp`)
+    sel: tuple | None = field(default=None, compare=False, repr=False)
+    # the value is `src` + add (modulo 2^addbits): `add.s32 %r8, %r9, 1` on a named value
+    add: int = field(default=0, compare=False, repr=False)
+    addbits: int = field(default=0, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -111,6 +119,9 @@ class Trace:
     # the number of events before it; role folding asks whether it orders one lane's accesses
     # before another lane's release (skeleton._fold_keeps_order)
     warpsyncs: list = field(default_factory=list)
+    # the decisions this thread took on questions about kernel parameters only, (formula, truth,
+    # line): every later thread of the kernel follows them (skeleton._run_all)
+    decided: list = field(default_factory=list)
 
 
 class Refused(LitmusError):
@@ -148,7 +159,7 @@ class Machine:
 
     def __init__(self, fn: Function, layout: Layout, path: str, iterations: int, lane0: dict | None = None,
                  fork_depth: int = 4, consts: dict | None = None, param_values: dict | None = None,
-                 tiles: int | None = None, tile_whys: frozenset = frozenset()):
+                 tiles: int | None = None, tile_whys: frozenset = frozenset(), decided: dict | None = None):
         self.fn, self.layout, self.path = fn, layout, path
         # the outer loop of a loop nest whose exit is unknown runs `tiles` trips (None: `iterations`,
         # like every loop); so does a loop whose exit depends on the same unknown (`tile_whys`,
@@ -163,16 +174,22 @@ class Machine:
         self.fork_depth = fork_depth
         self.params = {p[0]: p for p in fn.params}
         self.reads: dict = {}                       # (table, key) -> what the environment answered
+        # a parameter's value key -> the decisions earlier threads took on it, ((formula, truth,
+        # where), ...): one decision per question for the whole kernel
+        self.decided = decided or {}
 
     def lookup(self, table: str, key):
         """The environment's answer for `key` in `table` (c: constants, l: lane 0's shuffles,
-        p: parameter values, w: whether an unknown ends a tile loop), not recorded."""
+        p: parameter values, w: whether an unknown ends a tile loop, d: the decisions earlier
+        threads took on a parameter), not recorded."""
         if table == "c":
             return self.consts.get(key, ABSENT)
         if table == "l":
             return self.lane0.get(key, ABSENT)
         if table == "p":
             return self.param_values.get(key, ABSENT)
+        if table == "d":
+            return self.decided.get(key, ())
         return key in self.tile_whys
 
     def _read(self, table: str, key):
@@ -186,6 +203,8 @@ class Machine:
         st.gens = Counter()
         st.own = {}
         end = self._go(st, 0)
+        end.trace.decided = [(f, truth, line) for f, (truth, line) in end.facts.items()
+                             if isinstance(line, int) and Cond(f).shared()]
         for idx in sorted(end.unused, reverse=True):
             # a non-blocking try_wait whose result no branch read: a query, not a wait
             e = end.trace.events.pop(idx)
@@ -212,7 +231,7 @@ class Machine:
             if ins.predicate:
                 neg = ins.predicate.startswith("@!")
                 g = st.regs.get(ins.predicate.lstrip("@!"), _UNWRITTEN)
-                if isinstance(g, Unk) and g.cond is not None:
+                if isinstance(g, Unk) and not (ins.op == "bra" and self._exits_loop(st.pc, s, ins)):
                     g = self._follows(st, s, ins, g)
                 if isinstance(g, int):
                     if bool(g) == neg:
@@ -290,7 +309,7 @@ class Machine:
         if depth >= self.fork_depth:
             st.trace.assumptions.append((s.line, "branch not taken (unknown condition; fork depth reached)"))
             st.loops[here] = (False, 1)
-            self._decide(st, ins, False, s.line)
+            self._decide(st, ins, False, None if self._exits_loop(here, s, ins) else s.line)
             st.pc = here + 1
             return None
         bound, outer = self._bound(st, here, ins)
@@ -299,12 +318,15 @@ class Machine:
         # to it after each trip; taking the exit side here would run no trip at all
         first = outer and work_after(self.fn, here)
 
+        # a loop's exit is no fact (the trip count is the abstraction), even the first time
+        fact = None if self._exits_loop(here, s, ins) else s.line
+
         def sides(stop=frozenset()):
             a, b = st.copy(target), st.copy(here + 1)
             n = 0 if first else 1
             a.loops[here], b.loops[here] = (True, n), (False, n)
-            self._decide(a, ins, True, s.line)
-            self._decide(b, ins, False, s.line)
+            self._decide(a, ins, True, fact)
+            self._decide(b, ins, False, fact)
             a.stop, b.stop = st.stop | stop, st.stop | stop
             return a, b
 
@@ -344,6 +366,17 @@ class Machine:
             s.line, ("branch taken" if pick_taken else "branch not taken")
             + f" (its condition {ins.predicate} depends on unknown values; this direction synchronizes more)"))
         return chosen
+
+    def _exits_loop(self, here: int, s, ins: Instr) -> bool:
+        """The branch at `here` can leave a loop it is in (checker.extract.loops): its decisions
+        are the loop's trip count, no fact, and no fact decides it."""
+        hit = _EXITS.get((id(self.fn), here))
+        if hit is None or hit[0] is not self.fn:
+            target = self._target(s, ins)
+            out = any(lp.head <= here <= lp.tail and not (lp.head <= target <= lp.tail and here + 1 <= lp.tail)
+                      for lp in nest(self.fn).loops)
+            hit = _EXITS[(id(self.fn), here)] = (self.fn, out)
+        return hit[1]
 
     def _unknown_exit(self, st: "_State", s, ins: Instr, depth: int) -> "_State":
         """`@p ret` / `@p exit` on a value the thread cannot know: a forward branch to the end.
@@ -419,46 +452,63 @@ class Machine:
 
     def _decide(self, st: "_State", ins: Instr, taken: bool, line: int | None = None) -> None:
         """The predicate register of a decided branch holds the decision from here on, so that the
-        guards computed from it later (`and.pred %p5, %p10, %p4`) agree with the path; and where the
-        predicate compares an unknown register with a constant, the decision is a fact about that
-        register's value which later predicates on it follow (checker.extract.facts). A loop's
-        decisions (its back edge taken, then not) are no fact: the trip count is the abstraction."""
+        guards computed from it later (`and.pred %p5, %p10, %p4`) agree with the path; and the
+        decision is a fact about the values the predicate is made of, which later predicates on
+        them follow (checker.extract.facts). A loop's decisions (its back edge taken, then not)
+        are no fact: the trip count is the abstraction."""
         reg = ins.predicate.lstrip("@!")
-        old = st.regs.get(reg)
+        old = st.regs.get(reg, _UNWRITTEN)
         v = int(taken != ins.predicate.startswith("@!"))
-        if line is not None and isinstance(old, Unk) and old.cond is not None:
-            record(st.facts, old.cond, v, line)
+        if line is not None and isinstance(old, Unk):
+            record(st.facts, self._cond(st, reg, old), v, line)
         st.regs[reg] = v
         st.writes[reg] += 1
         st.taint.pop(reg, None)
 
     @staticmethod
     def _source(st: "_State", o, v) -> tuple | None:
-        """Which value the setp operand `o` (holding `v`) is, for the facts: a parameter's (the same
-        in every register), else the register's at its latest write; None for no register."""
+        """Which value the setp operand `o` (holding `v`) is, for the facts: the one its Unk names
+        (a parameter's: the same in every register; a copy's: the register it was copied from),
+        else the register's at its latest write; None for no register."""
         if isinstance(v, Unk) and v.src is not None:
             return (v.src, 0)
         if isinstance(o, Reg) and o.name[:1] not in "%!":
             return (o.name, st.writes[o.name])
         return None
 
+    @staticmethod
+    def _cond(st: "_State", reg: str, v: "Unk") -> Cond:
+        """The formula an unknown predicate held in `reg` is: its comparison, or itself (a Var)."""
+        if v.cond is not None:
+            return v.cond
+        return Cond(Var(v.src, 0) if v.src is not None else Var(reg, st.writes[reg]))
+
+    def _more(self, key: tuple) -> dict:
+        """The decisions earlier threads of the kernel took on the parameter value `key`."""
+        if not key[0].startswith("parameter "):
+            return {}
+        return {f: (truth, where) for f, truth, where in self._read("d", key)}
+
     def _follows(self, st: "_State", s, ins: Instr, g: Unk):
-        """The guard `g` where an earlier decision on the same unknown settles it (said in the role
-        table at a branch's or an exit's line), else `g`."""
-        hit = implied(g.cond, st.facts)
+        """The guard `g` where an earlier decision on the same unknowns (this thread's, or an
+        earlier thread's on a kernel parameter) settles it (said in the role table at a branch's
+        or an exit's line), else `g`."""
+        reg = ins.predicate.lstrip("@!")
+        cond = self._cond(st, reg, g)
+        hit = implied(cond, st.facts, self._more)
         if hit is None:
             return g
         v, line = hit
-        reg = ins.predicate.lstrip("@!")
         st.regs[reg] = v
         st.writes[reg] += 1
-        if ins.op in ("bra", "ret", "exit"):
-            taken = bool(v) != ins.predicate.startswith("@!")
-            note = (s.line, f"{'branch' if ins.op == 'bra' else ins.op} {'taken' if taken else 'not taken'} "
-                            f"(its condition {ins.predicate} follows from the decision at L{line}: "
-                            f"{g.cond.atom.text()} is {'true' if (v == 1) == g.cond.true else 'false'})")
-            if note not in st.trace.assumptions:
-                st.trace.assumptions.append(note)
+        taken = bool(v) != ins.predicate.startswith("@!")
+        where = f"L{line}" if isinstance(line, int) else line
+        what = {"bra": "branch"}.get(ins.op, ins.op if ins.op in ("ret", "exit") else ins_name(s))
+        note = (s.line, f"{what} {('taken' if ins.op == 'bra' else 'run') if taken else ('not taken' if ins.op == 'bra' else 'skipped')} "
+                        f"(its condition {ins.predicate} follows from the decision at {where}: "
+                        f"{cond.text()} is {'true' if (v == 1) == cond.true else 'false'})")
+        if note not in st.trace.assumptions:
+            st.trace.assumptions.append(note)
         return v
 
     def _check_spin(self, st: "_State", s, ins: Instr) -> None:
@@ -526,9 +576,10 @@ class Machine:
             if first == "%":
                 return self._special(st.trace.ident, name, s)
             if first == "!":
-                v = st.regs.get(name.lstrip("!"), _UNWRITTEN)
-                if isinstance(v, Unk) and v.cond is not None:
-                    return Unk(v.why, v.cond.negated())
+                reg = name.lstrip("!")
+                v = st.regs.get(reg, _UNWRITTEN)
+                if isinstance(v, Unk):
+                    return Unk(v.why, self._cond(st, reg, v).negated())
                 return (0 if v else 1) if isinstance(v, int) else v
             return st.regs.get(name, _UNWRITTEN)
         if isinstance(o, Imm):
@@ -580,16 +631,17 @@ class Machine:
 
     def _assign_unknown(self, st: "_State", ins: Instr, why: str) -> None:
         if ins.operands:
-            u = Unk(why)            # (frozen, compared by value: one object for every destination)
             for r in _dests(ins.operands[0]):
-                st.regs[r] = u
                 st.writes[r] += 1
+                st.regs[r] = Unk(why, src=f"{r}#{st.writes[r]}")      # a value of its own
                 st.taint.pop(r, None)
 
     def _set(self, st: "_State", d, v, taint=frozenset()) -> None:
         for r in _dests(d):
-            st.regs[r] = v
             st.writes[r] += 1
+            # an unknown that is no named value yet is named by this write (facts: its identity)
+            st.regs[r] = Unk(v.why, v.cond, f"{r}#{st.writes[r]}", v.sel) \
+                if isinstance(v, Unk) and v.src is None else v
             if taint:
                 st.taint[r] = taint
             else:
@@ -621,15 +673,21 @@ class Machine:
                 if carried:
                     taint = taint.union(*carried)
             if op == "setp":
-                bop = q[1] if len(q) > 2 and q[1] in _BOOL_OPS else None
-                t = _alu(op, tuple(x for x in q if x not in _BOOL_OPS), vals[:2])
-                cond = None if bop or not isinstance(t, Unk) else comparison(
-                    q, tuple(self._source(st, o, v) for o, v in zip(ops[1:3], vals[:2])), tuple(vals[:2]))
-                if cond is not None:
-                    hit = implied(cond, st.facts)
-                    t = hit[0] if hit is not None else Unk(t.why, cond)
-                self._set_setp(st, ops[0], t, bop, vals[2] if bop and len(vals) > 2 else None, taint)
+                self._setp(st, s, ins, vals, taint)
                 return
+            if "pred" in q and op in ("and", "or", "xor", "not") and any(isinstance(v, Unk) for v in vals):
+                self._set(st, ops[0], self._pred_op(st, op, ops[1:], vals), taint)
+                return
+            if op == "selp" and isinstance(vals[2], Unk) and all(isinstance(v, int) for v in vals[:2]) \
+                    and vals[0] != vals[1]:
+                c = vals[2]
+                self._set(st, ops[0], Unk(c.why, sel=(self._operand_cond(st, ops[3], c), vals[0], vals[1])), taint)
+                return
+            if op in ("add", "sub") and len(vals) == 2 and not _wide(q):
+                v = self._offset(op, q, vals)
+                if v is not None:
+                    self._set(st, ops[0], v, taint)
+                    return
             self._set(st, ops[0], _carry(op, q, _alu(op, q, vals)), taint)
             return
         if op == "cvta":
@@ -727,25 +785,113 @@ class Machine:
             out.append(v)
         return out
 
-    def _set_setp(self, st, d, t, bop=None, c=None, taint=frozenset()) -> None:
-        """setp's destinations from its comparison `t`: `p|q` gets p = BoolOp(t, c) and
-        q = BoolOp(!t, c) (PTX ISA, setp), never the same value twice."""
-        def comb(x):
-            if bop is None:
-                return x
-            if isinstance(x, int) and isinstance(c, int):
-                return {"and": x & c, "or": x | c, "xor": x ^ c}[bop]
-            if bop == "and" and 0 in (x, c):
-                return 0
-            if bop == "or" and 1 in (x, c):
-                return 1
-            return x if not isinstance(x, int) else c
-        items = d.items if isinstance(d, Vec) else [d]
-        self._set(st, items[0], comb(t), taint)
+    def _operand_cond(self, st, o, v: "Unk") -> Cond:
+        """The formula of the unknown predicate operand `o` (holding `v`)."""
+        if v.cond is not None:
+            return v.cond
+        key = self._source(st, o, v)
+        return Cond(Var(*key)) if key is not None else Cond(Var(f"?{id(v)}", 0))
+
+    @staticmethod
+    def _bool(op: str, x, y):
+        """x OP y on predicates: ints, or Unks with a Cond."""
+        if isinstance(x, int) and isinstance(y, int):
+            return {"and": x & y, "or": x | y, "xor": x ^ y}[op]
+        if isinstance(x, int):
+            x, y = y, x
+        if isinstance(y, int):          # x unknown, y known
+            if op == "and":
+                return x if y else 0
+            if op == "or":
+                return 1 if y else x
+            return Unk(x.why, x.cond.negated()) if y else x
+        return Unk(x.why, combine(op, x.cond, y.cond))
+
+    def _pred_op(self, st, op: str, srcs, vals):
+        """`and/or/xor/not.pred` with an unknown operand: the formula of its operands."""
+        xs = [v & 1 if isinstance(v, int) else Unk(v.why, self._operand_cond(st, o, v))
+              if isinstance(v, Unk) else Unk("predicate", Cond(Var(f"?{id(v)}", 0)))
+              for o, v in zip(srcs, vals)]
+        if op == "not":
+            x = xs[0]
+            return 1 - x if isinstance(x, int) else Unk(x.why, x.cond.negated())
+        return self._bool(op, xs[0], xs[1])
+
+    def _setp(self, st, s, ins: Instr, vals: list, taint) -> None:
+        """`setp.CMP[.BOOLOP].T p[|q], a, b[, c]`: p = (a CMP b) BOOLOP c and q = !(a CMP b) BOOLOP c
+        (PTX ISA, setp), each the formula of its comparison and of c where a value is unknown:
+        never the same value twice, and a decision on p says what it says about a, b and c."""
+        q, ops = ins.qualifiers, ins.operands
+        base = tuple(x for x in q if x not in _BOOL_OPS)
+        items = ops[0].items if isinstance(ops[0], Vec) else [ops[0]]
+        t = _alu("setp", base, vals[:2])
+        if isinstance(t, Unk):
+            cond = self._selp_compare(base, vals[:2])
+            if isinstance(cond, int):
+                t = cond
+            else:
+                bits = _bits(base)
+                srcs = [self._source(st, o, v) for o, v in zip(ops[1:3], vals[:2])]
+                adds = [v.add if isinstance(v, Unk) else 0 for v in vals[:2]]
+                for i, v in enumerate(vals[:2]):
+                    if isinstance(v, Unk) and v.add and v.addbits != bits:
+                        srcs[i] = None          # a constant added at another width: not followed
+                cond = cond or comparison(base, tuple(srcs), tuple(vals[:2]), tuple(adds))
+                # an opaque comparison (on an address, an unknown type) is a predicate of its own
+                t = Unk(t.why, cond or Cond(Var(f"{items[0].name}#setp{st.writes[items[0].name] + 1}", 0)))
+        self._setp_out(st, s, ins, t, taint)
+
+    def _setp_out(self, st, s, ins: Instr, t, taint=frozenset()) -> None:
+        """setp's destinations from its comparison `t` (an int, or an Unk with a Cond)."""
+        q, ops = ins.qualifiers, ins.operands
+        bop = next((x for x in q if x in _BOOL_OPS), None)
+        items = ops[0].items if isinstance(ops[0], Vec) else [ops[0]]
+        c = None
+        if bop:
+            c = self._val(st, ops[3], s) if len(ops) > 3 else _UNWRITTEN
+            if isinstance(c, Unk):
+                c = Unk(c.why, self._operand_cond(st, ops[3], c))
+            elif not isinstance(c, int):
+                c = Unk("predicate", Cond(Var(f"?{id(c)}", 0)))
+        neg = 1 - t if isinstance(t, int) else Unk(t.why, t.cond.negated())
+        outs = [t, neg]
+        if bop:
+            outs = [self._bool(bop, x, c) for x in outs]
+        self._set(st, items[0], outs[0], taint)
         if len(items) > 1:
-            if isinstance(t, Unk) and t.cond is not None:
-                t = Unk(t.why, t.cond.negated())
-            self._set(st, items[1], comb(1 - t if isinstance(t, int) else t), taint)
+            self._set(st, items[1], outs[1], taint)
+
+    @staticmethod
+    def _offset(op: str, q: tuple, vals: list):
+        """`add/sub d, x, k` (or `add d, k, x`) on a named unknown x and a constant k: the same value
+        plus a constant, so that comparisons of d follow the facts on x; None otherwise."""
+        x, k = vals
+        if op == "add" and isinstance(x, int):
+            x, k = k, x
+        if not isinstance(x, Unk) or not isinstance(k, int) or x.src is None or x.cond is not None:
+            return None
+        bits = _bits(q)
+        if x.add and x.addbits != bits:
+            return None
+        m = (1 << bits) - 1
+        return Unk(x.why, src=x.src, add=(x.add + (k if op == "add" else -k)) & m, addbits=bits)
+
+    @staticmethod
+    def _selp_compare(q: tuple, vals: list):
+        """`setp.CMP d, k` on d = selp(A, B, c) and a constant k: 1 or 0 where A and B compare the
+        same, else c's Cond or its negation; None where no operand is such a value."""
+        for i in (0, 1):
+            x, k = vals[i], vals[1 - i]
+            if isinstance(x, Unk) and x.sel is not None and isinstance(k, int):
+                c, a, b = x.sel
+                pair = (lambda v: [v, k]) if i == 0 else (lambda v: [k, v])
+                ra, rb = _alu("setp", q, pair(a)), _alu("setp", q, pair(b))
+                if not isinstance(ra, int) or not isinstance(rb, int):
+                    return None
+                if ra == rb:
+                    return ra
+                return c if ra else c.negated()
+        return None
 
     def _float_setp(self, st, s, ins: Instr) -> None:
         """`setp.CMP.f32 p, a, b` on known bit patterns (a parameter given a value, `0f00000000`)
@@ -757,10 +903,13 @@ class Machine:
         if all(isinstance(v, int) for v in vals) and len(q) >= 2 and q[1] in ("f32", "f64") and q[0] in _FCMP:
             a, b = (_as_float(v, q[1]) for v in vals)
             r = _FCMP[q[0]](a, b) if a == a and b == b else q[0].endswith("u")   # NaN: only unordered holds
-            self._set_setp(st, ops[0], int(bool(r)))
+            self._setp_out(st, s, ins, int(bool(r)))
             return
         param = next((v for v in vals if isinstance(v, Unk) and v.why.startswith("parameter ")), None)
-        self._assign_unknown(st, ins, "float " + param.why if param else "floating point")
+        d = ops[0].items[0] if isinstance(ops[0], Vec) else ops[0]
+        # one unknown comparison, which p and q (its complement) and the BOOLOP are made of
+        self._setp_out(st, s, ins, Unk("float " + param.why if param else "floating point",
+                                       Cond(Var(f"{d.name}#setp{st.writes[d.name] + 1}", 0))))
 
     def _mov_vector(self, st, s, ins: Instr) -> None:
         """`mov.b64 d, {lo, hi}` packs, `mov.b64 {lo, hi}, d` unpacks (wgmma/tcgen05 descriptors)."""
@@ -1173,6 +1322,11 @@ class _State:
                       set(self.unused), self.stop, Counter(self.writes), dict(self.facts))
 
 
+def ins_name(s) -> str:
+    """An instruction's opcode with its qualifiers (`mbarrier.arrive.expect_tx`), for the table."""
+    return ".".join((s.instr.op,) + tuple(s.instr.qualifiers)) if s.instr is not None else s.text
+
+
 def _key(addr):
     return addr if isinstance(addr, int) else repr(addr)
 
@@ -1186,6 +1340,7 @@ def _dests(d) -> list[str]:
 
 
 _UNWRITTEN = Unk("a register not written on this path")
+_EXITS: dict = {}           # (id(function), statement) -> (function, whether the branch there leaves a loop)
 _BOOL_OPS = ("and", "or", "xor")       # setp.CMP.BOOLOP
 _ALU_OPS = frozenset(("mov", "add", "sub", "mul", "mad", "shl", "shr", "and", "or", "xor", "not", "bfe", "bfi",
                       "selp", "min", "max", "div", "rem", "neg", "abs", "popc", "clz", "brev", "cvt", "setp", "prmt"))
@@ -1223,6 +1378,10 @@ def _bits(q) -> int:
     if b is None:
         b = _BITS[q] = next((_INT_BITS[x] for x in reversed(q) if x in _INT_BITS), 64)
     return b
+
+
+def _wide(q) -> bool:
+    return "wide" in q or "cc" in q or "sat" in q
 
 
 def _signed(q) -> bool:
