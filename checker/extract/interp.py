@@ -978,6 +978,12 @@ class Machine:
             ok = int(j <= top)
             if not ok:
                 j = me
+        if j == 0 and isinstance(a, Unk) and me == 0:
+            # lane 0's unknown, which the warp's lanes receive: one name for all of them (a
+            # register's name is its own thread's), so that they decide questions on it together
+            ident = st.trace.ident
+            a = Unk(a.why, src=f"shared value shfl of lane 0 of warp {ident.warp} in CTA {ident.rank} at L{s.line}"
+                               f" ({key[1] + 1})")
         if j == me:
             v = a
         elif j == 0 and self._read("l", key) is not ABSENT:

@@ -304,7 +304,9 @@ def _merge(roles: list[Role], sigs: dict) -> list[Role]:
             mult = list(b.mult)
             for k, j in enumerate(idx):
                 mult[j] += a.mult[k]
-            big.folded = big.folded + r.folded + [(sorted(a.tids), a.trace.assumptions)]
+            others = {t for ts, _ in a.folded for t in ts}       # (they decided otherwise than a's own)
+            own = [t for t in sorted(a.tids) if t not in others]
+            big.folded = big.folded + r.folded + [(own, a.trace.assumptions)]
             big.trace, big.mult = b.trace, mult
             big.tids = sorted(big.tids + r.tids)
             sigs[id(big)] = sigs[id(b)]

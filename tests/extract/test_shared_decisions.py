@@ -214,3 +214,22 @@ def test_a_value_stored_to_shared_memory_is_one_value_for_every_reader(tmp_path)
     assert "follows from the decision at L" in table and "(shared value c0+0x" in table, table
     rep = x.check(jobs=0)
     assert not rep.ok and "hang" in rep.text, rep.text
+
+
+def test_a_value_lane_0_broadcasts_is_one_value_for_the_warp(tmp_path):
+    """Each lane loads its own word and `shfl.sync.idx` broadcasts lane 0's: thread 0 waits when it
+    is below 5, thread 1 (the producer) arrives when it is not. Each lane decided the broadcast
+    value its own way: PASS for a kernel that hangs when the word is below 5. The broadcast value
+    now has one name for the warp, and lane 1 follows lane 0's decision."""
+    f = tmp_path / "k.ptx"
+    text = CROSS.replace(".reg .b64 %rd<2>;", ".reg .b64 %rd<2>;\n  .reg .b64 %rg<2>;") \
+        .replace(".param .u32 k_param_0)", ".param .u32 k_param_0, .param .u64 k_param_1)") \
+        .replace("  ld.param.u32 %r9, [k_param_0];", "  ld.param.u64 %rg1, [k_param_1];\n  ld.global.u32 %r8, [%rg1];\n"
+                 "  shfl.sync.idx.b32 %r9, %r8, 0, 31, -1;") \
+        .replace("setp.eq.s32 %p2, %r1, 32;", "setp.eq.s32 %p2, %r1, 1;")
+    f.write_text(text.replace("CONSUMER_SETP", "setp.ge.s32 %p6, %r9, 5;").replace("PRODUCER_SETP", "setp.lt.s32 %p4, %r9, 5;"))
+    [x] = extract_file(str(f), out_dir=str(tmp_path / "out"))
+    table = role_table(x.skeleton)
+    assert "(thread 1, folded in): branch taken (its condition @p4 follows from the decision at L" in table, table
+    rep = x.check(jobs=0)
+    assert not rep.ok and "hang" in rep.text, rep.text
