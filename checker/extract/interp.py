@@ -241,8 +241,11 @@ class Machine:
             if ins.predicate:
                 neg = ins.predicate.startswith("@!")
                 g = st.regs.get(ins.predicate.lstrip("@!"), _UNWRITTEN)
-                if isinstance(g, Unk) and not (ins.op == "bra" and self._exits_loop(st.pc, s, ins)):
-                    g = self._follows(st, s, ins, g)
+                if isinstance(g, Unk):
+                    if ins.op == "bra" and self._exits_loop(st.pc, s, ins):
+                        g = self._leaves(st, s, ins, g)
+                    else:
+                        g = self._follows(st, s, ins, g)
                 if isinstance(g, int):
                     if bool(g) == neg:
                         if ins.op == "bra" and st.taint.get(ins.predicate.lstrip("@!")):
@@ -531,6 +534,31 @@ class Machine:
         what = {"bra": "branch"}.get(ins.op, ins.op if ins.op in ("ret", "exit") else ins_name(s))
         note = (s.line, f"{what} {('taken' if ins.op == 'bra' else 'run') if taken else ('not taken' if ins.op == 'bra' else 'skipped')} "
                         f"(its condition {ins.predicate} follows from the decision at {where}: "
+                        f"{cond.text()} is {'true' if (v == 1) == cond.true else 'false'})")
+        if note not in st.trace.assumptions:
+            st.trace.assumptions.append(note)
+        return v
+
+    def _leaves(self, st: "_State", s, ins: Instr, g: Unk):
+        """A loop's exit test on unknowns: the window (`--iterations`, `--tiles`) decides how long
+        the loop stays, but where the decisions taken so far say the loop ends here (another role
+        decided `K < 2`: no second trip), it ends here, and the table says so; else `g`."""
+        reg = ins.predicate.lstrip("@!")
+        cond = self._cond(st, reg, g)
+        hit = implied(cond, st.facts, self._more)
+        if hit is None:
+            return g
+        v, line = hit
+        here = st.pc
+        taken = bool(v) != ins.predicate.startswith("@!")
+        goes = self._target(s, ins) if taken else here + 1
+        if all(lp.head <= goes <= lp.tail for lp in nest(self.fn).loops if lp.head <= here <= lp.tail):
+            return g                    # the facts keep the loop going: the window says how long
+        st.loops.pop(here, None)
+        st.regs[reg] = v
+        st.writes[reg] += 1
+        where = f"L{line}" if isinstance(line, int) else line
+        note = (s.line, f"loop left here (its condition {ins.predicate} follows from the decision at {where}: "
                         f"{cond.text()} is {'true' if (v == 1) == cond.true else 'false'})")
         if note not in st.trace.assumptions:
             st.trace.assumptions.append(note)

@@ -233,3 +233,37 @@ def test_a_value_lane_0_broadcasts_is_one_value_for_the_warp(tmp_path):
     assert "(thread 1, folded in): branch taken (its condition @p4 follows from the decision at L" in table, table
     rep = x.check(jobs=0)
     assert not rep.ok and "hang" in rep.text, rep.text
+
+
+# thread 0 waits for two phases of mb and reads buf when K < 2; thread 32 stores buf and arrives
+# once per trip of a loop of K trips. For K < 2 the second phase never completes: a hang. The
+# loop's window (2 trips) ran on although thread 0 had decided K < 2, and `check` said PASS
+LOOP = CROSS.replace("""  CONSUMER_SETP
+  @%p6 bra DONE;
+W: mbarrier.try_wait.parity.shared::cta.b64 %p7, [mb], 0;
+  @!%p7 bra W;""", """  setp.ge.s32 %p6, %r9, 2;
+  @%p6 bra DONE;
+W: mbarrier.try_wait.parity.shared::cta.b64 %p7, [mb], 0;
+  @!%p7 bra W;
+W1: mbarrier.try_wait.parity.shared::cta.b64 %p8, [mb], 1;
+  @!%p8 bra W1;""").replace("""  PRODUCER_SETP
+  @%p4 bra DONE;
+  st.shared.u32 [buf], 7;
+  mbarrier.arrive.release.cta.shared::cta.b64 %rd1, [mb];""", """  mov.u32 %r5, 0;
+  st.shared.u32 [buf], 7;
+LOOP:
+  mbarrier.arrive.release.cta.shared::cta.b64 %rd1, [mb];
+  add.s32 %r5, %r5, 1;
+  setp.lt.s32 %p3, %r5, %r9;
+  @%p3 bra LOOP;""")
+
+
+def test_a_loop_ends_where_the_decisions_say_it_must(tmp_path):
+    f = tmp_path / "k.ptx"
+    f.write_text(LOOP)
+    [x] = extract_file(str(f), out_dir=str(tmp_path / "out"))
+    [t32] = [r for r in x.skeleton.roles if 32 in r.tids]
+    assert sum(e.kind == "mb_arrive" for e in t32.trace.events) == 1
+    assert "loop left here (its condition @p3 follows from the decision at L" in role_table(x.skeleton)
+    rep = x.check(jobs=0)
+    assert not rep.ok and "hang" in rep.text, rep.text
