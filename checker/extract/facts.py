@@ -29,7 +29,9 @@ def _name(key: tuple) -> str:
     reg = key[0]
     if reg.startswith("parameter "):
         return reg.split(":")[0]
-    return "%" + reg
+    if reg.startswith("shared value "):
+        return f"({reg})"
+    return "%" + reg.split("#")[0]
 
 
 @dataclass(frozen=True)
@@ -110,7 +112,7 @@ class Cond:
 
     def shared(self) -> bool:
         """Whether every value it names is a kernel parameter's (the same in every thread)."""
-        return all(k[0].startswith("parameter ") for k in self.keys())
+        return all(k[0].startswith(("parameter ", "shared value ")) for k in self.keys())
 
 
 def combine(op: str, a: "Cond", b: "Cond") -> "Cond":

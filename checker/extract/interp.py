@@ -122,6 +122,10 @@ class Trace:
     # the decisions this thread took on questions about kernel parameters only, (formula, truth,
     # line): every later thread of the kernel follows them (skeleton._run_all)
     decided: list = field(default_factory=list)
+    # unknown values stored to shared memory, (rank, byte address, bytes, name, add, addbits,
+    # barrier counts): a thread that loads exactly those bytes after a barrier reads that value,
+    # named the same in every thread (facts on it are shared like a parameter's)
+    named_stores: list = field(default_factory=list)
 
 
 class Refused(LitmusError):
@@ -159,7 +163,8 @@ class Machine:
 
     def __init__(self, fn: Function, layout: Layout, path: str, iterations: int, lane0: dict | None = None,
                  fork_depth: int = 4, consts: dict | None = None, param_values: dict | None = None,
-                 tiles: int | None = None, tile_whys: frozenset = frozenset(), decided: dict | None = None):
+                 tiles: int | None = None, tile_whys: frozenset = frozenset(), decided: dict | None = None,
+                 named: dict | None = None):
         self.fn, self.layout, self.path = fn, layout, path
         # the outer loop of a loop nest whose exit is unknown runs `tiles` trips (None: `iterations`,
         # like every loop); so does a loop whose exit depends on the same unknown (`tile_whys`,
@@ -177,6 +182,9 @@ class Machine:
         # a parameter's value key -> the decisions earlier threads took on it, ((formula, truth,
         # where), ...): one decision per question for the whole kernel
         self.decided = decided or {}
+        # (rank, byte address) -> [(writer's barrier counts, bytes, name, add, addbits, writer)]: the
+        # unknown values other threads stored there (Trace.named_stores)
+        self.named = named or {}
 
     def lookup(self, table: str, key):
         """The environment's answer for `key` in `table` (c: constants, l: lane 0's shuffles,
@@ -190,6 +198,8 @@ class Machine:
             return self.param_values.get(key, ABSENT)
         if table == "d":
             return self.decided.get(key, ())
+        if table == "s":
+            return self.named.get(key, ABSENT)
         return key in self.tile_whys
 
     def _read(self, table: str, key):
@@ -231,8 +241,11 @@ class Machine:
             if ins.predicate:
                 neg = ins.predicate.startswith("@!")
                 g = st.regs.get(ins.predicate.lstrip("@!"), _UNWRITTEN)
-                if isinstance(g, Unk) and not (ins.op == "bra" and self._exits_loop(st.pc, s, ins)):
-                    g = self._follows(st, s, ins, g)
+                if isinstance(g, Unk):
+                    if ins.op == "bra" and self._exits_loop(st.pc, s, ins):
+                        g = self._leaves(st, s, ins, g)
+                    else:
+                        g = self._follows(st, s, ins, g)
                 if isinstance(g, int):
                     if bool(g) == neg:
                         if ins.op == "bra" and st.taint.get(ins.predicate.lstrip("@!")):
@@ -279,6 +292,7 @@ class Machine:
         back edge) is taken; a forward one takes the direction that synchronizes more (both are
         run to the end). Each later time the same branch is reached, it goes the same way until
         the loop has run `iterations` times, then the other way (the loop is closed)."""
+        self._no_float_decision(st, s, ins)
         target = self._target(s, ins)
         here = st.pc
         bound, outer = self._bound(st, here, ins)
@@ -367,6 +381,19 @@ class Machine:
             + f" (its condition {ins.predicate} depends on unknown values; this direction synchronizes more)"))
         return chosen
 
+    def _no_float_decision(self, st: "_State", s, ins: Instr) -> None:
+        """A branch on a comparison of a float kernel parameter is not decided: the facts do not
+        follow float comparisons, so two roles (or two setps) could take opposite sides of one
+        question. The refusal names the parameter, and the extraction is run again with a value
+        for it (checker.extract.api: 1.0, then 0.0), which every thread compares exactly."""
+        reg = ins.predicate.lstrip("@!")
+        g = st.regs.get(reg, _UNWRITTEN)
+        keys = self._cond(st, reg, g).keys() if isinstance(g, Unk) else ()
+        param = next((k[0].split("#")[0] for k in keys if k[0].startswith("float parameter ")), None)
+        if param is not None:
+            raise Refused(f"a branch on a comparison of a float kernel parameter ({param}): ptxmc extract "
+                          f"decides it only with a value for the parameter (--param)", self._loc(s))
+
     def _exits_loop(self, here: int, s, ins: Instr) -> bool:
         """The branch at `here` can leave a loop it is in (checker.extract.loops): its decisions
         are the loop's trip count, no fact, and no fact decides it."""
@@ -383,6 +410,7 @@ class Machine:
         The side that goes on synchronizes at least as much, so it is taken, and said (it used to
         be taken silently); as for a branch, sides that differ in an mbarrier's lifetime are
         refused."""
+        self._no_float_decision(st, s, ins)
         gone = st.copy(st.pc)
         self._decide(gone, ins, True, s.line)
         stay = st.copy(st.pc + 1)
@@ -485,7 +513,7 @@ class Machine:
 
     def _more(self, key: tuple) -> dict:
         """The decisions earlier threads of the kernel took on the parameter value `key`."""
-        if not key[0].startswith("parameter "):
+        if not key[0].startswith(SHARED_NAMES):
             return {}
         return {f: (truth, where) for f, truth, where in self._read("d", key)}
 
@@ -506,6 +534,31 @@ class Machine:
         what = {"bra": "branch"}.get(ins.op, ins.op if ins.op in ("ret", "exit") else ins_name(s))
         note = (s.line, f"{what} {('taken' if ins.op == 'bra' else 'run') if taken else ('not taken' if ins.op == 'bra' else 'skipped')} "
                         f"(its condition {ins.predicate} follows from the decision at {where}: "
+                        f"{cond.text()} is {'true' if (v == 1) == cond.true else 'false'})")
+        if note not in st.trace.assumptions:
+            st.trace.assumptions.append(note)
+        return v
+
+    def _leaves(self, st: "_State", s, ins: Instr, g: Unk):
+        """A loop's exit test on unknowns: the window (`--iterations`, `--tiles`) decides how long
+        the loop stays, but where the decisions taken so far say the loop ends here (another role
+        decided `K < 2`: no second trip), it ends here, and the table says so; else `g`."""
+        reg = ins.predicate.lstrip("@!")
+        cond = self._cond(st, reg, g)
+        hit = implied(cond, st.facts, self._more)
+        if hit is None:
+            return g
+        v, line = hit
+        here = st.pc
+        taken = bool(v) != ins.predicate.startswith("@!")
+        goes = self._target(s, ins) if taken else here + 1
+        if all(lp.head <= goes <= lp.tail for lp in nest(self.fn).loops if lp.head <= here <= lp.tail):
+            return g                    # the facts keep the loop going: the window says how long
+        st.loops.pop(here, None)
+        st.regs[reg] = v
+        st.writes[reg] += 1
+        where = f"L{line}" if isinstance(line, int) else line
+        note = (s.line, f"loop left here (its condition {ins.predicate} follows from the decision at {where}: "
                         f"{cond.text()} is {'true' if (v == 1) == cond.true else 'false'})")
         if note not in st.trace.assumptions:
             st.trace.assumptions.append(note)
@@ -907,9 +960,11 @@ class Machine:
             return
         param = next((v for v in vals if isinstance(v, Unk) and v.why.startswith("parameter ")), None)
         d = ops[0].items[0] if isinstance(ops[0], Vec) else ops[0]
-        # one unknown comparison, which p and q (its complement) and the BOOLOP are made of
-        self._setp_out(st, s, ins, Unk("float " + param.why if param else "floating point",
-                                       Cond(Var(f"{d.name}#setp{st.writes[d.name] + 1}", 0))))
+        why = "float " + param.why if param else "floating point"
+        # one unknown comparison, which p and q (its complement) and the BOOLOP are made of; named
+        # after the float parameter it compares, if any (no branch on it is decided)
+        name = f"{why}#" if param else ""
+        self._setp_out(st, s, ins, Unk(why, Cond(Var(f"{name}{d.name}#setp{st.writes[d.name] + 1}", 0))))
 
     def _mov_vector(self, st, s, ins: Instr) -> None:
         """`mov.b64 d, {lo, hi}` packs, `mov.b64 {lo, hi}, d` unpacks (wgmma/tcgen05 descriptors)."""
@@ -951,6 +1006,12 @@ class Machine:
             ok = int(j <= top)
             if not ok:
                 j = me
+        if j == 0 and isinstance(a, Unk) and me == 0:
+            # lane 0's unknown, which the warp's lanes receive: one name for all of them (a
+            # register's name is its own thread's), so that they decide questions on it together
+            ident = st.trace.ident
+            a = Unk(a.why, src=f"shared value shfl of lane 0 of warp {ident.warp} in CTA {ident.rank} at L{s.line}"
+                               f" ({key[1] + 1})")
         if j == me:
             v = a
         elif j == 0 and self._read("l", key) is not ABSENT:
@@ -1059,11 +1120,16 @@ class Machine:
                     for k, p in enumerate(parts):
                         val = val | (_wrap(p, 8 * w) << (8 * w * k)) if isinstance(val, int) and isinstance(p, int) \
                             else Unk("vector")
+                if isinstance(addr, int):
+                    for k in [k for k, x in st.own_names.items() if k < addr + nbytes and addr < k + x[0]]:
+                        del st.own_names[k]
                 for b in range(nbytes):
                     byte = (val >> (8 * b)) & 0xff if isinstance(val, int) else None
                     st.own[addr + b] = byte
                     if byte is not None:
                         st.trace.stores.append((st.trace.ident.rank, addr + b, byte, dict(st.bars)))
+                if isinstance(val, Unk) and isinstance(addr, int) and val.cond is None and val.sel is None:
+                    self._name_store(st, s, addr, nbytes, val)
             self._event(st, s, ins, "smem", loc=loc, write=write, bytes=nbytes, sem=sem,
                         value=self._val(st, ops[1], s) if write else None)
             return
@@ -1074,11 +1140,55 @@ class Machine:
             self._set(st, ops[0], Unk("global data"))
         st.trace.dropped["global data access"] += 1
 
+    def _name_store(self, st, s, addr: int, nbytes: int, val: "Unk") -> None:
+        """An unknown value stored to shared memory gets a name every thread knows: a parameter's
+        own, else the store's (its CTA, address, thread, line and occurrence)."""
+        ident = st.trace.ident
+        if val.src is not None and val.src.startswith(SHARED_NAMES):
+            name, add, addbits = val.src, val.add, val.addbits
+        else:
+            k = sum(1 for x in st.trace.named_stores if x[1] == addr)
+            name, add, addbits = (f"shared value c{ident.rank}+{addr:#x} stored by thread {ident.linear} at "
+                                  f"L{s.line}" + (f" ({k + 1})" if k else "")), 0, 0
+        st.trace.named_stores.append((ident.rank, addr, nbytes, name, add, addbits, dict(st.bars)))
+        st.own_names[addr] = (nbytes, name, add, addbits)
+
+    def _named_value(self, st, addr: int, nbytes: int):
+        """The named unknown another thread stored at exactly these bytes before a barrier both
+        have passed, when it is the only store there this thread can see; else None."""
+        found = self._read("s", (st.trace.ident.rank, addr))
+        if found is ABSENT:
+            return None
+        last: dict = {}
+        for w, n, name, add, addbits, who in found:
+            if any(k > w.get(i, 0) for i, k in st.bars.items()):
+                last[who] = (n, name, add, addbits)
+        vals = set(last.values())
+        if len(vals) != 1:
+            return None
+        n, name, add, addbits = next(iter(vals))
+        if n != nbytes:
+            return None
+        # a constant stored over those bytes by a thread this one can see: not the one value
+        for b in range(nbytes):
+            c = self._read("c", (st.trace.ident.rank, addr + b))
+            if c is not ABSENT and any(any(k > w.get(i, 0) for i, k in st.bars.items()) for w, _, _ in c):
+                return None
+        return Unk("shared data", src=name, add=add, addbits=addbits)
+
     def _shared_value(self, st, addr, nbytes: int):
         """A load of shared memory: the bytes this thread stored itself, else the constant another
-        thread stored before a barrier generation both have passed (the latest such), else unknown."""
+        thread stored before a barrier generation both have passed (the latest such), else the
+        named unknown another thread stored there (`_named_value`), else unknown."""
         if not isinstance(addr, int):
             return Unk("shared data")
+        if not any(addr + b in st.own for b in range(nbytes)):
+            v = self._named_value(st, addr, nbytes)
+            if v is not None:
+                return v
+        mine = st.own_names.get(addr)
+        if mine is not None and mine[0] == nbytes:        # this thread's own named store, read back
+            return Unk("shared data", src=mine[1], add=mine[2], addbits=mine[3])
         value = 0
         for b in range(nbytes):
             a = addr + b
@@ -1312,14 +1422,16 @@ class _State:
     stop: frozenset = frozenset()                       # loop heads where a second trip stops (--tiles 1)
     writes: Counter = field(default_factory=Counter)    # register -> writes so far (which value it holds)
     facts: dict = field(default_factory=dict)           # Atom -> (truth, line): decisions on unknowns
+    own_names: dict = field(default_factory=dict)       # byte address -> the named unknown this thread stored there
 
     def copy(self, pc: int) -> "_State":
         t = self.trace
         nt = Trace(t.ident, list(t.events), list(t.assumptions), Counter(t.dropped), list(t.maxnreg), dict(t.shfl),
-                   list(t.stores), list(t.gens), dict(t.tiles), set(t.tile_whys))
+                   list(t.stores), list(t.gens), dict(t.tiles), set(t.tile_whys), list(t.warpsyncs),
+                   list(t.decided), list(t.named_stores))
         return _State(pc, dict(self.regs), dict(self.taint), dict(self.loops), dict(self.local), Counter(self.occ), nt,
                       Counter(self.visits), Counter(self.bars), dict(self.own), Counter(self.gens),
-                      set(self.unused), self.stop, Counter(self.writes), dict(self.facts))
+                      set(self.unused), self.stop, Counter(self.writes), dict(self.facts), dict(self.own_names))
 
 
 def ins_name(s) -> str:
@@ -1340,6 +1452,8 @@ def _dests(d) -> list[str]:
 
 
 _UNWRITTEN = Unk("a register not written on this path")
+# the value names that are the same in every thread: facts on them are shared by the kernel
+SHARED_NAMES = ("parameter ", "shared value ")
 _EXITS: dict = {}           # (id(function), statement) -> (function, whether the branch there leaves a loop)
 _BOOL_OPS = ("and", "or", "xor")       # setp.CMP.BOOLOP
 _ALU_OPS = frozenset(("mov", "add", "sub", "mul", "mad", "shl", "shr", "and", "or", "xor", "not", "bfe", "bfi",

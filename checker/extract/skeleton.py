@@ -165,6 +165,7 @@ def _run_all(mod, fn, layout, block, nthreads, ncta, iterations, params, tiles, 
     most 4 rounds). A thread whose lookups get the same answers as in an earlier round is not run
     again (`memo`)."""
     consts: dict = {}
+    named: dict = {}        # the unknowns threads store to shared memory, for the others (Trace.named_stores)
     traces: dict[tuple[int, int], Trace] = {}
     tile_whys: frozenset = frozenset()
     for _ in range(4):
@@ -181,7 +182,7 @@ def _run_all(mod, fn, layout, block, nthreads, ncta, iterations, params, tiles, 
                 if t % 32 == 0:
                     lane0 = {}
                 m = Machine(fn, layout, mod.path, iterations, lane0, consts=consts, param_values=params,
-                            tiles=tiles, tile_whys=tile_whys, decided=decided)
+                            tiles=tiles, tile_whys=tile_whys, decided=decided, named=named)
                 tr = memo.run(m, ident)
                 if isinstance(tr, Refused):
                     errors[(rank, t)] = tr
@@ -199,10 +200,14 @@ def _run_all(mod, fn, layout, block, nthreads, ncta, iterations, params, tiles, 
             for r, addr, byte, counts in tr.stores:
                 stores[(r, addr)].append((counts, byte, (rank, t)))
         whys = frozenset(w for tr in new.values() for w in tr.tile_whys)
+        names: dict = defaultdict(list)
+        for (rank, t), tr in new.items():
+            for r, addr, n, name, add, addbits, counts in tr.named_stores:
+                names[(r, addr)].append((counts, n, name, add, addbits, (rank, t)))
         # the run of a thread depends on nothing else: when this round's stores and tile counts are
         # those it was run with, another round would run every thread the same way (refused or not)
-        settled = dict(stores) == consts and whys == tile_whys
-        traces, consts = new, dict(stores)
+        settled = dict(stores) == consts and whys == tile_whys and dict(names) == named
+        traces, consts, named = new, dict(stores), dict(names)
         if settled:
             break
         tile_whys = whys
@@ -299,7 +304,9 @@ def _merge(roles: list[Role], sigs: dict) -> list[Role]:
             mult = list(b.mult)
             for k, j in enumerate(idx):
                 mult[j] += a.mult[k]
-            big.folded = big.folded + r.folded + [(sorted(a.tids), a.trace.assumptions)]
+            others = {t for ts, _ in a.folded for t in ts}       # (they decided otherwise than a's own)
+            own = [t for t in sorted(a.tids) if t not in others]
+            big.folded = big.folded + r.folded + [(own, a.trace.assumptions)]
             big.trace, big.mult = b.trace, mult
             big.tids = sorted(big.tids + r.tids)
             sigs[id(big)] = sigs[id(b)]

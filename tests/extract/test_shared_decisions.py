@@ -178,3 +178,92 @@ def test_later_predicates_follow_from_the_decisions_on_their_values(tmp_path, ca
     assert (stores, len(arrives)) in ((["buf"], 1), (["buf2", "buf2"], 0)), (stores, arrives, role_table(x.skeleton))
     rep = x.check(jobs=0)
     assert rep.ok, rep.text + role_table(x.skeleton)
+
+
+def test_a_branch_on_a_float_parameter_is_decided_by_one_value_for_every_role(tmp_path):
+    """Float comparisons are not facts: each role decided `x < 5.0` its own way (thread 0 the wait,
+    thread 32 the arrive) and `check` said PASS for a kernel that hangs when x < 5. The branch is
+    now refused and the parameter search sets x (1.0: thread 0 waits, thread 32 does not arrive)."""
+    f = tmp_path / "k.ptx"
+    text = CROSS.replace(".param .u32 k_param_0", ".param .f32 k_param_0") \
+        .replace("ld.param.u32 %r9, [k_param_0];", "ld.param.f32 %f9, [k_param_0];") \
+        .replace(".reg .b64 %rd<2>;", ".reg .b64 %rd<2>;\n  .reg .f32 %f<10>;")
+    f.write_text(text.replace("CONSUMER_SETP", "setp.ge.f32 %p6, %f9, 0f40A00000;")
+                 .replace("PRODUCER_SETP", "setp.lt.f32 %p4, %f9, 0f40A00000;"))
+    [x] = extract_file(str(f), out_dir=str(tmp_path / "out"))
+    assert x.skeleton.params == {"k_param_0": 1.0}
+    rep = x.check(jobs=0)
+    assert not rep.ok and "hang" in rep.text, rep.text
+
+
+def test_a_value_stored_to_shared_memory_is_one_value_for_every_reader(tmp_path):
+    """Thread 0 stores a word it loaded from global memory; after the barrier both roles load it
+    and ask `w < 5`. Each load was an unknown of its own, decided per role (thread 0 the wait,
+    thread 32 the arrive): PASS for a kernel that hangs when w < 5. The loads now read the value
+    the store named, and thread 32 follows thread 0's decision."""
+    f = tmp_path / "k.ptx"
+    text = CROSS.replace(".shared .align 16 .b8 buf[16];", ".shared .align 16 .b8 buf[16];\n"
+                         "  .shared .align 4 .b8 word[4];\n  .reg .b64 %rg<2>;") \
+        .replace("  mbarrier.init.shared::cta.b64 [mb], 1;", "  mbarrier.init.shared::cta.b64 [mb], 1;\n"
+                 "  ld.param.u64 %rg1, [k_param_1];\n  ld.global.u32 %r8, [%rg1];\n  st.shared.u32 [word], %r8;") \
+        .replace(".param .u32 k_param_0)", ".param .u32 k_param_0, .param .u64 k_param_1)") \
+        .replace("  ld.param.u32 %r9, [k_param_0];", "  ld.shared.u32 %r9, [word];")
+    f.write_text(text.replace("CONSUMER_SETP", "setp.ge.s32 %p6, %r9, 5;").replace("PRODUCER_SETP", "setp.lt.s32 %p4, %r9, 5;"))
+    [x] = extract_file(str(f), out_dir=str(tmp_path / "out"))
+    table = role_table(x.skeleton)
+    assert "follows from the decision at L" in table and "(shared value c0+0x" in table, table
+    rep = x.check(jobs=0)
+    assert not rep.ok and "hang" in rep.text, rep.text
+
+
+def test_a_value_lane_0_broadcasts_is_one_value_for_the_warp(tmp_path):
+    """Each lane loads its own word and `shfl.sync.idx` broadcasts lane 0's: thread 0 waits when it
+    is below 5, thread 1 (the producer) arrives when it is not. Each lane decided the broadcast
+    value its own way: PASS for a kernel that hangs when the word is below 5. The broadcast value
+    now has one name for the warp, and lane 1 follows lane 0's decision."""
+    f = tmp_path / "k.ptx"
+    text = CROSS.replace(".reg .b64 %rd<2>;", ".reg .b64 %rd<2>;\n  .reg .b64 %rg<2>;") \
+        .replace(".param .u32 k_param_0)", ".param .u32 k_param_0, .param .u64 k_param_1)") \
+        .replace("  ld.param.u32 %r9, [k_param_0];", "  ld.param.u64 %rg1, [k_param_1];\n  ld.global.u32 %r8, [%rg1];\n"
+                 "  shfl.sync.idx.b32 %r9, %r8, 0, 31, -1;") \
+        .replace("setp.eq.s32 %p2, %r1, 32;", "setp.eq.s32 %p2, %r1, 1;")
+    f.write_text(text.replace("CONSUMER_SETP", "setp.ge.s32 %p6, %r9, 5;").replace("PRODUCER_SETP", "setp.lt.s32 %p4, %r9, 5;"))
+    [x] = extract_file(str(f), out_dir=str(tmp_path / "out"))
+    table = role_table(x.skeleton)
+    assert "(thread 1, folded in): branch taken (its condition @p4 follows from the decision at L" in table, table
+    rep = x.check(jobs=0)
+    assert not rep.ok and "hang" in rep.text, rep.text
+
+
+# thread 0 waits for two phases of mb and reads buf when K < 2; thread 32 stores buf and arrives
+# once per trip of a loop of K trips. For K < 2 the second phase never completes: a hang. The
+# loop's window (2 trips) ran on although thread 0 had decided K < 2, and `check` said PASS
+LOOP = CROSS.replace("""  CONSUMER_SETP
+  @%p6 bra DONE;
+W: mbarrier.try_wait.parity.shared::cta.b64 %p7, [mb], 0;
+  @!%p7 bra W;""", """  setp.ge.s32 %p6, %r9, 2;
+  @%p6 bra DONE;
+W: mbarrier.try_wait.parity.shared::cta.b64 %p7, [mb], 0;
+  @!%p7 bra W;
+W1: mbarrier.try_wait.parity.shared::cta.b64 %p8, [mb], 1;
+  @!%p8 bra W1;""").replace("""  PRODUCER_SETP
+  @%p4 bra DONE;
+  st.shared.u32 [buf], 7;
+  mbarrier.arrive.release.cta.shared::cta.b64 %rd1, [mb];""", """  mov.u32 %r5, 0;
+  st.shared.u32 [buf], 7;
+LOOP:
+  mbarrier.arrive.release.cta.shared::cta.b64 %rd1, [mb];
+  add.s32 %r5, %r5, 1;
+  setp.lt.s32 %p3, %r5, %r9;
+  @%p3 bra LOOP;""")
+
+
+def test_a_loop_ends_where_the_decisions_say_it_must(tmp_path):
+    f = tmp_path / "k.ptx"
+    f.write_text(LOOP)
+    [x] = extract_file(str(f), out_dir=str(tmp_path / "out"))
+    [t32] = [r for r in x.skeleton.roles if 32 in r.tids]
+    assert sum(e.kind == "mb_arrive" for e in t32.trace.events) == 1
+    assert "loop left here (its condition @p3 follows from the decision at L" in role_table(x.skeleton)
+    rep = x.check(jobs=0)
+    assert not rep.ok and "hang" in rep.text, rep.text
