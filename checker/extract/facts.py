@@ -4,13 +4,15 @@ A branch of `ptxmc extract` on an unknown predicate is decided (checker.extract.
 predicate is a formula: integer comparisons (`setp.eq.s32 %p4, %r9, 0`: an Atom of one value
 against a constant; `setp.lt.s32 %p4, %r9, %r10`: of two values), opaque predicates (a float
 comparison, a shuffled predicate: a Var), and what `setp.CMP.BOOLOP`, `setp p|q`, `and/or/xor/
-not.pred` build from them. A value is named by where it comes from: a kernel parameter as one load
-type reads it (the same value in every register and every thread it is loaded into), else the
-register at its write generation (a copy with `mov` is the same value). The decision is a fact:
-the formula is true (or false). A later predicate is evaluated under the facts where they settle
-it (Z3, exactly, over bit-vectors of the comparisons' widths), so that no path takes both sides of
-one question; facts on parameters only are shared by every thread of the kernel (interp.Machine,
-skeleton._run_all): the first thread to decide a question decides it for all."""
+not.pred` build from them. A value is named by where it comes from (interp.Unk.src): a kernel parameter's bytes (the same
+value in every register and every thread it is loaded into), an unknown stored to shared memory
+and loaded back after a barrier, lane 0's value broadcast with `shfl`, else the register at its
+write (a copy with `mov` is the same value; `add/sub` of a constant is that value plus the
+constant). The decision is a fact: the formula is true (or false). A later predicate is evaluated
+under the facts where they settle it (Z3, exactly, over bit-vectors of the comparisons' widths),
+so that no path takes both sides of one question; facts on values every thread names the same
+are shared by the kernel (interp.Machine, skeleton._run_all): the first thread to decide a
+question decides it for all."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -37,7 +39,7 @@ def _name(key: tuple) -> str:
 @dataclass(frozen=True)
 class Atom:
     """`VALUE CMP CONST` (`other` None) or `VALUE CMP OTHER` on values named (reg, gen) (a
-    parameter's value: `reg` `parameter KEY:LOADTYPE`, `gen` 0); `typ` the setp's type (`s32`),
+    parameter's value: `reg` `parameter KEY:BITS`, `gen` 0); `typ` the setp's type (`s32`),
     `cmp` canonical (eq, lt, le, lo, ls)."""
 
     reg: str

@@ -41,8 +41,8 @@ class Unk:
     # an unknown predicate that compares an unknown register with a constant (checker.extract.facts);
     # not part of the value's identity, so that it changes nothing where it is not read
     cond: Cond | None = field(default=None, compare=False, repr=False)
-    # which value it is, for the facts (checker.extract.facts): a kernel parameter as one load type
-    # reads it (`parameter n:u32`: the same value in every register and thread it is loaded into,
+    # which value it is, for the facts (checker.extract.facts): a kernel parameter's bytes
+    # (`parameter n@4:32`: the same value in every register and thread it is loaded into,
     # whatever is written in between), else the register and write that made it (`r9#3`: a copy
     # with `mov` is the same value)
     src: str | None = field(default=None, compare=False, repr=False)
@@ -1069,27 +1069,19 @@ class Machine:
         strong = bool({"relaxed", "acquire", "release", "volatile", "mmio"} & set(q))
         if space == "param":
             name = a.base
-            if not write and a.offset == 0 and self._read("p", name) is not ABSENT:
-                self._set(st, ops[0], _param(self.param_values[name], q))
-                return
             if name in self.params and not write:
                 p = self.params[name]
-                key = name if a.offset == 0 else f"{name}@{a.offset}"
-                if self._read("p", key) is not ABSENT:
-                    self._set(st, ops[0], _param(self.param_values[key], q))
-                    return
-                v = Sym(f"arg:{name}") if p[1] in ("u64", "b64", "s64") and a.offset == 0 and p[2] is None \
-                    else Unk(f"parameter {key}", src=f"parameter {key}:{'.'.join(q)}")
-                self._set(st, ops[0], v)
+                if p[1] in ("u64", "b64", "s64") and a.offset == 0 and p[2] is None and not isinstance(ops[0], Vec) \
+                        and self._read("p", name) is ABSENT:
+                    self._set(st, ops[0], Sym(f"arg:{name}"))
+                else:
+                    self._param_fields(st, ins, name, a.offset)
                 return
             if not write and a.register:
                 # a field of a struct parameter, through its address (CUTLASS's Params)
                 v = self._addr(st, s, a, "param")
                 if isinstance(v, Sym) and v.name.startswith("param:") and v.off is not None:
-                    key = f"{v.name[6:]}@{v.off}"
-                    v = self._read("p", key)
-                    self._set(st, ops[0], _param(Unk(f"parameter {key}", src=f"parameter {key}:{'.'.join(q)}")
-                                                 if v is ABSENT else v, q))
+                    self._param_fields(st, ins, v.name[6:], v.off, always_at=True)
                     return
             self._assign_unknown(st, ins, "param")
             return
@@ -1175,6 +1167,22 @@ class Machine:
             if c is not ABSENT and any(any(k > w.get(i, 0) for i, k in st.bars.items()) for w, _, _ in c):
                 return None
         return Unk("shared data", src=name, add=add, addbits=addbits)
+
+    def _param_fields(self, st, ins: Instr, name: str, off: int, always_at: bool = False) -> None:
+        """`ld.param[.vN].T d, [NAME+off]`: each destination is the parameter's bytes at its own
+        offset (`NAME@OFF`; `NAME` itself at offset 0 of a plain parameter): the value given for
+        it (--param, the parameter search), else an unknown named by those bytes and their width
+        (the same value whichever register, thread or signedness loads it)."""
+        q = ins.qualifiers
+        d = ins.operands[0]
+        items = d.items if isinstance(d, Vec) else [d]
+        elem = _access_bytes(tuple(x for x in q if x not in ("v2", "v4", "v8")), None)
+        for k, r in enumerate(items):
+            o = off + k * elem
+            key = name if o == 0 and not always_at else f"{name}@{o}"
+            v = self._read("p", key)
+            self._set(st, r, Unk(f"parameter {key}", src=f"parameter {key}:{8 * elem}") if v is ABSENT
+                      else _param(v, q))
 
     def _shared_value(self, st, addr, nbytes: int):
         """A load of shared memory: the bytes this thread stored itself, else the constant another

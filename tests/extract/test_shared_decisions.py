@@ -267,3 +267,23 @@ def test_a_loop_ends_where_the_decisions_say_it_must(tmp_path):
     assert "loop left here (its condition @p3 follows from the decision at L" in role_table(x.skeleton)
     rep = x.check(jobs=0)
     assert not rep.ok and "hang" in rep.text, rep.text
+
+
+def test_each_element_of_a_vector_parameter_load_is_its_own_value(tmp_path):
+    """`ld.param.v2.u32 {%r9, %r10}, [k_param_0]` loads two words: a value given for `k_param_0`
+    (its first word) was given to both, so the branch on `%r10` was evaluated with a value nobody
+    gave; and both were one named value, so a fact on one was taken for the other."""
+    f = tmp_path / "k.ptx"
+    f.write_text(CROSS.replace(".param .u32 k_param_0)", ".param .align 8 .b8 k_param_0[8])")
+                 .replace("  ld.param.u32 %r9, [k_param_0];", "  ld.param.v2.u32 {%r8, %r9}, [k_param_0];")
+                 .replace("CONSUMER_SETP", "setp.ne.s32 %p6, %r8, 0;")
+                 .replace("PRODUCER_SETP", "setp.ne.s32 %p4, %r9, 0;"))
+    line = next(i for i, ln in enumerate(f.read_text().splitlines(), 1) if "@%p4 bra DONE" in ln)
+    [x] = extract_file(str(f), out_dir=str(tmp_path / "out"), params={"k_param_0": 0})
+    assert f"assumed at L{line}: branch not taken (its condition @p4 depends on unknown values" \
+        in role_table(x.skeleton), role_table(x.skeleton)
+    [x] = extract_file(str(f), out_dir=str(tmp_path / "out2"))
+    table = role_table(x.skeleton)
+    assert "follows" not in table, table        # %r9 is not %r8: thread 32 decides it
+    [t32] = [r for r in x.skeleton.roles if 32 in r.tids]
+    assert any("parameter k_param_0@4:32" in repr(f) for f, _, _ in t32.trace.decided), t32.trace.decided
