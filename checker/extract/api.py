@@ -76,26 +76,27 @@ class Extraction:
             if _passed(results[0]):
                 results = results[:1] + run([self.path], jobs=jobs, limits=lim)[1:]
         sk = self.skeleton
-        lines: list[str] = []
         base = results[0]
         ok = _passed(base)
-        lines.append(f"{base.name}: {'PASS' if ok else base.status.upper()}" + (
-            " (no undefined behaviour; every checked read and copy carries its data"
-            + (", no hang)" if self.hang else ")") if ok else ""))
-        if not ok:
-            lines += ["  " + x for x in _message(base).splitlines()]
-            lines += ["    " + sk.why[c.text] for c in base.conditions
-                      if c.text in sk.why and c.expected == "forbidden" and c.allowed]
-            named = _ptx_lines(sk, _message(base))
-            if named:
-                lines.append("  PTX lines named: " + ", ".join(named))
+        lines = _verdict_lines(sk, base, self.hang)
+        if self.hang and base.status == "unknown":
+            # The hang question (and undefined behaviour over the waits' loops) went unanswered:
+            # the questions a run without --hang answers are still asked, and said as such.
+            import tempfile
+            with tempfile.TemporaryDirectory(prefix="ptxmc-extract-") as folder:
+                plain = os.path.join(folder, os.path.basename(self.path) or "skeleton.yaml")
+                Path(plain).write_text(yaml_text(sk, [], False))
+                lines += ["  without --hang: " + x.lstrip() if k == 0 else "  " + x
+                          for k, x in enumerate(_verdict_lines(sk, run([plain], jobs=jobs, limits=lim)[0], False))]
         rep = Report(ok, "")
         by_name = {test_name(sk, "-" + m.name): m for m in self.mutants}
         if self.mutants and not ok:
             # every mutant keeps the as-compiled expectations, which the skeleton already fails:
             # a mutant's failure would not tell its synchronization apart
-            lines.insert(1, f"mutants: {len(self.mutants)} not judged: the as-compiled skeleton fails already "
-                            "(fix the finding first, then ask again)")
+            lines.insert(1, f"mutants: {len(self.mutants)} not judged: " + (
+                "the as-compiled skeleton fails already (fix the finding first, then ask again)"
+                if base.status in ("fail", "undefined") else
+                f"the as-compiled skeleton has no answer ({base.status}): a mutant's would not tell"))
         elif self.mutants:
             answered = {r.name for r in results[1:]}
             for name, m in by_name.items():
@@ -128,6 +129,26 @@ class Extraction:
                             + (f", {len(rep.unknown)} unknown" if rep.unknown else ""))
         rep.text = "\n".join(lines)
         return rep
+
+
+def _verdict_lines(sk: Skeleton, r, hang: bool) -> list[str]:
+    """What the run `r` of skeleton `sk` (asked with the hang question when `hang`) says."""
+    ok = _passed(r)
+    lines = [f"{r.name}: {'PASS' if ok else r.status.upper()}" + (
+        " (no undefined behaviour; every checked read and copy carries its data"
+        + (", no hang)" if hang else ")") if ok else "")]
+    if not ok:
+        lines += ["  " + x for x in _message(r).splitlines()]
+        lines += ["    " + sk.why[c.text] for c in r.conditions
+                  if c.text in sk.why and c.expected == "forbidden" and c.allowed]
+        named = _ptx_lines(sk, _message(r))
+        if named:
+            lines.append("  PTX lines named: " + ", ".join(named))
+    elif not hang:
+        # a wait is the read that ends its spin loop here (docs/model.md#a18): say what that leaves out
+        lines.append("  not asked: hangs, and undefined behaviour that needs a wait's earlier reads "
+                     "(--hang asks both)")
+    return lines
 
 
 def _passed(r) -> bool:

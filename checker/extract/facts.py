@@ -1,13 +1,18 @@
-"""What the decisions of one thread's path imply about the unknown values they were taken on.
+"""What the decisions of a kernel's paths imply about the unknown values they were taken on.
 
-A branch of `ptxmc extract` on an unknown predicate is decided (checker.extract.interp). When
-that predicate is an integer comparison of one register against a constant (`setp.eq.s32 %p4,
-%r9, 0`), the decision is a fact about the register's value (`%r9 == 0` is true); a later
-predicate compared against a constant on the same value (the same register, not written in
-between: its write generation; or the same kernel parameter, loaded with the same type, in any
-register) is evaluated under the facts where they settle it (the
-complement of `setp p|q`, the same or the negated comparison, any comparison once `==` holds),
-so that one path never takes both sides of one question."""
+A branch of `ptxmc extract` on an unknown predicate is decided (checker.extract.interp). The
+predicate is a formula: integer comparisons (`setp.eq.s32 %p4, %r9, 0`: an Atom of one value
+against a constant; `setp.lt.s32 %p4, %r9, %r10`: of two values), opaque predicates (a float
+comparison, a shuffled predicate: a Var), and what `setp.CMP.BOOLOP`, `setp p|q`, `and/or/xor/
+not.pred` build from them. A value is named by where it comes from (interp.Unk.src): a kernel parameter's bytes (the same
+value in every register and every thread it is loaded into), an unknown stored to shared memory
+and loaded back after a barrier, lane 0's value broadcast with `shfl`, else the register at its
+write (a copy with `mov` is the same value; `add/sub` of a constant is that value plus the
+constant). The decision is a fact: the formula is true (or false). A later predicate is evaluated
+under the facts where they settle it (Z3, exactly, over bit-vectors of the comparisons' widths),
+so that no path takes both sides of one question; facts on values every thread names the same
+are shared by the kernel (interp.Machine, skeleton._run_all): the first thread to decide a
+question decides it for all."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -19,12 +24,22 @@ _CANON = {"eq": ("eq", False), "ne": ("eq", True), "lt": ("lt", False), "ge": ("
 _SWAP = {"eq": "eq", "ne": "ne", "lt": "gt", "gt": "lt", "le": "ge", "ge": "le",
          "lo": "hi", "hi": "lo", "ls": "hs", "hs": "ls"}
 _INT = ("s", "u", "b")
+_SHOW = {"eq": "==", "lt": "<", "le": "<=", "lo": "<", "ls": "<="}
+
+
+def _name(key: tuple) -> str:
+    reg = key[0]
+    if reg.startswith("parameter "):
+        return reg.split(":")[0]
+    if reg.startswith("shared value "):
+        return f"({reg})"
+    return "%" + reg.split("#")[0]
 
 
 @dataclass(frozen=True)
 class Atom:
-    """`VALUE CMP CONST` on the value register `reg` held at its write generation `gen` (a
-    parameter's value: `reg` `parameter KEY:LOADTYPE`, `gen` 0); `typ` the setp's type (`s32`),
+    """`VALUE CMP CONST` (`other` None) or `VALUE CMP OTHER` on values named (reg, gen) (a
+    parameter's value: `reg` `parameter KEY:BITS`, `gen` 0); `typ` the setp's type (`s32`),
     `cmp` canonical (eq, lt, le, lo, ls)."""
 
     reg: str
@@ -32,43 +47,111 @@ class Atom:
     cmp: str
     const: int
     typ: str
+    other: tuple | None = None
+    add: int = 0            # the value compared is the named one + add (modulo 2^bits), and
+    add2: int = 0           # the other one + add2
+
+    def keys(self) -> tuple:
+        return ((self.reg, self.gen),) + ((self.other,) if self.other else ())
 
     def text(self) -> str:
-        name = self.reg.split(":")[0] if self.reg.startswith("parameter ") else "%" + self.reg
-        return f"{name} {_SHOW[self.cmp]} {self.const} ({self.typ})"
+        rhs = _name(self.other) + _plus(self.add2) if self.other else str(self.const)
+        return f"{_name((self.reg, self.gen))}{_plus(self.add)} {_SHOW[self.cmp]} {rhs} ({self.typ})"
 
 
-_SHOW = {"eq": "==", "lt": "<", "le": "<=", "lo": "<", "ls": "<="}
+def _plus(k: int) -> str:
+    return f" + {k}" if k else ""
+
+
+@dataclass(frozen=True)
+class Var:
+    """An unknown predicate with no known structure (a float comparison, a shuffled predicate),
+    named by the value it is."""
+
+    reg: str
+    gen: int
+
+    def keys(self) -> tuple:
+        return ((self.reg, self.gen),)
+
+    def text(self) -> str:
+        return _name((self.reg, self.gen))
+
+
+# A formula: an Atom, a Var, or (op, f, g) with op in and/or/xor, or ("not", f)
+def _keys(f) -> frozenset:
+    if isinstance(f, tuple):
+        return frozenset().union(*(_keys(x) for x in f[1:]))
+    return frozenset(f.keys())
+
+
+def _text(f) -> str:
+    if not isinstance(f, tuple):
+        return f.text()
+    if f[0] == "not":
+        return f"!({_text(f[1])})"
+    return "(" + f" {f[0]} ".join(_text(x) for x in f[1:]) + ")"
 
 
 @dataclass(frozen=True)
 class Cond:
-    """An unknown predicate that is `atom` (`true`) or its negation."""
+    """An unknown predicate that is the formula `f` (`true`) or its negation."""
 
-    atom: Atom
+    f: object
     true: bool = True
 
     def negated(self) -> "Cond":
-        return Cond(self.atom, not self.true)
+        return Cond(self.f, not self.true)
+
+    def keys(self) -> frozenset:
+        return _keys(self.f)
+
+    def text(self) -> str:
+        return _text(self.f)
+
+    def formula(self):
+        return self.f if self.true else ("not", self.f)
+
+    def shared(self) -> bool:
+        """Whether every value it names is a kernel parameter's (the same in every thread)."""
+        return all(k[0].startswith(("parameter ", "shared value ")) for k in self.keys())
 
 
-def comparison(q: tuple, srcs: tuple, vals: tuple) -> Cond | None:
+def combine(op: str, a: "Cond", b: "Cond") -> "Cond":
+    """a OP b (and, or, xor)."""
+    return Cond((op, a.formula(), b.formula()))
+
+
+def comparison(q: tuple, srcs: tuple, vals: tuple, adds: tuple = (0, 0)) -> Cond | None:
     """The Cond of `setp.CMP.TYPE d, a, b` with one side a register holding an unknown value and the
-    other a known integer (`srcs`: which value each operand is, (name, generation), or None);
-    None otherwise."""
-    if len(q) != 2 or q[0] not in _CANON or not q[1][:1] in _INT or not q[1][1:].isdigit():
+    other a known integer, or both unknown values (`srcs`: which value each operand is, (name,
+    generation), or None; `adds`: the constant added to each, at the setp's width); None
+    otherwise."""
+    if len(q) < 2 or q[0] not in _CANON:
+        return None
+    typ = next((x for x in q[1:] if x[:1] in _INT and x[1:].isdigit()), None)
+    if typ is None:
         return None
     cmp = q[0]
-    if srcs[0] is not None and not isinstance(vals[0], int) and isinstance(vals[1], int):
-        src, c = srcs[0], vals[1]
-    elif srcs[1] is not None and not isinstance(vals[1], int) and isinstance(vals[0], int):
-        src, c, cmp = srcs[1], vals[0], _SWAP[cmp]
+    known = [isinstance(v, int) for v in vals]
+    bits = int(typ[1:])
+    if not known[0] and not known[1] and srcs[0] is not None and srcs[1] is not None:
+        canon, neg = _CANON[cmp]
+        (a, x), (b, y) = (srcs[0], adds[0]), (srcs[1], adds[1])
+        if canon == "eq" and (b, y) < (a, x):         # one name for a == b and b == a
+            (a, x), (b, y) = (b, y), (a, x)
+        t = f"b{bits}" if canon == "eq" else typ
+        m = (1 << bits) - 1
+        return Cond(Atom(a[0], a[1], canon, 0, t, other=b, add=x & m, add2=y & m), not neg)
+    if srcs[0] is not None and not known[0] and known[1]:
+        src, c, k = srcs[0], vals[1], adds[0]
+    elif srcs[1] is not None and not known[1] and known[0]:
+        src, c, k, cmp = srcs[1], vals[0], adds[1], _SWAP[cmp]
     else:
         return None
-    bits = int(q[1][1:])
     canon, neg = _CANON[cmp]
-    typ = f"b{bits}" if canon == "eq" else q[1]
-    return Cond(Atom(src[0], src[1], canon, _norm(c, typ), typ), not neg)
+    t = f"b{bits}" if canon == "eq" else typ
+    return Cond(Atom(src[0], src[1], canon, _norm(c, t), t, add=k & ((1 << bits) - 1)), not neg)
 
 
 def _norm(c: int, typ: str) -> int:
@@ -77,24 +160,104 @@ def _norm(c: int, typ: str) -> int:
     return c - (1 << bits) if typ[0] == "s" and c >> (bits - 1) else c
 
 
-def implied(cond: Cond, facts: dict) -> tuple[int, int] | None:
-    """(the predicate's value, the line of the decision it follows from) where the facts (Atom ->
-    (truth, line)) settle it, else None."""
-    a = cond.atom
-    hit = facts.get(a)
+# ------------------------------------------------------------------------------ solving --
+_CACHE: dict = {}
+
+
+def _z3(f, env: dict):
+    import z3
+    if isinstance(f, tuple):
+        args = [_z3(x, env) for x in f[1:]]
+        if f[0] == "not":
+            return z3.Not(args[0])
+        if f[0] == "and":
+            return z3.And(*args)
+        if f[0] == "or":
+            return z3.Or(*args)
+        return z3.Xor(*args)
+    if isinstance(f, Var):
+        return z3.Bool(f"p:{f.reg}#{f.gen}")
+    bits = int(f.typ[1:])
+
+    def value(key):
+        # a value compared at two widths is two values (a relation the facts do not follow: rare,
+        # a register has one width)
+        return z3.BitVec(f"v:{key[0]}#{key[1]}/{bits}", bits)
+    a = value((f.reg, f.gen)) + f.add
+    b = value(f.other) + f.add2 if f.other else z3.BitVecVal(f.const & ((1 << bits) - 1), bits)
+    if f.cmp == "eq":
+        return a == b
+    if f.cmp in ("lo", "ls") or f.typ[0] != "s":
+        return z3.ULT(a, b) if f.cmp in ("lt", "lo") else z3.ULE(a, b)
+    return a < b if f.cmp == "lt" else a <= b
+
+
+def _settled(cond: Cond, facts: tuple) -> bool | None:
+    """Whether `facts` (formulas) imply `cond` (True), its negation (False), or neither (None)."""
+    key = (cond.formula(), facts)
+    hit = _CACHE.get(key, 0)
+    if hit != 0:
+        return hit
+    import z3
+    s = z3.Solver()
+    env: dict = {}
+    for f in facts:
+        s.add(_z3(f, env))
+    c = _z3(cond.formula(), env)
+    out = None
+    if s.check(z3.Not(c)) == z3.unsat:
+        out = True
+    elif s.check(c) == z3.unsat:
+        out = False
+    if len(_CACHE) > 100_000:
+        _CACHE.clear()
+    _CACHE[key] = out
+    return out
+
+
+def implied(cond: Cond, facts: dict, more=None) -> tuple[int, int | str] | None:
+    """(the predicate's value, the decision it follows from: a line, or a text naming the line and
+    the thread) where the facts (formula -> (truth, line)) and `more(key)` (the facts other threads
+    decided on a value: formula -> (truth, where)) settle it, else None."""
+    hit = facts.get(cond.f)
     if hit is not None:
         return int(hit[0] == cond.true), hit[1]
-    bits = int(a.typ[1:])
-    for f, (truth, line) in facts.items():
-        if (f.reg, f.gen, f.cmp) == (a.reg, a.gen, "eq") and truth and int(f.typ[1:]) == bits:
-            v = _norm(f.const, a.typ)                  # the value is known: compare it
-            r = {"eq": v == a.const, "lt": v < a.const, "le": v <= a.const,
-                 "lo": v % (1 << bits) < a.const % (1 << bits),
-                 "ls": v % (1 << bits) <= a.const % (1 << bits)}[a.cmp]
-            return int(r == cond.true), line
-    return None
+    # the facts connected to the condition's values, through facts that relate values
+    keys = set(cond.keys())
+    pool = dict(facts)
+    if more is not None:
+        for k in list(keys):
+            pool.update((f, v) for f, v in more(k).items() if f not in pool)
+        hit = pool.get(cond.f)
+        if hit is not None:
+            return int(hit[0] == cond.true), hit[1]
+    chosen: dict = {}
+    grew = True
+    while grew:
+        grew = False
+        for f, v in pool.items():
+            if f not in chosen and not _keys(f).isdisjoint(keys):
+                chosen[f] = v
+                new = _keys(f) - keys
+                if new:
+                    keys |= new
+                    if more is not None:
+                        for k in new:
+                            pool.update((g, w) for g, w in more(k).items() if g not in pool)
+                grew = True
+                break
+    if not chosen:
+        return None
+    order = sorted(chosen, key=repr)
+    truth = _settled(cond, tuple(f if chosen[f][0] else ("not", f) for f in order))
+    if truth is None:
+        return None
+    # the decision it follows from: the latest fact that names one of its values (for the table)
+    line = next((chosen[f][1] for f in reversed(list(chosen)) if not _keys(f).isdisjoint(cond.keys())),
+                chosen[order[-1]][1])
+    return int(truth), line
 
 
-def record(facts: dict, cond: Cond, value: int, line: int) -> None:
+def record(facts: dict, cond: Cond, value: int, line) -> None:
     """The decision that the predicate `cond` is `value`, taken at `line`."""
-    facts.setdefault(cond.atom, (bool(value) == cond.true, line))
+    facts.setdefault(cond.f, (bool(value) == cond.true, line))

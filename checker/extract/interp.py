@@ -27,7 +27,7 @@ from typing import Any
 
 from ..ast import Addr, Imm, Instr, Name, Reg, Sink, Vec, Float
 from ..errors import LitmusError, SourceLoc
-from .facts import Cond, comparison, implied, record
+from .facts import Cond, Var, combine, comparison, implied, record
 from .layout import GENERIC_SHARED, Layout, Loc
 from .loops import SYNC_OPS, WAITS, nest, work_after
 from .module import Function
@@ -41,9 +41,17 @@ class Unk:
     # an unknown predicate that compares an unknown register with a constant (checker.extract.facts);
     # not part of the value's identity, so that it changes nothing where it is not read
     cond: Cond | None = field(default=None, compare=False, repr=False)
-    # the value is exactly a kernel parameter as one load type reads it (`parameter n:u32`): the
-    # same value in every register it is loaded into, whatever is written in between
+    # which value it is, for the facts (checker.extract.facts): a kernel parameter's bytes
+    # (`parameter n@4:32`: the same value in every register and thread it is loaded into,
+    # whatever is written in between), else the register and write that made it (`r9#3`: a copy
+    # with `mov` is the same value)
     src: str | None = field(default=None, compare=False, repr=False)
+    # `selp.T d, A, B, c` with constants A, B and an unknown predicate c: (c's Cond, A, B), so that a
+    # comparison of d with a constant is c, its negation, or a constant (nvcc's `selp` + `setp`)
+    sel: tuple | None = field(default=None, compare=False, repr=False)
+    # the value is `src` + add (modulo 2^addbits): `add.s32 %r8, %r9, 1` on a named value
+    add: int = field(default=0, compare=False, repr=False)
+    addbits: int = field(default=0, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -111,6 +119,13 @@ class Trace:
     # the number of events before it; role folding asks whether it orders one lane's accesses
     # before another lane's release (skeleton._fold_keeps_order)
     warpsyncs: list = field(default_factory=list)
+    # the decisions this thread took on questions about kernel parameters only, (formula, truth,
+    # line): every later thread of the kernel follows them (skeleton._run_all)
+    decided: list = field(default_factory=list)
+    # unknown values stored to shared memory, (rank, byte address, bytes, name, add, addbits,
+    # barrier counts): a thread that loads exactly those bytes after a barrier reads that value,
+    # named the same in every thread (facts on it are shared like a parameter's)
+    named_stores: list = field(default_factory=list)
 
 
 class Refused(LitmusError):
@@ -148,7 +163,8 @@ class Machine:
 
     def __init__(self, fn: Function, layout: Layout, path: str, iterations: int, lane0: dict | None = None,
                  fork_depth: int = 4, consts: dict | None = None, param_values: dict | None = None,
-                 tiles: int | None = None, tile_whys: frozenset = frozenset()):
+                 tiles: int | None = None, tile_whys: frozenset = frozenset(), decided: dict | None = None,
+                 named: dict | None = None):
         self.fn, self.layout, self.path = fn, layout, path
         # the outer loop of a loop nest whose exit is unknown runs `tiles` trips (None: `iterations`,
         # like every loop); so does a loop whose exit depends on the same unknown (`tile_whys`,
@@ -163,16 +179,27 @@ class Machine:
         self.fork_depth = fork_depth
         self.params = {p[0]: p for p in fn.params}
         self.reads: dict = {}                       # (table, key) -> what the environment answered
+        # a parameter's value key -> the decisions earlier threads took on it, ((formula, truth,
+        # where), ...): one decision per question for the whole kernel
+        self.decided = decided or {}
+        # (rank, byte address) -> [(writer's barrier counts, bytes, name, add, addbits, writer)]: the
+        # unknown values other threads stored there (Trace.named_stores)
+        self.named = named or {}
 
     def lookup(self, table: str, key):
         """The environment's answer for `key` in `table` (c: constants, l: lane 0's shuffles,
-        p: parameter values, w: whether an unknown ends a tile loop), not recorded."""
+        p: parameter values, w: whether an unknown ends a tile loop, d: the decisions earlier
+        threads took on a parameter), not recorded."""
         if table == "c":
             return self.consts.get(key, ABSENT)
         if table == "l":
             return self.lane0.get(key, ABSENT)
         if table == "p":
             return self.param_values.get(key, ABSENT)
+        if table == "d":
+            return self.decided.get(key, ())
+        if table == "s":
+            return self.named.get(key, ABSENT)
         return key in self.tile_whys
 
     def _read(self, table: str, key):
@@ -186,6 +213,8 @@ class Machine:
         st.gens = Counter()
         st.own = {}
         end = self._go(st, 0)
+        end.trace.decided = [(f, truth, line) for f, (truth, line) in end.facts.items()
+                             if isinstance(line, int) and Cond(f).shared()]
         for idx in sorted(end.unused, reverse=True):
             # a non-blocking try_wait whose result no branch read: a query, not a wait
             e = end.trace.events.pop(idx)
@@ -212,8 +241,11 @@ class Machine:
             if ins.predicate:
                 neg = ins.predicate.startswith("@!")
                 g = st.regs.get(ins.predicate.lstrip("@!"), _UNWRITTEN)
-                if isinstance(g, Unk) and g.cond is not None:
-                    g = self._follows(st, s, ins, g)
+                if isinstance(g, Unk):
+                    if ins.op == "bra" and self._exits_loop(st.pc, s, ins):
+                        g = self._leaves(st, s, ins, g)
+                    else:
+                        g = self._follows(st, s, ins, g)
                 if isinstance(g, int):
                     if bool(g) == neg:
                         if ins.op == "bra" and st.taint.get(ins.predicate.lstrip("@!")):
@@ -260,6 +292,7 @@ class Machine:
         back edge) is taken; a forward one takes the direction that synchronizes more (both are
         run to the end). Each later time the same branch is reached, it goes the same way until
         the loop has run `iterations` times, then the other way (the loop is closed)."""
+        self._no_float_decision(st, s, ins)
         target = self._target(s, ins)
         here = st.pc
         bound, outer = self._bound(st, here, ins)
@@ -290,7 +323,7 @@ class Machine:
         if depth >= self.fork_depth:
             st.trace.assumptions.append((s.line, "branch not taken (unknown condition; fork depth reached)"))
             st.loops[here] = (False, 1)
-            self._decide(st, ins, False, s.line)
+            self._decide(st, ins, False, None if self._exits_loop(here, s, ins) else s.line)
             st.pc = here + 1
             return None
         bound, outer = self._bound(st, here, ins)
@@ -299,12 +332,15 @@ class Machine:
         # to it after each trip; taking the exit side here would run no trip at all
         first = outer and work_after(self.fn, here)
 
+        # a loop's exit is no fact (the trip count is the abstraction), even the first time
+        fact = None if self._exits_loop(here, s, ins) else s.line
+
         def sides(stop=frozenset()):
             a, b = st.copy(target), st.copy(here + 1)
             n = 0 if first else 1
             a.loops[here], b.loops[here] = (True, n), (False, n)
-            self._decide(a, ins, True, s.line)
-            self._decide(b, ins, False, s.line)
+            self._decide(a, ins, True, fact)
+            self._decide(b, ins, False, fact)
             a.stop, b.stop = st.stop | stop, st.stop | stop
             return a, b
 
@@ -345,11 +381,36 @@ class Machine:
             + f" (its condition {ins.predicate} depends on unknown values; this direction synchronizes more)"))
         return chosen
 
+    def _no_float_decision(self, st: "_State", s, ins: Instr) -> None:
+        """A branch on a comparison of a float kernel parameter is not decided: the facts do not
+        follow float comparisons, so two roles (or two setps) could take opposite sides of one
+        question. The refusal names the parameter, and the extraction is run again with a value
+        for it (checker.extract.api: 1.0, then 0.0), which every thread compares exactly."""
+        reg = ins.predicate.lstrip("@!")
+        g = st.regs.get(reg, _UNWRITTEN)
+        keys = self._cond(st, reg, g).keys() if isinstance(g, Unk) else ()
+        param = next((k[0].split("#")[0] for k in keys if k[0].startswith("float parameter ")), None)
+        if param is not None:
+            raise Refused(f"a branch on a comparison of a float kernel parameter ({param}): ptxmc extract "
+                          f"decides it only with a value for the parameter (--param)", self._loc(s))
+
+    def _exits_loop(self, here: int, s, ins: Instr) -> bool:
+        """The branch at `here` can leave a loop it is in (checker.extract.loops): its decisions
+        are the loop's trip count, no fact, and no fact decides it."""
+        hit = _EXITS.get((id(self.fn), here))
+        if hit is None or hit[0] is not self.fn:
+            target = self._target(s, ins)
+            out = any(lp.head <= here <= lp.tail and not (lp.head <= target <= lp.tail and here + 1 <= lp.tail)
+                      for lp in nest(self.fn).loops)
+            hit = _EXITS[(id(self.fn), here)] = (self.fn, out)
+        return hit[1]
+
     def _unknown_exit(self, st: "_State", s, ins: Instr, depth: int) -> "_State":
         """`@p ret` / `@p exit` on a value the thread cannot know: a forward branch to the end.
         The side that goes on synchronizes at least as much, so it is taken, and said (it used to
         be taken silently); as for a branch, sides that differ in an mbarrier's lifetime are
         refused."""
+        self._no_float_decision(st, s, ins)
         gone = st.copy(st.pc)
         self._decide(gone, ins, True, s.line)
         stay = st.copy(st.pc + 1)
@@ -419,46 +480,88 @@ class Machine:
 
     def _decide(self, st: "_State", ins: Instr, taken: bool, line: int | None = None) -> None:
         """The predicate register of a decided branch holds the decision from here on, so that the
-        guards computed from it later (`and.pred %p5, %p10, %p4`) agree with the path; and where the
-        predicate compares an unknown register with a constant, the decision is a fact about that
-        register's value which later predicates on it follow (checker.extract.facts). A loop's
-        decisions (its back edge taken, then not) are no fact: the trip count is the abstraction."""
+        guards computed from it later (`and.pred %p5, %p10, %p4`) agree with the path; and the
+        decision is a fact about the values the predicate is made of, which later predicates on
+        them follow (checker.extract.facts). A loop's decisions (its back edge taken, then not)
+        are no fact: the trip count is the abstraction."""
         reg = ins.predicate.lstrip("@!")
-        old = st.regs.get(reg)
+        old = st.regs.get(reg, _UNWRITTEN)
         v = int(taken != ins.predicate.startswith("@!"))
-        if line is not None and isinstance(old, Unk) and old.cond is not None:
-            record(st.facts, old.cond, v, line)
+        if line is not None and isinstance(old, Unk):
+            record(st.facts, self._cond(st, reg, old), v, line)
         st.regs[reg] = v
         st.writes[reg] += 1
         st.taint.pop(reg, None)
 
     @staticmethod
     def _source(st: "_State", o, v) -> tuple | None:
-        """Which value the setp operand `o` (holding `v`) is, for the facts: a parameter's (the same
-        in every register), else the register's at its latest write; None for no register."""
+        """Which value the setp operand `o` (holding `v`) is, for the facts: the one its Unk names
+        (a parameter's: the same in every register; a copy's: the register it was copied from),
+        else the register's at its latest write; None for no register."""
         if isinstance(v, Unk) and v.src is not None:
             return (v.src, 0)
         if isinstance(o, Reg) and o.name[:1] not in "%!":
             return (o.name, st.writes[o.name])
         return None
 
+    @staticmethod
+    def _cond(st: "_State", reg: str, v: "Unk") -> Cond:
+        """The formula an unknown predicate held in `reg` is: its comparison, or itself (a Var)."""
+        if v.cond is not None:
+            return v.cond
+        return Cond(Var(v.src, 0) if v.src is not None else Var(reg, st.writes[reg]))
+
+    def _more(self, key: tuple) -> dict:
+        """The decisions earlier threads of the kernel took on the parameter value `key`."""
+        if not key[0].startswith(SHARED_NAMES):
+            return {}
+        return {f: (truth, where) for f, truth, where in self._read("d", key)}
+
     def _follows(self, st: "_State", s, ins: Instr, g: Unk):
-        """The guard `g` where an earlier decision on the same unknown settles it (said in the role
-        table at a branch's or an exit's line), else `g`."""
-        hit = implied(g.cond, st.facts)
+        """The guard `g` where an earlier decision on the same unknowns (this thread's, or an
+        earlier thread's on a kernel parameter) settles it (said in the role table at a branch's
+        or an exit's line), else `g`."""
+        reg = ins.predicate.lstrip("@!")
+        cond = self._cond(st, reg, g)
+        hit = implied(cond, st.facts, self._more)
         if hit is None:
             return g
         v, line = hit
-        reg = ins.predicate.lstrip("@!")
         st.regs[reg] = v
         st.writes[reg] += 1
-        if ins.op in ("bra", "ret", "exit"):
-            taken = bool(v) != ins.predicate.startswith("@!")
-            note = (s.line, f"{'branch' if ins.op == 'bra' else ins.op} {'taken' if taken else 'not taken'} "
-                            f"(its condition {ins.predicate} follows from the decision at L{line}: "
-                            f"{g.cond.atom.text()} is {'true' if (v == 1) == g.cond.true else 'false'})")
-            if note not in st.trace.assumptions:
-                st.trace.assumptions.append(note)
+        taken = bool(v) != ins.predicate.startswith("@!")
+        where = f"L{line}" if isinstance(line, int) else line
+        what = {"bra": "branch"}.get(ins.op, ins.op if ins.op in ("ret", "exit") else ins_name(s))
+        note = (s.line, f"{what} {('taken' if ins.op == 'bra' else 'run') if taken else ('not taken' if ins.op == 'bra' else 'skipped')} "
+                        f"(its condition {ins.predicate} follows from the decision at {where}: "
+                        f"{cond.text()} is {'true' if (v == 1) == cond.true else 'false'})")
+        if note not in st.trace.assumptions:
+            st.trace.assumptions.append(note)
+        return v
+
+    def _leaves(self, st: "_State", s, ins: Instr, g: Unk):
+        """A loop's exit test on unknowns: the window (`--iterations`, `--tiles`) decides how long
+        the loop stays, but where the decisions taken so far say the loop ends here (another role
+        decided `K < 2`: no second trip), it ends here, and the table says so; else `g`."""
+        reg = ins.predicate.lstrip("@!")
+        cond = self._cond(st, reg, g)
+        hit = implied(cond, st.facts, self._more)
+        if hit is None:
+            return g
+        v, line = hit
+        here = st.pc
+        taken = bool(v) != ins.predicate.startswith("@!")
+        goes = self._target(s, ins) if taken else here + 1
+        if all(lp.head <= goes <= lp.tail for lp in nest(self.fn).loops if lp.head <= here <= lp.tail):
+            return g                    # the facts keep the loop going: the window says how long
+        st.loops.pop(here, None)
+        st.regs[reg] = v
+        st.writes[reg] += 1
+        where = f"L{line}" if isinstance(line, int) else line
+        note = (s.line, f"loop left here (its condition {ins.predicate} follows from the decision at {where}: "
+                        f"{cond.text()} is {'true' if (v == 1) == cond.true else 'false'})")
+        if note not in st.trace.assumptions:
+            st.trace.assumptions.append(note)
         return v
 
     def _check_spin(self, st: "_State", s, ins: Instr) -> None:
@@ -526,9 +629,10 @@ class Machine:
             if first == "%":
                 return self._special(st.trace.ident, name, s)
             if first == "!":
-                v = st.regs.get(name.lstrip("!"), _UNWRITTEN)
-                if isinstance(v, Unk) and v.cond is not None:
-                    return Unk(v.why, v.cond.negated())
+                reg = name.lstrip("!")
+                v = st.regs.get(reg, _UNWRITTEN)
+                if isinstance(v, Unk):
+                    return Unk(v.why, self._cond(st, reg, v).negated())
                 return (0 if v else 1) if isinstance(v, int) else v
             return st.regs.get(name, _UNWRITTEN)
         if isinstance(o, Imm):
@@ -580,16 +684,17 @@ class Machine:
 
     def _assign_unknown(self, st: "_State", ins: Instr, why: str) -> None:
         if ins.operands:
-            u = Unk(why)            # (frozen, compared by value: one object for every destination)
             for r in _dests(ins.operands[0]):
-                st.regs[r] = u
                 st.writes[r] += 1
+                st.regs[r] = Unk(why, src=f"{r}#{st.writes[r]}")      # a value of its own
                 st.taint.pop(r, None)
 
     def _set(self, st: "_State", d, v, taint=frozenset()) -> None:
         for r in _dests(d):
-            st.regs[r] = v
             st.writes[r] += 1
+            # an unknown that is no named value yet is named by this write (facts: its identity)
+            st.regs[r] = Unk(v.why, v.cond, f"{r}#{st.writes[r]}", v.sel) \
+                if isinstance(v, Unk) and v.src is None else v
             if taint:
                 st.taint[r] = taint
             else:
@@ -621,15 +726,21 @@ class Machine:
                 if carried:
                     taint = taint.union(*carried)
             if op == "setp":
-                bop = q[1] if len(q) > 2 and q[1] in _BOOL_OPS else None
-                t = _alu(op, tuple(x for x in q if x not in _BOOL_OPS), vals[:2])
-                cond = None if bop or not isinstance(t, Unk) else comparison(
-                    q, tuple(self._source(st, o, v) for o, v in zip(ops[1:3], vals[:2])), tuple(vals[:2]))
-                if cond is not None:
-                    hit = implied(cond, st.facts)
-                    t = hit[0] if hit is not None else Unk(t.why, cond)
-                self._set_setp(st, ops[0], t, bop, vals[2] if bop and len(vals) > 2 else None, taint)
+                self._setp(st, s, ins, vals, taint)
                 return
+            if "pred" in q and op in ("and", "or", "xor", "not") and any(isinstance(v, Unk) for v in vals):
+                self._set(st, ops[0], self._pred_op(st, op, ops[1:], vals), taint)
+                return
+            if op == "selp" and isinstance(vals[2], Unk) and all(isinstance(v, int) for v in vals[:2]) \
+                    and vals[0] != vals[1]:
+                c = vals[2]
+                self._set(st, ops[0], Unk(c.why, sel=(self._operand_cond(st, ops[3], c), vals[0], vals[1])), taint)
+                return
+            if op in ("add", "sub") and len(vals) == 2 and not _wide(q):
+                v = self._offset(op, q, vals)
+                if v is not None:
+                    self._set(st, ops[0], v, taint)
+                    return
             self._set(st, ops[0], _carry(op, q, _alu(op, q, vals)), taint)
             return
         if op == "cvta":
@@ -727,25 +838,113 @@ class Machine:
             out.append(v)
         return out
 
-    def _set_setp(self, st, d, t, bop=None, c=None, taint=frozenset()) -> None:
-        """setp's destinations from its comparison `t`: `p|q` gets p = BoolOp(t, c) and
-        q = BoolOp(!t, c) (PTX ISA, setp), never the same value twice."""
-        def comb(x):
-            if bop is None:
-                return x
-            if isinstance(x, int) and isinstance(c, int):
-                return {"and": x & c, "or": x | c, "xor": x ^ c}[bop]
-            if bop == "and" and 0 in (x, c):
-                return 0
-            if bop == "or" and 1 in (x, c):
-                return 1
-            return x if not isinstance(x, int) else c
-        items = d.items if isinstance(d, Vec) else [d]
-        self._set(st, items[0], comb(t), taint)
+    def _operand_cond(self, st, o, v: "Unk") -> Cond:
+        """The formula of the unknown predicate operand `o` (holding `v`)."""
+        if v.cond is not None:
+            return v.cond
+        key = self._source(st, o, v)
+        return Cond(Var(*key)) if key is not None else Cond(Var(f"?{id(v)}", 0))
+
+    @staticmethod
+    def _bool(op: str, x, y):
+        """x OP y on predicates: ints, or Unks with a Cond."""
+        if isinstance(x, int) and isinstance(y, int):
+            return {"and": x & y, "or": x | y, "xor": x ^ y}[op]
+        if isinstance(x, int):
+            x, y = y, x
+        if isinstance(y, int):          # x unknown, y known
+            if op == "and":
+                return x if y else 0
+            if op == "or":
+                return 1 if y else x
+            return Unk(x.why, x.cond.negated()) if y else x
+        return Unk(x.why, combine(op, x.cond, y.cond))
+
+    def _pred_op(self, st, op: str, srcs, vals):
+        """`and/or/xor/not.pred` with an unknown operand: the formula of its operands."""
+        xs = [v & 1 if isinstance(v, int) else Unk(v.why, self._operand_cond(st, o, v))
+              if isinstance(v, Unk) else Unk("predicate", Cond(Var(f"?{id(v)}", 0)))
+              for o, v in zip(srcs, vals)]
+        if op == "not":
+            x = xs[0]
+            return 1 - x if isinstance(x, int) else Unk(x.why, x.cond.negated())
+        return self._bool(op, xs[0], xs[1])
+
+    def _setp(self, st, s, ins: Instr, vals: list, taint) -> None:
+        """`setp.CMP[.BOOLOP].T p[|q], a, b[, c]`: p = (a CMP b) BOOLOP c and q = !(a CMP b) BOOLOP c
+        (PTX ISA, setp), each the formula of its comparison and of c where a value is unknown:
+        never the same value twice, and a decision on p says what it says about a, b and c."""
+        q, ops = ins.qualifiers, ins.operands
+        base = tuple(x for x in q if x not in _BOOL_OPS)
+        items = ops[0].items if isinstance(ops[0], Vec) else [ops[0]]
+        t = _alu("setp", base, vals[:2])
+        if isinstance(t, Unk):
+            cond = self._selp_compare(base, vals[:2])
+            if isinstance(cond, int):
+                t = cond
+            else:
+                bits = _bits(base)
+                srcs = [self._source(st, o, v) for o, v in zip(ops[1:3], vals[:2])]
+                adds = [v.add if isinstance(v, Unk) else 0 for v in vals[:2]]
+                for i, v in enumerate(vals[:2]):
+                    if isinstance(v, Unk) and v.add and v.addbits != bits:
+                        srcs[i] = None          # a constant added at another width: not followed
+                cond = cond or comparison(base, tuple(srcs), tuple(vals[:2]), tuple(adds))
+                # an opaque comparison (on an address, an unknown type) is a predicate of its own
+                t = Unk(t.why, cond or Cond(Var(f"{items[0].name}#setp{st.writes[items[0].name] + 1}", 0)))
+        self._setp_out(st, s, ins, t, taint)
+
+    def _setp_out(self, st, s, ins: Instr, t, taint=frozenset()) -> None:
+        """setp's destinations from its comparison `t` (an int, or an Unk with a Cond)."""
+        q, ops = ins.qualifiers, ins.operands
+        bop = next((x for x in q if x in _BOOL_OPS), None)
+        items = ops[0].items if isinstance(ops[0], Vec) else [ops[0]]
+        c = None
+        if bop:
+            c = self._val(st, ops[3], s) if len(ops) > 3 else _UNWRITTEN
+            if isinstance(c, Unk):
+                c = Unk(c.why, self._operand_cond(st, ops[3], c))
+            elif not isinstance(c, int):
+                c = Unk("predicate", Cond(Var(f"?{id(c)}", 0)))
+        neg = 1 - t if isinstance(t, int) else Unk(t.why, t.cond.negated())
+        outs = [t, neg]
+        if bop:
+            outs = [self._bool(bop, x, c) for x in outs]
+        self._set(st, items[0], outs[0], taint)
         if len(items) > 1:
-            if isinstance(t, Unk) and t.cond is not None:
-                t = Unk(t.why, t.cond.negated())
-            self._set(st, items[1], comb(1 - t if isinstance(t, int) else t), taint)
+            self._set(st, items[1], outs[1], taint)
+
+    @staticmethod
+    def _offset(op: str, q: tuple, vals: list):
+        """`add/sub d, x, k` (or `add d, k, x`) on a named unknown x and a constant k: the same value
+        plus a constant, so that comparisons of d follow the facts on x; None otherwise."""
+        x, k = vals
+        if op == "add" and isinstance(x, int):
+            x, k = k, x
+        if not isinstance(x, Unk) or not isinstance(k, int) or x.src is None or x.cond is not None:
+            return None
+        bits = _bits(q)
+        if x.add and x.addbits != bits:
+            return None
+        m = (1 << bits) - 1
+        return Unk(x.why, src=x.src, add=(x.add + (k if op == "add" else -k)) & m, addbits=bits)
+
+    @staticmethod
+    def _selp_compare(q: tuple, vals: list):
+        """`setp.CMP d, k` on d = selp(A, B, c) and a constant k: 1 or 0 where A and B compare the
+        same, else c's Cond or its negation; None where no operand is such a value."""
+        for i in (0, 1):
+            x, k = vals[i], vals[1 - i]
+            if isinstance(x, Unk) and x.sel is not None and isinstance(k, int):
+                c, a, b = x.sel
+                pair = (lambda v: [v, k]) if i == 0 else (lambda v: [k, v])
+                ra, rb = _alu("setp", q, pair(a)), _alu("setp", q, pair(b))
+                if not isinstance(ra, int) or not isinstance(rb, int):
+                    return None
+                if ra == rb:
+                    return ra
+                return c if ra else c.negated()
+        return None
 
     def _float_setp(self, st, s, ins: Instr) -> None:
         """`setp.CMP.f32 p, a, b` on known bit patterns (a parameter given a value, `0f00000000`)
@@ -757,10 +956,15 @@ class Machine:
         if all(isinstance(v, int) for v in vals) and len(q) >= 2 and q[1] in ("f32", "f64") and q[0] in _FCMP:
             a, b = (_as_float(v, q[1]) for v in vals)
             r = _FCMP[q[0]](a, b) if a == a and b == b else q[0].endswith("u")   # NaN: only unordered holds
-            self._set_setp(st, ops[0], int(bool(r)))
+            self._setp_out(st, s, ins, int(bool(r)))
             return
         param = next((v for v in vals if isinstance(v, Unk) and v.why.startswith("parameter ")), None)
-        self._assign_unknown(st, ins, "float " + param.why if param else "floating point")
+        d = ops[0].items[0] if isinstance(ops[0], Vec) else ops[0]
+        why = "float " + param.why if param else "floating point"
+        # one unknown comparison, which p and q (its complement) and the BOOLOP are made of; named
+        # after the float parameter it compares, if any (no branch on it is decided)
+        name = f"{why}#" if param else ""
+        self._setp_out(st, s, ins, Unk(why, Cond(Var(f"{name}{d.name}#setp{st.writes[d.name] + 1}", 0))))
 
     def _mov_vector(self, st, s, ins: Instr) -> None:
         """`mov.b64 d, {lo, hi}` packs, `mov.b64 {lo, hi}, d` unpacks (wgmma/tcgen05 descriptors)."""
@@ -802,6 +1006,12 @@ class Machine:
             ok = int(j <= top)
             if not ok:
                 j = me
+        if j == 0 and isinstance(a, Unk) and me == 0:
+            # lane 0's unknown, which the warp's lanes receive: one name for all of them (a
+            # register's name is its own thread's), so that they decide questions on it together
+            ident = st.trace.ident
+            a = Unk(a.why, src=f"shared value shfl of lane 0 of warp {ident.warp} in CTA {ident.rank} at L{s.line}"
+                               f" ({key[1] + 1})")
         if j == me:
             v = a
         elif j == 0 and self._read("l", key) is not ABSENT:
@@ -859,27 +1069,19 @@ class Machine:
         strong = bool({"relaxed", "acquire", "release", "volatile", "mmio"} & set(q))
         if space == "param":
             name = a.base
-            if not write and a.offset == 0 and self._read("p", name) is not ABSENT:
-                self._set(st, ops[0], _param(self.param_values[name], q))
-                return
             if name in self.params and not write:
                 p = self.params[name]
-                key = name if a.offset == 0 else f"{name}@{a.offset}"
-                if self._read("p", key) is not ABSENT:
-                    self._set(st, ops[0], _param(self.param_values[key], q))
-                    return
-                v = Sym(f"arg:{name}") if p[1] in ("u64", "b64", "s64") and a.offset == 0 and p[2] is None \
-                    else Unk(f"parameter {key}", src=f"parameter {key}:{'.'.join(q)}")
-                self._set(st, ops[0], v)
+                if p[1] in ("u64", "b64", "s64") and a.offset == 0 and p[2] is None and not isinstance(ops[0], Vec) \
+                        and self._read("p", name) is ABSENT:
+                    self._set(st, ops[0], Sym(f"arg:{name}"))
+                else:
+                    self._param_fields(st, ins, name, a.offset)
                 return
             if not write and a.register:
                 # a field of a struct parameter, through its address (CUTLASS's Params)
                 v = self._addr(st, s, a, "param")
                 if isinstance(v, Sym) and v.name.startswith("param:") and v.off is not None:
-                    key = f"{v.name[6:]}@{v.off}"
-                    v = self._read("p", key)
-                    self._set(st, ops[0], _param(Unk(f"parameter {key}", src=f"parameter {key}:{'.'.join(q)}")
-                                                 if v is ABSENT else v, q))
+                    self._param_fields(st, ins, v.name[6:], v.off, always_at=True)
                     return
             self._assign_unknown(st, ins, "param")
             return
@@ -910,11 +1112,16 @@ class Machine:
                     for k, p in enumerate(parts):
                         val = val | (_wrap(p, 8 * w) << (8 * w * k)) if isinstance(val, int) and isinstance(p, int) \
                             else Unk("vector")
+                if isinstance(addr, int):
+                    for k in [k for k, x in st.own_names.items() if k < addr + nbytes and addr < k + x[0]]:
+                        del st.own_names[k]
                 for b in range(nbytes):
                     byte = (val >> (8 * b)) & 0xff if isinstance(val, int) else None
                     st.own[addr + b] = byte
                     if byte is not None:
                         st.trace.stores.append((st.trace.ident.rank, addr + b, byte, dict(st.bars)))
+                if isinstance(val, Unk) and isinstance(addr, int) and val.cond is None and val.sel is None:
+                    self._name_store(st, s, addr, nbytes, val)
             self._event(st, s, ins, "smem", loc=loc, write=write, bytes=nbytes, sem=sem,
                         value=self._val(st, ops[1], s) if write else None)
             return
@@ -925,11 +1132,71 @@ class Machine:
             self._set(st, ops[0], Unk("global data"))
         st.trace.dropped["global data access"] += 1
 
+    def _name_store(self, st, s, addr: int, nbytes: int, val: "Unk") -> None:
+        """An unknown value stored to shared memory gets a name every thread knows: a parameter's
+        own, else the store's (its CTA, address, thread, line and occurrence)."""
+        ident = st.trace.ident
+        if val.src is not None and val.src.startswith(SHARED_NAMES):
+            name, add, addbits = val.src, val.add, val.addbits
+        else:
+            k = sum(1 for x in st.trace.named_stores if x[1] == addr)
+            name, add, addbits = (f"shared value c{ident.rank}+{addr:#x} stored by thread {ident.linear} at "
+                                  f"L{s.line}" + (f" ({k + 1})" if k else "")), 0, 0
+        st.trace.named_stores.append((ident.rank, addr, nbytes, name, add, addbits, dict(st.bars)))
+        st.own_names[addr] = (nbytes, name, add, addbits)
+
+    def _named_value(self, st, addr: int, nbytes: int):
+        """The named unknown another thread stored at exactly these bytes before a barrier both
+        have passed, when it is the only store there this thread can see; else None."""
+        found = self._read("s", (st.trace.ident.rank, addr))
+        if found is ABSENT:
+            return None
+        last: dict = {}
+        for w, n, name, add, addbits, who in found:
+            if any(k > w.get(i, 0) for i, k in st.bars.items()):
+                last[who] = (n, name, add, addbits)
+        vals = set(last.values())
+        if len(vals) != 1:
+            return None
+        n, name, add, addbits = next(iter(vals))
+        if n != nbytes:
+            return None
+        # a constant stored over those bytes by a thread this one can see: not the one value
+        for b in range(nbytes):
+            c = self._read("c", (st.trace.ident.rank, addr + b))
+            if c is not ABSENT and any(any(k > w.get(i, 0) for i, k in st.bars.items()) for w, _, _ in c):
+                return None
+        return Unk("shared data", src=name, add=add, addbits=addbits)
+
+    def _param_fields(self, st, ins: Instr, name: str, off: int, always_at: bool = False) -> None:
+        """`ld.param[.vN].T d, [NAME+off]`: each destination is the parameter's bytes at its own
+        offset (`NAME@OFF`; `NAME` itself at offset 0 of a plain parameter): the value given for
+        it (--param, the parameter search), else an unknown named by those bytes and their width
+        (the same value whichever register, thread or signedness loads it)."""
+        q = ins.qualifiers
+        d = ins.operands[0]
+        items = d.items if isinstance(d, Vec) else [d]
+        elem = _access_bytes(tuple(x for x in q if x not in ("v2", "v4", "v8")), None)
+        for k, r in enumerate(items):
+            o = off + k * elem
+            key = name if o == 0 and not always_at else f"{name}@{o}"
+            v = self._read("p", key)
+            self._set(st, r, Unk(f"parameter {key}", src=f"parameter {key}:{8 * elem}") if v is ABSENT
+                      else _param(v, q))
+
     def _shared_value(self, st, addr, nbytes: int):
         """A load of shared memory: the bytes this thread stored itself, else the constant another
-        thread stored before a barrier generation both have passed (the latest such), else unknown."""
+        thread stored before a barrier generation both have passed (the latest such), else the
+        named unknown another thread stored there (`_named_value`), else unknown."""
         if not isinstance(addr, int):
             return Unk("shared data")
+        if not any(addr + b in st.own for b in range(nbytes)):
+            v = self._named_value(st, addr, nbytes)
+            if v is not None:
+                return v
+        mine = st.own_names.get(addr)
+        if mine is not None and mine[0] == nbytes:        # this thread's own named store, read back
+            return Unk("shared data", src=mine[1], add=mine[2], addbits=mine[3])
         value = 0
         for b in range(nbytes):
             a = addr + b
@@ -1163,14 +1430,21 @@ class _State:
     stop: frozenset = frozenset()                       # loop heads where a second trip stops (--tiles 1)
     writes: Counter = field(default_factory=Counter)    # register -> writes so far (which value it holds)
     facts: dict = field(default_factory=dict)           # Atom -> (truth, line): decisions on unknowns
+    own_names: dict = field(default_factory=dict)       # byte address -> the named unknown this thread stored there
 
     def copy(self, pc: int) -> "_State":
         t = self.trace
         nt = Trace(t.ident, list(t.events), list(t.assumptions), Counter(t.dropped), list(t.maxnreg), dict(t.shfl),
-                   list(t.stores), list(t.gens), dict(t.tiles), set(t.tile_whys))
+                   list(t.stores), list(t.gens), dict(t.tiles), set(t.tile_whys), list(t.warpsyncs),
+                   list(t.decided), list(t.named_stores))
         return _State(pc, dict(self.regs), dict(self.taint), dict(self.loops), dict(self.local), Counter(self.occ), nt,
                       Counter(self.visits), Counter(self.bars), dict(self.own), Counter(self.gens),
-                      set(self.unused), self.stop, Counter(self.writes), dict(self.facts))
+                      set(self.unused), self.stop, Counter(self.writes), dict(self.facts), dict(self.own_names))
+
+
+def ins_name(s) -> str:
+    """An instruction's opcode with its qualifiers (`mbarrier.arrive.expect_tx`), for the table."""
+    return ".".join((s.instr.op,) + tuple(s.instr.qualifiers)) if s.instr is not None else s.text
 
 
 def _key(addr):
@@ -1186,6 +1460,9 @@ def _dests(d) -> list[str]:
 
 
 _UNWRITTEN = Unk("a register not written on this path")
+# the value names that are the same in every thread: facts on them are shared by the kernel
+SHARED_NAMES = ("parameter ", "shared value ")
+_EXITS: dict = {}           # (id(function), statement) -> (function, whether the branch there leaves a loop)
 _BOOL_OPS = ("and", "or", "xor")       # setp.CMP.BOOLOP
 _ALU_OPS = frozenset(("mov", "add", "sub", "mul", "mad", "shl", "shr", "and", "or", "xor", "not", "bfe", "bfi",
                       "selp", "min", "max", "div", "rem", "neg", "abs", "popc", "clz", "brev", "cvt", "setp", "prmt"))
@@ -1223,6 +1500,10 @@ def _bits(q) -> int:
     if b is None:
         b = _BITS[q] = next((_INT_BITS[x] for x in reversed(q) if x in _INT_BITS), 64)
     return b
+
+
+def _wide(q) -> bool:
+    return "wide" in q or "cc" in q or "sat" in q
 
 
 def _signed(q) -> bool:

@@ -171,6 +171,13 @@ def role_table(sk: Skeleton) -> str:
         rows.append(f"{r.name:<16} {r.size:>7}  {ws:<10} {reg:<22} {'; '.join(what) or '-'}")
         for line, a in r.trace.assumptions:
             rows.append(f"{'':<16} assumed at L{line}: {a}")
+        seen = set(r.trace.assumptions)
+        for tids, assumptions in r.folded:       # what the threads folded into it decided otherwise
+            who = f"thread {tids[0]}" if len(tids) == 1 else f"{len(tids)} threads {tids[0]}..{tids[-1]}"
+            for x in assumptions:
+                if x not in seen:
+                    seen.add(x)
+                    rows.append(f"{'':<16} assumed at L{x[0]} ({who}, folded in): {x[1]}")
         for what_, n in sorted(r.trace.dropped.items()):
             rows.append(f"{'':<16} dropped: {n} x {what_}")
     return "\n".join(rows)

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field, replace
 from ..errors import SourceLoc
 from ..isa.mbarrier import LIMIT as MB_LIMIT
 from ..isa.syntax import render_instr
+from .facts import Cond
 from .interp import Event, Ident, Machine, Refused, Trace
 from .memo import RunMemo
 from .layout import Layout, Loc
@@ -57,6 +58,9 @@ class Role:
     trace: Trace
     mult: list[int] = field(default_factory=list)     # per event: how many PTX threads perform it
     lines: list[Line] = field(default_factory=list)
+    # the threads folded into this role's litmus thread whose runs decided something of their own
+    # (tids, their assumptions): the role table says them too
+    folded: list = field(default_factory=list)
 
     @property
     def size(self) -> int:
@@ -122,6 +126,14 @@ def extract(mod: Module, fn: Function, *, iterations: int = 3, block: tuple[int,
         if not rep.events:
             continue                    # threads that synchronize with nothing: no litmus thread
         role = Role("", rank, tids, rep, mult=[len(tids)] * len(rep.events))
+        # threads of the role that decided something else on the way (a question on a parameter
+        # that only they asked, an exit they took earlier): the role table says it too
+        others: dict = defaultdict(list)
+        for t in tids[1:]:
+            a = traces[(rank, t)].assumptions
+            if a != rep.assumptions:
+                others[tuple(a)].append(t)
+        role.folded = [(ts, list(a)) for a, ts in others.items()]
         sigs[id(role)] = sig
         roles.append(role)
     roles = _merge(roles, sigs)
@@ -153,11 +165,15 @@ def _run_all(mod, fn, layout, block, nthreads, ncta, iterations, params, tiles, 
     most 4 rounds). A thread whose lookups get the same answers as in an earlier round is not run
     again (`memo`)."""
     consts: dict = {}
+    named: dict = {}        # the unknowns threads store to shared memory, for the others (Trace.named_stores)
     traces: dict[tuple[int, int], Trace] = {}
     tile_whys: frozenset = frozenset()
     for _ in range(4):
         errors: dict[tuple[int, int], Refused] = {}
         new: dict[tuple[int, int], Trace] = {}
+        # the decisions earlier threads took on kernel parameters (checker.extract.facts): every
+        # later thread follows them, so that the roles take one side of each question together
+        decided: dict = {}
         for rank in range(ncta):
             lane0: dict = {}
             for t in range(nthreads):
@@ -166,11 +182,16 @@ def _run_all(mod, fn, layout, block, nthreads, ncta, iterations, params, tiles, 
                 if t % 32 == 0:
                     lane0 = {}
                 m = Machine(fn, layout, mod.path, iterations, lane0, consts=consts, param_values=params,
-                            tiles=tiles, tile_whys=tile_whys)
+                            tiles=tiles, tile_whys=tile_whys, decided=decided, named=named)
                 tr = memo.run(m, ident)
                 if isinstance(tr, Refused):
                     errors[(rank, t)] = tr
                     continue
+                for f, truth, line in tr.decided:
+                    where = f"L{line} by thread {t}" + (f" of CTA {rank}" if ncta > 1 else "")
+                    for key in Cond(f).keys():
+                        if all(g != f for g, _, _ in decided.get(key, ())):
+                            decided[key] = decided.get(key, ()) + ((f, truth, where),)
                 if t % 32 == 0:
                     lane0.update(tr.shfl)
                 new[(rank, t)] = tr
@@ -179,10 +200,14 @@ def _run_all(mod, fn, layout, block, nthreads, ncta, iterations, params, tiles, 
             for r, addr, byte, counts in tr.stores:
                 stores[(r, addr)].append((counts, byte, (rank, t)))
         whys = frozenset(w for tr in new.values() for w in tr.tile_whys)
+        names: dict = defaultdict(list)
+        for (rank, t), tr in new.items():
+            for r, addr, n, name, add, addbits, counts in tr.named_stores:
+                names[(r, addr)].append((counts, n, name, add, addbits, (rank, t)))
         # the run of a thread depends on nothing else: when this round's stores and tile counts are
         # those it was run with, another round would run every thread the same way (refused or not)
-        settled = dict(stores) == consts and whys == tile_whys
-        traces, consts = new, dict(stores)
+        settled = dict(stores) == consts and whys == tile_whys and dict(names) == named
+        traces, consts, named = new, dict(stores), dict(names)
         if settled:
             break
         tile_whys = whys
@@ -279,6 +304,9 @@ def _merge(roles: list[Role], sigs: dict) -> list[Role]:
             mult = list(b.mult)
             for k, j in enumerate(idx):
                 mult[j] += a.mult[k]
+            others = {t for ts, _ in a.folded for t in ts}       # (they decided otherwise than a's own)
+            own = [t for t in sorted(a.tids) if t not in others]
+            big.folded = big.folded + r.folded + [(own, a.trace.assumptions)]
             big.trace, big.mult = b.trace, mult
             big.tids = sorted(big.tids + r.tids)
             sigs[id(big)] = sigs[id(b)]

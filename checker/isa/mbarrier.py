@@ -131,7 +131,8 @@ def mb_update(v: Expr, arrive: Expr = Const(0), expect: Expr = Const(0), complet
     """(the state after expect-tx(expect), complete-tx(complete), arrive-on(arrive) and, for
     arrive_drop, lowering the expected count by `drop`; whether that is undefined). The phase
     completes when the pending count and the tx-count are both 0 (then phase + 1 and pending =
-    expected). Undefined (1): a field of the new state out of PTX's range, or one of `operands`
+    expected). Undefined (1): a field of the new state out of PTX's range (the expected count
+    1..2^20-1, so an arrive_drop that lowers it to 0 is undefined), or one of `operands`
     ((value, low, high): a count a register gave) out of its range. On no mbarrier state (0:
     uninitialised or invalidated, which is MbarrierUninitialised) the state stays 0 and nothing
     more is flagged."""
@@ -144,7 +145,9 @@ def mb_update(v: Expr, arrive: Expr = Const(0), expect: Expr = Const(0), complet
     bad: Expr = Const(0)
     for x, low, high in operands:
         bad = _outside(x, low, high, bad)
-    bad = _outside(new_tx, -LIMIT, LIMIT, _outside(new_pending, 0, LIMIT, _outside(new_expected, 0, LIMIT, bad)))
+    # the expected count stays 1..2^20-1: arrive_drop "causes the expected arrivals count to be zero"
+    # is undefined (mbarrier.arrive_drop), as is any field outside the object's contents' range
+    bad = _outside(new_tx, -LIMIT, LIMIT, _outside(new_pending, 0, LIMIT, _outside(new_expected, 1, LIMIT, bad)))
     # an operation on no mbarrier state (0: uninitialised or invalidated) leaves it none
     return Ite("==", v, Const(0), Const(0), new), Ite("==", v, Const(0), Const(0), bad)
 

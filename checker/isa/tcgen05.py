@@ -54,7 +54,10 @@ tcgen05
   a cell that is not tcgen05-ordered before its dealloc is undefined (T6). tcgen05.alloc is a weak
   generic write of the allocation's abstract address to its shared-memory operand ("the store
   operation in tcgen05.alloc is treated as a weak memory operation"): the k-th tcgen05.alloc of
-  the test writes k (0 is no address).
+  the test writes k (0 is no address); its write is tagged TC_ALLOC. relinquish_alloc_permit is an
+  event tagged TC_RELINQ: an alloc of its CTA that is not base-causality-before it is undefined
+  ("it is illegal for a CTA to perform tcgen05.alloc after any of its constituent threads execute
+  tcgen05.relinquish_alloc_permit").
 - Pipelined pairs (`tcpipe`, between issue events of one CTA): mma -> mma with the same
   accumulator cell and the same shape (T4: the same .kind and the same instruction descriptor:
   the same value when the test gives one - an immediate or a register set by the thread - else
@@ -123,14 +126,14 @@ def lower_tcgen05(b: Builder, ctx: ThreadCtx, i: Instr) -> None:
         dst = i.operands[0]
         smem_matrix(b, ctx, dst, "address destination")
         n = b.ext["tc_allocs"] = b.ext.get("tc_allocs", 0) + 1
-        b.write(ctx, {"WEAK", "GEN"}, dst, Const(n),
+        b.write(ctx, {"WEAK", "GEN", "TC_ALLOC"}, dst, Const(n),
                 label=label(i, f"writes the allocation's abstract address {n} to {dst.base}"))
     elif what == "dealloc":
         t = i.operands[0]
         tmem_cell(b, ctx, t, "deallocated cell")
         b.write(ctx, {"TC_SYNC"}, t, ZERO, label=label(i, f"deallocates {t.base}"))
     elif what == "relinquish_alloc_permit":
-        b.new_event(ctx, "T", {"TC_SYNC"})
+        b.new_event(ctx, "T", {"TC_SYNC", "TC_RELINQ"}, label=label(i, "relinquishes the CTA's allocation permit"))
     elif what == "commit":
         _commit(b, ctx, i)
     elif what == "mma":

@@ -12,7 +12,7 @@ SETS: tuple[str, ...] = (
     "BAR_SYNC", "BAR_ARRIVE", "BAR_RED", "BAR_WARP", "ASYNC", "TMAP", "TEX", "SUR", "CON",
     "PF_ALIAS", "PF_ASYNC", "PF_TMAP", "PF_TEX", "PF_SUR", "PF_CON", "PF_UNI", "PF_READ",
     "RESTRICT", "MB", "MB_INIT", "MB_INVAL", "ACOMPL", "ASRC", "ADST", "CLU_ARRIVE", "CLU_WAIT",
-    "TMEM", "TC_SYNC", "TC_BEFORE", "TC_AFTER", "WG_NOFENCE", "REG_HAZARD",
+    "TMEM", "TC_SYNC", "TC_BEFORE", "TC_AFTER", "TC_ALLOC", "TC_RELINQ", "WG_NOFENCE", "REG_HAZARD",
 )
 
 RELATIONS: tuple[str, ...] = (

@@ -35,6 +35,7 @@ from ..resources import model_name
 from ..results.result import UndefinedReport
 from . import liveness
 from .liveness import Hang, hang_condition
+from .quiet import quiet_mbarriers
 from .session import Session, Verdict, Witness
 
 
@@ -44,11 +45,13 @@ class UnionSession:
     the same answer types (checker.verdict.open_session picks which)."""
 
     def __init__(self, test: LitmusTest, model: Model, options=frozenset(), engine: str = "z3",
-                 lim: limits.Limits | None = None, loops: bool = False, spin_once: bool = True):
+                 lim: limits.Limits | None = None, loops: bool = False, spin_once: bool = True,
+                 quiet: bool = True):
         self.test, self.model, self.options, self.engine = test, model, frozenset(options), engine
         self.engine_name, self.model_name = engine, model_name(model)
         self.lim = lim or limits.current()
         self.loops, self.spin_once = loops, spin_once
+        self.quiet = quiet      # False: the reference (every combination of failed iterations)
         self.combos = []
         self._es = []
         self.blocked: list[tuple[Combo, NeverCompletes]] = []    # combinations stuck at a barrier
@@ -174,6 +177,12 @@ class UnionSession:
                 for j2 in js:
                     more[i][j2].append(j)
 
+        # per thread, for each path: the failed iterations of awaits on quiet mbarriers that it
+        # exits (docs/model.md#a18, "Failed iterations of an mbarrier wait"): a choice with more
+        # than one of them in all adds no flag that a choice with at most one does not
+        quiet = quiet_mbarriers(self.test) if self.quiet else frozenset()
+        failed = [[_quiet_rounds(p, quiet) for p in ps] for ps in per]
+
         def rounds(choice) -> int:
             return sum(len(per[i][j].rounds) for i, j in enumerate(choice))
         live: dict[tuple[int, ...], bool] = {}
@@ -212,7 +221,7 @@ class UnionSession:
                 for i, j in enumerate(choice):
                     for j2 in more[i][j]:
                         x = choice[:i] + (j2,) + choice[i + 1:]
-                        if x not in seen:
+                        if x not in seen and sum(failed[k][y] for k, y in enumerate(x)) <= 1:
                             seen.add(x)
                             heapq.heappush(heap, (rounds(x), x))
         # (in the order combos gives them)
@@ -363,6 +372,18 @@ class UnionSession:
 
     def hang_unknown_why(self) -> str:
         return liveness.hang_unknown_why(self)
+
+
+def _quiet_rounds(p: paths.Path, quiet: frozenset[str]) -> int:
+    """How many iterations that went round on path `p` are failed waits on a `quiet` mbarrier
+    (checker.verdict.quiet) of an await the path goes on past (not the await it is cut in)."""
+    cut = p.cut.head.where if p.cut is not None else None
+    n = 0
+    for a, _ in p.rounds:
+        i = p.code[a]
+        if i.family in paths.WAITS and i.operands[1].base in quiet and (cut is None or i.where != cut):
+            n += 1
+    return n
 
 
 def _advice(cut: list[Combo], unroll: int) -> str:

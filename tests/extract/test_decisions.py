@@ -89,13 +89,16 @@ def test_a_second_predicate_on_the_same_unknown_follows_the_first_decision(tmp_p
            f"decision at L{first}:" in role_table(x.skeleton).replace("not taken", "taken"), role_table(x.skeleton)
 
 
-def test_a_predicate_on_another_value_is_still_decided_on_its_own(tmp_path):
-    """`%r9 + 1 == 0` is not `%r9 == 0`: no fact applies, the branch is decided (as before)."""
+def test_a_constant_added_to_the_value_is_followed_too(tmp_path):
+    """`%r9 + 1 != 1` is `%r9 != 0`: it follows from the decision on `%r9 != 0` (it used to be
+    decided on its own: the two stores to buf2 after the store to buf, a path no thread takes)."""
     f = tmp_path / "k.ptx"
     f.write_text(DECIDE.replace("SETP", "setp.ne.s32 %p4, %r9, 0;\n  add.s32 %r8, %r9, 1;\n"
                                         "  setp.ne.s32 %p5, %r8, 1;").replace("GUARD", "@%p5"))
     [x] = extract_file(str(f), out_dir=str(tmp_path / "out"))
-    assert "follows from the decision" not in role_table(x.skeleton)
+    assert "its condition @p5 follows from the decision" in role_table(x.skeleton), role_table(x.skeleton)
+    assert "parameter k_param_0 + 1 == 1 (b32) is true" in role_table(x.skeleton), role_table(x.skeleton)
+    assert x.check(jobs=0).ok
 
 
 def test_a_register_written_again_is_another_value(tmp_path):

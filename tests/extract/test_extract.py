@@ -329,7 +329,29 @@ def test_hang_check_of_the_cluster_kernel(tmp_path, capsys):
     """--hang adds `hang: forbidden`: the two cluster barriers of both CTAs complete."""
     assert main(["extract", str(CLUSTER), "-o", str(tmp_path), "--hang"]) == 0
     assert "hang: forbidden" in (tmp_path / "cluster_dsmem.yaml").read_text()
-    assert "no hang)" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "no hang)" in out and "not asked" not in out
+
+
+def test_an_unanswered_hang_question_still_answers_the_rest(tmp_path, capsys):
+    """--hang refused (here by the paths limit) made the whole check UNKNOWN, hiding that the
+    skeleton's undefined-behaviour and data checks hold: they are asked without it and said so,
+    and the exit status stays that of the unanswered question."""
+    assert main(["extract", str(TMA), "-o", str(tmp_path), "--hang", "--limit", "paths=4"]) != 0
+    out = capsys.readouterr().out
+    assert "X-tma_ws_pipeline: UNKNOWN" in out and "combinations of control paths" in out
+    assert "  without --hang: X-tma_ws_pipeline: PASS (no undefined behaviour" in out
+    assert "hang: forbidden" in (tmp_path / "tma_ws_pipeline.yaml").read_text()
+
+
+def test_a_pass_without_hang_says_what_it_did_not_ask(tmp_path, capsys):
+    """Without --hang a wait is the read that ends its loop: the PASS names what that leaves out
+    (hangs, and undefined behaviour needing a wait's earlier reads), not a bare "no undefined
+    behaviour" for the kernel."""
+    assert main(["extract", str(CLUSTER), "-o", str(tmp_path)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    i = next(k for k, line in enumerate(out) if "X-cluster_dsmem: PASS" in line)
+    assert out[i + 1].strip().startswith("not asked: hangs, and undefined behaviour that needs a wait's earlier reads")
 
 
 def test_output_folder_of_someone_else_is_refused(tmp_path, capsys):

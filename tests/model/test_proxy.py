@@ -411,3 +411,54 @@ def test_proxy_fence_any_cta_only_strengthens_and_drops_the_placement_rule(ptx_m
             pytest.fail(f"{t.name}: the option made the program undefined")
     assert "A2-remote-write+fence-in-issuer-CTA" in flipped
     assert "MP+gen-async+otherCTA+writer-fence" in flipped
+
+
+# -- option tensormap-pair (A12): a release and an acquire tensormap proxy fence ------------------
+
+# test -> (verdict of its stale-map condition by default, under tensormap-pair)
+PAIR_FLIPS = {
+    "litmus/proxy/tensormap.yaml::I1-tensormap-fence-example+release+acquire": ("d=10", "forbidden", "forbidden"),
+    "litmus/proxy/tensormap.yaml::I1-tensormap-fence-example+acquire-only": ("d=10", "forbidden", "allowed"),
+    "litmus/proxy/tensormap.yaml::I1-tensormap-fence-example+release-only": ("d=10", "forbidden", "allowed"),
+    "litmus/proxy/tensormap.yaml::I2-cp_fenceproxy-example+example": ("d=10", "forbidden", "forbidden"),
+    "litmus/proxy/tensormap-lifecycle.yaml::TM-LC+replace.global+plain-release+acquire": ("d=10", "forbidden", "allowed"),
+    "litmus/real-ptx/kernels.yaml::RP-kernel-tensormap-acquire": ("d=10", "forbidden", "forbidden"),
+}
+
+
+@pytest.mark.parametrize("engine", ["z3", "brute"])
+@pytest.mark.parametrize("spec", sorted(PAIR_FLIPS))
+def test_tensormap_pair_needs_a_release_and_an_acquire(spec, engine, ptx_model):
+    """A12, option tensormap-pair: one uni-directional tensormap proxy fence no longer carries a
+    generic write of the map to the tensormap proxy; a covering .release fence followed by a
+    .acquire one in the reading CTA does, and so does the acquire alone after a kernel boundary
+    (API synchronization). Both engines agree."""
+    from checker.front.litmus import load_paths
+
+    path, name = spec.split("::")
+    [test] = [t for t in load_paths([str(LITMUS_DIR.parent / path)]) if t.name == name]
+    cond_text, default, paired = PAIR_FLIPS[spec]
+    cond = next(e for e in test.expectations if e.text == cond_text).cond
+    for options, want in ((frozenset(), default), (frozenset({"tensormap-pair"}), paired)):
+        probe = replace(test, expect_undefined=None,
+                        expectations=(replace(test.expectations[0], kind=want, cond=cond, text=cond_text),))
+        r = check_test(probe, ptx_model, options=options, engine=engine)
+        assert r.status == "pass", (name, sorted(options), want, r.message)
+
+
+def test_tensormap_pair_only_weakens(ptx_model):
+    """The option removes orderings and adds none: over the proxy suites no verdict goes from
+    allowed to forbidden, and some go the other way."""
+    from checker.front.litmus import load_paths
+
+    tests = [t for t in load_paths([str(PROXY)]) if not isinstance(t, LitmusError) and t.expectations]
+    weakened = []
+    for t in tests:
+        a = check_test(t, ptx_model)
+        b = check_test(t, ptx_model, options=frozenset({"tensormap-pair"}))
+        for ca, cb in zip(a.conditions, b.conditions):
+            assert not (ca.allowed and cb.allowed is False), (t.name, ca.text)
+            if ca.allowed is False and cb.allowed:
+                weakened.append(t.name)
+        assert bool(a.undefined) == bool(b.undefined), t.name
+    assert "I1-tensormap-fence-example+acquire-only" in weakened
