@@ -15,7 +15,7 @@ import pytest
 from checker.front.litmus import load_text
 from checker.verdict.check import check_test
 from checker.verdict.quiet import quiet_mbarriers
-from checker.verdict.union import UnionSession, _quiet_rounds
+from checker.verdict.union import UnionSession, _cut_once, _quiet_rounds
 from tests.unfold.test_ub_variants import MODEL
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -72,17 +72,26 @@ def _keys_and_flags(u: UnionSession):
     return [c.key() for c, _ in u._ub_variants], sorted({(f.flag, f.why) for f in u.undefined})
 
 
-def _reference(t, quiet):
+def _waits_where_cut(u: UnionSession) -> set[int]:
+    """How many times the wait a thread is cut in is in its code, over the variants kept."""
+    return {sum(1 for i in p.code if i.where == p.cut.head.where and i.family == "mbarrier.try_wait")
+            for c, _ in u._ub_variants for p in c.paths if p.cut is not None}
+
+
+def _reference(t, quiet, cut=None):
     """The reference's variants with an execution, each with its failed iterations on the
-    mbarriers `quiet`, and its flags."""
+    mbarriers `quiet` of awaits it goes on past, as it is with the await a thread is cut in cut
+    after one failed iteration (its code and barrier generations), and its flags."""
     ref = UnionSession(t, MODEL, loops=True, quiet=False)
-    kept = [(c.key(), sum(_quiet_rounds(p, quiet) for p in c.paths)) for c, _ in ref._ub_variants]
+    cut = quiet if cut is None else cut
+    kept = [((tuple(_cut_once(p, cut).code for p in c.paths),) + c.key()[1:],
+             sum(_quiet_rounds(p, quiet) for p in c.paths)) for c, _ in ref._ub_variants]
     return kept, sorted({(f.flag, f.why) for f in ref.undefined})
 
 
 def test_failed_waits_on_quiet_mbarriers_are_not_combined():
     """Of the reference's variants with an execution, those in which the waits of both threads
-    failed are left out; the flags -- each wait's failed iteration before its
+    failed are left out, and a thread cut in its wait is cut after one failed iteration; the flags -- each wait's failed iteration before its
     mbarrier's init -- are the reference's."""
     t = _test()
     assert quiet_mbarriers(t) == {"m0", "m1"}
@@ -94,11 +103,60 @@ def test_failed_waits_on_quiet_mbarriers_are_not_combined():
     assert {f for f, _ in flags} == {"MbarrierUninitialised"} and len(flags) == 2
 
 
+NEVER = """
+- name: WaitsOnNothing
+  doc: "P1 waits on m1, which nothing initialises or arrives on: it spins forever, and each failed wait is
+    an operation on an uninitialised mbarrier; P2 gets past its wait on m0 once P0 arrives."
+  source: "PTX ISA 9.4, mbarrier.init (an mbarrier operation other than init on an object that is not an
+    initialised mbarrier is undefined); mbarrier.try_wait"
+  arch: sm_90
+  memory:
+    m0: {space: shared, owner: gpu0.cta0}
+    m1: {space: shared, owner: gpu0.cta0}
+  threads:
+    P0:
+      at: gpu0.cta0.warp0
+      code:
+        - mbarrier.init.shared::cta.b64 [m0], 1
+        - bar.sync 0, 3
+        - mbarrier.arrive.release.cta.shared::cta.b64 _, [m0]
+    P1:
+      at: gpu0.cta0.warp1
+      code:
+        - bar.sync 0, 3
+        - mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 p, [m1], 0 == 1
+    P2:
+      at: gpu0.cta0.warp2
+      code:
+        - bar.sync 0, 3
+        - mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 q, [m0], 0 == 1
+  expect:
+    undefined: true
+    hang: allowed
+"""
+
+
+def test_a_thread_cut_in_its_wait_keeps_one_failed_iteration():
+    """The only flag is P1's failed wait on m1, on the variants in which it is cut: found with
+    one failed iteration where the reference has two; and the run answers as expected."""
+    (t,) = load_text(NEVER, "never.yaml")
+    assert quiet_mbarriers(t) == {"m0", "m1"}
+    kept, flags = _reference(t, {"m0", "m1"})
+    u = UnionSession(t, MODEL, loops=True)
+    keys, got = _keys_and_flags(u)
+    assert keys == [k for k, n in kept if n <= 1] and got == flags
+    assert [f for f, _ in flags] == ["MbarrierUninitialised"]
+    assert _waits_where_cut(u) == {1}
+    assert _waits_where_cut(UnionSession(t, MODEL, loops=True, quiet=False)) == {2}
+    r = check_test(t, MODEL)
+    assert r.status == "pass", r.message
+
+
 def test_where_the_argument_does_not_reach_every_variant_is_kept():
     """A thread in another CTA: no mbarrier is quiet, and the variants are the reference's."""
     t = _test(OTHER_CTA)
     assert quiet_mbarriers(t) == frozenset()
-    kept, flags = _reference(t, {"m0", "m1"})
+    kept, flags = _reference(t, {"m0", "m1"}, frozenset())
     assert any(n > 1 for _, n in kept)          # (counted as if they were quiet)
     keys, got = _keys_and_flags(UnionSession(t, MODEL, loops=True))
     assert keys == [k for k, _ in kept] and got == flags
