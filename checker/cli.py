@@ -190,21 +190,22 @@ def entry() -> None:
     sys.exit(console(fast_exit=True))
 
 
-def console(fast_exit: bool = False) -> int:
+def console(fast_exit: bool = False, goes_on: bool = False) -> int:
     """The `ptxmc` command: main(), then multiprocessing's helper processes stopped and reaped
     (checker.pool.shutdown), so that no process, not even a defunct one, outlives ptxmc."""
     try:
-        return main(fast_exit=fast_exit)
+        return main(fast_exit=fast_exit, goes_on=goes_on)
     finally:
         if "checker.pool" in sys.modules:       # only a batch starts helper processes
             sys.modules["checker.pool"].shutdown()
 
 
-def main(argv=None, fast_exit: bool = False) -> int:
+def main(argv=None, fast_exit: bool = False, goes_on: bool = False) -> int:
     """Run one command; its exit code. `fast_exit` says that this process is the `ptxmc`
     executable, which a one-shot command may end: at its hard time bound or on Ctrl-C (see
     `_bounded`; called in-process, by tests and the fuzzers, it never ends the caller's process),
-    and as soon as its output is flushed (see `_exit_now`)."""
+    and as soon as its output is flushed (see `_exit_now`) - unless `goes_on`: the warm server's
+    worker, which runs one command after another as the executable would (checker.warm.server)."""
     words = sys.argv[1:] if argv is None else list(argv)
     only = words[0] if words and words[0] in ("check", "outcomes") else None
     ap = _kept.get(only) or build_parser(only)
@@ -212,7 +213,7 @@ def main(argv=None, fast_exit: bool = False) -> int:
     args.own_process = fast_exit
     with limits.use(limits.current()), signals.stop_signals():   # a command's --limit/--timeout end with
         code = _main(args)         # it (main is also called in-process, by tests and the fuzzers)
-    if fast_exit and args.cmd in ONE_SHOT:
+    if fast_exit and args.cmd in ONE_SHOT and not goes_on:
         _exit_now(code)
     return code
 

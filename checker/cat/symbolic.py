@@ -22,21 +22,21 @@ TRUE = True
 # call the C API directly: z3.And/Or/Not re-check the sort of every argument, which made them
 # about 8x slower (bench/RESULTS.md), and the encoding builds tens of thousands of terms.
 def mk_and(terms) -> z3.BoolRef:
-    return _mk_n(z3.Z3_mk_and, terms)
+    return _mk_n(_C_AND, z3.Z3_mk_and, terms)
 
 
 def mk_or(terms) -> z3.BoolRef:
-    return _mk_n(z3.Z3_mk_or, terms)
+    return _mk_n(_C_OR, z3.Z3_mk_or, terms)
 
 
 def mk_not(t: z3.BoolRef) -> z3.BoolRef:
     ctx = t.ctx
-    return z3.BoolRef(z3.Z3_mk_not(ctx.ref(), t.as_ast()), ctx)
+    return _made(ctx, _C_NOT(ctx.ctx, t.ast), z3.Z3_mk_not, t.ast)
 
 
 def mk_implies(a: z3.BoolRef, b: z3.BoolRef) -> z3.BoolRef:
     ctx = a.ctx
-    return z3.BoolRef(z3.Z3_mk_implies(ctx.ref(), a.as_ast(), b.as_ast()), ctx)
+    return _made(ctx, _C_IMPLIES(ctx.ctx, a.ast, b.ast), z3.Z3_mk_implies, a.ast, b.ast)
 
 
 def mk_exactly_one(terms) -> z3.BoolRef:
@@ -44,21 +44,30 @@ def mk_exactly_one(terms) -> z3.BoolRef:
     whose argument checks cost ~0.1 ms a call)."""
     terms = list(terms)
     ctx = terms[0].ctx
-    args = (z3.Ast * len(terms))(*(t.as_ast() for t in terms))
+    args = (z3.Ast * len(terms))(*(t.ast for t in terms))
     ones = (ctypes.c_int * len(terms))(*([1] * len(terms)))
-    return z3.BoolRef(z3.Z3_mk_pbeq(ctx.ref(), len(terms), args, ones, 1), ctx)
+    return _made(ctx, _C_PBEQ(ctx.ctx, len(terms), args, ones, 1), z3.Z3_mk_pbeq, len(terms), args, ones, 1)
 
 
 def _mk_lt(a: z3.ArithRef, b: z3.ArithRef) -> z3.BoolRef:
     ctx = a.ctx
-    return z3.BoolRef(z3.Z3_mk_lt(ctx.ref(), a.as_ast(), b.as_ast()), ctx)
+    return _made(ctx, _C_LT(ctx.ctx, a.ast, b.ast), z3.Z3_mk_lt, a.ast, b.ast)
 
 
-def _mk_n(fn, terms) -> z3.BoolRef:
+def _mk_n(raw, checked, terms) -> z3.BoolRef:
     terms = list(terms)
     ctx = terms[0].ctx
-    args = (z3.Ast * len(terms))(*(t.as_ast() for t in terms))
-    return z3.BoolRef(fn(ctx.ref(), len(terms), args), ctx)
+    args = (z3.Ast * len(terms))(*(t.ast for t in terms))
+    return _made(ctx, raw(ctx.ctx, len(terms), args), checked, len(terms), args)
+
+
+def _made(ctx: z3.Context, ast, checked, *args) -> "_Term":
+    """The term `ast` that a raw C entry point returned; if it returned none (Z3 refused its
+    arguments), the checked entry point called again raises Z3's error, as z3py would."""
+    if not ast:
+        checked(ctx.ctx, *args)
+        raise z3.Z3Exception("Z3 made no term")
+    return _Term(ast, ctx)
 
 
 def _raw(name: str):
@@ -72,6 +81,28 @@ def _raw(name: str):
 
 
 _C_AND, _C_OR, _C_INC, _C_DEC = (_raw(n) for n in ("Z3_mk_and", "Z3_mk_or", "Z3_inc_ref", "Z3_dec_ref"))
+_C_NOT, _C_IMPLIES, _C_LT, _C_PBEQ = (_raw(n) for n in ("Z3_mk_not", "Z3_mk_implies", "Z3_mk_lt", "Z3_mk_pbeq"))
+
+
+class _Term(z3.BoolRef):
+    """A z3.BoolRef made by this module: its reference taken when it is made and dropped when it
+    is freed as z3py does, through Z3's C entry points (z3py reads the error code after each
+    call and looks the context up again: ~40% of what a term costs in Python, and the encoding
+    of SB n = 6 makes ~1,300 of them; bench/RESULTS.md). The same calls in the same order: the
+    same terms, with the same AST ids."""
+
+    __slots__ = ()
+
+    def __init__(self, ast, ctx: z3.Context):
+        self.ast = ast
+        self.ctx = ctx
+        _C_INC(ctx.ctx, ast)
+
+    def __del__(self):
+        c = self.ctx.ctx
+        if c is not None and self.ast is not None and _C_DEC is not None:
+            _C_DEC(c, self.ast)
+            self.ast = None
 
 
 def t_or(terms: Iterable) -> object | None:
@@ -297,7 +328,7 @@ class SymbolicAlgebra:
                             row[j] = t
                             pred[j][i] = t
             ctx = self.ctx
-            return {(a, b): (t if t is TRUE else z3.BoolRef(t, ctx)) for a in sorted(succ) for b, t in succ[a].items()
+            return {(a, b): (t if t is TRUE else _Term(t, ctx)) for a in sorted(succ) for b, t in succ[a].items()
                     if want[a] >> b & 1}
         finally:
             dec = _C_DEC

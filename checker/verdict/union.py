@@ -35,6 +35,7 @@ from ..resources import model_name
 from ..results.result import UndefinedReport
 from . import liveness
 from .liveness import Hang, hang_condition
+from .quiet import quiet_mbarriers
 from .session import Session, Verdict, Witness
 
 
@@ -44,11 +45,13 @@ class UnionSession:
     the same answer types (checker.verdict.open_session picks which)."""
 
     def __init__(self, test: LitmusTest, model: Model, options=frozenset(), engine: str = "z3",
-                 lim: limits.Limits | None = None, loops: bool = False, spin_once: bool = True):
+                 lim: limits.Limits | None = None, loops: bool = False, spin_once: bool = True,
+                 quiet: bool = True):
         self.test, self.model, self.options, self.engine = test, model, frozenset(options), engine
         self.engine_name, self.model_name = engine, model_name(model)
         self.lim = lim or limits.current()
         self.loops, self.spin_once = loops, spin_once
+        self.quiet = quiet      # False: the reference (every combination of failed iterations)
         self.combos = []
         self._es = []
         self.blocked: list[tuple[Combo, NeverCompletes]] = []    # combinations stuck at a barrier
@@ -164,6 +167,12 @@ class UnionSession:
         for c, _ in self.blocked:
             once[tuple(p.code for p in c.paths)] = True
         per = thread_paths(self.test, self.lim, True, self.options, spin_once=False)
+        # a thread cut in an await on a quiet mbarrier is cut after one failed iteration, as the
+        # runs-once combinations are (docs/model.md#a18, "Failed iterations of an mbarrier wait"),
+        # whose sessions are this one's
+        quiet = quiet_mbarriers(self.test) if self.quiet else frozenset()
+        per = [[_cut_once(p, quiet) for p in ps] for ps in per]
+        mine = {c.key(): s for c, s in zip(self.combos, self.sessions)} if quiet else {}
         index = [{p.code: j for j, p in enumerate(ps)} for ps in per]
         # per thread, for each path: the paths it gives by removing one iteration that went round
         fewer = [[tuple(j2 for r in p.rounds for j2 in [index[i].get(p.without((r,))[0])] if j2 is not None)
@@ -173,6 +182,11 @@ class UnionSession:
             for j, js in enumerate(ps):
                 for j2 in js:
                     more[i][j2].append(j)
+
+        # per thread, for each path: the failed iterations of awaits on quiet mbarriers that it
+        # exits (docs/model.md#a18, "Failed iterations of an mbarrier wait"): a choice with more
+        # than one of them in all adds no flag that a choice with at most one does not
+        failed = [[_quiet_rounds(p, quiet) for p in ps] for ps in per]
 
         def rounds(choice) -> int:
             return sum(len(per[i][j].rounds) for i, j in enumerate(choice))
@@ -191,6 +205,12 @@ class UnionSession:
                 continue
             for c in of_choice(self.test, self.lim, chosen):
                 if c.stuck:
+                    continue
+                if c.key() in mine:             # a runs-once combination: its session, kept
+                    s = mine[c.key()]
+                    if s.witness(None) is not None:
+                        live[choice] = True
+                        kept.append((choice, len(kept), c, s))
                     continue
                 try:
                     with limits.use(self.lim):
@@ -212,7 +232,7 @@ class UnionSession:
                 for i, j in enumerate(choice):
                     for j2 in more[i][j]:
                         x = choice[:i] + (j2,) + choice[i + 1:]
-                        if x not in seen:
+                        if x not in seen and sum(failed[k][y] for k, y in enumerate(x)) <= 1:
                             seen.add(x)
                             heapq.heappush(heap, (rounds(x), x))
         # (in the order combos gives them)
@@ -363,6 +383,49 @@ class UnionSession:
 
     def hang_unknown_why(self) -> str:
         return liveness.hang_unknown_why(self)
+
+
+def _cut_spans(p: paths.Path) -> tuple[tuple[int, int], ...]:
+    """The iterations that went round of the await loop path `p` is cut in: the spans of
+    Path.rounds that run, one after the other, up to its last iteration (which ends the path)."""
+    if p.cut is None or not p.rounds:
+        return ()
+    spans = sorted(p.rounds)
+    last = spans[-1]
+    if last[1] + (last[1] - last[0]) != len(p.code):
+        return ()
+    out = [last]
+    for a, b in reversed(spans[:-1]):
+        if b != out[-1][0]:
+            break
+        out.append((a, b))
+    where = p.cut.head.where
+    return tuple(x for x in reversed(out) if p.code[x[0]].where == where)
+
+
+def _cut_once(p: paths.Path, quiet: frozenset[str]) -> paths.Path:
+    """`p`, cut after one failed iteration where it is cut in an await on a `quiet` mbarrier."""
+    head = p.cut.head if p.cut is not None else None
+    if head is None or head.family not in paths.WAITS or head.operands[1].base not in quiet:
+        return p
+    gone = _cut_spans(p)
+    if not gone:
+        return p
+    code, moved = p.without(gone)
+    rounds = tuple((moved[a], moved[b - 1] + 1) for a, b in p.rounds if (a, b) not in gone)
+    return replace(p, code=code, rounds=rounds)
+
+
+def _quiet_rounds(p: paths.Path, quiet: frozenset[str]) -> int:
+    """How many iterations that went round on path `p` are failed waits on a `quiet` mbarrier
+    (checker.verdict.quiet) of an await the path goes on past (not the await it is cut in)."""
+    cut = p.cut.head.where if p.cut is not None else None
+    n = 0
+    for a, _ in p.rounds:
+        i = p.code[a]
+        if i.family in paths.WAITS and i.operands[1].base in quiet and (cut is None or i.where != cut):
+            n += 1
+    return n
 
 
 def _advice(cut: list[Combo], unroll: int) -> str:

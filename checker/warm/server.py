@@ -1,5 +1,6 @@
 """The warm server: a resident process that imports the checker once and runs each command it
-is handed (`ptxmc check` / `ptxmc outcomes`, from checker.warm.client) in a fresh fork of itself.
+is handed (`ptxmc check` / `ptxmc outcomes`, from checker.warm.client) in its worker - a fork of
+itself that runs one command after another - or, when the worker is busy, in a fresh fork.
 
     python -m checker.warm.server --detach [--idle SECONDS] [--log FILE]   # start; prints the socket
     python -m checker.warm.server --stop                                   # end it
@@ -7,8 +8,8 @@ is handed (`ptxmc check` / `ptxmc outcomes`, from checker.warm.client) in a fres
 Per command: the caller's key must equal the server's (checker.warm.key.caller_key), and nothing
 the server loaded may have changed on disk (checker.warm.key.Snapshot) - a stale server answers
 `stale`, removes its socket and exits, and the caller runs the command itself. Otherwise the
-server forks the command: in the caller's folder, environment, umask, sys.path and resource
-limits (a caller whose hard limits are above the server's is refused), on the caller's stdin,
+command runs in the worker or a fork: in the caller's folder, environment, umask, sys.path and
+resource limits (a caller whose hard limits are above the server's is refused), on the caller's stdin,
 stdout and stderr (passed over the socket), with fresh standard streams and signal handlers
 (those the caller was started ignoring ignored), it runs checker.cli's entry as the `ptxmc`
 executable does. The server sends the command's pid (the caller passes its signals on to it),
@@ -25,7 +26,18 @@ model staged and compiled for brute force (checker.cat.stage and checker.cat.com
 the model object) and the parsers of `check` and `outcomes` (checker.cli.keep_parsers). Not a
 Z3 context: one made here saved a command nothing (a fork writing into the context's ~16 MB
 copies the pages it touches, which costs what making a fresh one costs) and made every fork
-dearer. Nothing of a command is kept, since each runs in a fork that ends with it.
+dearer.
+
+The worker (see _worker) runs a command as a fork does, in the caller's process state set for
+each command, and keeps what any ptxmc process keeps between the tests of a batch: a command
+there costs what it costs in a process that ran one before, where a fresh fork pays ~10-20 ms of
+page faults copying the pages the command writes (bench/RESULTS.md, "Issue 38, 11-30, the warm
+worker"). It takes a command only when idle (its last caller has exited: a signal that caller
+passes on late must not reach the next command), and only from a caller whose resource limits
+are the server's own (a lowered hard limit could not be raised again); it retires after an
+interrupted command, after WORKER_COMMANDS commands, or past WORKER_MAX_RSS_KB, and the next
+request forks another. Each test has Z3 contexts of its own, so its answers do not depend on
+what ran before it (checker.engines.smt); tests/cli/test_warm.py compares the bytes.
 
 The socket lives in a folder only this user may enter (checker.warm.key.socket_dir), and the
 server serves only peers of its own user id. With no command for --idle seconds (default 1800),
@@ -38,6 +50,7 @@ import io
 import json
 import marshal
 import os
+import select
 import selectors
 import signal
 import socket
@@ -118,7 +131,8 @@ class Server:
         self.snapshot = Snapshot()
         self.path = socket_path(self.key, folder)
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.running: dict[int, _Running] = {}      # pid of a command -> its caller
+        self.running: dict[int, _Running] = {}      # pid of a command (or of the worker running it) -> its caller
+        self.worker: _Worker | None = None
         self.accepting = True
         self.selector: selectors.BaseSelector | None = None
 
@@ -186,6 +200,10 @@ class Server:
                     elif key.data == "signal":
                         _drain(wake_r)
                         self._reap()
+                    elif key.data == "worker":
+                        self._from_worker()
+                    elif key.data == "caller exited":
+                        self._caller_exited()
                     else:                       # its caller went away (or wrote): the command dies with it
                         sel.unregister(key.fileobj)
                         try:
@@ -193,6 +211,8 @@ class Server:
                         except OSError:
                             pass
         finally:
+            if self.worker is not None:
+                self.worker.close()
             signal.set_wakeup_fd(old_fd)
             sel.close()
             self.selector = None
@@ -263,12 +283,18 @@ class Server:
                 return None
             if len(fds) != 3:
                 raise ValueError("the request carries no standard streams")
-            child = os.fork()
-            if child == 0:
-                self._in_command(conn)
-                _command(fds, req)
+            worker = self._worker_for(req, fds)
+            if worker is not None:
+                child = worker.pid
+                _send(worker.sock, req, fds)
+                worker.state = "busy"
+            else:
+                child = os.fork()
+                if child == 0:
+                    self._in_command(conn)
+                    _command(fds, req)
             conn.settimeout(None)
-            self.running[child] = _Running(conn, req["argv"], time.monotonic())
+            self.running[child] = _Running(conn, req["argv"], time.monotonic(), pid)
             self.selector.register(conn, selectors.EVENT_READ, child)
             try:
                 conn.sendall(f"run {child}\n".encode())
@@ -279,45 +305,151 @@ class Server:
             for fd in fds:
                 os.close(fd)
 
-    def _in_command(self, conn: socket.socket) -> None:
-        """In the forked command: nothing of the server's sockets, pipe or handlers."""
+    def _in_command(self, conn: socket.socket | None) -> None:
+        """In a forked command (or the worker): nothing of the server's sockets, pipe or handlers."""
         signal.set_wakeup_fd(-1)
         for fd in self.wake:
             os.close(fd)
         self.selector.close()
         if self.accepting:
             self.sock.close()
-        conn.close()
+        if conn is not None:
+            conn.close()
         for other in self.running.values():
             other.conn.close()
+        if self.worker is not None:
+            self.worker.close()
+
+    # -- the worker: one process that runs one command after another -----------------------
+    def _worker_for(self, req: dict, fds: list[int]) -> "_Worker | None":
+        """The worker, if it may run this request now (made for the first one): it is idle, and
+        the request needs nothing a process cannot take back - no resource limit other than
+        this process's own (a lowered hard limit stays lowered)."""
+        if not _same_limits(req["rlimits"]):
+            return None
+        if self.worker is None:
+            self.worker = self._spawn_worker(fds)
+        w = self.worker
+        if w.state == "draining" and select.select([w.caller], [], [], 0)[0]:
+            self._caller_exited()       # (its exit and this request came in one round of the loop)
+        return w if w.state == "idle" else None
+
+    def _spawn_worker(self, held: list[int]) -> "_Worker":
+        """Fork the worker (`held`: the streams of the request being handled, which it must not
+        keep: a reader of that caller's output would never see its end)."""
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        pid = os.fork()
+        if pid == 0:
+            ours.close()
+            for fd in held:
+                os.close(fd)
+            self._in_command(None)
+            _worker(theirs)
+        theirs.close()
+        ours.setblocking(False)     # (its answers are read as they come; a request is a few KB)
+        worker = _Worker(pid, ours)
+        self.selector.register(ours, selectors.EVENT_READ, "worker")
+        return worker
+
+    def _from_worker(self) -> None:
+        """The worker says a command ended (`done STATUS CPU`): its caller is answered. The
+        worker takes the next request once that caller has exited (until then a signal it
+        passes on could reach the next command, a fresh fork serves others meanwhile). An end
+        of file: the worker ended (reaped with its status by _reap)."""
+        w = self.worker
+        if w is None or w.state in ("gone", "retired"):
+            return
+        try:
+            data = w.sock.recv(4096)
+        except BlockingIOError:
+            return
+        except OSError:
+            data = b""
+        if not data:
+            self.selector.unregister(w.sock)
+            w.state = "gone"
+            return
+        w.buf += data
+        while b"\n" in w.buf:
+            line, _, w.buf = w.buf.partition(b"\n")
+            word, code, cpu = line.decode("ascii").split()
+            run = self.running.pop(w.pid, None)
+            if word != "done" or run is None:
+                continue
+            w.reported += float(cpu)
+            self._answer(run, f"exit {int(code)}", float(cpu), w.pid)
+            w.state = "draining"
+            try:
+                w.caller = os.pidfd_open(run.caller)
+            except ProcessLookupError:      # gone already
+                w.state = "idle"
+            except (OSError, AttributeError):
+                w.state = "retired"         # no way to know: no next command
+                w.close()
+            else:
+                self.selector.register(w.caller, selectors.EVENT_READ, "caller exited")
+
+    def _caller_exited(self) -> None:
+        w = self.worker
+        self.selector.unregister(w.caller)
+        os.close(w.caller)
+        w.caller = None
+        if w.state == "draining":
+            w.state = "idle"
 
     def _reap(self) -> None:
-        """Answer the caller of every command that has ended: its exit status or signal."""
-        for child in list(self.running):
+        """Answer the caller of every command that has ended: its exit status or signal (the
+        worker's, if it ended while running one)."""
+        w = self.worker
+        children = list(self.running)
+        if w is not None and w.pid not in self.running:
+            children.append(w.pid)
+        for child in children:
             try:
                 pid, status, usage = os.wait4(child, os.WNOHANG)
             except ChildProcessError:
                 pid, status, usage = child, 0, None
             if pid == 0:
                 continue
-            run = self.running.pop(child)
-            try:
-                self.selector.unregister(run.conn)
-            except (KeyError, ValueError):
-                pass
+            cpu = None if usage is None else usage.ru_utime + usage.ru_stime
+            if w is not None and child == w.pid:
+                self._from_worker()             # (an end it reported before it exited)
+                self._worker_ended()
+                if cpu is not None:
+                    cpu -= w.reported           # (its CPU before this command was reported with the earlier ones)
+            run = self.running.pop(child, None)
+            if run is None:
+                continue
             answer = f"signal {os.WTERMSIG(status)}" if os.WIFSIGNALED(status) else f"exit {os.WEXITSTATUS(status)}"
-            cpu = _cpu()
-            # the server's own CPU since the last command ended (this one's request, staleness
-            # check, fork and answer; with commands in parallel, shared out as it falls)
-            self.note(event="served", argv=run.argv, answer=answer,
-                      cpu_s=round(usage.ru_utime + usage.ru_stime, 4) if usage else None,
-                      server_cpu_s=round(cpu - self.cpu, 4), wall_s=round(time.monotonic() - run.start, 4))
-            self.cpu = cpu                          # (noted before the caller hears the end)
-            try:
-                run.conn.sendall(answer.encode() + b"\n")
-            except OSError:
-                pass
-            run.conn.close()
+            self._answer(run, answer, cpu, child)
+
+    def _worker_ended(self) -> None:
+        w, self.worker = self.worker, None
+        for f in (w.sock, w.caller):
+            if f is not None:
+                try:
+                    self.selector.unregister(f)
+                except (KeyError, ValueError):
+                    pass
+        w.close()
+
+    def _answer(self, run: "_Running", answer: str, cpu: float | None, pid: int) -> None:
+        """Tell a command's caller how it ended (`exit N` / `signal N`), and note it."""
+        try:
+            self.selector.unregister(run.conn)
+        except (KeyError, ValueError):
+            pass
+        now = _cpu()
+        # the server's own CPU since the last command ended (this one's request, staleness
+        # check, fork and answer; with commands in parallel, shared out as it falls)
+        self.note(event="served", argv=run.argv, answer=answer, pid=pid, cpu_s=None if cpu is None else round(cpu, 4),
+                  server_cpu_s=round(now - self.cpu, 4), wall_s=round(time.monotonic() - run.start, 4))
+        self.cpu = now                          # (noted before the caller hears the end)
+        try:
+            run.conn.sendall(answer.encode() + b"\n")
+        except OSError:
+            pass
+        run.conn.close()
 
 
 @dataclass(frozen=True)
@@ -325,6 +457,29 @@ class _Running:
     conn: socket.socket
     argv: list
     start: float
+    caller: int             # the caller's pid
+
+
+class _Worker:
+    """The server's side of its worker: its pid, the socket that hands it a request (with the
+    caller's standard streams) and brings back `done STATUS CPU`, and its state: idle, busy (a
+    command runs), draining (answered; its caller has not exited yet: `caller`, a pidfd),
+    retired or gone (it takes no more commands)."""
+
+    def __init__(self, pid: int, sock: socket.socket):
+        self.pid, self.sock = pid, sock
+        self.state = "idle"
+        self.caller: int | None = None
+        self.buf = b""
+        self.reported = 0.0         # its CPU seconds counted in the commands answered so far
+
+    def close(self) -> None:
+        """Hand it nothing more: it exits when it reads the end of its socket."""
+        self.state = "gone" if self.state == "gone" else "retired"
+        self.sock.close()
+        if self.caller is not None:
+            os.close(self.caller)
+            self.caller = None
 
 
 def _drain(fd: int) -> None:
@@ -365,6 +520,14 @@ def _stream(fd: int, reading: bool, like) -> io.TextIOWrapper:
 
 def _command(fds: list[int], req: dict) -> None:
     """The forked command (never returns): the caller's process state, then the one-shot entry."""
+    os._exit(_run(fds, req))
+
+
+def _run(fds: list[int], req: dict, goes_on: bool = False) -> int:
+    """Run the request's command in the caller's process state, as the one-shot `ptxmc` runs it;
+    its exit status. Ctrl-C ends this process as it ends the executable; so does a failure to
+    set the caller's state up (status 2, the message on the caller's stderr), unless `goes_on`
+    (the worker, which then exits once it has reported it: -1)."""
     code = 1
     try:
         for target, fd in enumerate(fds):
@@ -392,11 +555,14 @@ def _command(fds: list[int], req: dict) -> None:
         sys.stdin = sys.__stdin__ = _stream(0, True, old[0])
         sys.stdout = sys.__stdout__ = _stream(1, False, old[1])
         sys.stderr = sys.__stderr__ = _stream(2, False, old[2])
-        from ..cli import entry
+        from ..cli import console, entry
 
         try:
-            entry()
-            code = 0
+            if goes_on:
+                code = console(fast_exit=True, goes_on=True)
+            else:
+                entry()
+                code = 0
         except SystemExit as e:
             if e.code is None:
                 code = 0
@@ -420,9 +586,119 @@ def _command(fds: list[int], req: dict) -> None:
 
         os.write(2, ("ptxmc: internal error: the warm server could not start the command (run it again "
                      "without PTXMC_WARM):\n" + traceback.format_exc()).encode("utf-8", "replace"))
-        code = 2
+        if not goes_on:
+            os._exit(2)
+        return -1
+    return code
+
+
+# The worker retires (exits; the next request makes another) after this many commands, or once
+# it has grown past this size: what a long series of commands leaves behind stays bounded.
+WORKER_COMMANDS = 500
+WORKER_MAX_RSS_KB = 1 << 20
+IDLE_SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT")
+
+
+def _worker(sock: socket.socket) -> None:
+    """The worker (never returns): a fork of the server that runs the commands it is handed one
+    after another, in this one process, each exactly as a forked command runs it (_run): the
+    caller's standard streams, folder, environment, umask, sys.path and signal handlers, set
+    for each command. What a command leaves in the process is what any ptxmc process keeps
+    between the tests of a batch (its imports, the caches keyed by what they hold); each test
+    has Z3 contexts of its own, so its answers do not depend on what ran before it (the
+    determinism note of checker.engines.smt). A command here costs what it costs in a process
+    that ran one before - a fresh fork of the server copies, page by page, the memory that the
+    command writes (~10 ms of page faults for the smallest test, ~20 ms for one that uses Z3:
+    bench/RESULTS.md). The worker reports each command's end as `done STATUS CPU` (its CPU
+    seconds since the previous report) and, between commands, ignores the signals a caller
+    passes on (a late one is for a command that has ended). It exits at the end of its socket,
+    when a command ends the process (Ctrl-C, the hard time bound), or when it retires."""
+    import gc
+    import resource
+
+    from .. import methodcache
+
+    code = 0
+    try:
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        _idle()
+        reported = _cpu()
+        for served in range(1, WORKER_COMMANDS + 1):
+            got = _receive(sock)
+            if got is None:
+                break
+            req, fds = got
+            status = _run(fds, req, goes_on=True)       # (it closes the streams it was handed)
+            _release()
+            now = _cpu()
+            sock.sendall(f"done {2 if status < 0 else status} {now - reported:.6f}\n".encode())
+            reported = now
+            # (an interrupted command - Ctrl-C, status 128 + signal - may have stopped anywhere,
+            # a cache half filled: its worker takes no other)
+            if not 0 <= status < 128 or resource.getrusage(resource.RUSAGE_SELF).ru_maxrss > WORKER_MAX_RSS_KB:
+                break
+            gc.collect()        # (the test's Z3 context, if a cycle holds it)
+            methodcache.save()  # (what the command compiled, as a forked command saves it as it ends)
+    except BaseException:       # noqa: BLE001 - the worker ends; a fresh fork serves the next request
+        code = 1
     finally:
         os._exit(code)
+
+
+def _idle() -> None:
+    for name in IDLE_SIGNALS:
+        signal.signal(getattr(signal, name), signal.SIG_IGN)
+
+
+def _release() -> None:
+    """After a command in the worker: nothing of its caller held (standard streams on /dev/null:
+    a reader of the caller's output sees its end when the caller exits), signals as between
+    commands."""
+    _flush()
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(null, fd)
+    os.close(null)
+    for name in ("SIGALRM", "SIGUSR1", "SIGUSR2"):
+        signal.signal(getattr(signal, name), signal.SIG_DFL)
+    signal.signal(signal.SIGPIPE, signal.SIG_IGN)
+    _idle()
+
+
+def _send(sock: socket.socket, req: dict, fds: list[int]) -> None:
+    """Hand the idle worker a request and its caller's standard streams (it is reading)."""
+    data = marshal.dumps(req)
+    data = len(data).to_bytes(8, "big") + data
+    sock.setblocking(True)
+    try:
+        sent = socket.send_fds(sock, [data], fds)
+        sock.sendall(data[sent:])
+    finally:
+        sock.setblocking(False)
+
+
+def _receive(sock: socket.socket) -> tuple[dict, list[int]] | None:
+    """A request and its three standard streams from the server, or None at the end."""
+    data, fds, _, _ = socket.recv_fds(sock, 1 << 16, 3)
+    if len(data) < 8:
+        for fd in fds:
+            os.close(fd)
+        return None
+    size = int.from_bytes(data[:8], "big")
+    data = data[8:]
+    while len(data) < size:
+        more = sock.recv(size - len(data))
+        if not more:
+            return None
+        data += more
+    return marshal.loads(data), fds
+
+
+def _same_limits(rlimits: dict) -> bool:
+    """Are the caller's resource limits this process's own (nothing for the worker to set)?"""
+    import resource
+
+    return all(resource.getrlimit(getattr(resource, name)) == tuple(limit) for name, limit in rlimits.items())
 
 
 def _flush() -> bool:

@@ -231,3 +231,31 @@ def test_model_checks(g):
     rename = {"r0": "rf", "r1": "co", "r2": "po"}
     g = (n, {rename[k]: v for k, v in sym.items()}, {rename[k]: v for k, v in conc.items()}, assignment)
     _compare_model(PTX_LIKE, g)
+
+
+def test_term_constructors_make_z3s_terms_and_raise_z3s_errors():
+    """The constructors call Z3's C entry points without z3py's checks: the terms are the ones
+    z3py makes (the same AST), they live as long as they are referenced, and arguments Z3
+    refuses raise Z3's own error, as z3py does."""
+    import gc
+
+    from checker.cat.symbolic import mk_and, mk_exactly_one, mk_implies, mk_not, mk_or
+
+    ctx = z3.Context()
+    a, b, c = (z3.Bool(n, ctx) for n in "abc")
+    pairs = [(mk_and([a, b, c]), z3.And(a, b, c)), (mk_or([a, b]), z3.Or(a, b)), (mk_not(a), z3.Not(a)),
+             (mk_implies(a, b), z3.Implies(a, b)), (mk_exactly_one([a, b]), z3.PbEq([(a, 1), (b, 1)], 1))]
+    for ours, theirs in pairs:
+        assert isinstance(ours, z3.BoolRef) and ours.eq(theirs) and ours.get_id() == theirs.get_id()
+    kept = mk_and([mk_or([a, b]), mk_not(c)])
+    gc.collect()
+    s = z3.Solver(ctx=ctx)
+    s.add(kept, c == False)     # noqa: E712 - a Z3 term
+    assert s.check() == z3.sat and z3.is_true(s.model().eval(z3.Or(a, b)))
+    for bad in (lambda: mk_and([a, z3.Int("i", ctx)]), lambda: mk_not(z3.Int("j", ctx))):
+        try:
+            bad()
+        except z3.Z3Exception:
+            pass
+        else:
+            raise AssertionError("Z3 refused no argument")

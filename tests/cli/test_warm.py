@@ -390,3 +390,78 @@ def test_the_detached_server_keeps_the_callers_glibc_tunables_and_adds_huge_page
     assert _server_env({"GLIBC_TUNABLES": "glibc.malloc.arena_max=2"})["GLIBC_TUNABLES"] == \
         "glibc.malloc.arena_max=2:glibc.malloc.hugetlb=1"
     assert _server_env({"GLIBC_TUNABLES": "glibc.malloc.hugetlb=0"})["GLIBC_TUNABLES"] == "glibc.malloc.hugetlb=0"
+
+
+def test_commands_one_after_another_run_in_one_worker_and_write_what_one_shot_commands_write(tmp_path):
+    """The server hands each command to its worker, one process that runs one after another (a
+    fresh fork of the server per command pays ~10-20 ms of page faults: bench/RESULTS.md); what
+    each writes, and its status, are the one-shot command's, whatever ran before it in the
+    worker - Z3 and brute force, checks with witnesses, errors - and the same command again
+    writes the same bytes."""
+    folder = tmp_path / "warm"
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(BAD)
+    cases = [["outcomes", SB, "--engine", "z3"], ["check", MP, "P1:r0=1 /\\ P1:r1=0"], ["outcomes", str(bad)],
+             ["check", SB, "P0:r0=0 /\\ P1:r0=0", "--engine", "z3"], ["outcomes", MP],
+             ["outcomes", "litmus/core/IRIW.yaml", "--engine", "z3"], ["outcomes", SB, "--engine", "z3"],
+             ["check", MP, "P1:r0=1 /\\ P1:r1=0"], ["outcomes", "no/such/file.yaml"]]
+    server = Server(ROOT, folder)
+    try:
+        one_shot = [ptxmc(ROOT, folder, argv, warm=False) for argv in cases]
+        served = [ptxmc(ROOT, folder, argv, warm=True) for argv in cases]
+        for argv, a, b in zip(cases, served, one_shot):
+            assert a == b, argv
+        events = _served(server, len(cases))
+        assert [e["argv"] for e in events] == cases
+        assert len({e["pid"] for e in events}) == 1           # one worker ran them all
+    finally:
+        server.stop()
+
+
+def test_a_reader_of_a_served_commands_output_sees_its_end(tmp_path):
+    """The worker holds no caller's streams once its command has ended (nor does it keep those
+    of the request it was made for): `ptxmc outcomes ... | reader` ends when ptxmc does."""
+    folder = tmp_path / "warm"
+    server = Server(ROOT, folder)
+    try:
+        for _ in range(2):
+            reader = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdout.write(sys.stdin.read())"],
+                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+            client = subprocess.Popen([sys.executable, "-c", ENTRY, "outcomes", SB], cwd=ROOT,
+                                      env=_env(ROOT, folder, True), stdout=reader.stdin, stderr=subprocess.PIPE)
+            reader.stdin.close()            # (the client and the command hold its input now)
+            reader.stdin = None
+            assert client.wait(300) == 0
+            out, _ = reader.communicate(timeout=60)     # (the pipe's end: nobody holds it any more)
+            assert out == ptxmc(ROOT, folder, ["outcomes", SB], warm=False)[1]
+        assert len(_served(server, 2)) == 2
+    finally:
+        server.stop()
+
+
+def test_ctrl_c_ends_a_command_in_the_worker_and_a_late_signal_is_ignored(tmp_path):
+    """Ctrl-C on the caller ends its command as it ends the one-shot command (status 130), and
+    the worker with it; the next command gets a fresh worker. A signal the caller passes on after
+    its command ended reaches an idle worker, which ignores it and serves the next command."""
+    folder = tmp_path / "warm"
+    fifo = _fifo_test(tmp_path)
+    server = Server(ROOT, folder)
+    try:
+        held = _client(folder, ["outcomes", f"{fifo}::SB+fence.sc.gpu+sameCluster"], tmp_path)
+        for _ in range(6000):           # polls (a safety net): until the command runs, waiting on the FIFO
+            if any(_reads(p, fifo) for p in _children(server.proc.pid)):
+                break
+            time.sleep(0.05)
+        held.send_signal(signal.SIGINT)
+        _, err = held.communicate(timeout=300)
+        assert held.returncode == 130 and err == b"ptxmc: interrupted\n"
+        first = _served(server, 1)[0]
+        assert ptxmc(ROOT, folder, ["outcomes", SB], warm=True, cwd=tmp_path)[0] == 0
+        second = _served(server, 2)[1]
+        assert second["pid"] != first["pid"]
+        os.kill(second["pid"], signal.SIGINT)       # late: its command has ended
+        assert ptxmc(ROOT, folder, ["outcomes", SB], warm=True, cwd=tmp_path) == \
+            ptxmc(ROOT, folder, ["outcomes", SB], warm=False, cwd=tmp_path)
+        assert _served(server, 3)[2]["pid"] == second["pid"]
+    finally:
+        server.stop()

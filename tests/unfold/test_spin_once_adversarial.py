@@ -394,9 +394,12 @@ def test_runs_once_answers_as_the_reference(name, engine):
     ref = _answer(t, engine, False)
     if isinstance(ref, str):
         # brute's candidate limit refuses the reference, on whose variants the undefined-behaviour
-        # question is asked (UnionSession._ub_variants): the same refusal
-        assert engine == "brute" and once == ref
-        once = _answer(t, "z3", True)
+        # question is asked (UnionSession._ub_variants): the same refusal, or, where the failed
+        # waits on a quiet mbarrier are not combined (docs/model.md#a18), z3's answer
+        assert engine == "brute"
+        z3 = _answer(t, "z3", True)
+        assert once in (ref, z3)
+        once = z3
     else:
         assert once == ref
     assert not isinstance(once, str), once

@@ -1,0 +1,51 @@
+"""The mbarriers whose failed waits add no undefined behaviour of their own making: where the
+undefined-behaviour question of a hang-question test (checker.verdict.union, _ub_variants) need
+not combine the failed iterations of several awaits on them (docs/model.md#a18, "Failed
+iterations of an mbarrier wait").
+
+A failed iteration of an mbarrier wait (an awaited `== 0` wait) is no acquire and no release,
+so it starts no synchronization of its own; the acquire pattern it begins with the wait that
+exits (a strong read, then an acquire of the same bytes: axioms/ptx.cat) is that exiting wait's
+own, because the exiting wait reads a coherence-later state, when every operation on the
+mbarrier is morally strong with the wait. What makes that so is checked here, from the test's
+text alone: every thread in one CTA (every scope of an mbarrier operation contains every
+thread), every instruction that names the mbarrier an mbarrier operation on the whole object
+(init, arrive, expect_tx, complete_tx, test_wait, try_wait) or the complete-tx of an
+asynchronous operation, at most one initialisation (no inval), and no alias, view or part.
+"""
+from __future__ import annotations
+
+from ..ast import Addr, LitmusTest
+
+# the mbarrier operations a quiet mbarrier may be named by (strong RMWs, reads, one weak init)
+_OPS = ("mbarrier.init", "mbarrier.arrive", "mbarrier.arrive_drop", "mbarrier.expect_tx",
+        "mbarrier.complete_tx", "mbarrier.test_wait", "mbarrier.try_wait")
+
+
+def quiet_mbarriers(test: LitmusTest) -> frozenset[str]:
+    """The locations of `test` on which a failed wait adds no synchronization (see the module)."""
+    if len({t.position.cta_key() for t in test.threads}) != 1:
+        return frozenset()
+    cta = test.threads[0].position.cta_key() if test.threads else None
+    bad: set[str] = set()
+    inits: dict[str, int] = {}
+    for m in test.memory:
+        if m.alias_of or m.view or m.view_of or m.offset_of:
+            bad |= {m.name, m.alias_of or m.view_of or m.offset_of or m.name}
+        if m.owner is not None and m.owner.cta_key() != cta:
+            bad.add(m.name)
+        if m.mbarrier is not None:
+            inits[m.name] = inits.get(m.name, 0) + 1
+    named: set[str] = set()
+    for t in test.threads:
+        for i in t.code:
+            addrs = [(k, a) for k, a in enumerate(i.operands) if isinstance(a, Addr)]
+            for k, a in addrs:
+                named.add(a.base)
+                completes = "mbarrier::complete_tx" in i.text.split()[0] and k == addrs[-1][0]
+                if a.offset != 0 or a.register or not (i.family in _OPS or completes):
+                    bad.add(a.base)
+                elif i.family == "mbarrier.init":
+                    inits[a.base] = inits.get(a.base, 0) + 1
+    return frozenset(n for n in named if n not in bad and inits.get(n, 0) <= 1
+                     and any(m.name == n for m in test.memory))
