@@ -423,6 +423,13 @@ PAIR_FLIPS = {
     "litmus/proxy/tensormap.yaml::I2-cp_fenceproxy-example+example": ("d=10", "forbidden", "forbidden"),
     "litmus/proxy/tensormap-lifecycle.yaml::TM-LC+replace.global+plain-release+acquire": ("d=10", "forbidden", "allowed"),
     "litmus/real-ptx/kernels.yaml::RP-kernel-tensormap-acquire": ("d=10", "forbidden", "forbidden"),
+    # the pair synchronizes at a scope that holds both threads (the guide: "at the right scope")
+    "litmus/proxy/tensormap.yaml::TM-pair-scope+gpu+gpu": ("d=10", "forbidden", "forbidden"),
+    "litmus/proxy/tensormap.yaml::TM-pair-scope+cta+cta": ("d=10", "forbidden", "allowed"),
+    "litmus/proxy/tensormap.yaml::TM-pair-scope+gpu+cta": ("d=10", "forbidden", "allowed"),
+    "litmus/proxy/tensormap.yaml::TM-pair-scope+cta+gpu": ("d=10", "forbidden", "allowed"),
+    "litmus/proxy/tensormap.yaml::TM-pair-kernel-scope+gpu": ("d=10", "forbidden", "forbidden"),
+    "litmus/proxy/tensormap.yaml::TM-pair-kernel-scope+cta": ("d=10", "forbidden", "allowed"),
 }
 
 
