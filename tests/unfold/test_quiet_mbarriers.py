@@ -214,3 +214,31 @@ def test_a_kernel_skeleton_gets_the_reference_s_answer(tmp_path):
     keys, got = _keys_and_flags(UnionSession(t, MODEL, loops=True))
     assert keys == [k for k, n in kept if n <= 1] and len(keys) < len(kept)
     assert got == flags == []
+
+
+QUIET_SUITE = ROOT / "litmus" / "liveness" / "quiet-mbarriers.yaml"
+
+
+@pytest.mark.parametrize("unroll", [2, 3])
+@pytest.mark.parametrize("name", ["QuietOneThreadTwoMbarriers", "QuietInvalElsewhere", "QuietDropAfterWaits",
+                                  "QuietTxInFlight"])
+def test_the_adversarial_suite_gets_the_reference_s_answer(name, unroll):
+    """litmus/liveness/quiet-mbarriers.yaml: each test puts one premise of the argument under
+    strain (two mbarriers in one thread with .relaxed.cluster test_wait and fence.acquire, an
+    inval of another mbarrier, arrive_drop to zero, expect_tx and a bulk copy's complete-tx).
+    At unroll 2 and 3 the default builds fewer variants than the reference at unroll 3 and
+    reports the reference's flags; `run` answers the expectations."""
+    import dataclasses
+
+    from checker import limits
+    from checker.front.litmus import load_file
+
+    (t,) = [x for x in load_file(str(QUIET_SUITE)) if x.name == name]
+    assert quiet_mbarriers(t)
+    lim = dataclasses.replace(limits.current(), unroll=unroll)
+    ref = UnionSession(t, MODEL, loops=True, quiet=False, lim=lim)
+    got = UnionSession(t, MODEL, loops=True, lim=lim)
+    assert sorted({f.flag for f in got.undefined}) == sorted({f.flag for f in ref.undefined}) != []
+    if unroll == 3:
+        assert len(got._ub_variants) < len(ref._ub_variants)
+    assert check_test(t, MODEL).status == "pass"
