@@ -307,7 +307,7 @@ class Machine:
                 st.trace.tile_whys.add(self._why(st, ins))      # ending on this unknown are outer too
             if n + 1 < bound:
                 st.loops[here] = (direction, n + 1)
-                self._decide(st, ins, direction)
+                self._decide(st, ins, direction, self._trip(here, s, ins, direction))
                 st.pc = target if direction else here + 1
             else:
                 del st.loops[here]
@@ -322,13 +322,13 @@ class Machine:
                 st.pc = here + 1
                 return None
             st.loops[here] = (True, 1)
-            self._decide(st, ins, True)
+            self._decide(st, ins, True, s.line)         # a trip that runs: a fact
             st.pc = target
             return None
         if depth >= self.fork_depth:
             st.trace.assumptions.append((s.line, "branch not taken (unknown condition; fork depth reached)"))
             st.loops[here] = (False, 1)
-            self._decide(st, ins, False, None if self._exits_loop(here, s, ins) else s.line)
+            self._decide(st, ins, False, self._trip(here, s, ins, False))
             st.pc = here + 1
             return None
         bound, outer = self._bound(st, here, ins)
@@ -337,15 +337,12 @@ class Machine:
         # to it after each trip; taking the exit side here would run no trip at all
         first = outer and work_after(self.fn, here)
 
-        # a loop's exit is no fact (the trip count is the abstraction), even the first time
-        fact = None if self._exits_loop(here, s, ins) else s.line
-
         def sides(stop=frozenset()):
             a, b = st.copy(target), st.copy(here + 1)
             n = 0 if first else 1
             a.loops[here], b.loops[here] = (True, n), (False, n)
-            self._decide(a, ins, True, fact)
-            self._decide(b, ins, False, fact)
+            self._decide(a, ins, True, self._trip(here, s, ins, True))
+            self._decide(b, ins, False, self._trip(here, s, ins, False))
             a.stop, b.stop = st.stop | stop, st.stop | stop
             return a, b
 
@@ -398,6 +395,16 @@ class Machine:
         if param is not None:
             raise Refused(f"a branch on a comparison of a float kernel parameter ({param}): ptxmc extract "
                           f"decides it only with a value for the parameter (--param)", self._loc(s))
+
+    def _trip(self, here: int, s, ins: Instr, taken: bool) -> int | None:
+        """The line to record a decision at as a fact, or None: leaving a loop at its exit test is
+        the window's doing (`--iterations`, `--tiles`: it stands for any longer run), no fact;
+        staying in it runs a trip, which is one (a later `K < 2` cannot follow two trips of `i < K`)."""
+        if not self._exits_loop(here, s, ins):
+            return s.line
+        goes = self._target(s, ins) if taken else here + 1
+        stays = all(lp.head <= goes <= lp.tail for lp in nest(self.fn).loops if lp.head <= here <= lp.tail)
+        return s.line if stays else None
 
     def _exits_loop(self, here: int, s, ins: Instr) -> bool:
         """The branch at `here` can leave a loop it is in (checker.extract.loops): its decisions

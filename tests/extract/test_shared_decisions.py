@@ -326,3 +326,19 @@ def test_a_null_test_on_a_pointer_parameter_is_one_question_for_the_kernel(tmp_p
     assert "parameter k_param_0 (pointer) == 0 (b64) is false" in role_table(x.skeleton), role_table(x.skeleton)
     rep = x.check(jobs=0)
     assert not rep.ok and "hang" in rep.text, rep.text
+
+
+def test_a_trip_that_ran_is_a_fact_for_the_threads_after(tmp_path):
+    """The loop of LOOP run by thread 0 (first), the K < 2 question by thread 32: thread 0's two
+    trips of `i < K` recorded nothing, thread 32 took K < 2 (its two waits), and the two arrives
+    completed both phases: PASS for a kernel that hangs when K < 2 (one arrive). A trip that ran
+    is now a fact (K >= 2): thread 32 follows it and waits for nothing."""
+    f = tmp_path / "k.ptx"
+    f.write_text(LOOP.replace("setp.eq.s32 %p2, %r1, 32;", "setp.eq.s32 %p2, %r1, 0;")
+                 .replace("  @%p1 bra DONE;\n  setp.ge", "  setp.ne.s32 %p9, %r1, 32;\n  @%p9 bra DONE;\n  setp.ge"))
+    [x] = extract_file(str(f), out_dir=str(tmp_path / "out"))
+    waits = [e for r in x.skeleton.roles for e in r.trace.events if e.kind == "mb_wait"]
+    arrives = [e for r in x.skeleton.roles for e in r.trace.events if e.kind == "mb_arrive"]
+    assert (len(arrives), waits) == (2, []), role_table(x.skeleton)
+    assert "parameter k_param_0 < 2 (s32) is false" in role_table(x.skeleton), role_table(x.skeleton)
+    assert x.check(jobs=0).ok
