@@ -33,7 +33,8 @@ def _name(key: tuple) -> str:
         return reg.split(":")[0]
     if reg.startswith("shared value "):
         return f"({reg})"
-    return "%" + reg.split("#")[0]
+    base, _, tag = reg.partition("|")
+    return "%" + base.split("#")[0] + (f" of thread {tag[1:].split('c')[0]}" if tag.startswith("t") else "")
 
 
 @dataclass(frozen=True)
@@ -114,7 +115,7 @@ class Cond:
 
     def shared(self) -> bool:
         """Whether every value it names is a kernel parameter's (the same in every thread)."""
-        return all(k[0].startswith(("parameter ", "shared value ")) for k in self.keys())
+        return all(k[0].startswith(("parameter ", "shared value ")) or "|t" in k[0] for k in self.keys())
 
 
 def combine(op: str, a: "Cond", b: "Cond") -> "Cond":
@@ -192,9 +193,26 @@ def _z3(f, env: dict):
     return a < b if f.cmp == "lt" else a <= b
 
 
+def _canon(f, names: dict):
+    """`f` with its value names renamed in order of appearance (`v0`, `v1`, ...): the same question
+    in two threads (whose register values have names of their own) is one cache entry."""
+    if isinstance(f, tuple):
+        return (f[0],) + tuple(_canon(x, names) for x in f[1:])
+
+    def name(key):
+        return (names.setdefault(key, f"v{len(names)}"), 0)
+    if isinstance(f, Var):
+        return Var(*name((f.reg, f.gen)))
+    a = name((f.reg, f.gen))
+    return Atom(a[0], 0, f.cmp, f.const, f.typ, name(f.other) if f.other else None, f.add, f.add2)
+
+
 def _settled(cond: Cond, facts: tuple) -> bool | None:
     """Whether `facts` (formulas) imply `cond` (True), its negation (False), or neither (None)."""
-    key = (cond.formula(), facts)
+    names: dict = {}
+    goal = _canon(cond.formula(), names)
+    facts = tuple(_canon(f, names) for f in facts)
+    key = (goal, facts)
     hit = _CACHE.get(key, 0)
     if hit != 0:
         return hit
@@ -203,7 +221,7 @@ def _settled(cond: Cond, facts: tuple) -> bool | None:
     env: dict = {}
     for f in facts:
         s.add(_z3(f, env))
-    c = _z3(cond.formula(), env)
+    c = _z3(goal, env)
     out = None
     if s.check(z3.Not(c)) == z3.unsat:
         out = True

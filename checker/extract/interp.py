@@ -126,6 +126,7 @@ class Trace:
     # barrier counts): a thread that loads exactly those bytes after a barrier reads that value,
     # named the same in every thread (facts on it are shared like a parameter's)
     named_stores: list = field(default_factory=list)
+    names_read: set = field(default_factory=set)        # the named stored values it loaded
 
 
 class Refused(LitmusError):
@@ -213,8 +214,12 @@ class Machine:
         st.gens = Counter()
         st.own = {}
         end = self._go(st, 0)
+        # the facts other threads can ask about: on parameters, named shared values, and values
+        # of this thread's registers that it stored to shared memory
+        seen = {x[3] for x in end.trace.named_stores} | end.trace.names_read
         end.trace.decided = [(f, truth, line) for f, (truth, line) in end.facts.items()
-                             if isinstance(line, int) and Cond(f).shared()]
+                             if isinstance(line, int) and all(k[0].startswith(SHARED_NAMES) or k[0] in seen
+                                                              for k in Cond(f).keys())]
         for idx in sorted(end.unused, reverse=True):
             # a non-blocking try_wait whose result no branch read: a query, not a wait
             e = end.trace.events.pop(idx)
@@ -501,7 +506,7 @@ class Machine:
         if isinstance(v, Unk) and v.src is not None:
             return (v.src, 0)
         if isinstance(o, Reg) and o.name[:1] not in "%!":
-            return (o.name, st.writes[o.name])
+            return (_reg_name(st, o.name), 0)
         return None
 
     @staticmethod
@@ -509,11 +514,11 @@ class Machine:
         """The formula an unknown predicate held in `reg` is: its comparison, or itself (a Var)."""
         if v.cond is not None:
             return v.cond
-        return Cond(Var(v.src, 0) if v.src is not None else Var(reg, st.writes[reg]))
+        return Cond(Var(v.src if v.src is not None else _reg_name(st, reg), 0))
 
     def _more(self, key: tuple) -> dict:
         """The decisions earlier threads of the kernel took on the parameter value `key`."""
-        if not key[0].startswith(SHARED_NAMES):
+        if not is_global(key[0]):
             return {}
         return {f: (truth, where) for f, truth, where in self._read("d", key)}
 
@@ -686,15 +691,13 @@ class Machine:
         if ins.operands:
             for r in _dests(ins.operands[0]):
                 st.writes[r] += 1
-                st.regs[r] = Unk(why, src=f"{r}#{st.writes[r]}")      # a value of its own
+                st.regs[r] = Unk(why)       # a value of its own, named by the register and write (_source)
                 st.taint.pop(r, None)
 
     def _set(self, st: "_State", d, v, taint=frozenset()) -> None:
         for r in _dests(d):
             st.writes[r] += 1
-            # an unknown that is no named value yet is named by this write (facts: its identity)
-            st.regs[r] = Unk(v.why, v.cond, f"{r}#{st.writes[r]}", v.sel) \
-                if isinstance(v, Unk) and v.src is None else v
+            st.regs[r] = v
             if taint:
                 st.taint[r] = taint
             else:
@@ -737,11 +740,18 @@ class Machine:
                 self._set(st, ops[0], Unk(c.why, sel=(self._operand_cond(st, ops[3], c), vals[0], vals[1])), taint)
                 return
             if op in ("add", "sub") and len(vals) == 2 and not _wide(q):
-                v = self._offset(op, q, vals)
+                named = [Unk(v.why, src=_reg_name(st, o.name)) if isinstance(v, Unk) and v.src is None
+                         and v.cond is None and v.sel is None and isinstance(o, Reg) and o.name[:1] not in "%!" else v
+                         for o, v in zip(ops[1:3], vals)]
+                v = self._offset(op, q, named)
                 if v is not None:
                     self._set(st, ops[0], v, taint)
                     return
-            self._set(st, ops[0], _carry(op, q, _alu(op, q, vals)), taint)
+            v = _carry(op, q, _alu(op, q, vals))
+            if op == "mov" and isinstance(v, Unk) and v.src is None and v.cond is None and isinstance(ops[1], Reg) \
+                    and ops[1].name[:1] not in "%!":
+                v = Unk(v.why, src=_reg_name(st, ops[1].name), sel=v.sel)       # a copy is the same value
+            self._set(st, ops[0], v, taint)
             return
         if op == "cvta":
             v = self._val(st, ops[1], s)
@@ -891,7 +901,7 @@ class Machine:
                         srcs[i] = None          # a constant added at another width: not followed
                 cond = cond or comparison(base, tuple(srcs), tuple(vals[:2]), tuple(adds))
                 # an opaque comparison (on an address, an unknown type) is a predicate of its own
-                t = Unk(t.why, cond or Cond(Var(f"{items[0].name}#setp{st.writes[items[0].name] + 1}", 0)))
+                t = Unk(t.why, cond or Cond(Var(f"{items[0].name}#setp{st.writes[items[0].name] + 1}{_tag(st)}", 0)))
         self._setp_out(st, s, ins, t, taint)
 
     def _setp_out(self, st, s, ins: Instr, t, taint=frozenset()) -> None:
@@ -964,7 +974,7 @@ class Machine:
         # one unknown comparison, which p and q (its complement) and the BOOLOP are made of; named
         # after the float parameter it compares, if any (no branch on it is decided)
         name = f"{why}#" if param else ""
-        self._setp_out(st, s, ins, Unk(why, Cond(Var(f"{name}{d.name}#setp{st.writes[d.name] + 1}", 0))))
+        self._setp_out(st, s, ins, Unk(why, Cond(Var(f"{name}{d.name}#setp{st.writes[d.name] + 1}{_tag(st)}", 0))))
 
     def _mov_vector(self, st, s, ins: Instr) -> None:
         """`mov.b64 d, {lo, hi}` packs, `mov.b64 {lo, hi}, d` unpacks (wgmma/tcgen05 descriptors)."""
@@ -1136,7 +1146,9 @@ class Machine:
         """An unknown value stored to shared memory gets a name every thread knows: a parameter's
         own, else the store's (its CTA, address, thread, line and occurrence)."""
         ident = st.trace.ident
-        if val.src is not None and val.src.startswith(SHARED_NAMES):
+        if val.src is None and isinstance(s.instr.operands[1], Reg) and s.instr.operands[1].name[:1] not in "%!":
+            val = Unk(val.why, src=_reg_name(st, s.instr.operands[1].name))
+        if val.src is not None and is_global(val.src):
             name, add, addbits = val.src, val.add, val.addbits
         else:
             k = sum(1 for x in st.trace.named_stores if x[1] == addr)
@@ -1155,6 +1167,15 @@ class Machine:
         for w, n, name, add, addbits, who in found:
             if any(k > w.get(i, 0) for i, k in st.bars.items()):
                 last[who] = (n, name, add, addbits)
+        if not last:
+            # no store this thread can see by its barriers (one ordered by an mbarrier, or none):
+            # the one value another thread ever stored there, if there is one. Taking the load to
+            # read it is a launch that can happen (two unknowns can be equal), and one the
+            # synchronization intends; a load racing the store is the check's to find
+            last = {who: (n, name, add, addbits) for w, n, name, add, addbits, who in found
+                    if who != (st.trace.ident.rank, st.trace.ident.linear)}
+            if len({x[1] for x in last.values()}) != 1 or len(found) != len(last):
+                return None
         vals = set(last.values())
         if len(vals) != 1:
             return None
@@ -1166,6 +1187,7 @@ class Machine:
             c = self._read("c", (st.trace.ident.rank, addr + b))
             if c is not ABSENT and any(any(k > w.get(i, 0) for i, k in st.bars.items()) for w, _, _ in c):
                 return None
+        st.trace.names_read.add(name)
         return Unk("shared data", src=name, add=add, addbits=addbits)
 
     def _param_fields(self, st, ins: Instr, name: str, off: int, always_at: bool = False) -> None:
@@ -1196,6 +1218,7 @@ class Machine:
                 return v
         mine = st.own_names.get(addr)
         if mine is not None and mine[0] == nbytes:        # this thread's own named store, read back
+            st.trace.names_read.add(mine[1])
             return Unk("shared data", src=mine[1], add=mine[2], addbits=mine[3])
         value = 0
         for b in range(nbytes):
@@ -1436,7 +1459,7 @@ class _State:
         t = self.trace
         nt = Trace(t.ident, list(t.events), list(t.assumptions), Counter(t.dropped), list(t.maxnreg), dict(t.shfl),
                    list(t.stores), list(t.gens), dict(t.tiles), set(t.tile_whys), list(t.warpsyncs),
-                   list(t.decided), list(t.named_stores))
+                   list(t.decided), list(t.named_stores), set(t.names_read))
         return _State(pc, dict(self.regs), dict(self.taint), dict(self.loops), dict(self.local), Counter(self.occ), nt,
                       Counter(self.visits), Counter(self.bars), dict(self.own), Counter(self.gens),
                       set(self.unused), self.stop, Counter(self.writes), dict(self.facts), dict(self.own_names))
@@ -1462,6 +1485,24 @@ def _dests(d) -> list[str]:
 _UNWRITTEN = Unk("a register not written on this path")
 # the value names that are the same in every thread: facts on them are shared by the kernel
 SHARED_NAMES = ("parameter ", "shared value ")
+
+
+def _tag(st: "_State") -> str:
+    """What makes a register's value name unique in the kernel: its thread (`|t32c0`), so that a
+    value stored to shared memory or broadcast keeps its name in the threads that read it."""
+    i = st.trace.ident
+    return f"|t{i.linear}c{i.rank}"
+
+
+def _reg_name(st: "_State", reg: str) -> str:
+    """The name of the value register `reg` holds (with no name of its own): the register, its
+    write, and the thread (`r8#1|t32c0`)."""
+    return f"{reg}#{st.writes[reg]}{_tag(st)}"
+
+
+def is_global(name: str) -> bool:
+    """A value name every thread means the same by (facts on it are shared by the kernel)."""
+    return name.startswith(SHARED_NAMES) or "|t" in name
 _EXITS: dict = {}           # (id(function), statement) -> (function, whether the branch there leaves a loop)
 _BOOL_OPS = ("and", "or", "xor")       # setp.CMP.BOOLOP
 _ALU_OPS = frozenset(("mov", "add", "sub", "mul", "mad", "shl", "shr", "and", "or", "xor", "not", "bfe", "bfi",

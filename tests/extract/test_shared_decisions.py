@@ -200,7 +200,7 @@ def test_a_value_stored_to_shared_memory_is_one_value_for_every_reader(tmp_path)
     """Thread 0 stores a word it loaded from global memory; after the barrier both roles load it
     and ask `w < 5`. Each load was an unknown of its own, decided per role (thread 0 the wait,
     thread 32 the arrive): PASS for a kernel that hangs when w < 5. The loads now read the value
-    the store named, and thread 32 follows thread 0's decision."""
+    the store wrote (thread 0's `%r8`), and thread 32 follows thread 0's decision."""
     f = tmp_path / "k.ptx"
     text = CROSS.replace(".shared .align 16 .b8 buf[16];", ".shared .align 16 .b8 buf[16];\n"
                          "  .shared .align 4 .b8 word[4];\n  .reg .b64 %rg<2>;") \
@@ -211,7 +211,7 @@ def test_a_value_stored_to_shared_memory_is_one_value_for_every_reader(tmp_path)
     f.write_text(text.replace("CONSUMER_SETP", "setp.ge.s32 %p6, %r9, 5;").replace("PRODUCER_SETP", "setp.lt.s32 %p4, %r9, 5;"))
     [x] = extract_file(str(f), out_dir=str(tmp_path / "out"))
     table = role_table(x.skeleton)
-    assert "follows from the decision at L" in table and "(shared value c0+0x" in table, table
+    assert "follows from the decision at L29 by thread 0: %r8 of thread 0 < 5 (s32) is true" in table, table
     rep = x.check(jobs=0)
     assert not rep.ok and "hang" in rep.text, rep.text
 
@@ -287,3 +287,27 @@ def test_each_element_of_a_vector_parameter_load_is_its_own_value(tmp_path):
     assert "follows" not in table, table        # %r9 is not %r8: thread 32 decides it
     [t32] = [r for r in x.skeleton.roles if 32 in r.tids]
     assert any("parameter k_param_0@4:32" in repr(f) for f, _, _ in t32.trace.decided), t32.trace.decided
+
+
+def test_a_value_read_after_an_mbarrier_wait_is_the_one_stored_there(tmp_path):
+    """Thread 32 loads a word from global memory into %r8, stores it to shared memory, arrives on
+    mb2, and arrives on mb (after storing buf) unless %r8 < 5; thread 0 waits on mb2, loads the
+    word, and waits on mb unless it is >= 5. For a word below 5 thread 0 waits for an arrive that
+    never comes. The load was an unknown of its own (no barrier orders the store before it) and
+    the two decided the word their own ways: PASS. The load now reads the one value ever stored
+    there, thread 32's %r8, and thread 32 follows thread 0's decision on it."""
+    f = tmp_path / "k.ptx"
+    f.write_text(CROSS.replace(".shared .align 16 .b8 buf[16];", ".shared .align 16 .b8 buf[16];\n"
+                               "  .shared .align 8 .b8 mb2[8];\n  .shared .align 4 .b8 word[4];\n  .reg .b64 %rg<2>;")
+                 .replace("  mbarrier.init.shared::cta.b64 [mb], 1;", "  mbarrier.init.shared::cta.b64 [mb], 1;\n"
+                          "  mbarrier.init.shared::cta.b64 [mb2], 1;")
+                 .replace(".param .u32 k_param_0)", ".param .u32 k_param_0, .param .u64 k_param_1)")
+                 .replace("  CONSUMER_SETP", "W0: mbarrier.try_wait.parity.shared::cta.b64 %p5, [mb2], 0;\n  @!%p5 bra W0;\n"
+                          "  ld.shared.u32 %r9, [word];\n  setp.ge.s32 %p6, %r9, 5;")
+                 .replace("  PRODUCER_SETP", "  ld.param.u64 %rg1, [k_param_1];\n  ld.global.u32 %r8, [%rg1];\n"
+                          "  st.shared.u32 [word], %r8;\n  mbarrier.arrive.release.cta.shared::cta.b64 %rd1, [mb2];\n"
+                          "  setp.lt.s32 %p4, %r8, 5;"))
+    [x] = extract_file(str(f), out_dir=str(tmp_path / "out"))
+    assert "follows from the decision at L" in role_table(x.skeleton), role_table(x.skeleton)
+    rep = x.check(jobs=0)
+    assert not rep.ok and "hang" in rep.text, rep.text
