@@ -29,7 +29,7 @@ _SHOW = {"eq": "==", "lt": "<", "le": "<=", "lo": "<", "ls": "<="}
 
 def _name(key: tuple) -> str:
     reg = key[0]
-    if reg.startswith("parameter "):
+    if reg.startswith(("parameter ", "address of ")):
         return reg.split(":")[0]
     if reg.startswith("shared value "):
         return f"({reg})"
@@ -115,7 +115,7 @@ class Cond:
 
     def shared(self) -> bool:
         """Whether every value it names is a kernel parameter's (the same in every thread)."""
-        return all(k[0].startswith(("parameter ", "shared value ")) or "|t" in k[0] for k in self.keys())
+        return all(k[0].startswith(("parameter ", "shared value ", "address of ")) or "|t" in k[0] for k in self.keys())
 
 
 def combine(op: str, a: "Cond", b: "Cond") -> "Cond":

@@ -505,6 +505,14 @@ class Machine:
         else the register's at its latest write; None for no register."""
         if isinstance(v, Unk) and v.src is not None:
             return (v.src, 0)
+        if isinstance(v, Sym) and v.off is not None:
+            # a parameter's pointer (`arg:NAME`) or address plus a constant: the same in every
+            # thread (a null test on it is one question for the kernel)
+            kind, name = v.name.split(":", 1)
+            plus = f" + {v.off}" if v.off else ""
+            if kind in ("arg", "param"):
+                return (f"parameter {name} ({'pointer' if kind == 'arg' else 'address'}{plus}):64", 0)
+            return (f"address of {kind} {name}{plus}:64", 0)
         if isinstance(o, Reg) and o.name[:1] not in "%!":
             return (_reg_name(st, o.name), 0)
         return None
@@ -1484,7 +1492,7 @@ def _dests(d) -> list[str]:
 
 _UNWRITTEN = Unk("a register not written on this path")
 # the value names that are the same in every thread: facts on them are shared by the kernel
-SHARED_NAMES = ("parameter ", "shared value ")
+SHARED_NAMES = ("parameter ", "shared value ", "address of ")
 
 
 def _tag(st: "_State") -> str:

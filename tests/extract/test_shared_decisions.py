@@ -311,3 +311,18 @@ def test_a_value_read_after_an_mbarrier_wait_is_the_one_stored_there(tmp_path):
     assert "follows from the decision at L" in role_table(x.skeleton), role_table(x.skeleton)
     rep = x.check(jobs=0)
     assert not rep.ok and "hang" in rep.text, rep.text
+
+
+def test_a_null_test_on_a_pointer_parameter_is_one_question_for_the_kernel(tmp_path):
+    """`setp.eq.s64 %p6, %rd5, 0` on a pointer parameter: thread 0 took `ptr != 0` (its wait),
+    thread 32 `ptr == 0` (its arrive): PASS for a kernel that hangs when the pointer is set."""
+    f = tmp_path / "k.ptx"
+    f.write_text(CROSS.replace(".param .u32 k_param_0)", ".param .u64 k_param_0)")
+                 .replace("  ld.param.u32 %r9, [k_param_0];", "  ld.param.u64 %rd5, [k_param_0];")
+                 .replace(".reg .b64 %rd<2>;", ".reg .b64 %rd<8>;")
+                 .replace("CONSUMER_SETP", "setp.eq.s64 %p6, %rd5, 0;")
+                 .replace("PRODUCER_SETP", "setp.ne.s64 %p4, %rd5, 0;"))
+    [x] = extract_file(str(f), out_dir=str(tmp_path / "out"))
+    assert "parameter k_param_0 (pointer) == 0 (b64) is false" in role_table(x.skeleton), role_table(x.skeleton)
+    rep = x.check(jobs=0)
+    assert not rep.ok and "hang" in rep.text, rep.text
