@@ -423,6 +423,9 @@ PAIR_FLIPS = {
     "litmus/proxy/tensormap.yaml::I2-cp_fenceproxy-example+example": ("d=10", "forbidden", "forbidden"),
     "litmus/proxy/tensormap-lifecycle.yaml::TM-LC+replace.global+plain-release+acquire": ("d=10", "forbidden", "allowed"),
     "litmus/real-ptx/kernels.yaml::RP-kernel-tensormap-acquire": ("d=10", "forbidden", "forbidden"),
+    "litmus/proxy/tensormap-lifecycle.yaml::TM-LC+cp_fenceproxy+sameCTA+plain-acquire": ("d=10", "forbidden", "allowed"),
+    "litmus/proxy/tensormap-lifecycle.yaml::P14-host-written-map+acquire.sys": ("d=10", "forbidden", "forbidden"),
+    "litmus/patterns/P14-tmap-acquire.yaml::P14-tmapacquire-fixed": ("P1:r1=1", "forbidden", "allowed"),
     # the pair synchronizes at a scope that holds both threads (the guide: "at the right scope")
     "litmus/proxy/tensormap.yaml::TM-pair-scope+gpu+gpu": ("d=10", "forbidden", "forbidden"),
     "litmus/proxy/tensormap.yaml::TM-pair-scope+cta+cta": ("d=10", "forbidden", "allowed"),
