@@ -268,7 +268,7 @@ class Machine:
                     raise Refused("synchronization under a predicate the thread cannot evaluate "
                                   f"({ins.predicate}: {g.why}): not modelled", self._loc(s))
                 else:
-                    self._assign_unknown(st, ins, "guarded by unknown predicate")
+                    self._guarded(st, s, ins, g)
                     st.pc += 1
                     continue
             if ins.op == "bra":
@@ -558,6 +558,21 @@ class Machine:
         if note not in st.trace.assumptions:
             st.trace.assumptions.append(note)
         return v
+
+    def _guarded(self, st: "_State", s, ins: Instr, g: Unk) -> None:
+        """`@p op d, ...` (no synchronization) on an unknown p: d keeps its old value or gets the
+        new one. Both known and different (`@%p4 mov.u32 %r7, 1` after `mov.u32 %r7, 0`): d is
+        selp(new, old, p), whose comparisons follow p's decisions; else d is unknown."""
+        d = ins.operands[0] if ins.operands else None
+        if ins.op in _ALU_OPS and ins.op != "setp" and isinstance(d, Reg) and FLOAT_TYPES.isdisjoint(ins.qualifiers):
+            old = st.regs.get(d.name.lstrip("!"), _UNWRITTEN)
+            new = _alu(ins.op, ins.qualifiers, [self._val(st, o, s) for o in ins.operands[1:]])
+            if isinstance(old, int) and isinstance(new, int):
+                c = self._cond(st, ins.predicate.lstrip("@!"), g)
+                c = c.negated() if ins.predicate.startswith("@!") else c
+                self._set(st, d, old if old == new else Unk(g.why, sel=(c, new, old)))
+                return
+        self._assign_unknown(st, ins, "guarded by unknown predicate")
 
     def _leaves(self, st: "_State", s, ins: Instr, g: Unk):
         """A loop's exit test on unknowns: the window (`--iterations`, `--tiles`) decides how long

@@ -160,6 +160,9 @@ ONE_SETPS = {
     "float complement": ("mov.b32 %f1, %r11;\n  setp.gt.f32 %p4|%p5, %f1, 0f00000000;", "setp.ne.s32 %p6, %r1, %r1;", "@!%p5"),
     # a constant added: n + 1 != 1 is n != 0
     "offset": ("setp.ne.s32 %p4, %r9, 0;\n  add.s32 %r8, %r9, 1;\n  setp.ne.s32 %p5, %r8, 1;", "setp.ne.s32 %p6, %r9, 0;", "@%p5"),
+    # a predicated mov under the decided predicate: %r7 is 1 exactly when n != 0
+    "predicated mov": ("setp.ne.s32 %p4, %r9, 0;\n  mov.u32 %r7, 0;\n  @%p4 mov.u32 %r7, 1;\n  setp.ne.s32 %p5, %r7, 0;",
+                       "setp.ne.s32 %p6, %r9, 0;", "@%p5"),
     # nvcc's bool: selp 1, 0 then compared with 0
     "selp": ("setp.ne.s32 %p4, %r9, 0;\n  selp.b32 %r8, 1, 0, %p4;\n  setp.eq.s32 %p5, %r8, 0;", "setp.ne.s32 %p6, %r9, 0;", "@!%p5"),
 }
