@@ -852,6 +852,8 @@ class Machine:
         if op in ("prefetch", "prefetchu", "nanosleep", "discard", "applypriority", "pmevent"):
             st.trace.dropped[op] += 1
             return
+        if op in ("vote", "redux") and "sync" in q and self._warp_value(st, s, ins):
+            return
         if op in _PURE_DATA or op in ("vote", "match", "redux", "activemask", "createpolicy", "mma", "fma", "ex2",
                                       "rcp", "sqrt", "rsqrt", "lg2", "tanh", "cvt", "sin", "cos", "copysign",
                                       "dp4a", "dp2a", "set", "slct", "testp", "shf", "lop3", "movmatrix"):
@@ -861,6 +863,27 @@ class Machine:
             raise Refused("trap on the extracted path (a failed check): the path is not a normal execution",
                           self._loc(s))
         raise Refused(f"'{'.'.join((op,) + q)}': no model in ptxmc extract yet", self._loc(s))
+
+    def _warp_value(self, st, s, ins: Instr) -> bool:
+        """`vote.sync`/`redux.sync d, a, membermask` on this lane's unknown `a`: the result is the
+        same in every lane of the member mask (PTX ISA), so it is one value named by the CTA, the
+        warp, the mask, the line and the occurrence, whose facts are shared like a parameter's
+        (each lane deciding it on its own took opposite sides of one branch). False (an unknown of
+        the lane's own, as before) where `a` is known or the mask is not: the result then depends
+        on the other lanes' inputs, which this lane does not know."""
+        ops = ins.operands
+        key = (st.pc, st.occ[st.pc])      # counted in every lane that runs it, named or not
+        st.occ[st.pc] += 1
+        if len(ops) != 3 or isinstance(ops[0], Vec):
+            return False
+        a, mask = self._val(st, ops[1], s), self._val(st, ops[2], s)
+        if not isinstance(a, Unk) or not isinstance(mask, int):
+            return False
+        ident = st.trace.ident
+        name = (f"shared value {'.'.join((ins.op,) + ins.qualifiers)} of warp {ident.warp} mask "
+                f"{mask & 0xffffffff:#x} in CTA {ident.rank} at L{s.line} ({key[1] + 1})")
+        self._set(st, ops[0], Unk(ins.op, src=name))
+        return True
 
     @staticmethod
     def _null_field(st, s, vals: list) -> list:

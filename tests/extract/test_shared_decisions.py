@@ -219,18 +219,26 @@ def test_a_value_stored_to_shared_memory_is_one_value_for_every_reader(tmp_path)
     assert not rep.ok and "hang" in rep.text, rep.text
 
 
+def _warp_kernel(tmp_path, warp: str, consumer: str, producer: str):
+    """CROSS with thread 1 as the producer and `warp` (on each lane's word %r8, loaded from
+    global memory) before the roles part."""
+    f = tmp_path / "k.ptx"
+    text = CROSS.replace(".reg .b64 %rd<2>;", ".reg .b64 %rd<2>;\n  .reg .b64 %rg<2>;") \
+        .replace(".param .u32 k_param_0)", ".param .u32 k_param_0, .param .u64 k_param_1)") \
+        .replace("  ld.param.u32 %r9, [k_param_0];", "  ld.param.u64 %rg1, [k_param_1];\n  ld.global.u32 %r8, [%rg1];\n  "
+                 + warp) \
+        .replace("setp.eq.s32 %p2, %r1, 32;", "setp.eq.s32 %p2, %r1, 1;")
+    f.write_text(text.replace("CONSUMER_SETP", consumer).replace("PRODUCER_SETP", producer))
+    return f
+
+
 def test_a_value_lane_0_broadcasts_is_one_value_for_the_warp(tmp_path):
     """Each lane loads its own word and `shfl.sync.idx` broadcasts lane 0's: thread 0 waits when it
     is below 5, thread 1 (the producer) arrives when it is not. Each lane decided the broadcast
     value its own way: PASS for a kernel that hangs when the word is below 5. The broadcast value
     now has one name for the warp, and lane 1 follows lane 0's decision."""
-    f = tmp_path / "k.ptx"
-    text = CROSS.replace(".reg .b64 %rd<2>;", ".reg .b64 %rd<2>;\n  .reg .b64 %rg<2>;") \
-        .replace(".param .u32 k_param_0)", ".param .u32 k_param_0, .param .u64 k_param_1)") \
-        .replace("  ld.param.u32 %r9, [k_param_0];", "  ld.param.u64 %rg1, [k_param_1];\n  ld.global.u32 %r8, [%rg1];\n"
-                 "  shfl.sync.idx.b32 %r9, %r8, 0, 31, -1;") \
-        .replace("setp.eq.s32 %p2, %r1, 32;", "setp.eq.s32 %p2, %r1, 1;")
-    f.write_text(text.replace("CONSUMER_SETP", "setp.ge.s32 %p6, %r9, 5;").replace("PRODUCER_SETP", "setp.lt.s32 %p4, %r9, 5;"))
+    f = _warp_kernel(tmp_path, "shfl.sync.idx.b32 %r9, %r8, 0, 31, -1;", "setp.ge.s32 %p6, %r9, 5;",
+                     "setp.lt.s32 %p4, %r9, 5;")
     [x] = extract_file(str(f), out_dir=str(tmp_path / "out"))
     table = role_table(x.skeleton)
     assert "(thread 1, folded in): branch taken (its condition @p4 follows from the decision at L" in table, table
@@ -345,3 +353,41 @@ def test_a_trip_that_ran_is_a_fact_for_the_threads_after(tmp_path):
     assert (len(arrives), waits) == (2, []), role_table(x.skeleton)
     assert "parameter k_param_0 < 2 (s32) is false" in role_table(x.skeleton), role_table(x.skeleton)
     assert x.check(jobs=0).ok
+
+
+# each lane loads its own word and the warp computes one value of them all with vote.sync /
+# redux.sync (the same in every lane of the member mask, PTX ISA); thread 0 waits unless the
+# value says so, thread 1 (the producer) arrives only when it does: a hang when it does not
+WARP_VALUE = {
+    "vote.any": ("setp.lt.s32 %p5, %r8, 5;\n  vote.sync.any.pred %p6, %p5, -1;", "", "not.pred %p4, %p6;"),
+    "vote.all": ("setp.lt.s32 %p5, %r8, 5;\n  vote.sync.all.pred %p6, !%p5, -1;", "", "not.pred %p4, %p6;"),
+    "vote.uni": ("setp.lt.s32 %p5, %r8, 5;\n  vote.sync.uni.pred %p6, %p5, 0xffffffff;", "", "not.pred %p4, %p6;"),
+    "vote.ballot": ("setp.lt.s32 %p5, %r8, 5;\n  vote.sync.ballot.b32 %r9, %p5, -1;",
+                    "setp.ne.s32 %p6, %r9, 0;", "setp.eq.s32 %p4, %r9, 0;"),
+    "redux.max": ("redux.sync.max.s32 %r9, %r8, -1;", "setp.ge.s32 %p6, %r9, 5;", "setp.lt.s32 %p4, %r9, 5;"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(WARP_VALUE))
+def test_a_value_the_warp_computes_together_is_one_value_for_the_warp(tmp_path, case):
+    """Each lane decided the result of vote.sync / redux.sync its own way (thread 0 the wait,
+    thread 1 the arrive): PASS for a kernel that hangs. The result now has one name for the warp
+    and its member mask, and thread 1 follows thread 0's decision."""
+    f = _warp_kernel(tmp_path, *WARP_VALUE[case])
+    [x] = extract_file(str(f), out_dir=str(tmp_path / "out"))
+    table = role_table(x.skeleton)
+    assert "follows from the decision at L" in table and "of warp 0 mask 0xffffffff in CTA 0 at L" in table, table
+    rep = x.check(jobs=0)
+    assert not rep.ok and "hang" in rep.text, rep.text + table
+
+
+def test_lanes_of_other_member_masks_compute_other_values(tmp_path):
+    """Lane 0 votes with mask 0x1 and lane 1 with mask 0x2: two votes of one lane each, two values;
+    lane 1 decides its own rather than following lane 0's."""
+    f = _warp_kernel(tmp_path, "setp.lt.s32 %p5, %r8, 5;\n  shl.b32 %r7, 1, %r1;\n  vote.sync.any.pred %p6, %p5, %r7;",
+                     "", "not.pred %p4, %p6;")
+    [x] = extract_file(str(f), out_dir=str(tmp_path / "out"))
+    table = role_table(x.skeleton)
+    assert "follows" not in table, table
+    [t1] = [r for r in x.skeleton.roles if 1 in r.tids]
+    assert any("mask 0x2 in CTA 0" in repr(f) for f, _, _ in t1.trace.decided), t1.trace.decided
