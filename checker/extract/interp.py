@@ -865,23 +865,37 @@ class Machine:
         raise Refused(f"'{'.'.join((op,) + q)}': no model in ptxmc extract yet", self._loc(s))
 
     def _warp_value(self, st, s, ins: Instr) -> bool:
-        """`vote.sync`/`redux.sync d, a, membermask` on this lane's unknown `a`: the result is the
-        same in every lane of the member mask (PTX ISA), so it is one value named by the CTA, the
-        warp, the mask, the line and the occurrence, whose facts are shared like a parameter's
-        (each lane deciding it on its own took opposite sides of one branch). False (an unknown of
-        the lane's own, as before) where `a` is known or the mask is not: the result then depends
-        on the other lanes' inputs, which this lane does not know."""
+        """`vote.sync`/`redux.sync d, a, membermask` with a known mask: the result is the same in
+        every lane of the member mask (PTX ISA), so it is one value named by the CTA, the warp, the
+        mask, the line and the occurrence, whose facts are shared like a parameter's (each lane
+        deciding it on its own took opposite sides of one branch). Where this lane's own input
+        settles it (`.any` of a true predicate, `.all` of a false one) it is that value, and a fact
+        on the name for the lanes after. False (an unknown of the lane's own, as before) where the
+        mask is not known."""
         ops = ins.operands
         key = (st.pc, st.occ[st.pc])      # counted in every lane that runs it, named or not
         st.occ[st.pc] += 1
         if len(ops) != 3 or isinstance(ops[0], Vec):
             return False
         a, mask = self._val(st, ops[1], s), self._val(st, ops[2], s)
-        if not isinstance(a, Unk) or not isinstance(mask, int):
+        if not isinstance(mask, int):
             return False
         ident = st.trace.ident
         name = (f"shared value {'.'.join((ins.op,) + ins.qualifiers)} of warp {ident.warp} mask "
                 f"{mask & 0xffffffff:#x} in CTA {ident.rank} at L{s.line} ({key[1] + 1})")
+        mode = next((m for m in ("any", "all") if m in ins.qualifiers), None) if ins.op == "vote" else None
+        if isinstance(a, int) and mode is not None and bool(a & 1) == (mode == "any"):
+            v, cond = int(mode == "any"), Cond(Var(name, 0))
+            hit = implied(cond, st.facts, self._more)
+            if hit is not None and hit[0] != v:
+                where = f"L{hit[1]}" if isinstance(hit[1], int) else hit[1]
+                said, other = ("false", "true") if v == 0 else ("true", "false")
+                raise Refused(f"this lane's input makes {'.'.join((ins.op,) + ins.qualifiers)} {said}, but a lane "
+                              f"that ran before it took it {other} at {where} (the lanes are decided in order): "
+                              "no launch takes both paths, not modelled", self._loc(s))
+            record(st.facts, cond, v, s.line)
+            self._set(st, ops[0], v)
+            return True
         self._set(st, ops[0], Unk(ins.op, src=name))
         return True
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 
+from checker.errors import LitmusError
 from checker.extract.api import extract_file
 from checker.extract.render import role_table
 
@@ -391,3 +392,26 @@ def test_lanes_of_other_member_masks_compute_other_values(tmp_path):
     assert "follows" not in table, table
     [t1] = [r for r in x.skeleton.roles if 1 in r.tids]
     assert any("mask 0x2 in CTA 0" in repr(f) for f, _, _ in t1.trace.decided), t1.trace.decided
+
+
+def test_a_vote_a_lane_settles_is_that_value_for_the_warp(tmp_path):
+    """Lane 0's own predicate is true, so `vote.sync.any` is true in every lane (PTX ISA). Each lane
+    took it as an unknown of its own: lane 0 took `false` (its wait) on a path no launch takes.
+    Lane 0 now skips the wait, and lane 1 follows: it arrives."""
+    f = _warp_kernel(tmp_path, "setp.eq.s32 %p5, %r1, 0;\n  vote.sync.any.pred %p6, %p5, -1;", "", "not.pred %p4, %p6;")
+    [x] = extract_file(str(f), out_dir=str(tmp_path / "out"))
+    kinds = {t: sorted(e.kind for e in r.trace.events if e.kind.startswith("mb_"))
+             for r in x.skeleton.roles for t in r.tids if t in (0, 1)}
+    table = role_table(x.skeleton)
+    assert "mb_wait" not in kinds[0] and "mb_arrive" in kinds[1], table
+    assert "vote.sync.any.pred of warp 0 mask 0xffffffff in CTA 0 at L23 (1)) is true" in table, table
+    assert x.check(jobs=0).ok
+
+
+def test_a_vote_a_later_lane_settles_otherwise_is_refused(tmp_path):
+    """Lane 0's predicate is false and it takes `vote.sync.any` false (its wait); lane 1's is true,
+    which makes the vote true in every lane: lane 0's path is one no launch takes. Refused at the
+    vote's line (the lanes are decided in order)."""
+    f = _warp_kernel(tmp_path, "setp.eq.s32 %p5, %r1, 1;\n  vote.sync.any.pred %p6, %p5, -1;", "", "not.pred %p4, %p6;")
+    with pytest.raises(LitmusError, match=r"k.ptx:23.*a lane that ran before it took it false at .*L"):
+        extract_file(str(f), out_dir=str(tmp_path / "out"))
