@@ -16,7 +16,7 @@ from checker.verdict.check import check_test
 from checker.errors import LitmusError
 from checker.front.litmus import load_file, load_paths, load_text
 from checker.isa.registry import lower
-from checker.isa.mbarrier import EXPECTED, expected_of, mb_update, pending_of, phase_of, tx_of
+from checker.isa.mbarrier import expected_of, mb_update, pending_of, phase_of, tx_of
 from checker.isa.mbarrier import pack as encode
 from checker.isa.registry import parse_instr
 from checker.model.values import Const, evaluate
