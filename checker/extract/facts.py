@@ -114,7 +114,9 @@ class Cond:
         return self.f if self.true else ("not", self.f)
 
     def shared(self) -> bool:
-        """Whether every value it names is a kernel parameter's (the same in every thread)."""
+        """Whether every value it names is the same in every thread that names it: a kernel
+        parameter's (or an address computed from one), a value stored to shared memory, or one
+        named with its thread (lane 0's value a warp broadcasts): its decisions are the kernel's."""
         return all(k[0].startswith(("parameter ", "shared value ", "address of ")) or "|t" in k[0] for k in self.keys())
 
 

@@ -547,17 +547,10 @@ class Machine:
         if hit is None:
             return g
         v, line = hit
-        st.regs[reg] = v
-        st.writes[reg] += 1
         taken = bool(v) != ins.predicate.startswith("@!")
-        where = f"L{line}" if isinstance(line, int) else line
         what = {"bra": "branch"}.get(ins.op, ins.op if ins.op in ("ret", "exit") else ins_name(s))
-        note = (s.line, f"{what} {('taken' if ins.op == 'bra' else 'run') if taken else ('not taken' if ins.op == 'bra' else 'skipped')} "
-                        f"(its condition {ins.predicate} follows from the decision at {where}: "
-                        f"{cond.text()} is {'true' if (v == 1) == cond.true else 'false'})")
-        if note not in st.trace.assumptions:
-            st.trace.assumptions.append(note)
-        return v
+        done = ('taken' if ins.op == 'bra' else 'run') if taken else ('not taken' if ins.op == 'bra' else 'skipped')
+        return self._settled(st, s, ins, cond, v, line, f"{what} {done}")
 
     def _guarded(self, st: "_State", s, ins: Instr, g: Unk) -> None:
         """`@p op d, ...` (no synchronization) on an unknown p: d keeps its old value or gets the
@@ -590,10 +583,16 @@ class Machine:
         if all(lp.head <= goes <= lp.tail for lp in nest(self.fn).loops if lp.head <= here <= lp.tail):
             return g                    # the facts keep the loop going: the window says how long
         st.loops.pop(here, None)
+        return self._settled(st, s, ins, cond, v, line, "loop left here")
+
+    def _settled(self, st: "_State", s, ins: Instr, cond, v: int, line, what: str) -> int:
+        """Ins's guard register takes the value `v` an earlier decision (at `line`) settles its
+        condition `cond` to, and the role table says `what` followed from which decision."""
+        reg = ins.predicate.lstrip("@!")
         st.regs[reg] = v
         st.writes[reg] += 1
         where = f"L{line}" if isinstance(line, int) else line
-        note = (s.line, f"loop left here (its condition {ins.predicate} follows from the decision at {where}: "
+        note = (s.line, f"{what} (its condition {ins.predicate} follows from the decision at {where}: "
                         f"{cond.text()} is {'true' if (v == 1) == cond.true else 'false'})")
         if note not in st.trace.assumptions:
             st.trace.assumptions.append(note)
