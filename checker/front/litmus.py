@@ -653,6 +653,7 @@ def _thread_code(t: _Map, k: Node, path: str, declared: dict[str, MemoryDecl], p
     # labels and .reg declarations belong to the { } block they stand in (checker.front.scopes)
     scopes = Scopes(sep="$")
     widths: dict[tuple[int, str], int | None] = {}      # (block, register) -> its declared bits
+    spellings: dict[str, str] = {}          # a declared register -> how it is spelt (with or without '%')
     instrs = []
     copies: dict[str, str] = {}             # a .shared variable -> this CTA's copy of it
     for st in stmts:
@@ -665,7 +666,13 @@ def _thread_code(t: _Map, k: Node, path: str, declared: dict[str, MemoryDecl], p
             st = ptx_text.Statement(m.group(2), st.line, st.scope)
         names = ptx_text.declaration(st, path)
         if names is not None:
-            for name in names:
+            for name, spelt in names.items():
+                # PTX's `%r1` and `r1` are two registers; ptxmc drops the '%' (one register)
+                other = spellings.setdefault(name, spelt)
+                if other != spelt:
+                    raise LitmusError(f"this thread declares both {other} and {spelt}: PTX reads them as two "
+                                      "registers, ptxmc as one (it drops the '%'); rename one of them",
+                                      SourceLoc(path, st.line, st.text))
                 scopes.declare_reg(name, st.scope)
                 widths[(st.scope[-1], name)] = ptx_text.declared_bits(st)
             continue

@@ -122,9 +122,10 @@ def statements(text: str, first_line: int, path: str = "<string>", first_block: 
     return out
 
 
-def declaration(s: Statement, path: str) -> set[str] | None:
-    """The registers a `.reg` statement declares ('%r<4>' is %r0..%r3); None if `s` is not a
-    declaration. LitmusError for a malformed one."""
+def declaration(s: Statement, path: str) -> dict[str, str] | None:
+    """The registers a `.reg` statement declares ('%r<4>' is %r0..%r3), each as ptxmc names it
+    (without its '%') with the spelling it is declared with; None if `s` is not a declaration.
+    LitmusError for a malformed one."""
     if not s.text.startswith(".reg"):
         return None
     where = SourceLoc(path, s.line, s.text)
@@ -134,16 +135,15 @@ def declaration(s: Statement, path: str) -> set[str] | None:
     if m.group(2) not in REG_TYPES:
         raise LitmusError(f"'.{m.group(2)}' is not a register type (PTX types: "
                           f"{', '.join('.' + t for t in REG_TYPES)})", where)
-    names: set[str] = set()
+    names: dict[str, str] = {}
     for item in (x.strip() for x in m.group(3).split(",")):
         d = _DECL_NAME.fullmatch(item)
         if d is None:
             raise LitmusError(f"malformed register name '{item}' in a declaration", where)
+        pct = "%" if d.group(1).startswith("%") else ""
         base = d.group(1).lstrip("%")
-        if d.group(2) is None:
-            names.add(base)
-        else:
-            names.update(f"{base}{k}" for k in range(int(d.group(2))))
+        for name in ([base] if d.group(2) is None else [f"{base}{k}" for k in range(int(d.group(2)))]):
+            names[name] = pct + name
     return names
 
 

@@ -367,6 +367,25 @@ st.global.b32 [x], %r1;
     assert undeclared.where.line == 19
 
 
+def test_a_thread_that_declares_r1_and_percent_r1_is_refused():
+    """A '%' is part of a PTX identifier: `%r1` and `r1` are two registers, and this body stores
+    1. ptxmc drops the '%', so it would read them as one register and answer x=2: refused,
+    naming the second declaration (as is `r1` declared before `%r1`)."""
+    body = """
+.reg .b32 %r<2>;
+.reg .b32 r1;
+mov.u32 %r1, 1;
+mov.u32 r1, 2;
+st.global.b32 [x], %r1;
+"""
+    t = _blocks(body, expect="allowed: ['x=1']")
+    assert isinstance(t, LitmusError), t
+    assert "declares both %r1 and r1" in t.message and t.where.text == ".reg .b32 r1"
+    swapped = _blocks(body.replace(".reg .b32 %r<2>;\n.reg .b32 r1;", ".reg .b32 r1;\n.reg .b32 %r<2>;"),
+                      expect="allowed: ['x=1']")
+    assert isinstance(swapped, LitmusError) and "declares both r1 and %r1" in swapped.message
+
+
 SHIFTS = """
 name: Shifts
 source: "PTX ISA 9.4, Integer Arithmetic Instructions: shl, shr"
