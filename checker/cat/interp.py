@@ -41,6 +41,12 @@ class Model:
     # it can raise no ModelError, so an operand that cannot change a value may be left unevaluated.
     checked: bool = False
 
+    @property
+    def flag_names(self) -> tuple[str, ...]:
+        """The undefined-behaviour flags in the order the model states them: reports list the
+        flags that fire in this order, so a model puts a flag that explains others first."""
+        return tuple(dict.fromkeys(c.name for c in self.checks if c.flag))
+
 
 @dataclass(frozen=True)
 class Evaluation:

@@ -116,7 +116,7 @@ class BruteEngine(EachSane):
         self._checks = compile_checks(self.residual, kinds, self.alg, options)
         self._consistent_checks = compile_consistent(self.residual, kinds, self.alg, options)
         self.axiom_names = tuple(sorted({c.name for c in model.checks if not c.flag}))
-        self.flag_names = tuple(sorted({c.name for c in model.checks if c.flag}))
+        self.flag_names = model.flag_names
         self._consistent: list | None = None
         self._cycle: bool | None = None         # has_value_cycle, once asked
         atoms = {atom for parts in es.compose.values() for atom, _ in parts}

@@ -58,6 +58,7 @@ class Z3Engine:
         self.max_outcomes = lim.outcomes if max_outcomes is None else max_outcomes
         self.rlimit = lim.rlimit if rlimit is None else rlimit
         self.filter = filter
+        self._flag_order = model.flag_names
         self.enc: Encoding = encode(es, model, options, self.ctx)
         self._budget = 0                    # the timeout (ms) last given to the solver
         self._witnesses: list[tuple[frozenset, Execution]] = []    # with the axioms each satisfies
@@ -103,7 +104,7 @@ class Z3Engine:
 
     @property
     def flag_names(self) -> tuple[str, ...]:
-        return tuple(sorted(self.enc.flags))
+        return tuple(n for n in self._flag_order if n in self.enc.flags)
 
     def term(self, cond: Cond) -> z3.BoolRef:
         """The Z3 term of a condition over this test's observables (cached)."""
