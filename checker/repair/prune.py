@@ -11,12 +11,16 @@ repair (checker.repair.fix, same searches, same proof) is the least synchronizat
 weakenings of the test's own, that still meets the expectations. What it does not restore, or
 restores weaker, is reported: removable, or weakenable to the restored form.
 
+In a skeleton of `ptxmc extract` the occurrences of one PTX line are restored together (_groups):
+they are one instruction of the kernel.
+
 Not pruned: barriers (removing one means removing it in every thread of its instance),
 completion waits, and instructions that are not synchronization. Each reported pruning is
 applied to the original test and re-checked from scratch, like a repair.
 """
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass, replace
 
@@ -168,6 +172,22 @@ def _piece(test, th, idx, ins, bottom_text, alts) -> Piece | None:
     return Piece(th.name, idx, ins, bottom, built)
 
 
+def _groups(test: LitmusTest, ps: list[Piece]) -> list[list[Piece]]:
+    """The pieces restored together: in a skeleton of `ptxmc extract`, whose instructions end with
+    the PTX line they came from (`// L111: fence.proxy.async.shared::cta`), the occurrences of one
+    PTX line (its loop's unrolled iterations, the roles that run it) are one instruction of the
+    kernel, which a pruning keeps or weakens as a whole; every other piece is a group of its own."""
+    from .output import _comment, source_lines
+    lines = source_lines(test.path)
+    groups: dict[tuple, list[Piece]] = {}
+    for p in ps:
+        line = p.instr.where.line if p.instr.where else None
+        m = re.match(r"(L\d+):", _comment(lines, line, p.instr.text) or "")
+        key = (m.group(1), p.instr.family, p.bottom is None) if m else (p.thread, p.index)
+        groups.setdefault(key, []).append(p)
+    return list(groups.values())
+
+
 def _bottom(test: LitmusTest, ps: list[Piece]) -> tuple[LitmusTest, dict]:
     """The test with every piece at its bottom, and for each piece where it now lies: (thread,
     point, ordinal) for a removed one, (thread, index) for a weakened one."""
@@ -228,15 +248,24 @@ def prune(test: LitmusTest, target: Target, model, options=frozenset(), engine: 
                          seconds=time.perf_counter() - start)
     bottom, place = _bottom(test, ps)
     cands = []
-    for p in ps:
-        where = place[(p.thread, p.index)]
-        for k, (ins, rank, cost) in enumerate(p.alternatives):
-            if where[0] == "insert":
-                change = Insert(p.thread, where[1], where[2], (ins,))
-            else:
-                change = Replace(p.thread, where[1], ins)
-            cands.append(Edit(f"{p.thread}#{p.index}:{ins.text}", "restore", ("piece", p.thread, p.index),
-                              rank, max(1, cost), (change,), "restore"))
+    restores: dict[str, list[tuple[Piece, Instr]]] = {}     # a restoration's key -> what it restores
+    for group in _groups(test, ps):
+        first = group[0]
+        ranks = [r for _, r, _ in first.alternatives
+                 if all(any(r2 == r for _, r2, _ in p.alternatives) for p in group[1:])]
+        for rank in ranks:
+            changes, made, cost = [], [], 0
+            for p in group:
+                ins, _, c = next(a for a in p.alternatives if a[1] == rank)
+                where = place[(p.thread, p.index)]
+                changes.append(Insert(p.thread, where[1], where[2], (ins,)) if where[0] == "insert"
+                               else Replace(p.thread, where[1], ins))
+                made.append((p, ins))
+                cost += max(1, c)
+            key = f"{first.thread}#{first.index}:{made[0][1].text}"
+            restores[key] = made
+            cands.append(Edit(key, "restore", ("piece",) + tuple(x for p in group for x in (p.thread, p.index)),
+                              rank, cost, tuple(changes), "restore"))
     res = fix(bottom, target, model, options, engine, lim, method, max_repairs, cm, budget, explain=False,
               cands=tuple(cands))
     total = sum(price(p.instr, cm) for p in ps)
@@ -248,12 +277,10 @@ def prune(test: LitmusTest, target: Target, model, options=frozenset(), engine: 
         return replace(res, test=test, status=res.status, seconds=time.perf_counter() - start)
     repairs = []
     for rest in restorations:
-        chosen = {e.slot[1:]: e for e in rest}
+        chosen = {(p.thread, p.index): ins for e in rest for p, ins in restores[e.key]}
         removed, weakened, changes = [], [], []
         for p in ps:
-            e = chosen.get((p.thread, p.index))
-            new = None if e is None else (e.changes[0].instrs[0] if isinstance(e.changes[0], Insert)
-                                           else e.changes[0].instr)
+            new = chosen.get((p.thread, p.index))
             if new is None:
                 if p.bottom is None:
                     removed.append(p)

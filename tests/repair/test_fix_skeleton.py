@@ -77,3 +77,64 @@ def test_tilelang_skeleton_repair_is_a_proxy_fence_per_handoff(tmp_path, capsys)
     # the repaired skeleton, judged from its file through the normal session: clean
     [res] = run([str(fixed)], jobs=0)
     assert res.status == "pass" and not res.undefined, (res.status, res.message)
+
+
+TWO_ITERATIONS = """\
+# a kernel's loop run twice, as `ptxmc extract` writes it: each line ends with its PTX line
+- name: X-two-iterations
+  source: "test of ptxmc fix --prune on a skeleton"
+  threads:
+    P0:
+      at: gpu0.cta0
+      ptx: |
+        st.relaxed.gpu.global.b32 [x], 1                // L10: st.relaxed.gpu.global.b32 [%rd1], %r1
+        fence.sc.gpu                                    // L11: fence.sc.gpu
+        st.relaxed.gpu.global.b32 [flag], 1             // L12: st.relaxed.gpu.global.b32 [%rd2], %r2
+        st.relaxed.gpu.global.b32 [y], 1                // L10: st.relaxed.gpu.global.b32 [%rd1], %r1
+        fence.sc.gpu                                    // L11: fence.sc.gpu
+        st.relaxed.gpu.global.b32 [g], 1                // L12: st.relaxed.gpu.global.b32 [%rd2], %r2
+    P1:
+      at: gpu0.cta1
+      code:
+        - ld.acquire.gpu.global r0, [flag]
+        - ld.global r1, [x]
+  expect:
+    forbidden: ['P1:r0=1 /\\ P1:r1=0']
+"""
+
+
+def test_prune_keeps_or_drops_every_occurrence_of_a_ptx_line(tmp_path):
+    """The two occurrences of PTX line 11 are one fence of the kernel: the first orders x before
+    flag, the second orders only what nothing reads. A pruning that removed the second and kept
+    the first (as it did) is no pruning of the kernel, whose one fence it would drop; each PTX
+    line's occurrences are kept, weakened or removed together, and the pruning is re-checked."""
+    from checker.front.litmus import load_file
+    from checker.repair.edits import Delete, Replace
+    from checker.repair.prune import prune
+    from checker.repair.target import from_test
+    from checker.resources import resolve_model
+
+    f = tmp_path / "skeleton.yaml"
+    f.write_text(TWO_ITERATIONS)
+    [t] = load_file(str(f))
+    r = prune(t, from_test(t), resolve_model("ptx"), budget=float(SAFETY))
+    assert r.status == "pruned" and r.proven and r.repairs, r.notes
+    code = t.threads[0].code
+    lines = {k: re.search(r"// (L\d+):", f.read_text().splitlines()[i.where.line - 1]).group(1)
+             for k, i in enumerate(code)}
+    for rep in r.repairs:
+        fate = {k: i.op + "." + ".".join(i.qualifiers) for k, i in enumerate(code)}
+        for e in rep.edits:
+            for c in e.changes:
+                if c.thread == "P0":
+                    fate[c.index] = None if isinstance(c, Delete) else (
+                        c.instr.op + "." + ".".join(c.instr.qualifiers) if isinstance(c, Replace) else fate[c.index])
+        for line in set(lines.values()):
+            assert len({fate[k] for k, ln in lines.items() if ln == line}) == 1, (line, fate)
+        assert check_pass(rep.test)
+
+
+def check_pass(test) -> bool:
+    from checker.resources import resolve_model
+    from checker.verdict.check import check_test
+    return check_test(test, resolve_model("ptx")).ok
