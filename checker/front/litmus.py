@@ -688,11 +688,17 @@ def _thread_code(t: _Map, k: Node, path: str, declared: dict[str, MemoryDecl], p
                                SourceLoc(path, k.line, k.raw))
     code, labels = [], []
     exits = False
+    label_names = {label for label, _ in instrs if label is not None}
     for label, st in instrs:
         if label is not None:                   # a label defined twice in one block stays twice: paths reports it
             labels.append((scopes.named(label, st.scope[-1]), len(code)))
             continue
         where = SourceLoc(path, st.line, st.text)
+        for name, spelt in _register_spellings(st.text, declared, label_names):
+            other = spellings.setdefault(name, spelt)
+            if other != spelt:
+                raise LitmusError(f"this thread writes both {other} and {spelt}: PTX reads them as two registers, "
+                                  "ptxmc as one (it drops the '%'); rename one of them", where)
         visible = scopes.visible_regs(st.scope)
         bad = ptx_text.undeclared(st.text, visible, special.NAMES) if scopes.regs else None
         if bad is not None:
@@ -720,6 +726,29 @@ def _thread_code(t: _Map, k: Node, path: str, declared: dict[str, MemoryDecl], p
     if any(k != v for k, v in copies.items()):
         code = [_renamed(i, copies) for i in code]
     return code, labels, bool(scopes.regs)
+
+
+# An operand token that may name a register: `%r1` or `r1`, not inside a longer name or number,
+# nor a special register's component (`%tid.x`).
+_REG_TOKEN = re.compile(r"(?<![\w$%.])(%?)([A-Za-z_$][\w$]*)(?![\w$])(?!\.[xyz]\b)")
+_OPCODE = re.compile(r"\s*(@!?(%?[A-Za-z_$][\w$]*)\s+)?\S+")
+
+
+def _register_spellings(text: str, declared, labels) -> list[tuple[str, str]]:
+    """(name without '%', as written) of each token of an instruction that names a register: its
+    guard and its operands, less memory names, labels, special registers and `_`."""
+    m = _OPCODE.match(text)
+    if m is None:
+        return []
+    out = []
+    if m.group(2):
+        out.append((m.group(2).lstrip("%"), m.group(2)))
+    for t in _REG_TOKEN.finditer(text, m.end()):
+        pct, name = t.group(1), t.group(2)
+        if name == "_" or (not pct and (name in declared or name in labels)) or (pct and name in special.NAMES):
+            continue
+        out.append((name, pct + name))
+    return out
 
 
 def _check_extension(i, chain: tuple[int, ...], widths: dict[tuple[int, str], int | None]) -> None:

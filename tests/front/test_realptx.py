@@ -386,6 +386,35 @@ st.global.b32 [x], %r1;
     assert isinstance(swapped, LitmusError) and "declares both r1 and %r1" in swapped.message
 
 
+def test_a_thread_that_writes_r1_and_percent_r1_is_refused():
+    """The same without declarations (a litmus thread need not declare its registers): `%r1`
+    and `r1` are still two registers (x=1 is the only outcome), and ptxmc, which drops the '%',
+    answered x=2. Refused at the second spelling; memory names, labels and special registers
+    written beside a register of the same name are no second spelling."""
+    test = """
+name: Spellings
+source: "PTX ISA 9.4, Identifiers (the '%' is part of the name)"
+arch: sm_90
+memory:
+  x: {space: global}
+threads:
+  P0:
+    at: gpu0.cluster0.cta0
+    code:
+      - mov.u32 %r1, 1
+      - mov.u32 r1, 2
+      - st.relaxed.gpu.u32 [x], %r1
+expect:
+  allowed: ['x=1']
+"""
+    (e,) = load_text(test, "t.yaml")
+    assert isinstance(e, LitmusError), e
+    assert "writes both %r1 and r1" in e.message and e.where.line == 12
+    fine = test.replace("mov.u32 %r1, 1", "mov.u32 tid, %tid.x").replace("[x], %r1", "[x], tid")
+    (t,) = load_text(fine, "t.yaml")
+    assert check_test(t, resolve_model("ptx")).status == "fail", t   # x=0 is the only outcome
+
+
 SHIFTS = """
 name: Shifts
 source: "PTX ISA 9.4, Integer Arithmetic Instructions: shl, shr"
