@@ -939,7 +939,7 @@ def _kernels(node: Node | None, path: str, threads: list[Thread]) -> tuple[Kerne
 
 # `ret;` / `exit;` (PTX ISA, Control Flow Instructions) end the thread: they become a branch to
 # END_LABEL, an implicit label after the thread's last instruction (no memory semantics).
-_END = re.compile(r"(@!?[A-Za-z_$][\w$]*\s+)?(ret(\.uni)?|exit)")
+_END = re.compile(r"(@!?%?[A-Za-z_$][\w$]*\s+)?(ret(\.uni)?|exit)")
 END_LABEL = "$exit"
 _LABEL = re.compile(r"\s*([A-Za-z_$][\w$]*)\s*:\s*(?://.*)?")
 # a statement that is a label, alone or before an instruction (`::` belongs to qualifiers, not labels)

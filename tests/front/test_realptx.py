@@ -490,3 +490,11 @@ def test_ret_and_exit_end_the_thread(engine):
     assert t.threads[0].labels[-1] == ("$exit", len(t.threads[0].code))
     res = check_test(t, PTX, engine=engine)      # P0 runs to exit (y never written), P1 to the last ret
     assert res.status == "pass" and res.outcomes == ((("x", 1), ("y", 0), ("z", 1)),), res.outcomes
+
+
+def test_a_guard_spelt_with_percent_on_ret_and_exit():
+    """nvcc spells predicates %p1: `@%p1 ret` and `@!%p1 exit` end the thread as `@p1 ret` does
+    (they were refused as an unknown instruction 'ret')."""
+    t = _one(RET.replace(".reg .pred P;", ".reg .pred %p1;").replace("setp.eq.u32 P,", "setp.eq.u32 %p1,")
+             .replace("@!P ret;", "@!%p1 ret;"))
+    assert check_test(t, PTX).status == "pass"
