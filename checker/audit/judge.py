@@ -25,7 +25,7 @@ from ..front.litmus import load_text
 from ..repair.fix import fix, target_test
 from ..repair.output import place, source_lines, where
 from ..repair.prune import prune
-from ..repair.target import Target, judge as meets
+from ..repair.target import Target, judge as meets, unknown_why
 from ..repair.yamlpatch import render_test
 from ..verdict.check import check_test
 from ..verdict.open import open_session
@@ -83,7 +83,7 @@ def judge_applied(a: Applied, model, options=frozenset(), engine: str = "z3", bu
         asked = open_session(audited, model, frozenset(options), engine)
         failure = meets(asked, target)
         if failure is not None and failure.undecided:       # Unknown: no finding, no "ok"
-            why = asked.hang_unknown_why() if failure.cond is None else asked.unknown_why(failure.cond)
+            why = unknown_why(asked, failure)
             return replace(base, status="unknown", message=why, seconds=time.perf_counter() - start)
         if failure is not None and failure.kind == "under":
             findings.append(_under(audited, target, failure, model, options, engine, budget))

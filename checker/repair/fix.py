@@ -33,7 +33,7 @@ from .edits import Edit, apply
 from .hangs import hang_candidates
 from .problem import Problem
 from .supplies import Supply, supplies
-from .target import Target, judge, target_test
+from .target import Target, judge, target_test, unknown_why
 from .variants import UnionProblem, union_candidates, why_not_sync_monotone
 
 METHODS = {"cegis": cegis.search, "exhaustive": exhaustive.search}
@@ -105,8 +105,7 @@ def fix(test: LitmusTest, target: Target, model: Model, options=frozenset(), eng
                                  "hang): see docs/fix.md",))
     if failure is not None and failure.undecided:
         # nothing to repair that can be judged: the answer is Unknown, never "met" or a repair
-        why = base.hang_unknown_why() if failure.what == "hang" and failure.cond is None else \
-            base.unknown_why(failure.cond)
+        why = unknown_why(base, failure)
         return FixResult(test, target, "unknown", method=method, seconds=time.perf_counter() - start,
                          failure=_failure_text(failure), notes=target.notes + (why,))
     if failure is None:
@@ -193,6 +192,8 @@ def _order(e: Edit):
 def _failure_text(f) -> str:
     if f.undecided and f.what == "hang" and f.cond is None:
         return "whether it can hang is undecided: the hang search cannot judge one of its loops"
+    if f.undecided and f.cond is None:
+        return "whether it has undefined behaviour is Unknown: the loop bound cut executions off"
     if f.undecided:
         return f"whether '{f.what}' is allowed is Unknown: the loop bound cut executions off"
     if f.kind == "under":

@@ -32,7 +32,7 @@ from ..verdict.union import UnionSession
 from . import costs as costs_mod
 from .candidates import ACCESS_RANK, ACCESS_SEMS, FENCE_RANK, MB_SCOPES, SCOPE_RANK, SCOPES, Facts, _with_sem_scope
 from .edits import Delete, Edit, Insert, Replace, apply, instr
-from .fix import FixResult, Repair, fix, target_test
+from .fix import FixResult, Repair, _failure_text, fix, target_test
 from .target import Target, judge
 
 # fences that are kept or removed as written (no weaker form is tried)
@@ -234,6 +234,11 @@ def prune(test: LitmusTest, target: Target, model, options=frozenset(), engine: 
     start = time.perf_counter()
     base = open_session(test, model, frozenset(options), engine, lim, hang=target.hang is not None)
     failure = judge(base, target)
+    if failure is not None and failure.undecided:
+        # (an Unknown expectation is not met, nor unmet: nothing can be pruned that can be judged)
+        return FixResult(test, target, "unknown", failure=_failure_text(failure),
+                         notes=("whether the test meets its expectations is Unknown: nothing to prune",),
+                         seconds=time.perf_counter() - start)
     if failure is not None:
         return FixResult(test, target, "unmet", notes=("the test does not meet its expectations: "
                                                        "nothing to prune (ptxmc fix repairs it)",),

@@ -115,11 +115,23 @@ def judge(s: Session | UnionSession, target: Target) -> Failure | None:
     return None
 
 
+def unknown_why(s: Session | UnionSession, f: Failure) -> str:
+    """Why an `undecided` failure `f` of `s` is Unknown, for a message."""
+    if f.what == "hang" and f.cond is None:
+        return s.hang_unknown_why()
+    if f.cond is None:                  # "no undefined behaviour" (_judge_union)
+        return (f"no undefined behaviour within the loop bound, but the bound cut executions off "
+                f"({s.undefined_cut[0]}): raise --unroll")
+    return s.unknown_why(f.cond)
+
+
 def _judge_union(s: UnionSession, target: Target) -> Failure | None:
     """`judge` for a test asked over its variants: the same failures, in the same order, and the
     hang question (`hang: forbidden` fails on any fair hang the session finds, and, `undecided`,
     where the search could not judge every loop and found none); a condition the loop bound leaves
-    Unknown fails `undecided` too (an Unknown is no "forbidden", nor "allowed")."""
+    Unknown fails `undecided` too (an Unknown is no "forbidden", nor "allowed"), and so does "no
+    undefined behaviour" where no flag fires within the bound but a loop it cut is not a pure spin
+    (UnionSession.undefined_cut: what runs after it lies past the bound)."""
     if target.defined:
         found = s.undefined_witness()
         if found is not None:
@@ -141,4 +153,8 @@ def _judge_union(s: UnionSession, target: Target) -> Failure | None:
             return Failure("over", e.text, cond=e.cond, undecided=allowed is None)
     if not target.allowed and target.hang is not True and s.never_terminates():
         return Failure("over", "deadlock")
+    if target.defined and s.undefined_cut:
+        # no flag within the bound, but a loop the bound cut may reach one past it: "no undefined
+        # behaviour" is Unknown there (docs/model.md#a18, "Undefined behaviour and the bound")
+        return Failure("under", "undefined behaviour", undecided=True)
     return None

@@ -446,3 +446,47 @@ def test_a_verdict_the_bound_leaves_unknown_is_no_repair():
     r = fix(t, target, MODEL, max_repairs=1, explain=False, budget=SAFETY)
     assert r.status == "repaired" and r.proven and r.cost == 2
     assert check_test(r.repairs[0].test, MODEL).status == "pass"
+
+
+UB_PAST_THE_BOUND = """\
+name: UB-past-the-bound
+doc: "P0 counts its trips round a loop that ends when it reads x=1, invalidates m on its third trip, and arrives
+  on m after the loop: undefined, but only on a path the default bound (2) cuts."
+source: "PTX ISA 9.4, mbarrier.inval (an operation on an invalidated mbarrier is undefined); atom; bra"
+arch: sm_90
+memory:
+  x: 0
+  c: 0
+  m: {space: shared, owner: gpu0.cta0, mbarrier: {count: 1}}
+threads:
+  P0:
+    at: gpu0.cta0.warp0
+    code:
+      - L:
+      - atom.relaxed.gpu.global.add.u32 r0, [c], 1
+      - setp.eq.u32 q, r0, 2
+      - "@q mbarrier.inval.shared::cta.b64 [m]"
+      - ld.relaxed.gpu.global.u32 r1, [x]
+      - setp.eq.u32 p, r1, 0
+      - "@p bra L"
+      - mbarrier.arrive.shared::cta.b64 _, [m]
+  P1:
+    at: gpu0.cta1.warp0
+    code:
+      - st.relaxed.gpu.global.u32 [x], 1
+expect:
+  undefined: false
+"""
+
+
+def test_no_undefined_behaviour_the_bound_leaves_unknown_is_not_met():
+    """`run` answers Unknown (no flag within the bound, but the bound cut a loop that is not a pure
+    spin; at --unroll 3 the arrive after the inval is undefined), while `fix` said "Nothing to fix:
+    the program meets the target" and `fix --prune` "the test does not meet its expectations".
+    Both are Unknown now: the target's "no undefined behaviour" is not decided."""
+    (t,) = load_text(UB_PAST_THE_BOUND, "ub-past-the-bound.yaml")
+    assert check_test(t, MODEL).status == "unknown"
+    r = fix(t, from_test(t), MODEL, explain=False, budget=SAFETY)
+    assert r.status == "unknown" and not r.repairs and "undefined behaviour is Unknown" in r.failure, r
+    assert "raise --unroll" in r.notes[-1]
+    assert prune(t, from_test(t), MODEL, budget=SAFETY).status == "unknown"
