@@ -108,15 +108,16 @@ def combos(test: LitmusTest, lim: limits.Limits, loops: bool = False, options=fr
 
 
 def thread_paths(test: LitmusTest, lim: limits.Limits, loops: bool = False, options=frozenset(),
-                 spin_once: bool = True) -> list[list[paths.Path]]:
+                 spin_once: bool = True, quiet: frozenset[str] = frozenset()) -> list[list[paths.Path]]:
     """Each thread's control paths, as `combos` combines them (unrolled await loops record the
-    iterations that went round: Path.rounds)."""
+    iterations that went round: Path.rounds; `quiet`: paths.split's filter of the paths with more
+    than one failed iteration of waits on those mbarriers)."""
     unroll = test.unroll or lim.unroll
     with limits.use(lim):
         threads = [paths.await_loops(t) if loops else t for t in test.threads]
         return [paths.split(c, unroll, test, options,
                             paths.await_labels(c, t) if spin_once else frozenset(),
-                            paths.await_labels(c, t) if loops and not spin_once else frozenset())
+                            paths.await_labels(c, t) if loops and not spin_once else frozenset(), quiet)
                 for c, t in zip(threads, test.threads)]
 
 

@@ -166,11 +166,12 @@ class UnionSession:
             once[k] = once.get(k, False) or s.witness(None) is not None
         for c, _ in self.blocked:
             once[tuple(p.code for p in c.paths)] = True
-        per = thread_paths(self.test, self.lim, True, self.options, spin_once=False)
         # a thread cut in an await on a quiet mbarrier is cut after one failed iteration, as the
         # runs-once combinations are (docs/model.md#a18, "Failed iterations of an mbarrier wait"),
-        # whose sessions are this one's
+        # whose sessions are this one's; a path with more than one failed iteration of waits on
+        # quiet mbarriers that it goes on past is never combined (below), so not made either
         quiet = quiet_mbarriers(self.test) if self.quiet else frozenset()
+        per = thread_paths(self.test, self.lim, True, self.options, spin_once=False, quiet=quiet)
         per = [[_cut_once(p, quiet) for p in ps] for ps in per]
         mine = {c.key(): s for c, s in zip(self.combos, self.sessions)} if quiet else {}
         index = [{p.code: j for j, p in enumerate(ps)} for ps in per]
