@@ -131,8 +131,7 @@ def _cut_and_blocked(u, c: Combo) -> tuple[Hang | None, bool]:
     # With a schedule, the test as far as it runs keeps the generations that complete (the
     # synchronization of a barrier before the loop holds, docs/model.md#a19); without one (its
     # lowering found it blocked), the barriers are removed (they only constrain).
-    s = Session(c.test if c.stuck else without_barriers(c.test), u.model, u.options, u.engine,
-                u.lim)
+    s = _as_far_as_it_runs(u, c)
     try:
         return _fair_hang(u, c, s), True
     except NeverCompletes:
@@ -147,13 +146,26 @@ def _feasible(u, c: Combo):
     if "_probes" not in u.__dict__:
         u._probes = {}
     if id(c) not in u._probes:
-        s = Session(c.test if c.stuck else without_barriers(c.test), u.model, u.options, u.engine,
-                    u.lim)
+        s = _as_far_as_it_runs(u, c)
         try:
             u._probes[id(c)] = s if s.witness(None) is not None else None
         except NeverCompletes:
             u._probes[id(c)] = True
     return u._probes[id(c)]
+
+
+def _as_far_as_it_runs(u, c: Combo) -> Session:
+    """The Session of a combination stuck at a barrier: the test as far as it runs (each stuck
+    thread stopped before its barrier, the generations that complete kept), or, where lowering
+    found it blocked without a schedule, with its barriers removed. Combinations that stop at
+    the same places are the same test (a thread stopped at a barrier has the same code whatever
+    path it would have taken past it): one Session answers them all, its encoding built once."""
+    test = c.test if c.stuck else without_barriers(c.test)
+    key = (tuple(t.code for t in test.threads), test.barrier_generations)
+    shared = u.__dict__.setdefault("_as_far", {})
+    if key not in shared:
+        shared[key] = Session(test, u.model, u.options, u.engine, u.lim)
+    return shared[key]
 
 
 def _fair_hang(u, c: Combo, s: Session) -> Hang | None:
