@@ -8,7 +8,9 @@ not.pred` build from them. A value is named by where it comes from (interp.Unk.s
 value in every register and every thread it is loaded into), an unknown stored to shared memory
 and loaded back after a barrier, lane 0's value broadcast with `shfl`, else the register at its
 write (a copy with `mov` is the same value; `add/sub` of a constant is that value plus the
-constant). The decision is a fact: the formula is true (or false). A later predicate is evaluated
+constant; a value computed from named ones by integer arithmetic Z3 models exactly is a term of
+them, and a global load of bytes no store of the kernel writes is their concatenation). The
+decision is a fact: the formula is true (or false). A later predicate is evaluated
 under the facts where they settle it (Z3, exactly, over bit-vectors of the comparisons' widths),
 so that no path takes both sides of one question; facts on values every thread names the same
 are shared by the kernel (interp.Machine, skeleton._run_all): the first thread to decide a
@@ -29,9 +31,11 @@ _SHOW = {"eq": "==", "lt": "<", "le": "<=", "lo": "<", "ls": "<="}
 
 def _name(key: tuple) -> str:
     reg = key[0]
+    if isinstance(reg, tuple):
+        return term_text(reg)
     if reg.startswith(("parameter ", "address of ")):
         return reg.split(":")[0]
-    if reg.startswith("shared value "):
+    if reg.startswith(("shared value ", "global byte ")):
         return f"({reg})"
     base, _, tag = reg.partition("|")
     return "%" + base.split("#")[0] + (f" of thread {tag[1:].split('c')[0]}" if tag.startswith("t") else "")
@@ -53,7 +57,7 @@ class Atom:
     add2: int = 0           # the other one + add2
 
     def keys(self) -> tuple:
-        return ((self.reg, self.gen),) + ((self.other,) if self.other else ())
+        return _leaves((self.reg, self.gen)) + (_leaves(self.other) if self.other else ())
 
     def text(self) -> str:
         rhs = _name(self.other) + _plus(self.add2) if self.other else str(self.const)
@@ -77,6 +81,104 @@ class Var:
 
     def text(self) -> str:
         return _name((self.reg, self.gen))
+
+
+# A term: a value computed exactly from named values (checker.extract.interp names them), a
+# nested tuple: ("v", NAME, BITS) the named value NAME at BITS bits (the same Z3 variable as the
+# value NAME compared at that width); (OP, BITS, ARG...) with ARG a term or an int (a constant),
+# OP one of add sub mul and or xor shl lshr ashr (two ARGs), not neg (one), zext sext trunc (one:
+# to BITS), cat (bytes, the most significant first), smin smax umin umax (two). Bit-vector
+# semantics are the PTX ISA's for these: modulo 2^BITS, a shift by BITS or more gives 0 (the sign
+# for ashr), as Z3's do.
+_OPS = {"add": "+", "sub": "-", "mul": "*", "and": "&", "or": "|", "xor": "^", "shl": "<<", "lshr": ">>u",
+        "ashr": ">>s"}
+
+
+def width(t) -> int:
+    """The width of a term, in bits."""
+    return t[2] if t[0] == "v" else t[1]
+
+
+def _leaves(key: tuple) -> tuple:
+    """The named values a value key (NAME, generation) is made of: itself, or a term's leaves."""
+    if not isinstance(key[0], tuple):
+        return (key,)
+    hit = _LEAVES.get(key)
+    if hit is None:
+        if len(_LEAVES) > 100_000:
+            _LEAVES.clear()
+        hit = _LEAVES[key] = _walk_leaves(key[0])
+    return hit
+
+
+_LEAVES: dict = {}
+
+
+def _walk_leaves(term) -> tuple:
+    out: list = []
+
+    def walk(t):
+        if isinstance(t, int):
+            return
+        if t[0] == "v":
+            if (t[1], 0) not in out:
+                out.append((t[1], 0))
+            return
+        for x in t[2:]:
+            walk(x)
+    walk(term)
+    return tuple(out)
+
+
+def term_text(t) -> str:
+    if isinstance(t, int):
+        return str(t)
+    if t[0] == "v":
+        return _name((t[1], 0))
+    if t[0] == "cat":           # a load's bytes (checker.extract.interp): the bytes it loads
+        first, last = t[-1][1], t[2][1]
+        if all(isinstance(x, tuple) and x[0] == "v" and x[1].startswith("global byte ") for x in t[2:]):
+            return f"(global {len(t) - 2} bytes {first[len('global byte '):]}..{last.rsplit('+', 1)[1]})"
+    args = [term_text(x) for x in t[2:]]
+    if t[0] in _OPS:
+        return f"({args[0]} {_OPS[t[0]]} {args[1]})"
+    return f"{t[0]}{t[1]}({', '.join(args)})"
+
+
+def _term_z3(t, bits: int | None = None):
+    import z3
+    if isinstance(t, int):
+        return z3.BitVecVal(t & ((1 << bits) - 1), bits)
+    op, w = t[0], width(t)
+    if op == "v":
+        return z3.BitVec(f"v:{t[1]}#0/{w}", w)
+    if op in ("zext", "sext", "trunc"):
+        a = _term_z3(t[2], None if not isinstance(t[2], int) else w)
+        n = a.size()
+        if op == "trunc":
+            return z3.Extract(w - 1, 0, a)
+        return (z3.ZeroExt if op == "zext" else z3.SignExt)(w - n, a)
+    if op == "cat":
+        return z3.Concat(*[_term_z3(x, 8) for x in t[2:]]) if len(t) > 3 else _term_z3(t[2], 8)
+    args = [_term_z3(x, w) for x in t[2:]]
+    if op == "not":
+        return ~args[0]
+    if op == "neg":
+        return -args[0]
+    a, b = args
+    return {"add": lambda: a + b, "sub": lambda: a - b, "mul": lambda: a * b, "and": lambda: a & b,
+            "or": lambda: a | b, "xor": lambda: a ^ b, "shl": lambda: a << b, "lshr": lambda: z3.LShR(a, b),
+            "ashr": lambda: a >> b, "smin": lambda: z3.If(a < b, a, b), "smax": lambda: z3.If(a > b, a, b),
+            "umin": lambda: z3.If(z3.ULT(a, b), a, b), "umax": lambda: z3.If(z3.UGT(a, b), a, b)}[op]()
+
+
+def _rename(t, name):
+    """A term with its leaves renamed by `name` ((NAME, 0) -> (NEW, 0))."""
+    if isinstance(t, int):
+        return t
+    if t[0] == "v":
+        return ("v", name((t[1], 0))[0], t[2])
+    return t[:2] + tuple(_rename(x, name) for x in t[2:])
 
 
 # A formula: an Atom, a Var, or (op, f, g) with op in and/or/xor, or ("not", f)
@@ -117,7 +219,8 @@ class Cond:
         """Whether every value it names is the same in every thread that names it: a kernel
         parameter's (or an address computed from one), a value stored to shared memory, or one
         named with its thread (lane 0's value a warp broadcasts): its decisions are the kernel's."""
-        return all(k[0].startswith(("parameter ", "shared value ", "address of ")) or "|t" in k[0] for k in self.keys())
+        return all(k[0].startswith(("parameter ", "shared value ", "address of ", "global byte ")) or "|t" in k[0]
+                   for k in self.keys())
 
 
 def combine(op: str, a: "Cond", b: "Cond") -> "Cond":
@@ -141,7 +244,7 @@ def comparison(q: tuple, srcs: tuple, vals: tuple, adds: tuple = (0, 0)) -> Cond
     if not known[0] and not known[1] and srcs[0] is not None and srcs[1] is not None:
         canon, neg = _CANON[cmp]
         (a, x), (b, y) = (srcs[0], adds[0]), (srcs[1], adds[1])
-        if canon == "eq" and (b, y) < (a, x):         # one name for a == b and b == a
+        if canon == "eq" and _order((b, y)) < _order((a, x)):         # one name for a == b and b == a
             (a, x), (b, y) = (b, y), (a, x)
         t = f"b{bits}" if canon == "eq" else typ
         m = (1 << bits) - 1
@@ -155,6 +258,11 @@ def comparison(q: tuple, srcs: tuple, vals: tuple, adds: tuple = (0, 0)) -> Cond
     canon, neg = _CANON[cmp]
     t = f"b{bits}" if canon == "eq" else typ
     return Cond(Atom(src[0], src[1], canon, _norm(c, t), t, add=k & ((1 << bits) - 1)), not neg)
+
+
+def _order(k) -> tuple:
+    """A key's place in the order of a == b's operands (a term after every name)."""
+    return (1, repr(k)) if isinstance(k[0][0], tuple) else (0, k)
 
 
 def _norm(c: int, typ: str) -> int:
@@ -184,7 +292,10 @@ def _z3(f, env: dict):
 
     def value(key):
         # a value compared at two widths is two values (a relation the facts do not follow: rare,
-        # a register has one width)
+        # a register has one width); a term is built from its leaves (checker.extract.interp
+        # compares one only at its own width)
+        if isinstance(key[0], tuple):
+            return _term_z3(key[0])
         return z3.BitVec(f"v:{key[0]}#{key[1]}/{bits}", bits)
     a = value((f.reg, f.gen)) + f.add
     b = value(f.other) + f.add2 if f.other else z3.BitVecVal(f.const & ((1 << bits) - 1), bits)
@@ -202,6 +313,8 @@ def _canon(f, names: dict):
         return (f[0],) + tuple(_canon(x, names) for x in f[1:])
 
     def name(key):
+        if isinstance(key[0], tuple):
+            return (_rename(key[0], name), 0)
         return (names.setdefault(key, f"v{len(names)}"), 0)
     if isinstance(f, Var):
         return Var(*name((f.reg, f.gen)))

@@ -27,7 +27,7 @@ from typing import Any
 
 from ..ast import Addr, Imm, Instr, Name, Reg, Sink, Vec, Float
 from ..errors import LitmusError, SourceLoc
-from .facts import Cond, Var, combine, comparison, implied, record
+from .facts import Cond, Var, _leaves, combine, comparison, implied, record, term_text, width
 from .layout import GENERIC_SHARED, Layout, Loc
 from .loops import SYNC_OPS, WAITS, nest, work_after
 from .module import Function
@@ -127,6 +127,11 @@ class Trace:
     # named the same in every thread (facts on it are shared like a parameter's)
     named_stores: list = field(default_factory=list)
     names_read: set = field(default_factory=set)        # the named stored values it loaded
+    # decisions on values the facts do not follow exactly but other threads may ask about (a
+    # function of a parameter the extractor does not model, global data a store may write), whose
+    # sides differ in synchronization: (line, text, predicate, why, roots); refused where another
+    # thread decides a question on the same roots (skeleton._run_all)
+    risky: list = field(default_factory=list)
 
 
 class Refused(LitmusError):
@@ -326,6 +331,7 @@ class Machine:
             st.pc = target
             return None
         if depth >= self.fork_depth:
+            self._note_risky(st, s, ins, st, None, None)
             st.trace.assumptions.append((s.line, "branch not taken (unknown condition; fork depth reached)"))
             st.loops[here] = (False, 1)
             self._decide(st, ins, False, self._trip(here, s, ins, False))
@@ -381,7 +387,26 @@ class Machine:
         chosen.trace.assumptions.insert(len(st.trace.assumptions), (
             s.line, ("branch taken" if pick_taken else "branch not taken")
             + f" (its condition {ins.predicate} depends on unknown values; this direction synchronizes more)"))
+        self._note_risky(st, s, ins, chosen, taken, fall)
         return chosen
+
+    def _note_risky(self, st: "_State", s, ins: Instr, chosen: "_State", a, b) -> None:
+        """A decision on a value computed from values other threads name, in a way the facts do not
+        follow (`popc` of a parameter, global data a store may write), whose sides `a` and `b` differ
+        in synchronization (None: not run, taken to differ): recorded in `chosen`'s trace, and
+        refused where another thread decides a question on the same values (skeleton._run_all),
+        since the two could take opposite sides of one question."""
+        reg = ins.predicate.lstrip("@!")
+        g = st.regs.get(reg, _UNWRITTEN)
+        if not isinstance(g, Unk):
+            return
+        keys = [k[0] for k in self._cond(st, reg, g).keys()]
+        whys = [st.risky[k][0] for k in keys if isinstance(k, str) and k in st.risky]
+        if not whys:
+            return
+        if a is not None and [(e.kind, e.line) for e in a.trace.events] == [(e.kind, e.line) for e in b.trace.events]:
+            return
+        chosen.trace.risky.append((s.line, s.text, ins.predicate, whys[0], self._key_roots(st, keys)))
 
     def _no_float_decision(self, st: "_State", s, ins: Instr) -> None:
         """A branch on a comparison of a float kernel parameter is not decided: the facts do not
@@ -429,6 +454,7 @@ class Machine:
         self._decide(stay, ins, False, s.line)
         stay = self._go(stay, depth)         # (the other side ends here: no fork to bound)
         self._same_lifetimes(s, ins, st.regs.get(ins.predicate.lstrip("@!")), gone, stay)
+        self._note_risky(st, s, ins, stay, gone, stay)
         stay.trace.assumptions.insert(len(st.trace.assumptions), (
             s.line, f"{ins.op} not taken (its condition {ins.predicate} depends on unknown values; "
                     "this direction synchronizes more)"))
@@ -565,7 +591,12 @@ class Machine:
                 c = c.negated() if ins.predicate.startswith("@!") else c
                 self._set(st, d, old if old == new else Unk(g.why, sel=(c, new, old)))
                 return
-        self._assign_unknown(st, ins, "guarded by unknown predicate")
+        roots = self._roots(st, Reg(ins.predicate.lstrip("@!")), g)
+        for o in _regs_in(ins.operands[1:]):
+            roots |= self._roots(st, o, st.regs.get(o.name.lstrip("!"), _UNWRITTEN))
+        if ins.op in ("vote", "redux", "shfl", "match"):
+            roots |= {f"{ins.op} of warp {st.trace.ident.warp} in CTA {st.trace.ident.rank}"}
+        self._assign_unknown(st, ins, "guarded by unknown predicate", roots)
 
     def _leaves(self, st: "_State", s, ins: Instr, g: Unk):
         """A loop's exit test on unknowns: the window (`--iterations`, `--tiles`) decides how long
@@ -716,12 +747,20 @@ class Machine:
                     "lanemask_gt": (0xffffffff << (lane + 1)) & 0xffffffff}.get(base, Unk(name))
         return Unk(name)
 
-    def _assign_unknown(self, st: "_State", ins: Instr, why: str) -> None:
+    def _assign_unknown(self, st: "_State", ins: Instr, why: str, roots: frozenset | None = None) -> None:
         if ins.operands:
+            if roots is None:
+                roots = _NO_ROOTS
+                for o in _regs_in(ins.operands[1:]):
+                    x = st.regs.get(o.name.lstrip("!"), _UNWRITTEN)
+                    if x.__class__ is Unk:
+                        roots = roots | self._roots(st, o, x)
             for r in _dests(ins.operands[0]):
                 st.writes[r] += 1
                 st.regs[r] = Unk(why)       # a value of its own, named by the register and write (_source)
                 st.taint.pop(r, None)
+            if roots:
+                self._risk(st, ins, ".".join((ins.op,) + ins.qualifiers), roots)
 
     def _set(self, st: "_State", d, v, taint=frozenset()) -> None:
         for r in _dests(d):
@@ -776,11 +815,30 @@ class Machine:
                 if v is not None:
                     self._set(st, ops[0], v, taint)
                     return
+            if op in _TERM_OPS:
+                # a value computed exactly from named ones: a term of them (on values of the
+                # thread's own only, a term would relate them to nothing another thread names:
+                # they stay unknowns of their own, as cheap as before)
+                for x in vals:
+                    if x.__class__ is Unk and x.src is not None:
+                        t = self._exact(st, ins, vals)
+                        if t is not None and _size(t) <= _TERM_LIMIT:
+                            why = next(v.why for v in vals if isinstance(v, Unk))
+                            self._set(st, ops[0], Unk(why, src=t), taint)
+                            return
+                        break
             v = _carry(op, q, _alu(op, q, vals))
             if op == "mov" and isinstance(v, Unk) and v.src is None and v.cond is None and isinstance(ops[1], Reg) \
                     and ops[1].name[:1] not in "%!":
                 v = Unk(v.why, src=_reg_name(st, ops[1].name), sel=v.sel)       # a copy is the same value
+            roots = _NO_ROOTS
+            if v.__class__ is Unk and op != "mov" and v.src is None and v.cond is None and v.sel is None:
+                for o, x in zip(ops[1:], vals):
+                    if x.__class__ is Unk:
+                        roots = roots | self._roots(st, o, x)
             self._set(st, ops[0], v, taint)
+            if roots:
+                self._risk(st, ins, ".".join((op,) + q), roots)
             return
         if op == "cvta":
             v = self._val(st, ops[1], s)
@@ -877,11 +935,20 @@ class Machine:
         if len(ops) != 3 or isinstance(ops[0], Vec):
             return False
         a, mask = self._val(st, ops[1], s), self._val(st, ops[2], s)
-        if not isinstance(mask, int):
-            return False
         ident = st.trace.ident
+        if not isinstance(mask, int):
+            # a mask every lane computes the same from named values (a parameter): the result is
+            # one value for the lanes of that mask, named by the term
+            t = self._term(st, ops[2], mask, 32)
+            if not isinstance(t, tuple) or not all(k[0].startswith(SHARED_NAMES) for k in _leaves((t, 0))):
+                roots = self._roots(st, ops[1], a) | self._roots(st, ops[2], mask)
+                self._assign_unknown(st, ins, ins.op, roots | {f"{ins.op} of warp {ident.warp} in CTA {ident.rank}"})
+                return True
+            mask = term_text(t)
+        else:
+            mask = f"{mask & 0xffffffff:#x}"
         name = (f"shared value {'.'.join((ins.op,) + ins.qualifiers)} of warp {ident.warp} mask "
-                f"{mask & 0xffffffff:#x} in CTA {ident.rank} at L{s.line} ({key[1] + 1})")
+                f"{mask} in CTA {ident.rank} at L{s.line} ({key[1] + 1})")
         mode = next((m for m in ("any", "all") if m in ins.qualifiers), None) if ins.op == "vote" else None
         if isinstance(a, int) and mode is not None and bool(a & 1) == (mode == "any"):
             v, cond = int(mode == "any"), Cond(Var(name, 0))
@@ -897,6 +964,135 @@ class Machine:
             return True
         self._set(st, ops[0], Unk(ins.op, src=name))
         return True
+
+    def _term(self, st, o, v, bits: int):
+        """The value of operand `o` (holding `v`) at `bits` bits as a term over named values
+        (checker.extract.facts), an int for a constant; None where it is no value the facts can
+        follow exactly (a predicate, a selp, an address)."""
+        if isinstance(v, int):
+            return _wrap(v, bits)
+        if not isinstance(v, Unk) or v.cond is not None or v.sel is not None:
+            return None
+        if v.src is None:
+            if isinstance(o, Reg) and o.name[:1] not in "%!":
+                return ("v", _reg_name(st, o.name), bits)       # the register's value at its write
+            return None
+        t = v.src if isinstance(v.src, tuple) else ("v", v.src, v.addbits if v.add else bits)
+        if v.add:
+            t = _fit(t, v.addbits)
+            if t is None:
+                return None
+            t = ("add", v.addbits, t, v.add)
+        return _fit(t, bits)
+
+    def _exact(self, st, ins: Instr, vals: list):
+        """The result of an integer ALU instruction on unknown values as a term over the named
+        values it is computed from, where bit-vector arithmetic is exactly the PTX ISA's (add, sub,
+        mul.lo/.wide, mad.lo/.wide, shl, shr, and, or, xor, not, neg, min, max, cvt between integer
+        types without .sat); None otherwise (the result is then an unknown of its own)."""
+        op, q, ops = ins.op, ins.qualifiers, ins.operands
+        if "cc" in q or "sat" in q or "hi" in q or "pred" in q or not isinstance(ops[0], Reg):
+            return None
+        if op == "cvt":
+            dst = next((x for x in q if x in _INT_BITS), None)
+            src = next((x for x in reversed(q) if x in _INT_BITS), None)
+            if dst is None or src is None or "pred" in (dst, src) or len(vals) != 1:
+                return None
+            db, sb = _INT_BITS[dst], _INT_BITS[src]
+            a = self._term(st, ops[1], vals[0], sb)
+            if a is None or isinstance(a, int):
+                return None
+            return _ext(a, sb, db, src[0] == "s") if db >= sb else ("trunc", db, a)
+        bits, signed = _bits(q), _signed(q)
+        n = {"not": 1, "neg": 1, "mad": 3}.get(op, 2)
+        if op not in ("add", "sub", "mul", "mad", "shl", "shr", "and", "or", "xor", "not", "neg", "min", "max") \
+                or len(vals) != n:
+            return None
+        if op in ("shl", "shr"):
+            a = self._term(st, ops[1], vals[0], bits)
+            k = vals[1]
+            if isinstance(k, int):
+                b = min(_wrap(k, 32), bits)
+            elif bits >= 32:
+                b = self._term(st, ops[2], k, 32)
+                b = None if b is None else _ext(b, 32, bits, False)
+            else:
+                return None     # a 16-bit shift by an unknown amount: the amount is 32 bits
+            if a is None or b is None:
+                return None
+            return ("shl" if op == "shl" else "ashr" if signed else "lshr", bits, a, b)
+        xs = [self._term(st, o, v, bits) for o, v in zip(ops[1:], vals)]
+        if any(x is None for x in xs) or all(isinstance(x, int) for x in xs):
+            return None
+        if op in ("not", "neg"):
+            return (op, bits, xs[0])
+        if op in ("min", "max"):
+            return (("s" if signed else "u") + op, bits, xs[0], xs[1])
+        if op in ("mul", "mad"):
+            if "wide" in q:
+                w = 2 * bits
+                prod = ("mul", w, _ext(xs[0], bits, w, signed), _ext(xs[1], bits, w, signed))
+                if op == "mul":
+                    return prod
+                c = self._term(st, ops[3], vals[2], w)
+                return None if c is None else ("add", w, prod, c)
+            if "lo" not in q:
+                return None
+            prod = ("mul", bits, xs[0], xs[1])
+            return prod if op == "mul" else ("add", bits, prod, xs[2])
+        if "wide" in q:
+            return None
+        return (op, bits, xs[0], xs[1])
+
+    def _roots(self, st, o, v) -> frozenset:
+        """The values other threads name (and "global memory") that the operand `o` (holding `v`)
+        is computed from: where the facts do not follow the computation, two threads deciding a
+        question on it could take opposite sides."""
+        if not isinstance(v, Unk):
+            return _NO_ROOTS
+        if v.cond is None and v.sel is None and v.src is None:
+            # a value of its own (the common case: loaded data, floating point)
+            if not isinstance(o, Reg) or o.name[:1] in "%!":
+                return _NO_ROOTS
+            name = _reg_name(st, o.name)
+            hit = st.risky.get(name)
+            if hit is not None:
+                return hit[1]
+            return frozenset({name}) if any(x[3] == name for x in st.trace.named_stores) else _NO_ROOTS
+        if v.cond is not None:
+            keys = [k[0] for k in v.cond.keys()]
+        elif v.sel is not None:
+            keys = [k[0] for k in v.sel[0].keys()]
+        elif v.src is not None:
+            keys = [k[0] for k in _leaves((v.src, 0))]
+        elif isinstance(o, Reg) and o.name[:1] not in "%!":
+            keys = [_reg_name(st, o.name.lstrip("!"))]
+        else:
+            keys = []
+        return self._key_roots(st, keys)
+
+    @staticmethod
+    def _key_roots(st, keys) -> frozenset:
+        out: set = set()
+        tag = None
+        for k in keys:
+            if not isinstance(k, str):
+                continue
+            if k in st.risky:
+                out |= st.risky[k][1]
+            elif k.startswith(SHARED_NAMES):
+                out.add(k)
+                if k.startswith("global byte "):
+                    out.add("global memory")
+            elif "|t" in k and (not k.endswith(tag or (tag := _tag(st))) or any(x[3] == k for x in st.trace.named_stores)):
+                out.add(k)          # another thread's value (stored to shared memory), or one this one stored
+        return frozenset(out)
+
+    def _risk(self, st, ins: Instr, why: str, roots: frozenset) -> None:
+        """The unknowns `ins` just wrote are computed from `roots` in a way the facts do not follow."""
+        if roots and ins.operands:
+            for r in _dests(ins.operands[0]):
+                st.risky[_reg_name(st, r)] = (why, roots)
 
     @staticmethod
     def _null_field(st, s, vals: list) -> list:
@@ -963,11 +1159,20 @@ class Machine:
                 srcs = [self._source(st, o, v) for o, v in zip(ops[1:3], vals[:2])]
                 adds = [v.add if isinstance(v, Unk) else 0 for v in vals[:2]]
                 for i, v in enumerate(vals[:2]):
-                    if isinstance(v, Unk) and v.add and v.addbits != bits:
-                        srcs[i] = None          # a constant added at another width: not followed
+                    if isinstance(v, Unk) and v.cond is None and v.sel is None and \
+                            (isinstance(v.src, tuple) or v.add and v.addbits != bits):
+                        # a value computed from named ones (a constant added at another width): its term
+                        x = self._term(st, ops[1 + i], v, bits)
+                        srcs[i], adds[i] = ((x, 0), 0) if isinstance(x, tuple) else (None, adds[i])
                 cond = cond or comparison(base, tuple(srcs), tuple(vals[:2]), tuple(adds))
-                # an opaque comparison (on an address, an unknown type) is a predicate of its own
-                t = Unk(t.why, cond or Cond(Var(f"{items[0].name}#setp{st.writes[items[0].name] + 1}{_tag(st)}", 0)))
+                if cond is None:
+                    # an opaque comparison (on an address, an unknown type) is a predicate of its own
+                    name = f"{items[0].name}#setp{st.writes[items[0].name] + 1}{_tag(st)}"
+                    roots = frozenset().union(*(self._roots(st, o, v) for o, v in zip(ops[1:3], vals[:2])))
+                    if roots:
+                        st.risky[name] = ("setp." + ".".join(base), roots)
+                    cond = Cond(Var(name, 0))
+                t = Unk(t.why, cond)
         self._setp_out(st, s, ins, t, taint)
 
     def _setp_out(self, st, s, ins: Instr, t, taint=frozenset()) -> None:
@@ -1040,7 +1245,11 @@ class Machine:
         # one unknown comparison, which p and q (its complement) and the BOOLOP are made of; named
         # after the float parameter it compares, if any (no branch on it is decided)
         name = f"{why}#" if param else ""
-        self._setp_out(st, s, ins, Unk(why, Cond(Var(f"{name}{d.name}#setp{st.writes[d.name] + 1}{_tag(st)}", 0))))
+        name = f"{name}{d.name}#setp{st.writes[d.name] + 1}{_tag(st)}"
+        roots = frozenset().union(*(self._roots(st, o, v) for o, v in zip(ops[1:3], vals)))
+        if roots:
+            st.risky[name] = (why, roots)
+        self._setp_out(st, s, ins, Unk(why, Cond(Var(name, 0))))
 
     def _mov_vector(self, st, s, ins: Instr) -> None:
         """`mov.b64 d, {lo, hi}` packs, `mov.b64 {lo, hi}, d` unpacks (wgmma/tcgen05 descriptors)."""
@@ -1096,7 +1305,9 @@ class Machine:
             v = Unk("shfl from another lane" if j is not None else "shfl with an unknown lane or clamp")
         if me == 0:
             st.trace.shfl[key] = v
+        roots = self._roots(st, ops[1], a) if v is not a and (j != 0 or v.src is None) else frozenset()
         self._set(st, dest, v)
+        self._risk(st, ins, "shfl", roots)
         if isinstance(ops[0], Vec) and len(ops[0].items) > 1:       # d|p: p says whether j was in range
             self._set(st, ops[0].items[1], ok if ok is not None else Unk("shfl with an unknown lane or clamp"))
 
@@ -1178,7 +1389,14 @@ class Machine:
             sem = next((x for x in q if x in ("relaxed", "acquire", "release", "volatile", "weak")), "weak")
             addr = v - GENERIC_SHARED if isinstance(v, int) and v >= GENERIC_SHARED else v
             if not write:
-                self._set(st, ops[0], self._shared_value(st, addr, nbytes))
+                got = self._shared_value(st, addr, nbytes)
+                self._set(st, ops[0], got)
+                if isinstance(got, Unk) and got.src is None:
+                    # a value no store names (several may have written it): another thread's load
+                    # of those bytes may read the same
+                    for r in _dests(ops[0]):
+                        st.risky[_reg_name(st, r)] = ("shared memory no one store names",
+                                                      frozenset({f"shared memory of CTA {st.trace.ident.rank}"}))
             else:
                 val = self._val(st, ops[1], s)
                 if isinstance(ops[1], Vec):         # st.shared.v2.b32 [a], {0, 50397698}: a constant vector
@@ -1205,8 +1423,58 @@ class Machine:
             raise Refused("a strong (or volatile) global access carries synchronization that ptxmc extract does "
                           "not model yet", self._loc(s))
         if not write:
-            self._set(st, ops[0], Unk("global data"))
+            self._global_load(st, s, ins, v)
         st.trace.dropped["global data access"] += 1
+
+    def _global_load(self, st, s, ins: Instr, addr) -> None:
+        """A weak load of global memory. At an address every thread computes the same (a pointer
+        parameter plus a constant), in a kernel none of whose instructions may write global
+        memory, each byte is one value for the kernel (`global byte arg:p+4`) and the load their
+        concatenation (extended to 32 bits below that, by the type's sign): two loads of those
+        bytes read the same value. Else the value is the load's own, which another thread's load
+        may equal (a store of the kernel between them, an address it cannot evaluate): a question
+        on it is refused where another thread decides one on global memory too (skeleton)."""
+        q, d = ins.qualifiers, ins.operands[0]
+        items = d.items if isinstance(d, Vec) else [d]
+        elem = _access_bytes(tuple(x for x in q if x not in ("v2", "v4", "v8")), None)
+        typ = next((x for x in q if x in _INT_BITS and x != "pred"), None)
+        named = isinstance(addr, Sym) and addr.off is not None and typ is not None and not self._writes_global()
+        for k, r in enumerate(items):
+            if not isinstance(r, Reg):
+                continue
+            if not named:
+                self._set(st, r, Unk("global data"))
+                why = ("global memory a store of the kernel may write" if self._writes_global() else
+                       "global memory at an address the thread cannot evaluate" if typ is not None else
+                       "global memory loaded as " + ".".join(q))
+                st.risky[_reg_name(st, r.name)] = (why, frozenset({"global memory"}))
+                continue
+            leaves = [("v", f"global byte {addr.name}+{addr.off + k * elem + b}", 8) for b in reversed(range(elem))]
+            t = leaves[0] if elem == 1 else ("cat", 8 * elem) + tuple(leaves)
+            if 8 * elem < 32:
+                t = _ext(t, 8 * elem, 32, typ[0] == "s")
+            self._set(st, r, Unk("global data", src=t))
+
+    def _writes_global(self) -> bool:
+        """Whether an instruction of the function may write global memory (a store, an atomic or
+        reduction, a bulk copy or tensor store to global, a generic store): conservative."""
+        hit = _GLOBAL_WRITES.get(id(self.fn))
+        if hit is None or hit[0] is not self.fn:
+            out = False
+            for t in self.fn.body:
+                i = t.instr
+                if i is None:
+                    continue
+                space = next((x.split("::")[0] for x in i.qualifiers
+                              if x.split("::")[0] in ("shared", "global", "local", "param", "const")), "")
+                if i.op in ("st", "atom", "red", "multimem", "stmatrix") and space in ("global", ""):
+                    out = out or i.op != "stmatrix"
+                elif i.op in ("cp", "cp.reduce", "tensormap") and space == "global":
+                    out = True
+                elif i.op == "call":
+                    out = True
+            hit = _GLOBAL_WRITES[id(self.fn)] = (self.fn, out)
+        return hit[1]
 
     def _name_store(self, st, s, addr: int, nbytes: int, val: "Unk") -> None:
         """An unknown value stored to shared memory gets a name every thread knows: a parameter's
@@ -1520,15 +1788,19 @@ class _State:
     writes: Counter = field(default_factory=Counter)    # register -> writes so far (which value it holds)
     facts: dict = field(default_factory=dict)           # Atom -> (truth, line): decisions on unknowns
     own_names: dict = field(default_factory=dict)       # byte address -> the named unknown this thread stored there
+    # value name -> (why, roots): an unknown computed from values other threads name (roots: those
+    # names, "global memory") in a way the facts do not follow (`popc` of a parameter)
+    risky: dict = field(default_factory=dict)
 
     def copy(self, pc: int) -> "_State":
         t = self.trace
         nt = Trace(t.ident, list(t.events), list(t.assumptions), Counter(t.dropped), list(t.maxnreg), dict(t.shfl),
                    list(t.stores), list(t.gens), dict(t.tiles), set(t.tile_whys), list(t.warpsyncs),
-                   list(t.decided), list(t.named_stores), set(t.names_read))
+                   list(t.decided), list(t.named_stores), set(t.names_read), list(t.risky))
         return _State(pc, dict(self.regs), dict(self.taint), dict(self.loops), dict(self.local), Counter(self.occ), nt,
                       Counter(self.visits), Counter(self.bars), dict(self.own), Counter(self.gens),
-                      set(self.unused), self.stop, Counter(self.writes), dict(self.facts), dict(self.own_names))
+                      set(self.unused), self.stop, Counter(self.writes), dict(self.facts), dict(self.own_names),
+                      dict(self.risky))
 
 
 def ins_name(s) -> str:
@@ -1550,14 +1822,18 @@ def _dests(d) -> list[str]:
 
 _UNWRITTEN = Unk("a register not written on this path")
 # the value names that are the same in every thread: facts on them are shared by the kernel
-SHARED_NAMES = ("parameter ", "shared value ", "address of ")
+SHARED_NAMES = ("parameter ", "shared value ", "address of ", "global byte ")
 
 
 def _tag(st: "_State") -> str:
     """What makes a register's value name unique in the kernel: its thread (`|t32c0`), so that a
     value stored to shared memory or broadcast keeps its name in the threads that read it."""
-    i = st.trace.ident
-    return f"|t{i.linear}c{i.rank}"
+    tr = st.trace
+    t = tr.__dict__.get("tag")
+    if t is None:
+        i = tr.ident
+        t = tr.__dict__["tag"] = f"|t{i.linear}c{i.rank}"
+    return t
 
 
 def _reg_name(st: "_State", reg: str) -> str:
@@ -1566,9 +1842,57 @@ def _reg_name(st: "_State", reg: str) -> str:
     return f"{reg}#{st.writes[reg]}{_tag(st)}"
 
 
-def is_global(name: str) -> bool:
-    """A value name every thread means the same by (facts on it are shared by the kernel)."""
+def is_global(name) -> bool:
+    """A value name every thread means the same by (facts on it are shared by the kernel); a term
+    (checker.extract.facts) whose leaves all are."""
+    if isinstance(name, tuple):
+        return all(is_global(k[0]) for k in _leaves((name, 0)))
     return name.startswith(SHARED_NAMES) or "|t" in name
+
+
+_NO_ROOTS: frozenset = frozenset()
+_TERM_OPS = frozenset(("add", "sub", "mul", "mad", "shl", "shr", "and", "or", "xor", "not", "neg", "min", "max",
+                       "cvt"))
+_TERM_LIMIT = 64        # the most nodes a term has (a longer computation is an unknown of its own)
+
+
+def _size(t) -> int:
+    """How many nodes the term `t` has as a tree (terms share their subterms: a tree of 2^k nodes
+    can be k tuples), from its operands' (remembered by identity)."""
+    if not isinstance(t, tuple):
+        return 0
+    if t[0] == "v":
+        return 1
+    hit = _SIZES.get(id(t))
+    if hit is not None and hit[0] is t:
+        return hit[1]
+    n = min(1 + sum(_size(x) for x in t[2:]), 1 << 30)
+    if len(_SIZES) > 200_000:
+        _SIZES.clear()
+    _SIZES[id(t)] = (t, n)
+    return n
+
+
+_SIZES: dict = {}
+
+
+def _fit(t, bits: int):
+    """The term `t` at `bits` bits: its low bits where it is wider (a register wider than the
+    instruction's type), None where it is narrower (which extension is not known)."""
+    if isinstance(t, int):
+        return t & ((1 << bits) - 1)
+    w = width(t)
+    if w == bits:
+        return t
+    return ("trunc", bits, t) if w > bits else None
+
+
+def _ext(t, frm: int, bits: int, signed: bool):
+    """`t` (at `frm` bits) sign- or zero-extended to `bits` bits."""
+    if isinstance(t, int):
+        return _wrap(_sx(t, frm) if signed else _wrap(t, frm), bits)
+    return t if frm == bits else ("sext" if signed else "zext", bits, t)
+_GLOBAL_WRITES: dict = {}      # id(function) -> (function, whether it may write global memory)
 _EXITS: dict = {}           # (id(function), statement) -> (function, whether the branch there leaves a loop)
 _BOOL_OPS = ("and", "or", "xor")       # setp.CMP.BOOLOP
 _ALU_OPS = frozenset(("mov", "add", "sub", "mul", "mad", "shl", "shr", "and", "or", "xor", "not", "bfe", "bfi",

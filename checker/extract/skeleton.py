@@ -213,6 +213,7 @@ def _run_all(mod, fn, layout, block, nthreads, ncta, iterations, params, tiles, 
         tile_whys = whys
     if errors:
         raise next(iter(errors.values()))
+    _split_questions(traces, mod.path)
     if not settled:
         # the last round ran with values an earlier round stored: a load of them would be taken
         # as unknown (its branch assumed), though the kernel gives it
@@ -221,6 +222,42 @@ def _run_all(mod, fn, layout, block, nthreads, ncta, iterations, params, tiles, 
                       "from thread to thread takes a round each, or values alternate): ptxmc extract cannot "
                       "tell what they read", SourceLoc(mod.path, fn.line, fn.name))
     return traces
+
+
+def _split_questions(traces: dict, path: str) -> None:
+    """Refuse a decision on a value the facts do not follow exactly (interp.Trace.risky: `popc` of a
+    parameter, global data a store may write) whose sides differ in synchronization, where another
+    thread decides a question on the same values: each deciding on its own could take opposite
+    sides of one question, a path no launch takes. Only one thread deciding it is consistent."""
+    who: dict = defaultdict(list)           # root -> [(thread, line)]
+    for (rank, t), tr in traces.items():
+        for f, _, line in tr.decided:
+            for key in Cond(f).keys():
+                who[key[0]].append(((rank, t), line))
+                if isinstance(key[0], str) and key[0].startswith("global byte "):
+                    who["global memory"].append(((rank, t), line))
+        for line, _, _, _, roots in tr.risky:
+            for r in roots:
+                who[r].append(((rank, t), line))
+    for (rank, t), tr in sorted(traces.items()):
+        for line, text, pred, why, roots in tr.risky:
+            for r in sorted(roots, key=repr):
+                other = next(((u, ln) for u, ln in who[r] if u != (rank, t)), None)
+                if other is None:
+                    continue
+                (orank, ot), oline = other
+                name = r if r == "global memory" else _root_text(r)
+                raise Refused(f"this branch's condition {pred} depends on {why}"
+                              + ("" if name in why else f" (computed from {name})") + ", which "
+                              "ptxmc extract does not follow exactly, and its two sides differ in synchronization; "
+                              f"thread {ot}{f' of CTA {orank}' if orank != rank else ''} also decides a question "
+                              f"on {name} (at L{oline}): deciding each on its own could take a path no launch "
+                              "takes, not modelled", SourceLoc(path, line, text))
+
+
+def _root_text(name: str) -> str:
+    from .facts import _name
+    return _name((name, 0))
 
 
 def _subsequence(small: tuple, big: tuple) -> list[int] | None:

@@ -104,7 +104,7 @@ INITED:
   bar.sync 0;
   ld.param.u32 %r9, [k_param_0];
   ld.param.u32 %r10, [k_param_1];
-  ld.shared.u32 %r11, [buf2+8];
+  ld.local.u32 %r11, [%rd1+8];
   SETP
   setp.ne.s32 %p2, %r1, 32;
   @%p2 bra PRODUCER;
@@ -209,13 +209,15 @@ def test_a_value_stored_to_shared_memory_is_one_value_for_every_reader(tmp_path)
     text = CROSS.replace(".shared .align 16 .b8 buf[16];", ".shared .align 16 .b8 buf[16];\n"
                          "  .shared .align 4 .b8 word[4];\n  .reg .b64 %rg<2>;") \
         .replace("  mbarrier.init.shared::cta.b64 [mb], 1;", "  mbarrier.init.shared::cta.b64 [mb], 1;\n"
-                 "  ld.param.u64 %rg1, [k_param_1];\n  ld.global.u32 %r8, [%rg1];\n  st.shared.u32 [word], %r8;") \
+                 "  ld.param.u64 %rg1, [k_param_1];\n  ld.global.u32 %r8, [%rg1];\n  st.shared.u32 [word], %r8;\n"
+                 # a store to global memory: the load is a value of thread 0's own, not one of the kernel
+                 "  st.global.u32 [%rg1+64], %r1;") \
         .replace(".param .u32 k_param_0)", ".param .u32 k_param_0, .param .u64 k_param_1)") \
         .replace("  ld.param.u32 %r9, [k_param_0];", "  ld.shared.u32 %r9, [word];")
     f.write_text(text.replace("CONSUMER_SETP", "setp.ge.s32 %p6, %r9, 5;").replace("PRODUCER_SETP", "setp.lt.s32 %p4, %r9, 5;"))
     [x] = extract_file(str(f), out_dir=str(tmp_path / "out"))
     table = role_table(x.skeleton)
-    assert "follows from the decision at L29 by thread 0: %r8 of thread 0 < 5 (s32) is true" in table, table
+    assert "follows from the decision at L30 by thread 0: %r8 of thread 0 < 5 (s32) is true" in table, table
     rep = x.check(jobs=0)
     assert not rep.ok and "hang" in rep.text, rep.text
 

@@ -1,0 +1,157 @@
+"""Values computed from the values the extractor names (a parameter times a constant, shifted,
+converted to another width, a constant added at another width), a word loaded from global memory
+at an address every thread computes the same, and a warp's vote under a member mask the thread
+cannot evaluate: each used to be an unknown of its own in every thread, so two roles decided one
+question their own ways (thread 0 the wait, thread 32 the arrive) and `check` said PASS for a
+kernel that hangs. They are now one value for the kernel (an expression over the named values,
+exact in Z3's bit-vectors), or the branch is refused where no name is exact."""
+from __future__ import annotations
+
+import pytest
+
+from checker.errors import LitmusError
+from checker.extract.api import extract_file
+from checker.extract.render import role_table
+
+from .test_shared_decisions import CROSS
+
+# CROSS with a pointer parameter (k_param_1) every thread loads
+PTR = CROSS.replace(".param .u32 k_param_0)", ".param .u32 k_param_0, .param .u64 k_param_1)") \
+    .replace(".reg .b64 %rd<2>;", ".reg .b64 %rd<2>;\n  .reg .b64 %rg<8>;\n  .reg .b64 %rw<8>;") \
+    .replace("  ld.param.u32 %r9, [k_param_0];", "  ld.param.u32 %r9, [k_param_0];\n  ld.param.u64 %rg1, [k_param_1];\n"
+             "  cvta.to.global.u64 %rg2, %rg1;")
+
+# (consumer's setp %p6: skip the wait; producer's setp %p4: skip the arrive); each pair asks one
+# question (or two the first decides), so the kernel hangs when the consumer waits
+DERIVED = {
+    "mul": ("mul.lo.s32 %r8, %r9, 4;\n  setp.ge.s32 %p6, %r8, 20;", "mul.lo.s32 %r7, %r9, 4;\n  setp.lt.s32 %p4, %r7, 20;"),
+    "shl": ("shl.b32 %r8, %r9, 3;\n  setp.ge.u32 %p6, %r8, 40;", "shl.b32 %r7, %r9, 3;\n  setp.lt.u32 %p4, %r7, 40;"),
+    "mul.wide": ("mul.wide.s32 %rw1, %r9, 8;\n  setp.ge.s64 %p6, %rw1, 40;", "setp.lt.s32 %p4, %r9, 5;"),
+    "cvt": ("cvt.s64.s32 %rw1, %r9;\n  setp.ge.s64 %p6, %rw1, 5;", "setp.lt.s32 %p4, %r9, 5;"),
+    "cvt.u64.u32 add.s64": ("cvt.u64.u32 %rw1, %r9;\n  add.s64 %rw2, %rw1, 1;\n  setp.ge.u64 %p6, %rw2, 6;",
+                            "setp.lt.u32 %p4, %r9, 5;"),
+    "add.s32 cvt.s64": ("add.s32 %r8, %r9, 3;\n  cvt.s64.s32 %rw1, %r8;\n  setp.ge.s64 %p6, %rw1, 8;",
+                        "add.s32 %r7, %r9, 3;\n  setp.lt.s32 %p4, %r7, 8;"),
+    "shr and": ("shr.u32 %r8, %r9, 1;\n  and.b32 %r7, %r8, 7;\n  setp.ne.s32 %p6, %r7, 0;",
+                "shr.u32 %r6, %r9, 1;\n  and.b32 %r5, %r6, 7;\n  setp.eq.s32 %p4, %r5, 0;"),
+    # a word loaded from global memory at one address (no store of the kernel writes global memory)
+    "global load": ("ld.global.u32 %r8, [%rg2+4];\n  setp.ge.s32 %p6, %r8, 5;",
+                    "ld.global.u32 %r7, [%rg2+4];\n  setp.lt.s32 %p4, %r7, 5;"),
+    "global load widths": ("ld.global.u32 %r8, [%rg2+4];\n  setp.ge.u32 %p6, %r8, 5;",
+                           "ld.global.u8 %r7, [%rg2+4];\n  ld.global.u8 %r6, [%rg2+5];\n  ld.global.u16 %r5, [%rg2+6];\n"
+                           "  or.b32 %r4, %r6, %r5;\n  setp.eq.s32 %p3, %r4, 0;\n  setp.lt.u32 %p5, %r7, 5;\n"
+                           "  and.pred %p4, %p3, %p5;"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(DERIVED))
+def test_a_value_computed_from_named_values_is_one_value_for_the_kernel(tmp_path, case):
+    consumer, producer = DERIVED[case]
+    f = tmp_path / "k.ptx"
+    f.write_text(PTR.replace("CONSUMER_SETP", consumer).replace("PRODUCER_SETP", producer))
+    [x] = extract_file(str(f), out_dir=str(tmp_path / "out"))
+    table = role_table(x.skeleton)
+    kinds = {t: sorted(e.kind for e in r.trace.events if e.kind.startswith("mb_"))
+             for r in x.skeleton.roles for t in r.tids if t in (0, 32)}
+    # thread 0 decides first (the wait); thread 32 follows: no arrive
+    assert "mb_wait" in kinds[0] and "mb_arrive" not in kinds.get(32, []), table
+    assert "follows from the decision at L" in table and "by thread 0" in table, table
+    rep = x.check(jobs=0)
+    assert not rep.ok and "hang" in rep.text, rep.text
+
+
+# no name is exact: the branch whose sides differ in synchronization is refused, naming its line
+REFUSED = {
+    # popc is not followed
+    "popc": ("popc.b32 %r8, %r9;\n  setp.ge.s32 %p6, %r8, 2;", "popc.b32 %r7, %r9;\n  setp.lt.s32 %p4, %r7, 2;",
+             r"depends on popc"),
+    # a store of the kernel may write the word (through the same or another pointer parameter)
+    "global stored": ("ld.global.u32 %r8, [%rg2+4];\n  setp.ge.s32 %p6, %r8, 5;",
+                      "st.global.u32 [%rg2+64], %r1;\n  ld.global.u32 %r7, [%rg2+4];\n  setp.lt.s32 %p4, %r7, 5;",
+                      r"global memory"),
+    # a computation longer than a term's bound (doublings: a tree of 2^70 nodes in 70 tuples)
+    "deep": ("add.s32 %r8, %r9, %r9;\n" + "  add.s32 %r8, %r8, %r8;\n" * 70 + "  setp.ge.s32 %p6, %r8, 5;",
+             "add.s32 %r7, %r9, %r9;\n" + "  add.s32 %r7, %r7, %r7;\n" * 70 + "  setp.lt.s32 %p4, %r7, 5;",
+             r"depends on add.s32"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(REFUSED))
+def test_a_question_on_a_value_with_no_exact_name_is_refused(tmp_path, case):
+    consumer, producer, why = REFUSED[case]
+    f = tmp_path / "k.ptx"
+    f.write_text(PTR.replace("CONSUMER_SETP", consumer).replace("PRODUCER_SETP", producer))
+    with pytest.raises(LitmusError, match=r"k\.ptx:\d+.*" + why):
+        extract_file(str(f), out_dir=str(tmp_path / "out"))
+
+
+def test_a_question_only_one_thread_decides_is_decided(tmp_path):
+    """popc of the parameter, asked by thread 32 only: no other thread can take the other side."""
+    f = tmp_path / "k.ptx"
+    f.write_text(PTR.replace("CONSUMER_SETP", "setp.ge.s32 %p6, %r1, 0;")
+                 .replace("PRODUCER_SETP", "popc.b32 %r7, %r9;\n  setp.lt.s32 %p4, %r7, 2;"))
+    [x] = extract_file(str(f), out_dir=str(tmp_path / "out"))
+    assert x.check(jobs=0).ok
+
+
+def test_a_float_computed_from_a_parameter_is_refused(tmp_path):
+    """`(float)n >= 5.0` and `(float)n < 5.0`: float values are not followed; each role decided its
+    own way (PASS for a kernel that hangs when n < 5)."""
+    f = tmp_path / "k.ptx"
+    f.write_text(PTR.replace(".reg .b64 %rd<2>;", ".reg .b64 %rd<2>;\n  .reg .f32 %f<4>;")
+                 .replace("CONSUMER_SETP", "cvt.rn.f32.s32 %f1, %r9;\n  setp.ge.f32 %p6, %f1, 0f40A00000;")
+                 .replace("PRODUCER_SETP", "cvt.rn.f32.s32 %f2, %r9;\n  setp.lt.f32 %p4, %f2, 0f40A00000;"))
+    with pytest.raises(LitmusError, match=r"k\.ptx:\d+.*depends on .*parameter k_param_0"):
+        extract_file(str(f), out_dir=str(tmp_path / "out"))
+
+
+def _warp(tmp_path, warp: str):
+    """CROSS with thread 1 as the producer; `warp` computes %p6 in every thread before the roles
+    part: thread 0 waits unless %p6, thread 1 arrives only when %p6."""
+    f = tmp_path / "k.ptx"
+    f.write_text(PTR.replace("setp.eq.s32 %p2, %r1, 32;", warp + "\n  setp.eq.s32 %p2, %r1, 1;")
+                 .replace("CONSUMER_SETP", "").replace("PRODUCER_SETP", "not.pred %p4, %p6;"))
+    return f
+
+
+def test_a_vote_under_a_mask_computed_from_a_parameter_is_one_value_for_the_warp(tmp_path):
+    """The member mask is the parameter: every lane computes the same one, so the vote is one value
+    for the lanes of that mask (each lane decided it its own way: PASS for a kernel that hangs)."""
+    f = _warp(tmp_path, "ld.global.u32 %r8, [%rg2];\n  setp.lt.s32 %p5, %r8, 5;\n  vote.sync.any.pred %p6, %p5, %r9;")
+    [x] = extract_file(str(f), out_dir=str(tmp_path / "out"))
+    table = role_table(x.skeleton)
+    assert "follows from the decision at L" in table and "of warp 0 mask parameter k_param_0 in CTA 0" in table, table
+    rep = x.check(jobs=0)
+    assert not rep.ok and "hang" in rep.text, rep.text + table
+
+
+VOTES = {
+    # under a guard the lanes cannot evaluate (which lanes vote is unknown)
+    "guarded": "ld.global.u32 %r8, [%rg2];\n  setp.lt.s32 %p5, %r8, 5;\n  setp.ne.s32 %p3, %r9, 0;\n"
+               "  @%p3 vote.sync.any.pred %p6, %p5, -1;",
+    # a mask of each lane's own (loaded from global memory a store of the kernel may write)
+    "lane's mask": "st.global.u32 [%rg2+64], %r1;\n  ld.global.u32 %r8, [%rg2];\n"
+                   "  setp.lt.s32 %p5, %r8, 5;\n  vote.sync.any.pred %p6, %p5, %r8;",
+}
+
+
+@pytest.mark.parametrize("case", sorted(VOTES))
+def test_a_vote_no_name_is_exact_for_is_refused(tmp_path, case):
+    f = _warp(tmp_path, VOTES[case])
+    with pytest.raises(LitmusError, match=r"k\.ptx:\d+.*depends on .*vote"):
+        extract_file(str(f), out_dir=str(tmp_path / "out"))
+
+
+def test_a_shared_word_several_stores_wrote_is_refused(tmp_path):
+    """Thread 1 stores 1 to `word`, then (after a barrier) thread 2 stores 2; after the next barrier
+    both roles load `word` (the extractor names no one store: two are visible) and decided `w < 5`
+    each its own way: PASS for a kernel that hangs in every launch (w is 2)."""
+    f = tmp_path / "k.ptx"
+    f.write_text(PTR.replace(".shared .align 16 .b8 buf[16];", ".shared .align 16 .b8 buf[16];\n"
+                             "  .shared .align 4 .b8 word[4];")
+                 .replace("INITED:\n  bar.sync 0;", "INITED:\n  setp.eq.s32 %p8, %r1, 1;\n  @%p8 st.shared.u32 [word], 1;\n"
+                          "  bar.sync 0;\n  setp.eq.s32 %p8, %r1, 2;\n  @%p8 st.shared.u32 [word], 2;\n  bar.sync 0;")
+                 .replace("CONSUMER_SETP", "ld.shared.u32 %r8, [word];\n  setp.ge.u32 %p6, %r8, 5;")
+                 .replace("PRODUCER_SETP", "ld.shared.u32 %r7, [word];\n  setp.lt.u32 %p4, %r7, 5;"))
+    with pytest.raises(LitmusError, match=r"k\.ptx:\d+.*depends on shared memory"):
+        extract_file(str(f), out_dir=str(tmp_path / "out"))
