@@ -87,7 +87,7 @@ def render(case: dict) -> str:
         else:
             out.append("    ptx: |")
             if style == "ptx-reg":
-                out.append("      .reg .b32 %r<2>;")
+                out.append(f"      .reg .b32 {reg}<2>;")     # (the spelling the thread uses: %r1 and r1 are two)
             out += [f"      {c};" + ("   // mine" if k == 0 else "") for k, c in enumerate(lines)]
     out += ["expect:", f"  forbidden: ['{cond.format(r=reg)}']"]
     if case["matrix"]:
