@@ -218,12 +218,22 @@ def hang_text(s: Asked) -> tuple[str, str, str | None]:
 
 
 def _needed_sync(x: Explanation) -> list[str]:
-    """The fences and release/acquire annotations whose removal alone would allow the outcome."""
+    """The fences and release/acquire annotations whose removal alone would allow the outcome,
+    and those after whose removal the verdict is not known (an Unknown is no "stays forbidden")."""
+    open_ = [e for e in x.effects if e.verdict in ("unknown", "error")]
+    lines = []
     if x.needed:
-        return ["Synchronization it needs (each change alone makes it allowed, the program undefined, or the program hang):"] + \
-               [f"  {e.mutation.describe()}" + THEN.get(e.verdict, "") for e in x.needed]
-    return ["No single fence or release/acquire annotation is needed: it stays forbidden without any one"] \
-        if x.effects else []
+        lines = ["Synchronization it needs (each change alone makes it allowed, the program undefined, or the program hang):"] + \
+                [f"  {e.mutation.describe()}" + THEN.get(e.verdict, "") for e in x.needed]
+    elif x.effects and not open_:
+        lines = ["No single fence or release/acquire annotation is needed: it stays forbidden without any one"]
+    if open_:
+        lines += ["Not decided (after each change alone the verdict is not known: "
+                  + ("the loop bound cuts executions off, raise --unroll" if all(e.verdict == "unknown" and not e.message
+                                                                                for e in open_) else "see each")
+                  + "; it may be needed):"]
+        lines += [f"  {e.mutation.describe()}" + (f" ({e.message})" if e.message else "") for e in open_]
+    return lines
 
 
 def _shape(v: Violation) -> str:

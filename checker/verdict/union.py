@@ -291,11 +291,26 @@ class UnionSession:
                 sane[i] |= v.sane
         out = []
         for cond, a, sn in zip(conds, allowed, sane):
-            if not a and self._cut_off(set(self.observe) | atoms(cond, self.names)):
+            keys = set(self.observe) | atoms(cond, self.names)
+            if not a and self._cut_off(keys):
                 out.append(Verdict(None, True))
             else:
-                out.append(Verdict(a, sn or a))
+                out.append(Verdict(a, sn or a or self._cut_wellformed(keys)))
         return tuple(out)
+
+    def _cut_wellformed(self, keys) -> bool:
+        """Does a variant with a loop cut by the bound that loses outcomes over `keys` (as
+        _cut_off) have an execution under well-formedness alone? Then a condition no complete
+        variant satisfies even without axioms may still be satisfied past the bound (a loop that
+        must go round more often than the bound allows before the outcome is reached): that it
+        cannot hold at all ("broken", "impossible") is not shown, and is not said."""
+        if self.test.filter is not None:
+            keys = set(keys) | atoms(self.test.filter, self.names)
+        threads = {t: frozenset(k.split(":", 1)[1] for k in keys if k.startswith(t + ":"))
+                   for c in self.combos for t, _ in c.cut}
+        return any(any(not spin.pure(threads[t]) for t, spin in c.cut)
+                   and s.engine.satisfiable(None, axioms=()) is not None
+                   for c, s in zip(self.combos, self.sessions))
 
     # -- the contract a Session meets too (checker.verdict.session) ----------------------------
     @property
