@@ -18,6 +18,7 @@ from ..model.values import Const as VConst, Ite, binop, evaluate
 from ..unfold import paths
 from ..unfold.variants import Combo, ref, without_barriers
 from .session import Session
+from .stops import refuted
 
 
 @dataclass(frozen=True)
@@ -169,6 +170,8 @@ def _as_far_as_it_runs(u, c: Combo) -> Session:
 
 
 def _fair_hang(u, c: Combo, s: Session) -> Hang | None:
+    if u.refute and refuted(u, c, _fair):
+        return None         # no final state leaves the await spinning (checker.verdict.stops)
     keys: set[str] = set()
     checks = []
     for thread, spin in c.cut:

@@ -46,12 +46,14 @@ class UnionSession:
 
     def __init__(self, test: LitmusTest, model: Model, options=frozenset(), engine: str = "z3",
                  lim: limits.Limits | None = None, loops: bool = False, spin_once: bool = True,
-                 quiet: bool = True):
+                 quiet: bool = True, refute: bool = True):
         self.test, self.model, self.options, self.engine = test, model, frozenset(options), engine
         self.engine_name, self.model_name = engine, model_name(model)
         self.lim = lim or limits.current()
         self.loops, self.spin_once = loops, spin_once
         self.quiet = quiet      # False: the reference (every combination of failed iterations)
+        # False: the reference (every stopping combination asked, none refuted: checker.verdict.stops)
+        self.refute = refute
         self.combos = []
         self._es = []
         self.blocked: list[tuple[Combo, NeverCompletes]] = []    # combinations stuck at a barrier
