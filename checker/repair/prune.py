@@ -279,7 +279,9 @@ def prune(test: LitmusTest, target: Target, model, options=frozenset(), engine: 
     elif res.status == "repaired":
         restorations = [r.edits for r in res.repairs]
     else:
-        return replace(res, test=test, status=res.status, seconds=time.perf_counter() - start)
+        # (what fix says of the program with every piece at its bottom, not of the test itself)
+        failure = f"with every prunable piece removed or weakened: {res.failure}" if res.failure else ""
+        return replace(res, test=test, status=res.status, failure=failure, seconds=time.perf_counter() - start)
     repairs = []
     for rest in restorations:
         chosen = {(p.thread, p.index): ins for e in rest for p, ins in restores[e.key]}

@@ -73,3 +73,15 @@ def test_a_weakening_the_bound_leaves_unknown_is_not_called_unneeded():
     assert "Not decided" in text and "st.release.gpu.global.u32 [flag], 1 to st.relaxed" in text
     needed = [e.mutation.describe() for e in checker.check(_test(4), r"P1:r0=1 /\ P1:r1=0").needed]
     assert any("[flag], 1 to st.relaxed" in d for d in needed) and any("r0, [flag] to ld.relaxed" in d for d in needed)
+
+
+def test_prune_says_whose_verdict_is_unknown():
+    """--prune asks its search on the test with every piece at its bottom; there the verdict is
+    Unknown at the default bound, and the answer said 'Now: ... is Unknown' as if of the test,
+    which passes (Forbidden). It names the program it is about."""
+    from checker.repair.prune import prune
+    from checker.repair.target import from_test
+
+    t = _test()
+    r = prune(t, from_test(t), MODEL, budget=1800.0)
+    assert r.status == "unknown" and r.failure.startswith("with every prunable piece removed or weakened: "), r.failure
