@@ -205,6 +205,7 @@ def check(fam: Family, instr: Instr, rest: tuple[str, ...], constant_registers: 
             if msg:
                 fail(msg)
     deferred = _check_operands(fam, instr, slots, fail, constant_registers)
+    _written_once(instr, slots, fail)
     for rule in () if deferred else fam.rules:
         msg = rule(instr, quals)
         if msg:
@@ -212,6 +213,25 @@ def check(fam: Family, instr: Instr, rest: tuple[str, ...], constant_registers: 
     if instr.await_value is not None and not (slots and slots[0].kind in ("reg", "dst", "dvec")):
         fail(f"'== {instr.await_value}': {fam.key} returns no value to await")
     return quals
+
+
+# the kinds of a first operand an instruction writes (checker.isa.address.destinations)
+DESTINATION_KINDS = frozenset({"reg", "dst", "dvec", "regvec", "vec"})
+
+
+def _written_once(instr: Instr, slots, fail) -> None:
+    """A vector destination names each register once: PTX does not say which element a register
+    named twice holds afterwards (`ld.v2.u32 {%r1, %r1}, [x]`), and ptxmc does not pick one.
+    A vector *source* may name a register twice (`st.v2.u32 [x], {%r1, %r1}`)."""
+    if not slots or slots[0].kind not in DESTINATION_KINDS or not instr.operands:
+        return
+    seen: set[str] = set()
+    for x in getattr(instr.operands[0], "items", ()):
+        if isinstance(x, Reg):
+            if x.name in seen:
+                fail(f"register {x.name} is written twice by one instruction: PTX does not define which "
+                     "value it then holds (name each destination once, or _ to discard one)")
+            seen.add(x.name)
 
 
 def _shape(slots) -> str:

@@ -483,6 +483,10 @@ def test_valid_instructions_and_their_defaults(text, quals):
     ("ld.v4 {a, b, c, d}, [x]", "ld.v4 needs a type (e.g. .v4.b32)"),
     ("ld.v8.b64 {a, b, c, d, e, f, g, h}, [x]", ".v8 moves 32-bit elements"),
     ("ld.u32 {a, b}, [x]", "a vector operand goes with .v2, .v4 or .v8"),
+    ("ld.v2.u32 {a, a}, [x]", "register a is written twice by one instruction: PTX does not define which "
+                              "value it then holds (name each destination once, or _ to discard one)"),
+    ("ld.v4.u32 {a, _, b, b}, [x]", "register b is written twice by one instruction: PTX does not define which "
+                                    "value it then holds (name each destination once, or _ to discard one)"),
     ("atom.v2.add.u32 r0, [x], 1", "vector atomics (.v2, .v4, .v8) are not modelled"),
     ("ld.global.shared r0, [x]", "'.global' and '.shared' cannot be combined (one .space only)"),
     ("ld [x], r0", "operand 1 ('[x]') must be a register or a vector of registers {r0, r1, ...}"),
@@ -539,6 +543,17 @@ def test_invalid_instructions(text, msg):
         registry.parse_instr(text)
     assert e.value.message == msg
     assert e.value.where == SourceLoc("<string>", 1, text.strip())
+
+
+def test_a_destination_named_twice_is_refused_where_it_is_written_and_a_source_named_twice_is_not():
+    # ld.v2 {%r1, %r1} kept the last element's value; PTX defines no such value
+    text = ("- name: T\n  threads: {P0: {at: gpu0.cta0, code: ['st.v2.u32 [x], {%r2, %r2}', 'ld.v2.u32 {%r1, %r1}, [x]']}}\n"
+            "  expect: {allowed: ['P0:r1=0']}\n")
+    [err] = load_text(text, "t.yaml")
+    assert str(err) == ("t.yaml:2: 'ld.v2.u32 {%r1, %r1}, [x]': register r1 is written twice by one instruction: PTX "
+                        "does not define which value it then holds (name each destination once, or _ to discard one)")
+    assert registry.parse_instr("st.v2.u32 [x], {a, a}", memory=frozenset({"x"})).family == "st"
+    assert registry.parse_instr("ld.v4.u32 {a, _, b, _}, [x]", memory=frozenset({"x"})).family == "ld"
 
 
 def test_family_table_is_consistent():
