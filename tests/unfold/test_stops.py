@@ -143,3 +143,36 @@ def test_an_arrive_that_may_precede_the_init_is_not_counted(engine):
     got2 = _hangs(t2, engine, True)
     assert got2 == _hangs(t2, engine, False)
     assert not got2[0]
+
+
+COPY_BEFORE_INIT = """
+- name: CopyIssuedBeforeInit
+  doc: "P0 issues a bulk copy completing on m before it initialises m: the complete-tx may come before the
+    init and be overwritten, leaving P1's wait short of 16 bytes (a hang, with undefined behaviour)."
+  source: "PTX ISA 9.4, cp.async.bulk (mbarrier::complete_tx::bytes), mbarrier.init, mbarrier.try_wait"
+  arch: sm_90
+  memory:
+    m: {space: shared, owner: gpu0.cta0}
+    s: {space: shared, owner: gpu0.cta0, size: 16}
+    g: {space: global, size: 16}
+  threads:
+    P0:
+      at: gpu0.cta0.warp0
+      code:
+        - cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [s], [g], 16, [m]
+        - mbarrier.init.shared::cta.b64 [m], 1
+        - mbarrier.arrive.expect_tx.shared::cta.b64 _, [m], 16
+    P1:
+      at: gpu0.cta0.warp1
+      code:
+        - mbarrier.try_wait.parity.shared::cta.b64 p, [m], 0 == 1
+  expect:
+    hang: allowed
+"""
+
+
+def test_a_completion_issued_before_the_init_is_not_counted():
+    (t,) = load_text(COPY_BEFORE_INIT, "copy-before-init.yaml")
+    got = _hangs(t, "z3", True)
+    assert got == _hangs(t, "z3", False) and got[0]
+    _refuted_have_no_hang(t, "z3")
