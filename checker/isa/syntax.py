@@ -179,7 +179,8 @@ def _address(s: str, fail) -> Addr:
     if not s.endswith("]"):
         fail(f"malformed address '{s}'")
     parts = _split_top(s[1:-1], ",", fail)
-    m = re.fullmatch(rf"\s*(%?)({_IDENT})\s*(?:([+-])\s*(\w+))?\s*", parts[0])
+    # nvcc prints a negative offset as `+-4` ([%rd1+-4]): that is [%rd1-4]
+    m = re.fullmatch(rf"\s*(%?)({_IDENT})\s*(?:(\+\s*-|[+-])\s*(\w+))?\s*", parts[0])
     if m is None:
         fail(f"malformed address '{s}': write [x], [x+4] or [tmap, {{0, 1}}]")
     offset = 0
@@ -187,7 +188,7 @@ def _address(s: str, fail) -> Addr:
         offset = int_literal(m.group(4), fail)
         if offset is None:
             fail(f"malformed offset in '{s}'")
-        offset = -offset if m.group(3) == "-" else offset
+        offset = -offset if m.group(3).endswith("-") else offset
     coords: tuple = ()
     if len(parts) > 2:
         fail(f"malformed address '{s}': write [x], [x+4] or [tmap, {{0, 1}}]")

@@ -410,6 +410,15 @@ def test_every_operand_form():
     assert list(ptx.address_bases(i)) == ["x", "x", "x", "tmap"]
 
 
+def test_nvcc_negative_offset_plus_minus_is_a_minus():
+    # nvcc prints a negative address offset as `+-4`: it was refused as a malformed address
+    i = ptx.parse("op [x+-4], [%rd1+-8], [x + -0x10], [x-4]", memory={"x"})
+    assert i.operands == (Addr("x", -4), Addr("rd1", -8, register=True), Addr("x", -16), Addr("x", -4))
+    for bad in ("[x-+4]", "[x+--4]", "[x+-]"):
+        with pytest.raises(LitmusError):
+            ptx.parse(f"ld r0, {bad}", memory={"x"})
+
+
 def test_compound_qualifiers_guard_semicolon_comment():
     i = ptx.parse("@!%p1 cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes "
                   "[s], [g], 16, [mb]; // copy")

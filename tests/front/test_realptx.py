@@ -498,3 +498,30 @@ def test_a_guard_spelt_with_percent_on_ret_and_exit():
     t = _one(RET.replace(".reg .pred P;", ".reg .pred %p1;").replace("setp.eq.u32 P,", "setp.eq.u32 %p1,")
              .replace("@!P ret;", "@!%p1 ret;"))
     assert check_test(t, PTX).status == "pass"
+
+
+NEG_OFFSET = """
+name: T
+memory: {{x: {{space: global, size: 8}}}}
+threads:
+  P0:
+    at: gpu0.cta0
+    ptx: |
+      .reg .b32 %r<2>;
+      .reg .b64 %rd<3>;
+      mov.u64 %rd1, x;
+      add.s64 %rd2, %rd1, 4;
+      st.global.u32 [%rd2+-4], 7;
+      st.global.u32 [{second}], 9;
+      ld.global.u32 %r1, [x];
+      ld.global.u32 %r0, [x+4];
+expect:
+  allowed: ['P0:r1=7 /\\ P0:r0=9']
+  forbidden: ['P0:r1=0', 'P0:r0=0']
+"""
+
+
+@pytest.mark.parametrize("second", ["%rd2+-0", "%rd2"])
+def test_nvcc_plus_minus_offset_resolves_like_a_minus(second):
+    # nvcc writes [%rd1+-4]: refused before as a malformed address; it is [%rd1-4]
+    assert _status(_one(NEG_OFFSET.format(second=second))) == "pass"
