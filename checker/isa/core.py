@@ -286,9 +286,23 @@ def lower_alu(b: Builder, ctx: ThreadCtx, i: Instr) -> None:
     elif i.op in ("and", "or", "xor"):
         v = binop(i.op, vals[0], vals[1], bits or 32)
     else:
+        if bits is not None:
+            vals = [_nearest(v, bits) for v in vals]
         v = binop(i.op, vals[0], vals[1])
         v = v if bits is None else wrap(v, bits)
     b.set_reg(ctx, dst, v, bits, fmt)
+
+
+def _nearest(v: Expr, bits: int) -> Expr:
+    """A constant operand of a typed add, sub or mul.lo as its signed `bits`-bit value, which is
+    the same modulo 2**bits, so the wrapped result is the same: `add.u64 %rd2, %rd1, -1` adds -1,
+    not 2**64 - 1, and its exact sum stays in the 64-bit range that untyped values are held to
+    (values._fit) where 5 + 2**64 - 1 did not. A value read from memory is left as it is: a sum
+    that leaves the 64-bit range before the wrap is still refused (docs/model.md#a16)."""
+    if not isinstance(v, Const):
+        return v
+    c = v.value & ((1 << bits) - 1)
+    return Const(c - (1 << bits) if c >> (bits - 1) else c)
 
 
 def _mul_form(i: Instr, q: Quals):

@@ -331,6 +331,19 @@ def test_typed_arithmetic_wraps_and_narrow_loads_extend_by_type():
                expect="expect:\n  allowed: ['P0:r0=0 /\\ P0:r1=-128 /\\ P0:r2=128 /\\ P0:r3=1']"))
 
 
+@pytest.mark.parametrize("load", [False, True])
+def test_a_negative_immediate_of_a_64_bit_add_wraps_to_the_exact_value(load):
+    # add.u64 %rd2, %rd1, -1 with %rd1 = 5 was UNKNOWN ("leaves the 64-bit range"): the
+    # immediate, 2**64 - 1 as an unsigned pattern, made the exact sum 2**64 + 4 before the wrap
+    first = ["ld.global.u64 rd1, [y]"] if load else ["mov.u64 rd1, 5"]
+    r = _both(_one(first + ["add.u64 rd2, rd1, -1", "sub.u64 rd3, rd1, -1", "add.s64 rd4, rd1, -6",
+                            "add.u64 rd5, rd1, 0xFFFFFFFFFFFFFFFF", "add.u32 r6, 5, -1"],
+                   memory="memory:\n  y: {space: global, size: 8, init: 5}",
+                   expect="expect:\n  allowed: ['P0:rd2=4 /\\ P0:rd3=6 /\\ P0:rd4=-1 /\\ P0:rd5=4 /\\ P0:r6=4']"))
+    assert [dict(o)["P0:rd2"] for o in r.outcomes] == [4]
+    assert [dict(o)["P0:rd4"] for o in r.outcomes] == [2**64 - 1]
+
+
 def test_floating_point_immediates_are_bit_patterns():
     _both(_one(["mov.f32 f0, 1.5", "st.global.f32 [x], f0", "ld.global.b32 r0, [x]", "mov.f64 d0, 0d3FF8000000000000"],
                expect="expect:\n  allowed: ['P0:f0=1.5 /\\ P0:r0=0x3fc00000 /\\ P0:d0=1.5']"))
