@@ -86,6 +86,18 @@ def test_check_asks_the_hang_question_the_cli_asks(tmp_path):
     assert checker.check(str(ub), "hang").flag == "MbarrierUninitialised"
 
 
+@pytest.mark.parametrize("name", ["Multicast+mask-excludes-cta1", "Multicast+mask-excludes-named-cta"])
+def test_outcomes_shows_every_observable_run_shows(name):
+    # `outcomes` left out s1 (declared, named by the test's condition, never written) while `run`
+    # listed it: each outcome `run` shows must be an outcome `outcomes` shows, projected
+    spec = f"litmus/async/multicast.yaml::{name}"
+    ran = checker.run([str(ROOT / "litmus/async/multicast.yaml")], jobs=0)
+    [r] = [x for x in ran if x.name == name]
+    o = api.outcomes(spec)
+    assert set(r.observe) <= set(o.observe), (r.observe, o.observe)
+    assert {tuple((k, v) for k, v in out if k in r.observe) for out in o.outcomes} == set(r.outcomes)
+
+
 def test_outcomes_is_the_result_outcomes_prints():
     r = api.outcomes("litmus/core/SB.yaml::SB+fence.sc.gpu+sameCluster")
     from checker.results.result import outcome_text
