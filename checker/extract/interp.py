@@ -1412,6 +1412,7 @@ class Machine:
                 for b in range(nbytes):
                     byte = (val >> (8 * b)) & 0xff if isinstance(val, int) else None
                     st.own[addr + b] = byte
+                    st.own_at[addr + b] = dict(st.bars)
                     if byte is not None:
                         st.trace.stores.append((st.trace.ident.rank, addr + b, byte, dict(st.bars)))
                 if isinstance(val, Unk) and isinstance(addr, int) and val.cond is None and val.sel is None:
@@ -1546,6 +1547,11 @@ class Machine:
         named unknown another thread stored there (`_named_value`), else unknown."""
         if not isinstance(addr, int):
             return Unk("shared data")
+        later = {addr + b for b in range(nbytes) if addr + b in st.own and self._stored_after(st, addr + b)}
+        if later:
+            # another thread stored there after a barrier this thread's own store came before:
+            # its own value may be overwritten (it was read back, and a kernel that hangs passed)
+            return self._latest(st, addr, nbytes)
         if not any(addr + b in st.own for b in range(nbytes)):
             v = self._named_value(st, addr, nbytes)
             if v is not None:
@@ -1570,6 +1576,52 @@ class Machine:
             if byte is None:
                 return Unk("shared data")
             value |= byte << (8 * b)
+        return value
+
+    def _stored_after(self, st, a: int) -> bool:
+        """Another thread stored to byte `a` (a constant, or a named unknown over it) after a
+        barrier generation that this thread's own store there came before, and before one this
+        thread has passed since (it can see that store)."""
+        mine = st.own_at.get(a, {})
+        me = (st.trace.ident.rank, st.trace.ident.linear)
+        rank = st.trace.ident.rank
+
+        def after(w):
+            return any(k > mine.get(i, 0) for i, k in w.items()) and any(n > w.get(i, 0) for i, n in st.bars.items())
+        found = self._read("c", (rank, a))
+        if found is not ABSENT and any(who != me and after(w) for w, _, who in found):
+            return True
+        for start in range(a - 15, a + 1):
+            found = self._read("s", (rank, start))
+            if found is not ABSENT and any(who != me and start + n > a and after(w) for w, n, _, _, _, who in found):
+                return True
+        return False
+
+    def _latest(self, st, addr: int, nbytes: int):
+        """The bytes at addr, where another thread's store may have overwritten this thread's own:
+        per byte, the constants visible to this thread (by its barriers) and its own, less every
+        one a barrier orders before another; one value left, else unknown (and so whenever a
+        named unknown was stored over them later)."""
+        me = (st.trace.ident.rank, st.trace.ident.linear)
+        rank = st.trace.ident.rank
+        for start in range(addr - 15, addr + nbytes):
+            found = self._read("s", (rank, start))
+            if found is not ABSENT and any(who != me and start + n > addr and any(k > w.get(i, 0) for i, k in st.bars.items())
+                                           for w, n, _, _, _, who in found):
+                return Unk("shared data")
+        value = 0
+        for b in range(nbytes):
+            a = addr + b
+            seen = [(st.own_at.get(a, {}), st.own.get(a))] if a in st.own else []
+            found = self._read("c", (rank, a))
+            for w, v, who in (() if found is ABSENT else found):
+                if who != me and any(n > w.get(i, 0) for i, n in st.bars.items()):
+                    seen.append((w, v))
+            left = {v for w, v in seen
+                    if not any(any(k > w.get(i, 0) for i, k in x.items()) for x, _ in seen)}
+            if len(left) != 1 or None in left:
+                return Unk("shared data")
+            value |= next(iter(left)) << (8 * b)
         return value
 
     def _barrier(self, st, s, ins: Instr) -> None:
@@ -1683,6 +1735,7 @@ class Machine:
             for b in range(4):
                 byte = (TMEM_ALLOC >> (8 * b)) & 0xff
                 st.own[addr + b] = byte
+                st.own_at[addr + b] = dict(st.bars)
                 st.trace.stores.append((st.trace.ident.rank, addr + b, byte, dict(st.bars)))
             self._event(st, s, ins, "tc_alloc", loc=loc, cols=self._int(st, s, ops[1], "column count"))
             return
@@ -1791,6 +1844,7 @@ class _State:
     # value name -> (why, roots): an unknown computed from values other threads name (roots: those
     # names, "global memory") in a way the facts do not follow (`popc` of a parameter)
     risky: dict = field(default_factory=dict)
+    own_at: dict = field(default_factory=dict)          # byte address -> the barrier counts at this thread's store
 
     def copy(self, pc: int) -> "_State":
         t = self.trace
@@ -1800,7 +1854,7 @@ class _State:
         return _State(pc, dict(self.regs), dict(self.taint), dict(self.loops), dict(self.local), Counter(self.occ), nt,
                       Counter(self.visits), Counter(self.bars), dict(self.own), Counter(self.gens),
                       set(self.unused), self.stop, Counter(self.writes), dict(self.facts), dict(self.own_names),
-                      dict(self.risky))
+                      dict(self.risky), dict(self.own_at))
 
 
 def ins_name(s) -> str:

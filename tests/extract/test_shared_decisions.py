@@ -417,3 +417,24 @@ def test_a_vote_a_later_lane_settles_otherwise_is_refused(tmp_path):
     f = _warp_kernel(tmp_path, "setp.eq.s32 %p5, %r1, 1;\n  vote.sync.any.pred %p6, %p5, -1;", "", "not.pred %p4, %p6;")
     with pytest.raises(LitmusError, match=r"k.ptx:23.*a lane that ran before it took it false at .*L"):
         extract_file(str(f), out_dir=str(tmp_path / "out"))
+
+
+def test_a_word_another_thread_stored_after_a_barrier_is_its_value(tmp_path):
+    """Thread 0 stores 0 to `word`, then (after a barrier) thread 32 stores 9; after the next
+    barrier both load it (9) and thread 0 waits unless it is 9... it is: thread 0 waits, thread 32
+    (which arrives only when it is not 9) does not arrive, a hang in every launch. Each thread read
+    back its own store (thread 0 took 0 and skipped its wait): PASS. Thread 0 now reads the store
+    the barrier orders after its own."""
+    f = tmp_path / "k.ptx"
+    f.write_text(CROSS.replace(".shared .align 16 .b8 buf[16];", ".shared .align 16 .b8 buf[16];\n"
+                               "  .shared .align 4 .b8 word[4];")
+                 .replace("INITED:\n  bar.sync 0;", "INITED:\n  setp.eq.s32 %p8, %r1, 0;\n  @%p8 st.shared.u32 [word], 0;\n"
+                          "  bar.sync 0;\n  setp.eq.s32 %p8, %r1, 32;\n  @%p8 st.shared.u32 [word], 9;\n  bar.sync 0;\n"
+                          "  ld.shared.u32 %r9, [word];")
+                 .replace("  ld.param.u32 %r9, [k_param_0];", "")
+                 .replace("CONSUMER_SETP", "setp.ne.s32 %p6, %r9, 9;").replace("PRODUCER_SETP", "setp.eq.s32 %p4, %r9, 9;"))
+    [x] = extract_file(str(f), out_dir=str(tmp_path / "out"))
+    [t0] = [r for r in x.skeleton.roles if 0 in r.tids]
+    assert any(e.kind == "mb_wait" for e in t0.trace.events), role_table(x.skeleton)
+    rep = x.check(jobs=0)
+    assert not rep.ok and "hang" in rep.text, rep.text
