@@ -104,7 +104,8 @@ from ..model.memory import MAX_BYTES, slice_value
 from ..model.values import Const, Expr, Ite, ReadVal
 from .common import (IM2COL, atom_value, check_space, cta_mask, cta_mask_rule, decl, issue, label,
                      multicast_targets, order, performed_by_owner, restrict)
-from .mbarrier import B64, MB_LOCAL, complete_tx, mb_location, mb_objects, mb_rmw, mb_update
+from .mbarrier import (B64, MB_LOCAL, complete_tx, mb_location, mb_objects, mb_rmw, mb_update, record_arrive,
+                       record_increment)
 from .table import FLOAT_TYPES, SCOPE_TAG, SCOPES, SIGNED_TYPES, TYPE_BITS, Family, Group, sig
 
 _NOT_YET = "is not modelled yet"
@@ -716,9 +717,11 @@ def lower_cp_async_arrive(b: Builder, ctx: ThreadCtx, i: Instr) -> None:
         r0, w0 = mb_rmw(b, ctx, mb, {"STRONG", "RLX", "CTA"}, {"STRONG", "RLX", "CTA"},
                          lambda v: mb_update(v, arrive=Const(-1)), what="pending count + 1")
         after = [r0, w0]
+        record_increment(b, ctx, w0)
     tags = {"STRONG", "CTA", "ACOMPL"}
     r, w = mb_rmw(b, ctx, mb, tags, tags | {"REL"}, lambda v: mb_update(v, arrive=Const(1)), in_po=False,
                    what="async arrive-on")
+    record_arrive(b, r, w, paired=not i.quals["noinc"])
     b.pairs["aso"].update((a, e) for a in after for e in (r, w))
     b.pairs["acomp"].update((e, w) for op in _state(ctx, "cpasync").every for e in op.events)
 

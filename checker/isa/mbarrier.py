@@ -75,6 +75,11 @@ PHASE_AT = EXPECTED_AT + COUNT_BITS
 PENDING, EXPECTED, PHASE = 1 << PENDING_AT, 1 << EXPECTED_AT, 1 << PHASE_AT     # the fields' units
 LIMIT = (1 << 20) - 1                     # PTX's bound on counts and tx-counts
 MAX_COUNT = MAX_TX = LIMIT
+# The k-th initialisation of one mbarrier (k = 0, 1, ...: a `memory:` mbarrier's is the 0th) starts
+# its phase at k * LIFETIME, so that the states of two lifetimes of one object (inval, then init
+# again) never have equal phases; LIFETIME is even, so parities are the text's. A test that
+# initialises an mbarrier once has the states it always had.
+LIFETIME = 1 << 20
 
 
 def mb_range(ctx: ThreadCtx, what: str, n: int, low: int = 0, limit: int = LIMIT) -> None:
@@ -93,16 +98,19 @@ def pack(phase, expected, pending, tx=0) -> Expr:
 
 
 def fields(v: int) -> tuple[int, int, int, int]:
-    """A packed mbarrier state (a concrete value) as (phase, expected, pending, tx)."""
-    return v // PHASE, v // EXPECTED % (1 << COUNT_BITS), v // PENDING % (1 << COUNT_BITS), v % PENDING - TX0
+    """A packed mbarrier state (a concrete value) as (phase, expected, pending, tx); the phase
+    counts from the start of the object's lifetime (LIFETIME)."""
+    return v // PHASE % LIFETIME, v // EXPECTED % (1 << COUNT_BITS), v // PENDING % (1 << COUNT_BITS), v % PENDING - TX0
 
 
 def describe(v: int) -> str:
-    """A packed mbarrier state as its fields, e.g. `phase=1 expected=1 pending=1 tx=0`."""
+    """A packed mbarrier state as its fields, e.g. `phase=1 expected=1 pending=1 tx=0` (with
+    `after init #k` in a lifetime after the first)."""
     if v == 0:
         return "0 (not an mbarrier)"
     phase, expected, pending, tx = fields(v)
-    return f"phase={phase} expected={expected} pending={pending} tx={tx}"
+    life = v // PHASE // LIFETIME
+    return f"phase={phase} expected={expected} pending={pending} tx={tx}" + (f" after init #{life + 1}" if life else "")
 
 
 def phase_of(v: Expr) -> Expr:
@@ -231,8 +239,96 @@ def arrive_on(b: Builder, ctx: ThreadCtx, mb: Addr, tags, what: str) -> tuple[in
     (cp.async.mbarrier.arrive, tcgen05.commit), tagged ACOMPL and releasing (`tags` + REL on its
     write); the caller orders it (aso) and says what it completes (acomp)."""
     mb_objects(b).add(b.roots[mb.base])
-    return mb_rmw(b, ctx, mb, tags, set(tags) | {"REL"}, lambda v: mb_update(v, arrive=Const(1)), in_po=False,
+    r, w = mb_rmw(b, ctx, mb, tags, set(tags) | {"REL"}, lambda v: mb_update(v, arrive=Const(1)), in_po=False,
                   what=what)
+    record_arrive(b, r, w)
+    return r, w
+
+
+def _lifetime(b: Builder, mb: Addr) -> int:
+    """Which initialisation of the mbarrier at `mb` this one is (0 for the first; a `memory:`
+    mbarrier's declaration is its 0th)."""
+    root = b.roots[mb.base]
+    seen = b.ext.setdefault("mblifetimes", {})
+    declared = any(m.mbarrier and b.roots.get(m.name) == root for m in b.test.memory)
+    k = seen.get((root, mb.offset), 1 if declared and mb.offset == 0 else 0)
+    seen[(root, mb.offset)] = k + 1
+    return k
+
+
+def _phases(b: Builder) -> dict:
+    """For the skipped-phase check (_skipped_phases): the arrive-on operations (read, write, their
+    arrival count: a number, or None), the successful (`== 1`) waits, the initial counts of each
+    mbarrier (a number, or None) and the pending-count increments of cp.async.mbarrier.arrive
+    (write, the error that refuses the test)."""
+    state = b.finalize("mbphases", _skipped_phases)
+    for k in ("arrives", "waits", "increments"):
+        state.setdefault(k, [])
+    state.setdefault("counts", {})
+    return state
+
+
+def record_arrive(b: Builder, r: int, w: int, count: Expr = Const(1), paired: bool = False) -> None:
+    """An arrive-on operation (the read and write of its RMW) with its arrival count; `paired`: the
+    asynchronous arrive-on of a cp.async.mbarrier.arrive whose increment comes before it."""
+    _phases(b)["arrives"].append((r, w, count.value if isinstance(count, Const) else None, paired))
+
+
+def record_increment(b: Builder, ctx: ThreadCtx, w: int) -> None:
+    """The pending-count increment of cp.async.mbarrier.arrive (without .noinc): the one update that
+    raises the pending count within a phase, which the skipped-phase check cannot order."""
+    _phases(b)["increments"].append((w, ctx.error(
+        "cp.async.mbarrier.arrive without .noinc raises the mbarrier's pending count within a phase, and "
+        "this mbarrier may see an arrive-on past its first phase: ptxmc cannot then check that each phase "
+        "was observed by a successful wait before an arrive-on of the next (mbarrier > Phase of the "
+        "mbarrier object; docs/model.md#undefined-behaviour): use .noinc with an init count that includes "
+        "the cp.async arrivals")))
+
+
+def _skipped_phases(b: Builder) -> None:
+    """mbarrier > Phase of the mbarrier object: "for each phase of the mbarrier object, at least
+    one test_wait or try_wait operation must be performed which returns True for waitComplete
+    before an arrive-on operation in the subsequent phase". An arrive-on reading a state of phase
+    k + 1 >= 1 (of its lifetime) is in MB_SKIP unless a successful wait on the same mbarrier read
+    a state of phase k + 1 that is coherence-before the arrive-on's write (decision A7: "before"
+    is the object's own order). A successful wait reads a state of phase k + 1 only when it waits
+    for phase k (or holds a stale token: MB_STALE). Within a phase the expected and pending counts
+    only fall (the increment of cp.async.mbarrier.arrive aside: refused where it matters), and an
+    arrive-on lowers the pending count, so a state of the phase is coherence-before the arrive-on
+    exactly when its fields above the tx-count are at least those of the state the arrive-on
+    reads: as numbers, when it lies in [(v div PENDING) * PENDING, (phase(v) + 1) * PHASE), from
+    terms the arrive-on's own update already has (no new division per wait)."""
+    state = b.ext["mbphases"]
+    where = {e: (a.root, a.spans) for e, a in b.accesses.items()}
+    reinit = any(k > 1 for k in b.ext.get("mblifetimes", {}).values())
+    for m in b.test.memory:
+        if m.mbarrier and m.name in b.roots:
+            state["counts"].setdefault((b.roots[m.name], 0), []).append(m.mbarrier["count"])
+    for inc, error in state["increments"]:
+        # The pending count is exact as an order only while no increment falls after the first
+        # phase: that needs arrivals that may come before the increment (not after it in its own
+        # thread), other than the net-zero arrive-ons of increments, to reach the initial count.
+        thread = b.events[inc].thread
+        counts = [c for r, w, c, paired in state["arrives"]
+                  if where[r] == where[inc] and not paired and not (b.events[w].thread == thread and w > inc)]
+        inits = state["counts"].get((where[inc][0], where[inc][1][0].offset), [None])
+        least = min((n if isinstance(n, int) else 1) for n in inits)
+        if counts and (None in counts or sum(counts) >= least):
+            raise error
+    for r, w, _, _ in state["arrives"]:
+        v = ReadVal(r)
+        low = binop("shl", binop("div", v, Const(PENDING)), Const(PENDING_AT))    # v, its tx field 0
+        high = binop("shl", binop("add", phase_of(v), Const(1)), Const(PHASE_AT))    # the next phase
+        skipped: Expr = Const(1)
+        for wait in state["waits"]:
+            if where[wait] != where[r]:
+                continue
+            s = ReadVal(wait)
+            skipped = Ite("<", s, low, skipped, Ite("<", s, high, Const(0), skipped))
+        # the lifetime's first phase follows no phase (the one before counts as complete, A7)
+        phase = binop("mod", phase_of(v), Const(LIFETIME)) if reinit else phase_of(v)
+        b.value_sets["MB_SKIP"].append((w, Ite("==", v, Const(0), Const(0),
+                                               Ite("==", phase, Const(0), Const(0), skipped))))
 
 
 # -- lowering --------------------------------------------------------------------------------
@@ -249,7 +345,9 @@ def lower_mbarrier(b: Builder, ctx: ThreadCtx, i: Instr) -> None:
     mb_location(b, ctx, mb)
     if kind == "init":
         n, check = _mb_count(b, ctx, ops[1], "arrival count", 1)
-        w = b.write(ctx, {"WEAK", "GEN", "MB", "MB_INIT"}, mb, pack(0, n, n, 0))
+        w = b.write(ctx, {"WEAK", "GEN", "MB", "MB_INIT"}, mb, pack(_lifetime(b, mb) * LIFETIME, n, n, 0))
+        _phases(b)["counts"].setdefault((b.roots[mb.base], mb.offset), []).append(
+            n.value if isinstance(n, Const) else None)
         if check:
             b.value_sets["MB_RANGE"].append((w, _outside(n, 1, LIMIT, Const(0))))
         ctx.ext.setdefault("mbinit", []).append(w)
@@ -271,8 +369,9 @@ def lower_mbarrier(b: Builder, ctx: ThreadCtx, i: Instr) -> None:
         elif len(ops) > 2:
             count, check = _mb_count(b, ctx, ops[2], "arrival count", 1)
         drop = count if kind == "arrive_drop" else Const(0)
-        r, _ = mb_rmw(b, ctx, mb, rtags, wtags,
+        r, w = mb_rmw(b, ctx, mb, rtags, wtags,
                       lambda v: mb_update(v, arrive=count, expect=tx, drop=drop, operands=check))
+        record_arrive(b, r, w, count)
         if not isinstance(ops[0], Sink):
             b.set_reg(ctx, ops[0], ReadVal(r))
         return
@@ -298,6 +397,13 @@ def lower_mbarrier(b: Builder, ctx: ThreadCtx, i: Instr) -> None:
         done: Expr = Ite("!=", binop("mod", phase_of(v), Const(2)), binop("mod", target, Const(2)), Const(1), Const(0))
     else:
         done = Ite(">", phase_of(v), phase_of(target), Const(1), Const(0))
+        # valid only for the token's phase while it is incomplete and once it is the immediately
+        # preceding phase: a state one phase or more past that is undefined (MB_STALE), as is a
+        # token of a later phase or of another lifetime of the object (docs/model.md#a7)
+        ahead = binop("sub", phase_of(v), phase_of(target))
+        b.value_sets["MB_STALE"].append((r, Ite("==", v, Const(0), Const(0), _outside(ahead, 0, 1, Const(0)))))
+    if i.await_value == 1:
+        _phases(b)["waits"].append(r)
     b.set_reg(ctx, ops[0], done)
     b.guards.append((done, i.await_value))
     ctx.awaited.append(r)

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Mapping
 
+from .relations import OBSERVING_SETS
 from .values import Expr, evaluate, reads_of
 
 Pair = tuple[int, int]
@@ -103,8 +104,9 @@ class EventStructure:
     @cached_property
     def _ub_past(self) -> tuple[tuple[int, Expr, frozenset[int]], ...]:
         """Each value-set member (event, expression) with its may-causal past: its predecessors
-        by program order and may-reads-from, from the event and the reads its value depends on,
-        and by the static orders that put an event after another in every execution: an
+        by program order and may-reads-from, from the event and the reads its value depends on
+        (for an observing set, relations.OBSERVING_SETS, the read of its own read-modify-write
+        only: the waits whose absence it observes are no cause of it), and by the static orders that put an event after another in every execution: an
         asynchronous operation after its issue (aso, tcissue: the arrive-on of a commit issued
         after a wait happens only once the thread is past that wait), a barrier generation's
         members after its arrivals (syncbar), a later kernel after an earlier one (kbo)."""
@@ -114,10 +116,16 @@ class EventStructure:
                 preds.setdefault(b, set()).add(a)
         for r, ws in self.rf_may.items():
             preds.setdefault(r, set()).update(ws)
+        own = {w: r for r, w in self.relations.get("rmw", ())}
         out = []
         for name in sorted(self.value_sets):
             for e, x in self.value_sets[name]:
-                seen, todo = set(), [e, *reads_of(x)]
+                # an observing set's other reads are observers, not causes (relations.OBSERVING_SETS)
+                if name in OBSERVING_SETS:
+                    causes = [own[e]] if e in own else []
+                else:
+                    causes = list(reads_of(x))
+                seen, todo = set(), [e, *causes]
                 while todo:
                     n = todo.pop()
                     if n not in seen:

@@ -21,9 +21,16 @@ RELATIONS: tuple[str, ...] = (
     "pfcover", "clusterbar", "sgrp", "tbuf", "tsel", "tcissue", "tcpipe", "rf", "co", "fsc",
 )
 
-# Sets whose members depend on the values of an execution: each member is a write whose value
-# makes it one (EventStructure.value_sets); the engines compute them per execution.
-VALUE_SETS: tuple[str, ...] = ("MB_RANGE",)
+# Sets whose members depend on the values of an execution: each member is an event that the
+# values read make one (EventStructure.value_sets); the engines compute them per execution. Each
+# is a value-dependent undefined behaviour (its flag in the model).
+VALUE_SETS: tuple[str, ...] = ("MB_RANGE", "MB_STALE", "MB_SKIP")
+
+# Value sets whose membership also depends on reads that are no cause of the member: an
+# observation of what has not happened yet (MB_SKIP: no successful wait read the phase before an
+# arrive-on). Their members' causal past starts from the member and the read of its own
+# read-modify-write only, not from every read of the expression (EventStructure._ub_past).
+OBSERVING_SETS = frozenset({"MB_SKIP"})
 
 DYNAMIC = frozenset({"rf", "co", "fsc", *VALUE_SETS})
 

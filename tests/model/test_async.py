@@ -760,3 +760,61 @@ def test_mbarrier_count_beyond_the_range_in_memory_is_refused():
                       "threads:\n  P0:\n    at: gpu0.cta0\n    code: ['mbarrier.arrive.shared::cta.b64 _, [mb]']\n",
                       "mb.yaml")
     assert str(err).endswith("mbarrier count 2000000: PTX allows expected arrival counts from 1 to 1048575 (2^20-1)")
+
+
+# -- phases that must be observed, state tokens that go stale (A7) -------------------------------
+
+INC_AFTER_FIRST_PHASE = """
+name: t
+memory:
+  mb: {{space: shared, owner: gpu0.cta0, mbarrier: {{count: 1}}}}
+threads:
+  P0:
+    at: gpu0.cta0
+    code: ["mbarrier.arrive.shared::cta.b64 _, [mb]"]
+  P1:
+    at: gpu0.cta0.warp1
+    code: ["{inc}"]
+"""
+
+
+def test_an_increment_that_may_follow_the_first_phase_is_refused_with_its_line():
+    """cp.async.mbarrier.arrive without .noinc raises the pending count within a phase, so the
+    skipped-phase check (which orders a phase's states by their counts) would be inexact: refused
+    where P0's arrival may complete phase 0 before the increment, accepted with .noinc."""
+    with pytest.raises(LitmusError) as e:
+        lower(_one(INC_AFTER_FIRST_PHASE.format(inc="cp.async.mbarrier.arrive.shared::cta.b64 [mb]")))
+    assert str(e.value).startswith("<string>:11: 'cp.async.mbarrier.arrive.shared::cta.b64 [mb]': "
+                                   "cp.async.mbarrier.arrive without .noinc raises the mbarrier's pending count")
+    es = lower(_one(INC_AFTER_FIRST_PHASE.format(inc="cp.async.mbarrier.arrive.noinc.shared::cta.b64 [mb]")))
+    assert len(es.value_sets["MB_SKIP"]) == 2
+
+
+def test_an_increment_before_the_threads_own_arrival_is_exact():
+    """The seed's example: the increment precedes the thread's own arrive in program order, so no
+    arrival can complete phase 0 before it: not refused."""
+    t = next(t for t in _tests(LITMUS_DIR / "async") if t.name == "CpAsync+mbarrier+arrive+test_wait-state")
+    assert len(lower(t).value_sets["MB_SKIP"]) == 2
+
+
+def test_a_second_initialisation_starts_a_new_lifetime_of_phases():
+    """The k-th mbarrier.init of one object starts its phases at k * 2^20 (a `memory:` mbarrier's
+    declaration is the 0th), so two lifetimes' states never share a phase; parities are kept."""
+    from checker.isa.mbarrier import LIFETIME, describe
+    t = _one("""
+name: t
+memory:
+  mb: {space: shared, owner: gpu0.cta0, mbarrier: {count: 1}}
+  mc: {space: shared, owner: gpu0.cta0}
+threads:
+  P0:
+    at: gpu0.cta0
+    code: ["mbarrier.inval.shared::cta.b64 [mb]", "mbarrier.init.shared::cta.b64 [mb], 2",
+           "mbarrier.init.shared::cta.b64 [mc], 3"]
+""")
+    es = lower(t)
+    inits = {es.events[e].loc: _val(es.write_value[e]) for e in es.sets["MB_INIT"] if es.events[e].thread}
+    assert _val(phase_of(Const(inits["mb"]))) == LIFETIME and LIFETIME % 2 == 0
+    assert _val(phase_of(Const(inits["mc"]))) == 0
+    assert describe(inits["mb"]) == "phase=0 expected=2 pending=2 tx=0 after init #2"
+    assert describe(inits["mc"]) == "phase=0 expected=3 pending=3 tx=0"
