@@ -316,6 +316,13 @@ def _skipped_phases(b: Builder) -> None:
         if counts and (None in counts or sum(counts) >= least):
             raise error
     for r, w, _, _ in state["arrives"]:
+        # An arrive-on past the first phase needs the others' arrivals to reach an initial count
+        # first (the net-zero arrive-ons of increments add none): where they cannot, it has no term.
+        counts = [c for r2, _, c, paired in state["arrives"] if where[r2] == where[r] and r2 != r and not paired]
+        inits = state["counts"].get((where[r][0], where[r][1][0].offset), [None])
+        least = min((n if isinstance(n, int) else 1) for n in inits)
+        if None not in counts and sum(counts) < least:
+            continue
         v = ReadVal(r)
         low = binop("shl", binop("div", v, Const(PENDING)), Const(PENDING_AT))    # v, its tx field 0
         high = binop("shl", binop("add", phase_of(v), Const(1)), Const(PHASE_AT))    # the next phase
