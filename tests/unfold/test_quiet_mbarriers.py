@@ -198,7 +198,8 @@ def test_the_flags_are_those_the_argument_reads():
     cat = (ROOT / "axioms" / "ptx.cat").read_text()
     assert sorted(re.findall(r"^flag .* as (\w+)", cat, re.M)) == sorted([
         "InFlight", "MixedSizeRace", "CpAsyncGroupOverlap", "MbarrierUninitialised", "MbarrierRange",
-        "MbarrierReinit", "WgmmaFence", "AsyncRegisters", "TensorMemoryDealloc", "TensorMemoryAlloc"])
+        "MbarrierReinit", "WgmmaFence", "AsyncRegisters", "TensorMemoryDealloc", "TensorMemoryAlloc",
+        "MbarrierStaleToken", "MbarrierSkippedPhase"])
 
 
 def test_a_kernel_skeleton_gets_the_reference_s_answer(tmp_path):

@@ -108,7 +108,7 @@ CASES = {
 """,
     "E-ParityTwice": """
 - name: E-ParityTwice
-  source: PTX ISA 9.4, mbarrier > Phase completion; mbarrier.try_wait.parity (waits for the phase of that parity)
+  source: PTX ISA 9.4, mbarrier > Phase completion; mbarrier.try_wait.parity (waits for the phase of that parity); mbarrier > Phase of the mbarrier object (P0 observes phase 0 before arriving on phase 1)
   arch: sm_90
   memory:
     mb:
@@ -125,6 +125,7 @@ CASES = {
       code:
       - st.shared [d], 1
       - mbarrier.arrive.release.cta.shared::cta.b64 _, [mb]
+      - mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 w, [mb], 0 == 1
       - st.shared [d], 2
       - mbarrier.arrive.release.cta.shared::cta.b64 _, [mb]
     P1:
@@ -304,7 +305,7 @@ CASES = {
 """,
     "E2-ParityTwiceMissed": """
 - name: E2-ParityTwiceMissed
-  source: 'PTX ISA 9.4, mbarrier > Phase completion; mbarrier.try_wait.parity (waits for the phase of that parity)'
+  source: 'PTX ISA 9.4, mbarrier > Phase completion; mbarrier.try_wait.parity (waits for the phase of that parity); mbarrier > Phase of the mbarrier object (P0 observes phase 0 before arriving on phase 1)'
   arch: sm_90
   memory:
     mb: {space: shared, owner: gpu0.cluster0.cta0, mbarrier: {count: 1}}
@@ -315,6 +316,7 @@ CASES = {
       code:
       - st.shared [d], 1
       - mbarrier.arrive.release.cta.shared::cta.b64 _, [mb]
+      - mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 w, [mb], 0 == 1
       - st.shared [d], 2
       - mbarrier.arrive.release.cta.shared::cta.b64 _, [mb]
     P1:
