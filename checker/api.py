@@ -258,6 +258,7 @@ def outcomes(test: TestSpec, *, model: ModelSpec = None, options: Iterable[str] 
     >>> [outcome_text(o) for o in r.outcomes]
     ['P0:r0=0; P1:r0=1; x=1; y=1;', 'P0:r0=1; P1:r0=0; x=1; y=1;', 'P0:r0=1; P1:r0=1; x=1; y=1;']
     """
+    from .model.observables import refs
     from .resources import model_name
     from .verdict.check import check_test
 
@@ -266,39 +267,12 @@ def outcomes(test: TestSpec, *, model: ModelSpec = None, options: Iterable[str] 
         m = _model(model)
         opts, eng = _options(m, options), _engine(engine)
         t = load_test(test)
-        bare = replace(t, expectations=(), expect_undefined=None)
-        if t.expectations:
-            bare = _observing_what_run_shows(t, bare, m, opts, eng, lim)
+        # what `run` shows of `t` (the names its conditions and `locations:` mention), and the
+        # default observables too where `t` names no `locations:` (docs/cli.md#ptxmc-outcomes)
+        shown = tuple(dict.fromkeys(t.locations + tuple(r for e in t.expectations for r in refs(e.cond))))
+        bare = replace(t, expectations=(), expect_undefined=None, locations=shown,
+                       observe_defaults=not t.locations)
         return check_test(bare, m, model_name(m), opts, eng, lim.timeout)
-
-
-def _observing_what_run_shows(t, bare, m, opts, eng, lim):
-    """`bare` (`t` without its expectations) observing, besides its default observables, what
-    `ptxmc run` shows of `t`: the names its conditions and `locations:` mention. A location the
-    conditions name that no thread writes (Multicast+mask-excludes-cta1's s1) was left out of
-    `outcomes` and listed by `run`; each outcome `run` shows is now one `outcomes` shows,
-    projected (docs/cli.md#ptxmc-outcomes)."""
-    import time
-
-    from .model.observables import atoms, key
-    from .unfold.variants import ref
-    from .verdict.open import open_session
-    from .verdict.union import UnionSession
-
-    try:
-        with _limits.deadline(time.monotonic() + lim.timeout):
-            s = open_session(bare, m, opts, eng, lim)
-            names = s.names if isinstance(s, UnionSession) else s.es.names
-            have = list(s.observe)
-    except Exception:                   # malformed, too large, out of time or memory: check_test
-        return bare                     # says so, as it always has
-    shown = {key(r, names) for r in t.locations}
-    for e in t.expectations:
-        shown |= atoms(e.cond, names)
-    extra = sorted(shown - set(have))
-    if not extra:
-        return bare
-    return replace(bare, locations=tuple(ref(k) for k in have + extra))
 
 
 def run(paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | None = None, *, jobs: int = 1,

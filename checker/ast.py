@@ -300,6 +300,7 @@ class LitmusTest:
     where: SourceLoc | None = field(default=None, compare=False)
     matrix_row: tuple[tuple[str, str], ...] | None = None   # the ${name} substitutions of a row
     locations: tuple["RegRef | MemRef", ...] = ()   # what `outcomes` shows besides the conditions (herd's locations)
+    observe_defaults: bool = False                  # shown too: what a test with no locations and no conditions shows
     filter: "Cond | None" = None                    # only executions satisfying it count (herd's filter)
     rlimit: int | None = None                       # this test's Z3 resource limit per solver call
     threads_per_litmus_thread: int = 1              # PTX threads one litmus thread stands for (barrier counts)

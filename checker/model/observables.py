@@ -15,15 +15,21 @@ def key(ref, names: Mapping[str, str]) -> str:
 
 
 def atoms(c: Cond, names: Mapping[str, str]) -> set[str]:
+    """The observable names `c` mentions."""
+    return {key(r, names) for r in refs(c)}
+
+
+def refs(c: Cond) -> list:
+    """The registers and memory names `c` mentions, in the order it mentions them."""
     if isinstance(c, Eq):
-        return {key(c.lhs, names)}
+        return [c.lhs]
     if isinstance(c, EqRef):
-        return {key(c.lhs, names), key(c.rhs, names)}
+        return [c.lhs, c.rhs]
     if isinstance(c, Not):
-        return atoms(c.arg, names)
+        return refs(c.arg)
     if isinstance(c, (And, Or)):
-        return set().union(*(atoms(a, names) for a in c.args)) if c.args else set()
-    return set()
+        return [r for a in c.args for r in refs(a)]
+    return []
 
 
 def holds(c: Cond, outcome: Mapping[str, int], names: Mapping[str, str]) -> bool:

@@ -24,6 +24,7 @@ from ..isa.registry import lower
 from ..limits import Limits
 from ..model.events import EventStructure
 from ..model.observables import atoms, key, predicate
+from ..unfold.variants import default_keys
 from ..resources import model_name
 from ..results.result import Outcome, UndefinedReport
 from .blame import blame
@@ -89,17 +90,14 @@ class Session:
     @cached_property
     def observe(self) -> tuple[str, ...]:
         """The outcome projection: what the expectations and `locations:` mention; without
-        either, every register and every location a thread writes (an mbarrier object's state is
-        not data: it is shown when asked for)."""
+        either (or with `observe_defaults`), every register and every location a thread writes
+        (an mbarrier object's state is not data: it is shown when asked for)."""
         es = self.es
         keys = {key(r, es.names) for r in self.test.locations}
         for e in self.test.expectations:
             keys |= atoms(e.cond, es.names)
-        if not keys:
-            mbarriers = {ev.loc for ev in es.events if "MB" in ev.tags}
-            atoms_of = {atom: root for root, parts in es.compose.items() for atom, _ in parts}
-            keys = {f"{t}:{r}" for t, r in es.registers} | \
-                {atoms_of.get(loc, loc) for loc, ws in es.final_writes.items() if len(ws) > 1 and loc not in mbarriers}
+        if not keys or self.test.observe_defaults:
+            keys |= default_keys(es)
         order = {t: i for i, t in enumerate(es.thread_names)}
 
         def sort_key(k: str):

@@ -22,7 +22,7 @@ from functools import cached_property
 from typing import Sequence
 
 from .. import limits
-from ..ast import Cond, LitmusTest, RegRef
+from ..ast import Cond, LitmusTest
 from ..cat.interp import Model
 from ..errors import LimitExceeded, NeverCompletes
 from ..front.conditions import check_refs
@@ -30,7 +30,7 @@ from ..isa.registry import lower
 from ..unfold import paths
 from ..unfold.variants import Combo, combos, default_keys, of_choice, ref, single, specialize, thread_paths, written
 from ..model.builder import Builder
-from ..model.observables import atoms
+from ..model.observables import atoms, key
 from ..resources import model_name
 from ..results.result import UndefinedReport
 from . import liveness
@@ -75,11 +75,11 @@ class UnionSession:
         self.names = self._es[0].names if self._es else Builder(test).roots
         # every register some path writes, and those a thread stuck at a barrier would have written
         self.registers = {f"{t}:{r}" for es in self._es for t, r in es.registers} | written(test)
-        keys = {str(r) if isinstance(r, RegRef) else r.name for r in test.locations}
+        keys = {key(r, self.names) for r in test.locations}
         for e in test.expectations:
             keys |= atoms(e.cond, self.names)
-        if not keys:
-            keys = set().union(set(), *(default_keys(es) for es in self._es))
+        if not keys or test.observe_defaults:
+            keys |= set().union(set(), *(default_keys(es) for es in self._es))
         order = {t.name: i for i, t in enumerate(test.threads)}
         self.observe = tuple(sorted(keys, key=lambda k: (0, order.get(k.split(":")[0], 99), k) if ":" in k
                                     else (1, 0, k)))

@@ -98,6 +98,19 @@ def test_outcomes_shows_every_observable_run_shows(name):
     assert {tuple((k, v) for k, v in out if k in r.observe) for out in o.outcomes} == set(r.outcomes)
 
 
+@pytest.mark.parametrize("spec", ["litmus/async/multicast.yaml::Multicast+mask-excludes-cta1", MP])
+def test_outcomes_lowers_a_test_with_conditions_once(spec, monkeypatch):
+    # showing a condition's names beside the default observables opened the test twice (two
+    # lowerings) where one answers both: the default observables are the lowering's own
+    import checker.verdict.session as session
+
+    calls = []
+    real = session.lower
+    monkeypatch.setattr(session, "lower", lambda v: calls.append(v) or real(v))
+    o = api.outcomes(spec)
+    assert o.status == "run" and len(calls) == 1, (o.status, len(calls))
+
+
 def test_outcomes_is_the_result_outcomes_prints():
     r = api.outcomes("litmus/core/SB.yaml::SB+fence.sc.gpu+sameCluster")
     from checker.results.result import outcome_text
