@@ -344,6 +344,21 @@ def test_an_unanswered_hang_question_still_answers_the_rest(tmp_path, capsys):
     assert "hang: forbidden" in (tmp_path / "tma_ws_pipeline.yaml").read_text()
 
 
+def test_an_unanswered_hang_question_leaves_a_finding_the_verdict(tmp_path, capsys):
+    """A finding of the run without --hang is an execution of the kernel, so it stands whatever
+    the unanswered hang question would say: the verdict is FAIL with it, not UNKNOWN with the
+    finding below (the attention kernel's --hang was UNKNOWN above its undefined behaviour)."""
+    tilelang = KERNELS / "tilelang" / "tilelang_ws_gemm.sm90a.ptx"
+    assert main(["extract", str(tilelang), "-o", str(tmp_path), "--hang", "--limit", "paths=4"]) != 0
+    out = capsys.readouterr().out.splitlines()
+    i = next(k for k, line in enumerate(out) if line.startswith("X-kernel_kernel: "))
+    assert out[i] == "X-kernel_kernel: FAIL", out[i:]
+    assert sum("MixedSizeRace between" in line for line in out[i:]) == 1, out[i:]    # said once
+    assert any(line.startswith("  the hang question (--hang) has no answer (too large: 16 combinations")
+               and line.endswith("a hang included") for line in out[i:]), out[i:]
+    assert not any("UNKNOWN" in line for line in out[i:])
+
+
 def test_a_pass_without_hang_says_what_it_did_not_ask(tmp_path, capsys):
     """Without --hang a wait is the read that ends its loop: the PASS names what that leaves out
     (hangs, and undefined behaviour needing a wait's earlier reads), not a bare "no undefined
