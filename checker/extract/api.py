@@ -172,7 +172,7 @@ def _message(r) -> str:
     """What a Result says went wrong, with the litmus instructions it names."""
     parts = [r.message] if r.message else []
     for u in r.undefined:
-        if f"undefined behaviour: {u.flag}: {u.why}" not in r.message:    # (the message's own first)
+        if f"{u.flag}: {u.why}" not in (r.message or ""):     # the message names each flag it has already
             parts.append(f"undefined behaviour: {u.flag}: {u.why} ({'; '.join(u.events)})")
     for c in r.conditions:
         if c.expected is not None and c.allowed is not None and (c.expected == "forbidden") == c.allowed:
