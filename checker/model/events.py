@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Mapping
 
-from .relations import OBSERVING_SETS
+from .relations import OBSERVING_SETS, OWN_RESULT_SETS
 from .values import Expr, evaluate, reads_of
 
 Pair = tuple[int, int]
@@ -102,14 +102,15 @@ class EventStructure:
         return frozenset(e for e, x in self.value_sets.get(name, ()) if evaluate(x, read_value) != 0)
 
     @cached_property
-    def _ub_past(self) -> tuple[tuple[int, Expr, frozenset[int]], ...]:
+    def _ub_past(self) -> tuple[tuple[int, Expr, frozenset[int], bool], ...]:
         """Each value-set member (event, expression) with its may-causal past: its predecessors
         by program order and may-reads-from, from the event and the reads its value depends on
         (for an observing set, relations.OBSERVING_SETS, the read of its own read-modify-write
         only: the waits whose absence it observes are no cause of it), and by the static orders that put an event after another in every execution: an
         asynchronous operation after its issue (aso, tcissue: the arrive-on of a commit issued
         after a wait happens only once the thread is past that wait), a barrier generation's
-        members after its arrivals (syncbar), a later kernel after an earlier one (kbo)."""
+        members after its arrivals (syncbar), a later kernel after an earlier one (kbo). The flag
+        says the member is a read whose own result is undefined (relations.OWN_RESULT_SETS)."""
         preds: dict[int, set[int]] = {}
         for name in UB_PAST_ORDERS:
             for a, b in self.relations.get(name, ()):
@@ -131,7 +132,7 @@ class EventStructure:
                     if n not in seen:
                         seen.add(n)
                         todo.extend(preds.get(n, ()))
-                out.append((e, x, frozenset(seen)))
+                out.append((e, x, frozenset(seen), name in OWN_RESULT_SETS))
         return tuple(out)
 
     def freeing(self, reads) -> tuple[tuple[int, Expr], ...]:
@@ -146,7 +147,9 @@ class EventStructure:
         rs = set(reads)
         if not rs:
             return ()
-        return tuple((e, x) for e, x, past in self._ub_past if not rs & past)
+        # a guard on the result of a read whose result is itself undefined (a wait on a stale
+        # token) is freed by it, whatever else the guard reads (the token's own source)
+        return tuple((e, x) for e, x, past, own in self._ub_past if not rs & past or (own and e in rs))
 
     def order(self, name: str) -> Order:
         for o in self.orders:

@@ -32,6 +32,13 @@ VALUE_SETS: tuple[str, ...] = ("MB_RANGE", "MB_STALE", "MB_SKIP")
 # read-modify-write only, not from every read of the expression (EventStructure._ub_past).
 OBSERVING_SETS = frozenset({"MB_SKIP"})
 
+# Value sets whose member is a read whose own result the undefined behaviour leaves undefined (a
+# wait on a stale state token: the wait is undefined whatever it returns). The await or guard on
+# the member's own result is freed by it (EventStructure.freeing), though the read is in its causal
+# past: an execution where the wait returns another value than the one the model computes is still
+# an execution of the undefined program, not a hang.
+OWN_RESULT_SETS = frozenset({"MB_STALE"})
+
 DYNAMIC = frozenset({"rf", "co", "fsc", *VALUE_SETS})
 
 
