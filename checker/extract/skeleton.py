@@ -687,7 +687,11 @@ def _emit(sk: Skeleton, anchors, layout: Layout, nthreads: int) -> None:
                           "ptxmc extract maps a barrier only when its users are exactly its count",
                           SourceLoc(sk.path, e0.line, e0.text))
 
-    # pieces that exactly one store writes, with a known value, and no copy writes
+    # pieces that stores of one known value write (one store, or the stores of several roles: the
+    # lanes of a warp beside its elected lane, folded apart because no bar.warp.sync orders their
+    # stores before its arrive), and no copy writes: a reader must see that value. Only one
+    # writing role used to count, so a store no synchronization orders before the read, by the
+    # role beside the one that arrives, went unchecked (PASS for a kernel without __syncwarp)
     spans = _load_spans(sk, anchors)
     written: dict[tuple, set] = defaultdict(set)
     for r in sk.roles:
@@ -698,7 +702,8 @@ def _emit(sk: Skeleton, anchors, layout: Layout, nthreads: int) -> None:
             elif e.kind == "tma_load":
                 for piece in spans[_region(e.get("dst"), anchors)]:
                     written[piece].add(("copy", e.line, None))  # each copy its own value
-    writers = {reg: next(iter(ws))[2] for reg, ws in written.items() if len(ws) == 1 and next(iter(ws))[2] is not None}
+    writers = {reg: next(iter(vs)) for reg, ws in written.items()
+               if len(vs := {w[2] for w in ws}) == 1 and next(iter(vs)) is not None}
 
     # tensor copies: one litmus map and one global buffer per PTX tensor map (and direction), and
     # one 16-byte box of that buffer per copy, at coordinates {k, 0, ...}: each load brings its own
@@ -793,6 +798,9 @@ def _emit(sk: Skeleton, anchors, layout: Layout, nthreads: int) -> None:
     # distributed shared memory: a shadow word per (role, CTA it reaches) checks that the CTA is
     # still running when the role's last access of its memory is done
     life = _shadows(sk, anchors, names, owner)
+    stored, store_why = _store_shadows(sk, anchors, names, owner)
+    for k, v in stored.items():
+        life.setdefault(k, []).extend(v)
     exits: dict[str, tuple] = {}
     for k, v in _exit_shadows(sk, owner, exits).items():
         life.setdefault(k, []).extend(v)
@@ -824,6 +832,9 @@ def _emit(sk: Skeleton, anchors, layout: Layout, nthreads: int) -> None:
                         exit_reads[shadow].append(f"{r.name}:r{reg_no}{check}")
                     else:
                         sk.checks.append(f"{r.name}:r{reg_no}{check}")
+                        if shadow in store_why:
+                            sk.why[f"{r.name}:r{reg_no}{check}"] = f"{r.name}'s read at PTX L{src_e.line} " + \
+                                store_why[shadow]
                     reg_no += 1
             if e is None:
                 break
@@ -1079,6 +1090,55 @@ def _shadows(sk: Skeleton, anchors, names: dict, owner) -> dict:
         for nm, i in first_post.items():
             out[(r.name, i)].append(("before", nm, None, "!=2"))      # forbidden: it missed the inval's
     return out
+
+
+def _store_shadows(sk: Skeleton, anchors, names: dict, owner) -> tuple[dict, dict]:
+    """A piece that the generic stores of two or more roles write (the lanes of a warp beside its
+    elected lane, folded apart because nothing orders their stores before its arrive) stands for
+    different bytes per role: a reader's value check cannot tell whose store it read (each role's
+    store covers the piece, so an ordered one hides an unordered one). For each such role W a
+    shadow word `PIECE_by_W`: W writes 1 just before its first store to the piece, each other role
+    reads it just after its first read of the piece, which must not see 0 (W's store is ordered
+    before the read). Only pieces of the readers' and writers' own CTA that no other kind of access
+    names (copies, wgmma operands keep their own checks), and only writers that pass no full-mask
+    `bar.warp.sync` after the store: the skeleton drops it, and the order it gives the store before
+    another lane's arrive (a role of its own when the lanes merged with idle lanes of another warp)
+    would be missing, a race the kernel does not have. Returns {(role, event index): [(when,
+    shadow, value written or None, check of the value read)]}, as _shadows, and for each shadow
+    word what a failed check means."""
+    out: dict[tuple, list] = defaultdict(list)
+    whys: dict[str, str] = {}
+    first_store: dict[tuple, dict[str, int]] = defaultdict(dict)
+    first_read: dict[tuple, dict[str, int]] = defaultdict(dict)
+    other: set = set()
+    for r in sk.roles:
+        for i, e in enumerate(r.trace.events):
+            for loc in _locs(e):
+                reg = _region(loc, anchors)
+                if e.kind != "smem" or reg[0] != r.rank:
+                    other.add(reg)
+                elif e.get("write"):
+                    first_store[reg].setdefault(r.name, i)
+                else:
+                    first_read[reg].setdefault(r.name, i)
+    for reg, stores in sorted(first_store.items()):
+        if len(stores) < 2 or reg in other or reg not in names:
+            continue
+        for w, i in sorted(stores.items()):
+            if any(p > i for p in next(x for x in sk.roles if x.name == w).trace.warpsyncs):
+                continue
+            readers = [(rd, j) for rd, j in sorted(first_read.get(reg, {}).items()) if rd != w]
+            if not readers:
+                continue
+            nm = f"{names[reg]}_by_{w}"
+            sk.memory[nm] = {"space": "shared", "owner": owner(reg[0]), "size": 4}
+            out[(w, i)].append(("before", nm, 1, None))
+            e = next(x for x in sk.roles if x.name == w).trace.events[i]
+            whys[nm] = (f"of {names[reg]} may miss {w}'s store at PTX L{e.line}: nothing orders that store "
+                        "before the read (docs/extract.md, stores of several roles)")
+            for rd, j in readers:
+                out[(rd, j)].append(("after", nm, None, "=0"))   # forbidden: it missed w's store
+    return out, whys
 
 
 def _no_reuse(sk: Skeleton, anchors, mbars) -> None:

@@ -84,3 +84,62 @@ def test_lanes_that_synchronize_with_the_one_that_waits_or_arrives_pass(tmp_path
     x, rep = _verdict(_variant(tmp_path, name, *edits))
     assert rep.ok, rep.text
     assert len(x.skeleton.roles) == 2
+
+
+# warp 1: every lane stores its word of buf, then (SYNC) lane 0 arrives for the warp; thread 0
+# waits and reads lane 1's word. Lanes 1-31 of warp 1 merge with the idle lanes of warp 0 into a
+# role of their own (their synchronization is the same: bar 0 only), so the read's value check
+# could not tell lane 0's ordered store from theirs: each covers the piece. Without the
+# `bar.warp.sync` (`__syncwarp()`) nothing orders their stores before lane 0's arrive.
+LANE_STORES = """.version 8.0
+.target sm_90a
+.address_size 64
+.visible .entry k()
+.reqntid 64
+{
+  .shared .align 8 .b8 mb[8];
+  .shared .align 16 .b8 buf[128];
+  .reg .b32 %r<10>;
+  .reg .pred %p<10>;
+  .reg .b64 %rd<2>;
+  mov.u32 %r1, %tid.x;
+  setp.ne.s32 %p1, %r1, 0;
+  @%p1 bra INITED;
+  mbarrier.init.shared::cta.b64 [mb], 1;
+  fence.mbarrier_init.release.cluster;
+INITED:
+  bar.sync 0;
+  setp.lt.u32 %p2, %r1, 32;
+  @%p2 bra CONSUMER;
+  and.b32 %r2, %r1, 31;
+  shl.b32 %r3, %r2, 2;
+  mov.u32 %r4, buf;
+  add.s32 %r5, %r4, %r3;
+  st.shared.u32 [%r5], 5;
+SYNC  setp.ne.s32 %p3, %r2, 0;
+  @%p3 bra DONE;
+  mbarrier.arrive.release.cta.shared::cta.b64 %rd1, [mb];
+  bra.uni DONE;
+CONSUMER:
+  @%p1 bra DONE;
+W: mbarrier.try_wait.parity.shared::cta.b64 %p7, [mb], 0;
+  @!%p7 bra W;
+  ld.shared.u32 %r6, [buf+4];
+DONE:
+  ret;
+}
+"""
+
+
+@pytest.mark.parametrize("sync, ok", [("", False), ("  bar.warp.sync -1;\n", True)])
+def test_stores_of_lanes_beside_the_one_that_arrives_must_be_ordered_before_it(tmp_path, sync, ok):
+    """The stores of another role to a piece a reader checks get a shadow word each
+    (skeleton._store_shadows): without `__syncwarp()` the read may miss lanes 1-31's stores (it
+    used to PASS: lane 0's ordered store of the same value hid them); with it, the order the
+    dropped `bar.warp.sync` gives is not lost to the check."""
+    f = tmp_path / "k.ptx"
+    f.write_text(LANE_STORES.replace("SYNC", sync))
+    x, rep = _verdict(f)
+    assert rep.ok == ok, rep.text
+    if not ok:
+        assert "may miss w0_1_62t's store at PTX L25: nothing orders that store before the read" in rep.text, rep.text
