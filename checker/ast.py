@@ -196,6 +196,9 @@ class Thread:
     # the thread declares its registers with `.reg` (their widths checked by the front end); else
     # each register is as wide as the value ptxmc last put in it (checker.isa.common.same_width)
     declares_registers: bool = False
+    # a straight-line variant's thread whose code stops before the thread's end: a loop the bound
+    # cut, or a barrier it never returns from (checker.unfold.variants); it has not exited
+    stops: bool = False
 
     @property
     def branches(self) -> bool:

@@ -72,6 +72,7 @@ from dataclasses import dataclass, field, replace
 
 from ..ast import Instr, Quals, Reg
 from ..ast import registers
+from ..errors import LitmusError
 from ..model.builder import Builder, ThreadCtx
 from ..model.values import ZERO, Const, Expr, Ite, ReadVal, binop
 from .common import (check_space, cta_mask, cta_mask_rule, label, multicast_targets, performed_by_owner,
@@ -125,13 +126,17 @@ def lower_tcgen05(b: Builder, ctx: ThreadCtx, i: Instr) -> None:
     elif what == "alloc":
         dst = i.operands[0]
         smem_matrix(b, ctx, dst, "address destination")
+        _one_warp(b, ctx)
         n = b.ext["tc_allocs"] = b.ext.get("tc_allocs", 0) + 1
-        b.write(ctx, {"WEAK", "GEN", "TC_ALLOC"}, dst, Const(n),
-                label=label(i, f"writes the allocation's abstract address {n} to {dst.base}"))
+        w = b.write(ctx, {"WEAK", "GEN", "TC_ALLOC"}, dst, Const(n),
+                    label=label(i, f"writes the allocation's abstract address {n} to {dst.base}"))
+        _allocation(b, ctx, i, w)
     elif what == "dealloc":
         t = i.operands[0]
         tmem_cell(b, ctx, t, "deallocated cell")
-        b.write(ctx, {"TC_SYNC"}, t, ZERO, label=label(i, f"deallocates {t.base}"))
+        _one_warp(b, ctx)
+        w = b.write(ctx, {"TC_SYNC", "TC_DEALLOC"}, t, ZERO, label=label(i, f"deallocates {t.base}"))
+        _allocation(b, ctx, i, w)
     elif what == "relinquish_alloc_permit":
         b.new_event(ctx, "T", {"TC_SYNC", "TC_RELINQ"}, label=label(i, "relinquishes the CTA's allocation permit"))
     elif what == "commit":
@@ -243,6 +248,87 @@ def _commit(b: Builder, ctx: ThreadCtx, i: Instr) -> None:
             performed_by_owner(b, ctx, e, m)
         b.pairs["aso"].update({(issue, r), (issue, w)})
         b.pairs["acomp"].update((e, w) for e in _state(ctx).tracked)
+
+
+@dataclass
+class TcAlloc:
+    """A tcgen05.alloc or tcgen05.dealloc, for the allocation rules (T6)."""
+
+    event: int              # the alloc's TC_ALLOC write, the dealloc's TC_DEALLOC write
+    alloc: bool
+    cols: int               # nCols
+    thread: str
+    warp: tuple             # (CTA, warp): the litmus thread's position
+    instr: Instr
+
+
+def _one_warp(b: Builder, ctx: ThreadCtx) -> None:
+    """tcgen05.alloc and dealloc are issued by one warp (.sync.aligned): a litmus thread that
+    stands for more than 32 PTX threads (threads_per_litmus_thread) stands for several warps, each
+    of which would run it (T6)."""
+    n = b.test.threads_per_litmus_thread
+    if n > 32:
+        raise ctx.error(f"tcgen05.{ctx.instr.qualifiers[0]} is issued by one warp, and this litmus thread stands for "
+                        f"{n} PTX threads (threads_per_litmus_thread), more than one warp: which warps allocate "
+                        "is not modelled")
+
+
+def _allocation(b: Builder, ctx: ThreadCtx, i: Instr, event: int) -> None:
+    pos = ctx.thread.position
+    b.finalize("tc_allocations", _allocation_rules).setdefault("made", []).append(
+        TcAlloc(event, i.qualifiers[0] == "alloc", i.operands[1].value, ctx.thread.name, (pos.cta_key(), pos.warp), i))
+
+
+def _allocation_rules(b: Builder) -> None:
+    """The static relations of the allocation rules (T6): `tcgrow`, from an alloc to an alloc of
+    the same CTA with more columns, and TC_LEAK, the allocs no dealloc of the CTA frees before the
+    kernel exits. A dealloc frees an allocation of its CTA with the same number of columns: in one
+    litmus thread, the latest one before it still allocated (none: it frees one the test's
+    declared cells stand for, made before the test); over litmus threads of different warps (which
+    TensorMemoryWarp makes undefined anyway), any. None leaks in a variant where some thread stops
+    before its end (a loop cut by the bound, a barrier it never returns from): the kernel has not
+    exited there."""
+    made: list[TcAlloc] = b.ext["tc_allocations"]["made"]
+    per_cta: dict = {}
+    for r in made:
+        per_cta.setdefault(r.warp[0], []).append(r)
+    for recs in per_cta.values():
+        allocs = [r for r in recs if r.alloc]
+        b.pairs["tcgrow"].update((x.event, y.event) for x in allocs for y in allocs if y.cols > x.cols)
+    if any(t.stops for t in b.test.threads):
+        return
+    leaked: list[TcAlloc] = []
+    for recs in per_cta.values():
+        threads = {r.thread for r in recs}
+        by_warp: dict = {}
+        for r in recs:
+            by_warp.setdefault(r.warp, set()).add(r.thread)
+        shared = next((ts for ts in by_warp.values() if len(ts) > 1), None)
+        if shared is not None:
+            r = next(r for r in recs if r.thread in shared)
+            raise LitmusError(f"tcgen05.alloc/dealloc of one CTA in litmus threads {', '.join(sorted(shared))} of one "
+                              "warp: the warp performs each of them once, together (.sync.aligned), and which "
+                              "litmus thread's is the warp's is not modelled; put them in one litmus thread",
+                              r.instr.where)
+        live: list[TcAlloc] = []
+        ordered = len(threads) == 1
+        frees = [r for r in recs if not r.alloc]
+        for r in recs:
+            if r.alloc:
+                live.append(r)
+            elif ordered:
+                match = next((x for x in reversed(live) if x.cols == r.cols), None)
+                if match is not None:
+                    live.remove(match)
+        if not ordered:
+            for d in frees:
+                match = next((x for x in reversed(live) if x.cols == d.cols), None)
+                if match is not None:
+                    live.remove(match)
+        leaked += live
+    for r in leaked:
+        e = b.events[r.event]
+        b.events[r.event] = replace(e, tags=e.tags | {"TC_LEAK"})
 
 
 def _ld_hazard(ctx: ThreadCtx, k: int, regs: set[str]) -> str | None:

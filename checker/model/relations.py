@@ -12,13 +12,14 @@ SETS: tuple[str, ...] = (
     "BAR_SYNC", "BAR_ARRIVE", "BAR_RED", "BAR_WARP", "ASYNC", "TMAP", "TEX", "SUR", "CON",
     "PF_ALIAS", "PF_ASYNC", "PF_TMAP", "PF_TEX", "PF_SUR", "PF_CON", "PF_UNI", "PF_READ",
     "RESTRICT", "MB", "MB_INIT", "MB_INVAL", "ACOMPL", "ASRC", "ADST", "CLU_ARRIVE", "CLU_WAIT",
-    "TMEM", "TC_SYNC", "TC_BEFORE", "TC_AFTER", "TC_ALLOC", "TC_RELINQ", "WG_NOFENCE", "REG_HAZARD",
+    "TMEM", "TC_SYNC", "TC_BEFORE", "TC_AFTER", "TC_ALLOC", "TC_DEALLOC", "TC_RELINQ", "TC_LEAK",
+    "WG_NOFENCE", "REG_HAZARD",
 )
 
 RELATIONS: tuple[str, ...] = (
     "po", "rmw", "dep", "ctrl", "loc", "vloc", "sa", "srange", "sthd", "swarp", "scta",
     "scluster", "sgpu", "syncbar", "syncwarp", "kbo", "pscta", "aso", "acomp", "mbgroup",
-    "pfcover", "clusterbar", "sgrp", "tbuf", "tsel", "tcissue", "tcpipe", "rf", "co", "fsc",
+    "pfcover", "clusterbar", "sgrp", "tbuf", "tsel", "tcissue", "tcpipe", "tcgrow", "rf", "co", "fsc",
 )
 
 # Sets whose members depend on the values of an execution: each member is an event that the

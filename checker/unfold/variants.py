@@ -123,7 +123,7 @@ def thread_paths(test: LitmusTest, lim: limits.Limits, loops: bool = False, opti
 
 def of_choice(test: LitmusTest, lim: limits.Limits, choice: tuple[paths.Path, ...]) -> list[Combo]:
     """The combinations of one path per thread `choice`: one per way its barriers meet."""
-    threads = tuple(replace(t, code=p.code, labels=()) for t, p in zip(test.threads, choice))
+    threads = tuple(replace(t, code=p.code, labels=(), stops=p.cut is not None) for t, p in zip(test.threads, choice))
     straight = replace(test, threads=threads, expectations=(), expect_undefined=None, locations=(),
                        filter=None, unroll=None, expect_hang=None)
     spinning = frozenset(t.name for t, p in zip(test.threads, choice) if p.cut)
@@ -198,6 +198,6 @@ def truncated(test: LitmusTest, x: barriers.Schedule) -> LitmusTest:
     """`test` as far as a blocked schedule runs: each stuck thread stops before the barrier
     operation it never returns from."""
     stop = {u.thread: u.index for u in x.blocked}
-    threads = tuple(replace(t, code=t.code[:stop[t.name]]) if t.name in stop else t for t in test.threads)
+    threads = tuple(replace(t, code=t.code[:stop[t.name]], stops=True) if t.name in stop else t for t in test.threads)
     gens = tuple((t, i, g) for t, i, g in x.generation if i < stop.get(t, 1 << 30))
     return replace(test, threads=threads, barrier_generations=gens)

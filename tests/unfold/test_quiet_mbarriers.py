@@ -199,7 +199,8 @@ def test_the_flags_are_those_the_argument_reads():
     assert sorted(re.findall(r"^flag .* as (\w+)", cat, re.M)) == sorted([
         "InFlight", "MixedSizeRace", "CpAsyncGroupOverlap", "MbarrierUninitialised", "MbarrierRange",
         "MbarrierReinit", "WgmmaFence", "AsyncRegisters", "TensorMemoryDealloc", "TensorMemoryAlloc",
-        "MbarrierStaleToken", "MbarrierSkippedPhase"])
+        "TensorMemoryWarp", "TensorMemoryColumns", "TensorMemoryLeak", "MbarrierStaleToken",
+        "MbarrierSkippedPhase"])
 
 
 def test_a_kernel_skeleton_gets_the_reference_s_answer(tmp_path):
