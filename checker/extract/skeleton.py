@@ -139,6 +139,7 @@ def extract(mod: Module, fn: Function, *, iterations: int = 3, block: tuple[int,
     roles = _merge(roles, sigs)
     for r in roles:
         r.name = _role_name(r.tids, r.rank, ncta)
+    _allocating_warp(traces, roles, mod.path)
     if not roles:
         raise Refused(f"kernel '{fn.name}' performs no synchronization ptxmc extract models",
                       SourceLoc(mod.path, fn.line, fn.name))
@@ -352,6 +353,36 @@ def _merge(roles: list[Role], sigs: dict) -> list[Role]:
         if not merged:
             out.append(r)
     return sorted(out, key=lambda r: (r.rank, r.tids[0]))
+
+
+_ALLOCS = ("tc_alloc", "tc_dealloc")
+
+
+def _allocating_warp(traces: dict, roles: list[Role], path: str) -> None:
+    """docs/model.md#t6: one warp performs every tcgen05.alloc and dealloc of its CTA, and the
+    model tells warps apart by the litmus thread's position. A role's litmus thread sits at its
+    first warp, whichever of its warps perform an event; so the skeleton keeps the rule's answer
+    only when the warps that really allocate are one, and its litmus threads that allocate sit at
+    one warp. Otherwise it is refused at the PTX line (two allocating warps break the rule; the
+    skeleton could not say so)."""
+    for rank in sorted({k[0] for k in traces}):
+        real: dict[int, Event] = {}
+        for (rk, tid), tr in sorted(traces.items()):
+            if rk == rank:
+                for e in tr.events:
+                    if e.kind in _ALLOCS:
+                        real.setdefault(tid // 32, e)
+        if len(real) > 1:
+            e = real[max(real)]
+            raise Refused(f"tcgen05.alloc/dealloc by warps {', '.join(map(str, sorted(real)))} of one CTA: one warp "
+                          "must perform all of a CTA's (docs/model.md#t6), and a role's litmus thread stands for "
+                          "its first warp, so the skeleton would not show it", SourceLoc(path, e.line, e.text))
+        placed = {r.warps[0]: r for r in roles if r.rank == rank and any(e.kind in _ALLOCS for e in r.trace.events)}
+        if len(placed) > 1:
+            e = next(e for e in placed[max(placed)].trace.events if e.kind in _ALLOCS)
+            raise Refused(f"the tcgen05.alloc/dealloc of warp {min(real)} fall in roles placed at warps "
+                          f"{', '.join(map(str, sorted(placed)))}: the skeleton would show them in different warps "
+                          "(docs/model.md#t6)", SourceLoc(path, e.line, e.text))
 
 
 def _role_name(tids: list[int], rank: int, ncta: int) -> str:

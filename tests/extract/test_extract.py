@@ -401,6 +401,21 @@ def _events():
     return limits.current().override(["events=1000"])
 
 
+def test_allocation_by_two_warps_is_refused_not_folded(tmp_path):
+    """docs/model.md#t6: one warp performs every tcgen05.alloc and dealloc of a CTA. The Gluon
+    Blackwell GEMM allocates in warp 0 (%p1 = tid < 32); with tid < 64 warps 0 and 1 both
+    allocate and deallocate, and the merged role w0_3 would show one alloc at warp 0: refused at
+    the alloc's line instead (before, the skeleton showed one warp's allocation and no rule broken)."""
+    src = GLUON_BW.read_text()
+    f = tmp_path / "k.ptx"
+    f.write_text(src.replace("setp.lt.u32 \t%p1, %r1, 32;", "setp.lt.u32 \t%p1, %r1, 64;"))
+    assert f.read_text() != src
+    line = next(i for i, ln in enumerate(src.splitlines(), 1) if "tcgen05.alloc" in ln)
+    with pytest.raises(LitmusError, match="by warps 0, 1 of one CTA") as e:
+        extract_file(str(f), out_dir=str(tmp_path / "out"), iterations=2)
+    assert f"k.ptx:{line}:" in str(e.value)
+
+
 def test_gluon_blackwell_findings_are_the_two_missing_fences(tmp_path):
     """tcgen05: TMEM allocation traced through the shared slot, descriptors decoded, commits as
     arrivals. The as-compiled skeleton has UB under ptxmc's model for exactly two reasons: no
