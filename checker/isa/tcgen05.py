@@ -293,13 +293,6 @@ def _allocation_rules(b: Builder) -> None:
     for r in made:
         per_cta.setdefault(r.warp[0], []).append(r)
     for recs in per_cta.values():
-        allocs = [r for r in recs if r.alloc]
-        b.pairs["tcgrow"].update((x.event, y.event) for x in allocs for y in allocs if y.cols > x.cols)
-    if any(t.stops for t in b.test.threads):
-        return
-    leaked: list[TcAlloc] = []
-    for recs in per_cta.values():
-        threads = {r.thread for r in recs}
         by_warp: dict = {}
         for r in recs:
             by_warp.setdefault(r.warp, set()).add(r.thread)
@@ -310,25 +303,26 @@ def _allocation_rules(b: Builder) -> None:
                               "warp: the warp performs each of them once, together (.sync.aligned), and which "
                               "litmus thread's is the warp's is not modelled; put them in one litmus thread",
                               r.instr.where)
+        allocs = [r for r in recs if r.alloc]
+        b.pairs["tcgrow"].update((x.event, y.event) for x in allocs for y in allocs if y.cols > x.cols)
+    if any(t.stops for t in b.test.threads):
+        return
+    for recs in per_cta.values():
+        # in one litmus thread, each dealloc in program order (the order of `made`); over several,
+        # the allocs first: which comes first is not known, and TensorMemoryWarp fires anyway
+        ordered = recs if len({r.thread for r in recs}) == 1 else \
+            [r for r in recs if r.alloc] + [r for r in recs if not r.alloc]
         live: list[TcAlloc] = []
-        ordered = len(threads) == 1
-        frees = [r for r in recs if not r.alloc]
-        for r in recs:
+        for r in ordered:
             if r.alloc:
                 live.append(r)
-            elif ordered:
-                match = next((x for x in reversed(live) if x.cols == r.cols), None)
-                if match is not None:
-                    live.remove(match)
-        if not ordered:
-            for d in frees:
-                match = next((x for x in reversed(live) if x.cols == d.cols), None)
-                if match is not None:
-                    live.remove(match)
-        leaked += live
-    for r in leaked:
-        e = b.events[r.event]
-        b.events[r.event] = replace(e, tags=e.tags | {"TC_LEAK"})
+                continue
+            match = next((x for x in reversed(live) if x.cols == r.cols), None)
+            if match is not None:
+                live.remove(match)
+        for r in live:
+            e = b.events[r.event]
+            b.events[r.event] = replace(e, tags=e.tags | {"TC_LEAK"})
 
 
 def _ld_hazard(ctx: ThreadCtx, k: int, regs: set[str]) -> str | None:
