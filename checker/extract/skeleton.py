@@ -1014,6 +1014,8 @@ def _emit(sk: Skeleton, anchors, layout: Layout, nthreads: int) -> None:
                     value = _expected(sk, r, i, reg, anchors, copies, phase_copies, last_wait_phase)
                     if value is None:
                         value = writers.get(reg)
+                    if value is None:
+                        value = _expected_store(sk, r, i, reg, anchors, last_wait_phase)
                     if value is not None:
                         sk.checks.append(f"{r.name}:{rn}!={value}")
                 continue
@@ -1228,6 +1230,50 @@ def _following(events: list[Event], i: int, mb: tuple, anchors):
             return
         if e.kind == "tma_load" and _region(e.get("mb"), anchors) == mb:
             yield j
+
+
+def _expected_store(sk, role, i, reg, anchors, last_wait_phase) -> int | None:
+    """The value a generic read of piece `reg` at role.events[i] must see when another role W
+    writes the piece with generic stores of several values (no other role or copy writes it) and
+    is the only role that arrives on the mbarrier this role last waited on, each of its arrives
+    completing one phase (its count is the init's; no expect_tx, copy or commit on it): W's last
+    store to the piece before the arrive that completes the awaited phase. None (no check) where
+    that is not so, where the wait's parity is not its phase's (a producer's first wait, which
+    passes at once), or where W stores nothing before that arrive. A store after the arrive (the
+    data published too late) used to go unchecked: PASS for a kernel that reads a stale value."""
+    wait = next((e for e in reversed(role.trace.events[:i]) if e.kind == "mb_wait"), None)
+    if wait is None:
+        return None
+    mb = _region(wait.get("mb"), anchors)
+    phase = last_wait_phase.get(mb)
+    if phase is None or wait.get("parity") != phase % 2:
+        return None
+    inits, arrives, stores = [], [], []
+    for r in sk.roles:
+        for j, e in enumerate(r.trace.events):
+            if e.kind == "smem" and e.get("write") and _region(e.get("loc"), anchors) == reg:
+                stores.append((r, j, e))
+            elif e.kind == "tma_load" and reg in {_region(x, anchors) for x in _locs(e)}:
+                return None
+            if e.get("mb") is None or _region(e.get("mb"), anchors) != mb:
+                continue
+            if e.kind == "mb_init":
+                inits.append(e.get("count"))
+            elif e.kind == "mb_arrive" and e.get("tx") is None and not e.get("drop"):
+                arrives.append((r, j, r.mult[j] * e.get("count")))
+            elif e.kind not in ("mb_wait",):
+                return None         # expect_tx, a copy or commit completing on it, an inval
+    owners = {r.name for r, _, _ in arrives} | {r.name for r, _, _ in stores}
+    if len(inits) != 1 or len(owners) != 1 or role.name in owners or not arrives or not stores \
+            or any(n != inits[0] for _, _, n in arrives) or phase >= len(arrives):
+        return None
+    at = arrives[phase][1]
+    before = [e for _, j, e in stores if j < at]
+    if not before or before[-1].get("bytes") != role.trace.events[i].get("bytes"):
+        return None
+    v = before[-1].get("value")
+    bits = {1: 8, 2: 16, 8: 64}.get(before[-1].get("bytes"), 32)
+    return (v if isinstance(v, int) else DATA) & ((1 << bits) - 1)
 
 
 def _expected(sk, role, i, reg, anchors, copies, phase_copies, last_wait_phase) -> int | None:
