@@ -1132,7 +1132,11 @@ def _store_shadows(sk: Skeleton, anchors, names: dict, owner) -> tuple[dict, dic
     store covers the piece, so an ordered one hides an unordered one). For each such role W a
     shadow word `PIECE_by_W`: W writes 1 just before its first store to the piece, each other role
     reads it just after its first read of the piece, which must not see 0 (W's store is ordered
-    before the read). Only pieces of the readers' and writers' own CTA that no other kind of access
+    before the read). Only for a writer W beside another writer of the piece in one of its warps
+    that arrives on an mbarrier after its store (the elected lane publishing for its warp: other
+    roles' stores to one piece usually stand for other bytes of it, which the reader need not
+    read, a warpgroup's own part of a buffer behind its own named barrier), only pieces of the
+    readers' and writers' own CTA that no other kind of access
     names (copies, wgmma operands keep their own checks), and only writers that pass no full-mask
     `bar.warp.sync` after the store: the skeleton drops it, and the order it gives the store before
     another lane's arrive (a role of its own when the lanes merged with idle lanes of another warp)
@@ -1157,8 +1161,13 @@ def _store_shadows(sk: Skeleton, anchors, names: dict, owner) -> tuple[dict, dic
     for reg, stores in sorted(first_store.items()):
         if len(stores) < 2 or reg in other or reg not in names:
             continue
+        role_of = {x.name: x for x in sk.roles}
         for w, i in sorted(stores.items()):
-            if any(p > i for p in next(x for x in sk.roles if x.name == w).trace.warpsyncs):
+            if any(p > i for p in role_of[w].trace.warpsyncs):
+                continue
+            if not any(set(role_of[w2].warps) & set(role_of[w].warps)
+                       and any(e.kind == "mb_arrive" for e in role_of[w2].trace.events[j:])
+                       for w2, j in stores.items() if w2 != w):
                 continue
             readers = [(rd, j) for rd, j in sorted(first_read.get(reg, {}).items()) if rd != w]
             if not readers:
