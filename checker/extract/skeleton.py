@@ -988,9 +988,10 @@ def _emit(sk: Skeleton, anchors, layout: Layout, nthreads: int) -> None:
                 r.lines.append(Line(f"wgmma.{quals} {{d0}}, {a}, {b}, pz{tail}", *src, k))
             elif k == "smem":
                 reg = _region(e.get("loc"), anchors)
-                key = (reg, e.get("write"))
+                key = (reg, e.get("write"), e.get("value") if e.get("write") else None)
                 if prev_smem == key:
-                    continue            # one access per piece between synchronizations
+                    continue            # one access per piece between synchronizations (a store of
+                    # another value is kept: the last value stored is the one a reader must see)
                 prev_smem = key
                 space = "shared::cluster" if reg[0] != r.rank else "shared::cta"
                 sem = e.get("sem")
@@ -1250,9 +1251,11 @@ def _expected_store(sk, role, i, reg, anchors, last_wait_phase) -> int | None:
     that is not so, where the wait's parity is not its phase's (a producer's first wait, which
     passes at once), or where W stores nothing before that arrive. A store after the arrive (the
     data published too late) used to go unchecked: PASS for a kernel that reads a stale value."""
-    wait = next((e for e in reversed(role.trace.events[:i]) if e.kind == "mb_wait"), None)
-    if wait is None:
-        return None
+    wait = next((e for e in reversed(role.trace.events[:i]) if _acquires(e)), None)
+    if wait is not None and wait.kind == "barrier":
+        return _expected_after_barrier(sk, role, i, reg, anchors, wait)
+    if wait is None or wait.kind != "mb_wait":
+        return None     # the last acquire before the read is another barrier, or there is none
     mb = _region(wait.get("mb"), anchors)
     phase = last_wait_phase.get(mb)
     if phase is None or wait.get("parity") != phase % 2:
@@ -1277,6 +1280,51 @@ def _expected_store(sk, role, i, reg, anchors, last_wait_phase) -> int | None:
             or any(n != inits[0] for _, _, n in arrives) or phase >= len(arrives):
         return None
     at = arrives[phase][1]
+    before = [e for _, j, e in stores if j < at]
+    if not before or before[-1].get("bytes") != role.trace.events[i].get("bytes"):
+        return None
+    v = before[-1].get("value")
+    bits = {1: 8, 2: 16, 8: 64}.get(before[-1].get("bytes"), 32)
+    return (v if isinstance(v, int) else DATA) & ((1 << bits) - 1)
+
+
+def _acquires(e: Event) -> bool:
+    """An event after which a role may see another role's stores it did not see before: a wait,
+    a blocking CTA barrier, a cluster barrier's wait."""
+    return e.kind == "mb_wait" or (e.kind == "barrier" and e.get("mode") != "arrive") or \
+        (e.kind == "cluster_barrier" and e.get("mode") == "wait")
+
+
+def _expected_after_barrier(sk, role, i, reg, anchors, bar: Event) -> int | None:
+    """As _expected_store, where the last acquire before the read is a CTA barrier (`bar.sync`,
+    the reader's g-th at that barrier) and one other role W writes the piece with several values:
+    W's last store before its own g-th arrival there (each role arrives once per generation, the
+    extractor maps a barrier only when its users are exactly its count). Where W's arrival is a
+    `bar.arrive` (it goes on at once), only if W synchronizes nothing after it: a later store it
+    published otherwise (an mbarrier the reader waits on before the barrier) may be the one meant.
+    A store after the arrival (`bar.arrive`, then the next value) used to go unchecked."""
+    key = (bar.get("id"), bar.get("count"))
+    gen = sum(1 for e in role.trace.events[:i] if e.kind == "barrier" and (e.get("id"), e.get("count")) == key) - 1
+    stores, writers = [], set()
+    for r in sk.roles:
+        for j, e in enumerate(r.trace.events):
+            if e.kind == "smem" and e.get("write") and _region(e.get("loc"), anchors) == reg:
+                stores.append((r, j, e))
+                writers.add(r.name)
+            elif e.kind != "smem" and reg in {_region(x, anchors) for x in _locs(e)}:
+                return None     # a copy or another kind of access: not this rule's
+    if len(writers) != 1 or role.name in writers or len({(e.get("value"), e.get("bytes")) for _, _, e in stores}) < 2:
+        return None
+    w = stores[0][0]
+    if w.rank != role.rank:
+        return None
+    mine = [j for j, e in enumerate(w.trace.events) if e.kind == "barrier" and (e.get("id"), e.get("count")) == key]
+    if gen < 0 or gen >= len(mine):
+        return None
+    at = mine[gen]
+    if w.trace.events[at].get("mode") == "arrive" and any(
+            e.kind not in ("smem",) for e in w.trace.events[at + 1:]):
+        return None
     before = [e for _, j, e in stores if j < at]
     if not before or before[-1].get("bytes") != role.trace.events[i].get("bytes"):
         return None
