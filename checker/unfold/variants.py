@@ -86,25 +86,35 @@ class Combo:
 
 
 def combos(test: LitmusTest, lim: limits.Limits, loops: bool = False, options=frozenset(),
-           spin_once: bool = True) -> list[Combo]:
+           spin_once: bool = True, drop=None) -> list[Combo]:
     """Every combination of one control path per thread (`loops`: spin-wait awaits written as the
     loops they stand for, for the liveness question, each run once and cut there when
     `spin_once`, else unrolled like any loop (the reference the tests compare with);
-    `options`: the model options)."""
+    `options`: the model options). `drop`: a predicate on a combination that leaves it out (a
+    stopping combination refuted without a Session: checker.verdict.stops); the combinations it
+    leaves out do not count against the paths limit, and the product of the threads' paths may
+    then reach REFUTABLE times that limit (each choice costs a barrier schedule, memoized, and the
+    predicate; none is lowered here)."""
     per_thread = thread_paths(test, lim, loops, options, spin_once)
     total = 1
     for ps in per_thread:
         total *= len(ps)
-    if total > lim.paths:
+    if total > lim.paths * (REFUTABLE if drop is not None else 1):
         raise LimitExceeded(f"too large: {total} combinations of control paths (raise it with --limit paths=N "
                             "or lower --unroll)")
-    out = []
+    out: list[Combo] = []
+    memo: dict = {}
     for choice in itertools.product(*per_thread):
-        out += of_choice(test, lim, choice)
+        out += [c for c in of_choice(test, lim, choice, memo) if drop is None or not drop(c)]
         if len(out) > lim.paths:
             raise LimitExceeded(f"too large: more than {lim.paths} combinations of control paths and barrier "
                                 "generations (raise it with --limit paths=N or lower --unroll)")
     return out
+
+
+# With a predicate that leaves combinations out (combos' `drop`), the product of the threads' paths
+# may be this many times the paths limit: only the combinations left count against the limit.
+REFUTABLE = 100
 
 
 def thread_paths(test: LitmusTest, lim: limits.Limits, loops: bool = False, options=frozenset(),
@@ -121,19 +131,51 @@ def thread_paths(test: LitmusTest, lim: limits.Limits, loops: bool = False, opti
                 for c, t in zip(threads, test.threads)]
 
 
-def of_choice(test: LitmusTest, lim: limits.Limits, choice: tuple[paths.Path, ...]) -> list[Combo]:
-    """The combinations of one path per thread `choice`: one per way its barriers meet."""
+def of_choice(test: LitmusTest, lim: limits.Limits, choice: tuple[paths.Path, ...], memo: dict | None = None) \
+        -> list[Combo]:
+    """The combinations of one path per thread `choice`: one per way its barriers meet. `memo`:
+    the ways already explored, by what they depend on (each thread's barrier operations, which
+    threads spin), shared by the choices of one test."""
     threads = tuple(replace(t, code=p.code, labels=(), stops=p.cut is not None) for t, p in zip(test.threads, choice))
     straight = replace(test, threads=threads, expectations=(), expect_undefined=None, locations=(),
                        filter=None, unroll=None, expect_hang=None)
     spinning = frozenset(t.name for t, p in zip(test.threads, choice) if p.cut)
     try:
         with limits.use(lim):
-            ways = barriers.schedules(straight, spinning)
+            ways = _schedules(straight, spinning, memo)
     except NeverCompletes:
         return [Combo(straight, choice)]      # lowering it reports why
     return [Combo(truncated(straight, x), choice, x) if x.blocked else
             Combo(replace(straight, barrier_generations=x.generation), choice, x) for x in ways]
+
+
+def _schedules(straight: LitmusTest, spinning: frozenset[str], memo: dict | None) -> list[barriers.Schedule]:
+    """barriers.schedules(straight, spinning), through `memo`. The ways depend only on each
+    thread's barrier operations (barriers.uses reads nothing else of the code) and on which
+    threads spin: they are explored once on the test of those operations alone, then each
+    operation's position in that test is mapped to its position in `straight`'s code."""
+    if memo is None:
+        return barriers.schedules(straight, spinning)
+    at = [tuple(k for k, i in enumerate(t.code) if i.family in barriers.FAMILIES) for t in straight.threads]
+    # (an instruction by what it is: the same barrier instruction on two paths is the same operation)
+    key = (tuple(tuple(repr(t.code[k]) for k in ks) for t, ks in zip(straight.threads, at)), spinning)
+    if key not in memo:
+        alone = replace(straight, threads=tuple(replace(t, code=tuple(t.code[k] for k in ks))
+                                                for t, ks in zip(straight.threads, at)))
+        try:
+            memo[key] = barriers.schedules(alone, spinning)
+        except NeverCompletes as e:
+            memo[key] = e.with_traceback(None)
+    ways = memo[key]
+    if isinstance(ways, NeverCompletes):
+        raise ways
+    where = {t.name: ks for t, ks in zip(straight.threads, at)}
+
+    def moved(u: barriers.Use) -> barriers.Use:
+        return replace(u, index=where[u.thread][u.index])
+    return [replace(x, generation=tuple((t, where[t][i], g) for t, i, g in x.generation),
+                    blocked=tuple(moved(u) for u in x.blocked), leftover=tuple(moved(u) for u in x.leftover))
+            for x in ways]
 
 
 def specialize(c: Cond, missing: set[str]) -> Cond:

@@ -13,10 +13,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..ast import And, Eq, Imm, Reg
-from ..errors import NeverCompletes
+from .. import limits
+from ..errors import LimitExceeded, NeverCompletes
+from ..isa.registry import lower
 from ..model.values import Const as VConst, Ite, binop, evaluate
 from ..unfold import paths
-from ..unfold.variants import Combo, ref, without_barriers
+from ..unfold.variants import Combo, ref, single, without_barriers
 from .session import Session
 from .stops import refuted
 
@@ -61,13 +63,29 @@ def never_terminates(u) -> str | None:
 def endless(u) -> Hang | None:
     """The first cut combination that has an execution, as a hang (the caller has found that
     no complete combination has one and every cut loop is side-effect free)."""
-    for c, s in zip(u.combos, u.sessions):
+    for c, s in list(zip(u.combos, u.sessions)) + list(_refuted_sessions(u)):
         if c.cut and s.witness(None) is not None:
             thread, spin = c.cut[0]
             b = spin.branch
             return Hang(thread, f"{b.text} (line {b.where.line if b.where else '?'})",
                         "no path leaves it within the bound", c.describe())
     return None
+
+
+def _refuted_sessions(u):
+    """The Sessions of the stopping combinations refuted before they were lowered (UnionSession.
+    refuted: no hang, but they may have executions), built one at a time, only for `endless`, when
+    no complete combination has an execution; each counts against the paths limit with those kept."""
+    for n, c in enumerate(c for c in u.refuted if not c.stuck):
+        if len(u.combos) + len(u.blocked) + n >= u.lim.paths:
+            raise LimitExceeded(f"too large: more than {u.lim.paths} combinations of control paths to find whether "
+                                "any execution terminates (raise it with --limit paths=N or lower --unroll)")
+        try:
+            with limits.use(u.lim):
+                es = lower(single(c.test))
+        except NeverCompletes:
+            continue
+        yield c, u._session(c, es)
 
 
 def hangs(u) -> tuple[tuple[Hang, ...], bool]:

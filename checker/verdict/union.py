@@ -36,6 +36,7 @@ from ..results.result import UndefinedReport
 from . import liveness
 from .liveness import Hang, hang_condition
 from .quiet import quiet_mbarriers
+from .stops import refuted
 from .session import Session, Verdict, Witness
 
 
@@ -57,8 +58,15 @@ class UnionSession:
         self.combos = []
         self._es = []
         self.blocked: list[tuple[Combo, NeverCompletes]] = []    # combinations stuck at a barrier
+        # stopping combinations refuted before they are lowered (checker.verdict.stops): no hang,
+        # never complete, no cut that loses an outcome; kept unlowered for `endless`
+        self.refuted: list[Combo] = []
+        drop = self._refuted if refute and loops and spin_once and \
+            any(paths.await_loops(t) is not t for t in test.threads) else None
+        if drop is not None:
+            self.names = Builder(test).roots
         with limits.use(self.lim):
-            for c in combos(test, self.lim, loops, self.options, spin_once):
+            for c in combos(test, self.lim, loops, self.options, spin_once, drop):
                 if c.stuck:
                     self.blocked.append((c, NeverCompletes(c.schedule.why, c.schedule.blocked[0].instr.where)))
                     continue
@@ -71,7 +79,7 @@ class UnionSession:
                     continue
                 self.combos.append(c)
                 self._es.append(es)
-        self.total = len(self.combos) + len(self.blocked)
+        self.total = len(self.combos) + len(self.blocked) + len(self.refuted)
         self.names = self._es[0].names if self._es else Builder(test).roots
         # every register some path writes, and those a thread stuck at a barrier would have written
         self.registers = {f"{t}:{r}" for es in self._es for t, r in es.registers} | written(test)
@@ -84,6 +92,20 @@ class UnionSession:
         self.observe = tuple(sorted(keys, key=lambda k: (0, order.get(k.split(":")[0], 99), k) if ":" in k
                                     else (1, 0, k)))
         self.sessions = [self._session(c, es) for c, es in zip(self.combos, self._es)]
+
+    def _refuted(self, c: Combo) -> bool:
+        """Is `c` a stopping combination that no execution hangs in, shown without a Session
+        (checker.verdict.stops), that adds nothing else a question asks of the combinations? Its
+        cut loops are all judged by the fairness check and pure (they lose no outcome, whatever
+        is observed), so it is not complete, not cut off, and its hang search finds nothing (the
+        search refutes it the same way: liveness._fair_hang). Only for the hang question with
+        its awaits run once, whose undefined-behaviour question builds its own variants
+        (_ub_variants). Kept in self.refuted."""
+        if not c.cut or not all(spin.fair_checkable and spin.pure(None) for _, spin in c.cut) \
+                or not refuted(self, c, liveness._fair):
+            return False
+        self.refuted.append(c)
+        return True
 
     def _session(self, c: Combo, es) -> Session:
         """The Session of combination `c` (lowered: `es`)."""

@@ -176,3 +176,64 @@ def test_a_completion_issued_before_the_init_is_not_counted():
     got = _hangs(t, "z3", True)
     assert got == _hangs(t, "z3", False) and got[0]
     _refuted_have_no_hang(t, "z3")
+
+
+def _refutable(t) -> tuple[int, int]:
+    """(combinations the reference asks, how many of them the refuter discards)."""
+    u = UnionSession(t, MODEL, loops=True, refute=False)
+    n = sum(1 for c, _ in list(zip(u.combos, u.sessions)) + u.blocked
+            if c.cut and all(spin.fair_checkable and spin.pure(None) for _, spin in c.cut)
+            and refuted(u, c, liveness._fair))
+    return u.total, n
+
+
+def test_refuted_combinations_do_not_count_against_the_limit():
+    """The combinations refuted without a Session are discarded before any is lowered, and only
+    those left count against the paths limit: with the limit at exactly what is left, the answer
+    is the reference's (before: "too large", the product counted first)."""
+    from checker import limits
+    (path,) = [p for p in FILES if p.name == "i16-canonical.yaml"]
+    asked = 0
+    for t in load_file(path):
+        if isinstance(t, LitmusError):
+            continue
+        total, n = _refutable(t)
+        from checker.unfold.variants import thread_paths
+        if not n or max(map(len, thread_paths(t, limits.current(), True))) > total - n:
+            continue        # (the limit bounds each thread's paths too)
+        want = _hangs(t, "z3", False)
+        with limits.use(limits.current().override([f"paths={total - n}"])):
+            assert _hangs(t, "z3", True) == want, t.name
+            u = UnionSession(t, MODEL, loops=True)
+            assert len(u.refuted) == n and u.total == total
+        asked += 1
+    assert asked
+
+
+BARRIERS = sorted(p for p in (ROOT / "litmus").rglob("*.yaml") if any(k in p.read_text() for k in ("bar.", "barrier")))
+
+
+@pytest.mark.parametrize("path", BARRIERS, ids=lambda p: str(p.relative_to(ROOT)))
+def test_memoized_schedules_are_the_schedules(path):
+    """of_choice's memo explores each thread's barrier operations once (on them alone) and maps
+    them back: the same combinations as exploring every choice's own test."""
+    import itertools
+    from checker import limits
+    from checker.unfold.variants import of_choice, thread_paths
+    lim = limits.current()
+    for t in load_file(path):
+        if isinstance(t, LitmusError):
+            continue
+        try:
+            per = thread_paths(t, lim, True)
+        except (LimitExceeded, LitmusError, NeverCompletes):
+            continue
+        memo: dict = {}
+        for choice in itertools.islice(itertools.product(*per), 512):
+            got, want = [], []
+            for out, m in ((got, memo), (want, None)):
+                try:
+                    out.append(repr(of_choice(t, lim, choice, m)))
+                except (LimitExceeded, LitmusError) as e:
+                    out.append(str(e))
+            assert got == want, t.name
