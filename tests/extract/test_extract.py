@@ -354,7 +354,7 @@ def test_an_unanswered_hang_question_leaves_a_finding_the_verdict(tmp_path, caps
     i = next(k for k, line in enumerate(out) if line.startswith("X-kernel_kernel: "))
     assert out[i] == "X-kernel_kernel: FAIL", out[i:]
     assert sum("MixedSizeRace between" in line for line in out[i:]) == 1, out[i:]    # said once
-    assert any(line.startswith("  the hang question (--hang) has no answer (too large: 16 combinations")
+    assert any(line.startswith("  the hang question (--hang) has no answer (too large: ")
                and line.endswith("a hang included") for line in out[i:]), out[i:]
     assert not any("UNKNOWN" in line for line in out[i:])
 
