@@ -1131,9 +1131,11 @@ def _store_shadows(sk: Skeleton, anchors, names: dict, owner) -> tuple[dict, dic
     elected lane, folded apart because nothing orders their stores before its arrive) stands for
     different bytes per role: a reader's value check cannot tell whose store it read (each role's
     store covers the piece, so an ordered one hides an unordered one). For each such role W a
-    shadow word `PIECE_by_W`: W writes 1 just before its first store to the piece, each other role
-    reads it just after its first read of the piece, which must not see 0 (W's store is ordered
-    before the read). Only for a writer W beside another writer of the piece in one of its warps
+    shadow word `PIECE_by_W`: W writes 1 just after its first store to the piece, each other role
+    reads it just before its first read of the piece, which must not see 0 (W's store is ordered
+    before the read). After the store and before the read, so that whatever orders the shadow
+    words orders the data too: `fix` inserting a barrier between a shadow and its access (before
+    the store, after the read) fails the check instead of passing it. Only for a writer W beside another writer of the piece in one of its warps
     that arrives on an mbarrier after its store (the elected lane publishing for its warp: other
     roles' stores to one piece usually stand for other bytes of it, which the reader need not
     read, a warpgroup's own part of a buffer behind its own named barrier), only pieces of the
@@ -1175,12 +1177,12 @@ def _store_shadows(sk: Skeleton, anchors, names: dict, owner) -> tuple[dict, dic
                 continue
             nm = f"{names[reg]}_by_{w}"
             sk.memory[nm] = {"space": "shared", "owner": owner(reg[0]), "size": 4}
-            out[(w, i)].append(("before", nm, 1, None))
+            out[(w, i)].append(("after", nm, 1, None))
             e = next(x for x in sk.roles if x.name == w).trace.events[i]
             whys[nm] = (f"of {names[reg]} may miss {w}'s store at PTX L{e.line}: nothing orders that store "
                         "before the read (docs/extract.md, stores of several roles)")
             for rd, j in readers:
-                out[(rd, j)].append(("after", nm, None, "=0"))   # forbidden: it missed w's store
+                out[(rd, j)].append(("before", nm, None, "=0"))  # forbidden: it missed w's store
     return out, whys
 
 

@@ -143,6 +143,13 @@ def test_stores_of_lanes_beside_the_one_that_arrives_must_be_ordered_before_it(t
     assert rep.ok == ok, rep.text
     if not ok:
         assert "may miss w0_1_62t's store at PTX L25: nothing orders that store before the read" in rep.text, rep.text
+        # the shadow word after the store and before the read: what orders the shadow words orders
+        # the accesses (before the store, `fix` found a bar.warp.sync between the two that passed)
+        roles = {r.name: [ln.text for ln in r.lines] for r in x.skeleton.roles}
+        w, t0 = roles["w0_1_62t"], roles["t0"]
+        at = lambda lines, text: next(k for k, ln in enumerate(lines) if text in ln)    # noqa: E731
+        assert at(w, "[buf0], 5") < at(w, "[buf0_by_w0_1_62t], 1"), w
+        assert at(t0, "[buf0_by_w0_1_62t]") < at(t0, "[buf0]"), t0
 
 
 # each warp stores its own half of buf; warp 0 reads its half after its own named barrier (32
