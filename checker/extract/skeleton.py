@@ -704,8 +704,8 @@ def _emit(sk: Skeleton, anchors, layout: Layout, nthreads: int) -> None:
                 raise Refused("more barrier (id, count) pairs than the 16 barriers", SourceLoc(sk.path, 0, ""))
             bar_id[key] = spare.pop(0)
             sk.notes.append(f"barrier {bid} used with {c} threads (L{first_line[key].line}) is litmus barrier "
-                            f"{bar_id[key]}: its uses with another count are at other times (separated by other "
-                            "synchronization), which the extractor assumes")
+                            f"{bar_id[key]}: that its uses with another count cannot meet is checked (shadow words "
+                            "bar<ID>_<COUNT>_g<K>, docs/extract.md: one barrier with two counts)")
         else:
             bar_id[key] = bid
         members = sum(bars[key].values())
@@ -830,7 +830,9 @@ def _emit(sk: Skeleton, anchors, layout: Layout, nthreads: int) -> None:
     # still running when the role's last access of its memory is done
     life = _shadows(sk, anchors, names, owner)
     stored, store_why = _store_shadows(sk, anchors, names, owner)
-    for k, v in stored.items():
+    counted, count_why = _separated_counts(sk, bars, nthreads, owner)
+    store_why.update(count_why)
+    for k, v in list(stored.items()) + list(counted.items()):
         life.setdefault(k, []).extend(v)
     exits: dict[str, tuple] = {}
     for k, v in _exit_shadows(sk, owner, exits).items():
@@ -1124,6 +1126,72 @@ def _shadows(sk: Skeleton, anchors, names: dict, owner) -> dict:
         for nm, i in first_post.items():
             out[(r.name, i)].append(("before", nm, None, "!=2"))      # forbidden: it missed the inval's
     return out
+
+
+def _separated_counts(sk: Skeleton, bars: dict, nthreads: int, owner) -> tuple[dict, dict]:
+    """One hardware barrier used with two thread counts (Gluon's and Triton's `bar.sync 0` for the
+    CTA and `bar.sync 0, 128` in one warpgroup) becomes two litmus barriers, which is exact only
+    when no arrival at one use can count towards a generation of the other in progress. Handled
+    shape: a wide use W and a narrow use S, every role of S also in W, every role of W at W equally
+    often, and the roles of S interleaving their uses of S and W alike. A generation of W that such
+    a role reaches before a generation of S is complete before any arrival at S (program order);
+    one it reaches after needs the arrivals of the roles outside S ordered after that S generation
+    completes. A shadow word `bar<ID>_<COUNT>_g<K>` checks it: the first role of S writes 1 just
+    after its K-th S, each role outside S reads it just before its arrival at that W generation,
+    and must not see 0. Warps 0-3 at `bar.sync 1, 128` while nothing keeps warps 4-7 from
+    arriving at `bar.sync 1, 256` (whose arrivals would count towards it) fail that check. Other
+    shapes are refused at their PTX line. Returns ({(role, event index): [(when, shadow, value
+    written or None, check)]}, {shadow: what a failed check means}), as _store_shadows."""
+    out: dict[tuple, list] = defaultdict(list)
+    whys: dict[str, str] = {}
+    by_id: dict[tuple[int, int], list] = defaultdict(list)
+    for key in bars:
+        by_id[key[:2]].append(key)
+    for (rank, bid), keys in sorted(by_id.items()):
+        if len(keys) == 1:
+            continue
+        uses: dict[tuple, dict[str, list[int]]] = {k: defaultdict(list) for k in keys}
+        first: dict[tuple, Event] = {}
+        events: dict[tuple, Event] = {}
+        for r in sk.roles:
+            if r.rank != rank:
+                continue
+            for i, e in enumerate(r.trace.events):
+                if e.kind == "barrier" and e.get("id") == bid:
+                    k = (rank, bid, e.get("count") or nthreads)
+                    uses[k][r.name].append(i)
+                    first.setdefault(k, e)
+                    events[(r.name, i)] = e
+        wide = [w for w in keys if all(set(uses[x]) <= set(uses[w]) for x in keys)]
+        ok = len(keys) == 2 and len(wide) == 1 and len({len(v) for v in uses[wide[0]].values()}) == 1
+        if ok:
+            w = wide[0]
+            narrow = next(k for k in keys if k != w)
+            # for each S generation, the first W generation each role of S reaches after it
+            after = {tuple(sum(1 for j in uses[w][rn] if j < i) for i in uses[narrow][rn]) for rn in uses[narrow]}
+            ok = len(after) == 1 and len({len(v) for v in uses[narrow].values()}) == 1
+        if not ok:
+            e = max((first[k] for k in keys), key=lambda x: x.line)
+            shown = ", ".join(f"{k[2]} threads (L{first[k].line})" for k in sorted(keys))
+            raise Refused(f"barrier {bid} is used with {shown}: an arrival at one use may count towards the other "
+                          "while it is in progress (the same hardware barrier); ptxmc extract maps it only for a "
+                          "wider use and a narrower one whose threads all take part in the wider one, in the same "
+                          "order", SourceLoc(sk.path, e.line, e.text))
+        writer = sorted(uses[narrow])[0]
+        outside = sorted(set(uses[w]) - set(uses[narrow]))
+        for g, h in enumerate(next(iter(after))):
+            if h >= len(uses[w][writer]) or not outside:
+                continue                # no W generation after this S generation
+            nm = f"bar{bid}_{narrow[2]}_g{g}" + (f"_c{rank}" if sk.cluster > 1 else "")
+            sk.memory[nm] = {"space": "shared", "owner": owner(rank), "size": 4}
+            out[(writer, uses[narrow][writer][g])].append(("after", nm, 1, None))
+            s_e = events[(writer, uses[narrow][writer][g])]
+            for x in outside:
+                out[(x, uses[w][x][h])].append(("before", nm, None, "=0"))   # forbidden: S still in progress
+            whys[nm] = (f"(just before its arrival at barrier {bid} with {w[2]} threads) may come while {writer}'s "
+                        f"barrier {bid} with {narrow[2]} threads at PTX L{s_e.line} is in progress: the hardware barrier "
+                        "counts its arrivals towards either (docs/extract.md, one barrier with two counts)")
+    return out, whys
 
 
 def _store_shadows(sk: Skeleton, anchors, names: dict, owner) -> tuple[dict, dict]:

@@ -401,6 +401,71 @@ def _events():
     return limits.current().override(["events=1000"])
 
 
+MIXED_COUNTS = """.version 8.0
+.target sm_90a
+.address_size 64
+.visible .entry k10(
+	.param .u64 k10_param_0
+)
+.maxntid 256, 1, 1
+{
+	.reg .pred 	%p<2>;
+	.reg .b32 	%r<18>;
+	.reg .b64 	%rd<5>;
+	.shared .align 4 .b8 _ZZ3k10E4data[1024];
+	ld.param.u64 	%rd2, [k10_param_0];
+	cvta.to.global.u64 	%rd3, %rd2;
+	mov.u32 	%r1, %tid.x;
+	mul.wide.u32 	%rd4, %r1, 4;
+	add.s64 	%rd1, %rd3, %rd4;
+	ld.global.u32 	%r2, [%rd1+4096];
+	shl.b32 	%r3, %r1, 2;
+	mov.u32 	%r4, _ZZ3k10E4data;
+	add.s32 	%r5, %r4, %r3;
+	st.shared.u32 	[%r5], %r2;
+	FIRST
+	setp.lt.u32 	%p1, %r1, 128;
+	@%p1 bra 	$L__BB0_1;
+	bra.uni 	$L__BB0_2;
+$L__BB0_1:
+	bar.sync 1, 128;
+	add.s32 	%r7, %r3, 4;
+	and.b32  	%r8, %r7, 508;
+	add.s32 	%r10, %r4, %r8;
+	ld.shared.u32 	%r11, [%r10];
+	st.global.u32 	[%rd1], %r11;
+$L__BB0_2:
+	SECOND
+	add.s32 	%r13, %r3, 4;
+	and.b32  	%r14, %r13, 1020;
+	add.s32 	%r16, %r4, %r14;
+	ld.shared.u32 	%r17, [%r16];
+	st.global.u32 	[%rd1+1024], %r17;
+	ret;
+}
+"""
+
+
+def test_one_barrier_with_two_counts_whose_uses_may_meet_fails(tmp_path, capsys):
+    """Warps 0-3 at `bar.sync 1, 128` while warps 4-7 may already be at `bar.sync 1, 256`: the
+    hardware barrier counts warps 4-7's arrivals towards the first use. It was a PASS (one litmus
+    barrier per count, their separation only assumed in a header note); now a shadow word checks
+    it, and the check fails with the PTX lines. With the CTA-wide use first (every thread of the
+    narrow one takes part in it before) nothing can meet, no check is added, and it passes."""
+    f = tmp_path / "k10.ptx"
+    f.write_text(MIXED_COUNTS.replace("FIRST", "").replace("SECOND", "bar.sync 1, 256;"))
+    assert main(["extract", str(f), "-o", str(tmp_path / "o")]) != 0
+    out = capsys.readouterr().out
+    assert "X-k10: FAIL" in out and "expected forbidden: w4_7:r0=0, but it is allowed" in out, out
+    assert "w4_7's read at PTX L35 (just before its arrival at barrier 1 with 256 threads) may come while w0_3's " \
+           "barrier 1 with 128 threads at PTX L28 is in progress" in out, out
+    g = tmp_path / "ok.ptx"
+    g.write_text(MIXED_COUNTS.replace("FIRST", "bar.sync 1, 256;").replace("SECOND", ""))
+    assert main(["extract", str(g), "-o", str(tmp_path / "p")]) == 0
+    out = capsys.readouterr().out
+    assert "X-k10: PASS" in out and "bar1_" not in (tmp_path / "p" / "k10.yaml").read_text()
+
+
 def test_allocation_by_two_warps_is_refused_not_folded(tmp_path):
     """docs/model.md#t6: one warp performs every tcgen05.alloc and dealloc of a CTA. The Gluon
     Blackwell GEMM allocates in warp 0 (%p1 = tid < 32); with tid < 64 warps 0 and 1 both
