@@ -5,7 +5,8 @@ predicate is a formula: integer comparisons (`setp.eq.s32 %p4, %r9, 0`: an Atom 
 against a constant; `setp.lt.s32 %p4, %r9, %r10`: of two values), opaque predicates (a float
 comparison, a shuffled predicate: a Var), and what `setp.CMP.BOOLOP`, `setp p|q`, `and/or/xor/
 not.pred` build from them. A value is named by where it comes from (interp.Unk.src): a kernel parameter's bytes (the same
-value in every register and every thread it is loaded into), an unknown stored to shared memory
+value in every register and every thread it is loaded into), a launch-wide special register
+(`%nctaid.x`: one value for the launch), an unknown stored to shared memory
 and loaded back after a barrier, lane 0's value broadcast with `shfl`, else the register at its
 write (a copy with `mov` is the same value; `add/sub` of a constant is that value plus the
 constant; a value computed from named ones by integer arithmetic Z3 models exactly is a term of
@@ -33,7 +34,7 @@ def _name(key: tuple) -> str:
     reg = key[0]
     if isinstance(reg, tuple):
         return term_text(reg)
-    if reg.startswith(("parameter ", "address of ")):
+    if reg.startswith(("parameter ", "address of ", "launch ")):
         return reg.split(":")[0]
     if reg.startswith(("shared value ", "global byte ")):
         return f"({reg})"
@@ -219,7 +220,8 @@ class Cond:
         """Whether every value it names is the same in every thread that names it: a kernel
         parameter's (or an address computed from one), a value stored to shared memory, or one
         named with its thread (lane 0's value a warp broadcasts): its decisions are the kernel's."""
-        return all(k[0].startswith(("parameter ", "shared value ", "address of ", "global byte ")) or "|t" in k[0]
+        return all(k[0].startswith(("parameter ", "shared value ", "address of ", "global byte ", "launch "))
+                   or "|t" in k[0]
                    for k in self.keys())
 
 

@@ -219,6 +219,8 @@ class Machine:
         st.gens = Counter()
         st.own = {}
         end = self._go(st, 0)
+        if end.early is not None:
+            self._early_exit(end.early)
         # the facts other threads can ask about: on parameters, named shared values, and values
         # of this thread's registers that it stored to shared memory
         seen = {x[3] for x in end.trace.named_stores} | end.trace.names_read
@@ -238,6 +240,8 @@ class Machine:
         while st.pc < len(body):
             if st.stop and st.pc in st.stop:
                 raise _SecondTrip(st.pc)
+            if st.early is not None and st.pc == st.early[0]:
+                st.early = None             # the facts kept the loop going
             st.visits[st.pc] += 1
             if st.visits[st.pc] > bound:
                 raise Refused(f"this statement runs more than {bound} times on the thread's path: a loop whose "
@@ -315,15 +319,17 @@ class Machine:
                 self._decide(st, ins, direction, self._trip(here, s, ins, direction))
                 st.pc = target if direction else here + 1
             else:
+                # an outer loop's leaving after its `--tiles` trips is a fact (the launch runs that
+                # many tiles: every role's tile loop follows it); another loop's is the window's
                 del st.loops[here]
                 self._closed(st, s, bound, outer)
-                self._decide(st, ins, not direction)
+                self._decide(st, ins, not direction, s.line if outer else None)
                 st.pc = here + 1 if direction else target
             return None
         if target <= here:
             if bound <= 1:                  # one trip (iteration): the back edge is not taken
                 self._closed(st, s, bound, outer, self._why(st, ins))
-                self._decide(st, ins, False)
+                self._decide(st, ins, False, s.line if outer else None)
                 st.pc = here + 1
                 return None
             st.loops[here] = (True, 1)
@@ -343,22 +349,27 @@ class Machine:
         # to it after each trip; taking the exit side here would run no trip at all
         first = outer and work_after(self.fn, here)
 
-        def sides(stop=frozenset()):
+        def sides(stop=frozenset(), prior=0):
             a, b = st.copy(target), st.copy(here + 1)
-            n = 0 if first else 1
+            n = (0 if first else 1) + prior
             a.loops[here], b.loops[here] = (True, n), (False, n)
             self._decide(a, ins, True, self._trip(here, s, ins, True))
             self._decide(b, ins, False, self._trip(here, s, ins, False))
             a.stop, b.stop = st.stop | stop, st.stop | stop
             return a, b
 
-        ran = None
+        ran, prior, exit_, last = None, 0, False, False
         if outer and not first:
             # a side that goes back to the loop's head (a second trip) stops there. One trip: the
             # other side is taken. A branch whose sides both go back is no exit: its direction is
             # kept on every trip (counted from 0 like a test at the top; it used to flip on the
-            # last trip, said as a loop closed at its line); neither: both sides are as they ran
+            # last trip, said as a loop closed at its line); neither: both sides are as they ran.
+            # The trips before this one whose test the facts passed (an earlier thread's decision
+            # on the tile count) count: the window is `--tiles` trips in every thread (a thread
+            # after the first ran one more trip per thread before it)
             head = nest(self.fn).innermost(here).head
+            prior = st.visits[here] - 1
+            last = prior + 1 >= bound
             ran = []
             for x in sides(frozenset({head})):
                 try:
@@ -367,7 +378,7 @@ class Machine:
                     if e.head != head:
                         raise
                     ran.append(None)
-            if ran.count(None) == 1 and bound <= 1:
+            if ran.count(None) == 1 and last:
                 chosen = next(x for x in ran if x is not None)
                 chosen.trace.assumptions.insert(len(st.trace.assumptions), (
                     s.line, ("branch taken" if chosen is ran[0] else "branch not taken")
@@ -375,10 +386,11 @@ class Machine:
                 self._closed(chosen, s, bound, outer, self._why(st, ins))
                 chosen.stop = st.stop
                 return chosen
+            exit_ = ran.count(None) == 1
             first = ran.count(None) == 2
             ran = None if None in ran else ran
         if ran is None:
-            a, b = sides()
+            a, b = sides(prior=prior if exit_ and not first else 0)
             ran = [self._go(a, depth + 1), self._go(b, depth + 1)]
         taken, fall = ran
         self._same_lifetimes(s, ins, st.regs.get(ins.predicate.lstrip("@!")), taken, fall)
@@ -625,9 +637,32 @@ class Machine:
         where = f"L{line}" if isinstance(line, int) else line
         note = (s.line, f"{what} (its condition {ins.predicate} follows from the decision at {where}: "
                         f"{cond.text()} is {'true' if (v == 1) == cond.true else 'false'})")
+        self._early(st, s, ins, note[1])
         if note not in st.trace.assumptions:
             st.trace.assumptions.append(note)
         return v
+
+    def _early(self, st: "_State", s, ins: Instr, note: str) -> None:
+        """A branch of an outer loop (`--tiles`) that the facts decided: where the path leaves the
+        loop after it without coming back to the loop's head, and fewer than `--tiles` trips ran,
+        the extraction is refused (Machine.run). The window asks for `--tiles` trips in every
+        role; a decision taken before (another role's, on the tile count: `%nctaid`, a parameter)
+        that ends the loop sooner leaves no launch that runs them, and running fewer trips than the
+        header says would be a silent change of the question."""
+        if self.tiles is None or st.early is not None:
+            return
+        lp = nest(self.fn).innermost(st.pc)
+        if lp is None or not self._bound(st, st.pc, ins)[1]:
+            return
+        trips = st.visits[lp.head] - (1 if work_after(self.fn, st.pc) else 0)
+        if trips < self.tiles:
+            st.early = (lp.head, s, trips, note)
+
+    def _early_exit(self, early: tuple) -> None:
+        head, s, trips, note = early
+        raise Refused(f"--tiles {self.tiles} asks for {self.tiles} trips of the outer loop at "
+                      f"L{self.fn.body[head].line}, but this branch leaves it after {trips}: {note}; no launch "
+                      f"runs both (run with --tiles {max(trips, 1)}, or set the tile count with --param)", self._loc(s))
 
     def _check_spin(self, st: "_State", s, ins: Instr) -> None:
         """A branch decided by a wait's result: the other direction must spin back to a wait."""
@@ -745,6 +780,9 @@ class Machine:
             return {"lanemask_eq": 1 << lane, "lanemask_lt": (1 << lane) - 1, "lanemask_le": (1 << (lane + 1)) - 1,
                     "lanemask_ge": (0xffffffff << lane) & 0xffffffff,
                     "lanemask_gt": (0xffffffff << (lane + 1)) & 0xffffffff}.get(base, Unk(name))
+        if base in _LAUNCH_WIDE:
+            # the same value in every thread of the launch: one question for the kernel
+            return Unk(name, src=f"launch {name}:{_LAUNCH_WIDE[base]}")
         return Unk(name)
 
     def _assign_unknown(self, st: "_State", ins: Instr, why: str, roots: frozenset | None = None) -> None:
@@ -1845,6 +1883,9 @@ class _State:
     # names, "global memory") in a way the facts do not follow (`popc` of a parameter)
     risky: dict = field(default_factory=dict)
     own_at: dict = field(default_factory=dict)          # byte address -> the barrier counts at this thread's store
+    # (head, statement, trips, note): an outer loop's branch the facts decided before its `--tiles`
+    # trips ran, until the path comes back to the loop's head (Machine._early)
+    early: tuple | None = None
 
     def copy(self, pc: int) -> "_State":
         t = self.trace
@@ -1854,7 +1895,7 @@ class _State:
         return _State(pc, dict(self.regs), dict(self.taint), dict(self.loops), dict(self.local), Counter(self.occ), nt,
                       Counter(self.visits), Counter(self.bars), dict(self.own), Counter(self.gens),
                       set(self.unused), self.stop, Counter(self.writes), dict(self.facts), dict(self.own_names),
-                      dict(self.risky), dict(self.own_at))
+                      dict(self.risky), dict(self.own_at), self.early)
 
 
 def ins_name(s) -> str:
@@ -1876,7 +1917,7 @@ def _dests(d) -> list[str]:
 
 _UNWRITTEN = Unk("a register not written on this path")
 # the value names that are the same in every thread: facts on them are shared by the kernel
-SHARED_NAMES = ("parameter ", "shared value ", "address of ", "global byte ")
+SHARED_NAMES = ("parameter ", "shared value ", "address of ", "global byte ", "launch ")
 
 
 def _tag(st: "_State") -> str:
@@ -1904,15 +1945,53 @@ def is_global(name) -> bool:
     return name.startswith(SHARED_NAMES) or "|t" in name
 
 
+# Special registers with one value for the whole launch (PTX ISA, Special Registers), and their bits.
+_LAUNCH_WIDE = {"nctaid": 32, "nclusterid": 32, "dynamic_smem_size": 32, "total_smem_size": 32,
+                "aggr_smem_size": 32, "gridid": 64}
+
 _NO_ROOTS: frozenset = frozenset()
 _TERM_OPS = frozenset(("add", "sub", "mul", "mad", "shl", "shr", "and", "or", "xor", "not", "neg", "min", "max",
                        "cvt"))
-_TERM_LIMIT = 64        # the most nodes a term has (a longer computation is an unknown of its own)
+_TERM_LIMIT = 64        # the most distinct nodes a term has (a longer computation is an unknown of its own)
+_TREE_LIMIT = 1024      # the most nodes it has written out as a tree (it is hashed, printed and walked as one)
 
 
 def _size(t) -> int:
-    """How many nodes the term `t` has as a tree (terms share their subterms: a tree of 2^k nodes
-    can be k tuples), from its operands' (remembered by identity)."""
+    """How many nodes the term `t` has, each shared subterm counted once (a tile index that adds
+    the grid size on every trip grows by one node a trip, not by the grid size's term): the size
+    of the Z3 term it becomes. Past the tree bound (a tree of 2^k nodes can be k tuples, and
+    Python hashes and prints it as the tree) it counts as past the limit."""
+    if not isinstance(t, tuple):
+        return 0
+    if t[0] == "v":
+        return 1
+    nodes = _nodes(t)
+    return _TERM_LIMIT + 1 if nodes is None or _tree(t) > _TREE_LIMIT else len(nodes)
+
+
+def _nodes(t) -> frozenset | None:
+    """The distinct nodes of `t` (a leaf by its value, an operation by its identity), None where
+    they are more than the limit; remembered by identity."""
+    hit = _NODES.get(id(t))
+    if hit is not None and hit[0] is t:
+        return hit[1]
+    out: frozenset | None = frozenset((id(t),))
+    for x in t[2:]:
+        if not isinstance(x, tuple):
+            continue
+        sub = frozenset((x,)) if x[0] == "v" else _nodes(x)
+        if sub is None or len(out | sub) > _TERM_LIMIT:
+            out = None
+            break
+        out = out | sub
+    if len(_NODES) > 200_000:
+        _NODES.clear()
+    _NODES[id(t)] = (t, out)
+    return out
+
+
+def _tree(t) -> int:
+    """How many nodes the term `t` has as a tree, from its operands' (remembered by identity)."""
     if not isinstance(t, tuple):
         return 0
     if t[0] == "v":
@@ -1920,7 +1999,7 @@ def _size(t) -> int:
     hit = _SIZES.get(id(t))
     if hit is not None and hit[0] is t:
         return hit[1]
-    n = min(1 + sum(_size(x) for x in t[2:]), 1 << 30)
+    n = min(1 + sum(_tree(x) for x in t[2:]), 1 << 30)
     if len(_SIZES) > 200_000:
         _SIZES.clear()
     _SIZES[id(t)] = (t, n)
@@ -1928,6 +2007,7 @@ def _size(t) -> int:
 
 
 _SIZES: dict = {}
+_NODES: dict = {}
 
 
 def _fit(t, bits: int):

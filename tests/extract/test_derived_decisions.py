@@ -34,6 +34,12 @@ DERIVED = {
                         "add.s32 %r7, %r9, 3;\n  setp.lt.s32 %p4, %r7, 8;"),
     "shr and": ("shr.u32 %r8, %r9, 1;\n  and.b32 %r7, %r8, 7;\n  setp.ne.s32 %p6, %r7, 0;",
                 "shr.u32 %r6, %r9, 1;\n  and.b32 %r5, %r6, 7;\n  setp.eq.s32 %p4, %r5, 0;"),
+    # repeated doublings: a tree of 127 nodes that shares its subterms (7 distinct nodes, the
+    # size of the term Z3 gets); the bound on a tree's size refused it
+    "doublings": ("add.s32 %r8, %r9, %r9;\n" + "  add.s32 %r8, %r8, %r8;\n" * 5 + "  setp.ge.s32 %p6, %r8, 320;",
+                  "add.s32 %r7, %r9, %r9;\n" + "  add.s32 %r7, %r7, %r7;\n" * 5 + "  setp.lt.s32 %p4, %r7, 320;"),
+    # a launch-wide special register: the same value in every thread of the launch
+    "nctaid": ("mov.u32 %r8, %nctaid.x;\n  setp.ge.u32 %p6, %r8, 5;", "mov.u32 %r7, %nctaid.x;\n  setp.lt.u32 %p4, %r7, 5;"),
     # a word loaded from global memory at one address (no store of the kernel writes global memory)
     "global load": ("ld.global.u32 %r8, [%rg2+4];\n  setp.ge.s32 %p6, %r8, 5;",
                     "ld.global.u32 %r7, [%rg2+4];\n  setp.lt.s32 %p4, %r7, 5;"),
@@ -69,7 +75,7 @@ REFUSED = {
     "global stored": ("ld.global.u32 %r8, [%rg2+4];\n  setp.ge.s32 %p6, %r8, 5;",
                       "st.global.u32 [%rg2+64], %r1;\n  ld.global.u32 %r7, [%rg2+4];\n  setp.lt.s32 %p4, %r7, 5;",
                       r"global memory"),
-    # a computation longer than a term's bound (doublings: a tree of 2^70 nodes in 70 tuples)
+    # a computation longer than a term's bound (doublings: 71 distinct nodes, a tree of 2^71)
     "deep": ("add.s32 %r8, %r9, %r9;\n" + "  add.s32 %r8, %r8, %r8;\n" * 70 + "  setp.ge.s32 %p6, %r8, 5;",
              "add.s32 %r7, %r9, %r9;\n" + "  add.s32 %r7, %r7, %r7;\n" * 70 + "  setp.lt.s32 %p4, %r7, 5;",
              r"depends on add.s32"),
@@ -155,3 +161,4 @@ def test_a_shared_word_several_stores_wrote_is_refused(tmp_path):
                  .replace("PRODUCER_SETP", "ld.shared.u32 %r7, [word];\n  setp.lt.u32 %p4, %r7, 5;"))
     with pytest.raises(LitmusError, match=r"k\.ptx:\d+.*depends on shared memory"):
         extract_file(str(f), out_dir=str(tmp_path / "out"))
+

@@ -649,19 +649,35 @@ def test_persistent_tile_loop_is_taken_the_stated_number_of_trips(tiles):
     passes a count the PTX does not give (`setp.le.u64 %p, [Params+872], %rd18`), around the K
     loop, which wraps the ring by itself. The tile loop runs `tiles` trips, the K loop its 3
     iterations each trip; the epilogue's load warp, whose tile loop has no K loop inside, runs
-    the same number of tiles (its exit tests the same count). The header and the role table say
-    what was bounded, at which PTX line."""
+    the same number of tiles (its exit tests the same count). The tile index is `%ctaid` plus the
+    grid size (`%nctaid.x * %nctaid.y * %nctaid.z`, one value for the launch) per trip: the
+    producer's thread 0 closes its loop after `tiles` trips (the window), a decision on the launch
+    (`count <= tiles * grid size`), and every other role's loop follows it, trip by trip. The
+    header and the role table say what was bounded, and by which decision, at which PTX line.
+    (Each role used to close its own window; with `%nctaid` named, a thread after thread 0
+    passed thread 0's trips by its facts and then ran a window of its own, and `--tiles 2` was
+    refused at L3556: the tile index outgrew the term bound.)"""
     from checker.extract.render import role_table
     sk = _cutlass(tiles)
     exits = {"w0_3_96t": 770, "w2": 3556, "w4_7": 3168, "w8_11": 3168}
-    assert {r.name: r.trace.tiles for r in sk.roles} == {n: {line: tiles} for n, line in exits.items()}
+    assert {r.name: r.trace.tiles for r in sk.roles} == {"w0_3_96t": {770: tiles}, "w2": {}, "w4_7": {}, "w8_11": {}}
+    table = role_table(sk)
+    for name, line in exits.items():
+        [block] = [b for b in table.split("\n" + name + " ")[1:2]]
+        block = block.split("\nw")[0]
+        follows = re.findall(rf"assumed at L{line}: branch (not taken|taken) \(its condition @p\d+ follows from the "
+                             r"decision at L770 by thread 0: parameter \S+ <= (.*) \(u64\) is (true|false)\)", block)
+        if name != "w0_3_96t":        # trips 1..tiles-1 stay, trip `tiles` leaves (taken: to the loop's end)
+            assert [(side, truth) for side, _, truth in follows] == [("not taken", "false")] * (tiles - 1) + [
+                ("taken", "true")], block
+            assert all("launch %nctaid.x" in term for _, term, _ in follows)
     waits = {r.name: [e.line for e in r.trace.events if e.kind == "mb_wait"] for r in sk.roles}
     assert waits["w0_3_96t"].count(696) == 3 * tiles           # the producer's K loop: 3 per tile
     assert waits["w4_7"].count(1173) + waits["w4_7"].count(1532) == 3 * tiles     # the consumers' K loop
     assert waits["w2"].count(3393) == tiles                     # the C loads of one epilogue subtile
-    note = next(n for n in sk.notes if n.startswith("outer loops closed"))
-    assert all(f"{tiles} trip{'s' if tiles > 1 else ''} at L{line}" in note for line in (770, 3168, 3556))
-    assert "outer loop closed after" in role_table(sk) and "# outer loops closed" in yaml_text(sk)
+    note = next(n for n in sk.notes if n.startswith("outer loop closed"))
+    assert f"{tiles} trip{'s' if tiles > 1 else ''} at L770 (--tiles)" in note
+    assert "outer loop closed after" in table and "# outer loop closed" in yaml_text(sk)
 
 
 def test_cutlass_extracts_at_default_options(tmp_path):
@@ -672,7 +688,7 @@ def test_cutlass_extracts_at_default_options(tmp_path):
     sk = x.skeleton
     assert [(r.name, r.size) for r in sk.roles] == [("w0_3_96t", 96), ("w2", 32), ("w4_7", 128), ("w8_11", 128)]
     assert sorted(v for k, v in sk.params.items()) == [1.0, 192]
-    assert sk.iterations == 3 and {tuple(r.trace.tiles.values()) for r in sk.roles} == {(1,)}
+    assert sk.iterations == 3 and [tuple(r.trace.tiles.values()) for r in sk.roles] == [(1,), (), (), ()]
     assert len(sk.memory) == 33 and sorted(k for k in sk.memory if k.startswith("tmap")) == [f"tmap{i}" for i in range(1, 5)]
     assert Path(x.path).read_text() == yaml_text(_cutlass(1))
 
@@ -738,7 +754,39 @@ def test_tile_loop_tested_at_its_top_runs_the_stated_trips(tiles):
     waits = {r.name: sum(e.kind == "mb_wait" for e in r.trace.events) for r in sk.roles}
     assert copies == {"w0_3": 3 * tiles, "w4_7": 0}          # K = 3 per tile
     assert waits["w4_7"] == 3 * tiles
-    assert {r.name: set(r.trace.tiles.values()) for r in sk.roles} == {"w0_3": {tiles}, "w4_7": {tiles}}
+    # thread 0's window closes its loop: a decision on the tile count, which the consumers' loop follows
+    assert {r.name: set(r.trace.tiles.values()) for r in sk.roles} == {"w0_3": {tiles}, "w4_7": set()}
+    from checker.extract.render import role_table
+    assert re.search(r"assumed at L\d+: loop left here \(its condition @p21 follows from the decision at L\d+ by thread "
+                     rf"0: parameter tma_ws_pipeline_param_3 <= {tiles} \(s32\) is true\)", role_table(sk))
+
+
+@pytest.mark.parametrize("count", ["ld.param.u32 %r80, [tma_ws_pipeline_param_3];", "mov.u32 %r80, %nctaid.x;"])
+@pytest.mark.parametrize("tiles", [1, 2])
+def test_a_decision_that_ends_the_tile_loop_before_its_trips_is_refused(tiles, count):
+    """Thread 0 (the producer) returns if `count > 1` (`@%p25 ret`: the side that goes on is taken,
+    `count <= 1`), then runs its tile loop `while (tile < count)`: its second test follows from that
+    decision (the loop ends after one trip), and so does the consumers'. With --tiles 2 the skeleton
+    ran one trip under a header that asked for two (no launch runs two trips after `count <= 1`,
+    and the header listed no closed loop): it is refused, naming the loop, the branch and the
+    decision, for the count a kernel parameter or `%nctaid.x`. With --tiles 1 the one trip is the
+    one asked for."""
+    from checker.extract.api import skeleton_of
+    text = _top_tested_tile_loop().replace("ld.param.u32 %r80, [tma_ws_pipeline_param_3];", count)
+    lines = text.split("\n")
+    [i] = [i for i, x in enumerate(lines) if " ".join(x.split()) == "mov.u32 %r70, 0;"]
+    lines[i:i] = ["\tsetp.gt.s32 %p25, %r80, 1;", "\t@%p25 ret;"]
+    mod = load("\n".join(lines), "early.ptx")
+    [fn] = mod.kernels()
+    test = next(s.line for s in fn.body if s.instr and s.instr.predicate == "@p20")
+    if tiles == 1:
+        sk = skeleton_of(mod, fn, tiles=tiles, params={"tma_ws_pipeline_param_2": 3})
+        assert {r.name: sum(e.kind == "tma_load" for e in r.trace.events) for r in sk.roles} == {"w0_3": 3, "w4_7": 0}
+        return
+    with pytest.raises(LitmusError, match=rf"early.ptx:{test}: .*--tiles 2 asks for 2 trips of the outer loop at "
+                                          r"L\d+, but this branch leaves it after 1: loop left here .*follows from the "
+                                          r"decision at L\d+.*no launch runs both"):
+        skeleton_of(mod, fn, tiles=tiles, params={"tma_ws_pipeline_param_2": 3})
 
 
 def test_branch_inside_the_tile_loop_keeps_its_direction_on_every_trip():
