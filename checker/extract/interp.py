@@ -418,7 +418,8 @@ class Machine:
             return
         if a is not None and [(e.kind, e.line) for e in a.trace.events] == [(e.kind, e.line) for e in b.trace.events]:
             return
-        chosen.trace.risky.append((s.line, s.text, ins.predicate, whys[0], self._key_roots(st, keys)))
+        chosen.trace.risky.append((s.line, s.text, ins.predicate, whys[0], self._key_roots(st, keys),
+                                   frozenset(k for k in keys if isinstance(k, str) and k in st.risky)))
 
     def _no_float_decision(self, st: "_State", s, ins: Instr) -> None:
         """A branch on a comparison of a float kernel parameter is not decided: the facts do not

@@ -237,11 +237,12 @@ def _split_questions(traces: dict, path: str) -> None:
                 who[key[0]].append(((rank, t), line))
                 if isinstance(key[0], str) and key[0].startswith("global byte "):
                     who["global memory"].append(((rank, t), line))
-        for line, _, _, _, roots in tr.risky:
+        for line, _, _, _, roots, _ in tr.risky:
             for r in roots:
                 who[r].append(((rank, t), line))
     for (rank, t), tr in sorted(traces.items()):
-        for line, text, pred, why, roots in tr.risky:
+        for line, text, pred, why, roots, opaque in tr.risky:
+            _one_thread(tr, line, text, pred, why, roots, opaque, path)
             for r in sorted(roots, key=repr):
                 other = next(((u, ln) for u, ln in who[r] if u != (rank, t)), None)
                 if other is None:
@@ -254,6 +255,31 @@ def _split_questions(traces: dict, path: str) -> None:
                               f"thread {ot}{f' of CTA {orank}' if orank != rank else ''} also decides a question "
                               f"on {name} (at L{oline}): deciding each on its own could take a path no launch "
                               "takes, not modelled", SourceLoc(path, line, text))
+
+
+def _one_thread(tr, line: int, text: str, pred: str, why: str, roots: frozenset, opaque: frozenset,
+                path: str) -> None:
+    """Refuse a risky decision (_split_questions) where the same thread decides another question
+    on the same values: on another value the facts do not follow (`popc` of one parameter
+    computed twice is two unknowns: the thread took `popc(n) < 2` at one branch and `>= 2` at the
+    next, a path no launch takes), or on the values themselves (`n == 0`, then `popc(n) >= 1`).
+    Two decisions on one such value (the same register) are one question: its facts follow."""
+    def refuse(name: str, oline: int) -> None:
+        raise Refused(f"this branch's condition {pred} depends on {why}" + ("" if name in why else f" (computed from "
+                      f"{name})") + ", which ptxmc extract does not follow exactly, and its two sides differ in "
+                      f"synchronization; this thread also decides a question on {name} (at L{oline}) that the facts "
+                      "cannot relate to it: the two decisions could take sides no launch takes, not modelled",
+                      SourceLoc(path, line, text))
+    for oline, _, _, _, oroots, other in tr.risky:
+        if other != opaque:
+            common = sorted(roots & oroots, key=repr)
+            if common:
+                refuse(common[0] if common[0] == "global memory" else _root_text(common[0]), oline)
+    for f, _, oline in tr.decided:
+        for key in Cond(f).keys():
+            r = "global memory" if isinstance(key[0], str) and key[0].startswith("global byte ") else key[0]
+            if r in roots:
+                refuse(r if r == "global memory" else _root_text(r), oline)
 
 
 def _root_text(name: str) -> str:

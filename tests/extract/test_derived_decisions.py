@@ -162,3 +162,77 @@ def test_a_shared_word_several_stores_wrote_is_refused(tmp_path):
     with pytest.raises(LitmusError, match=r"k\.ptx:\d+.*depends on shared memory"):
         extract_file(str(f), out_dir=str(tmp_path / "out"))
 
+
+# thread 0 arrives once in every launch: on mb if popc(n) < 2, else after its second test, which
+# computes popc(n) again into another register; thread 32 waits for phase 0. The two popc values
+# were two unknowns of thread 0's own: it took `< 2` at the first branch and `>= 2` at the second,
+# two arrives no launch makes, and the check said FAIL (MbarrierSkippedPhase) for a correct kernel
+TWICE = """.version 8.0
+.target sm_90a
+.address_size 64
+.visible .entry k(.param .u32 k_param_0)
+.reqntid 64
+{
+  .shared .align 8 .b8 mb[8];
+  .reg .b32 %r<12>;
+  .reg .pred %p<10>;
+  .reg .b64 %rd<4>;
+  mov.u32 %r1, %tid.x;
+  setp.ne.s32 %p1, %r1, 0;
+  @%p1 bra INITED;
+  mbarrier.init.shared::cta.b64 [mb], 1;
+  fence.mbarrier_init.release.cluster;
+INITED:
+  bar.sync 0;
+  ld.param.u32 %r9, [k_param_0];
+  setp.eq.s32 %p2, %r1, 32;
+  @%p2 bra CONSUMER;
+  @%p1 bra DONE;
+  FIRST
+  @%p3 bra ONE;
+  mbarrier.arrive.release.cta.shared::cta.b64 %rd1, [mb];
+ONE:
+  SECOND
+  @%p4 bra DONE;
+  mbarrier.arrive.release.cta.shared::cta.b64 %rd2, [mb];
+  bra.uni DONE;
+CONSUMER:
+W0:
+  mbarrier.try_wait.parity.shared::cta.b64 %p7, [mb], 0;
+  @!%p7 bra W0;
+DONE:
+  ret;
+}
+"""
+
+ONE_THREAD = {
+    # popc of one parameter computed twice: two values the facts cannot relate
+    "popc twice": ("popc.b32 %r8, %r9;\n  setp.ge.u32 %p3, %r8, 2;", "popc.b32 %r7, %r9;\n  setp.lt.u32 %p4, %r7, 2;",
+                   r":29: '@%p4 bra DONE': .*popc.b32 \(computed from parameter k_param_0\).*this thread also decides a "
+                   r"question on parameter k_param_0 \(at L24\)"),
+    # a question on the parameter itself, then on its popc (n == 0, then popc(n) >= 1)
+    "n then popc": ("setp.ne.u32 %p3, %r9, 0;", "popc.b32 %r7, %r9;\n  setp.ge.u32 %p4, %r7, 1;",
+                    r":28: '@%p4 bra DONE': .*this thread also decides a question on parameter k_param_0 \(at L23\)"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(ONE_THREAD))
+def test_one_thread_deciding_two_questions_the_facts_cannot_relate_is_refused(tmp_path, case):
+    first, second, message = ONE_THREAD[case]
+    f = tmp_path / "k.ptx"
+    f.write_text(TWICE.replace("FIRST", first).replace("SECOND", second))
+    with pytest.raises(LitmusError, match=message):
+        extract_file(str(f), out_dir=str(tmp_path / "out"))
+
+
+def test_one_thread_deciding_one_opaque_value_twice_follows_its_facts(tmp_path):
+    """The same popc register tested twice is one value: the second test follows the first (one
+    arrive), not refused."""
+    f = tmp_path / "k.ptx"
+    f.write_text(TWICE.replace("FIRST", "popc.b32 %r8, %r9;\n  setp.ge.u32 %p3, %r8, 2;")
+                 .replace("SECOND", "setp.lt.u32 %p4, %r8, 2;"))
+    [x] = extract_file(str(f), out_dir=str(tmp_path / "out"))
+    [r0] = [r for r in x.skeleton.roles if 0 in r.tids]
+    assert sum(e.kind == "mb_arrive" for e in r0.trace.events) == 1
+    assert "follows from the decision at L24" in role_table(x.skeleton)
+    assert x.check(jobs=0).ok
