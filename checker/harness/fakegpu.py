@@ -92,13 +92,13 @@ class FakeBackend:
                 pool = [space.decode(k) for k in range(space.size)]
             for _ in range(self.instances - hang):
                 o = dict(rng.choice(pool)) if pool else {}
-                idx = space.index(tuple(o.get(v, 0) for v in space.names))
+                idx = space.index(space.values_of(o))
                 if idx is None:
                     other += 1
                 else:
                     counts[idx] = counts.get(idx, 0) + 1
             if self._hit("forbidden", name):
-                allowed = {space.index(tuple(dict(o).get(v, 0) for v in space.names)) for o in (self.allowed.get(name) or [])}
+                allowed = {space.index(space.values_of(o)) for o in (self.allowed.get(name) or [])}
                 bad = [k for k in range(space.size) if k not in allowed]
                 if not bad:
                     raise HarnessError(f"--fake-device forbidden:{name}: the model allows every outcome of its space")

@@ -51,6 +51,13 @@ class OutcomeSpace:
     def names(self) -> tuple[str, ...]:
         return tuple(str(v) for v in self.vars)
 
+    def values_of(self, outcome) -> tuple[int, ...]:
+        """A model outcome ((name, value) pairs or a dict) as values in variable order. A name the
+        outcome leaves out is one the model does not observe: a register never written (0), or a
+        location that holds only its initial value -- the one value of its domain here."""
+        o = dict(outcome)
+        return tuple(o.get(n, d[0] if len(d) == 1 else 0) for n, d in zip(self.names, self.domains))
+
     def index(self, values: tuple[int, ...]) -> int | None:
         """Bucket of a tuple of observed values (None: outside the space, the `other` bucket)."""
         idx = 0
