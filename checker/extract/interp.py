@@ -1097,7 +1097,9 @@ class Machine:
             hit = st.risky.get(name)
             if hit is not None:
                 return hit[1]
-            return frozenset({name}) if any(x[3] == name for x in st.trace.named_stores) else _NO_ROOTS
+            # (the value itself: one thread deciding two questions on two opaque computations of
+            # it could take sides no launch takes, skeleton._one_thread)
+            return frozenset({name})
         if v.cond is not None:
             keys = [k[0] for k in v.cond.keys()]
         elif v.sel is not None:

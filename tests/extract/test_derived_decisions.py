@@ -210,6 +210,11 @@ ONE_THREAD = {
     "popc twice": ("popc.b32 %r8, %r9;\n  setp.ge.u32 %p3, %r8, 2;", "popc.b32 %r7, %r9;\n  setp.lt.u32 %p4, %r7, 2;",
                    r":29: '@%p4 bra DONE': .*popc.b32 \(computed from parameter k_param_0\).*this thread also decides a "
                    r"question on parameter k_param_0 \(at L24\)"),
+    # popc of the thread's own unknown (%clock) computed twice: no named value at all
+    "own value twice": ("mov.u32 %r9, %clock;\n  popc.b32 %r8, %r9;\n  setp.ge.u32 %p3, %r8, 2;",
+                        "popc.b32 %r7, %r9;\n  setp.lt.u32 %p4, %r7, 2;",
+                        r":30: '@%p4 bra DONE': .*popc.b32 \(computed from %r9 of thread 0\).*this thread also decides a "
+                        r"question on %r9 of thread 0 \(at L25\)"),
     # a question on the parameter itself, then on its popc (n == 0, then popc(n) >= 1)
     "n then popc": ("setp.ne.u32 %p3, %r9, 0;", "popc.b32 %r7, %r9;\n  setp.ge.u32 %p4, %r7, 1;",
                     r":28: '@%p4 bra DONE': .*this thread also decides a question on parameter k_param_0 \(at L23\)"),
