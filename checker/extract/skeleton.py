@@ -1376,8 +1376,14 @@ def _expected_store(sk, role, i, reg, anchors, last_wait_phase) -> int | None:
             or any(n != inits[0] for _, _, n in arrives) or phase >= len(arrives):
         return None
     at = arrives[phase][1]
+    return _last_before(stores, at, role.trace.events[i])
+
+
+def _last_before(stores, at: int, read: Event) -> int | None:
+    """The value the last of `stores` (role, index, event) before index `at` wrote, as `read`
+    sees it (None where there is none, or it writes another number of bytes than `read` reads)."""
     before = [e for _, j, e in stores if j < at]
-    if not before or before[-1].get("bytes") != role.trace.events[i].get("bytes"):
+    if not before or before[-1].get("bytes") != read.get("bytes"):
         return None
     v = before[-1].get("value")
     bits = {1: 8, 2: 16, 8: 64}.get(before[-1].get("bytes"), 32)
@@ -1421,12 +1427,7 @@ def _expected_after_barrier(sk, role, i, reg, anchors, bar: Event) -> int | None
     if w.trace.events[at].get("mode") == "arrive" and any(
             e.kind not in ("smem",) for e in w.trace.events[at + 1:]):
         return None
-    before = [e for _, j, e in stores if j < at]
-    if not before or before[-1].get("bytes") != role.trace.events[i].get("bytes"):
-        return None
-    v = before[-1].get("value")
-    bits = {1: 8, 2: 16, 8: 64}.get(before[-1].get("bytes"), 32)
-    return (v if isinstance(v, int) else DATA) & ((1 << bits) - 1)
+    return _last_before(stores, at, role.trace.events[i])
 
 
 def _expected(sk, role, i, reg, anchors, copies, phase_copies, last_wait_phase) -> int | None:
