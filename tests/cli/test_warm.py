@@ -456,7 +456,13 @@ def test_ctrl_c_ends_a_command_in_the_worker_and_a_late_signal_is_ignored(tmp_pa
         _, err = held.communicate(timeout=300)
         assert held.returncode == 130 and err == b"ptxmc: interrupted\n"
         first = _served(server, 1)[0]
-        assert ptxmc(ROOT, folder, ["outcomes", SB], warm=True, cwd=tmp_path)[0] == 0
+        # A caller the server does not answer `run` runs the command itself (checker.warm.client:
+        # the same output); once in a full suite under load the one after the interrupted command
+        # was not served (no event logged, exit 0). Asked again until one is (a safety net).
+        for _ in range(20):
+            assert ptxmc(ROOT, folder, ["outcomes", SB], warm=True, cwd=tmp_path)[0] == 0
+            if sum(e["event"] == "served" for e in server.events()) >= 2:
+                break
         second = _served(server, 2)[1]
         assert second["pid"] != first["pid"]
         os.kill(second["pid"], signal.SIGINT)       # late: its command has ended
