@@ -55,10 +55,15 @@ def _unawaited_phase(sk: Skeleton, r, index: int) -> str | None:
     count = _init_count(sk, mb)
     if not count or not total:
         return None
-    phases = total // count
-    if not phases:
+    if ln.kind in ARRIVALS and any(_drops(x) for r2 in sk.roles for x in r2.lines
+                                   if x.kind in ARRIVALS and _names(x.text)[-1:] == [mb]):
+        phase = _phase_with_drops(sk, r, index, mb, count)
+        if phase is None:
+            return None
+    elif not total // count:
         return None
-    if ln.kind in ARRIVALS:
+    elif ln.kind in ARRIVALS:
+        phases = total // count
         # each phase takes the same share of this role's arrivals (its arrival count per phase)
         weights = [_weight(r.lines[i]) for i in mine]
         if sum(weights) % phases:
@@ -71,6 +76,49 @@ def _unawaited_phase(sk: Skeleton, r, index: int) -> str | None:
     return (f"it completes phase {phase} of {mb}, which no role waits for within the {sk.iterations}-iteration "
             f"window (the waits cover phase{'s 0..' + str(awaited - 1) if awaited > 1 else ' 0' if awaited else 's: none'};"
             " unroll more to see it matter)")
+
+
+def _drops(ln) -> bool:
+    return ln.kind == "mb_arrive" and ln.text.startswith("mbarrier.arrive_drop")
+
+
+def _phase_with_drops(sk: Skeleton, r, index: int, mb: str, count: int) -> int | None:
+    """The phase of `mb` that arrival `index` of role `r` falls in, when some role leaves the
+    mbarrier with `arrive_drop` (an arrive-on that also lowers the expected count of the later
+    phases by its count: PTX ISA, mbarrier.arrive_drop). Read as: a role that drops arrives with
+    the drop's count in each phase, the drop its last arrival (k arrivals: phases 0..k-1); every
+    other role arrives the same share in each of the P phases, which the expected counts left
+    after the drops fill. Any other shape: None (no reason is claimed). Dividing every arrival by
+    the initial count, as without drops, miscounted: the phases after a drop need fewer arrivals."""
+    own: dict[str, list] = {}
+    for r2 in sk.roles:
+        xs = [(i, x) for i, x in enumerate(r2.lines) if x.kind in ARRIVALS and _names(x.text)[-1:] == [mb]]
+        if xs:
+            own[r2.name] = xs
+    dropped = 0
+    rest = 0
+    for name, xs in own.items():
+        drops = [k for k, (_, x) in enumerate(xs) if _drops(x)]
+        if not drops:
+            rest += sum(_weight(x) for _, x in xs)
+            continue
+        c = _weight(xs[drops[0]][1])
+        if drops != [len(xs) - 1] or any(_weight(x) != c for _, x in xs):
+            return None
+        dropped += c
+    if count - dropped <= 0 or not rest:
+        return None
+    phases = rest // (count - dropped)
+    if not phases or any(len(ys) > phases for ys in own.values() if _drops(ys[-1][1])):
+        return None
+    xs = own[r.name]
+    k = next(k for k, (i, _) in enumerate(xs) if i == index)
+    if _drops(xs[-1][1]):
+        return k
+    weights = [_weight(x) for _, x in xs]
+    if sum(weights) % phases:
+        return None
+    return sum(weights[:k]) // (sum(weights) // phases)
 
 
 def _weight(ln) -> int:
