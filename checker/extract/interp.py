@@ -132,6 +132,10 @@ class Trace:
     # sides differ in synchronization: (line, text, predicate, why, roots); refused where another
     # thread decides a question on the same roots (skeleton._run_all)
     risky: list = field(default_factory=list)
+    # every decision this thread took, (formula, truth, line), those on its own unnamed values
+    # too (which `decided` leaves out): a risky decision on an opaque computation of a value
+    # beside one on the value itself is refused (skeleton._one_thread)
+    own_decided: list = field(default_factory=list)
 
 
 class Refused(LitmusError):
@@ -227,6 +231,7 @@ class Machine:
         end.trace.decided = [(f, truth, line) for f, (truth, line) in end.facts.items()
                              if isinstance(line, int) and all(k[0].startswith(SHARED_NAMES) or k[0] in seen
                                                               for k in Cond(f).keys())]
+        end.trace.own_decided = [(f, truth, line) for f, (truth, line) in end.facts.items() if isinstance(line, int)]
         for idx in sorted(end.unused, reverse=True):
             # a non-blocking try_wait whose result no branch read: a query, not a wait
             e = end.trace.events.pop(idx)

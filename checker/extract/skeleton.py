@@ -275,7 +275,7 @@ def _one_thread(tr, line: int, text: str, pred: str, why: str, roots: frozenset,
             common = sorted(roots & oroots, key=repr)
             if common:
                 refuse(common[0] if common[0] == "global memory" else _root_text(common[0]), oline)
-    for f, _, oline in tr.decided:
+    for f, _, oline in tr.own_decided:
         for key in Cond(f).keys():
             r = "global memory" if isinstance(key[0], str) and key[0].startswith("global byte ") else key[0]
             if r in roots:

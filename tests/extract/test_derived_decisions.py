@@ -215,6 +215,16 @@ ONE_THREAD = {
                         "popc.b32 %r7, %r9;\n  setp.lt.u32 %p4, %r7, 2;",
                         r":30: '@%p4 bra DONE': .*popc.b32 \(computed from %r9 of thread 0\).*this thread also decides a "
                         r"question on %r9 of thread 0 \(at L25\)"),
+    # the thread's own unknown (%clock) itself, then its popc (v == 0, then popc(v) >= 1): one arrive
+    # in every launch; each decided on its own took both (FAIL, MbarrierSkippedPhase), in either order
+    "own value then popc": ("mov.u32 %r9, %clock;\n  setp.ne.u32 %p3, %r9, 0;",
+                            "popc.b32 %r7, %r9;\n  setp.ge.u32 %p4, %r7, 1;",
+                            r":29: '@%p4 bra DONE': .*popc.b32 \(computed from %r9 of thread 0\).*this thread also "
+                            r"decides a question on %r9 of thread 0 \(at L24\)"),
+    "popc then own value": ("mov.u32 %r9, %clock;\n  popc.b32 %r7, %r9;\n  setp.ge.u32 %p3, %r7, 1;",
+                            "setp.eq.u32 %p4, %r9, 0;",
+                            r":25: '@%p3 bra ONE': .*popc.b32 \(computed from %r9 of thread 0\).*this thread also "
+                            r"decides a question on %r9 of thread 0 \(at L29\)"),
     # a question on the parameter itself, then on its popc (n == 0, then popc(n) >= 1)
     "n then popc": ("setp.ne.u32 %p3, %r9, 0;", "popc.b32 %r7, %r9;\n  setp.ge.u32 %p4, %r7, 1;",
                     r":28: '@%p4 bra DONE': .*this thread also decides a question on parameter k_param_0 \(at L23\)"),
