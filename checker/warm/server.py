@@ -194,6 +194,11 @@ class Server:
                     self.note(event="idle")
                     self.close()
                 for key, _ in events:
+                    if sel.get_map().get(key.fd) is not key:
+                        # unregistered by an event handled before it in this round (the worker's
+                        # end forgets the watch on its last caller, whose exit came in the same
+                        # round; a command's end closes its caller's connection), or its fd reused
+                        continue
                     if key.data == "accept":
                         if self.accepting:
                             self._accept()
@@ -391,6 +396,8 @@ class Server:
 
     def _caller_exited(self) -> None:
         w = self.worker
+        if w is None or w.caller is None:       # (no caller watched any more)
+            return
         self.selector.unregister(w.caller)
         os.close(w.caller)
         w.caller = None
@@ -743,7 +750,8 @@ def main(argv=None) -> int:
     ap.add_argument("--detach", action="store_true", help="start in the background, print the socket, and return")
     ap.add_argument("--stop", action="store_true", help="end the server of this interpreter and environment")
     ap.add_argument("--idle", type=float, default=1800.0, help="exit after this many seconds without a command")
-    ap.add_argument("--log", help="append one JSON line per event (served, stale, refused, idle) to this file")
+    ap.add_argument("--log", help="append one JSON line per event (served, stale, refused, idle, stop, "
+                    "terminate, interrupted, failed) to this file")
     args = ap.parse_args(argv)
     folder = socket_dir()
     path = socket_path(caller_key(), folder)
@@ -781,6 +789,14 @@ def main(argv=None) -> int:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     try:
         server.serve()
+    except KeyboardInterrupt:           # Ctrl-C to the server itself (its terminal or process group)
+        server.note(event="interrupted")
+        raise
+    except Exception:                   # a defect: the log says why the server stopped serving
+        import traceback
+
+        server.note(event="failed", error=traceback.format_exc())
+        raise
     finally:
         server.close()
     return 0

@@ -8,6 +8,7 @@ import json
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -456,20 +457,12 @@ def test_ctrl_c_ends_a_command_in_the_worker_and_a_late_signal_is_ignored(tmp_pa
         _, err = held.communicate(timeout=300)
         assert held.returncode == 130 and err == b"ptxmc: interrupted\n"
         first = _served(server, 1)[0]
-        # A caller the server does not answer `run` runs the command itself (checker.warm.client:
-        # the same output). In two of three full suites (-n 2) no later command was served: no
-        # event logged, every caller fell back, so the server had stopped listening without
-        # noting why. Open defect (session 20's closing note); said as XFAIL, with what the server
-        # left, until it is found. The command's own answer is asserted either way.
-        for _ in range(20):
-            assert ptxmc(ROOT, folder, ["outcomes", SB], warm=True, cwd=tmp_path)[0] == 0
-            if sum(e["event"] == "served" for e in server.events()) >= 2:
-                break
-        else:
-            rc = server.proc.poll()
-            pytest.xfail(f"the warm server served nothing after the interrupted command: exit status {rc}, "
-                         f"socket files {sorted(p.name for p in folder.glob('*.sock'))}, events {server.events()}, "
-                         f"stderr {server.proc.stderr.read()[-2000:] if rc is not None else 'alive'}")
+        # (The interrupted worker retires as its caller exits; a server that saw both in one round
+        # of its loop, the worker's end first, died: every later caller ran its command itself.
+        # test_a_worker_that_ends_as_its_last_caller_exits_leaves_the_server_serving makes that
+        # order certain.)
+        assert ptxmc(ROOT, folder, ["outcomes", SB], warm=True, cwd=tmp_path)[0] == 0
+        assert server.proc.poll() is None, server.events()
         second = _served(server, 2)[1]
         assert second["pid"] != first["pid"]
         os.kill(second["pid"], signal.SIGINT)       # late: its command has ended
@@ -477,4 +470,96 @@ def test_ctrl_c_ends_a_command_in_the_worker_and_a_late_signal_is_ignored(tmp_pa
             ptxmc(ROOT, folder, ["outcomes", SB], warm=False, cwd=tmp_path)
         assert _served(server, 3)[2]["pid"] == second["pid"]
     finally:
+        server.stop()
+
+
+# A caller that holds on: it asks the server to run ARGV (checker.warm.client's request), writes
+# the command's pid and the server's answer on the first fd of $HOLD_FDS, and exits once the
+# second one is readable.
+HOLDING = """\
+import os, sys
+from checker.warm import client
+out, into = (int(x) for x in os.environ["HOLD_FDS"].split())
+
+def wait(f, pid):
+    os.write(out, b"%d\\n" % pid)
+    os.write(out, f.readline())
+    os.read(into, 1)
+    return 0
+
+client._wait = wait
+sys.exit(0 if client.served(sys.argv[1:]) == 0 else 3)
+"""
+
+
+def _fds(pid: int, kind: str) -> list[str]:
+    out = []
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            link = os.readlink(f"/proc/{pid}/fd/{fd}")
+        except OSError:
+            continue
+        if kind in link:
+            out.append(link)
+    return out
+
+
+def _until(condition, what: str) -> None:
+    for _ in range(6000):               # polls (a safety net, not a time bound)
+        if condition():
+            return
+        time.sleep(0.05)
+    raise AssertionError(what)
+
+
+def _state(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return ""
+
+
+def test_a_worker_that_ends_as_its_last_caller_exits_leaves_the_server_serving(tmp_path):
+    """The worker's end (SIGCHLD) and the exit of the caller it last served, seen by the server in
+    one round of its loop, the worker's end first: the worker is forgotten with the watch on its
+    caller, and the caller's exit, already reported in that round, must not be handled as if
+    the watch were still there. (The server died on it - AttributeError, nothing noted - so
+    every later caller ran its command itself: the Ctrl-C test under load, where the interrupted
+    worker retires as its caller exits.) Made certain here: the server is held by a connection
+    that sends nothing while the worker ends (killed, as it could die) and then the caller exits;
+    the kernel reports ready files in the order they became ready."""
+    try:
+        os.close(os.pidfd_open(os.getpid()))
+    except (AttributeError, OSError):
+        pytest.skip("no pidfd here: the worker retires after each command, watching no caller")
+    folder = tmp_path / "warm"
+    server = Server(ROOT, folder)
+    out_r, out_w = os.pipe()
+    in_r, in_w = os.pipe()
+    lines = os.fdopen(out_r, "rb")
+    held = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        env = {**_env(ROOT, folder, True), "HOLD_FDS": f"{out_w} {in_r}"}
+        caller = subprocess.Popen([sys.executable, "-c", HOLDING, "outcomes", SB], cwd=tmp_path, env=env,
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, pass_fds=(out_w, in_r))
+        os.close(out_w)
+        os.close(in_r)
+        worker = int(lines.readline())
+        assert lines.readline() == b"exit 0\n"
+        _until(lambda: _fds(server.proc.pid, "pidfd"), "the server watches the caller's exit")
+        before = len(os.listdir(f"/proc/{server.proc.pid}/fd"))
+        held.connect(str(next(folder.glob("*.sock"))))
+        _until(lambda: len(os.listdir(f"/proc/{server.proc.pid}/fd")) > before, "the server accepts it")
+        os.kill(worker, signal.SIGKILL)           # its end is signalled while the server waits on `held`
+        _until(lambda: _state(worker) == "Z", "the worker ends")
+        os.write(in_w, b"x")                        # then its caller exits
+        assert caller.wait(300) == 0
+        held.close()                                # (the server notes a bad request and loops)
+        assert ptxmc(ROOT, folder, ["outcomes", SB], warm=True, cwd=tmp_path)[0] == 0
+        assert server.proc.poll() is None, server.proc.stderr.read().decode()[-2000:]
+        assert len(_served(server, 2)) == 2
+    finally:
+        for f in (lines, held):
+            f.close()
+        os.close(in_w)
         server.stop()
