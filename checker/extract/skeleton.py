@@ -1144,7 +1144,7 @@ def _shadows(sk: Skeleton, anchors, names: dict, owner) -> dict:
                     continue
                 nm = shadow(loc)
                 if loc.symbol.endswith(LIFE + "pre"):
-                    last_pre[nm] = i
+                    last_pre[nm] = max(last_pre.get(nm, i), _completed(sk, r, i))
                 else:
                     first_post.setdefault(nm, i)
         for nm, i in last_pre.items():
@@ -1152,6 +1152,35 @@ def _shadows(sk: Skeleton, anchors, names: dict, owner) -> dict:
         for nm, i in first_post.items():
             out[(r.name, i)].append(("before", nm, None, "!=2"))      # forbidden: it missed the inval's
     return out
+
+
+def _completed(sk: Skeleton, r: Role, i: int) -> int:
+    """The index of the event of role `r` after which its access `i` of bytes later reused as an
+    mbarrier is complete, so that the lifetime's shadow read placed after it follows the access
+    (the shadow's placement rule, 0ba9a89: a read's shadow after the access). A generic access is
+    complete at itself; an asynchronous read completes at the role's first `wait_group 0` of its
+    kind after a `commit_group` (`cp.async.bulk.wait_group{.read} 0` for a TMA store's source,
+    `wgmma.wait_group 0` for a wgmma operand). Read after the issue instead, the shadow passed a
+    TMA store whose source was still being read when another role initialised the mbarrier there
+    (two litmus locations: the in-flight read was seen by nothing). Any other asynchronous access
+    (a copy into the bytes, completing on an mbarrier; a tcgen05.mma; a wait that is not 0) is
+    refused, naming its line."""
+    e = r.trace.events[i]
+    kinds = {"tma_store": ("bulk_commit_group", "bulk_wait_group"),
+             "wgmma_mma": ("wgmma_commit_group", "wgmma_wait")}.get(e.kind)
+    if e.kind in ("smem", "tc_alloc"):
+        return i
+    if kinds is not None:
+        committed = False
+        for j in range(i + 1, len(r.trace.events)):
+            x = r.trace.events[j]
+            committed = committed or x.kind == kinds[0]
+            if committed and x.kind == kinds[1] and x.get("n") == 0:
+                return j
+    raise Refused(f"{e.kind.replace('_', ' ')} of bytes that later become an mbarrier (mbarrier.init at another "
+                  "lifetime of them): ptxmc extract checks the lifetimes' order with a shadow word read after the "
+                  "access, and this asynchronous access completes after its issue at no wait_group 0 of its role "
+                  "that the shadow could follow: not modelled", SourceLoc(sk.path, e.line, e.text))
 
 
 def _separated_counts(sk: Skeleton, bars: dict, nthreads: int, owner) -> tuple[dict, dict]:

@@ -576,6 +576,63 @@ def test_mbarrier_bytes_reused_as_data_are_a_location_per_lifetime(tmp_path, bar
         assert rep.mutants_caught and not rep.unexplained and not rep.unknown, rep.text
 
 
+# thread 32 stores buf and copies it out with a TMA store; thread 0, after a bar.sync, makes buf an
+# mbarrier (init, arrive, wait, inval). WAIT: what thread 32 does before the bar.sync
+STORE_THEN_MBARRIER = """.version 8.0
+.target sm_90a
+.address_size 64
+.visible .entry k(.param .align 64 .b8 k_param_0[128])
+.reqntid 64
+{
+  .shared .align 128 .b8 buf[64];
+  .reg .b32 %r<8>;
+  .reg .pred %p<4>;
+  .reg .b64 %rd<4>;
+  mov.u32 %r1, %tid.x;
+  setp.ne.s32 %p3, %r1, 32;
+  @%p3 bra PRE;
+  st.shared.u32 [buf], 7;
+  fence.proxy.async.shared::cta;
+  mov.b64 %rd1, k_param_0;
+  cvta.param.u64 %rd3, %rd1;
+  mov.u32 %r4, 0;
+  cp.async.bulk.tensor.1d.global.shared::cta.bulk_group [%rd3, {%r4}], [buf];
+  cp.async.bulk.commit_group;
+WAIT
+PRE:
+  bar.sync 0;
+  setp.ne.s32 %p1, %r1, 0;
+  @%p1 bra DONE;
+  mbarrier.init.shared::cta.b64 [buf], 1;
+  mbarrier.arrive.shared::cta.b64 %rd2, [buf];
+W: mbarrier.try_wait.parity.shared::cta.b64 %p2, [buf], 0;
+  @!%p2 bra W;
+  mbarrier.inval.shared::cta.b64 [buf];
+DONE:
+  ret;
+}
+"""
+
+
+@pytest.mark.parametrize("wait", ["  cp.async.bulk.wait_group.read 0;\n", ""], ids=["read-waited", "in-flight"])
+def test_the_lifetime_shadow_of_an_asynchronous_read_follows_its_completion(tmp_path, wait):
+    """The lifetime's shadow word is read after the access before the init: for a TMA store's
+    source, after the wait_group that completes its read, not after its issue. Read after the
+    issue, the kernel whose TMA store may still read buf while thread 0 initialises the mbarrier
+    there PASSED (the data and the mbarrier are two litmus locations: only the shadow can see the
+    overlap); with the read waited for, it passes, and without, it is refused at the copy's line."""
+    f = tmp_path / "k.ptx"
+    f.write_text(STORE_THEN_MBARRIER.replace("WAIT\n", wait))
+    if not wait:
+        with pytest.raises(LitmusError, match=r"k\.ptx:19: .*tma store of bytes that later become an mbarrier"):
+            extract_file(str(f), out_dir=str(tmp_path / "out"))
+        return
+    [x] = extract_file(str(f), out_dir=str(tmp_path / "out"))
+    lines = [ln.text for r in x.skeleton.roles if r.name == "t32" for ln in r.lines]
+    assert lines.index("cp.async.bulk.wait_group.read 0") < next(k for k, t in enumerate(lines) if "buf0_life" in t)
+    assert x.check(jobs=0).ok
+
+
 # the inval runs only when a value the thread cannot know is non-zero (review finding
 # extract-inval-one-path): LOAD is that value's load, from global memory or a parameter
 INVAL_ONE_PATH = REUSE.replace(".entry k()", ".entry k(.param .u64 k_param_0)").replace(
