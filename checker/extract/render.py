@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass
 
 from ..limits import Limits
+from ..repair.candidates import ROLE_WARPS
 from .skeleton import BOX, Skeleton
 
 
@@ -65,7 +66,9 @@ def _header(sk: Skeleton, flags: str) -> str:
            f"# Check: ptxmc run THIS_FILE {flags} (a real kernel's skeleton has "
            "more events and instructions than the default limits)."]
     out += [f"# {n}" for n in dict.fromkeys(sk.notes)]
+    out.append(ROLE_WARPS + " ".join(f"{r.name}={','.join(map(str, r.warps))}" for r in sk.roles))
     return "\n".join(out) + "\n"
+
 
 
 def _test(sk: Skeleton, suffix: str, doc: str, m: Mutant | None, hang: bool) -> list[str]:

@@ -200,6 +200,64 @@ def _same(scope: str, p, q) -> bool:
     return True
 
 
+# A skeleton of `ptxmc extract` (checker.extract.render) writes this header line: one litmus thread
+# stands for every thread of its role, and `ptxmc fix` pairs threads with a `bar.warp.sync` only
+# where that is one warp's (role_warps, split_warp)
+ROLE_WARPS = "# warps of each role (one litmus thread stands for all its threads): "
+
+
+def role_warps(test: LitmusTest) -> dict[str, tuple[int, ...]] | None:
+    """In a skeleton of `ptxmc extract`, where one litmus thread stands for every thread of a role,
+    the warps those threads lie in, by thread name (the header line checker.extract.render writes);
+    None for any other test, whose threads are threads."""
+    try:
+        with open(test.path, encoding="utf-8") as f:
+            text = f.read()
+    except (OSError, UnicodeDecodeError, TypeError):
+        return None
+    for line in text.splitlines():
+        if line.startswith(ROLE_WARPS):
+            out = {}
+            for item in line[len(ROLE_WARPS):].split():
+                name, _, ws = item.partition("=")
+                out[name] = tuple(int(w) for w in ws.split(",") if w.isdigit())
+            return out
+        if not line.startswith("#"):
+            return None
+    return None
+
+
+def split_warp(test: LitmusTest, roles: dict, pos, names) -> str | None:
+    """Why a `bar.warp.sync` of the litmus threads `names` at `pos` (a warp) is no edit the kernel
+    can make, or None: each stands for a role, and the barrier is one warp's only when every role
+    with threads in that warp lies in it alone (a role of warps 0-1 beside thread 0 would need
+    warp 1's threads ordered by warp 0's barrier: no launch does that)."""
+    spread = []
+    for t in test.threads:
+        ws = roles.get(t.name)
+        if ws is None:
+            return f"thread {t.name} is not in the skeleton's role line"
+        if t.position.cta_key() == pos.cta_key() and pos.warp in ws and tuple(ws) != (pos.warp,):
+            spread.append(f"{t.name} (warps {', '.join(map(str, ws))})")
+    if spread:
+        return (f"no bar.warp.sync of {', '.join(names)} in warp {pos.warp} is offered: one litmus thread stands "
+                f"for a role, and {'; '.join(spread)} lies in more warps than warp {pos.warp}, whose bar.warp.sync "
+                "would not order its threads there")
+    return None
+
+
+def withheld_warp_barriers(test: LitmusTest) -> list[str]:
+    """What split_warp withholds from the candidates of a skeleton, for `ptxmc fix` to say."""
+    roles = role_warps(test)
+    if roles is None:
+        return []
+    by_warp: dict = {}
+    for t in test.threads:
+        by_warp.setdefault(t.position, []).append(t.name)
+    return [w for pos, names in sorted(by_warp.items(), key=lambda kv: repr(kv[0]))
+            if len(names) > 1 and (w := split_warp(test, roles, pos, names))]
+
+
 class _Gen:
     def __init__(self, facts: Facts, cm: costs_mod.CostModel):
         self.f, self.cm, self.test = facts, cm, facts.test
@@ -402,8 +460,9 @@ class _Gen:
         by_warp: dict = {}
         for t in test.threads:
             by_warp.setdefault(t.position, []).append(t.name)
+        roles = role_warps(test)
         for pos, names in sorted(by_warp.items(), key=lambda kv: repr(kv[0])):
-            if len(names) > 1:
+            if len(names) > 1 and not (roles is not None and split_warp(test, roles, pos, names)):
                 groups.append((("warp", str(pos)), names, ["bar.warp.sync 0xffffffff"], "bar.warp.sync",
                                lambda i: i.family == "bar.warp" and getattr(i.operands[0], "value", None) == 0xFFFFFFFF))
         for names in self.cluster_threads():

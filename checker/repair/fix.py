@@ -27,7 +27,7 @@ from ..verdict.check import check_test
 from ..verdict.open import open_session
 from ..verdict.union import UnionSession
 from . import cegis, exhaustive
-from .candidates import candidates
+from .candidates import candidates, withheld_warp_barriers
 from .costs import DEFAULT, CostModel
 from .edits import Edit, apply
 from .hangs import hang_candidates
@@ -124,6 +124,8 @@ def fix(test: LitmusTest, target: Target, model: Model, options=frozenset(), eng
                                  f"{'nothing to forbid' if e.kind == 'forbidden' else 'it cannot be made allowed'}",))
     hang_notes: list[str] = []
     if cands is None:
+        # a skeleton's litmus thread is a role: a bar.warp.sync no launch can make is not offered
+        hang_notes += withheld_warp_barriers(test)
         cands = union_candidates(test, base, costs, options) if union else candidates(test, base.es, costs, options)
         # (the test may hang whichever failure judge names first: a forbidden outcome is asked
         # before the hang, and a cheap hang edit may remove both)

@@ -138,3 +138,20 @@ def check_pass(test) -> bool:
     from checker.resources import resolve_model
     from checker.verdict.check import check_test
     return check_test(test, resolve_model("ptx")).ok
+
+
+def test_no_warp_barrier_pairs_a_role_of_two_warps_with_another_warps_thread(tmp_path, capsys):
+    """The lanes-without-__syncwarp kernel (tests/extract/test_fold.py): role w0_1_62t stands for
+    lanes of warps 0 and 1, placed at warp 0 beside thread 0. `fix` proposed a `bar.warp.sync` of
+    w0_1_62t and t0 (cost 3), which no launch can make: warp 0's barrier does not order warp 1's
+    stores. It is not offered, and the output says why; the repair found is one the kernel can
+    make (a barrier of the CTA)."""
+    from tests.extract.test_fold import LANE_STORES
+    f = tmp_path / "k.ptx"
+    f.write_text(LANE_STORES.replace("SYNC", ""))
+    [x] = extract_file(str(f), out_dir=str(tmp_path / "out"))
+    rc = main(["fix", x.path, "--max", "1", "--budget", SAFETY, "--timeout", SAFETY, "--format", "json"])
+    doc = json.loads(capsys.readouterr().out)
+    assert rc == 0 and doc["status"] == "repaired", doc
+    assert not any("bar.warp.sync" in e["text"] for r in doc["repairs"] for e in r["edits"]), doc["repairs"]
+    assert any("no bar.warp.sync of t0, w0_1_62t in warp 0 is offered" in n for n in doc["notes"]), doc["notes"]
