@@ -9,11 +9,15 @@ the final state a spinning wait reads, the arrivals a stuck barrier generation r
 from a table of known bugs; whether an edit removes the hang is for the search to judge, through
 the same session (checker.repair.variants.UnionProblem).
 
-- `parity`: a try_wait/test_wait .parity with an immediate parity, in a loop that hangs: the other
-  parity. On a fresh mbarrier the other parity names the phase before the first, which a wait
-  finds complete at once, so there only where an arrive on it follows a wait of its thread (a
-  ring of handshakes, whose first wait on one side is meant to pass: a producer's first wait on
-  'empty'); elsewhere the flip would let the wait wait for nothing.
+- `parity`: a try_wait/test_wait .parity in a loop that hangs: the other parity. An immediate
+  parity is flipped in the wait; a register that holds a constant on the hanging path (nvcc's
+  `mov.u32 %r, 0` ... `xor.b32 %r, %r, 1`) is flipped where it is set, in its one `mov` of an
+  immediate when every other writer toggles it with xor (each wait reading it then waits for the
+  other parity), else in the wait, written with the other parity as an immediate. On a fresh
+  mbarrier the other parity names the phase before the first, which a wait finds complete at
+  once, so there only where an arrive on it follows a wait of its thread (a ring of handshakes,
+  whose first wait on one side is meant to pass: a producer's first wait on 'empty'); elsewhere
+  the flip would let the wait wait for nothing.
 - `expect_tx`: an expect_tx byte count (mbarrier.arrive.expect_tx, mbarrier.expect_tx) on an
   mbarrier a hanging wait finds with tx-count t != 0 left: the count minus t (what arrives).
 - `mbarrier.init.count`: an mbarrier.init count on an mbarrier found with k arrivals pending: the
@@ -191,12 +195,18 @@ def _code(test: LitmusTest):
 def parity(h: _Hangs, costs: CostModel) -> list[Edit]:
     out = []
     for thread, spin in h.spins:
+        th = next(t for t in h.test.threads if t.name == thread)
         for w in spin.waits:
             k = h.index(thread, w)
             if k is None:
                 continue
-            ins = next(t for t in h.test.threads if t.name == thread).code[k]
-            if not ins.quals.get("parity") or not isinstance(ins.operands[2], Imm):
+            ins = th.code[k]
+            if not ins.quals.get("parity"):
+                continue
+            # the parity on the hanging path: an immediate, or a register holding a constant there
+            # (the path reads it as that immediate: checker.isa.fold.with_constants)
+            written, held = ins.operands[2], w.operands[2]
+            if not isinstance(held, Imm) or not isinstance(written, (Imm, Reg)):
                 continue
             # On a fresh mbarrier the other parity names the phase before the first, which a wait
             # finds complete at once: offered only where a phase has completed, or where an arrive
@@ -205,11 +215,38 @@ def parity(h: _Hangs, costs: CostModel) -> list[Edit]:
             mb = ins.operands[1].base
             if not any(ph >= 1 for ph, _, _, _ in h.mb_states.get(h.loc(mb), ())) and not _handshake(h.test, mb):
                 continue
-            flipped = 1 - ins.operands[2].value % 2
-            _change(out, h, costs, "parity", "parity", thread, k, ins,
-                    ins.operands[:2] + (Imm(flipped),) + ins.operands[3:],
-                    f"{thread} waits for the phase of parity {flipped} of {mb}")
+            flipped = 1 - held.value % 2
+            start = _phase_start(th, written.name) if isinstance(written, Reg) else None
+            if start is not None:
+                # where the program sets the parity: its one `mov`, the other writers toggling it
+                s = th.code[start]
+                _change(out, h, costs, "parity", "parity", thread, start, s,
+                        (s.operands[0], Imm(s.operands[1].value ^ 1)),
+                        f"{thread} starts {written.name} at the other parity: it waits for the phase of parity "
+                        f"{flipped} of {mb} here")
+            else:
+                _change(out, h, costs, "parity", "parity", thread, k, ins,
+                        ins.operands[:2] + (Imm(flipped),) + ins.operands[3:],
+                        f"{thread} waits for the phase of parity {flipped} of {mb}"
+                        + (f" ({written.name} holds {held.value} here)" if isinstance(written, Reg) else ""))
     return out
+
+
+def _phase_start(th, reg: str) -> int | None:
+    """The index of the one instruction that starts parity register `reg` of thread `th` (a `mov`
+    of an immediate) when every other instruction that writes it toggles it (`xor reg, reg, imm`:
+    a phase bit flipped per round), so that flipping the bit the `mov` sets flips the parity of
+    every wait that reads it; None otherwise."""
+    starts = []
+    for k, i in enumerate(th.code):
+        if reg not in address.destinations(i, registry.family(i)):
+            continue
+        if i.predicate is None and i.family == "mov" and isinstance(i.operands[1], Imm):
+            starts.append(k)
+        elif not (i.family == "xor" and len(i.operands) == 3 and Reg(reg) in i.operands[1:]
+                  and any(isinstance(o, Imm) for o in i.operands[1:])):
+            return None
+    return starts[0] if len(starts) == 1 else None
 
 
 def _handshake(test: LitmusTest, mb: str) -> bool:

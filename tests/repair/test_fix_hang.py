@@ -490,3 +490,48 @@ def test_no_undefined_behaviour_the_bound_leaves_unknown_is_not_met():
     assert r.status == "unknown" and not r.repairs and "undefined behaviour is Unknown" in r.failure, r
     assert "raise --unroll" in r.notes[-1]
     assert prune(t, from_test(t), MODEL, budget=SAFETY).status == "unknown"
+
+
+REGISTER_PARITY = """\
+name: MbParity+register+{form}
+source: "test of ptxmc fix hang: the parity a wait reads from a register"
+arch: sm_90
+memory:
+  mb: {{space: shared, owner: gpu0.cta0, mbarrier: {{count: 1}}}}
+  d: {{space: shared, owner: gpu0.cta0}}
+threads:
+  P0:
+    at: gpu0.cta0.warp0
+    code:
+      - st.shared.u32 [d], 1
+      - mbarrier.arrive.release.cta.shared::cta.b64 _, [mb]
+  P1:
+    at: gpu0.cta0.warp1
+    code:
+{setup}
+      - W:
+      - mbarrier.try_wait.parity.shared::cta.b64 p, [mb], ph
+      - "@!p bra W"
+      - ld.shared.u32 r1, [d]
+expect: {{hang: allowed}}
+"""
+
+
+@pytest.mark.parametrize("form, setup, edit", [
+    ("mov", ["mov.u32 ph, 1"], "mov.u32 ph, 0"),
+    ("xor", ["mov.u32 ph, 0", "xor.b32 ph, ph, 1"], "mov.u32 ph, 1"),
+    ("derived", ["mov.u32 t, 0", "xor.b32 ph, t, 1"], "mbarrier.try_wait.parity.shared::cta.b64 p, [mb], 0"),
+])
+def test_a_parity_in_a_register_is_flipped_where_it_is_set(form, setup, edit):
+    """P1 waits for parity 1 of a count-1 mbarrier whose phase 0 completes: a hang, as with the
+    immediate 1 (MbParity+parity1), but the parity is a register the path holds 1 in. No flip was
+    offered (only an immediate parity was), so the least repair was an arrival (cost 2). The flip
+    is written where the user makes it: the `mov` that starts the register (a phase bit toggled
+    with xor keeps toggling from the other value), or, where the value comes from elsewhere, the
+    wait with the other parity as an immediate."""
+    (t,) = load_text(REGISTER_PARITY.format(form=form, setup="\n".join(f"      - {s}" for s in setup)), "<reg>")
+    assert edit in {e.text for e in hang_candidates(t, open_session(t, MODEL, hang=True), costs.DEFAULT)}
+    r = fix(t, replace(from_test(t), hang=False), MODEL, max_repairs=1, explain=False, budget=SAFETY)
+    assert r.status == "repaired" and r.proven and r.cost == costs.DEFAULT["parity"], (r.status, r.notes)
+    assert [e.text for e in r.repairs[0].edits] == [edit]
+    assert open_session(r.repairs[0].test, MODEL, hang=True).hangs()[0] == ()
