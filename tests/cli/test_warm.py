@@ -473,34 +473,73 @@ def test_ctrl_c_ends_a_command_in_the_worker_and_a_late_signal_is_ignored(tmp_pa
         server.stop()
 
 
-# A caller that holds on: it asks the server to run ARGV (checker.warm.client's request), writes
-# the command's pid and the server's answer on the first fd of $HOLD_FDS, and exits once the
-# second one is readable.
+# A caller that holds on: it asks the server to run ARGV (checker.warm.client's request) and
+# writes, on the first fd of $HOLD_FDS, `sent` once its request is sent, then the command's pid
+# and the server's answer (`gone` if none came); it exits once the second fd is readable.
 HOLDING = """\
 import os, sys
 from checker.warm import client
 out, into = (int(x) for x in os.environ["HOLD_FDS"].split())
+readline = client._Lines.readline
+
+def first(self):
+    os.write(out, b"sent\\n")
+    client._Lines.readline = readline
+    return readline(self)
 
 def wait(f, pid):
     os.write(out, b"%d\\n" % pid)
-    os.write(out, f.readline())
+    os.write(out, f.readline() or b"gone\\n")
     os.read(into, 1)
     return 0
 
+client._Lines.readline = first
 client._wait = wait
 sys.exit(0 if client.served(sys.argv[1:]) == 0 else 3)
 """
 
 
-def _fds(pid: int, kind: str) -> list[str]:
+class _Holding:
+    """A caller that holds on (HOLDING): its lines, and its exit when the test says."""
+
+    def __init__(self, folder: Path, argv: list[str], cwd: Path, preexec=None):
+        out_r, out_w = os.pipe()
+        in_r, self.go = os.pipe()
+        self.proc = subprocess.Popen([sys.executable, "-c", HOLDING, *argv], cwd=cwd,
+                                     env={**_env(ROOT, folder, True), "HOLD_FDS": f"{out_w} {in_r}"},
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, pass_fds=(out_w, in_r),
+                                     preexec_fn=preexec)
+        os.close(out_w)
+        os.close(in_r)
+        self.lines = os.fdopen(out_r, "rb")
+
+    def line(self) -> bytes:
+        return self.lines.readline()
+
+    def served(self) -> int:
+        """The command's pid, once the request is sent and the server has answered `run`."""
+        assert self.line() == b"sent\n"
+        return int(self.line())
+
+    def exit(self) -> int:
+        os.write(self.go, b"x")
+        return self.proc.wait(300)
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        self.lines.close()
+        os.close(self.go)
+
+
+def _fds(pid: int) -> list[str]:
     out = []
     for fd in os.listdir(f"/proc/{pid}/fd"):
         try:
-            link = os.readlink(f"/proc/{pid}/fd/{fd}")
+            out.append(os.readlink(f"/proc/{pid}/fd/{fd}"))
         except OSError:
-            continue
-        if kind in link:
-            out.append(link)
+            pass
     return out
 
 
@@ -519,47 +558,118 @@ def _state(pid: int) -> str:
         return ""
 
 
-def test_a_worker_that_ends_as_its_last_caller_exits_leaves_the_server_serving(tmp_path):
-    """The worker's end (SIGCHLD) and the exit of the caller it last served, seen by the server in
-    one round of its loop, the worker's end first: the worker is forgotten with the watch on its
-    caller, and the caller's exit, already reported in that round, must not be handled as if
-    the watch were still there. (The server died on it - AttributeError, nothing noted - so
-    every later caller ran its command itself: the Ctrl-C test under load, where the interrupted
-    worker retires as its caller exits.) Made certain here: the server is held by a connection
-    that sends nothing while the worker ends (killed, as it could die) and then the caller exits;
-    the kernel reports ready files in the order they became ready."""
+def _hold(server: Server) -> socket.socket:
+    """A connection that sends nothing, once the server has taken it: until it is closed the
+    server waits for its request, and what happens meanwhile reaches the server's loop together,
+    in the order it happened (the kernel reports ready files in that order)."""
+    before = len(_fds(server.proc.pid))
+    held = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    held.connect(str(next(server.folder.glob("*.sock"))))
+    _until(lambda: len(_fds(server.proc.pid)) > before, "the server takes the connection")
+    return held
+
+
+def _serves_on(server: Server, tmp_path: Path, count: int) -> None:
+    assert ptxmc(ROOT, server.folder, ["outcomes", SB], warm=True, cwd=tmp_path)[0] == 0
+    assert server.proc.poll() is None, server.proc.stderr.read().decode()[-2000:]
+    assert len(_served(server, count)) == count
+
+
+def _pidfds() -> None:
     try:
         os.close(os.pidfd_open(os.getpid()))
     except (AttributeError, OSError):
         pytest.skip("no pidfd here: the worker retires after each command, watching no caller")
+
+
+# The server's loop handles the events of one round in turn; an event whose file an earlier one
+# in the round stopped watching was handled as if it were still watched, and the server died
+# (nothing noted; every later caller ran its command itself). Each test below holds the server
+# while two things happen, then checks that it serves on. Each failed before the fix.
+
+def test_a_worker_that_ends_as_its_last_caller_exits_leaves_the_server_serving(tmp_path):
+    """The worker's end, then the exit of the caller it served last: the worker is forgotten with
+    the watch on its caller, and the caller's exit must not be handled (AttributeError). This is
+    the Ctrl-C test under load: an interrupted worker retires as its caller exits."""
+    _pidfds()
     folder = tmp_path / "warm"
     server = Server(ROOT, folder)
-    out_r, out_w = os.pipe()
-    in_r, in_w = os.pipe()
-    lines = os.fdopen(out_r, "rb")
-    held = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    caller = _Holding(folder, ["outcomes", SB], tmp_path)
+    held = None
     try:
-        env = {**_env(ROOT, folder, True), "HOLD_FDS": f"{out_w} {in_r}"}
-        caller = subprocess.Popen([sys.executable, "-c", HOLDING, "outcomes", SB], cwd=tmp_path, env=env,
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, pass_fds=(out_w, in_r))
-        os.close(out_w)
-        os.close(in_r)
-        worker = int(lines.readline())
-        assert lines.readline() == b"exit 0\n"
-        _until(lambda: _fds(server.proc.pid, "pidfd"), "the server watches the caller's exit")
-        before = len(os.listdir(f"/proc/{server.proc.pid}/fd"))
-        held.connect(str(next(folder.glob("*.sock"))))
-        _until(lambda: len(os.listdir(f"/proc/{server.proc.pid}/fd")) > before, "the server accepts it")
-        os.kill(worker, signal.SIGKILL)           # its end is signalled while the server waits on `held`
+        worker = caller.served()
+        assert caller.line() == b"exit 0\n"
+        _until(lambda: any("pidfd" in f for f in _fds(server.proc.pid)), "the server watches the caller")
+        held = _hold(server)
+        os.kill(worker, signal.SIGKILL)             # (as a worker may end)
         _until(lambda: _state(worker) == "Z", "the worker ends")
-        os.write(in_w, b"x")                        # then its caller exits
-        assert caller.wait(300) == 0
-        held.close()                                # (the server notes a bad request and loops)
-        assert ptxmc(ROOT, folder, ["outcomes", SB], warm=True, cwd=tmp_path)[0] == 0
-        assert server.proc.poll() is None, server.proc.stderr.read().decode()[-2000:]
-        assert len(_served(server, 2)) == 2
+        assert caller.exit() == 0
+        held.close()
+        _serves_on(server, tmp_path, 2)
     finally:
-        for f in (lines, held):
-            f.close()
-        os.close(in_w)
+        caller.close()
+        if held is not None:
+            held.close()
+        server.stop()
+
+
+def test_a_request_and_the_exit_of_the_workers_last_caller_leave_the_server_serving(tmp_path):
+    """A request, then the exit of the worker's last caller: taking the request, the server finds
+    that caller gone and frees the worker for it, and the exit must not be handled again
+    (ValueError). No Ctrl-C: two commands one after the other, the server slow to wake."""
+    _pidfds()
+    folder = tmp_path / "warm"
+    server = Server(ROOT, folder)
+    first = _Holding(folder, ["outcomes", SB], tmp_path)
+    second = None
+    held = None
+    try:
+        worker = first.served()
+        assert first.line() == b"exit 0\n"
+        _until(lambda: any("pidfd" in f for f in _fds(server.proc.pid)), "the server watches the caller")
+        held = _hold(server)
+        second = _Holding(folder, ["outcomes", SB], tmp_path)
+        assert second.line() == b"sent\n"
+        assert first.exit() == 0
+        held.close()
+        assert int(second.line()) == worker and second.line() == b"exit 0\n"
+        assert second.exit() == 0
+        _serves_on(server, tmp_path, 3)
+    finally:
+        for c in (first, second, held):
+            if c is not None:
+                c.close()
+        server.stop()
+
+
+def test_a_command_that_ends_as_its_caller_dies_leaves_the_server_serving(tmp_path):
+    """A forked command's end, then its caller's death: answering the command's end closes the
+    caller's connection, whose end must not be handled (ValueError)."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    lower = 255 if soft == 256 else 256
+    if hard != resource.RLIM_INFINITY and hard < 256:
+        pytest.skip("the open-files limit is already low here")
+    folder = tmp_path / "warm"
+    fifo = _fifo_test(tmp_path)
+    server = Server(ROOT, folder)
+    # (another soft limit than the server's: the command runs in a fork, not in the worker)
+    caller = _Holding(folder, ["outcomes", f"{fifo}::SB+fence.sc.gpu+sameCluster"], tmp_path,
+                      preexec=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (lower, hard)))
+    held = None
+    try:
+        command = caller.served()
+        _until(lambda: _reads(command, fifo), "the command waits on its input")
+        held = _hold(server)
+        _release(fifo)
+        _until(lambda: _state(command) == "Z", "the command ends")
+        caller.proc.kill()
+        caller.proc.wait(300)
+        held.close()
+        _serves_on(server, tmp_path, 2)
+    finally:
+        caller.close()
+        if held is not None:
+            held.close()
         server.stop()
