@@ -783,11 +783,11 @@ def main(argv=None) -> int:
         print(f"no server answered at {path}", file=sys.stderr)
         return 2
     server = Server(folder, args.idle, args.log)
-    if not server.bind():
-        print(f"a server already answers at {server.path}")
-        return 0
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
-    try:
+    try:                                # (from the bind: a signal once the socket is there is noted)
+        if not server.bind():
+            print(f"a server already answers at {server.path}")
+            return 0
         server.serve()
     except KeyboardInterrupt:           # Ctrl-C to the server itself (its terminal or process group)
         server.note(event="interrupted")

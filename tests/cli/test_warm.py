@@ -673,3 +673,17 @@ def test_a_command_that_ends_as_its_caller_dies_leaves_the_server_serving(tmp_pa
         if held is not None:
             held.close()
         server.stop()
+
+
+def test_a_server_interrupted_itself_says_so(tmp_path):
+    """Ctrl-C to the server itself (run in a terminal, or a signal to its process group) ends it
+    as it ends any Python program; its log says why it stopped serving (it said nothing)."""
+    folder = tmp_path / "warm"
+    server = Server(ROOT, folder)
+    try:
+        server.proc.send_signal(signal.SIGINT)
+        assert server.proc.wait(60) != 0
+        assert [e["event"] for e in server.events()] == ["interrupted"]
+        assert not list(folder.glob("*.sock"))          # (a fresh server may start)
+    finally:
+        server.stop()
