@@ -357,10 +357,12 @@ class Server:
         return worker
 
     def _from_worker(self) -> None:
-        """The worker says a command ended (`done STATUS CPU`): its caller is answered. The
-        worker takes the next request once that caller has exited (until then a signal it
-        passes on could reach the next command, a fresh fork serves others meanwhile). An end
-        of file: the worker ended (reaped with its status by _reap)."""
+        """The worker says a command ended (`done STATUS CPU`, and `last` if it exits now): its
+        caller is answered. The worker takes the next request once that caller has exited (until
+        then a signal it passes on could reach the next command, a fresh fork serves others
+        meanwhile); one that said `last` takes none (handed one before its end was seen, it would
+        exit without running it, and its caller would hear `exit 0` with no output). An end of
+        file: the worker ended (reaped with its status by _reap)."""
         w = self.worker
         if w is None or w.state in ("gone", "retired"):
             return
@@ -377,22 +379,34 @@ class Server:
         w.buf += data
         while b"\n" in w.buf:
             line, _, w.buf = w.buf.partition(b"\n")
-            word, code, cpu = line.decode("ascii").split()
+            word, code, cpu, *more = line.decode("ascii").split()
             run = self.running.pop(w.pid, None)
             if word != "done" or run is None:
                 continue
             w.reported += float(cpu)
             self._answer(run, f"exit {int(code)}", float(cpu), w.pid)
+            if more == ["last"]:
+                self._retire(w)
+                return
             w.state = "draining"
             try:
                 w.caller = os.pidfd_open(run.caller)
             except ProcessLookupError:      # gone already
                 w.state = "idle"
             except (OSError, AttributeError):
-                w.state = "retired"         # no way to know: no next command
-                w.close()
+                self._retire(w)             # no way to know: no next command
+                return
             else:
                 self.selector.register(w.caller, selectors.EVENT_READ, "caller exited")
+
+    def _retire(self, w: "_Worker") -> None:
+        """Hand the worker nothing more (its end is reaped by _reap). Its socket is no longer
+        watched before it is closed: a file that reuses its number must not find it registered."""
+        try:
+            self.selector.unregister(w.sock)
+        except (KeyError, ValueError):
+            pass
+        w.close()
 
     def _caller_exited(self) -> None:
         w = self.worker
@@ -469,7 +483,7 @@ class _Running:
 
 class _Worker:
     """The server's side of its worker: its pid, the socket that hands it a request (with the
-    caller's standard streams) and brings back `done STATUS CPU`, and its state: idle, busy (a
+    caller's standard streams) and brings back `done STATUS CPU [last]`, and its state: idle, busy (a
     command runs), draining (answered; its caller has not exited yet: `caller`, a pidfd),
     retired or gone (it takes no more commands)."""
 
@@ -617,9 +631,10 @@ def _worker(sock: socket.socket) -> None:
     that ran one before - a fresh fork of the server copies, page by page, the memory that the
     command writes (~10 ms of page faults for the smallest test, ~20 ms for one that uses Z3:
     bench/RESULTS.md). The worker reports each command's end as `done STATUS CPU` (its CPU
-    seconds since the previous report) and, between commands, ignores the signals a caller
-    passes on (a late one is for a command that has ended). It exits at the end of its socket,
-    when a command ends the process (Ctrl-C, the hard time bound), or when it retires."""
+    seconds since the previous report; then `last` if it exits after this command) and, between
+    commands, ignores the signals a caller passes on (a late one is for a command that has
+    ended). It exits at the end of its socket, when a command ends the process (Ctrl-C, the hard
+    time bound), or when it retires."""
     import gc
     import resource
 
@@ -638,11 +653,13 @@ def _worker(sock: socket.socket) -> None:
             status = _run(fds, req, goes_on=True)       # (it closes the streams it was handed)
             _release()
             now = _cpu()
-            sock.sendall(f"done {2 if status < 0 else status} {now - reported:.6f}\n".encode())
-            reported = now
             # (an interrupted command - Ctrl-C, status 128 + signal - may have stopped anywhere,
-            # a cache half filled: its worker takes no other)
-            if not 0 <= status < 128 or resource.getrusage(resource.RUSAGE_SELF).ru_maxrss > WORKER_MAX_RSS_KB:
+            # a cache half filled: its worker takes no other; the server hears that it exits)
+            last = served == WORKER_COMMANDS or not 0 <= status < 128 or \
+                resource.getrusage(resource.RUSAGE_SELF).ru_maxrss > WORKER_MAX_RSS_KB
+            sock.sendall(f"done {2 if status < 0 else status} {now - reported:.6f}{' last' if last else ''}\n".encode())
+            reported = now
+            if last:
                 break
             gc.collect()        # (the test's Z3 context, if a cycle holds it)
             methodcache.save()  # (what the command compiled, as a forked command saves it as it ends)

@@ -1,7 +1,8 @@
 """The warm server (checker.warm, off unless PTXMC_WARM is set): a command it serves writes the
 same bytes on stdout and stderr and exits with the same status as the one-shot command, and a
 server whose code or model changed on disk serves nothing (the caller runs the command itself,
-with the new code). Real processes throughout: a server, and `ptxmc` entries as users run them."""
+with the new code). Real processes throughout: a server, and `ptxmc` entries as users run them (and
+one test of the server's bookkeeping of its worker, in this process)."""
 from __future__ import annotations
 
 import json
@@ -687,3 +688,117 @@ def test_a_server_interrupted_itself_says_so(tmp_path):
         assert not list(folder.glob("*.sock"))          # (a fresh server may start)
     finally:
         server.stop()
+
+
+# The worker alone (checker.warm.server._worker), in a process of its own, handed requests as the
+# server hands them; argv: its socket's fd and the number of commands it takes.
+WORKER = """\
+import socket, sys
+from checker.warm import server
+server.WORKER_COMMANDS = int(sys.argv[2])
+server._worker(socket.socket(fileno=int(sys.argv[1])))
+"""
+
+
+def _request(folder: Path, argv: list[str], cwd: Path) -> dict:
+    import resource
+
+    return {"key": b"", "argv": argv, "cwd": str(cwd), "env": _env(ROOT, folder, False),
+            "path": [str(ROOT)] + sys.path[1:], "umask": 0o22, "ignored": [],
+            "rlimits": {n: resource.getrlimit(getattr(resource, n)) for n in dir(resource) if n.startswith("RLIMIT_")}}
+
+
+class _Worker:
+    def __init__(self, folder: Path, commands: int):
+        self.folder = folder
+        self.ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.ours.settimeout(300)       # (a safety net)
+        self.proc = subprocess.Popen([sys.executable, "-c", WORKER, str(theirs.fileno()), str(commands)], cwd=ROOT,
+                                     env=_env(ROOT, folder, False), pass_fds=(theirs.fileno(),))
+        theirs.close()
+        self.lines = self.ours.makefile("rb")
+
+    def send(self, argv: list[str], cwd: Path) -> None:
+        import marshal
+
+        data = marshal.dumps(_request(self.folder, argv, cwd))
+        streams = [os.open(os.devnull, os.O_RDWR) for _ in range(3)]
+        try:
+            socket.send_fds(self.ours, [len(data).to_bytes(8, "big") + data], streams)
+        finally:
+            for fd in streams:
+                os.close(fd)
+
+    def done(self) -> list[str]:
+        return self.lines.readline().decode().split()
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
+        self.lines.close()
+        self.ours.close()
+
+
+def test_the_worker_says_which_command_is_its_last(tmp_path):
+    """The worker exits after an interrupted command, or after its WORKER_COMMANDS-th: it says so
+    with the command's end (`done STATUS CPU last`). It did not, so the server took it for idle
+    once that command's caller had exited, and a request handed to it before its end was seen
+    was never run: its caller heard `exit 0`, with no output."""
+    folder = tmp_path / "warm"
+    folder.mkdir(mode=0o700)
+    w = _Worker(folder, 2)
+    try:
+        w.send(["outcomes", SB], tmp_path)
+        first = w.done()
+        assert first[0] == "done" and first[1] == "0" and first[3:] == []
+        w.send(["outcomes", SB], tmp_path)
+        second = w.done()
+        assert second[:2] == ["done", "0"] and second[3:] == ["last"]
+        assert w.proc.wait(300) == 0
+    finally:
+        w.close()
+    fifo = _fifo_test(tmp_path)
+    w = _Worker(folder, 3)
+    try:
+        w.send(["outcomes", f"{fifo}::SB+fence.sc.gpu+sameCluster"], tmp_path)
+        _until(lambda: _reads(w.proc.pid, fifo), "the command waits on its input")
+        os.kill(w.proc.pid, signal.SIGINT)
+        interrupted = w.done()
+        assert interrupted[:2] == ["done", "130"] and interrupted[3:] == ["last"]
+        assert w.proc.wait(300) == 0
+    finally:
+        w.close()
+
+
+def test_a_worker_that_said_last_is_handed_nothing(tmp_path):
+    """The server's side: a worker whose command's end says `last` is retired at once; one that
+    did not say it takes the next request once that command's caller has exited."""
+    import selectors
+
+    from checker.warm import server as warm
+
+    dead = subprocess.Popen([sys.executable, "-c", ""])
+    dead.wait()
+    for said, state in ((b"", "idle"), (b" last", "retired")):
+        srv = warm.Server.__new__(warm.Server)
+        srv.log, srv.running, srv.cpu, srv.selector = None, {}, 0.0, selectors.DefaultSelector()
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        caller_end, server_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            ours.setblocking(False)
+            srv.worker = w = warm._Worker(dead.pid, ours)
+            w.state = "busy"
+            srv.selector.register(ours, selectors.EVENT_READ, "worker")
+            srv.running[w.pid] = warm._Running(server_end, ["outcomes", SB], time.monotonic(), dead.pid)
+            srv.selector.register(server_end, selectors.EVENT_READ, w.pid)
+            theirs.sendall(b"done 0 0.01" + said + b"\n")
+            srv._from_worker()
+            assert caller_end.recv(64) == b"exit 0\n"           # the command's caller is answered
+            assert w.state == state                             # (its caller has exited)
+            handed = srv._worker_for(_request(tmp_path, ["outcomes", SB], tmp_path), [])
+            assert handed is (w if state == "idle" else None), said
+        finally:
+            srv.selector.close()
+            for s in (ours, theirs, caller_end, server_end):
+                s.close()
