@@ -260,6 +260,12 @@ class Machine:
             if ins.predicate:
                 neg = ins.predicate.startswith("@!")
                 g = st.regs.get(ins.predicate.lstrip("@!"), _UNWRITTEN)
+                if st.grid and isinstance(g, int) and ins.predicate.lstrip("@!") in st.grid:
+                    # computed from the CTA's place in the grid alone (a decision on unknowns
+                    # that it enters, CUTLASS's tile index, is one of the table's)
+                    end = self._grid_branch(st, s, ins, bool(g) != neg, depth)
+                    if end is not None:
+                        return end
                 if isinstance(g, Unk):
                     if ins.op == "bra" and self._exits_loop(st.pc, s, ins):
                         g = self._leaves(st, s, ins, g)
@@ -302,9 +308,46 @@ class Machine:
                                   self._loc(s))
                 st.pc = self.fn.labels[table[idx]]
                 continue
-            self._exec(st, s, ins)
+            if st.grid or _reads_grid(ins):
+                self._exec(st, s, ins)
+                _mark_grid(st, ins)
+            else:
+                self._exec(st, s, ins)
             st.pc += 1
         return st
+
+    def _grid_branch(self, st: "_State", s, ins: Instr, runs: bool, depth: int):
+        """A branch (or `ret`/`exit`, or a guarded instruction) on a value computed from the CTA's
+        place in the grid (%ctaid, %clusterid). The skeleton is one cluster, the grid's first
+        (%ctaid.x = the CTA's rank); a CTA elsewhere in the grid takes the other side. Where the two
+        sides differ in synchronization, the kernel's CTAs synchronize differently and one skeleton
+        cannot stand for them: refused (it used to take CTA 0's side silently: PASS for a kernel
+        whose other CTAs read a tile without waiting). Else the concrete side's end, run here.
+        A guarded instruction that is not a register operation is refused alike."""
+        body = self.fn.body
+        if ins.op == "bra":
+            pcs = (self._target(s, ins), st.pc + 1)
+        elif ins.op in ("ret", "exit"):
+            pcs = (len(body), st.pc + 1)
+        elif ins.op in _ALU_OPS:
+            for r in _dests(ins.operands[0]) if ins.operands else ():
+                st.grid = st.grid | {r}      # executed here, not elsewhere in the grid (or the reverse)
+            return None
+        else:
+            raise Refused(f"'{ins.op}' under the predicate {ins.predicate}, which depends on the CTA's place in the "
+                          "grid (%ctaid, %clusterid): the skeleton is the grid's first cluster, and CTAs elsewhere "
+                          "would not run it alike: not modelled", self._loc(s))
+        if depth >= self.fork_depth:
+            raise Refused(f"this branch depends on the CTA's place in the grid (%ctaid, %clusterid), nested more "
+                          f"than {self.fork_depth} deep: not modelled", self._loc(s))
+        ends = [self._go(st.copy(pc), depth + 1) for pc in pcs]
+        sync = [[(e.kind, e.line) for e in x.trace.events] for x in ends]
+        if sync[0] != sync[1]:
+            raise Refused(f"this branch's condition {ins.predicate} depends on the CTA's place in the grid (%ctaid, "
+                          "%clusterid), and its two sides differ in synchronization: the skeleton is one cluster, "
+                          "the grid's first (%ctaid.x = its rank), and CTAs elsewhere in the grid take the other "
+                          "side; one skeleton cannot stand for both: not modelled", self._loc(s))
+        return ends[0] if runs else ends[1]
 
     def _unknown_branch(self, st: "_State", s, ins: Instr, depth: int):
         """A branch on a value the thread cannot know. The first time: a backward branch (a loop's
@@ -767,7 +810,10 @@ class Machine:
     def _special(self, ident: Ident, name: str, s):
         base, _, dim = name[1:].partition(".")
         d = "xyz".index(dim) if dim else 0
-        table = {"tid": ident.tid, "ntid": ident.ntid, "ctaid": ident.ctaid, "cluster_ctaid": (ident.rank, 0, 0),
+        # (the skeleton is the grid's first cluster: %clusterid 0, %ctaid the CTA's rank in it;
+        # a branch on them whose sides differ is refused, _grid_branch)
+        table = {"tid": ident.tid, "ntid": ident.ntid, "ctaid": ident.ctaid, "clusterid": (0, 0, 0),
+                 "cluster_ctaid": (ident.rank, 0, 0),
                  "cluster_nctaid": (ident.nrank, 1, 1)}
         if base in table:
             return table[base][d]
@@ -1894,6 +1940,9 @@ class _State:
     # (head, statement, trips, note): an outer loop's branch the facts decided before its `--tiles`
     # trips ran, until the path comes back to the loop's head (Machine._early)
     early: tuple | None = None
+    # registers whose value depends on the CTA's place in the grid (%ctaid, %clusterid), which the
+    # skeleton takes as its cluster's, the grid's first (Machine._grid_branch)
+    grid: frozenset = frozenset()
 
     def copy(self, pc: int) -> "_State":
         t = self.trace
@@ -1903,7 +1952,7 @@ class _State:
         return _State(pc, dict(self.regs), dict(self.taint), dict(self.loops), dict(self.local), Counter(self.occ), nt,
                       Counter(self.visits), Counter(self.bars), dict(self.own), Counter(self.gens),
                       set(self.unused), self.stop, Counter(self.writes), dict(self.facts), dict(self.own_names),
-                      dict(self.risky), dict(self.own_at), self.early)
+                      dict(self.risky), dict(self.own_at), self.early, self.grid)
 
 
 def ins_name(s) -> str:
@@ -1955,7 +2004,7 @@ def is_global(name) -> bool:
 
 # Special registers with one value for the whole launch (PTX ISA, Special Registers), and their bits.
 _LAUNCH_WIDE = {"nctaid": 32, "nclusterid": 32, "dynamic_smem_size": 32, "total_smem_size": 32,
-                "aggr_smem_size": 32, "gridid": 64}
+                "aggr_smem_size": 32, "gridid": 64, "nsmid": 32, "nwarpid": 32}
 
 _NO_ROOTS: frozenset = frozenset()
 _TERM_OPS = frozenset(("add", "sub", "mul", "mad", "shl", "shr", "and", "or", "xor", "not", "neg", "min", "max",
@@ -2049,6 +2098,32 @@ def _sources(ins: Instr) -> tuple[str, ...]:
     if hit is None or hit[0] is not ins:
         hit = _SOURCE_NAMES[id(ins)] = (ins, tuple(o.name.lstrip("!") for o in _regs_in(ins.operands[1:])))
     return hit[1]
+
+
+_GRID_REGS = ("%ctaid", "%clusterid")
+_GRID_READS: dict = {}
+
+
+def _reads_grid(ins: Instr) -> bool:
+    """Does the instruction read a special register that says where the CTA is in the grid?"""
+    hit = _GRID_READS.get(id(ins))
+    if hit is None or hit[0] is not ins:
+        reads = any(isinstance(o, Reg) and o.name.split(".")[0] in _GRID_REGS for o in ins.operands[1:])
+        hit = _GRID_READS[id(ins)] = (ins, reads)
+    return hit[1]
+
+
+def _mark_grid(st: "_State", ins: Instr) -> None:
+    """After a register operation: its results depend on the CTA's place in the grid when one of
+    its operands does (a value loaded or stored through memory is not followed)."""
+    if ins.op not in _ALU_OPS or not ins.operands:
+        return
+    dests = _dests(ins.operands[0])
+    if _reads_grid(ins) or any(r in st.grid for r in _sources(ins)) or \
+            (ins.predicate and ins.predicate.lstrip("@!") in st.grid):
+        st.grid = st.grid | set(dests)
+    elif st.grid:
+        st.grid = st.grid - set(dests)
 
 
 def _regs_in(ops) -> list[Reg]:

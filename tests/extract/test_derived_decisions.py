@@ -40,6 +40,10 @@ DERIVED = {
                   "add.s32 %r7, %r9, %r9;\n" + "  add.s32 %r7, %r7, %r7;\n" * 5 + "  setp.lt.s32 %p4, %r7, 320;"),
     # a launch-wide special register: the same value in every thread of the launch
     "nctaid": ("mov.u32 %r8, %nctaid.x;\n  setp.ge.u32 %p6, %r8, 5;", "mov.u32 %r7, %nctaid.x;\n  setp.lt.u32 %p4, %r7, 5;"),
+    # the device's SM and warp identifier counts: one value for the launch too (each was a thread's own
+    # unknown: two roles decided each its own way, PASS for a kernel that hangs when %nsmid < 5)
+    "nsmid": ("mov.u32 %r8, %nsmid;\n  setp.ge.u32 %p6, %r8, 5;", "mov.u32 %r7, %nsmid;\n  setp.lt.u32 %p4, %r7, 5;"),
+    "nwarpid": ("mov.u32 %r8, %nwarpid;\n  setp.ge.u32 %p6, %r8, 5;", "mov.u32 %r7, %nwarpid;\n  setp.lt.u32 %p4, %r7, 5;"),
     # a word loaded from global memory at one address (no store of the kernel writes global memory)
     "global load": ("ld.global.u32 %r8, [%rg2+4];\n  setp.ge.s32 %p6, %r8, 5;",
                     "ld.global.u32 %r7, [%rg2+4];\n  setp.lt.s32 %p4, %r7, 5;"),
@@ -250,4 +254,65 @@ def test_one_thread_deciding_one_opaque_value_twice_follows_its_facts(tmp_path):
     [r0] = [r for r in x.skeleton.roles if 0 in r.tids]
     assert sum(e.kind == "mb_arrive" for e in r0.trace.events) == 1
     assert "follows from the decision at L24" in role_table(x.skeleton)
+    assert x.check(jobs=0).ok
+
+
+# thread 32 waits for the data only in CTA 0 of the grid (SETP on the CTA's place); thread 0 stores
+# it and arrives. The skeleton is the grid's first cluster: %ctaid.x was 0 there, and the other
+# CTAs, which read without waiting, were never asked: PASS
+GRID = """.version 8.0
+.target sm_90a
+.address_size 64
+.visible .entry k()
+.reqntid 64
+{
+  .shared .align 8 .b8 mb[8];
+  .shared .align 16 .b8 data[16];
+  .reg .b32 %r<10>;
+  .reg .pred %p<10>;
+  .reg .b64 %rd<4>;
+  mov.u32 %r1, %tid.x;
+  setp.ne.s32 %p1, %r1, 0;
+  @%p1 bra INITED;
+  mbarrier.init.shared::cta.b64 [mb], 1;
+  fence.mbarrier_init.release.cluster;
+INITED:
+  bar.sync 0;
+  setp.eq.s32 %p2, %r1, 32;
+  @%p2 bra CONSUMER;
+  @%p1 bra DONE;
+  st.shared.u32 [data], 5;
+  mbarrier.arrive.release.cta.shared::cta.b64 %rd1, [mb];
+  bra.uni DONE;
+CONSUMER:
+  SETP
+  @%p3 bra READ;
+W: mbarrier.try_wait.parity.shared::cta.b64 %p7, [mb], 0;
+  @!%p7 bra W;
+READ:
+  ld.shared.u32 %r6, [data];
+DONE:
+  ret;
+}
+"""
+
+
+@pytest.mark.parametrize("setp", ["mov.u32 %r3, %ctaid.x;\n  setp.ne.s32 %p3, %r3, 0;",
+                                  "mov.u32 %r3, %clusterid.x;\n  add.s32 %r4, %r3, 1;\n  setp.gt.u32 %p3, %r4, 1;"],
+                         ids=["ctaid", "clusterid"])
+def test_a_branch_on_the_ctas_place_in_the_grid_whose_sides_differ_is_refused(tmp_path, setp):
+    f = tmp_path / "k.ptx"
+    f.write_text(GRID.replace("SETP", setp))
+    line = next(i for i, ln in enumerate(f.read_text().splitlines(), 1) if "@%p3 bra READ" in ln)
+    with pytest.raises(LitmusError, match=rf"k\.ptx:{line}: .*depends on the CTA's place in the grid.*differ in "
+                                          r"synchronization"):
+        extract_file(str(f), out_dir=str(tmp_path / "out"))
+
+
+def test_a_branch_on_the_ctas_place_in_the_grid_whose_sides_synchronize_alike_is_taken(tmp_path):
+    """Both sides wait: the branch is CTA 0's, and the other CTAs' side synchronizes the same."""
+    f = tmp_path / "k.ptx"
+    f.write_text(GRID.replace("SETP", "mov.u32 %r3, %ctaid.x;\n  setp.ne.s32 %p3, %r3, 0;")
+                 .replace("  @%p3 bra READ;\n", "  @%p3 bra W;\n"))
+    [x] = extract_file(str(f), out_dir=str(tmp_path / "out"))
     assert x.check(jobs=0).ok
