@@ -61,10 +61,18 @@ class Role:
     # the threads folded into this role's litmus thread whose runs decided something of their own
     # (tids, their assumptions): the role table says them too
     folded: list = field(default_factory=list)
+    # the threads whose run `trace` is (None: every thread of the role); the threads folded in
+    # perform only a subsequence of it, so they do not perform its releases (_fold_keeps_order)
+    performers: list | None = None
 
     @property
     def size(self) -> int:
         return len(self.tids)
+
+    @property
+    def trace_warps(self) -> list[int]:
+        """The warps of the threads that perform the whole of `trace`."""
+        return sorted({t // 32 for t in (self.tids if self.performers is None else self.performers)})
 
     @property
     def warps(self) -> list[int]:
@@ -328,7 +336,10 @@ def _fold_keeps_order(a: Role, b: Role, small: tuple, big: tuple, idx: list[int]
         return True
     # a bar.sync both wait at (not a bar.arrive: it waits for nothing), just after b's event
     bars = [idx[k] + 0.5 for k, e in enumerate(small) if e[0] == "barrier" and dict(e[2]).get("mode") != "arrive"]
-    if set(a.warps) <= set(b.warps):
+    if set(a.warps) <= set(b.trace_warps):
+        # (b's warps that perform its releases: threads folded into b earlier, idle lanes of another
+        # warp, do not, and a bar.warp.sync there orders nothing before them; it used to count
+        # them: PASS for warp 0's reads folded into warp 1's arrive, each warp's __syncwarp its own)
         for p in a.trace.warpsyncs:         # before a's event p: between b's idx[p-1] and idx[p]
             lo = idx[p - 1] if p > 0 else -1
             hi = idx[p] if p < len(idx) else len(big)
@@ -371,6 +382,7 @@ def _merge(roles: list[Role], sigs: dict) -> list[Role]:
             others = {t for ts, _ in a.folded for t in ts}       # (they decided otherwise than a's own)
             own = [t for t in sorted(a.tids) if t not in others]
             big.folded = big.folded + r.folded + [(own, a.trace.assumptions)]
+            big.performers = list(b.tids if b.performers is None else b.performers)
             big.trace, big.mult = b.trace, mult
             big.tids = sorted(big.tids + r.tids)
             sigs[id(big)] = sigs[id(b)]

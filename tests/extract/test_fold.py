@@ -194,3 +194,76 @@ def test_stores_of_roles_that_no_elected_lane_publishes_are_not_shadowed(tmp_pat
     x, rep = _verdict(f)
     assert rep.ok, rep.text
     assert len(x.skeleton.roles) == 2 and not any("_by_" in m for m in x.skeleton.memory)
+
+
+# warp 1 reads buf, fences, `__syncwarp()`s and arrives on `empty` (32 arrivals); lanes 16-31 of
+# warp 0 read buf, fence and `__syncwarp()` with lanes 0-15 of warp 0, and never arrive; thread 96
+# waits for `empty` and copies a tile into buf. Nothing orders warp 0's reads before the copy.
+WARP_OF_ITS_OWN = """.version 8.0
+.target sm_90a
+.address_size 64
+.visible .entry k(.param .align 64 .b8 k_param_0[128])
+.reqntid 128
+{
+  .shared .align 8 .b8 empty[8];
+  .shared .align 8 .b8 full[8];
+  .shared .align 128 .b8 buf[128];
+  .reg .b32 %r<12>;
+  .reg .pred %p<12>;
+  .reg .b64 %rd<6>;
+  mov.u32 %r1, %tid.x;
+  setp.ne.s32 %p1, %r1, 96;
+  @%p1 bra INITED;
+  mbarrier.init.shared::cta.b64 [empty], 32;
+  mbarrier.init.shared::cta.b64 [full], 1;
+  fence.mbarrier_init.release.cluster;
+INITED:
+  bar.sync 0;
+  setp.eq.s32 %p2, %r1, 96;
+  @%p2 bra PRODUCER;
+  setp.ge.u32 %p3, %r1, 96;
+  @%p3 bra IDLE;
+  shr.u32 %r2, %r1, 5;
+  and.b32 %r3, %r1, 31;
+  setp.eq.s32 %p4, %r2, 1;
+  @%p4 bra READER;
+  setp.ne.s32 %p5, %r2, 0;
+  @%p5 bra IDLE;
+  setp.lt.u32 %p6, %r3, 16;
+  @%p6 bra IDLE;
+READER:
+  ld.shared.u32 %r4, [buf];
+  fence.proxy.async.shared::cta;
+  bar.warp.sync -1;
+  @!%p4 bra DONE;
+  mbarrier.arrive.shared::cta.b64 %rd1, [empty];
+  bra.uni DONE;
+IDLE:
+  bar.warp.sync -1;
+  bra.uni DONE;
+PRODUCER:
+W: mbarrier.try_wait.parity.shared::cta.b64 %p7, [empty], 0;
+  @!%p7 bra W;
+  mbarrier.arrive.expect_tx.shared::cta.b64 %rd2, [full], 16;
+  mov.b64 %rd3, k_param_0;
+  cvta.param.u64 %rd4, %rd3;
+  mov.u32 %r5, 0;
+  cp.async.bulk.tensor.1d.shared::cta.global.mbarrier::complete_tx::bytes [buf], [%rd4, {%r5}], [full];
+F: mbarrier.try_wait.parity.shared::cta.b64 %p8, [full], 0;
+  @!%p8 bra F;
+DONE:
+  ret;
+}
+"""
+
+
+def test_a_warp_barrier_orders_a_fold_only_in_the_warps_that_perform_the_release(tmp_path):
+    """The idle threads (lanes 0-15 of warp 0, warps 2-3) fold into warp 1's role first, which then
+    spans warps 0-3; warp 0's readers used to fold into it too, as if their `bar.warp.sync` (warp
+    0's) ordered their reads before warp 1's arrive (after warp 1's own): PASS for a kernel whose
+    copy may overwrite buf while warp 0 still reads it."""
+    f = tmp_path / "k.ptx"
+    f.write_text(WARP_OF_ITS_OWN)
+    x, rep = _verdict(f)
+    assert not rep.ok and "InFlight" in rep.text, rep.text
+    assert "w0_16t" in {r.name for r in x.skeleton.roles}
