@@ -64,6 +64,9 @@ class Role:
     # the threads whose run `trace` is (None: every thread of the role); the threads folded in
     # perform only a subsequence of it, so they do not perform its releases (_fold_keeps_order)
     performers: list | None = None
+    # the threads whose own runs access data (set by _merge): only their accesses need the order a
+    # fold lends (_fold_keeps_order)
+    access_tids: list | None = None
 
     @property
     def size(self) -> int:
@@ -336,7 +339,7 @@ def _fold_keeps_order(a: Role, b: Role, small: tuple, big: tuple, idx: list[int]
         return True
     # a bar.sync both wait at (not a bar.arrive: it waits for nothing), just after b's event
     bars = [idx[k] + 0.5 for k, e in enumerate(small) if e[0] == "barrier" and dict(e[2]).get("mode") != "arrive"]
-    if set(a.warps) <= set(b.trace_warps):
+    if {t // 32 for t in (a.tids if a.access_tids is None else a.access_tids)} <= set(b.trace_warps):
         # (b's warps that perform its releases: threads folded into b earlier, idle lanes of another
         # warp, do not, and a bar.warp.sync there orders nothing before them; it used to count
         # them: PASS for warp 0's reads folded into warp 1's arrive, each warp's __syncwarp its own)
@@ -347,11 +350,21 @@ def _fold_keeps_order(a: Role, b: Role, small: tuple, big: tuple, idx: list[int]
 
     def separated(i: int, j: int) -> bool:      # a barrier of both between b's events i < j
         return any(i < x < j for x in bars)
+    def kind(tr: Trace, k: int) -> tuple:
+        ins = tr.events[k].instr
+        return (ins.op, ins.qualifiers) if ins is not None else (None,)
     for j, e in enumerate(big):
         if j in matched:
             continue
         if e[0] == "fence":
-            return False
+            # it would fence a's accesses too, unless a's own fence of the same instruction lies
+            # between each of them and it (lanes that each fence, then `__syncwarp()`, then lane 0
+            # fences again and issues a TMA store: it used to keep them apart, and the dropped
+            # bar.warp.sync left their stores unordered before the copy, a FAIL for a correct kernel)
+            same = [idx[k] for k, x in enumerate(small) if x[0] == "fence" and kind(a.trace, k) == kind(b.trace, j)]
+            if any(i > j or not any(i < f < j for f in same) for i in acc):
+                return False
+            continue
         if e[0] in _RELEASES and any(i < j and not separated(i, j) for i in acc):
             return False
         if e[0] in _ACQUIRES and any(j < i and not separated(j, i) for i in acc):
@@ -365,6 +378,9 @@ def _merge(roles: list[Role], sigs: dict) -> list[Role]:
     of a warpgroup beside the one that also initialises and arrives): one litmus thread then
     stands for both, and each event counts the threads that perform it."""
     roles = sorted(roles, key=lambda r: -r.size)
+    for r in roles:
+        if r.access_tids is None:
+            r.access_tids = list(r.tids) if any(e[0] in _ACCESS_KINDS for e in sigs[id(r)]) else []
     out: list[Role] = []
     for r in roles:
         merged = False
@@ -383,6 +399,7 @@ def _merge(roles: list[Role], sigs: dict) -> list[Role]:
             own = [t for t in sorted(a.tids) if t not in others]
             big.folded = big.folded + r.folded + [(own, a.trace.assumptions)]
             big.performers = list(b.tids if b.performers is None else b.performers)
+            big.access_tids = sorted(a.access_tids + b.access_tids)
             big.trace, big.mult = b.trace, mult
             big.tids = sorted(big.tids + r.tids)
             sigs[id(big)] = sigs[id(b)]

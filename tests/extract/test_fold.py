@@ -267,3 +267,59 @@ def test_a_warp_barrier_orders_a_fold_only_in_the_warps_that_perform_the_release
     x, rep = _verdict(f)
     assert not rep.ok and "InFlight" in rep.text, rep.text
     assert "w0_16t" in {r.name for r in x.skeleton.roles}
+
+
+# warp 1: every lane stores its word of buf (SYNC), then lane 0 fences and copies buf out with a
+# TMA store; warp 0 only passes bar 0
+LANES_TMA_STORE = """.version 8.0
+.target sm_90a
+.address_size 64
+.visible .entry k(.param .align 64 .b8 k_param_0[128])
+.reqntid 64
+{
+  .shared .align 128 .b8 buf[128];
+  .reg .b32 %r<10>;
+  .reg .pred %p<10>;
+  .reg .b64 %rd<4>;
+  mov.u32 %r1, %tid.x;
+  bar.sync 0;
+  setp.lt.u32 %p2, %r1, 32;
+  @%p2 bra DONE;
+  and.b32 %r2, %r1, 31;
+  shl.b32 %r3, %r2, 2;
+  mov.u32 %r4, buf;
+  add.s32 %r5, %r4, %r3;
+  st.shared.u32 [%r5], 5;
+SYNC  setp.ne.s32 %p3, %r2, 0;
+  @%p3 bra DONE;
+  fence.proxy.async.shared::cta;
+  mov.b64 %rd1, k_param_0;
+  cvta.param.u64 %rd3, %rd1;
+  mov.u32 %r6, 0;
+  cp.async.bulk.tensor.1d.global.shared::cta.bulk_group [%rd3, {%r6}], [buf];
+  cp.async.bulk.commit_group;
+  cp.async.bulk.wait_group.read 0;
+DONE:
+  ret;
+}
+"""
+
+
+@pytest.mark.parametrize("sync, ok", [("  fence.proxy.async.shared::cta;\n  bar.warp.sync -1;\n", True),
+                                      ("  bar.warp.sync -1;\n", False), ("", False)],
+                         ids=["fence-then-syncwarp", "syncwarp-only", "nothing"])
+def test_lanes_that_fence_then_syncwarp_before_the_elected_copy_fold_into_it(tmp_path, sync, ok):
+    """Each lane's own proxy fence, then `__syncwarp()`, then lane 0's fence and copy (CUTLASS's
+    fence_view_async_shared before the elected TMA store, within one warp): lane 0's second fence,
+    which the lanes lack, kept them a role of their own, the dropped bar.warp.sync left their
+    stores unordered before the copy, and a correct kernel FAILED (InFlight, MixedSizeRace).
+    Without the lanes' fences (a proxy fence orders its own thread's accesses), or without both,
+    it fails."""
+    f = tmp_path / "k.ptx"
+    f.write_text(LANES_TMA_STORE.replace("SYNC", sync))
+    x, rep = _verdict(f)
+    assert rep.ok == ok, rep.text
+    if ok:
+        assert len(x.skeleton.roles) == 1
+    else:
+        assert "MixedSizeRace" in rep.text, rep.text
