@@ -44,6 +44,7 @@ reported as having no repair in the space.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 from functools import cached_property
 
@@ -155,13 +156,38 @@ def hang_candidates(test: LitmusTest, asked, costs: CostModel) -> tuple[Edit, ..
 # -- helpers ---------------------------------------------------------------------------------------
 
 def _with_operands(test: LitmusTest, ins: Instr, operands, qualifiers=None) -> Instr | None:
-    """`ins` with other operands (and qualifiers), validated; None if the registry refuses it."""
-    text = render_instr(replace(ins, operands=tuple(operands)), qualifiers)
+    """`ins` with other operands (and qualifiers), validated; None if the registry refuses it.
+    Its registers are spelled as `ins` spells them (`%p0` in a `ptx:` block: ptxmc reads `%p0`
+    and `p0` as one register, and a patched file that wrote both would not load)."""
+    text = _spelled(render_instr(replace(ins, operands=tuple(operands)), qualifiers), ins.text)
     try:
         new = instr(text, test, ins.where.line if ins.where else None)
     except LitmusError:
         return None
     return replace(new, where=ins.where, await_value=ins.await_value, predicate=ins.predicate)
+
+
+def _spelled(text: str, like: str) -> str:
+    """`text` (a rendered statement) with each register that `like` writes with a '%' written so
+    (outside the opcode)."""
+    names = set(re.findall(r"%([A-Za-z_$][\w$]*)", like))
+    if not names:
+        return text
+    pattern = re.compile(r"(?<![\w$%])(" + "|".join(map(re.escape, sorted(names))) + r")(?![\w$])")
+
+    def respell(part: str) -> str:
+        return pattern.sub(lambda m: "%" + m.group(1), part)
+
+    op = next((t for t in text.split() if not t.startswith("@")), "")
+    if not op:
+        return respell(text)
+    at = text.find(op)
+    return respell(text[:at]) + op + respell(text[at + len(op):])
+
+
+def _reg_text(name: str, like: str) -> str:
+    """Register `name` as the statement `like` writes it (with or without '%')."""
+    return "%" + name if re.search(rf"%{re.escape(name)}(?![\w$])", like) else name
 
 
 def _mb_of(ins: Instr) -> str | None:
@@ -222,13 +248,14 @@ def parity(h: _Hangs, costs: CostModel) -> list[Edit]:
                 s = th.code[start]
                 _change(out, h, costs, "parity", "parity", thread, start, s,
                         (s.operands[0], Imm(s.operands[1].value ^ 1)),
-                        f"{thread} starts {written.name} at the other parity: it waits for the phase of parity "
-                        f"{flipped} of {mb} here")
+                        f"{thread} starts {_reg_text(written.name, s.text)} at the other parity: it waits for the "
+                        f"phase of parity {flipped} of {mb} here")
             else:
                 _change(out, h, costs, "parity", "parity", thread, k, ins,
                         ins.operands[:2] + (Imm(flipped),) + ins.operands[3:],
                         f"{thread} waits for the phase of parity {flipped} of {mb}"
-                        + (f" ({written.name} holds {held.value} here)" if isinstance(written, Reg) else ""))
+                        + (f" ({_reg_text(written.name, ins.text)} holds {held.value} here)"
+                           if isinstance(written, Reg) else ""))
     return out
 
 

@@ -535,3 +535,49 @@ def test_a_parity_in_a_register_is_flipped_where_it_is_set(form, setup, edit):
     assert r.status == "repaired" and r.proven and r.cost == costs.DEFAULT["parity"], (r.status, r.notes)
     assert [e.text for e in r.repairs[0].edits] == [edit]
     assert open_session(r.repairs[0].test, MODEL, hang=True).hangs()[0] == ()
+
+
+REGISTER_PARITY_PTX = """\
+- name: MbParity+ptx+{form}
+  source: "test of ptxmc fix hang: a wait's parity in a ptx block, as compilers write it"
+  arch: sm_90
+  memory:
+    mb: {{space: shared, owner: gpu0.cta0, mbarrier: {{count: 1}}}}
+    d: {{space: shared, owner: gpu0.cta0}}
+  threads:
+    P0:
+      at: gpu0.cta0.warp0
+      ptx: |
+        st.shared.u32 [d], 1;
+        mbarrier.arrive.release.cta.shared::cta.b64 _, [mb];
+    P1:
+      at: gpu0.cta0.warp1
+      ptx: |
+        .reg .pred %p<2>;
+        .reg .b32 %r<6>;
+{setup}
+        W: mbarrier.try_wait.parity.shared::cta.b64 %p0, [mb], {parity};
+        @!%p0 bra W;
+        ld.shared.u32 %r1, [d];
+  expect: {{hang: allowed}}
+"""
+
+
+@pytest.mark.parametrize("form, setup, parity, line", [
+    ("imm", [], "1", "W: mbarrier.try_wait.parity.shared::cta.b64 %p0, [mb], 0;"),
+    ("mov", ["mov.u32 %r5, 1;"], "%r5", "mov.u32 %r5, 0;"),
+    ("xor", ["mov.u32 %r5, 0;", "xor.b32 %r5, %r5, 1;"], "%r5", "mov.u32 %r5, 1;"),
+    ("derived", ["mov.u32 %r4, 0;", "xor.b32 %r5, %r4, 1;"], "%r5",
+     "W: mbarrier.try_wait.parity.shared::cta.b64 %p0, [mb], 0;"),
+])
+def test_a_parity_flip_in_a_ptx_block_keeps_its_registers_spelling(form, setup, parity, line, tmp_path, capsys):
+    """In a `ptx:` block the repaired line keeps the '%' of its registers: it was written `p0`
+    beside the block's `%p0`, which ptxmc reads as one register written two ways, so the patched
+    file did not load and the repair was dropped (even for an immediate parity)."""
+    f = tmp_path / "parity.yaml"
+    f.write_text(REGISTER_PARITY_PTX.format(form=form, parity=parity,
+                                            setup="\n".join(f"        {s}" for s in setup) or "        // -"))
+    assert main(["fix", f"{f}::MbParity+ptx+{form}", "hang", "--budget", str(SAFETY)]) == 0
+    out = capsys.readouterr().out
+    assert "re-check of the patched file: pass" in out and "was dropped" not in out, out
+    assert f"\n+        {line}\n" in out, out
