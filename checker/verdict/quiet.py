@@ -22,8 +22,12 @@ _OPS = ("mbarrier.init", "mbarrier.arrive", "mbarrier.arrive_drop", "mbarrier.ex
         "mbarrier.complete_tx", "mbarrier.test_wait", "mbarrier.try_wait")
 
 
-def quiet_mbarriers(test: LitmusTest) -> frozenset[str]:
-    """The locations of `test` on which a failed wait adds no synchronization (see the module)."""
+def quiet_mbarriers(test: LitmusTest, arrive_ons: bool = False, cache: dict | None = None) -> frozenset[str]:
+    """The locations of `test` on which a failed wait adds no synchronization (see the module).
+    `arrive_ons`: also admit the asynchronous arrive-on of tcgen05.commit and
+    cp.async.mbarrier.arrive (for the refuter of checker.verdict.stops, whose argument reads them
+    as the RMWs they are; not for the failed-iteration argument). `cache`: a dict kept across calls
+    on tests of the same memory, for each thread's part by its code."""
     if len({t.position.cta_key() for t in test.threads}) != 1:
         return frozenset()
     cta = test.threads[0].position.cta_key() if test.threads else None
@@ -38,14 +42,38 @@ def quiet_mbarriers(test: LitmusTest) -> frozenset[str]:
             inits[m.name] = inits.get(m.name, 0) + 1
     named: set[str] = set()
     for t in test.threads:
-        for i in t.code:
-            addrs = [(k, a) for k, a in enumerate(i.operands) if isinstance(a, Addr)]
-            for k, a in addrs:
-                named.add(a.base)
-                completes = "mbarrier::complete_tx" in i.text.split()[0] and k == addrs[-1][0]
-                if a.offset != 0 or a.register or not (i.family in _OPS or completes):
-                    bad.add(a.base)
-                elif i.family == "mbarrier.init":
-                    inits[a.base] = inits.get(a.base, 0) + 1
+        key = (t.code, arrive_ons)
+        part = cache.get(key) if cache is not None else None
+        if part is None:
+            part = _thread_part(t.code, arrive_ons)
+            if cache is not None:
+                cache[key] = part
+        named |= part[0]
+        bad |= part[1]
+        for n, k in part[2].items():
+            inits[n] = inits.get(n, 0) + k
     return frozenset(n for n in named if n not in bad and inits.get(n, 0) <= 1
                      and any(m.name == n for m in test.memory))
+
+
+# the asynchronous arrive-ons (count 1, an RMW of the whole object: checker.isa.mbarrier.arrive_on)
+_ARRIVE_ONS = ("tcgen05.commit", "cp.async.mbarrier.arrive")
+
+
+def _thread_part(code, arrive_ons: bool) -> tuple[set, set, dict]:
+    """(mbarriers named, those named otherwise than quiet allows, inits per mbarrier) in `code`."""
+    named: set[str] = set()
+    bad: set[str] = set()
+    inits: dict[str, int] = {}
+    for i in code:
+        addrs = [(k, a) for k, a in enumerate(i.operands) if isinstance(a, Addr)]
+        for k, a in addrs:
+            named.add(a.base)
+            completes = "mbarrier::complete_tx" in i.text.split()[0] and k == addrs[-1][0]
+            arrives = arrive_ons and i.family in _ARRIVE_ONS and k == addrs[0][0] \
+                and "multicast" not in i.text.split()[0]
+            if a.offset != 0 or a.register or not (i.family in _OPS or completes or arrives):
+                bad.add(a.base)
+            elif i.family == "mbarrier.init":
+                inits[a.base] = inits.get(a.base, 0) + 1
+    return named, bad, inits

@@ -36,7 +36,7 @@ from ..errors import LimitExceeded, LitmusError, NeverCompletes
 from ..isa import barriers
 from ..isa.registry import lower
 from ..model.values import evaluate, reads_of
-from ..unfold.variants import Combo
+from ..unfold.variants import Combo, single
 from .quiet import quiet_mbarriers
 
 _MANY = 1 << 30
@@ -49,24 +49,27 @@ def refuted(u, c: Combo, fair) -> bool:
     fairness check of checker.verdict.liveness (its _fair), which reads the final state."""
     if u.test.kernels:
         return False
-    quiet = u.__dict__.get("_quiet_mb")
-    if quiet is None:
-        quiet = u._quiet_mb = quiet_mbarriers(u.test)
+    # quiet in this combination: its own code (an inval past a barrier it never passes is not in
+    # it), asynchronous arrive-ons admitted (RMWs of the whole object like the others)
+    quiet = quiet_mbarriers(c.test, arrive_ons=True, cache=u.__dict__.setdefault("_quiet_parts", {}))
     for thread, spin in c.cut:
         for w in spin.waits:
             if not w.quals.get("parity") or not isinstance(w.operands[2], Imm) or w.operands[1].base not in quiet:
                 continue
-            states = _finals(u, c, w.operands[1].base)
+            states = _finals(u, c, w.operands[1].base)[0]
             loc = u.names.get(w.operands[1].base, w.operands[1].base)
             if states and not any(fair(("wait", thread, w, loc), {loc: s}) for s in states):
                 return True
-    return False
+    return _unreachable(u, c, quiet, fair)
 
 
 def _ops(u, k: int, code) -> dict | None:
     """What thread `k` running `code` alone does to each mbarrier named in it: {declared name:
-    {"ops": [(key, update, index)], "inits": [(state, index)], "initial": state}}, index being the
-    instruction's position in `code`; None where it cannot be lowered alone."""
+    {"ops": [(key, update, index, gated)], "inits": [(state, index)], "initial": state,
+    "waits": [(instruction, index)]}}, index being the instruction's position in `code`; `gated`:
+    a release RMW in program order (not an asynchronous completion), which synchronizes with an
+    acquire wait that reads it or a later state; "waits": the awaited `== 1` acquire waits. None
+    where it cannot be lowered alone."""
     cache = u.__dict__.setdefault("_stop_ops", {})
     if (k, code) in cache:
         return cache[(k, code)]
@@ -84,16 +87,25 @@ def _ops(u, k: int, code) -> dict | None:
     rmw = {w: r for r, w in es.relations.get("rmw", ())}
     dep = es.relations.get("dep", frozenset())
     out: dict = {}
+    reads = set(rmw.values())
     for ev in es.events:
+        if ev.kind == "R" and ev.loc in root and "MB" in ev.tags and "ACQ" in ev.tags and ev.eid not in reads \
+                and ev.thread is not None:
+            d = out.setdefault(root[ev.loc], {"ops": [], "inits": [], "initial": None, "other": False, "waits": []})
+            w = code[kept[ev.index]]
+            if w.family in ("mbarrier.try_wait", "mbarrier.test_wait") and w.await_value == 1:
+                d["waits"].append((w, kept[ev.index]))
+            continue
         if ev.kind != "W" or ev.loc not in root:
             continue
         x = es.write_value[ev.eid]
-        d = out.setdefault(root[ev.loc], {"ops": [], "inits": [], "initial": None, "other": False})
+        d = out.setdefault(root[ev.loc], {"ops": [], "inits": [], "initial": None, "other": False, "waits": []})
         if ev.thread is None:
             d["initial"] = evaluate(x, lambda e: 0)
         elif "MB" in ev.tags and ev.eid in rmw and reads_of(x) <= {rmw[ev.eid]} and (rmw[ev.eid], ev.eid) in dep:
             r = rmw[ev.eid]
-            d["ops"].append((repr(x).replace(f"ReadVal(eid={r})", "ReadVal(*)"), x, kept[ev.index]))
+            gated = "REL" in ev.tags and "ACOMPL" not in ev.tags
+            d["ops"].append((repr(x).replace(f"ReadVal(eid={r})", "ReadVal(*)"), x, kept[ev.index], gated))
         elif "MB_INIT" in ev.tags and not reads_of(x):
             d["inits"].append((evaluate(x, lambda e: 0), kept[ev.index]))
         else:
@@ -102,8 +114,10 @@ def _ops(u, k: int, code) -> dict | None:
     return out
 
 
-def _finals(u, c: Combo, name: str) -> set[int] | None:
-    """The final states of mbarrier `name` in the executions of `c` (see the module), or None."""
+def _start(u, c: Combo, name: str):
+    """What the states of mbarrier `name` in `c` start from: (per thread its part of _ops, the
+    start state, per thread the position from which its instructions are base-causality-after
+    the initialisation (None: no init, the initial write is first in coherence)), or None."""
     per = [_ops(u, k, t.code) for k, t in enumerate(c.test.threads)]
     if any(p is None for p in per):
         return None
@@ -116,17 +130,100 @@ def _finals(u, c: Combo, name: str) -> set[int] | None:
         return None
     if inits:
         thread, s0, at = inits[0]
-        after = _after(c, thread, at)
-    else:                               # the initial write (first in coherence) is the start
-        s0, after = initial, None
+        return mine, s0, _after(c, thread, at)
+    return mine, initial, None          # the initial write (first in coherence) is the start
+
+
+def _finals(u, c: Combo, name: str) -> tuple[set[int] | None, None]:
+    """(The final states of mbarrier `name` in the executions of `c` (see the module), or None,
+    None)."""
+    start = _start(u, c, name)
+    if start is None:
+        return None, None
+    mine, s0, after = start
     groups: OrderedDict = OrderedDict()     # (update, forced) -> [forced count, updates]
     for t, d in zip(c.test.threads, mine):
-        for key, x, j in (d["ops"] if d else ()):
+        for key, x, j, _ in (d["ops"] if d else ()):
             forced = after is None or j >= after[t.name]
             g = groups.setdefault((key, forced), [0, x, 0])
             g[2] += 1
             g[0] += forced
-    return _fold(list(groups.values()), s0)
+    return _fold(list(groups.values()), s0), None
+
+
+def _unreachable(u, c: Combo, quiet, fair) -> bool:
+    """Has `c` no consistent execution, because a wait its path passes (an awaited `== 1`
+    acquire wait on a quiet mbarrier, base-causality-after its initialisation) reads no state the
+    operations that can precede it make (docs/model.md#a18, "Combinations with no execution")?
+
+    Least fixpoint: a gate (such a wait) is open when some state of its mbarrier, folded from the
+    start through any sequence of the operations that may precede it, completes it; an operation
+    may precede it unless it is a release RMW in program order behind a gate of its own thread
+    that is not open. Where a gate stays closed, no execution exists: in one, the closed gate
+    first in base causality reads a state made of the start and RMWs coherence-before its
+    source, each release one synchronizing with it (mbobs) and so after it in base causality, its
+    own thread's earlier gates with it, all open; so the state is one the fold reaches."""
+    cache = u.__dict__.setdefault("_stop_reach", {})
+    gates: list = []                    # (thread, index, wait, mbarrier)
+    starts: dict = {}
+    for name in sorted(quiet):
+        st = _start(u, c, name)
+        if st is None:
+            continue
+        mine, s0, after = st
+        waits = [(t.name, j, w, name) for t, d in zip(c.test.threads, mine) if d for w, j in d["waits"]
+                 if w.quals.get("parity") and isinstance(w.operands[2], Imm)
+                 and (after is None or j >= after[t.name])]
+        if waits:
+            starts[name] = (mine, s0)
+            gates += waits
+    if not gates:
+        return False
+    free = _freed(u, c)
+    if free is None:
+        return False
+    gates = [g for g in gates if g[:2] not in free]
+    behind: dict = {}                   # thread -> sorted indices of its gates
+    for g in gates:
+        behind.setdefault(g[0], []).append(g[1])
+    opened: set = set()
+    changed = True
+    while changed:
+        changed = False
+        closed = [g for g in gates if g[:2] not in opened]
+        for thread, j, w, name in closed:
+            mine, s0 = starts[name]
+            groups: OrderedDict = OrderedDict()
+            for t, d in zip(c.test.threads, mine):
+                for key, x, i, gated in (d["ops"] if d else ()):
+                    if gated and any(k < i and (t.name, k) not in opened for k in behind.get(t.name, ())):
+                        continue
+                    g = groups.setdefault(key, [0, x, 0])
+                    g[2] += 1
+            rk = (name, tuple(sorted(groups)), tuple(g[2] for g in groups.values()), s0)
+            if rk not in cache:
+                cache[rk] = _fold(list(groups.values()), s0, prefixes=True)
+            states = cache[rk]
+            if states is None:
+                return False
+            loc = u.names.get(name, name)
+            if any(fair(("wait", thread, w, loc), {loc: s}) for s in states):
+                opened.add((thread, j))
+                changed = True
+    return len(opened) < len(gates)
+
+
+def _freed(u, c: Combo) -> set | None:
+    """The (thread, instruction index) of the reads of `c` that value-dependent undefined
+    behaviour may free from their await (EventStructure.freeing, A7: an execution in which it
+    fires need not satisfy them), from the combination's own lowering; None where it cannot be
+    lowered."""
+    try:
+        with limits.use(u.lim):
+            es = lower(c.test if c.stuck else single(c.test))
+    except (LitmusError, LimitExceeded, NeverCompletes):
+        return None
+    return {(ev.thread, ev.index) for ev in es.events if ev.kind == "R" and es.freeing((ev.eid,))}
 
 
 def _after(c: Combo, thread: str, at: int) -> dict[str, int]:
@@ -156,10 +253,10 @@ def _after(c: Combo, thread: str, at: int) -> dict[str, int]:
     return start
 
 
-def _fold(groups: list, s0: int) -> set[int] | None:
+def _fold(groups: list, s0: int, prefixes: bool = False) -> set[int] | None:
     """The states `s0` reaches through every order of the updates of `groups` ([forced count,
-    update, count]: the first `forced` of each must be applied, the rest may be), or None past
-    _STATES states."""
+    update, count]: the first `forced` of each must be applied, the rest may be; `prefixes`: every
+    state on the way), or None past _STATES states."""
     counts = [n for _, _, n in groups]
     states = {tuple(0 for _ in groups): {s0}}
     out: set[int] = set()
@@ -167,7 +264,7 @@ def _fold(groups: list, s0: int) -> set[int] | None:
         here = states.pop(vec, None)
         if here is None:
             continue
-        if all(v >= g[0] for v, g in zip(vec, groups)):
+        if prefixes or all(v >= g[0] for v, g in zip(vec, groups)):
             out |= here
         for i, (_, x, n) in enumerate(groups):
             if vec[i] < n:

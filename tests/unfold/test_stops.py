@@ -237,3 +237,31 @@ def test_memoized_schedules_are_the_schedules(path):
                 except (LimitExceeded, LitmusError) as e:
                     out.append(str(e))
             assert got == want, t.name
+
+
+def _unreachable_combos(t) -> tuple[int, int]:
+    """(combinations refuted as having no execution -- stops._unreachable --, of them those the
+    reference finds an execution of: must be 0)."""
+    from checker.verdict import stops
+    u = UnionSession(t, MODEL, loops=True, refute=False)
+    n = bad = 0
+    pairs = list(zip(u.combos, u.sessions)) + [(c, liveness._as_far_as_it_runs(u, c)) for c, _ in u.blocked]
+    for c, s in pairs:
+        if c.cut and stops._unreachable(u, c, stops.quiet_mbarriers(c.test, arrive_ons=True), liveness._fair):
+            n += 1
+            bad += s.witness(None) is not None
+    return n, bad
+
+
+def test_a_combination_without_execution_has_none():
+    """A wait a combination passes that no state the operations able to precede it make can
+    satisfy (docs/model.md#a18, "Combinations with no execution"): the combinations so refuted
+    have no execution in the reference; where an undefined behaviour may free the wait
+    (LappedWait: P2's wait on an mbarrier nobody arrives on passes in the executions where P0's
+    second arrive skips a phase), the rule must not apply (it did before the freeing check: its
+    refuted combination hangs)."""
+    (path,) = [p for p in FILES if p.name == "unreachable-waits.yaml"]
+    got = {t.name: _unreachable_combos(t) for t in load_file(path) if not isinstance(t, LitmusError)}
+    assert got["UnreachableCircle"] == (6, 0)
+    assert got["RelaxedWaitCircle"][0] < 6 and got["AsyncCircle"][1] == 0
+    assert all(bad == 0 for _, bad in got.values()), got
