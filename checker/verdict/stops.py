@@ -163,7 +163,6 @@ def _unreachable(u, c: Combo, quiet, fair) -> bool:
     first in base causality reads a state made of the start and RMWs coherence-before its
     source, each release one synchronizing with it (mbobs) and so after it in base causality, its
     own thread's earlier gates with it, all open; so the state is one the fold reaches."""
-    cache = u.__dict__.setdefault("_stop_reach", {})
     gates: list = []                    # (thread, index, wait, mbarrier)
     starts: dict = {}
     for name in sorted(quiet):
@@ -177,13 +176,20 @@ def _unreachable(u, c: Combo, quiet, fair) -> bool:
         if waits:
             starts[name] = (mine, s0)
             gates += waits
-    if not gates:
+    if not gates or _opens_all(u, c, gates, starts, fair):
         return False
+    # (removing gates only opens more: the combination's lowering, for freeing, only when needed)
     free = _freed(u, c)
     if free is None:
         return False
     gates = [g for g in gates if g[:2] not in free]
-    behind: dict = {}                   # thread -> sorted indices of its gates
+    return bool(gates) and not _opens_all(u, c, gates, starts, fair)
+
+
+def _opens_all(u, c: Combo, gates: list, starts: dict, fair) -> bool:
+    """Does the least fixpoint of _unreachable open every gate of `gates`?"""
+    cache = u.__dict__.setdefault("_stop_reach", {})
+    behind: dict = {}                   # thread -> indices of its gates
     for g in gates:
         behind.setdefault(g[0], []).append(g[1])
     opened: set = set()
@@ -205,12 +211,12 @@ def _unreachable(u, c: Combo, quiet, fair) -> bool:
                 cache[rk] = _fold(list(groups.values()), s0, prefixes=True)
             states = cache[rk]
             if states is None:
-                return False
+                return True             # (past _STATES: no refutation)
             loc = u.names.get(name, name)
             if any(fair(("wait", thread, w, loc), {loc: s}) for s in states):
                 opened.add((thread, j))
                 changed = True
-    return len(opened) < len(gates)
+    return len(opened) == len(gates)
 
 
 def _freed(u, c: Combo) -> set | None:
