@@ -199,10 +199,14 @@ def test_refuted_combinations_do_not_count_against_the_limit():
             continue
         total, n = _refutable(t)
         from checker.unfold.variants import thread_paths
-        if not n or max(map(len, thread_paths(t, limits.current(), True))) > total - n:
-            continue        # (the limit bounds each thread's paths too)
+        # (the limit bounds each thread's paths too: where fewer are left than a thread has --
+        # I16e-composed since tcgen05.commit's arrive-on is folded, 3 of its 4 refuted -- it is
+        # that many, still under the product)
+        limit = max(total - n, max(map(len, thread_paths(t, limits.current(), True))))
+        if not n or limit >= total:
+            continue
         want = _hangs(t, "z3", False)
-        with limits.use(limits.current().override([f"paths={total - n}"])):
+        with limits.use(limits.current().override([f"paths={limit}"])):
             assert _hangs(t, "z3", True) == want, t.name
             u = UnionSession(t, MODEL, loops=True)
             assert len(u.refuted) == n and u.total == total
