@@ -41,6 +41,10 @@ from .quiet import quiet_mbarriers
 
 _MANY = 1 << 30
 _STATES = 4096          # past this many states of one mbarrier's fold, no refutation
+# after this many combinations of one test whose every gate value-dependent undefined behaviour
+# may free (each cost a lowering), and none with a gate it may not, the test's are not lowered
+# for _unreachable (Triton's attention: every gate of every such combination may be freed)
+_GIVE_UP = 16
 
 
 def refuted(u, c: Combo, fair) -> bool:
@@ -178,11 +182,16 @@ def _unreachable(u, c: Combo, quiet, fair) -> bool:
             gates += waits
     if not gates or _opens_all(u, c, gates, starts, fair):
         return False
-    # (removing gates only opens more: the combination's lowering, for freeing, only when needed)
+    # (removing gates only opens more: the combination's lowering, for freeing, only when needed;
+    # and not once _GIVE_UP lowerings of the test have found every gate freed, none kept)
+    seen = u.__dict__.setdefault("_stop_freed", [0, 0])     # [every gate freed, some gate kept]
+    if seen[0] >= _GIVE_UP and not seen[1]:
+        return False
     free = _freed(u, c)
     if free is None:
         return False
     gates = [g for g in gates if g[:2] not in free]
+    seen[0 if not gates else 1] += 1
     return bool(gates) and not _opens_all(u, c, gates, starts, fair)
 
 
