@@ -340,14 +340,18 @@ class Machine:
         if depth >= self.fork_depth:
             raise Refused(f"this branch depends on the CTA's place in the grid (%ctaid, %clusterid), nested more "
                           f"than {self.fork_depth} deep: not modelled", self._loc(s))
-        ends = [self._go(st.copy(pc), depth + 1) for pc in pcs]
-        sync = [[(e.kind, e.line) for e in x.trace.events] for x in ends]
-        if sync[0] != sync[1]:
+        mine, other = (pcs[0], pcs[1]) if runs else (pcs[1], pcs[0])
+        end = self._go(st.copy(mine), depth + 1)
+        try:
+            alt = self._go(st.copy(other), depth + 1)
+        except _SecondTrip:
+            alt = None              # it goes on to another trip of an outer loop, this side does not
+        if alt is None or [(e.kind, e.line) for e in end.trace.events] != [(e.kind, e.line) for e in alt.trace.events]:
             raise Refused(f"this branch's condition {ins.predicate} depends on the CTA's place in the grid (%ctaid, "
                           "%clusterid), and its two sides differ in synchronization: the skeleton is one cluster, "
                           "the grid's first (%ctaid.x = its rank), and CTAs elsewhere in the grid take the other "
                           "side; one skeleton cannot stand for both: not modelled", self._loc(s))
-        return ends[0] if runs else ends[1]
+        return end
 
     def _unknown_branch(self, st: "_State", s, ins: Instr, depth: int):
         """A branch on a value the thread cannot know. The first time: a backward branch (a loop's
