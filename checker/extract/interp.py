@@ -1373,7 +1373,13 @@ class Machine:
         st.occ[st.pc] += 1
         dest = ops[0].items[0] if isinstance(ops[0], Vec) else ops[0]
         if "idx" not in q:
+            # another lane's value (bfly, up, down), which this run does not know: computed from
+            # what the operand is computed from, so that two threads deciding on such values (of
+            # one parameter: the same in every lane) are refused (it was a thread's own unknown,
+            # decided each its own way: PASS for a kernel that hangs)
+            a = self._val(st, ops[1], s)
             self._set(st, dest, Unk("shfl"))
+            self._risk(st, ins, "shfl", self._roots(st, ops[1], a))
             return
         a, src = self._val(st, ops[1], s), self._val(st, ops[2], s)
         c = self._val(st, ops[3], s) if len(ops) > 3 else None
@@ -1387,9 +1393,11 @@ class Machine:
             ok = int(j <= top)
             if not ok:
                 j = me
-        if j == 0 and isinstance(a, Unk) and me == 0:
+        if j == 0 and isinstance(a, Unk) and me == 0 and not (a.src is not None and is_global(a.src)):
             # lane 0's unknown, which the warp's lanes receive: one name for all of them (a
-            # register's name is its own thread's), so that they decide questions on it together
+            # register's name is its own thread's), so that they decide questions on it together;
+            # a value already named for the kernel (a parameter) keeps its name (renamed per warp,
+            # two warps decided one parameter each its own way: PASS for a kernel that hangs)
             ident = st.trace.ident
             a = Unk(a.why, src=f"shared value shfl of lane 0 of warp {ident.warp} in CTA {ident.rank} at L{s.line}"
                                f" ({key[1] + 1})")

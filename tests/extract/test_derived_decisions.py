@@ -42,6 +42,10 @@ DERIVED = {
     "nctaid": ("mov.u32 %r8, %nctaid.x;\n  setp.ge.u32 %p6, %r8, 5;", "mov.u32 %r7, %nctaid.x;\n  setp.lt.u32 %p4, %r7, 5;"),
     # the device's SM and warp identifier counts: one value for the launch too (each was a thread's own
     # unknown: two roles decided each its own way, PASS for a kernel that hangs when %nsmid < 5)
+    # lane 0's parameter value broadcast by shfl.sync.idx: still the parameter (it was renamed per warp,
+    # so two warps decided one parameter each its own way: PASS for a kernel that hangs)
+    "shfl.idx": ("shfl.sync.idx.b32 %r8, %r9, 0, 31, -1;\n  setp.ge.u32 %p6, %r8, 5;",
+                 "shfl.sync.idx.b32 %r7, %r9, 0, 31, -1;\n  setp.lt.u32 %p4, %r7, 5;"),
     "nsmid": ("mov.u32 %r8, %nsmid;\n  setp.ge.u32 %p6, %r8, 5;", "mov.u32 %r7, %nsmid;\n  setp.lt.u32 %p4, %r7, 5;"),
     "nwarpid": ("mov.u32 %r8, %nwarpid;\n  setp.ge.u32 %p6, %r8, 5;", "mov.u32 %r7, %nwarpid;\n  setp.lt.u32 %p4, %r7, 5;"),
     # a word loaded from global memory at one address (no store of the kernel writes global memory)
@@ -83,6 +87,11 @@ REFUSED = {
     "deep": ("add.s32 %r8, %r9, %r9;\n" + "  add.s32 %r8, %r8, %r8;\n" * 70 + "  setp.ge.s32 %p6, %r8, 5;",
              "add.s32 %r7, %r9, %r9;\n" + "  add.s32 %r7, %r7, %r7;\n" * 70 + "  setp.lt.s32 %p4, %r7, 5;",
              r"depends on add.s32"),
+    # another lane's value (bfly, up, down) was each thread's own unknown: PASS for a kernel that hangs
+    "shfl.bfly": ("shfl.sync.bfly.b32 %r8, %r9, 1, 31, -1;\n  setp.ge.u32 %p6, %r8, 5;",
+                  "shfl.sync.bfly.b32 %r7, %r9, 1, 31, -1;\n  setp.lt.u32 %p4, %r7, 5;", r"depends on shfl"),
+    "shfl.down": ("shfl.sync.down.b32 %r8, %r9, 1, 31, -1;\n  setp.ge.u32 %p6, %r8, 5;",
+                  "shfl.sync.down.b32 %r7, %r9, 1, 31, -1;\n  setp.lt.u32 %p4, %r7, 5;", r"depends on shfl"),
 }
 
 
