@@ -1652,6 +1652,12 @@ class Machine:
         if not isinstance(addr, int):
             return Unk("shared data")
         later = {addr + b for b in range(nbytes) if addr + b in st.own and self._stored_after(st, addr + b)}
+        if not later and any(addr + b in st.own and self._stored_unordered(st, addr + b) for b in range(nbytes)):
+            # another thread's store there that no barrier orders before this thread's own: an
+            # mbarrier may order it between the two (not followed), so this thread's value may
+            # be overwritten (it was read back: PASS for a thread that took the side its own value
+            # gives, where the other thread's store, published through an mbarrier, gives the other)
+            return Unk("shared data")
         if later:
             # another thread stored there after a barrier this thread's own store came before:
             # its own value may be overwritten (it was read back, and a kernel that hangs passed)
@@ -1698,6 +1704,27 @@ class Machine:
         for start in range(a - 15, a + 1):
             found = self._read("s", (rank, start))
             if found is not ABSENT and any(who != me and start + n > a and after(w) for w, n, _, _, _, who in found):
+                return True
+        return False
+
+    def _stored_unordered(self, st, a: int) -> bool:
+        """Another thread stores to byte `a` another value than this thread's own store there (or a
+        named unknown over it), and no barrier generation orders that store before this thread's
+        own or after this thread's load: it may land between the two."""
+        mine = st.own_at.get(a, {})
+        me = (st.trace.ident.rank, st.trace.ident.linear)
+        rank = st.trace.ident.rank
+
+        def unordered(w):       # neither before this thread's own store nor after its load
+            return not any(k > w.get(i, 0) for i, k in mine.items()) and \
+                not any(k > st.bars.get(i, 0) for i, k in w.items())
+        found = self._read("c", (rank, a))
+        if found is not ABSENT and any(who != me and v != st.own.get(a) and unordered(w) for w, v, who in found):
+            return True
+        for start in range(a - 15, a + 1):
+            found = self._read("s", (rank, start))
+            if found is not ABSENT and any(who != me and start + n > a and unordered(w)
+                                           for w, n, _, _, _, who in found):
                 return True
         return False
 
