@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
+from pathlib import Path
 from dataclasses import replace
 from functools import cached_property
 from typing import Sequence
@@ -24,7 +25,7 @@ from typing import Sequence
 from .. import limits
 from ..ast import Cond, LitmusTest
 from ..cat.interp import Model
-from ..errors import LimitExceeded, NeverCompletes
+from ..errors import LimitExceeded, NeverCompletes, SolverUnknown
 from ..front.conditions import check_refs
 from ..isa.registry import lower
 from ..unfold import paths
@@ -36,6 +37,7 @@ from ..results.result import UndefinedReport
 from . import liveness
 from .liveness import Hang, hang_condition
 from .quiet import quiet_mbarriers
+from .extension import members_excluded
 from .stops import refuted
 from .session import Session, Verdict, Witness
 
@@ -47,7 +49,7 @@ class UnionSession:
 
     def __init__(self, test: LitmusTest, model: Model, options=frozenset(), engine: str = "z3",
                  lim: limits.Limits | None = None, loops: bool = False, spin_once: bool = True,
-                 quiet: bool = True, refute: bool = True):
+                 quiet: bool = True, refute: bool = True, extend: bool = True):
         self.test, self.model, self.options, self.engine = test, model, frozenset(options), engine
         self.engine_name, self.model_name = engine, model_name(model)
         self.lim = lim or limits.current()
@@ -55,6 +57,9 @@ class UnionSession:
         self.quiet = quiet      # False: the reference (every combination of failed iterations)
         # False: the reference (every stopping combination asked, none refuted: checker.verdict.stops)
         self.refute = refute
+        # False: the reference (the undefined-behaviour search starts from every runs-once choice)
+        self.extend = extend
+        self.extension_why: str | None = "not asked"   # (None: the lemma applied: _ub_variants)
         self.combos = []
         self._es = []
         self.blocked: list[tuple[Combo, NeverCompletes]] = []    # combinations stuck at a barrier
@@ -195,8 +200,13 @@ class UnionSession:
         # whose sessions are this one's; a path with more than one failed iteration of waits on
         # quiet mbarriers that it goes on past is never combined (below), so not made either
         quiet = quiet_mbarriers(self.test) if self.quiet else frozenset()
+        # with no hang, the stopping choices' executions extend to complete ones with their flags
+        # (docs/model.md#a18, "Stopping choices and undefined behaviour"): only complete choices
+        # are where the search starts, where the test meets the lemma's conditions
         per = thread_paths(self.test, self.lim, True, self.options, spin_once=False, quiet=quiet)
         per = [[_cut_once(p, quiet) for p in ps] for ps in per]
+        self.extension_why = self._extension_lemma_fails(quiet, per) if self.extend else "not asked (the reference)"
+        complete_only = self.extension_why is None
         mine = {c.key(): s for c, s in zip(self.combos, self.sessions)} if quiet else {}
         index = [{p.code: j for j, p in enumerate(ps)} for ps in per]
         # per thread, for each path: the paths it gives by removing one iteration that went round
@@ -218,7 +228,9 @@ class UnionSession:
         live: dict[tuple[int, ...], bool] = {}
         kept, built = [], 0
         # by how many iterations went round: each choice after every choice it gives (one fewer)
-        heap = [(rounds(x), x) for x in itertools.product(*[[j for j, f in enumerate(fs) if not f] for fs in fewer])]
+        heap = [(rounds(x), x) for x in itertools.product(*[[j for j, f in enumerate(fs) if not f
+                                                             and not (complete_only and per[i][j].cut)]
+                                                            for i, fs in enumerate(fewer)])]
         heapq.heapify(heap)
         seen = {x for _, x in heap}
         while heap:
@@ -262,6 +274,58 @@ class UnionSession:
                             heapq.heappush(heap, (rounds(x), x))
         # (in the order combos gives them)
         return [(c, s) for _, _, c, s in sorted(kept, key=lambda x: x[:2])]
+
+    def _extension_lemma_applies(self, quiet: frozenset[str], per=None) -> bool:
+        """Does docs/model.md#a18's extension lemma ("Stopping choices and undefined behaviour")
+        let the undefined-behaviour search start from the complete runs-once choices alone?"""
+        return self._extension_lemma_fails(quiet, per) is None
+
+    def _extension_lemma_fails(self, quiet: frozenset[str], per=None) -> str | None:
+        """Why docs/model.md#a18's extension lemma does not apply here (None: it does). Its
+        conditions, each checked here: no loop but awaits (no `bra`, no label), every await an
+        mbarrier wait `== 1` (a spin loop) on a quiet mbarrier (checker.verdict.quiet: cut after one
+        failed iteration, so one more iteration that exits is within an unroll of 2), no
+        mbarrier.inval (which could hide an MbarrierUninitialised flag of a location with no init:
+        axioms/ptx.cat, its third clause), no Tensor Memory allocation (TensorMemoryLeak is
+        falsified by an appended dealloc), one kernel, the bundled model and options, no member of
+        a value-dependent undefined behaviour in any execution of any variant (so none frees an
+        await: checker.verdict.extension, over `per`, the threads' paths of the search), and the
+        hang question answered "no hang", completely, with some execution terminating."""
+        if not (self.quiet and self.spin_once and self.loops) or self.test.kernels \
+                or (self.test.unroll or self.lim.unroll) < 2:
+            return "not the hang question's search with its awaits run once, or several kernels, or an unroll below 2"
+        # the argument reads the bundled model's rules and options, none other
+        from ..resources import AXIOMS_DIR
+        if Path(self.model.path).resolve() != (AXIOMS_DIR / "ptx.cat").resolve() or not self.options <= LEMMA_OPTIONS:
+            return "another model or option than the bundled ones"
+        for t in self.test.threads:
+            if t.labels:
+                return f"thread {t.name} has labels"
+            for i in t.code:
+                if i.op == "bra" or i.family in ("mbarrier.inval", *TMEM_ALLOCATION):
+                    return f"{t.name}: {i.text}"
+                if i.await_value is not None and not (i.family in paths.WAITS and i.await_value == 1
+                                                      and i.operands[1].base in quiet):
+                    return f"{t.name}: {i.text} is no `== 1` wait on a quiet mbarrier"
+        # every mbarrier quiet (one init each: MbarrierSkippedPhase reads phases per lifetime when
+        # any mbarrier has two, a whole-test fact a later init would change)
+        mine = {self.names.get(n, n) for n in quiet}
+        if any("MB" in ev.tags and ev.loc not in mine for es in self._es for ev in es.events) or \
+                any(m.mbarrier is not None and m.name not in quiet for m in self.test.memory):
+            return "an mbarrier that is not quiet"
+        # no execution freed from an await or guard (the freeing rule, A7: docs/model.md#a18)
+        if per is None:
+            per = thread_paths(self.test, self.lim, True, self.options, spin_once=False, quiet=quiet)
+        why = members_excluded(self.test, self.lim, per)
+        if why is not None:
+            return why
+        try:
+            found, complete = self.hangs()
+            if found or not complete or self.never_terminates() is not None:
+                return "the hang question did not answer 'no hang' completely, with an execution that terminates"
+        except (LimitExceeded, SolverUnknown):
+            return "the hang question unanswered"   # (the search starts from every choice)
+        return None
 
     @cached_property
     def undefined(self) -> tuple[UndefinedReport, ...]:
@@ -423,6 +487,17 @@ class UnionSession:
 
     def hang_unknown_why(self) -> str:
         return liveness.hang_unknown_why(self)
+
+
+# The model options docs/model.md#a18's extension lemma was read with (axioms/ptx.cat's `if "..."`
+# and checker.isa.flow's): with any other, the undefined-behaviour search starts from every choice.
+LEMMA_OPTIONS = frozenset({"bulk-group-only", "commit-cumulative", "proxy-fence-any-cta", "strict-cta",
+                           "tensormap-pair", "rmw-rewrite-effect"})
+
+# The Tensor Memory allocation instructions: with none, TC_ALLOC, TC_DEALLOC, TC_RELINQ, TC_LEAK and
+# tcgrow are empty in every variant, so TensorMemoryAlloc, TensorMemoryWarp, TensorMemoryColumns and
+# TensorMemoryLeak (axioms/ptx.cat:706-721; Leak is falsified by an appended dealloc) never fire.
+TMEM_ALLOCATION = ("tcgen05.alloc", "tcgen05.dealloc", "tcgen05.relinquish_alloc_permit")
 
 
 def _cut_spans(p: paths.Path) -> tuple[tuple[int, int], ...]:

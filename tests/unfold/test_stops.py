@@ -269,3 +269,195 @@ def test_a_combination_without_execution_has_none():
     assert got["UnreachableCircle"] == (6, 0)
     assert got["RelaxedWaitCircle"][0] < 6 and got["AsyncCircle"][1] == 0
     assert all(bad == 0 for _, bad in got.values()), got
+
+
+# -- the extension lemma (docs/model.md#a18, "Stopping choices and undefined behaviour") ---------
+
+def _flags(t, engine: str, extend: bool):
+    u = UnionSession(t, MODEL, engine=engine, loops=True, extend=extend)
+    flags = sorted({f.flag for f in u.undefined})
+    return u.extension_why is None, flags, len(u._ub_variants)
+
+
+def _lemma_cases(path, engine: str) -> int:
+    n = 0
+    for t in load_file(path):
+        if isinstance(t, LitmusError):
+            continue
+        try:
+            applies, got, asked = _flags(t, engine, True)
+            if not applies:
+                continue
+            _, want, reference = _flags(t, engine, False)
+        except (LimitExceeded, LitmusError, NeverCompletes):
+            continue
+        assert got == want, t.name
+        assert asked <= reference
+        n += 1
+    return n
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_the_extension_lemma_keeps_the_reference_flags(path):
+    """Where the lemma's conditions hold, the undefined-behaviour search starts from the complete
+    choices only, and finds the flags the reference (every runs-once choice) finds."""
+    _lemma_cases(path, "z3")
+
+
+def test_the_extension_lemma_applies_and_agrees_on_both_engines():
+    path = ROOT / "litmus" / "async" / "bulk-load.yaml"
+    assert _lemma_cases(path, "z3") >= 10
+    assert _lemma_cases(path, "brute") >= 10
+
+
+def test_the_extension_lemma_read_every_flag_and_option():
+    """The lemma's argument reads each flag and each option of axioms/ptx.cat; a new one must be
+    read against it (and added here and to union.LEMMA_OPTIONS) before the lemma applies with it."""
+    import re
+    from checker.verdict.union import LEMMA_OPTIONS
+    cat = (ROOT / "axioms" / "ptx.cat").read_text()
+    assert sorted(re.findall(r"^flag .* as (\w+)", cat, re.M)) == sorted([
+        "InFlight", "MixedSizeRace", "CpAsyncGroupOverlap", "MbarrierUninitialised", "MbarrierRange",
+        "MbarrierReinit", "WgmmaFence", "AsyncRegisters", "TensorMemoryDealloc", "TensorMemoryAlloc",
+        "MbarrierStaleToken", "MbarrierSkippedPhase", "TensorMemoryWarp", "TensorMemoryColumns", "TensorMemoryLeak"])
+    assert set(re.findall(r'if "([\w-]+)"', cat)) | {"rmw-rewrite-effect"} == LEMMA_OPTIONS
+
+
+LEMMA = """
+- name: OneStage
+  doc: "P0 initialises m and, after the barrier, arrives; P1 waits for phase 0 after the barrier."
+  source: "PTX ISA 9.4, mbarrier.init, mbarrier.arrive, mbarrier.try_wait, bar.sync"
+  arch: sm_90
+  memory:
+    m: {space: shared, owner: gpu0.cta0}
+  threads:
+    P0:
+      at: gpu0.cta0.warp0
+      code:
+        - mbarrier.init.shared::cta.b64 [m], 1
+        - bar.sync 1, 2
+        - mbarrier.arrive.shared::cta.b64 _, [m]
+    P1:
+      at: gpu0.cta0.warp1
+      code:
+        - bar.sync 1, 2
+        - mbarrier.try_wait.parity.shared::cta.b64 p, [m], 0 == 1
+  expect:
+    hang: forbidden
+"""
+
+
+def test_the_extension_lemma_needs_its_conditions():
+    """It applies to a one-stage pipeline with no hang; not with an inval (MbarrierUninitialised's
+    third clause), an unroll of 1, another model, or the reference's every-choice search."""
+    from checker import limits
+    from checker.cat.interp import load_model
+    from checker.verdict.quiet import quiet_mbarriers
+    (t,) = load_text(LEMMA, "lemma.yaml")
+    assert UnionSession(t, MODEL, loops=True)._extension_lemma_applies(quiet_mbarriers(t))
+    assert not UnionSession(t, MODEL, loops=True, quiet=False)._extension_lemma_applies(quiet_mbarriers(t))
+    with limits.use(limits.current().override(["unroll=1"])):
+        assert not UnionSession(t, MODEL, loops=True)._extension_lemma_applies(quiet_mbarriers(t))
+    sc = load_model(str(ROOT / "axioms" / "sc.cat"))
+    assert not UnionSession(t, sc, loops=True)._extension_lemma_applies(quiet_mbarriers(t))
+    (t2,) = load_text(LEMMA.replace("0 == 1\n", "0 == 1\n        - mbarrier.inval.shared::cta.b64 [m]\n"), "inval.yaml")
+    assert "mbarrier.inval" in str(t2.threads[1].code[-1].text)
+    assert not UnionSession(t2, MODEL, loops=True)._extension_lemma_applies(quiet_mbarriers(t2))
+    assert _flags(t, "z3", True)[1:] != () and _flags(t, "z3", True)[1] == _flags(t, "z3", False)[1]
+
+
+# -- the freeing condition (checker.verdict.extension; docs/model.md#a18) -------------------------
+
+FREEING = """
+- name: FreeingRange
+  doc: "P3's arrive of 3 on r (count 2) leaves r's pending count below 0 in every execution (MbarrierRange). P1 waits for m's phase 0, stores x as 16 bits, waits for w's phase 0, then arrives on r; P0 stores x as 32 bits and releases m. Where P1 is stopped at its wait on w, its wait on m is outside the undefined arrive's causal past, so the undefined behaviour frees it, and P1's store races with P0's (MixedSizeRace); where P1 runs to its end, its arrive on r puts that wait in the arrive's causal past, and the stores are ordered."
+  source: "PTX ISA 9.4, mbarrier (the pending count's range), mbarrier.arrive, mbarrier.try_wait; docs/model.md#a7 (freeing)"
+  arch: sm_90
+  memory:
+    x: {space: shared, owner: gpu0.cta0}
+    m: {space: shared, owner: gpu0.cta0, mbarrier: {count: 1}}
+    w: {space: shared, owner: gpu0.cta0, mbarrier: {count: 1}}
+    r: {space: shared, owner: gpu0.cta0, mbarrier: {count: 2}}
+  threads:
+    P0:
+      at: gpu0.cta0.warp0
+      code:
+        - st.shared.b32 [x], 2
+        - mbarrier.arrive.release.cta.shared::cta.b64 _, [m]
+    P1:
+      at: gpu0.cta0.warp1
+      code:
+        - mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 p, [m], 0 == 1
+        - st.shared.b16 [x], 1
+        - mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 q, [w], 0 == 1
+        - mbarrier.arrive.shared::cta.b64 _, [r]
+    P2:
+      at: gpu0.cta0.warp2
+      code:
+        - mbarrier.arrive.shared::cta.b64 _, [w]
+    P3:
+      at: gpu0.cta0.warp3
+      code:
+        - mbarrier.arrive.shared::cta.b64 _, [r], 3
+  expect:
+    undefined: true
+    hang: forbidden
+"""
+# the same with a skipped phase for the undefined behaviour: P3 arrives twice on r (count 1), and
+# nobody waits on r
+FREEING_SKIP = FREEING.replace("name: FreeingRange", "name: FreeingSkip") \
+    .replace("r: {space: shared, owner: gpu0.cta0, mbarrier: {count: 2}}",
+             "r: {space: shared, owner: gpu0.cta0, mbarrier: {count: 1}}") \
+    .replace("        - mbarrier.arrive.shared::cta.b64 _, [r], 3\n",
+             "        - mbarrier.arrive.shared::cta.b64 _, [r]\n        - mbarrier.arrive.shared::cta.b64 _, [r]\n")
+
+
+@pytest.mark.parametrize("text, member", [(FREEING, "MbarrierRange"), (FREEING_SKIP, "MbarrierSkippedPhase")],
+                         ids=["range", "skip"])
+def test_a_member_that_frees_an_await_keeps_every_choice(text, member, monkeypatch):
+    """A stopping variant whose value-dependent undefined behaviour frees an await that the complete
+    variants keep in its causal past has a flag no complete variant has (MixedSizeRace here): the
+    freeing condition fails on it, naming the member, and the search starts from every choice,
+    with the reference's flags. With the condition ignored (the lemma as it was on branch
+    stops-s20-lemma) the flag is lost: this test fails then."""
+    from checker.verdict import union
+    (t,) = load_text(text, "freeing.yaml")
+    u = UnionSession(t, MODEL, loops=True)
+    got = sorted({f.flag for f in u.undefined})
+    ref = UnionSession(t, MODEL, loops=True, extend=False)
+    assert got == sorted({f.flag for f in ref.undefined}) == sorted([member, "MixedSizeRace"])
+    assert u.extension_why is not None and member in u.extension_why
+    assert ref.hangs() == ((), True)
+    monkeypatch.setattr(union, "members_excluded", lambda *a: None)
+    ignored = UnionSession(t, MODEL, loops=True)
+    lost = sorted({f.flag for f in ignored.undefined})
+    assert ignored.extension_why is None and lost == [member]
+
+
+def test_the_freeing_condition_fails_on_each_kind_of_member():
+    """A state token (MbarrierStaleToken frees the await on its own result), an arrive that may
+    over-arrive, an arrive-on that may read a later phase, a Tensor Memory allocation: the
+    condition (or the lemma's conditions) name each; the one-stage pipeline meets them all."""
+    from checker.verdict.extension import members_excluded
+    from checker.verdict.quiet import quiet_mbarriers
+    from checker.unfold.variants import thread_paths
+    from checker import limits
+
+    def why(text):
+        (t,) = load_text(text, "w.yaml")
+        per = thread_paths(t, limits.current(), True, spin_once=False, quiet=quiet_mbarriers(t))
+        return members_excluded(t, limits.current(), per)
+    assert why(LEMMA) is None
+    assert "state token" in why(LEMMA.replace("try_wait.parity.shared::cta.b64 p, [m], 0 == 1",
+                                              "try_wait.shared::cta.b64 p, [m], 0 == 1"))
+    assert "MbarrierRange" in why(LEMMA.replace("arrive.shared::cta.b64 _, [m]", "arrive.shared::cta.b64 _, [m], 2"))
+    two = LEMMA.replace("arrive.shared::cta.b64 _, [m]\n", "arrive.shared::cta.b64 _, [m]\n"
+                        "        - mbarrier.arrive.shared::cta.b64 _, [m]\n")
+    assert "MbarrierSkippedPhase" in why(two)
+    (t,) = load_text(LEMMA.replace("        - bar.sync 1, 2\n        - mbarrier.arrive",
+                                   "        - bar.sync 1, 2\n        - tcgen05.alloc.cta_group::1.sync.aligned"
+                                   ".shared::cta.b32 [a], 32\n        - mbarrier.arrive")
+                     .replace("  memory:\n", "  memory:\n    a: {space: shared, owner: gpu0.cta0}\n"), "tmem.yaml")
+    u = UnionSession(t, MODEL, loops=True)
+    u.undefined
+    assert "tcgen05.alloc" in u.extension_why
