@@ -112,15 +112,19 @@ def _writes(es, mb: set[str]) -> dict | str:
         counts, xs, ss = out.setdefault(ev.loc, (Counter(), {}, set()))
         x = es.write_value[ev.eid]
         bad = ranges.pop(ev.eid, None)
-        if ev.thread is None or ("MB_INIT" in ev.tags and not reads_of(x)):
+        if ev.eid in rmw:
+            r = rmw[ev.eid]
+            if not ("MB" in ev.tags and reads_of(x) <= {r} and (r, ev.eid) in dep
+                    and (bad is None or reads_of(bad) <= {r})):
+                return f"{ev.label or ev.loc}: an RMW of an mbarrier whose state is not a function of its own read"
+            key = repr((x, bad)).replace(f"ReadVal(eid={r})", "ReadVal(*)")
+            counts[key] += 1
+            xs[key] = (x, bad, r, ev.label or ev.loc)
+        elif (ev.thread is None or "MB_INIT" in ev.tags) and not reads_of(x):
+            # the initial write, or an init: a start of the fold
             if bad is not None and (reads_of(bad) or evaluate(bad, lambda e: 0) != 0):
                 return f"{ev.label or ev.loc}: its count may be out of range (MbarrierRange may free an await)"
             ss.add(evaluate(x, lambda e: 0))
-        elif "MB" in ev.tags and ev.eid in rmw and reads_of(x) <= {rmw[ev.eid]} and (rmw[ev.eid], ev.eid) in dep \
-                and (bad is None or reads_of(bad) <= {rmw[ev.eid]}):
-            key = repr((x, bad)).replace(f"ReadVal(eid={rmw[ev.eid]})", "ReadVal(*)")
-            counts[key] += 1
-            xs[key] = (x, bad, rmw[ev.eid], ev.label or ev.loc)
         else:
             return f"{ev.label or ev.loc}: a write to an mbarrier that is not an RMW of its own read"
     if ranges:

@@ -454,6 +454,9 @@ def test_the_freeing_condition_fails_on_each_kind_of_member():
     two = LEMMA.replace("arrive.shared::cta.b64 _, [m]\n", "arrive.shared::cta.b64 _, [m]\n"
                         "        - mbarrier.arrive.shared::cta.b64 _, [m]\n")
     assert "MbarrierSkippedPhase" in why(two)
+    stored = LEMMA.replace("        - bar.sync 1, 2\n        - mbarrier.arrive",
+                           "        - bar.sync 1, 2\n        - st.shared.b64 [m], 0\n        - mbarrier.arrive")
+    assert "not an RMW" in why(stored)          # (a state the fold cannot know)
     (t,) = load_text(LEMMA.replace("        - bar.sync 1, 2\n        - mbarrier.arrive",
                                    "        - bar.sync 1, 2\n        - tcgen05.alloc.cta_group::1.sync.aligned"
                                    ".shared::cta.b32 [a], 32\n        - mbarrier.arrive")
