@@ -23,12 +23,14 @@ variant satisfies its awaits and guards, which is what the lemma's argument need
   whatever the waits read); a thread lowered alone may leave an arrive-on without its term (the
   other threads' arrivals are not counted there), so every RMW is taken as an arrive-on, and the
   condition fails if any reached state past the start's phase is read by an RMW.
-Past _STATES states of one mbarrier's fold, the condition is not shown (it fails)."""
+Past _STATES states at one point of one mbarrier's fold, or _VECTORS multisets of its operations,
+the condition is not shown (it fails)."""
 from __future__ import annotations
 
 from collections import Counter
 from dataclasses import replace
 from itertools import product
+from math import prod
 
 from .. import limits
 from ..errors import LimitExceeded, LitmusError, NeverCompletes
@@ -39,6 +41,7 @@ from ..model import relations
 from ..model.values import evaluate, reads_of
 
 _STATES = 4096          # past this many states at one point of one mbarrier's fold: not shown
+_VECTORS = 1 << 16      # past this many multisets of one mbarrier's operations: not shown
 
 
 def members_excluded(test, lim, per) -> str | None:
@@ -137,6 +140,8 @@ def _fold(loc: str, starts: set[int], groups: list) -> str | None:
     what), count)]) reaches from each of `starts`: None when no update reads one on which its
     range check holds or that is past the start's phase; else which does."""
     counts = [n for _, n in groups]
+    if prod(n + 1 for n in counts) > _VECTORS:
+        return f"more than {_VECTORS} subsets of {loc}'s operations to fold"
     for s0 in sorted(starts):
         phase0 = fields(s0)[0]
         states = {tuple(0 for _ in groups): {s0}}
