@@ -434,6 +434,19 @@ def test_a_member_that_frees_an_await_keeps_every_choice(text, member, monkeypat
     assert ignored.extension_why is None and lost == [member]
 
 
+def test_the_freeing_gap_is_the_engines_not_one_engine_s(monkeypatch):
+    """Brute force finds FreeingRange's MixedSizeRace as Z3 does, and loses it likewise where the
+    freeing condition is ignored: the gap is the freeing rule's (EventStructure.freeing), which
+    both engines apply."""
+    from checker.verdict import union
+    (t,) = load_text(FREEING, "freeing.yaml")
+    u = UnionSession(t, MODEL, engine="brute", loops=True)
+    assert sorted({f.flag for f in u.undefined}) == ["MbarrierRange", "MixedSizeRace"] and u.extension_why
+    monkeypatch.setattr(union, "members_excluded", lambda *a: None)
+    ignored = UnionSession(t, MODEL, engine="brute", loops=True)
+    assert sorted({f.flag for f in ignored.undefined}) == ["MbarrierRange"] and ignored.extension_why is None
+
+
 def test_the_freeing_condition_fails_on_each_kind_of_member():
     """A state token (MbarrierStaleToken frees the await on its own result), an arrive that may
     over-arrive, an arrive-on that may read a later phase, a Tensor Memory allocation: the
