@@ -477,3 +477,14 @@ def test_the_freeing_condition_fails_on_each_kind_of_member():
     u = UnionSession(t, MODEL, loops=True)
     u.undefined
     assert "tcgen05.alloc" in u.extension_why
+
+
+def test_quiet_in_the_combination_and_commit_arrive_ons():
+    """An inval past a barrier the combination never passes is not in it (InvalPastBarrier: P1 cut
+    in its wait, P0 stuck before the inval: refuted), one in it is (InvalAfterArrive: kept, it
+    hangs), and tcgen05.commit's arrive-on is folded (CommitArrive: refuted). Before quiet was
+    read per combination and arrive-ons admitted, neither was refuted (0)."""
+    (path,) = [p for p in FILES if p.name == "unreachable-waits.yaml"]
+    got = {t.name: _refutable(t) for t in load_file(path) if not isinstance(t, LitmusError)
+           if t.name in ("InvalPastBarrier", "InvalAfterArrive", "CommitArrive")}
+    assert got == {"InvalPastBarrier": (2, 1), "InvalAfterArrive": (2, 0), "CommitArrive": (2, 1)}
