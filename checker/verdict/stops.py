@@ -23,7 +23,13 @@ axioms, whatever else an execution does (undefined behaviour included):
 The fairness check of checker.verdict.liveness reads the same final state with the same
 expression (_fair): if no final state leaves the await spinning, no execution of the combination
 hangs there, and the combination is not built (its Session is not encoded, its outcomes not
-asked)."""
+asked).
+
+Quiet is read off the combination's own code (an inval past a barrier it never passes is not in
+it), asynchronous arrive-ons (tcgen05.commit, cp.async.mbarrier.arrive) admitted. Where no final
+state refutes, a combination with no execution is refuted too (_unreachable: a wait its path
+passes that no reachable state satisfies; docs/model.md#a18, "Combinations with no
+execution")."""
 from __future__ import annotations
 
 from collections import OrderedDict
