@@ -35,6 +35,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from dataclasses import replace
 from itertools import product
+from pathlib import Path
 
 from .. import limits
 from ..ast import Imm
@@ -57,7 +58,7 @@ def refuted(u, c: Combo, fair) -> bool:
     """Does no execution of `c` (u's combination) hang, by the final state of an mbarrier one of
     its cut threads waits on (see the module)? False where that cannot be shown. `fair`: the
     fairness check of checker.verdict.liveness (its _fair), which reads the final state."""
-    if u.test.kernels:
+    if u.test.kernels or not _bundled(u):
         return False
     # quiet in this combination: its own code (an inval past a barrier it never passes is not in
     # it), asynchronous arrive-ons admitted (RMWs of the whole object like the others)
@@ -71,6 +72,21 @@ def refuted(u, c: Combo, fair) -> bool:
             if states and not any(fair(("wait", thread, w, loc), {loc: s}) for s in states):
                 return True
     return _unreachable(u, c, quiet, fair)
+
+
+def _bundled(u) -> bool:
+    """Is `u` asked under the bundled axioms/ptx.cat with its own options? The arguments read its
+    axioms (MbarrierAtomicity, NoThinAir, Coherence, Causality) and relations (sw, bc0, mbobs)."""
+    model = getattr(u, "model", None)
+    if model is None:
+        return True                     # (a caller that asks for the refuter alone)
+    from ..resources import AXIOMS_DIR
+    from .union import LEMMA_OPTIONS
+    try:
+        bundled = Path(model.path).resolve() == (AXIOMS_DIR / "ptx.cat").resolve()
+    except (OSError, TypeError, AttributeError):
+        return False
+    return bundled and frozenset(getattr(u, "options", ())) <= LEMMA_OPTIONS
 
 
 def _ops(u, k: int, code) -> dict | None:

@@ -488,3 +488,16 @@ def test_quiet_in_the_combination_and_commit_arrive_ons():
     got = {t.name: _refutable(t) for t in load_file(path) if not isinstance(t, LitmusError)
            if t.name in ("InvalPastBarrier", "InvalAfterArrive", "CommitArrive")}
     assert got == {"InvalPastBarrier": (2, 1), "InvalAfterArrive": (2, 0), "CommitArrive": (2, 1)}
+
+
+def test_the_refuter_reads_the_bundled_model_only(tmp_path):
+    """Its arguments cite axioms/ptx.cat's axioms: under another model file (here a copy) nothing
+    is refuted, and the answer is the reference's."""
+    from checker.resources import resolve_model
+    copy = tmp_path / "mine.cat"
+    copy.write_text((ROOT / "axioms" / "ptx.cat").read_text())
+    (path,) = [p for p in FILES if p.name == "unreachable-waits.yaml"]
+    (t,) = [t for t in load_file(path) if not isinstance(t, LitmusError) and t.name == "UnreachableCircle"]
+    assert len(UnionSession(t, MODEL, loops=True).refuted) == 6
+    other = UnionSession(t, resolve_model(str(copy)), loops=True)
+    assert not other.refuted and not any(refuted(other, c, liveness._fair) for c, _ in other.blocked)
