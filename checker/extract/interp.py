@@ -348,8 +348,9 @@ class Machine:
             alt = None              # it goes on to another trip of an outer loop, this side does not
         if alt is None or [(e.kind, e.line) for e in end.trace.events] != [(e.kind, e.line) for e in alt.trace.events]:
             raise Refused(f"this branch's condition {ins.predicate} depends on the CTA's place in the grid (%ctaid, "
-                          "%clusterid), and its two sides differ in synchronization: the skeleton is one cluster, "
-                          "the grid's first (%ctaid.x = its rank), and CTAs elsewhere in the grid take the other "
+                          "%clusterid) or the warp's hardware slot (%warpid), and its two sides differ in "
+                          "synchronization: the skeleton is one cluster, the grid's first (%ctaid.x = its rank, "
+                          "%warpid = %tid / 32), and CTAs elsewhere in the grid (warps in other slots) take the other "
                           "side; one skeleton cannot stand for both: not modelled", self._loc(s))
         return end
 
@@ -2139,7 +2140,9 @@ def _sources(ins: Instr) -> tuple[str, ...]:
     return hit[1]
 
 
-_GRID_REGS = ("%ctaid", "%clusterid")
+# (and %warpid: the warp's hardware slot, unique in the CTA but not tid / 32, and volatile by the
+# PTX ISA; taken as tid / 32, a branch on it whose sides differ is refused alike)
+_GRID_REGS = ("%ctaid", "%clusterid", "%warpid")
 _GRID_READS: dict = {}
 
 

@@ -307,8 +307,10 @@ DONE:
 
 
 @pytest.mark.parametrize("setp", ["mov.u32 %r3, %ctaid.x;\n  setp.ne.s32 %p3, %r3, 0;",
-                                  "mov.u32 %r3, %clusterid.x;\n  add.s32 %r4, %r3, 1;\n  setp.gt.u32 %p3, %r4, 1;"],
-                         ids=["ctaid", "clusterid"])
+                                  "mov.u32 %r3, %clusterid.x;\n  add.s32 %r4, %r3, 1;\n  setp.gt.u32 %p3, %r4, 1;",
+                                  # the warp's hardware slot: not %tid / 32 (PTX ISA, %warpid), taken as it
+                                  "mov.u32 %r3, %warpid;\n  setp.ne.s32 %p3, %r3, 1;"],
+                         ids=["ctaid", "clusterid", "warpid"])
 def test_a_branch_on_the_ctas_place_in_the_grid_whose_sides_differ_is_refused(tmp_path, setp):
     f = tmp_path / "k.ptx"
     f.write_text(GRID.replace("SETP", setp))
