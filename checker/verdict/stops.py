@@ -35,7 +35,6 @@ from __future__ import annotations
 from collections import OrderedDict
 from dataclasses import replace
 from itertools import product
-from pathlib import Path
 
 from .. import limits
 from ..ast import Imm
@@ -44,6 +43,7 @@ from ..isa import barriers
 from ..isa.registry import lower
 from ..model.values import evaluate, reads_of
 from ..unfold.variants import Combo, single
+from .bundled import bundled
 from .quiet import quiet_mbarriers
 
 _MANY = 1 << 30
@@ -80,13 +80,7 @@ def _bundled(u) -> bool:
     model = getattr(u, "model", None)
     if model is None:
         return True                     # (a caller that asks for the refuter alone)
-    from ..resources import AXIOMS_DIR
-    from .union import LEMMA_OPTIONS
-    try:
-        bundled = Path(model.path).resolve() == (AXIOMS_DIR / "ptx.cat").resolve()
-    except (OSError, TypeError, AttributeError):
-        return False
-    return bundled and frozenset(getattr(u, "options", ())) <= LEMMA_OPTIONS
+    return bundled(model, getattr(u, "options", ()))
 
 
 def _ops(u, k: int, code) -> dict | None:

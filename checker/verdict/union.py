@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import heapq
 import itertools
-from pathlib import Path
 from dataclasses import replace
 from functools import cached_property
 from typing import Sequence
@@ -35,6 +34,7 @@ from ..model.observables import atoms, key
 from ..resources import model_name
 from ..results.result import UndefinedReport
 from . import liveness
+from .bundled import bundled
 from .liveness import Hang, hang_condition
 from .quiet import quiet_mbarriers
 from .extension import members_excluded
@@ -295,8 +295,7 @@ class UnionSession:
                 or (self.test.unroll or self.lim.unroll) < 2:
             return "not the hang question's search with its awaits run once, or several kernels, or an unroll below 2"
         # the argument reads the bundled model's rules and options, none other
-        from ..resources import AXIOMS_DIR
-        if Path(self.model.path).resolve() != (AXIOMS_DIR / "ptx.cat").resolve() or not self.options <= LEMMA_OPTIONS:
+        if not bundled(self.model, self.options):
             return "another model or option than the bundled ones"
         for t in self.test.threads:
             if t.labels:
@@ -488,11 +487,6 @@ class UnionSession:
     def hang_unknown_why(self) -> str:
         return liveness.hang_unknown_why(self)
 
-
-# The model options docs/model.md#a18's extension lemma was read with (axioms/ptx.cat's `if "..."`
-# and checker.isa.flow's): with any other, the undefined-behaviour search starts from every choice.
-LEMMA_OPTIONS = frozenset({"bulk-group-only", "commit-cumulative", "proxy-fence-any-cta", "strict-cta",
-                           "tensormap-pair", "rmw-rewrite-effect"})
 
 # The Tensor Memory allocation instructions: with none, TC_ALLOC, TC_DEALLOC, TC_RELINQ, TC_LEAK and
 # tcgrow are empty in every variant, so TensorMemoryAlloc, TensorMemoryWarp, TensorMemoryColumns and

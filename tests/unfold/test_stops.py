@@ -312,15 +312,15 @@ def test_the_extension_lemma_applies_and_agrees_on_both_engines():
 
 def test_the_extension_lemma_read_every_flag_and_option():
     """The lemma's argument reads each flag and each option of axioms/ptx.cat; a new one must be
-    read against it (and added here and to union.LEMMA_OPTIONS) before the lemma applies with it."""
+    read against it (and added here and to bundled.READ_OPTIONS) before the lemma applies with it."""
     import re
-    from checker.verdict.union import LEMMA_OPTIONS
+    from checker.verdict.bundled import READ_OPTIONS
     cat = (ROOT / "axioms" / "ptx.cat").read_text()
     assert sorted(re.findall(r"^flag .* as (\w+)", cat, re.M)) == sorted([
         "InFlight", "MixedSizeRace", "CpAsyncGroupOverlap", "MbarrierUninitialised", "MbarrierRange",
         "MbarrierReinit", "WgmmaFence", "AsyncRegisters", "TensorMemoryDealloc", "TensorMemoryAlloc",
         "MbarrierStaleToken", "MbarrierSkippedPhase", "TensorMemoryWarp", "TensorMemoryColumns", "TensorMemoryLeak"])
-    assert set(re.findall(r'if "([\w-]+)"', cat)) | {"rmw-rewrite-effect"} == LEMMA_OPTIONS
+    assert set(re.findall(r'if "([\w-]+)"', cat)) | {"rmw-rewrite-effect"} == READ_OPTIONS
 
 
 LEMMA = """
