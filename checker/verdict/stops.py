@@ -87,9 +87,9 @@ def _ops(u, k: int, code) -> dict | None:
     """What thread `k` running `code` alone does to each mbarrier named in it: {declared name:
     {"ops": [(key, update, index, gated)], "inits": [(state, index)], "initial": state,
     "waits": [(instruction, index)]}}, index being the instruction's position in `code`; `gated`:
-    a release RMW in program order (not an asynchronous completion), which synchronizes with an
-    acquire wait that reads it or a later state; "waits": the awaited `== 1` acquire waits. None
-    where it cannot be lowered alone."""
+    whether the thread's earlier waits gate it (every RMW, its own instruction's asynchronous
+    completion included: each event a thread makes after a wait depends on the wait's read,
+    `dep`); "waits": the awaited `== 1` waits. None where it cannot be lowered alone."""
     cache = u.__dict__.setdefault("_stop_ops", {})
     if (k, code) in cache:
         return cache[(k, code)]
@@ -109,7 +109,7 @@ def _ops(u, k: int, code) -> dict | None:
     out: dict = {}
     reads = set(rmw.values())
     for ev in es.events:
-        if ev.kind == "R" and ev.loc in root and "MB" in ev.tags and "ACQ" in ev.tags and ev.eid not in reads \
+        if ev.kind == "R" and ev.loc in root and "MB" in ev.tags and ev.eid not in reads \
                 and ev.thread is not None:
             d = out.setdefault(root[ev.loc], {"ops": [], "inits": [], "initial": None, "other": False, "waits": []})
             w = code[kept[ev.index]]
@@ -124,7 +124,7 @@ def _ops(u, k: int, code) -> dict | None:
             d["initial"] = evaluate(x, lambda e: 0)
         elif "MB" in ev.tags and ev.eid in rmw and reads_of(x) <= {rmw[ev.eid]} and (rmw[ev.eid], ev.eid) in dep:
             r = rmw[ev.eid]
-            gated = "REL" in ev.tags and "ACOMPL" not in ev.tags
+            gated = True                # (every RMW: the thread's earlier waits' reads are its dep)
             d["ops"].append((repr(x).replace(f"ReadVal(eid={r})", "ReadVal(*)"), x, kept[ev.index], gated))
         elif "MB_INIT" in ev.tags and not reads_of(x):
             d["inits"].append((evaluate(x, lambda e: 0), kept[ev.index]))
@@ -172,17 +172,20 @@ def _finals(u, c: Combo, name: str) -> tuple[set[int] | None, None]:
 
 
 def _unreachable(u, c: Combo, quiet, fair) -> bool:
-    """Has `c` no consistent execution, because a wait its path passes (an awaited `== 1`
-    acquire wait on a quiet mbarrier, base-causality-after its initialisation) reads no state the
-    operations that can precede it make (docs/model.md#a18, "Combinations with no execution")?
+    """Has `c` no consistent execution, because a wait its path passes (an awaited `== 1` wait on a
+    quiet mbarrier, base-causality-after its initialisation, that no value-dependent undefined
+    behaviour may free) reads no state the operations that can precede it make
+    (docs/model.md#a18, "Combinations with no execution")?
 
     Least fixpoint: a gate (such a wait) is open when some state of its mbarrier, folded from the
-    start through any sequence of the operations that may precede it, completes it; an operation
-    may precede it unless it is a release RMW in program order behind a gate of its own thread
-    that is not open. Where a gate stays closed, no execution exists: in one, the closed gate
-    first in base causality reads a state made of the start and RMWs coherence-before its
-    source, each release one synchronizing with it (mbobs) and so after it in base causality, its
-    own thread's earlier gates with it, all open; so the state is one the fold reaches."""
+    start through any sequence of the RMWs that may precede it, completes it; an RMW may precede
+    it unless its thread made it after a gate that is not open. Where a gate stays closed, no
+    execution exists: in one, take the closed gate first in (rf | dep)+ (acyclic: NoThinAir); it
+    reads a state made of the start and the RMWs coherence-before its source, a chain of rf and
+    dep into it (each RMW reads its predecessor, its write depends on its read); an RMW a thread
+    made after a gate depends on that gate's read (the await is a control dependency, dep), so
+    that gate is before the first in (rf | dep)+, hence open; so the state is one the fold
+    reaches."""
     gates: list = []                    # (thread, index, wait, mbarrier)
     starts: dict = {}
     for name in sorted(quiet):
