@@ -36,9 +36,11 @@ def generate(rng: random.Random, name: str = "Fuzz") -> str:
     return balanced(rng, name) if rng.random() < 0.4 else mixed(rng, name)
 
 
-def _head(rng, nt, mbs, counts, declared, threads):
+def _head(rng, nt, mbs, counts, declared, threads, race=0.0):
     if not declared:
         threads[0] += [f"mbarrier.init.shared::cta.b64 [{m}], {counts[m]}" for m in mbs]
+        if rng.random() < race:
+            return      # no bar.sync: the others' waits and arrives race the init
         # every thread passes the bar.sync after the init, or (sometimes) one does not
         skip = rng.randrange(1, nt) if rng.random() < 0.15 else None
         n = nt - (skip is not None)
@@ -73,7 +75,9 @@ BULK = "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [s], [
 
 def balanced(rng: random.Random, name: str) -> str:
     """Each mbarrier's phase 0 completed by exactly its count of arrivals (some with a bulk copy's
-    transaction), awaited by other threads, data written before an arrive and read after a wait;
+    transaction), awaited by other threads, data written before an arrive and read after a wait,
+    the init racing the others' waits in 4 tests in 10 of those that initialise in P0 (the quiet
+    mbarriers' and the lemma's undefined behaviour: a failed iteration before the init);
     now and then one arrival too many or too few, or a wait for parity 1."""
     nt = rng.choice([2, 2, 3])
     nm = rng.choice([1, 1, 2])
@@ -81,7 +85,7 @@ def balanced(rng: random.Random, name: str) -> str:
     counts = {m: rng.choice([1, 1, 2]) for m in mbs}
     declared = rng.random() < 0.6
     threads = [[] for _ in range(nt)]
-    _head(rng, nt, mbs, counts, declared, threads)
+    _head(rng, nt, mbs, counts, declared, threads, race=0.4)
     bulk = False
     reg = 0
     producers = {m: rng.randrange(nt) for m in mbs}
