@@ -121,7 +121,11 @@ def _ops(u, k: int, code) -> dict | None:
         x = es.write_value[ev.eid]
         d = out.setdefault(root[ev.loc], {"ops": [], "inits": [], "initial": None, "other": False, "waits": []})
         if ev.thread is None:
-            d["initial"] = evaluate(x, lambda e: 0)
+            # the start state only where the lowering made it an mbarrier's (a `memory:` mbarrier's
+            # initial write is an init, tagged MB, only in a lowering with an mbarrier operation:
+            # a thread alone with none writes a plain 0, which is no start of the others' fold)
+            if "MB" in ev.tags:
+                d["initial"] = evaluate(x, lambda e: 0)
         elif "MB" in ev.tags and ev.eid in rmw and reads_of(x) <= {rmw[ev.eid]} and (rmw[ev.eid], ev.eid) in dep:
             r = rmw[ev.eid]
             gated = True                # (every RMW: the thread's earlier waits' reads are its dep)

@@ -8,8 +8,11 @@ vacuous). A longer campaign: `python -m tests.unfold.fuzz_shortcuts SEED N`."""
 from __future__ import annotations
 
 import random
+from pathlib import Path
 
-from tests.unfold.fuzz_shortcuts import compare, generate
+import pytest
+
+from tests.unfold.fuzz_shortcuts import compare, generate, hang_answer
 from tests.unfold.test_ub_variants import MODEL
 
 SEED, CASES = 31, 24
@@ -28,3 +31,22 @@ def test_generated_tests_get_the_reference_s_answers():
     # cases have hangs and undefined behaviour (a failed iteration before the init among it)
     assert all(stats.get(k, 0) > 0 for k in ("refuted", "lemma", "lemma+undefined", "quiet", "hang", "undefined",
                                              "MbarrierUninitialised")), stats
+
+
+FOUND = Path(__file__).resolve().parents[2] / "litmus" / "liveness" / "fuzz-found.yaml"
+
+
+@pytest.mark.parametrize("engine", ["z3", "brute"])
+def test_a_declared_mbarrier_starts_initialised_whichever_thread_is_first(engine):
+    """litmus/liveness/fuzz-found.yaml (found by the generator): the first thread does no mbarrier
+    operation, so its lowering alone has the declared mbarrier as plain 0; the refuter took its
+    start state from there, folded states that all pass the wait, and refuted the combination that
+    hangs: 'no hang', where the reference finds P1's."""
+    from checker.front.litmus import load_file
+    from checker.verdict.check import check_test
+
+    (t,) = load_file(str(FOUND))
+    got, want = hang_answer(t, MODEL, engine, True), hang_answer(t, MODEL, engine, False)
+    assert got == want
+    assert [h[0] for h in got[0]] == ["P1"]
+    assert check_test(t, MODEL).status == "pass"
