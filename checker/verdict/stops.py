@@ -107,6 +107,7 @@ def _ops(u, k: int, code) -> dict | None:
     rmw = {w: r for r, w in es.relations.get("rmw", ())}
     dep = es.relations.get("dep", frozenset())
     out: dict = {}
+    declared = {m.name for m in u.test.memory if m.mbarrier}
     reads = set(rmw.values())
     for ev in es.events:
         if ev.kind == "R" and ev.loc in root and "MB" in ev.tags and ev.eid not in reads \
@@ -121,10 +122,10 @@ def _ops(u, k: int, code) -> dict | None:
         x = es.write_value[ev.eid]
         d = out.setdefault(root[ev.loc], {"ops": [], "inits": [], "initial": None, "other": False, "waits": []})
         if ev.thread is None:
-            # the start state only where the lowering made it an mbarrier's (a `memory:` mbarrier's
-            # initial write is an init, tagged MB, only in a lowering with an mbarrier operation:
-            # a thread alone with none writes a plain 0, which is no start of the others' fold)
-            if "MB" in ev.tags:
+            # a `memory:` mbarrier's start state only where the lowering made it one (its initial
+            # write is an init, tagged MB, only in a lowering with an mbarrier operation: a thread
+            # alone with none writes a plain 0, which is no start of the others' fold)
+            if "MB" in ev.tags or root[ev.loc] not in declared:
                 d["initial"] = evaluate(x, lambda e: 0)
         elif "MB" in ev.tags and ev.eid in rmw and reads_of(x) <= {rmw[ev.eid]} and (rmw[ev.eid], ev.eid) in dep:
             r = rmw[ev.eid]
