@@ -66,9 +66,7 @@ def endless(u) -> Hang | None:
     for c, s in list(zip(u.combos, u.sessions)) + list(_refuted_sessions(u)):
         if c.cut and s.witness(None) is not None:
             thread, spin = c.cut[0]
-            b = spin.branch
-            return Hang(thread, f"{b.text} (line {b.where.line if b.where else '?'})",
-                        "no path leaves it within the bound", c.describe())
+            return Hang(thread, _loop_at(spin), "no path leaves it within the bound", c.describe())
     return None
 
 
@@ -213,10 +211,15 @@ def _fair_hang(u, c: Combo, s: Session) -> Hang | None:
         if all(_fair(chk, d) for chk in checks):
             thread, spin = c.cut[0]
             state = "; ".join(_state(chk, d) for chk in checks if chk[1] == thread) or "nothing (an endless loop)"
-            b = spin.head if spin.branch.operands[0].name.startswith("__spin") else spin.branch
-            return Hang(thread, f"{b.text} (line {b.where.line if b.where else '?'})", state, c.describe(),
-                        probe, o)
+            return Hang(thread, _loop_at(spin), state, c.describe(), probe, o)
     return None
+
+
+def _loop_at(spin) -> str:
+    """The instruction a hang names for cut loop `spin`, with its line: the await itself where the
+    loop is one an await stands for (its branch back, `__spinN`, is ptxmc's, not the test's)."""
+    b = spin.head if spin.branch.operands[0].name.startswith("__spin") else spin.branch
+    return f"{b.text} (line {b.where.line if b.where else '?'})"
 
 
 def hang_condition(h: Hang):

@@ -469,3 +469,15 @@ expect:
     from checker.ast import Eq, RegRef
     verdict, out, _ = explain_text(open_session(one(text), MODEL), Eq(RegRef("P1", "r0"), 1))
     assert verdict == "hang" and "No verdict: no execution terminates" in out
+
+
+def test_a_hang_where_no_execution_terminates_names_the_await_not_its_loop():
+    """An await stands for a spin loop whose branch back (`__spinN`) is ptxmc's, not the test's:
+    the note of a test no execution of which terminates named that branch
+    ("never leaves the loop of @!p bra __spin0 (line 24)"), where a fair hang names the wait."""
+    from checker.front.litmus import load_file
+    from checker.resources import LITMUS_DIR
+    (test,) = load_file(LITMUS_DIR / "liveness" / "unreachable-waits.yaml", "UnreachableCircle")
+    r = check_test(test, MODEL)
+    (note,) = [n for n in r.notes if "never leaves the loop of" in n]
+    assert "__spin" not in note and "P0 never leaves the loop of mbarrier.try_wait" in note, note
