@@ -85,6 +85,12 @@ REPAIRED = {
     "TasLock+exch+kept": ["st.value"],
     "CasLock+race+stolen": ["st.value"],
     "CasLock+mutex+no-unlock": ["st.value", "st.value"],    # each thread unlocks with 0
+    "FirstThreadWithoutMbarrier": ["parity"],
+    "UnreachableCircle": ["parity", "mbarrier.arrive"],
+    "RelaxedWaitCircle": ["mbarrier.arrive", "parity"],
+    "LappedWait": ["parity", "mbarrier.arrive"],
+    "InvalAfterArrive": ["bar.sync"],
+    "PingPong": ["mbarrier.arrive"],
 }
 
 # Hangs that are the test's point, with no repair among the edits fix makes (docs/fix.md, Edits).
@@ -99,6 +105,7 @@ NO_REPAIR = {
     "ClusterBar+exited-thread+spins": "P1 spins on a flag nobody sets",
     "CasIncrement+stale": "the value a CAS expects is loaded once, before the loop: a stale one never matches",
     "CasIncrement+cuda-idiom+stale": "the value a CAS expects is loaded once, before the loop: a stale one never matches",
+    "AsyncCircle": "P0 and P1 each wait for the bytes of a copy the other issues after its own wait: a reordering",
 }
 
 
@@ -114,7 +121,9 @@ def test_fix_removes_the_hang_proven_least(test):
     r = fix(test, target, MODEL, max_repairs=1, budget=300, explain=False)
     assert r.status == "repaired" and r.proven, (r.status, r.notes)
     rep = r.repairs[0]
-    assert [e.cost_key for e in rep.edits] == REPAIRED[test.name]
+    # (the kinds of edit, in any order: where two least repairs differ only in which thread gets
+    # which edit, UnreachableCircle's, the one found may depend on what the process asked before)
+    assert sorted(e.cost_key for e in rep.edits) == sorted(REPAIRED[test.name])
     assert rep.cost == sum(costs.DEFAULT[k] for k in REPAIRED[test.name])
     # re-judged through the normal session: no hang is left, and the repaired test passes
     assert open_session(rep.test, MODEL, hang=True).hangs()[0] == ()
