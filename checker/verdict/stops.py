@@ -67,7 +67,7 @@ def refuted(u, c: Combo, fair) -> bool:
         for w in spin.waits:
             if not w.quals.get("parity") or not isinstance(w.operands[2], Imm) or w.operands[1].base not in quiet:
                 continue
-            states = _finals(u, c, w.operands[1].base)[0]
+            states = _finals(u, c, w.operands[1].base)
             loc = u.names.get(w.operands[1].base, w.operands[1].base)
             if states and not any(fair(("wait", thread, w, loc), {loc: s}) for s in states):
                 return True
@@ -85,11 +85,11 @@ def _bundled(u) -> bool:
 
 def _ops(u, k: int, code) -> dict | None:
     """What thread `k` running `code` alone does to each mbarrier named in it: {declared name:
-    {"ops": [(key, update, index, gated)], "inits": [(state, index)], "initial": state,
-    "waits": [(instruction, index)]}}, index being the instruction's position in `code`; `gated`:
-    whether the thread's earlier waits gate it (every RMW, its own instruction's asynchronous
-    completion included: each event a thread makes after a wait depends on the wait's read,
-    `dep`); "waits": the awaited `== 1` waits. None where it cannot be lowered alone."""
+    {"ops": [(key, update, index)], "inits": [(state, index)], "initial": state,
+    "waits": [(instruction, index)]}}, index being the instruction's position in `code` (every RMW
+    is gated by the thread's earlier waits, its own instruction's asynchronous completion included:
+    each event a thread makes after a wait depends on the wait's read, `dep`); "waits": the awaited
+    `== 1` waits. None where it cannot be lowered alone."""
     cache = u.__dict__.setdefault("_stop_ops", {})
     if (k, code) in cache:
         return cache[(k, code)]
@@ -129,8 +129,7 @@ def _ops(u, k: int, code) -> dict | None:
                 d["initial"] = evaluate(x, lambda e: 0)
         elif "MB" in ev.tags and ev.eid in rmw and reads_of(x) <= {rmw[ev.eid]} and (rmw[ev.eid], ev.eid) in dep:
             r = rmw[ev.eid]
-            gated = True                # (every RMW: the thread's earlier waits' reads are its dep)
-            d["ops"].append((repr(x).replace(f"ReadVal(eid={r})", "ReadVal(*)"), x, kept[ev.index], gated))
+            d["ops"].append((repr(x).replace(f"ReadVal(eid={r})", "ReadVal(*)"), x, kept[ev.index]))
         elif "MB_INIT" in ev.tags and not reads_of(x):
             d["inits"].append((evaluate(x, lambda e: 0), kept[ev.index]))
         else:
@@ -159,21 +158,20 @@ def _start(u, c: Combo, name: str):
     return mine, initial, None          # the initial write (first in coherence) is the start
 
 
-def _finals(u, c: Combo, name: str) -> tuple[set[int] | None, None]:
-    """(The final states of mbarrier `name` in the executions of `c` (see the module), or None,
-    None)."""
+def _finals(u, c: Combo, name: str) -> set[int] | None:
+    """The final states of mbarrier `name` in the executions of `c` (see the module), or None."""
     start = _start(u, c, name)
     if start is None:
-        return None, None
+        return None
     mine, s0, after = start
     groups: OrderedDict = OrderedDict()     # (update, forced) -> [forced count, updates]
     for t, d in zip(c.test.threads, mine):
-        for key, x, j, _ in (d["ops"] if d else ()):
+        for key, x, j in (d["ops"] if d else ()):
             forced = after is None or j >= after[t.name]
             g = groups.setdefault((key, forced), [0, x, 0])
             g[2] += 1
             g[0] += forced
-    return _fold(list(groups.values()), s0), None
+    return _fold(list(groups.values()), s0)
 
 
 def _unreachable(u, c: Combo, quiet, fair) -> bool:
@@ -234,8 +232,8 @@ def _opens_all(u, c: Combo, gates: list, starts: dict, fair) -> bool:
             mine, s0 = starts[name]
             groups: OrderedDict = OrderedDict()
             for t, d in zip(c.test.threads, mine):
-                for key, x, i, gated in (d["ops"] if d else ()):
-                    if gated and any(k < i and (t.name, k) not in opened for k in behind.get(t.name, ())):
+                for key, x, i in (d["ops"] if d else ()):
+                    if any(k < i and (t.name, k) not in opened for k in behind.get(t.name, ())):
                         continue
                     g = groups.setdefault(key, [0, x, 0])
                     g[2] += 1

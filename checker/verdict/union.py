@@ -275,11 +275,6 @@ class UnionSession:
         # (in the order combos gives them)
         return [(c, s) for _, _, c, s in sorted(kept, key=lambda x: x[:2])]
 
-    def _extension_lemma_applies(self, quiet: frozenset[str], per=None) -> bool:
-        """Does docs/model.md#a18's extension lemma ("Stopping choices and undefined behaviour")
-        let the undefined-behaviour search start from the complete runs-once choices alone?"""
-        return self._extension_lemma_fails(quiet, per) is None
-
     def _extension_lemma_fails(self, quiet: frozenset[str], per=None) -> str | None:
         """Why docs/model.md#a18's extension lemma does not apply here (None: it does). Its
         conditions, each checked here: no loop but awaits (no `bra`, no label), every await an
