@@ -308,11 +308,9 @@ class Machine:
                                   self._loc(s))
                 st.pc = self.fn.labels[table[idx]]
                 continue
+            self._exec(st, s, ins)
             if st.grid or _reads_grid(ins):
-                self._exec(st, s, ins)
                 _mark_grid(st, ins)
-            else:
-                self._exec(st, s, ins)
             st.pc += 1
         return st
 
@@ -2143,16 +2141,11 @@ def _sources(ins: Instr) -> tuple[str, ...]:
 # (and %warpid: the warp's hardware slot, unique in the CTA but not tid / 32, and volatile by the
 # PTX ISA; taken as tid / 32, a branch on it whose sides differ is refused alike)
 _GRID_REGS = ("%ctaid", "%clusterid", "%warpid")
-_GRID_READS: dict = {}
 
 
 def _reads_grid(ins: Instr) -> bool:
     """Does the instruction read a special register that says where the CTA is in the grid?"""
-    hit = _GRID_READS.get(id(ins))
-    if hit is None or hit[0] is not ins:
-        reads = any(isinstance(o, Reg) and o.name.split(".")[0] in _GRID_REGS for o in ins.operands[1:])
-        hit = _GRID_READS[id(ins)] = (ins, reads)
-    return hit[1]
+    return any(isinstance(o, Reg) and o.name.split(".")[0] in _GRID_REGS for o in ins.operands[1:])
 
 
 def _mark_grid(st: "_State", ins: Instr) -> None:
