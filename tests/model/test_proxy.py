@@ -474,3 +474,22 @@ def test_tensormap_pair_only_weakens(ptx_model):
                 weakened.append(t.name)
         assert bool(a.undefined) == bool(b.undefined), t.name
     assert "I1-tensormap-fence-example+acquire-only" in weakened
+
+
+@pytest.mark.parametrize("variant,default,option", [("nofence", "allowed", "forbidden"),
+                                                    ("fence.proxy.async", "forbidden", "forbidden")])
+def test_inval_then_copy_needs_a_proxy_fence_unless_inval_no_proxy(variant, default, option, ptx_model):
+    """A7, "Reusing an mbarrier's bytes": mbarrier.inval is a generic-proxy write of the object's
+    bytes, so a bulk copy into them is ordered after it only through fence.proxy.async (the inval's
+    0 may be what the load reads); under --option inval-no-proxy the inval is ordered before the
+    copy by base causality alone, and the fence changes nothing."""
+    from checker.front.litmus import load_paths
+
+    name = f"MbarrierLife+inval-then-copy+{variant}"
+    [test] = [t for t in load_paths([str(LITMUS_DIR / "async" / "mbarrier-lifecycle.yaml")]) if t.name == name]
+    cond = next(e for e in test.expectations if e.text in ("P0:r0=0",)).cond
+    for options, want in ((frozenset(), default), (frozenset({"inval-no-proxy"}), option)):
+        probe = replace(test, expect_undefined=None,
+                        expectations=(replace(test.expectations[0], kind=want, cond=cond, text="P0:r0=0"),))
+        r = check_test(probe, ptx_model, options=options)
+        assert r.status == "pass", (name, sorted(options), want, r.message)
