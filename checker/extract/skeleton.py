@@ -960,6 +960,12 @@ def _emit(sk: Skeleton, anchors, layout: Layout, nthreads: int) -> None:
             elif k == "mb_inval":
                 mb = _region(e.get("mb"), anchors)
                 r.lines.append(Line(f"mbarrier.inval.shared::cta.b64 [{names[mb]}]", *src, k))
+                for piece in _inval_bytes(e.get("mb"), anchors, names):
+                    # the inval is a generic-proxy write of the object's bytes (docs/model.md#a7-inval-proxy):
+                    # where they are reused as data, the data's location gets that write too, so a copy
+                    # into them with no proxy fence after the inval is a mixed-size race
+                    bits = 8 * min(8, sk.memory[names[piece]].get("size", 8))
+                    r.lines.append(Line(f"st.shared::cta.b{bits} [{names[piece]}], 0", *src, "inval_bytes"))
             elif k == "mb_wait":
                 mb = _region(e.get("mb"), anchors)
                 quals = ".".join(x for x in q if x not in ("b64",))
@@ -1180,6 +1186,21 @@ def _shadows(sk: Skeleton, anchors, names: dict, owner) -> dict:
             out[(r.name, i)].append(("after", nm, None, "=1"))        # forbidden: it saw the init's write
         for nm, i in first_post.items():
             out[(r.name, i)].append(("before", nm, None, "!=2"))      # forbidden: it missed the inval's
+    return out
+
+
+def _inval_bytes(mb: Loc, anchors, names: dict) -> list[tuple]:
+    """The pieces of the data lifetime after an mbarrier's inval (`SYMBOL~post`, skeleton._lifetimes)
+    that hold bytes of the 8-byte object: the inval writes them (docs/model.md#a7-inval-proxy), and
+    the skeleton gives each such piece a generic store at the inval. None when the bytes are not
+    reused after it."""
+    sym = mb.symbol + LIFE + "post"
+    offs = sorted(anchors.get((mb.rank, sym), [0]))
+    out = []
+    for k, start in enumerate(offs):
+        end = offs[k + 1] if k + 1 < len(offs) else None
+        if start < mb.offset + 8 and (end is None or end > mb.offset) and (mb.rank, sym, start) in names:
+            out.append((mb.rank, sym, start))
     return out
 
 

@@ -635,6 +635,70 @@ def test_the_lifetime_shadow_of_an_asynchronous_read_follows_its_completion(tmp_
     assert x.check(jobs=0).ok
 
 
+# thread 0 makes buf an mbarrier (init, arrive, wait, inval); after a bar.sync thread 32 copies a
+# tile into buf with a TMA load completing on mb2 and reads it. FENCE: what thread 32 runs before
+# the copy
+INVAL_THEN_COPY = """.version 8.0
+.target sm_90a
+.address_size 64
+.visible .entry k(.param .align 64 .b8 k_param_0[128])
+.reqntid 64
+{
+  .shared .align 128 .b8 buf[64];
+  .shared .align 8 .b8 mb2[8];
+  .reg .b32 %r<8>;
+  .reg .pred %p<6>;
+  .reg .b64 %rd<4>;
+  mov.u32 %r1, %tid.x;
+  setp.ne.s32 %p1, %r1, 0;
+  @%p1 bra SKIP;
+  mbarrier.init.shared::cta.b64 [buf], 1;
+  mbarrier.arrive.shared::cta.b64 %rd1, [buf];
+W: mbarrier.try_wait.parity.shared::cta.b64 %p2, [buf], 0;
+  @!%p2 bra W;
+  mbarrier.inval.shared::cta.b64 [buf];
+SKIP:
+  bar.sync 0;
+  setp.ne.s32 %p3, %r1, 32;
+  @%p3 bra DONE;
+  mbarrier.init.shared::cta.b64 [mb2], 1;
+FENCE
+  mov.b64 %rd2, k_param_0;
+  mov.u32 %r4, 0;
+  mbarrier.arrive.expect_tx.shared::cta.b64 %rd3, [mb2], 64;
+  cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes [buf], [%rd2, {%r4}], [mb2];
+W2: mbarrier.try_wait.parity.shared::cta.b64 %p4, [mb2], 0;
+  @!%p4 bra W2;
+  ld.shared.u32 %r2, [buf];
+DONE:
+  ret;
+}
+"""
+
+
+@pytest.mark.parametrize("fence", ["  fence.proxy.async.shared::cta;\n", ""], ids=["fenced", "unfenced"])
+def test_a_copy_into_the_bytes_of_an_invalidated_mbarrier_needs_a_proxy_fence(tmp_path, fence):
+    """mbarrier.inval is a generic-proxy write of the object's bytes (docs/model.md#a7-inval-proxy),
+    so a TMA copy that reuses them is ordered after it only through fence.proxy.async in the copy's
+    CTA. The data after the inval is a location of its own (the lifetimes), so the skeleton gives it
+    the inval's write as a generic store: without the fence the copy races with it (MixedSizeRace,
+    the tile being larger than the 8-byte object) and the kernel FAILS; it used to PASS, the
+    shadow word checking the order of the lifetimes but not the proxy. With the fence it passes and
+    dropping the fence is a caught mutant."""
+    f = tmp_path / "k.ptx"
+    f.write_text(INVAL_THEN_COPY.replace("FENCE\n", fence))
+    [x] = extract_file(str(f), out_dir=str(tmp_path / "out"), mutants=bool(fence))
+    text = Path(x.path).read_text()
+    assert "st.shared::cta.b64 [buf_post0], 0" in text          # the inval's write of the reused bytes
+    rep = x.check(jobs=0)
+    assert rep.ok == bool(fence), rep.text
+    if fence:
+        assert not rep.unexplained and not rep.unknown, rep.text
+        assert any("no-proxy-fence" in m for m in rep.mutants_caught), rep.text
+    else:
+        assert "MixedSizeRace" in rep.text and "PTX lines named: L19, L28" in rep.text, rep.text   # inval, copy
+
+
 # the inval runs only when a value the thread cannot know is non-zero (review finding
 # extract-inval-one-path): LOAD is that value's load, from global memory or a parameter
 INVAL_ONE_PATH = REUSE.replace(".entry k()", ".entry k(.param .u64 k_param_0)").replace(
