@@ -1110,6 +1110,12 @@ def _last(r: Role):
     return r.trace.events[-1]
 
 
+# asynchronous instructions whose access of another CTA's shared memory completes there (A2), after
+# the issue: the exit shadow word of _exit_shadows cannot follow their completion
+ASYNC_REMOTE = {"tma_load": "a tensor copy into it, completing on its mbarrier",
+                "tc_commit": "the arrive-on of tcgen05.commit on its mbarrier"}
+
+
 def _exit_shadows(sk: Skeleton, owner, exits: dict) -> dict:
     """Distributed shared memory: a CTA must not exit while another CTA of its cluster still
     accesses its shared memory (CUDA C++ Programming Guide, Thread Block Clusters, Distributed
@@ -1130,6 +1136,12 @@ def _exit_shadows(sk: Skeleton, owner, exits: dict) -> dict:
             for loc in _locs(e):
                 if loc.rank != r.rank:
                     last[loc.rank] = i
+                    if e.kind in ASYNC_REMOTE:
+                        raise Refused(f"an asynchronous access of CTA {loc.rank}'s shared memory ({ASYNC_REMOTE[e.kind]}): "
+                                      f"it completes in CTA {loc.rank}, after its issue, and that the CTA is still "
+                                      "running then is not checked by ptxmc extract (the CTA-exit shadow word can only follow "
+                                      "the issue: it passed a kernel in which no thread of that CTA waits for the copy, "
+                                      "and failed one in which one does)", SourceLoc(sk.path, e.line, e.text))
         for rank, i in sorted(last.items()):
             if not any(r2.rank == rank for r2 in sk.roles):
                 e = r.trace.events[i]

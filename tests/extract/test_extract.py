@@ -699,6 +699,71 @@ def test_a_copy_into_the_bytes_of_an_invalidated_mbarrier_needs_a_proxy_fence(tm
         assert "MixedSizeRace" in rep.text and "PTX lines named: L19, L28" in rep.text, rep.text   # inval, copy
 
 
+# a cluster of two CTAs: CTA 0's thread 0 arms CTA 1's mbarrier and copies a tile into CTA 1's buf
+# with a TMA load that completes there; WAIT: what CTA 1's thread 0 does; END: the kernel's end
+REMOTE_COPY = """.version 8.0
+.target sm_90a
+.address_size 64
+.visible .entry k(.param .align 64 .b8 k_param_0[128])
+.reqntid 32
+.explicitcluster
+.reqnctapercluster 2, 1, 1
+{
+  .shared .align 128 .b8 buf[64];
+  .shared .align 8 .b8 mb[8];
+  .reg .b32 %r<12>;
+  .reg .pred %p<6>;
+  .reg .b64 %rd<4>;
+  mov.u32 %r1, %tid.x;
+  mov.u32 %r2, %cluster_ctarank;
+  setp.ne.s32 %p1, %r1, 0;
+  @%p1 bra SKIP;
+  mbarrier.init.shared::cta.b64 [mb], 1;
+  fence.mbarrier_init.release.cluster;
+SKIP:
+  barrier.cluster.arrive.relaxed.aligned;
+  barrier.cluster.wait.aligned;
+  @%p1 bra DONE;
+  setp.ne.s32 %p2, %r2, 0;
+  @%p2 bra CONSUMER;
+  mov.u32 %r3, buf;
+  mapa.shared::cluster.u32 %r4, %r3, 1;
+  mov.u32 %r5, mb;
+  mapa.shared::cluster.u32 %r6, %r5, 1;
+  mov.b64 %rd2, k_param_0;
+  mov.u32 %r7, 0;
+  mbarrier.arrive.expect_tx.shared::cluster.b64 _, [%r6], 64;
+  cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes [%r4], [%rd2, {%r7}], [%r6];
+  bra DONE;
+CONSUMER:
+WAIT
+DONE:
+END
+  ret;
+}
+"""
+REMOTE_WAIT = """W: mbarrier.try_wait.parity.shared::cta.b64 %p4, [mb], 0;
+  @!%p4 bra W;
+  ld.shared.u32 %r8, [buf];
+"""
+CLUSTER_END = "  barrier.cluster.arrive.aligned;\n  barrier.cluster.wait.aligned;\n"
+
+
+@pytest.mark.parametrize("wait,end", [("", CLUSTER_END), (REMOTE_WAIT, ""), (REMOTE_WAIT, CLUSTER_END)],
+                         ids=["unwaited", "waited", "waited-and-cluster-barrier"])
+def test_a_copy_into_another_cta_is_refused_at_the_cta_exit_check(tmp_path, wait, end):
+    """A CTA must not exit while another CTA's copy still writes its shared memory. The exit shadow
+    word was written just after the copy's issue: the kernel in which CTA 1 never waits for the copy
+    (it may land after CTA 1 exits) PASSED, since the final cluster barrier orders the issue; the
+    one in which CTA 1 waits for it with no cluster barrier after FAILED, the copy's completion
+    ordering nothing of the issuing thread. Which CTA thread sees a copy complete is not followed,
+    so such a copy is refused at its line (all three used to give a verdict)."""
+    f = tmp_path / "k.ptx"
+    f.write_text(REMOTE_COPY.replace("WAIT\n", wait).replace("END\n", end))
+    with pytest.raises(LitmusError, match=r"k\.ptx:33: .*asynchronous access of CTA 1's shared memory"):
+        extract_file(str(f), out_dir=str(tmp_path / "out"))
+
+
 # the inval runs only when a value the thread cannot know is non-zero (review finding
 # extract-inval-one-path): LOAD is that value's load, from global memory or a parameter
 INVAL_ONE_PATH = REUSE.replace(".entry k()", ".entry k(.param .u64 k_param_0)").replace(
