@@ -1981,6 +1981,9 @@ class _State:
     # registers whose value depends on the CTA's place in the grid (%ctaid, %clusterid), which the
     # skeleton takes as its cluster's, the grid's first (Machine._grid_branch)
     grid: frozenset = frozenset()
+    # registers that hold %ctaid.x itself (a `mov` of it): `rem` of one by the cluster's size is
+    # the CTA's rank in its cluster, the same in every cluster of the grid (_mark_grid)
+    ctaid_x: frozenset = frozenset()
 
     def copy(self, pc: int) -> "_State":
         t = self.trace
@@ -1990,7 +1993,7 @@ class _State:
         return _State(pc, dict(self.regs), dict(self.taint), dict(self.loops), dict(self.local), Counter(self.occ), nt,
                       Counter(self.visits), Counter(self.bars), dict(self.own), Counter(self.gens),
                       set(self.unused), self.stop, Counter(self.writes), dict(self.facts), dict(self.own_names),
-                      dict(self.risky), dict(self.own_at), self.early, self.grid)
+                      dict(self.risky), dict(self.own_at), self.early, self.grid, self.ctaid_x)
 
 
 def ins_name(s) -> str:
@@ -2154,11 +2157,31 @@ def _mark_grid(st: "_State", ins: Instr) -> None:
     if ins.op not in _ALU_OPS or not ins.operands:
         return
     dests = _dests(ins.operands[0])
-    if _reads_grid(ins) or any(r in st.grid for r in _sources(ins)) or \
+    exact = ins.op == "mov" and not ins.predicate and len(ins.operands) == 2 and \
+        isinstance(ins.operands[1], Reg) and (ins.operands[1].name == "%ctaid.x" or ins.operands[1].name in st.ctaid_x)
+    st.ctaid_x = (st.ctaid_x | set(dests)) if exact else (st.ctaid_x - set(dests))
+    if _cluster_rank(st, ins):
+        st.grid = st.grid - set(dests)
+    elif _reads_grid(ins) or any(r in st.grid for r in _sources(ins)) or \
             (ins.predicate and ins.predicate.lstrip("@!") in st.grid):
         st.grid = st.grid | set(dests)
     elif st.grid:
         st.grid = st.grid - set(dests)
+
+
+def _cluster_rank(st: "_State", ins: Instr) -> bool:
+    """Is `ins` `rem %r, %ctaid.x, N` (or `and %r, %ctaid.x, N-1` for N a power of two), N the
+    cluster's size (.reqnctapercluster N,1,1, or --cluster N)? A grid's clusters tile it along x,
+    whose size the cluster's divides, so that is the CTA's rank in its cluster (%cluster_ctarank),
+    the same in every cluster: not a value of the CTA's place in the grid (before, a branch on it
+    was refused where its sides differ)."""
+    if ins.predicate or len(ins.operands) != 3 or ins.op not in ("rem", "and"):
+        return False
+    a, b = ins.operands[1], ins.operands[2]
+    n = st.trace.ident.nrank
+    if not (isinstance(a, Reg) and (a.name == "%ctaid.x" or a.name in st.ctaid_x)) or not isinstance(b, Imm):
+        return False
+    return b.value == n if ins.op == "rem" else (n & (n - 1) == 0 and b.value == n - 1)
 
 
 def _regs_in(ops) -> list[Reg]:

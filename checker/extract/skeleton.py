@@ -120,7 +120,13 @@ def extract(mod: Module, fn: Function, *, iterations: int = 3, block: tuple[int,
     nthreads = block[0] * block[1] * block[2]
     if nthreads > 1024:
         raise Refused(f"block of {nthreads} threads: more than 1024", SourceLoc(mod.path, fn.line, fn.name))
-    ncta = cluster or (fn.cluster() or (1, 1, 1))[0]
+    dims = fn.cluster() or (1, 1, 1)
+    if dims[1] * dims[2] > 1:
+        # the skeleton's CTAs are ranks 0..N-1 along x (%ctaid = (rank, 0, 0), %cluster_nctarank N):
+        # a cluster with y or z above 1 was taken as its x extent, its other CTAs silently dropped
+        raise Refused(f"a cluster of {dims[0]}x{dims[1]}x{dims[2]} CTAs (.reqnctapercluster): ptxmc extract models "
+                      "clusters along x only", SourceLoc(mod.path, fn.line, fn.name))
+    ncta = cluster or dims[0]
     layout = Layout(mod, fn)
     traces = _run_all(mod, fn, layout, block, nthreads, ncta, iterations, params or {}, tiles, memo or RunMemo())
     traces, reused = _lifetimes(traces, mod.path)

@@ -327,3 +327,85 @@ def test_a_branch_on_the_ctas_place_in_the_grid_whose_sides_synchronize_alike_is
                  .replace("  @%p3 bra READ;\n", "  @%p3 bra W;\n"))
     [x] = extract_file(str(f), out_dir=str(tmp_path / "out"))
     assert x.check(jobs=0).ok
+
+
+# a cluster of two CTAs: thread 0 of the CTA of rank 0 stores word, and after a cluster barrier
+# thread 0 of the CTA of rank 1 reads it through mapa. RANK: how %r1, the rank, is computed
+CLUSTER_RANK = """.version 8.0
+.target sm_90a
+.address_size 64
+.visible .entry k(.param .u64 k_param_0)
+.maxntid 64, 1, 1
+.explicitcluster
+.reqnctapercluster 2, 1, 1
+{
+  .reg .pred %p<4>;
+  .reg .b32 %r<12>;
+  .reg .b64 %rd<5>;
+  .shared .align 4 .u32 word;
+  ld.param.u64 %rd1, [k_param_0];
+RANK
+  mov.u32 %r2, %tid.x;
+  setp.ne.s32 %p1, %r2, 0;
+  setp.ne.u32 %p2, %r1, 0;
+  @%p1 bra L2;
+  @%p2 bra L2;
+  st.shared.u32 [word], 7;
+L2:
+  barrier.cluster.arrive;
+  barrier.cluster.wait;
+  @%p1 bra L4;
+  @!%p2 bra L4;
+  mov.u32 %r5, word;
+  mapa.shared::cluster.u32 %r6, %r5, 0;
+  ld.shared::cluster.u32 %r7, [%r6];
+  cvta.to.global.u64 %rd2, %rd1;
+  st.global.u32 [%rd2], %r7;
+L4:
+  barrier.cluster.arrive;
+  barrier.cluster.wait;
+  ret;
+}
+"""
+
+
+def _skeleton_code(x) -> list[list[str]]:
+    return [[ln.text for ln in r.lines] for r in x.skeleton.roles]
+
+
+@pytest.mark.parametrize("rank", ["  mov.u32 %r9, %ctaid.x;\n  rem.u32 %r1, %r9, 2;\n",
+                                  "  mov.u32 %r9, %ctaid.x;\n  and.b32 %r1, %r9, 1;\n",
+                                  "  rem.u32 %r1, %ctaid.x, 2;\n"], ids=["rem", "and", "rem-direct"])
+def test_the_cluster_rank_computed_from_ctaid_is_the_rank(tmp_path, rank):
+    """`%ctaid.x % N` with N the cluster's size (.reqnctapercluster N,1,1) is the CTA's rank in its
+    cluster in every cluster of the grid (clusters tile the grid along x): a branch on it is the
+    rank's, as with %cluster_ctarank (it was refused as a branch on the CTA's place in the grid)."""
+    want = tmp_path / "want.ptx"
+    want.write_text(CLUSTER_RANK.replace("RANK\n", "  mov.u32 %r1, %cluster_ctarank;\n"))
+    f = tmp_path / "k.ptx"
+    f.write_text(CLUSTER_RANK.replace("RANK\n", rank))
+    [w] = extract_file(str(want), out_dir=str(tmp_path / "want"))
+    [x] = extract_file(str(f), out_dir=str(tmp_path / "out"))
+    assert _skeleton_code(x) == _skeleton_code(w)
+    assert x.check(jobs=0).ok
+
+
+@pytest.mark.parametrize("rank", ["  mov.u32 %r9, %ctaid.x;\n  rem.u32 %r1, %r9, 4;\n",
+                                  "  mov.u32 %r9, %ctaid.x;\n  add.u32 %r9, %r9, 1;\n  rem.u32 %r1, %r9, 2;\n",
+                                  "  mov.u32 %r9, %ctaid.y;\n  rem.u32 %r1, %r9, 2;\n"],
+                         ids=["not-the-cluster-size", "not-ctaid-itself", "ctaid-y"])
+def test_a_remainder_of_ctaid_that_is_not_the_cluster_rank_is_refused(tmp_path, rank):
+    f = tmp_path / "k.ptx"
+    f.write_text(CLUSTER_RANK.replace("RANK\n", rank))
+    with pytest.raises(LitmusError, match=r"depends on the CTA's place in the grid.*differ in synchronization"):
+        extract_file(str(f), out_dir=str(tmp_path / "out"))
+
+
+def test_a_cluster_with_more_than_one_cta_along_y_is_refused(tmp_path):
+    """The skeleton's CTAs are ranks along x (%ctaid = (rank, 0, 0)); .reqnctapercluster 2, 2, 1 was
+    taken as 2 CTAs, the other two silently dropped (a PASS that covered half the cluster)."""
+    f = tmp_path / "k.ptx"
+    f.write_text(CLUSTER_RANK.replace("RANK\n", "  mov.u32 %r1, %cluster_ctarank;\n")
+                 .replace(".reqnctapercluster 2, 1, 1", ".reqnctapercluster 2, 2, 1"))
+    with pytest.raises(LitmusError, match=r"k\.ptx:4: .*a cluster of 2x2x1 CTAs.*along x only"):
+        extract_file(str(f), out_dir=str(tmp_path / "out"))
