@@ -2155,6 +2155,9 @@ def _mark_grid(st: "_State", ins: Instr) -> None:
     """After a register operation: its results depend on the CTA's place in the grid when one of
     its operands does (a value loaded or stored through memory is not followed)."""
     if ins.op not in _ALU_OPS or not ins.operands:
+        # a load, shuffle, vote...: whatever register it writes no longer holds %ctaid.x (every
+        # register it names is dropped from ctaid_x: a conservative over-approximation of its writes)
+        st.ctaid_x = st.ctaid_x - {o.name.lstrip("!") for o in _all_regs(ins.operands)}
         return
     dests = _dests(ins.operands[0])
     exact = ins.op == "mov" and not ins.predicate and len(ins.operands) == 2 and \
@@ -2167,6 +2170,18 @@ def _mark_grid(st: "_State", ins: Instr) -> None:
         st.grid = st.grid | set(dests)
     elif st.grid:
         st.grid = st.grid - set(dests)
+
+
+def _all_regs(ops) -> list[Reg]:
+    out = []
+    for o in ops:
+        if isinstance(o, Reg):
+            out.append(o)
+        elif isinstance(o, Vec):
+            out += _all_regs(o.items)
+        elif isinstance(o, Addr) and o.register:
+            out.append(Reg(o.base))
+    return out
 
 
 def _cluster_rank(st: "_State", ins: Instr) -> bool:
