@@ -811,6 +811,9 @@ def test_triton_attention_extracts_with_its_reused_mbarrier(tmp_path):
     text = Path(x.path).read_text()
     assert "tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [global_smem_pre0], 512" in text
     assert "mbarrier.init.shared::cta.b64 [global_smem_mb0], 1" in text
+    # the inval (L117) writes the bytes the K tile reuses (docs/model.md#a7-inval-proxy)
+    assert re.search(r"mbarrier.inval.shared::cta.b64 \[global_smem_mb0\] +// L117.*\n *st.shared::cta.b64 "
+                     r"\[global_smem_post0\], 0 +// L117", text)
     assert "[global_smem_post0], [tmap3, {0, 0}], [global_smem_mb7]" in text     # the K tile, L1331
     assert "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [tmap" in text and "[global_smem_post0] //" in text
     # every role reads the TMEM address before the init; the loader and the MMA warp use the
