@@ -596,7 +596,7 @@ def test_unknown_options_are_refused_with_the_models_options(one, no_work):
         code, _, err = ptxmc(command, one, *extra, "--option", "strict_cta")
         assert code == 2, err
         assert "--option 'strict_cta': the model ptx.cat has no such option (its options: bulk-group-only, " \
-               "commit-cumulative, proxy-fence-any-cta, rmw-rewrite-effect, strict-cta, tensormap-pair)" in err, err
+               "commit-cumulative, inval-no-proxy, proxy-fence-any-cta, rmw-rewrite-effect, strict-cta, tensormap-pair)" in err, err
 
 
 # ========================================================================= 16. FIFO inputs ==
