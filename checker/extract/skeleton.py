@@ -126,6 +126,9 @@ def extract(mod: Module, fn: Function, *, iterations: int = 3, block: tuple[int,
         # a cluster with y or z above 1 was taken as its x extent, its other CTAs silently dropped
         raise Refused(f"a cluster of {dims[0]}x{dims[1]}x{dims[2]} CTAs (.reqnctapercluster): ptxmc extract models "
                       "clusters along x only", SourceLoc(mod.path, fn.line, fn.name))
+    if cluster is not None and fn.cluster() is not None and cluster != dims[0]:
+        raise Refused(f"--cluster {cluster}, but the kernel requires clusters of {dims[0]} CTAs (.reqnctapercluster): "
+                      "no launch runs it with that cluster size", SourceLoc(mod.path, fn.line, fn.name))
     ncta = cluster or dims[0]
     layout = Layout(mod, fn)
     traces = _run_all(mod, fn, layout, block, nthreads, ncta, iterations, params or {}, tiles, memo or RunMemo())

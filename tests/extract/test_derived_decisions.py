@@ -409,3 +409,15 @@ def test_a_cluster_with_more_than_one_cta_along_y_is_refused(tmp_path):
                  .replace(".reqnctapercluster 2, 1, 1", ".reqnctapercluster 2, 2, 1"))
     with pytest.raises(LitmusError, match=r"k\.ptx:4: .*a cluster of 2x2x1 CTAs.*along x only"):
         extract_file(str(f), out_dir=str(tmp_path / "out"))
+
+
+def test_a_cluster_size_the_kernel_does_not_allow_is_refused(tmp_path):
+    """`--cluster 4` for a kernel that requires clusters of 2 (.reqnctapercluster 2, 1, 1) was
+    extracted as a cluster of 4, a launch that cannot happen (%cluster_nctarank 4 where every
+    launch has 2); the value agreeing with the kernel's is accepted."""
+    f = tmp_path / "k.ptx"
+    f.write_text(CLUSTER_RANK.replace("RANK\n", "  mov.u32 %r1, %cluster_ctarank;\n"))
+    with pytest.raises(LitmusError, match=r"k\.ptx:4: .*--cluster 4, but the kernel requires clusters of 2 CTAs"):
+        extract_file(str(f), out_dir=str(tmp_path / "out"), cluster=4)
+    [x] = extract_file(str(f), out_dir=str(tmp_path / "ok"), cluster=2)
+    assert x.skeleton.cluster == 2
