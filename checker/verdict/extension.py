@@ -11,7 +11,7 @@ variant satisfies its awaits and guards, which is what the lemma's argument need
   own expression of the state it reads. The state an RMW on mbarrier M reads is, in every execution
   (axioms alone, undefined behaviour or not), a state of a write that is not an RMW (M's initial
   write, its init) folded through a sequence of distinct RMWs of the variant: the chain of sources
-  (each RMW's write depends on its read, `dep`) has no cycle (NoThinAir, axioms/ptx.cat:471) and ends
+  (each RMW's write depends on its read, `dep`) has no cycle (NoThinAir, axioms/ptx.cat:482) and ends
   at a write that is not an RMW, every write to M being an init, the initial write or such an RMW
   (checked here). So every state read is reached below by folding, from each such start, every
   sequence of the RMWs any variant of the test has (a thread's most of each update over its paths,

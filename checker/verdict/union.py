@@ -485,7 +485,7 @@ class UnionSession:
 
 # The Tensor Memory allocation instructions: with none, TC_ALLOC, TC_DEALLOC, TC_RELINQ, TC_LEAK and
 # tcgrow are empty in every variant, so TensorMemoryAlloc, TensorMemoryWarp, TensorMemoryColumns and
-# TensorMemoryLeak (axioms/ptx.cat:706-721; Leak is falsified by an appended dealloc) never fire.
+# TensorMemoryLeak (axioms/ptx.cat:717-732; Leak is falsified by an appended dealloc) never fire.
 TMEM_ALLOCATION = ("tcgen05.alloc", "tcgen05.dealloc", "tcgen05.relinquish_alloc_permit")
 
 
