@@ -41,16 +41,16 @@ from ..ast import Imm
 from ..errors import LimitExceeded, LitmusError, NeverCompletes
 from ..isa import barriers
 from ..isa.registry import lower
-from ..model.values import evaluate, reads_of
+from ..model.values import _CMPS, Bin, Const, Ite, ReadVal, evaluate, reads_of
 from ..unfold.variants import Combo, single
 from .bundled import bundled
 from .quiet import quiet_mbarriers
 
 _MANY = 1 << 30
 _STATES = 4096          # past this many states of one mbarrier's fold, no refutation
-# after this many combinations of one test whose every gate value-dependent undefined behaviour
-# may free (each cost a lowering), and none with a gate it may not, the test's are not lowered
-# for _unreachable (Triton's attention: every gate of every such combination may be freed)
+# after this many combinations of one test lowered for _may_fire (each cost a lowering) and none
+# refuted, the test's are not lowered for it (Triton's attention: every gate of every such
+# combination may be freed)
 _GIVE_UP = 16
 
 
@@ -112,7 +112,9 @@ def _ops(u, k: int, code) -> dict | None:
     for ev in es.events:
         if ev.kind == "R" and ev.loc in root and "MB" in ev.tags and ev.eid not in reads \
                 and ev.thread is not None:
-            d = out.setdefault(root[ev.loc], {"ops": [], "inits": [], "initial": None, "other": False, "waits": []})
+            d = out.setdefault(root[ev.loc], {"ops": [], "inits": [], "initial": None, "other": False, "waits": [],
+                                              "weak": False})
+            d["weak"] |= "STRONG" not in ev.tags
             w = code[kept[ev.index]]
             if w.family in ("mbarrier.try_wait", "mbarrier.test_wait") and w.await_value == 1:
                 d["waits"].append((w, kept[ev.index]))
@@ -120,7 +122,8 @@ def _ops(u, k: int, code) -> dict | None:
         if ev.kind != "W" or ev.loc not in root:
             continue
         x = es.write_value[ev.eid]
-        d = out.setdefault(root[ev.loc], {"ops": [], "inits": [], "initial": None, "other": False, "waits": []})
+        d = out.setdefault(root[ev.loc], {"ops": [], "inits": [], "initial": None, "other": False, "waits": [],
+                                          "weak": False})
         if ev.thread is None:
             # a `memory:` mbarrier's start state only where the lowering made it one (its initial
             # write is an init, tagged MB, only in a lowering with an mbarrier operation: a thread
@@ -130,6 +133,7 @@ def _ops(u, k: int, code) -> dict | None:
         elif "MB" in ev.tags and ev.eid in rmw and reads_of(x) <= {rmw[ev.eid]} and (rmw[ev.eid], ev.eid) in dep:
             r = rmw[ev.eid]
             d["ops"].append((repr(x).replace(f"ReadVal(eid={r})", "ReadVal(*)"), x, kept[ev.index]))
+            d["weak"] |= "STRONG" not in ev.tags or "STRONG" not in es.events[r].tags
         elif "MB_INIT" in ev.tags and not reads_of(x):
             d["inits"].append((evaluate(x, lambda e: 0), kept[ev.index]))
         else:
@@ -176,8 +180,8 @@ def _finals(u, c: Combo, name: str) -> set[int] | None:
 
 def _unreachable(u, c: Combo, quiet, fair) -> bool:
     """Has `c` no consistent execution, because a wait its path passes (an awaited `== 1` wait on a
-    quiet mbarrier, base-causality-after its initialisation, that no value-dependent undefined
-    behaviour may free) reads no state the operations that can precede it make
+    quiet mbarrier, base-causality-after its initialisation) reads no state the operations that can
+    precede it make, even where the value-dependent undefined behaviour that may happen frees it
     (docs/model.md#a18, "Combinations with no execution")?
 
     Least fixpoint: a gate (such a wait) is open when some state of its mbarrier, folded from the
@@ -188,7 +192,8 @@ def _unreachable(u, c: Combo, quiet, fair) -> bool:
     dep into it (each RMW reads its predecessor, its write depends on its read); an RMW a thread
     made after a gate depends on that gate's read (the await is a control dependency, dep), so
     that gate is before the first in (rf | dep)+, hence open; so the state is one the fold
-    reaches."""
+    reaches. A gate that a member of value-dependent undefined behaviour which may fire frees is
+    open from the start (_may_fire: a greatest fixpoint over the members)."""
     gates: list = []                    # (thread, index, wait, mbarrier)
     starts: dict = {}
     for name in sorted(quiet):
@@ -196,71 +201,184 @@ def _unreachable(u, c: Combo, quiet, fair) -> bool:
         if st is None:
             continue
         mine, s0, after = st
-        waits = [(t.name, j, w, name) for t, d in zip(c.test.threads, mine) if d for w, j in d["waits"]
-                 if w.quals.get("parity") and isinstance(w.operands[2], Imm)
-                 and (after is None or j >= after[t.name])]
-        if waits:
-            starts[name] = (mine, s0)
-            gates += waits
-    if not gates or _opens_all(u, c, gates, starts, fair):
+        starts[name] = (mine, s0, after)
+        gates += [(t.name, j, w, name) for t, d in zip(c.test.threads, mine) if d for w, j in d["waits"]
+                  if w.quals.get("parity") and isinstance(w.operands[2], Imm)
+                  and (after is None or j >= after[t.name])]
+    if not gates:
         return False
-    # (removing gates only opens more: the combination's lowering, for freeing, only when needed;
-    # and not once _GIVE_UP lowerings of the test have found every gate freed, none kept)
-    seen = u.__dict__.setdefault("_stop_freed", [0, 0])     # [every gate freed, some gate kept]
+    opened = _open(u, c, gates, starts, fair, frozenset())
+    if opened is None or len(opened) == len(gates):
+        return False
+    # (freeing gates only opens more: the combination's lowering, for freeing, only when needed;
+    # and not once _GIVE_UP lowerings of the test have refuted nothing)
+    seen = u.__dict__.setdefault("_stop_freed", [0, 0])     # [not refuted, refuted]
     if seen[0] >= _GIVE_UP and not seen[1]:
         return False
-    free = _freed(u, c)
-    if free is None:
-        return False
-    gates = [g for g in gates if g[:2] not in free]
-    seen[0 if not gates else 1] += 1
-    return bool(gates) and not _opens_all(u, c, gates, starts, fair)
+    opened = _may_fire(u, c, gates, starts, fair)
+    closed = opened is not None and len(opened) < len(gates)
+    seen[1 if closed else 0] += 1
+    return closed
 
 
-def _opens_all(u, c: Combo, gates: list, starts: dict, fair) -> bool:
-    """Does the least fixpoint of _unreachable open every gate of `gates`?"""
-    cache = u.__dict__.setdefault("_stop_reach", {})
+def _open(u, c: Combo, gates: list, starts: dict, fair, free) -> set | None:
+    """The gates of `gates` the least fixpoint of _unreachable opens, those of `free` (a set of
+    (thread, index)) open from the start; None past _STATES states of a fold (no refutation).
+    A gate after another of its thread on the same mbarrier that no member frees reads a state
+    coherence-after-or-equal the one that gate read (SCPerLocation: _since)."""
     behind: dict = {}                   # thread -> indices of its gates
     for g in gates:
         behind.setdefault(g[0], []).append(g[1])
-    opened: set = set()
+    since = _since(gates, starts, free)
+    opened: set = {g[:2] for g in gates if g[:2] in free}
     changed = True
     while changed:
         changed = False
-        closed = [g for g in gates if g[:2] not in opened]
-        for thread, j, w, name in closed:
-            mine, s0 = starts[name]
-            groups: OrderedDict = OrderedDict()
-            for t, d in zip(c.test.threads, mine):
-                for key, x, i in (d["ops"] if d else ()):
-                    if any(k < i and (t.name, k) not in opened for k in behind.get(t.name, ())):
-                        continue
-                    g = groups.setdefault(key, [0, x, 0])
-                    g[2] += 1
-            rk = (name, tuple(sorted(groups)), tuple(g[2] for g in groups.values()), s0)
-            if rk not in cache:
-                cache[rk] = _fold(list(groups.values()), s0, prefixes=True)
-            states = cache[rk]
-            if states is None:
-                return True             # (past _STATES: no refutation)
+        for thread, j, w, name in [g for g in gates if g[:2] not in opened]:
             loc = u.names.get(name, name)
+            before = since.get((thread, j))
+            if before is not None and before[:2] not in opened:
+                continue                # (it reads past a state the earlier one passed at)
+            states = _reached(u, c, name, starts, behind, opened,
+                              None if before is None else (before[2], before[0], loc, fair))
+            if states is None:
+                return None
             if any(fair(("wait", thread, w, loc), {loc: s}) for s in states):
                 opened.add((thread, j))
                 changed = True
-    return len(opened) == len(gates)
+    return opened
 
 
-def _freed(u, c: Combo) -> set | None:
-    """The (thread, instruction index) of the reads of `c` that value-dependent undefined
-    behaviour may free from their await (EventStructure.freeing, A7: an execution in which it
-    fires need not satisfy them), from the combination's own lowering; None where it cannot be
-    lowered."""
+def _since(gates: list, starts: dict, free) -> dict:
+    """Per gate (thread, index), the gate before it in its thread on the same mbarrier, where
+    neither is freed (`free`) and every wait and RMW of the mbarrier is strong (its writes besides
+    them are its initialisation and initial write: a quiet mbarrier), or none."""
+    out: dict = {}
+    last: dict = {}
+    strong = {name: not any(d and d["weak"] for d in st[0]) for name, st in starts.items()}
+    for g in sorted(gates, key=lambda g: (g[0], g[1])):
+        k = (g[0], g[3])
+        prev = last.get(k)
+        last[k] = g
+        if prev is not None and strong[g[3]] and g[:2] not in free and prev[:2] not in free:
+            out[g[:2]] = prev
+    return out
+
+
+def _reached(u, c: Combo, name: str, starts: dict, behind: dict, opened: set, since=None) -> set[int] | None:
+    """Every state of mbarrier `name` on the way of a fold from its start through any sequence of
+    its RMWs not gated by a gate (thread -> indices: `behind`) outside `opened`; with `since`
+    (wait, thread, location, fair), only those on the way after a state that wait passes at.
+    None past _STATES."""
+    cache = u.__dict__.setdefault("_stop_reach", {})
+    mine, s0 = starts[name][:2]
+    groups: OrderedDict = OrderedDict()
+    for t, d in zip(c.test.threads, mine):
+        for key, x, i in (d["ops"] if d else ()):
+            if any(k < i and (t.name, k) not in opened for k in behind.get(t.name, ())):
+                continue
+            g = groups.setdefault(key, [0, x, 0])
+            g[2] += 1
+    rk = (name, tuple(sorted(groups)), tuple(g[2] for g in groups.values()), s0,
+          None if since is None else (since[0].operands[2].value % 2, since[0].await_value))
+    if rk not in cache:
+        if since is None:
+            cache[rk] = _fold(list(groups.values()), s0, prefixes=True)
+        else:
+            w, thread, loc, fair = since
+            cache[rk] = _fold(list(groups.values()), s0, prefixes=True,
+                              since=lambda s: fair(("wait", thread, w, loc), {loc: s}))
+    return cache[rk]
+
+
+def _may_fire(u, c: Combo, gates: list, starts: dict, fair) -> set | None:
+    """The gates _unreachable's fixpoint opens where a gate is also open when a member of a
+    value-dependent undefined behaviour (MB_RANGE, MB_STALE, MB_SKIP) that may fire frees it
+    (EventStructure.freeing, A7, read off the combination's lowering: a member outside the wait's
+    may-causal past); None where the combination cannot be lowered or a fold is too large.
+
+    Which members may fire is a greatest fixpoint (docs/model.md#a18, "Which members may free a
+    gate"): from every member, keep those that may fire given the gates open under the members
+    kept -- a member whose thread passes every earlier gate of its own that is open (the events
+    after a gate exist only if it is passed), and whose expression, the lowering's own, is not 0
+    on some state of its quiet mbarrier that the fold of the RMWs that may precede it reaches (its
+    own read that state, every other read it names unknown: an expression that an unknown decides
+    may fire). A member on an mbarrier with no fold here (not quiet, no start, not after the
+    initialisation in every execution) may fire once its thread's earlier gates are open. In an
+    execution, the members that fire are kept at every step (the gates it passes are open under
+    them: by (rf | dep)+ as in _unreachable, a freed one by a member that fires; each member's
+    read state is a fold of the RMWs coherence-before it, which it passes the gates of), so no
+    member of any execution is dropped, whichever frees which (a least fixpoint from no member
+    would drop two members that may each free the other's gate)."""
     try:
         with limits.use(u.lim):
             es = lower(c.test if c.stuck else single(c.test))
     except (LitmusError, LimitExceeded, NeverCompletes):
         return None
-    return {(ev.thread, ev.index) for ev in es.events if ev.kind == "R" and es.freeing((ev.eid,))}
+    behind: dict = {}
+    for g in gates:
+        behind.setdefault(g[0], []).append(g[1])
+    root = {v: n for n, v in es.names.items()}
+    rmw = {w: r for r, w in es.relations.get("rmw", ())}
+    reads = {(ev.thread, ev.index): ev.eid for ev in es.events
+             if ev.kind == "R" and "MB" in ev.tags and ev.eid not in rmw.values()}
+    # per gate, the members that free it ((event, expression): an event may be in several sets)
+    frees = {g[:2]: set(es.freeing((reads[g[:2]],))) if g[:2] in reads else None for g in gates}
+    if any(f is None for f in frees.values()):
+        return None                     # (a gate with no read of its own here: no refutation)
+    members = []                        # (event, expression, thread, index, mbarrier or None, own read)
+    for name in sorted(es.value_sets):
+        for e, x in es.value_sets[name]:
+            ev = es.events[e]
+            own = rmw.get(e, e if ev.kind == "R" else None)
+            mb = root.get(ev.loc)
+            if mb not in starts or own is None or ev.thread is None or \
+                    (starts[mb][2] is not None and ev.index < starts[mb][2][ev.thread]):
+                mb = None
+            members.append((e, x, ev.thread, ev.index, mb, own))
+    fire = {m[:2] for m in members}
+    while True:
+        free = {g for g, f in frees.items() if f & fire}
+        opened = _open(u, c, gates, starts, fair, free)
+        if opened is None:
+            return None
+        kept = set()
+        for e, x, thread, index, mb, own in members:
+            if (e, x) not in fire:
+                continue
+            if thread is not None and any(k < index and (thread, k) not in opened for k in behind.get(thread, ())):
+                continue                # (its thread never gets there)
+            if mb is None:
+                kept.add((e, x))
+                continue
+            states = _reached(u, c, mb, starts, behind, opened)
+            if states is None or any(_may_be_nonzero(x, own, s) for s in states):
+                kept.add((e, x))
+        if kept == fire:
+            return opened
+        fire = kept
+
+
+def _may_be_nonzero(x, own: int, s: int) -> bool:
+    """May expression `x` be non-zero where read `own` returns `s` and every other read any value?"""
+    v = _partial(x, own, s)
+    return v is None or v != 0
+
+
+def _partial(x, own: int, s: int):
+    """`x`'s value where read `own` returns `s`; None where another read decides it."""
+    if isinstance(x, ReadVal):
+        return s if x.eid == own else None
+    if isinstance(x, Ite):
+        a, b = _partial(x.a, own, s), _partial(x.b, own, s)
+        if a is not None and b is not None:
+            return _partial(x.then if _CMPS[x.cmp](a, b) else x.other, own, s)
+        t, o = _partial(x.then, own, s), _partial(x.other, own, s)
+        return t if t is not None and t == o else None
+    if isinstance(x, Bin):
+        a, b = _partial(x.a, own, s), _partial(x.b, own, s)
+        return None if a is None or b is None else evaluate(Bin(x.op, Const(a), Const(b), x.bits), lambda e: 0)
+    return evaluate(x, lambda e: 0)
 
 
 def _after(c: Combo, thread: str, at: int) -> dict[str, int]:
@@ -290,11 +408,35 @@ def _after(c: Combo, thread: str, at: int) -> dict[str, int]:
     return start
 
 
-def _fold(groups: list, s0: int, prefixes: bool = False) -> set[int] | None:
+def _fold(groups: list, s0: int, prefixes: bool = False, since=None) -> set[int] | None:
     """The states `s0` reaches through every order of the updates of `groups` ([forced count,
     update, count]: the first `forced` of each must be applied, the rest may be; `prefixes`: every
-    state on the way), or None past _STATES states."""
+    state on the way; `since`: only the states on the way at or after one it holds of), or None
+    past _STATES states."""
     counts = [n for _, _, n in groups]
+    if since is None:
+        return _fold_all(groups, counts, s0, prefixes)
+    states = {tuple(0 for _ in groups): {(s0, since(s0))}}
+    out: set[int] = set()
+    for vec in sorted(product(*[range(n + 1) for n in counts]), key=sum):
+        here = states.pop(vec, None)
+        if here is None:
+            continue
+        if prefixes or all(v >= g[0] for v, g in zip(vec, groups)):
+            out |= {s for s, seen in here if seen}
+        for i, (_, x, n) in enumerate(groups):
+            if vec[i] < n:
+                nxt = states.setdefault(vec[:i] + (vec[i] + 1,) + vec[i + 1:], set())
+                for s, seen in here:
+                    s2 = evaluate(x, lambda e, s=s: s)
+                    nxt.add((s2, seen or since(s2)))
+                if len(nxt) > _STATES:
+                    return None
+    return out
+
+
+def _fold_all(groups: list, counts: list, s0: int, prefixes: bool) -> set[int] | None:
+    """_fold without `since`."""
     states = {tuple(0 for _ in groups): {s0}}
     out: set[int] = set()
     for vec in sorted(product(*[range(n + 1) for n in counts]), key=sum):

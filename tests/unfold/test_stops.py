@@ -273,6 +273,113 @@ def test_a_combination_without_execution_has_none():
     assert all(bad == 0 for _, bad in got.values()), got
 
 
+MEMBERS = """
+- name: FreeEachOther
+  doc: "P0 passes a wait on x (nobody arrives on it) and then arrives twice on a; P1 likewise on y and b.
+    Each second arrive reads a phase no wait saw completed (MbarrierSkippedPhase) and frees the other
+    thread's wait: each member fires only in the executions where the other does. P2 spins on k."
+  arch: sm_90
+  memory:
+    x: {space: shared, owner: gpu0.cta0, mbarrier: {count: 1}}
+    y: {space: shared, owner: gpu0.cta0, mbarrier: {count: 1}}
+    a: {space: shared, owner: gpu0.cta0, mbarrier: {count: 1}}
+    b: {space: shared, owner: gpu0.cta0, mbarrier: {count: 1}}
+    k: {space: shared, owner: gpu0.cta0, mbarrier: {count: 1}}
+  threads:
+    P0:
+      at: gpu0.cta0.warp0
+      code:
+        - mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 p, [x], 0 == 1
+        - mbarrier.arrive.release.cta.shared::cta.b64 _, [a]
+        - mbarrier.arrive.release.cta.shared::cta.b64 _, [a]
+    P1:
+      at: gpu0.cta0.warp1
+      code:
+        - mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 p, [y], 0 == 1
+        - mbarrier.arrive.release.cta.shared::cta.b64 _, [b]
+        - mbarrier.arrive.release.cta.shared::cta.b64 _, [b]
+    P2:
+      at: gpu0.cta0.warp2
+      code:
+        - mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 p, [k], 0 == 1
+  expect:
+    undefined: true
+    hang: allowed
+
+- name: MemberThatCannotFire
+  doc: "P0's one arrive on the one-arrival mbarrier a stays in range and completes phase 0: no member of
+    it fires, so nothing frees P1's wait on x, on which nobody arrives. P2 spins on k."
+  arch: sm_90
+  memory:
+    x: {space: shared, owner: gpu0.cta0, mbarrier: {count: 1}}
+    a: {space: shared, owner: gpu0.cta0, mbarrier: {count: 1}}
+    k: {space: shared, owner: gpu0.cta0, mbarrier: {count: 1}}
+  threads:
+    P0:
+      at: gpu0.cta0.warp0
+      code:
+        - mbarrier.arrive.release.cta.shared::cta.b64 _, [a]
+    P1:
+      at: gpu0.cta0.warp1
+      code:
+        - mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 p, [x], 0 == 1
+    P2:
+      at: gpu0.cta0.warp2
+      code:
+        - mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 p, [k], 0 == 1
+  expect:
+    hang: allowed
+
+- name: LaterWaitAfterEarlier
+  doc: "P1 waits for m's phase 0, which P0's arrive completes, then for parity 1, which m's first state
+    passes and no state after phase 0's completion does: the second wait reads a state
+    coherence-after-or-equal the first one's (SCPerLocation), so it never passes. P2 spins on k."
+  arch: sm_90
+  memory:
+    m: {space: shared, owner: gpu0.cta0, mbarrier: {count: 1}}
+    k: {space: shared, owner: gpu0.cta0, mbarrier: {count: 1}}
+  threads:
+    P0:
+      at: gpu0.cta0.warp0
+      code:
+        - mbarrier.arrive.release.cta.shared::cta.b64 _, [m]
+    P1:
+      at: gpu0.cta0.warp1
+      code:
+        - mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 p, [m], 0 == 1
+        - mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 q, [m], 1 == 1
+    P2:
+      at: gpu0.cta0.warp2
+      code:
+        - mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 p, [k], 0 == 1
+  expect:
+    hang: allowed
+"""
+
+
+def test_only_members_that_may_fire_free_a_gate():
+    """Which members of value-dependent undefined behaviour may free a gate is a greatest fixpoint
+    (docs/model.md#a18, "Which members may free a gate"); a gate after another of its thread on the
+    same mbarrier reads a state at or after the one that gate passed at. Each combination so
+    refuted has no execution in the reference. FreeEachOther: its two members each fire only where
+    the other frees its thread's wait, an execution the reference has; a least fixpoint from no
+    member (or no freeing at all) refutes that combination (6 refuted, one with an execution).
+    MemberThatCannotFire: P0's arrive frees P1's wait under the premise read off the lowering
+    alone (nothing refuted before); no state it can read is out of range or past phase 0.
+    LaterWaitAfterEarlier: P1's second wait passes at m's first state only (nothing refuted
+    before)."""
+    got = {t.name: _unreachable_combos(t) for t in load_text(MEMBERS, "members.yaml")
+           if not isinstance(t, LitmusError)}
+    assert got == {"FreeEachOther": (5, 0), "MemberThatCannotFire": (2, 0), "LaterWaitAfterEarlier": (3, 0)}
+
+
+@pytest.mark.parametrize("engine", ["z3", "brute"])
+def test_members_that_may_fire_keep_the_reference_answer(engine):
+    for t in load_text(MEMBERS, "members.yaml"):
+        if not isinstance(t, LitmusError):
+            assert _hangs(t, engine, True) == _hangs(t, engine, False), t.name
+
+
 # -- the extension lemma (docs/model.md#a18, "Stopping choices and undefined behaviour") ---------
 
 def _flags(t, engine: str, extend: bool):
