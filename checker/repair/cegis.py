@@ -18,28 +18,39 @@ from __future__ import annotations
 import z3
 
 from ..watchdog import z3_context
-from .problem import Clause, Problem, now
+from .problem import Clause, Problem, edit_order, now
 
 
 def search(problem: Problem, max_repairs: int, deadline: float) -> tuple[list, str]:
-    """(repairs: lists of edits, every one of least cost, in the order found; status: 'proven' |
-    'none' (no repair in the space) | 'budget' (deadline reached; nothing proven) | 'cut' (deadline
-    reached after a repair: its cost is the least, proven, but more repairs of it may exist))."""
+    """(repairs: lists of edits, every one of least cost, in the order of `set_order`; status:
+    'proven' | 'none' (no repair in the space) | 'budget' (deadline reached; nothing proven) |
+    'cut' (deadline reached after a repair: its cost is the least, proven, but more repairs of it
+    may exist))."""
     problem.deadline = deadline
     ctx = z3_context()
     opt = z3.Optimize(ctx=ctx)
+    # the same constraints without the objective: the first repair in the canonical order is
+    # picked with it (`_first`), by satisfiability questions under assumptions
+    plain = z3.Solver(ctx=ctx)
     sel = {c.key: z3.Bool(f"e{i}", ctx) for i, c in enumerate(problem.cands)}
+
+    def add(constraint) -> None:
+        opt.add(constraint)
+        plain.add(constraint)
+
     for alts in problem.slots.values():
         if len(alts) > 1:
-            opt.add(z3.PbLe([(sel[a.key], 1) for a in alts], 1))
+            add(z3.PbLe([(sel[a.key], 1) for a in alts], 1))
     for c in problem.cands:
         if c.needs_barrier is not None:
             bars = [sel[b.key] for b in problem.cands if b.kind == "barrier" and c.needs_barrier in b.places]
-            opt.add(z3.Implies(sel[c.key], z3.Or(bars) if bars else z3.BoolVal(False, ctx)))
+            add(z3.Implies(sel[c.key], z3.Or(bars) if bars else z3.BoolVal(False, ctx)))
     cost = z3.Sum([z3.If(sel[c.key], z3.IntVal(c.cost, ctx), z3.IntVal(0, ctx)) for c in problem.cands]) \
         if problem.cands else z3.IntVal(0, ctx)
     opt.minimize(cost)
+    order = sorted(problem.cands, key=edit_order(problem.test))
     repairs: list = []
+    passed: set = set()         # sets checked and found repairs, not reported yet
     best = None
     while True:
         if now() > deadline:
@@ -55,15 +66,77 @@ def search(problem: Problem, max_repairs: int, deadline: float) -> tuple[list, s
         total = sum(c.cost for c in chosen)
         if best is not None and total > best:
             return repairs, "proven"
-        status, failure, src = problem.check(chosen)
-        if status == "ok":
-            repairs.append(chosen)
+        # A repair of least cost, but which one the optimizer proposes among sets of equal cost
+        # depends on its state (what it learnt, what the process asked before): the one reported
+        # is the first in the canonical order of the sets that satisfy every clause. Every repair
+        # satisfies every clause, so when that set is a repair, no repair not yet reported
+        # precedes it; when it is not, it teaches a clause that excludes it, and the loop goes on.
+        for cand in (chosen, None):
+            if cand is None:
+                cand = _first(plain, sel, order, total, chosen, problem, deadline)
+                if cand is None:
+                    return repairs, ("cut" if repairs else "budget")
+            keys = frozenset(c.key for c in cand)
+            if keys not in passed:
+                status, failure, src = problem.check(cand)
+                if status != "ok":
+                    add(_constraint(problem.learn(cand, status, failure, src), sel, problem, ctx))
+                    break
+                passed.add(keys)
+        else:
+            passed.discard(keys)
+            repairs.append(cand)
             best = total
-            opt.add(z3.Or([z3.Not(sel[c.key]) for c in chosen]) if chosen else z3.BoolVal(False, ctx))
+            add(z3.Or([z3.Not(sel[c.key]) for c in cand]) if cand else z3.BoolVal(False, ctx))
             if len(repairs) >= max_repairs:
                 return repairs, "proven"
-            continue
-        opt.add(_constraint(problem.learn(chosen, status, failure, src), sel, problem, ctx))
+
+
+def _first(solver: z3.Solver, sel: dict, order: list, bound: int, witness: tuple, problem: Problem,
+           deadline: float) -> tuple | None:
+    """The first set in `set_order` of cost at most `bound` that satisfies the solver's constraints
+    (`witness` is one), built edit by edit: the next edit is the first in `edit_order`, after those
+    decided, that some set with the edits taken so far (and without those left out) holds. It is
+    found by bisection over the undecided edits up to the witness's next one (does some set hold
+    one of the first k?), a few questions per edit taken rather than one per candidate (a
+    skeleton has hundreds). None when the solver cannot answer before the deadline."""
+    solver.push()
+    try:
+        solver.add(z3.PbLe([(sel[c.key], c.cost) for c in problem.cands], bound) if problem.cands
+                   else z3.BoolVal(True, solver.ctx))
+        pos = {c.key: i for i, c in enumerate(order)}
+        have = {pos[c.key] for c in witness}
+        p = 0                               # order[:p] is decided
+        asked = 0
+        while True:
+            later = [i for i in have if i >= p]
+            if not later:
+                break                       # (the witness takes nothing more: nothing more is taken)
+            lo, hi = p, min(later)          # the next edit taken is in order[lo..hi]
+            while lo < hi:
+                if now() > deadline:
+                    return None
+                mid = (lo + hi) // 2
+                asked += 1
+                q = z3.Bool(f"first{asked}", solver.ctx)
+                solver.add(z3.Implies(q, z3.Or([sel[order[i].key] for i in range(p, mid + 1)])))
+                solver.set("timeout", max(1, int((deadline - now()) * 1000)))
+                r = solver.check(q)
+                if r == z3.unknown:
+                    return None
+                if r == z3.sat:
+                    m = solver.model()
+                    have = {i for i, c in enumerate(order) if z3.is_true(m.eval(sel[c.key], model_completion=True))}
+                    hi = min(i for i in have if i >= p)
+                else:
+                    lo = mid + 1
+            for i in range(p, hi):
+                solver.add(z3.Not(sel[order[i].key]))
+            solver.add(sel[order[hi].key])
+            p = hi + 1
+        return tuple(c for c in problem.cands if pos[c.key] in have)
+    finally:
+        solver.pop()
 
 
 def _constraint(clause: Clause, sel: dict, problem: Problem, ctx) -> z3.BoolRef:

@@ -18,7 +18,7 @@ exhausted: no repair exists.
 """
 from __future__ import annotations
 
-from .problem import Problem, now
+from .problem import Problem, now, set_order
 
 
 class _Level:
@@ -77,18 +77,30 @@ class _Level:
 
 
 def search(problem: Problem, max_repairs: int, deadline: float) -> tuple[list, str]:
-    """Like checker.repair.cegis.search: (repairs, 'proven' | 'none' | 'budget' | 'cut')."""
+    """Like checker.repair.cegis.search: (repairs, 'proven' | 'none' | 'budget' | 'cut'), the
+    repairs the first `max_repairs` of the least level in `set_order`. The sets of a level are
+    checked in that order, and the level is finished past `max_repairs` for any set that precedes
+    the last one kept: a clause learnt late in the level can open a set built before none of it."""
     problem.deadline = deadline
+    order = set_order(problem.test)
     clauses: list = []
     repairs: list = []
     level = 0
+
+    def kept():
+        repairs.sort(key=order)
+        del repairs[max_repairs:]
+        return repairs
+
     try:
         while True:
             lv = _Level(problem, clauses, level, deadline)
             lv.run({}, 0)
-            pending = list(lv.found)
+            pending = sorted(lv.found, key=order)
             while pending:
                 edits = pending.pop(0)
+                if len(repairs) >= max_repairs and order(edits) > order(kept()[-1]):
+                    continue        # (it would not be reported)
                 keys = frozenset(e.key for e in edits)
                 chosen = {e.slot: e for e in edits}
                 if not all(problem.satisfies(cl, keys, chosen) for cl in clauses):
@@ -97,25 +109,23 @@ def search(problem: Problem, max_repairs: int, deadline: float) -> tuple[list, s
                 if status == "ok":
                     repairs.append(edits)
                     clauses.append(_exclude(problem, edits))
-                    if len(repairs) >= max_repairs:
-                        return repairs, "proven"
                 else:
                     clauses.append(problem.learn(edits, status, failure, src))
                 if not pending:     # a clause learnt at this level may open sets of this level
                     again = _Level(problem, clauses, level, deadline)
                     again.run({}, 0)
-                    pending = [s for s in again.found if frozenset(e.key for e in s) not in lv.seen]
+                    pending = sorted((s for s in again.found if frozenset(e.key for e in s) not in lv.seen), key=order)
                     lv.seen |= again.seen
                     if again.next_level is not None:
                         lv.cut(again.next_level)
             if repairs:
-                return repairs, "proven"
+                return kept(), "proven"
             if lv.next_level is None:
                 return repairs, "none"
             level = lv.next_level
     except TimeoutError:
         # a repair found is at the least level (every lower level was exhausted): its cost is proven
-        return repairs, ("cut" if repairs else "budget")
+        return kept(), ("cut" if repairs else "budget")
 
 
 def _exclude(problem: Problem, edits):

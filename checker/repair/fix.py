@@ -31,7 +31,7 @@ from .candidates import candidates, withheld_warp_barriers
 from .costs import DEFAULT, CostModel
 from .edits import Edit, apply
 from .hangs import hang_candidates
-from .problem import Problem
+from .problem import Problem, edit_order
 from .supplies import Supply, supplies
 from .target import Target, judge, target_test, unknown_why
 from .variants import UnionProblem, union_candidates, why_not_sync_monotone
@@ -152,8 +152,9 @@ def fix(test: LitmusTest, target: Target, model: Model, options=frozenset(), eng
         notes.append(f"the model is not known to be monotone for this test ({problem.not_monotone[0]}): "
                      "the search checked candidate sets one by one")
     repairs = []
+    order = edit_order(test)
     for edits in found:
-        edits = tuple(sorted(edits, key=_order))
+        edits = tuple(sorted(edits, key=order))
         edited = target_test(apply(test, edits).test, target)
         r = check_test(edited, model, None, options, engine) if recheck else None
         if r is not None and not r.ok:        # ok: pass, or run (a target of "no UB" alone)
@@ -184,11 +185,6 @@ def fix(test: LitmusTest, target: Target, model: Model, options=frozenset(), eng
     return FixResult(test, target, res_status, tuple(repairs), proven=status in ("proven", "none", "cut") and
                      len(repairs) == len(found) and not unproven, method=method, candidates=len(cands), stats=stats,
                      seconds=time.perf_counter() - start, notes=tuple(notes), failure=why)
-
-
-def _order(e: Edit):
-    threads = e.changes[0].thread if e.changes else ""
-    return (threads, min((getattr(c, "point", None) or getattr(c, "index", 0)) for c in e.changes), e.key)
 
 
 def _failure_text(f) -> str:

@@ -406,3 +406,27 @@ def _top(alts: list[Edit]) -> Edit | None:
 
 def now() -> float:
     return time.perf_counter()
+
+
+def edit_order(test: LitmusTest):
+    """The order of candidate edits that `fix` reports repairs in (docs/fix.md, Which least repairs
+    are reported): by where the edit's first change is in the test's text (the thread, in the
+    order the test declares them; then the place in it: an insertion before instruction i comes
+    before a change of instruction i), then by the edit's key (the instructions it makes). It
+    depends on the test's text alone, never on what a solver found first."""
+    index = {th.name: i for i, th in enumerate(test.threads)}
+
+    def key(e: Edit) -> tuple:
+        where = min(((index.get(c.thread, len(index)), c.thread,
+                      2 * c.point if isinstance(c, Insert) else 2 * c.index + 1) for c in e.changes),
+                    default=(-1, "", -1))
+        return where + (e.key,)
+    return key
+
+
+def set_order(test: LitmusTest):
+    """The order of candidate sets: each set's edits in `edit_order`, compared edit by edit as words
+    are (the first edit that differs decides). Among sets of one cost, no set is a prefix of
+    another (every edit costs something), so this is a total order on them."""
+    key = edit_order(test)
+    return lambda edits: tuple(sorted(key(e) for e in edits))
