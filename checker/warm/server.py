@@ -294,7 +294,7 @@ class Server:
                 _send(worker.sock, req, fds)
                 worker.state = "busy"
             else:
-                child = os.fork()
+                child = _fork()
                 if child == 0:
                     self._in_command(conn)
                     _command(fds, req)
@@ -343,7 +343,7 @@ class Server:
         """Fork the worker (`held`: the streams of the request being handled, which it must not
         keep: a reader of that caller's output would never see its end)."""
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        pid = os.fork()
+        pid = _fork()
         if pid == 0:
             ours.close()
             for fd in held:
@@ -539,6 +539,18 @@ def _stream(fd: int, reading: bool, like) -> io.TextIOWrapper:
                             line_buffering=buffered and (fd == 2 or os.isatty(fd)), write_through=not buffered)
 
 
+def _fork() -> int:
+    """os.fork(), the child starting with the signals a caller passes on blocked (the parent's
+    mask as it was): until its command runs (_run), a signal passed on is held, never taken by
+    the server's own handlers, which the child still has, nor by set-up code."""
+    held = {getattr(signal, n) for n in IDLE_SIGNALS}
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, held)
+    pid = os.fork()
+    if pid != 0:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+    return pid
+
+
 def _command(fds: list[int], req: dict) -> None:
     """The forked command (never returns): the caller's process state, then the one-shot entry."""
     os._exit(_run(fds, req))
@@ -548,8 +560,18 @@ def _run(fds: list[int], req: dict, goes_on: bool = False) -> int:
     """Run the request's command in the caller's process state, as the one-shot `ptxmc` runs it;
     its exit status. Ctrl-C ends this process as it ends the executable; so does a failure to
     set the caller's state up (status 2, the message on the caller's stderr), unless `goes_on`
-    (the worker, which then exits once it has reported it: -1)."""
+    (the worker, which then exits once it has reported it: -1).
+
+    The signals a caller passes on (IDLE_SIGNALS) are blocked from here (in a fork, from _fork
+    on) to the command's start and again from its end: one that comes during the set-up is held
+    and taken as the command starts (Ctrl-C then ends it as it ends a one-shot command at
+    start-up); one that comes as the command ends is held and dropped as the worker ignores
+    signals between commands (_idle): the command has ended, its status stands. Unblocked, a Ctrl-C in the
+    set-up or after the command raised KeyboardInterrupt in this function's own code, which said
+    "internal error" (exit 2), or in the worker's, which ended without its report."""
     code = 1
+    held = {getattr(signal, n) for n in IDLE_SIGNALS}
+    signal.pthread_sigmask(signal.SIG_BLOCK, held)      # (already, in a fork or the worker)
     try:
         for target, fd in enumerate(fds):
             os.dup2(fd, target)
@@ -579,11 +601,17 @@ def _run(fds: list[int], req: dict, goes_on: bool = False) -> int:
         from ..cli import console, entry
 
         try:
-            if goes_on:
-                code = console(fast_exit=True, goes_on=True)
-            else:
-                entry()
-                code = 0
+            try:
+                # (pthread_sigmask runs the Python handlers of the signals it unblocks, pending ones
+                # included, before it returns: a Ctrl-C held during the set-up is raised here)
+                signal.pthread_sigmask(signal.SIG_UNBLOCK, held)
+                if goes_on:
+                    code = console(fast_exit=True, goes_on=True)
+                else:
+                    entry()
+                    code = 0
+            finally:
+                signal.pthread_sigmask(signal.SIG_BLOCK, held)
         except SystemExit as e:
             if e.code is None:
                 code = 0
@@ -596,6 +624,7 @@ def _run(fds: list[int], req: dict, goes_on: bool = False) -> int:
             sys.excepthook(*sys.exc_info())
             _flush()
             signal.signal(signal.SIGINT, signal.SIG_DFL)
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
             os.kill(os.getpid(), signal.SIGINT)
         except BaseException:
             sys.excepthook(*sys.exc_info())
@@ -642,6 +671,7 @@ def _worker(sock: socket.socket) -> None:
 
     code = 0
     try:
+        signal.pthread_sigmask(signal.SIG_BLOCK, {getattr(signal, n) for n in IDLE_SIGNALS})   # (already: _fork)
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         _idle()
         reported = _cpu()
@@ -670,8 +700,13 @@ def _worker(sock: socket.socket) -> None:
 
 
 def _idle() -> None:
+    """Between commands: the signals a caller passes on ignored, and those held since the last
+    command ended dropped (ignoring a pending signal discards it), then unblocked, so that one
+    passed on late is dropped as it comes (a blocked one would be held, even ignored, and reach
+    the next command)."""
     for name in IDLE_SIGNALS:
         signal.signal(getattr(signal, name), signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {getattr(signal, n) for n in IDLE_SIGNALS})
 
 
 def _release() -> None:

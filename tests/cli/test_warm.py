@@ -709,12 +709,12 @@ def _request(folder: Path, argv: list[str], cwd: Path) -> dict:
 
 
 class _Worker:
-    def __init__(self, folder: Path, commands: int):
+    def __init__(self, folder: Path, commands: int, script: str = WORKER, *more: str):
         self.folder = folder
         self.ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         self.ours.settimeout(300)       # (a safety net)
-        self.proc = subprocess.Popen([sys.executable, "-c", WORKER, str(theirs.fileno()), str(commands)], cwd=ROOT,
-                                     env=_env(ROOT, folder, False), pass_fds=(theirs.fileno(),))
+        self.proc = subprocess.Popen([sys.executable, "-c", script, str(theirs.fileno()), str(commands), *more],
+                                     cwd=ROOT, env=_env(ROOT, folder, False), pass_fds=(theirs.fileno(),))
         theirs.close()
         self.lines = self.ours.makefile("rb")
 
@@ -802,3 +802,58 @@ def test_a_worker_that_said_last_is_handed_nothing(tmp_path):
             srv.selector.close()
             for s in (ours, theirs, caller_end, server_end):
                 s.close()
+
+
+# The worker with a Ctrl-C passed on to it at one moment: as the set-up, the end of the command or
+# the hand-off back to idle calls the function named (argv[3], once).
+WORKER_INTERRUPTED_AT = """\
+import os, signal, socket, sys
+from checker.warm import server
+server.WORKER_COMMANDS = int(sys.argv[2])
+orig = getattr(server, sys.argv[3])
+fired = []
+def hooked(*args, **kwargs):
+    if not fired:
+        fired.append(1)
+        os.kill(os.getpid(), signal.SIGINT)
+    return orig(*args, **kwargs)
+setattr(server, sys.argv[3], hooked)
+server._worker(socket.socket(fileno=int(sys.argv[1])))
+"""
+
+
+@pytest.mark.parametrize("at", ["_flush", "_release"])
+def test_a_ctrl_c_as_a_command_ends_is_dropped(tmp_path, at):
+    """A Ctrl-C the caller passes on as its command ends, after the command's last instruction and
+    before the worker ignores signals between commands, raised KeyboardInterrupt in the worker's
+    own code: in _run's flush of the output it said "internal error: the warm server could not
+    start the command" (exit 2), in the hand-off back to idle the worker died without reporting
+    the end (the caller: "the warm server went away", exit 2). The signals a caller passes on are
+    blocked from the command's end: the command's status stands, and the worker serves on."""
+    folder = tmp_path / "warm"
+    folder.mkdir(mode=0o700)
+    w = _Worker(folder, 3, WORKER_INTERRUPTED_AT, at)
+    try:
+        w.send(["outcomes", SB], tmp_path)
+        first = w.done()
+        assert first[:2] == ["done", "0"] and first[3:] == [], first
+        w.send(["outcomes", SB], tmp_path)
+        assert w.done()[:2] == ["done", "0"]
+    finally:
+        w.close()
+
+
+def test_a_ctrl_c_before_a_command_starts_ends_it_as_it_ends_a_starting_ptxmc(tmp_path):
+    """A Ctrl-C passed on while the worker sets the caller's state up (a request just handed to
+    it) raised KeyboardInterrupt in that set-up: "internal error: the warm server could not start
+    the command" (exit 2). It is held until the command starts, and then ends it as Ctrl-C ends a
+    one-shot ptxmc that is starting: by SIGINT (the server passes that on to the caller)."""
+    folder = tmp_path / "warm"
+    folder.mkdir(mode=0o700)
+    w = _Worker(folder, 3, WORKER_INTERRUPTED_AT, "_stream")
+    try:
+        w.send(["outcomes", SB], tmp_path)
+        assert w.done() == []               # no report: it ended
+        assert w.proc.wait(300) == -signal.SIGINT
+    finally:
+        w.close()
