@@ -22,12 +22,15 @@ _OPS = ("mbarrier.init", "mbarrier.arrive", "mbarrier.arrive_drop", "mbarrier.ex
         "mbarrier.complete_tx", "mbarrier.test_wait", "mbarrier.try_wait")
 
 
-def quiet_mbarriers(test: LitmusTest, arrive_ons: bool = False, cache: dict | None = None) -> frozenset[str]:
+def quiet_mbarriers(test: LitmusTest, arrive_ons: bool = False, cache: dict | None = None,
+                    inval: bool = False) -> frozenset[str]:
     """The locations of `test` on which a failed wait adds no synchronization (see the module).
     `arrive_ons`: also admit the asynchronous arrive-on of tcgen05.commit and
     cp.async.mbarrier.arrive (for the refuter of checker.verdict.stops, whose argument reads them
     as the RMWs they are; not for the failed-iteration argument). `cache`: a dict kept across calls
-    on tests of the same memory, for each thread's part by its code."""
+    on tests of the same memory, for each thread's part by its code. `inval`: also admit
+    mbarrier.inval (for the refuter's members, checker.verdict.stops._may_fire, whose fold reads
+    an inval as the write of state 0 it is; quiet otherwise)."""
     if len({t.position.cta_key() for t in test.threads}) != 1:
         return frozenset()
     cta = test.threads[0].position.cta_key() if test.threads else None
@@ -42,10 +45,10 @@ def quiet_mbarriers(test: LitmusTest, arrive_ons: bool = False, cache: dict | No
             inits[m.name] = inits.get(m.name, 0) + 1
     named: set[str] = set()
     for t in test.threads:
-        key = (t.code, arrive_ons)
+        key = (t.code, arrive_ons, inval)
         part = cache.get(key) if cache is not None else None
         if part is None:
-            part = _thread_part(t.code, arrive_ons)
+            part = _thread_part(t.code, arrive_ons, inval)
             if cache is not None:
                 cache[key] = part
         named |= part[0]
@@ -60,7 +63,7 @@ def quiet_mbarriers(test: LitmusTest, arrive_ons: bool = False, cache: dict | No
 _ARRIVE_ONS = ("tcgen05.commit", "cp.async.mbarrier.arrive")
 
 
-def _thread_part(code, arrive_ons: bool) -> tuple[set, set, dict]:
+def _thread_part(code, arrive_ons: bool, inval: bool = False) -> tuple[set, set, dict]:
     """(mbarriers named, those named otherwise than quiet allows, inits per mbarrier) in `code`."""
     named: set[str] = set()
     bad: set[str] = set()
@@ -72,7 +75,8 @@ def _thread_part(code, arrive_ons: bool) -> tuple[set, set, dict]:
             completes = "mbarrier::complete_tx" in i.text.split()[0] and k == addrs[-1][0]
             arrives = arrive_ons and i.family in _ARRIVE_ONS and k == addrs[0][0] \
                 and "multicast" not in i.text.split()[0]
-            if a.offset != 0 or a.register or not (i.family in _OPS or completes or arrives):
+            if a.offset != 0 or a.register or not (i.family in _OPS or completes or arrives
+                                                   or (inval and i.family == "mbarrier.inval")):
                 bad.add(a.base)
             elif i.family == "mbarrier.init":
                 inits[a.base] = inits.get(a.base, 0) + 1

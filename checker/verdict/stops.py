@@ -113,7 +113,7 @@ def _ops(u, k: int, code) -> dict | None:
         if ev.kind == "R" and ev.loc in root and "MB" in ev.tags and ev.eid not in reads \
                 and ev.thread is not None:
             d = out.setdefault(root[ev.loc], {"ops": [], "inits": [], "initial": None, "other": False, "waits": [],
-                                              "weak": False})
+                                              "weak": False, "invals": []})
             d["weak"] |= "STRONG" not in ev.tags
             w = code[kept[ev.index]]
             if w.family in ("mbarrier.try_wait", "mbarrier.test_wait") and w.await_value == 1:
@@ -123,7 +123,7 @@ def _ops(u, k: int, code) -> dict | None:
             continue
         x = es.write_value[ev.eid]
         d = out.setdefault(root[ev.loc], {"ops": [], "inits": [], "initial": None, "other": False, "waits": [],
-                                          "weak": False})
+                                          "weak": False, "invals": []})
         if ev.thread is None:
             # a `memory:` mbarrier's start state only where the lowering made it one (its initial
             # write is an init, tagged MB, only in a lowering with an mbarrier operation: a thread
@@ -136,6 +136,8 @@ def _ops(u, k: int, code) -> dict | None:
             d["weak"] |= "STRONG" not in ev.tags or "STRONG" not in es.events[r].tags
         elif "MB_INIT" in ev.tags and not reads_of(x):
             d["inits"].append((evaluate(x, lambda e: 0), kept[ev.index]))
+        elif "MB_INVAL" in ev.tags and not reads_of(x):
+            d["invals"].append(evaluate(x, lambda e: 0))     # (only _loose_starts reads them)
         else:
             d["other"] = True           # (nothing a quiet mbarrier has: no refutation)
     cache[(k, code)] = out
@@ -150,7 +152,7 @@ def _start(u, c: Combo, name: str):
     if any(p is None for p in per):
         return None
     mine = [p.get(name) for p in per]
-    if any(d is not None and d["other"] for d in mine):
+    if any(d is not None and (d["other"] or d["invals"]) for d in mine):
         return None
     inits = [(t.name, s, j) for t, d in zip(c.test.threads, mine) if d for s, j in d["inits"]]
     initial = next((d["initial"] for d in mine if d and d["initial"] is not None), 0)
@@ -265,13 +267,16 @@ def _since(gates: list, starts: dict, free) -> dict:
     return out
 
 
-def _reached(u, c: Combo, name: str, starts: dict, behind: dict, opened: set, since=None) -> set[int] | None:
-    """Every state of mbarrier `name` on the way of a fold from its start through any sequence of
-    its RMWs not gated by a gate (thread -> indices: `behind`) outside `opened`; with `since`
+def _reached(u, c: Combo, name: str, starts: dict, behind: dict, opened: set, since=None,
+             minus: str | None = None, s0=None) -> set[int] | None:
+    """Every state of mbarrier `name` on the way of a fold from its start (or `s0`) through any
+    sequence of its RMWs not gated by a gate (thread -> indices: `behind`) outside `opened`, less
+    one RMW of update `minus` (a member's own, which its read's chain does not hold); with `since`
     (wait, thread, location, fair), only those on the way after a state that wait passes at.
     None past _STATES."""
     cache = u.__dict__.setdefault("_stop_reach", {})
-    mine, s0 = starts[name][:2]
+    mine = starts[name][0]
+    s0 = starts[name][1] if s0 is None else s0
     groups: OrderedDict = OrderedDict()
     for t, d in zip(c.test.threads, mine):
         for key, x, i in (d["ops"] if d else ()):
@@ -279,6 +284,8 @@ def _reached(u, c: Combo, name: str, starts: dict, behind: dict, opened: set, si
                 continue
             g = groups.setdefault(key, [0, x, 0])
             g[2] += 1
+    if minus in groups:
+        groups[minus][2] -= 1
     rk = (name, tuple(sorted(groups)), tuple(g[2] for g in groups.values()), s0,
           None if since is None else (since[0].operands[2].value % 2, since[0].await_value))
     if rk not in cache:
@@ -326,16 +333,27 @@ def _may_fire(u, c: Combo, gates: list, starts: dict, fair) -> set | None:
     frees = {g[:2]: set(es.freeing((reads[g[:2]],))) if g[:2] in reads else None for g in gates}
     if any(f is None for f in frees.values()):
         return None                     # (a gate with no read of its own here: no refutation)
-    members = []                        # (event, expression, thread, index, mbarrier or None, own read)
+    # the mbarriers quiet but for their invals, with every state a fold of their RMWs may start from
+    loose = {}
+    for name in quiet_mbarriers(c.test, arrive_ons=True, cache=u.__dict__.setdefault("_quiet_parts", {}),
+                                inval=True):
+        if name not in starts:
+            st = _loose_start(u, c, name)
+            if st is not None:
+                loose[name] = st
+    members = []                # (event, expression, thread, index, mbarrier or None, own read, own update)
     for name in sorted(es.value_sets):
         for e, x in es.value_sets[name]:
             ev = es.events[e]
             own = rmw.get(e, e if ev.kind == "R" else None)
             mb = root.get(ev.loc)
-            if mb not in starts or own is None or ev.thread is None or \
-                    (starts[mb][2] is not None and ev.index < starts[mb][2][ev.thread]):
+            if own is None or ev.thread is None or (mb not in starts and mb not in loose) or \
+                    (mb in starts and starts[mb][2] is not None and ev.index < starts[mb][2][ev.thread]):
                 mb = None
-            members.append((e, x, ev.thread, ev.index, mb, own))
+            # its own update, which the chain of sources of its read does not hold (an RMW of its own read)
+            key = repr(es.write_value[e]).replace(f"ReadVal(eid={own})", "ReadVal(*)") \
+                if e in rmw and reads_of(es.write_value[e]) <= {own} else None
+            members.append((e, x, ev.thread, ev.index, mb, own, key))
     fire = {m[:2] for m in members}
     while True:
         free = {g for g, f in frees.items() if f & fire}
@@ -343,7 +361,7 @@ def _may_fire(u, c: Combo, gates: list, starts: dict, fair) -> set | None:
         if opened is None:
             return None
         kept = set()
-        for e, x, thread, index, mb, own in members:
+        for e, x, thread, index, mb, own, key in members:
             if (e, x) not in fire:
                 continue
             if thread is not None and any(k < index and (thread, k) not in opened for k in behind.get(thread, ())):
@@ -351,12 +369,34 @@ def _may_fire(u, c: Combo, gates: list, starts: dict, fair) -> set | None:
             if mb is None:
                 kept.add((e, x))
                 continue
-            states = _reached(u, c, mb, starts, behind, opened)
+            if mb in starts:
+                states = _reached(u, c, mb, starts, behind, opened, minus=key)
+            else:
+                folds = [_reached(u, c, mb, loose, behind, opened, minus=key, s0=s0) for s0 in loose[mb][1]]
+                states = None if any(f is None for f in folds) else set().union(*folds)
             if states is None or any(_may_be_nonzero(x, own, s) for s in states):
                 kept.add((e, x))
         if kept == fire:
             return opened
         fire = kept
+
+
+def _loose_start(u, c: Combo, name: str):
+    """For mbarrier `name`, quiet in `c` but for its invals: (per thread its part of _ops, every
+    state the chain of sources of an RMW's read may start from: its initial write, its one
+    initialisation, each inval), or None."""
+    per = [_ops(u, k, t.code) for k, t in enumerate(c.test.threads)]
+    if any(p is None for p in per):
+        return None
+    mine = [p.get(name) for p in per]
+    if any(d is not None and d["other"] for d in mine):
+        return None
+    inits = [s for d in mine if d for s, _ in d["inits"]]
+    if len(inits) > 1:
+        return None
+    values = {0, *inits, *(v for d in mine if d for v in d["invals"]),
+              *(d["initial"] for d in mine if d and d["initial"] is not None)}
+    return mine, sorted(values)
 
 
 def _may_be_nonzero(x, own: int, s: int) -> bool:

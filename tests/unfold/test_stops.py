@@ -330,6 +330,36 @@ MEMBERS = """
   expect:
     hang: allowed
 
+- name: InvalidatedAfterUse
+  doc: "P0 alone initialises q, fills its phase 0 and waits for it, then invalidates it (not quiet); no
+    state a fold of its RMWs from the initialisation, the initial write or the inval reaches, its own
+    RMW left out of each member's, is out of range or past phase 0: nothing frees P1's wait on x, on
+    which nobody arrives. P2 spins on k."
+  arch: sm_90
+  memory:
+    q: {space: shared, owner: gpu0.cta0}
+    x: {space: shared, owner: gpu0.cta0, mbarrier: {count: 1}}
+    k: {space: shared, owner: gpu0.cta0, mbarrier: {count: 1}}
+  threads:
+    P0:
+      at: gpu0.cta0.warp0
+      code:
+        - mbarrier.init.shared::cta.b64 [q], 1
+        - mbarrier.arrive.expect_tx.shared::cta.b64 _, [q], 16
+        - mbarrier.complete_tx.shared::cta.b64 [q], 16
+        - mbarrier.try_wait.parity.shared::cta.b64 p, [q], 0 == 1
+        - mbarrier.inval.shared::cta.b64 [q]
+    P1:
+      at: gpu0.cta0.warp1
+      code:
+        - mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 p, [x], 0 == 1
+    P2:
+      at: gpu0.cta0.warp2
+      code:
+        - mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 p, [k], 0 == 1
+  expect:
+    hang: allowed
+
 - name: LaterWaitAfterEarlier
   doc: "P1 waits for m's phase 0, which P0's arrive completes, then for parity 1, which m's first state
     passes and no state after phase 0's completion does: the second wait reads a state
@@ -367,10 +397,14 @@ def test_only_members_that_may_fire_free_a_gate():
     MemberThatCannotFire: P0's arrive frees P1's wait under the premise read off the lowering
     alone (nothing refuted before); no state it can read is out of range or past phase 0.
     LaterWaitAfterEarlier: P1's second wait passes at m's first state only (nothing refuted
-    before)."""
+    before). InvalidatedAfterUse: a member on an mbarrier quiet but for its inval (Triton's
+    attention's Q barrier) folds from the inval too, without its own RMW (nothing refuted before;
+    nothing either with a member's own RMW in the fold: the arrive would read phase 1, after
+    itself, and MbarrierSkippedPhase would fire)."""
     got = {t.name: _unreachable_combos(t) for t in load_text(MEMBERS, "members.yaml")
            if not isinstance(t, LitmusError)}
-    assert got == {"FreeEachOther": (5, 0), "MemberThatCannotFire": (2, 0), "LaterWaitAfterEarlier": (3, 0)}
+    assert got == {"FreeEachOther": (5, 0), "MemberThatCannotFire": (2, 0), "InvalidatedAfterUse": (5, 0),
+                   "LaterWaitAfterEarlier": (3, 0)}
 
 
 @pytest.mark.parametrize("engine", ["z3", "brute"])
