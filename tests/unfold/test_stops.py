@@ -590,6 +590,125 @@ def test_the_freeing_gap_is_the_engines_not_one_engine_s(monkeypatch):
     assert sorted({f.flag for f in ignored.undefined}) == ["MbarrierRange"] and ignored.extension_why is None
 
 
+# -- condition (7) in the orders the awaits keep (checker.verdict.extension._ordered) --------------
+
+MUTUAL = """
+- name: MutualFreeing
+  doc: "P2's arrive on a may read a's state after P0's arrive.expect_tx and before its bytes (pending 0, tx-count 32) and leave its pending count at -1 (MbarrierRange), but only where its wait for a's phase 0 is freed; P3's arrive on b likewise. Where P2 and P3 both stop at their waits on c and d, neither's later expect_tx puts the other's first wait in its arrive's causal past: each arrive frees the other's wait, and both are undefined. Where either runs on, its expect_tx 0 on the other's mbarrier puts its wait in the other's past, and neither arrive can be undefined. An ordered fold that took every await as holding would miss it."
+  source: "PTX ISA 9.4, mbarrier (the pending count's range), mbarrier.arrive.expect_tx, mbarrier.complete_tx, mbarrier.try_wait; docs/model.md#a7 (freeing), #a18 (condition (7))"
+  arch: sm_90
+  memory:
+    a: {space: shared, owner: gpu0.cta0, mbarrier: {count: 1}}
+    b: {space: shared, owner: gpu0.cta0, mbarrier: {count: 1}}
+    c: {space: shared, owner: gpu0.cta0, mbarrier: {count: 1}}
+    d: {space: shared, owner: gpu0.cta0, mbarrier: {count: 1}}
+  threads:
+    P0:
+      at: gpu0.cta0.warp0
+      code:
+        - mbarrier.arrive.expect_tx.shared::cta.b64 _, [a], 32
+        - mbarrier.complete_tx.shared::cta.b64 [a], 32
+        - mbarrier.arrive.shared::cta.b64 _, [c]
+    P1:
+      at: gpu0.cta0.warp1
+      code:
+        - mbarrier.arrive.expect_tx.shared::cta.b64 _, [b], 32
+        - mbarrier.complete_tx.shared::cta.b64 [b], 32
+        - mbarrier.arrive.shared::cta.b64 _, [d]
+    P2:
+      at: gpu0.cta0.warp2
+      code:
+        - mbarrier.try_wait.parity.shared::cta.b64 p, [a], 0 == 1
+        - mbarrier.arrive.shared::cta.b64 _, [a]
+        - mbarrier.try_wait.parity.shared::cta.b64 q, [c], 0 == 1
+        - mbarrier.expect_tx.shared::cta.b64 [b], 0
+    P3:
+      at: gpu0.cta0.warp3
+      code:
+        - mbarrier.try_wait.parity.shared::cta.b64 p, [b], 0 == 1
+        - mbarrier.arrive.shared::cta.b64 _, [b]
+        - mbarrier.try_wait.parity.shared::cta.b64 q, [d], 0 == 1
+        - mbarrier.expect_tx.shared::cta.b64 [a], 0
+  expect:
+    undefined: true
+    hang: forbidden
+"""
+PIPELINE = """
+- name: TwoRoundPipeline
+  doc: "A two-round pipeline: P0 fills f (count 1) with arrive.expect_tx 16, P2 completes the bytes, P1 waits for f and releases e; P0 and P2 wait for e before their second round. In an order that ignores the waits, P0's second arrive.expect_tx may read f's first phase before its bytes and leave the pending count at -1; in the orders the waits keep (none of which a possible undefined behaviour can free) it reads the second phase, after P1's successful wait read it."
+  source: "PTX ISA 9.4, mbarrier.arrive.expect_tx, mbarrier.complete_tx, mbarrier.try_wait; docs/model.md#a18 (condition (7))"
+  arch: sm_90
+  memory:
+    f: {space: shared, owner: gpu0.cta0, mbarrier: {count: 1}}
+    e: {space: shared, owner: gpu0.cta0, mbarrier: {count: 1}}
+  threads:
+    P0:
+      at: gpu0.cta0.warp0
+      code:
+        - mbarrier.try_wait.parity.shared::cta.b64 p, [e], 1 == 1
+        - mbarrier.arrive.expect_tx.shared::cta.b64 _, [f], 16
+        - mbarrier.try_wait.parity.shared::cta.b64 q, [e], 0 == 1
+        - mbarrier.arrive.expect_tx.shared::cta.b64 _, [f], 16
+    P1:
+      at: gpu0.cta0.warp1
+      code:
+        - mbarrier.try_wait.parity.shared::cta.b64 p, [f], 0 == 1
+        - mbarrier.arrive.shared::cta.b64 _, [e]
+        - mbarrier.try_wait.parity.shared::cta.b64 q, [f], 1 == 1
+    P2:
+      at: gpu0.cta0.warp2
+      code:
+        - mbarrier.complete_tx.shared::cta.b64 [f], 16
+        - mbarrier.try_wait.parity.shared::cta.b64 p, [e], 0 == 1
+        - mbarrier.complete_tx.shared::cta.b64 [f], 16
+  expect:
+    undefined: false
+    hang: forbidden
+"""
+
+
+def test_an_ordered_fold_keeps_only_the_orders_of_awaits_no_member_can_free(monkeypatch):
+    """MutualFreeing: each arrive is undefined only where its wait is freed, and each frees the
+    other's wait only in the variants where P2 and P3 stop at their second waits: the reference's
+    flags come from those variants alone. The ordered fold lets each wait be freed (the other
+    arrive may fire, and leaves it outside its past there), so condition (7) fails and the search
+    starts from every choice. With every await taken as holding (no member may free one: the
+    order premise unconditional) the condition holds, the lemma applies, and both flags are lost:
+    this test fails then."""
+    from checker.verdict import extension
+    (t,) = load_text(MUTUAL, "mutual.yaml")
+    u = UnionSession(t, MODEL, loops=True)
+    ref = UnionSession(t, MODEL, loops=True, extend=False)
+    got = sorted({f.flag for f in u.undefined})
+    assert got == sorted({f.flag for f in ref.undefined}) == ["MbarrierRange", "MbarrierSkippedPhase"]
+    assert u.extension_why is not None and "MbarrierRange" in u.extension_why
+    assert ref.hangs() == ((), True)
+    monkeypatch.setattr(extension, "_outside", lambda *a: False)
+    ignored = UnionSession(t, MODEL, loops=True)
+    lost = ignored.undefined
+    assert ignored.extension_why is None and lost == ()
+
+
+def test_a_pipeline_meets_condition_7_in_the_orders_its_waits_keep():
+    """TwoRoundPipeline: in an order that ignores the waits, P0's second arrive.expect_tx may read
+    f's first phase before its bytes (the order-free fold fails); in the orders the waits keep,
+    none of which a possible member can free, no member fires, the lemma applies, and the flags
+    (none) and the hang answer are the reference's (Z3: brute force's reference is past its
+    limit). Before the ordered fold, the condition failed here."""
+    from checker.verdict import extension
+    from checker.verdict.quiet import quiet_mbarriers
+    from checker.unfold.variants import thread_paths
+    from checker import limits
+    (t,) = load_text(PIPELINE, "pipeline.yaml")
+    per = thread_paths(t, limits.current(), True, spin_once=False, quiet=quiet_mbarriers(t))
+    assert extension._ordered(t, limits.current(), {"f"}) is None
+    assert extension.members_excluded(t, limits.current(), per) is None
+    u = UnionSession(t, MODEL, loops=True)
+    ref = UnionSession(t, MODEL, loops=True, extend=False)
+    assert u.undefined == ref.undefined == () and u.extension_why is None
+    assert u.hangs() == ref.hangs() == ((), True)
+
+
 def test_the_freeing_condition_fails_on_each_kind_of_member():
     """A state token (MbarrierStaleToken frees the await on its own result), an arrive that may
     over-arrive, an arrive-on that may read a later phase, a Tensor Memory allocation: the
