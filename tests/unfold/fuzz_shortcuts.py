@@ -26,14 +26,24 @@ import signal
 import sys
 
 from checker.errors import LimitExceeded, LitmusError, NeverCompletes, SolverUnknown
+from checker.isa import mbarrier
 
 SEMS_ARRIVE = ["", ".release.cta"]
 SEMS_WAIT = ["", ".acquire.cta", ".relaxed.cta"]
 
 
 def generate(rng: random.Random, name: str = "Fuzz") -> str:
-    """One test's YAML text: a random mix, or (the extension lemma's shape) a balanced one."""
-    return balanced(rng, name) if rng.random() < 0.4 else mixed(rng, name)
+    """One test's YAML text: the extension lemma's shapes (balanced: its conditions mostly hold;
+    freeing: an await that value-dependent undefined behaviour may free, condition (7)), a random
+    mix, or a Tensor Memory allocation around an await (condition (8))."""
+    k = rng.random()
+    if k < 0.35:
+        return balanced(rng, name)
+    if k < 0.70:
+        return freeing(rng, name)
+    if k < 0.92:
+        return mixed(rng, name)
+    return tmem(rng, name)
 
 
 def _head(rng, nt, mbs, counts, declared, threads, race=0.0):
@@ -49,8 +59,8 @@ def _head(rng, nt, mbs, counts, declared, threads, race=0.0):
                 threads[i].append(f"bar.sync 0, {32 * n}" if n < nt else "bar.sync 0")
 
 
-def _text(name, nt, mbs, counts, declared, bulk, threads, cp=False):
-    out = [f"- name: {name}", "  arch: sm_90", "  memory:"]
+def _text(name, nt, mbs, counts, declared, bulk, threads, cp=False, arch="sm_90", extra=()):
+    out = [f"- name: {name}", f"  arch: {arch}", "  memory:"]
     for m in mbs:
         out.append(f"    {m}: {{space: shared, owner: gpu0.cta0"
                    + (f", mbarrier: {{count: {counts[m]}}}}}" if declared else "}"))
@@ -62,10 +72,12 @@ def _text(name, nt, mbs, counts, declared, bulk, threads, cp=False):
     if cp:
         out.append("    c: {space: shared, owner: gpu0.cta0}")
         out.append("    h: 1")
+    out += [f"    {e}" for e in extra]
     out.append("  threads:")
     for i, code in enumerate(threads):
         out += [f"    P{i}:", f"      at: gpu0.cta0.warp{i}", "      code:"]
-        out += [f"        - {c}" for c in code] or ["        - fence.acq_rel.cta"]
+        out += [f'        - "{c}"' if c.startswith("@") or c.endswith(":") else f"        - {c}" for c in code] \
+            or ["        - fence.acq_rel.cta"]
     out += ["  expect:", "    hang: allowed", ""]
     return "\n".join(out)
 
@@ -94,7 +106,7 @@ def balanced(rng: random.Random, name: str) -> str:
         for a in range(n):
             i = producers[m] if a == 0 else rng.randrange(nt)
             if rng.random() < 0.4:
-                threads[i].append(rng.choice(["st.global.u32 [x], 1", "st.shared.u32 [d], 1"]))
+                threads[i].append(rng.choice(["st.global.u32 [x], 1", "st.shared.u32 [d], 1", "st.shared.b16 [d], 1"]))
             if rng.random() < 0.2:
                 bulk = True
                 threads[i].append(f"mbarrier.arrive.expect_tx{rng.choice(SEMS_ARRIVE)}.shared::cta.b64 _, [{m}], 16")
@@ -104,11 +116,18 @@ def balanced(rng: random.Random, name: str) -> str:
         for _ in range(rng.choice([1, 1, 2])):
             i = rng.choice([j for j in range(nt) if j != producers[m]])
             par = 1 if rng.random() < 0.1 else 0
-            threads[i].append(f"mbarrier.try_wait.parity{rng.choice(SEMS_WAIT)}.shared::cta.b64 "
-                              f"p{reg}, [{m}], {par} == 1")
+            wait = WAIT.format(sem=rng.choice(SEMS_WAIT), p=f"p{reg}", m=m, par=par)
+            k = rng.random()
+            if k < 0.06:            # a loop, not an await (the lemma's condition (1))
+                threads[i] += [f"W{reg}:", wait[:-5], f"@!p{reg} bra W{reg}"]
+            elif k < 0.12:          # an observation that the phase has not completed (`== 0`)
+                threads[i].append(wait[:-5] + " == 0")
+            else:
+                threads[i].append(wait)
             reg += 1
             if rng.random() < 0.5:
-                threads[i].append(rng.choice([f"ld.global.u32 r{reg}, [x]", f"ld.shared.u32 r{reg}, [d]"]))
+                threads[i].append(rng.choice([f"ld.global.u32 r{reg}, [x]", f"ld.shared.u32 r{reg}, [d]",
+                                              f"ld.shared.b16 r{reg}, [d]"]))
                 reg += 1
     if rng.random() < 0.15:
         i = rng.randrange(nt)
@@ -178,6 +197,135 @@ def mixed(rng: random.Random, name: str) -> str:
         else:
             threads[rng.randrange(nt)].append(f"mbarrier.inval.shared::cta.b64 [{m}]")
     return _text(name, nt, mbs, counts, declared, bulk, threads, cp)
+
+
+# what the member thread does to r in `freeing` (value-dependent undefined behaviour or not)
+MEMBERS = ["range"] * 3 + ["skip"] * 3 + ["tx"] * 2 + ["none"] * 2 + ["hang"] * 2 + ["stale", "drop", "init", "parity"]
+# a state token of phase 3 (expected 2, pending 2, tx 0): stale against r's first two phases
+TOKEN = 3 * mbarrier.PHASE + 2 * mbarrier.EXPECTED + 2 * mbarrier.PENDING + mbarrier.TX0
+ARRIVE = "mbarrier.arrive{sem}.shared::cta.b64 _, [{m}]"
+WAIT = "mbarrier.try_wait.parity{sem}.shared::cta.b64 {p}, [{m}], {par} == 1"
+
+
+def freeing(rng: random.Random, name: str) -> str:
+    """tests/unfold/test_stops.py's FreeingRange drawn at random (the extension lemma's condition
+    (7), docs/model.md#a18): a writer stores x and releases m; a victim waits for m's phase 0,
+    stores x in another size (or the same), waits on w, and (mostly) arrives on r, which puts its
+    wait on m in the causal past of the member's operation on r; one thread releases w (count 1,
+    or 2 and one arrival: a hang, condition (6)); a member does to r something that may be
+    value-dependent undefined behaviour: an over-arrival beyond the pending count (MB_RANGE), one
+    arrival too many (a later phase: MB_SKIP), a state token's wait (MB_STALE), a complete-tx
+    beyond the expected transactions (MB_RANGE), an arrive_drop of too many, an init with count
+    a register (0 or not, read from memory), or nothing undefined (a plain arrive, a wait for a parity). Now and then the roles share a
+    thread, the mbarriers are initialised in P0 (racing the others, or after a bar.sync), or the
+    victim's awaits are written as loops (`bra`: condition (1)) or it polls a flag (an `ld` await)."""
+    nt = rng.choice([3, 3, 4])
+    threads = [[] for _ in range(nt)]
+    member = rng.choice(MEMBERS)
+    cw = 2 if member == "hang" or rng.random() < 0.05 else 1
+    cr = rng.choice([1, 2])
+    mbs = ["m", "w", "r"]
+    counts = {"m": 1, "w": cw, "r": cr}
+    declared = rng.random() < 0.75
+    if member == "init":
+        declared = False
+    _head(rng, nt, mbs, counts, declared, threads, race=0.15)
+    if member == "init":        # (r's init by the member instead, with count 0: out of range)
+        threads[0].remove(f"mbarrier.init.shared::cta.b64 [r], {cr}")
+    # (the writer's and the victim's stores ordered by m mostly, in two sizes mostly: a race
+    # only where the wait on m is freed; unordered now and then, or where the test hangs)
+    sync = 0.5 if member == "hang" else 0.9
+    acq = lambda: ".acquire.cta" if rng.random() < sync else rng.choice(["", ".relaxed.cta"])  # noqa: E731
+    rel = lambda: ".release.cta" if rng.random() < sync else ""                                # noqa: E731
+    big, small = rng.choice([(32, 16), (32, 16), (32, 16), (16, 32), (16, 8), (32, 32)])
+    space = rng.choice(["shared", "shared", "global"])
+    loc = "d" if space == "shared" else "x"
+    threads[0] += [f"st.{space}.b{big} [{loc}], 2", ARRIVE.format(sem=rel(), m="m")]
+    reg = 0
+    form = rng.random()
+    extra = []
+    for mb in ("m", "w"):
+        if form < 0.06 and mb == "w":        # the wait on w a loop: no await (condition (1))
+            threads[1] += [f"W{reg}:", WAIT.format(sem=acq(), p=f"p{reg}", m=mb, par=0)[:-5],
+                           f"@!p{reg} bra W{reg}"]
+        elif form < 0.12 and mb == "w":      # a flag polled in place of the wait on w (an `ld` await)
+            threads[1].append(f"ld.acquire.gpu.global.u32 r{reg}, [f] == 1")
+            extra = ["f: {space: global}"]
+        else:
+            threads[1].append(WAIT.format(sem=acq(), p=f"p{reg}", m=mb, par=0))
+        reg += 1
+        if mb == "m":
+            threads[1].append(f"st.{space}.b{small} [{loc}], 1")
+    if rng.random() < 0.9:
+        threads[1].append(ARRIVE.format(sem=rel(), m="r"))
+    others = [i for i in range(nt) if i != 1]
+    releaser = rng.choice(others[1:])
+    threads[releaser].append("st.release.gpu.global.u32 [f], 1" if extra else ARRIVE.format(sem=rel(), m="w"))
+    if extra and cw == 1:
+        threads[releaser].append(ARRIVE.format(sem=rel(), m="w"))
+    t = threads[rng.choice(others)]
+    bulk = False
+    if member == "range":
+        t.append(f"mbarrier.arrive.shared::cta.b64 _, [r], {cr + rng.choice([1, 1, 2])}")
+    elif member == "skip":
+        t += [ARRIVE.format(sem=rel(), m="r")] * (cr + 1)
+    elif member == "stale":
+        t += rng.choice([["mbarrier.arrive.shared::cta.b64 st, [r]", "mbarrier.test_wait.shared::cta.b64 q, [r], st == 0"],
+                         ["mbarrier.arrive.shared::cta.b64 st, [r]", "mbarrier.try_wait.shared::cta.b64 q, [r], st == 1"],
+                         [f"mov.b64 st, {TOKEN}", "mbarrier.try_wait.shared::cta.b64 q, [r], st == 1"]])
+    elif member == "tx":
+        bulk = True
+        if rng.random() < 0.5:
+            t.append("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [r], 16")
+        t += [BULK.format(m="r")] * rng.choice([1, 2])
+    elif member == "drop":
+        t.append(f"mbarrier.arrive_drop.shared::cta.b64 _, [r], {cr + 1}")
+    elif member == "init":
+        t[:0] = ["ld.global.u32 rc, [k]", "mbarrier.init.shared::cta.b64 [r], rc"]
+        t.append(ARRIVE.format(sem="", m="r"))
+        extra = extra + [f"k: {rng.choice([0, 0, cr])}"]
+    elif member in ("none", "hang"):
+        t += [ARRIVE.format(sem=rel(), m="r")] * (cr - 1)
+    else:
+        t.append(WAIT.format(sem=acq(), p="pp", m="r", par=rng.choice([0, 1])))
+    k = rng.random()
+    if k < 0.06:                    # r not quiet (condition (3)): initialised again, read as data
+        threads[rng.choice(others)].append(f"mbarrier.init.shared::cta.b64 [r], {cr}")
+    elif k < 0.12:
+        threads[rng.randrange(nt)].append(f"ld.shared.b64 rr, [r]")
+    elif k < 0.16:                  # or invalidated at the end (condition (2))
+        threads[rng.choice(others)].append("mbarrier.inval.shared::cta.b64 [r]")
+    return _text(name, nt, mbs, counts, declared, bulk, threads, extra=extra)
+
+
+def tmem(rng: random.Random, name: str) -> str:
+    """A Tensor Memory allocation around an await (the extension lemma's condition (8)): P0
+    allocates, (perhaps relinquishes the permit,) waits for m's phase 0, which P1 completes after
+    a store, and deallocates, or P1 deallocates after its own wait (another warp), or nobody does
+    (a leak), or P0 allocates again (more columns, or after relinquishing)."""
+    threads = [[], []]
+    c1 = rng.choice([32, 64])
+    alloc = "tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [sA], {c}"
+    dealloc = "tcgen05.dealloc.cta_group::1.sync.aligned.b32 [tD], {c}"
+    threads[0].append(alloc.format(c=c1))
+    if rng.random() < 0.2:
+        threads[0].append("tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned")
+    threads[0].append(WAIT.format(sem=rng.choice([".acquire.cta", ""]), p="p0", m="m", par=rng.choice([0, 0, 0, 1])))
+    threads[1] += [rng.choice(["st.shared.b32 [d], 1", "st.shared.b16 [d], 1"]),
+                   ARRIVE.format(sem=rng.choice([".release.cta", ""]), m="m")]
+    k = rng.random()
+    if k < 0.5:
+        threads[0].append(dealloc.format(c=c1))
+    elif k < 0.7:
+        threads[1] += [WAIT.format(sem=".acquire.cta", p="p1", m="w", par=0), dealloc.format(c=c1)]
+        threads[0].append(ARRIVE.format(sem=".release.cta", m="w"))
+    elif k < 0.85:
+        threads[0] += [dealloc.format(c=c1), alloc.format(c=rng.choice([32, 64, 128])), dealloc.format(c=c1)]
+    if rng.random() < 0.5:
+        threads[0].append(rng.choice(["ld.shared.b32 r0, [d]", "ld.shared.b16 r0, [d]"]))
+    counts = {"m": 1, "w": 1}
+    return _text(name, 2, ["m", "w"], counts, True, False, threads, arch="sm_100a",
+                 extra=["sA: {space: shared, owner: gpu0.cta0}", "tD: {space: tensor, owner: gpu0.cta0}"])
 
 
 ERRORS = (LimitExceeded, LitmusError, NeverCompletes, SolverUnknown)
