@@ -7,15 +7,21 @@ lemma: docs/model.md#a18), and the comparison of each shortcut with its referenc
   extension lemma) and of the reference (`quiet=False, refute=False, extend=False`), and where
   the lemma applied, of `extend=True` against `extend=False` (the lemma alone).
 
-2-3 threads in one CTA, 1-2 mbarriers (declared initialised, or initialised by P0 before a
-bar.sync that every thread, or only some, passes), arrive / arrive.expect_tx / arrive_drop /
-expect_tx / bulk copies completing on an mbarrier / cp.async's arrive-on (with and without
-.noinc), try_wait.parity awaits (`== 1`) with an
-immediate parity (right, wrong, a skipped phase), with and without .acquire / .relaxed, plain and
-release/acquire data accesses and fences, and sometimes an inval at the end, after a bar.sync
-(that every thread, or only some, reaches). Four tests in ten are "balanced" (each phase 0
-completed by its count of arrivals, awaited elsewhere, now and then one arrival too many or too
-few): the extension lemma's shape.
+Four shapes (`generate`): 35 % "balanced" (each mbarrier's phase 0 completed by its count of
+arrivals, some with a bulk copy's transaction, awaited in other threads, data written before an
+arrive and read after a wait, in 32 or 16 bits; now and then one arrival too many or too few, a
+wait for parity 1, an await written as a `bra` loop or an `== 0` observation): the shape in which
+the extension lemma applies; 35 % "freeing" (`freeing`: tests/unfold/test_stops.py's
+FreeingRange drawn at random, a member of MB_RANGE / MB_SKIP / MB_STALE that may free an await
+the complete variants keep, or a hang: the lemma's conditions (6) and (7), and (1)-(3) now and
+then); 22 % "mixed" (2-3 threads of one CTA, 1-2 mbarriers declared initialised or initialised
+by P0 before a bar.sync that every thread, or only some, passes; arrive / arrive.expect_tx /
+arrive_drop / expect_tx / bulk copies completing on an mbarrier / cp.async's arrive-on, with and
+without .noinc; try_wait.parity awaits for the right, a wrong or a skipped phase, with and
+without .acquire / .relaxed; plain and release/acquire data accesses and fences; sometimes an
+inval at the end, after a bar.sync that every thread, or only some, reaches); 8 % "tmem" (a
+Tensor Memory allocation around an await: condition (8)). bench/fuzz_mutants.py measures which
+of the shortcuts' conditions the comparison catches when dropped (bench/RESULTS.md).
 
 Run by hand for a long campaign: `python -m tests.unfold.fuzz_shortcuts SEED N [z3|brute [FROM]]`;
 tests/unfold/test_fuzz_shortcuts.py runs a fixed seed's few cases."""
@@ -218,7 +224,10 @@ def freeing(rng: random.Random, name: str) -> str:
     beyond the expected transactions (MB_RANGE), an arrive_drop of too many, an init with count
     a register (0 or not, read from memory), or nothing undefined (a plain arrive, a wait for a parity). Now and then the roles share a
     thread, the mbarriers are initialised in P0 (racing the others, or after a bar.sync), or the
-    victim's awaits are written as loops (`bra`: condition (1)) or it polls a flag (an `ld` await)."""
+    victim's awaits are written as loops (`bra`: condition (1)) or it polls a flag (an `ld` await),
+    r is made not quiet (initialised twice, read as data: condition (3)) or invalidated (condition
+    (2)), or the writer never arrives on m (only undefined behaviour frees the victim's wait: the
+    refuter's freeing premise, checker/verdict/stops.py)."""
     nt = rng.choice([3, 3, 4])
     threads = [[] for _ in range(nt)]
     member = rng.choice(MEMBERS)
@@ -240,7 +249,9 @@ def freeing(rng: random.Random, name: str) -> str:
     big, small = rng.choice([(32, 16), (32, 16), (32, 16), (16, 32), (16, 8), (32, 32)])
     space = rng.choice(["shared", "shared", "global"])
     loc = "d" if space == "shared" else "x"
-    threads[0] += [f"st.{space}.b{big} [{loc}], 2", ARRIVE.format(sem=rel(), m="m")]
+    threads[0].append(f"st.{space}.b{big} [{loc}], 2")
+    if rng.random() < 0.9:          # (else m never completes: only undefined behaviour frees its wait)
+        threads[0].append(ARRIVE.format(sem=rel(), m="m"))
     reg = 0
     form = rng.random()
     extra = []
@@ -292,7 +303,7 @@ def freeing(rng: random.Random, name: str) -> str:
     if k < 0.06:                    # r not quiet (condition (3)): initialised again, read as data
         threads[rng.choice(others)].append(f"mbarrier.init.shared::cta.b64 [r], {cr}")
     elif k < 0.12:
-        threads[rng.randrange(nt)].append(f"ld.shared.b64 rr, [r]")
+        threads[rng.randrange(nt)].append("ld.shared.b64 rr, [r]")
     elif k < 0.16:                  # or invalidated at the end (condition (2))
         threads[rng.choice(others)].append("mbarrier.inval.shared::cta.b64 [r]")
     return _text(name, nt, mbs, counts, declared, bulk, threads, extra=extra)
@@ -345,9 +356,26 @@ def flags(t, model, engine: str, **kw):
     from checker.verdict.union import UnionSession
     try:
         u = UnionSession(t, model, engine=engine, loops=True, **kw)
-        return sorted({(f.flag, f.why) for f in u.undefined}), u.extension_why is None
+        flagged = sorted({(f.flag, f.why) for f in u.undefined})
+        return flagged, u.extension_why is None, condition(u.extension_why)
     except ERRORS as e:
-        return type(e).__name__, False
+        return type(e).__name__, False, None
+
+
+# the words of UnionSession.extension_why (checker/verdict/union.py, extension.py) by the
+# condition of docs/model.md#a18 that failed first ("-": not asked, the test has no await)
+CONDITIONS = [("-", ("not asked",)), ("(1)", ("labels", ": bra", "is no `== 1` wait", "an unroll below")), ("(2)", ("mbarrier.inval",)),
+              ("(3)", ("not quiet",)), ("(5)", ("another model",)), ("(6)", ("hang question",)),
+              ("(8)", ("tcgen05.",)),
+              ("(7)", ("ranges", "later phase", "state token", "not an RMW", "out of range", "cannot be lowered",
+                       "subsets", "states of", "MbarrierRange member"))]
+
+
+def condition(why: str | None) -> str | None:
+    """Which of the lemma's conditions `why` (UnionSession.extension_why) names (None: it applied)."""
+    if why is None:
+        return None
+    return next((c for c, words in CONDITIONS if any(w in why for w in words)), "other")
 
 
 def compare(text: str, model, engine: str = "z3", stats: dict | None = None) -> list[str]:
@@ -382,6 +410,8 @@ def compare(text: str, model, engine: str = "z3", stats: dict | None = None) -> 
             stats["undefined"] = stats.get("undefined", 0) + 1
             for f in sorted({f for f, _ in default[0]}):
                 stats[f] = stats.get(f, 0) + 1
+        if default[2]:          # which of the lemma's conditions failed first
+            stats[f"why{default[2]}"] = stats.get(f"why{default[2]}", 0) + 1
         if default[1]:          # the lemma applied: also against extend=False alone
             stats["lemma"] = stats.get("lemma", 0) + 1
             if default[0]:
