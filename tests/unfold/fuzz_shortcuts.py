@@ -405,6 +405,8 @@ def compare(text: str, model, engine: str = "z3", stats: dict | None = None) -> 
             bad.append(f"hang: refuted {got} reference {want}")
         default = flags(t, model, engine)
         ref = flags(t, model, engine, quiet=False, refute=False, extend=False)
+        if not (isinstance(default[0], str) or isinstance(ref[0], str)):
+            stats["compared"] = stats.get("compared", 0) + 1     # (both answered: flags compared)
         if default[0] != ref[0] and not (isinstance(default[0], str) or isinstance(ref[0], str)):
             what = "flags" if {f for f, _ in default[0]} != {f for f, _ in ref[0]} else "reasons"
             bad.append(f"{what}: default {default} reference {ref}")
