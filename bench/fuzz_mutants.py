@@ -60,7 +60,12 @@ MUTANTS: dict[str, tuple[str, list]] = {
     "R-all": ("the refuter refutes every stopping combination",
               [(S, "    if u.test.kernels or not _bundled(u):\n        return False", "    return True")]),
     "R-freeing": ("refuter: a gate that undefined behaviour may free is still a gate (freeing premise)",
-                  [(S, "    gates = [g for g in gates if g[:2] not in free]", "    gates = gates")]),
+                  [(S, "        free = {g for g, f in frees.items() if f & fire}", "        free = set()")]),
+    "R-fire": ("refuter: a member of value-dependent undefined behaviour on a quiet mbarrier never fires",
+               [(S, "            if states is None or any(_may_be_nonzero(x, own, s) for s in states):",
+                 "            if states is None:")]),
+    "R-since": ("refuter: a later gate reads at or after its earlier gate's state even where one is freed",
+                [(S, "and g[:2] not in free and prev[:2] not in free:", ":")]),
     "R-gate": ("refuter: an RMW behind any gate, opened or not, never precedes a gate",
                [(S, "if any(k < i and (t.name, k) not in opened for k in behind.get(t.name, ())):",
                  "if any(k < i for k in behind.get(t.name, ())):")]),
@@ -127,7 +132,10 @@ def child(name: str, seeds: list[tuple[int, int]], engine: str, shape: str = "ge
     # depends on quiet mbarriers only): kept on disk, by the generator's text and the test
     import hashlib
     import pickle
-    tag = hashlib.sha1(Path(fz.__file__).read_bytes()).hexdigest()[:12]
+    h = hashlib.sha1(Path(fz.__file__).read_bytes())
+    for f in sorted([*(ROOT / "checker").rglob("*.py"), *(ROOT / "axioms").glob("*.cat")]):
+        h.update(f.read_bytes())        # (the code and model the references were computed on)
+    tag = h.hexdigest()[:12]
     cache = Path("/tmp/fuzz_mutants_cache") / f"{tag}-{engine}-{shape}"
     cache.mkdir(parents=True, exist_ok=True)
     flags, hang_answer = fz.flags, fz.hang_answer
