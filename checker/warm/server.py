@@ -147,9 +147,15 @@ class Server:
                 os.unlink(self.path)            # left by a server that died
             finally:
                 probe.close()
-        self.sock.bind(self.path)
-        os.chmod(self.path, 0o600)
-        self.inode = os.stat(self.path).st_ino
+        # A Ctrl-C or SIGTERM as the socket file appears is held until the server knows the file as
+        # its own (its inode), so that close() removes it: raised here, it left the file behind
+        held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+        try:
+            self.sock.bind(self.path)
+            os.chmod(self.path, 0o600)
+            self.inode = os.stat(self.path).st_ino
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)
         self.sock.listen(64)
         return True
 

@@ -690,6 +690,33 @@ def test_a_server_interrupted_itself_says_so(tmp_path):
         server.stop()
 
 
+# The server, interrupted the moment its socket file exists (argv: the server's own)
+SERVER_INTERRUPTED_AT_BIND = """\
+import os, signal, socket, sys
+from checker.warm import server
+bind = socket.socket.bind
+def bound(sock, address):
+    bind(sock, address)
+    if isinstance(address, str) and address.endswith(".sock"):
+        os.kill(os.getpid(), signal.SIGINT)
+socket.socket.bind = bound
+sys.exit(server.main(sys.argv[1:]))
+"""
+
+
+def test_a_server_interrupted_as_its_socket_appears_removes_it(tmp_path):
+    """The window test_a_server_interrupted_itself_says_so meets by chance: a Ctrl-C between the
+    socket file's creation and the server's knowing it as its own left the file behind."""
+    folder = tmp_path / "warm"
+    folder.mkdir(mode=0o700)
+    log = folder / "log.jsonl"
+    r = subprocess.run([sys.executable, "-c", SERVER_INTERRUPTED_AT_BIND, "--log", str(log), "--idle", "600"],
+                       cwd=ROOT, env=_env(ROOT, folder, False), capture_output=True, timeout=300)
+    assert r.returncode != 0, r.stderr.decode()
+    assert [json.loads(line)["event"] for line in log.read_text().splitlines()] == ["interrupted"]
+    assert not list(folder.glob("*.sock"))
+
+
 # The worker alone (checker.warm.server._worker), in a process of its own, handed requests as the
 # server hands them; argv: its socket's fd and the number of commands it takes.
 WORKER = """\
