@@ -42,6 +42,7 @@ from ..isa.mbarrier import LIMIT, PENDING, PHASE, describe, fields, pack
 from ..isa.registry import lower
 from ..model import relations
 from ..model.values import evaluate, reads_of
+from ..unfold.paths import WAITS
 
 _STATES = 4096          # past this many states at one point of one mbarrier's fold: not shown
 _VECTORS = 1 << 16      # past this many multisets of one mbarrier's operations: not shown
@@ -56,7 +57,10 @@ def members_excluded(test, lim, per) -> str | None:
     lowered: list[list] = []
     for k, ps in enumerate(per):
         lowered.append([])
-        for code in dict.fromkeys(p.code for p in ps):
+        # (a failed iteration of an mbarrier wait is a read and no write: the path without them has
+        # the same writes, so the same members and updates; lowered once)
+        for code in dict.fromkeys(p.without([r for r in p.rounds if p.code[r[0]].family in WAITS])[0]
+                                  for p in ps):
             es = _lower_alone(test, lim, k, code)
             if isinstance(es, str):
                 return es
@@ -94,6 +98,35 @@ def members_excluded(test, lim, per) -> str | None:
         return None
     first = failing[min(failing)]
     return f"{first} (in the orders the awaits keep: {why})"
+
+
+def failed_waits_unnamed(test, lim, quiet: frozenset[str], names: dict) -> str | None:
+    """None when no flag names a failed iteration of an await on the mbarriers `quiet`, in any
+    execution of any variant, given the extension lemma's conditions (no member of a
+    value-dependent undefined behaviour, so no wait with a state token: MbarrierStaleToken names
+    none; every await a `== 1` wait on a quiet mbarrier); else why that is not shown. Of the flags
+    that can name such a failed iteration (docs/model.md#a18, "Failed iterations of an mbarrier
+    wait"), MbarrierUninitialised is the one left: it names none where every operation on each of
+    `quiet` is base-causality-after its one initialisation (_init_ordered, which reads program
+    order: every thread straight-line, no guarded instruction) or the mbarrier is declared one in
+    `memory:` (its initial write is its init, first in coherence). `names`: the lowering's location
+    of each memory name."""
+    for t in test.threads:
+        if any(i.predicate for i in t.code):
+            return f"thread {t.name} has a guarded instruction"
+    declared = {names.get(m.name, m.name) for m in test.memory if m.mbarrier is not None}
+    quiet = {names.get(n, n) for n in quiet}
+    th = []
+    for k in range(len(test.threads)):
+        info = _thread_info(test, lim, k)
+        if isinstance(info, str):
+            return info
+        th.append(info)
+    inited = {lc for x in th for _, lc in x["inits"]}
+    for loc in sorted(quiet):
+        if loc not in inited and loc not in declared:
+            return f"{loc} has no mbarrier.init and is not declared an mbarrier"
+    return _init_ordered(test, th, quiet)
 
 
 def _lower_alone(test, lim, k: int, code):

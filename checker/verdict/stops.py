@@ -195,7 +195,9 @@ def _unreachable(u, c: Combo, quiet, fair) -> bool:
     made after a gate depends on that gate's read (the await is a control dependency, dep), so
     that gate is before the first in (rf | dep)+, hence open; so the state is one the fold
     reaches. A gate that a member of value-dependent undefined behaviour which may fire frees is
-    open from the start (_may_fire: a greatest fixpoint over the members)."""
+    open from the start (_may_fire: a greatest fixpoint over the members); where condition (7)
+    shows that no execution of any combination has a member (UnionSession.no_member), none is
+    freed."""
     gates: list = []                    # (thread, index, wait, mbarrier)
     starts: dict = {}
     for name in sorted(quiet):
@@ -214,6 +216,8 @@ def _unreachable(u, c: Combo, quiet, fair) -> bool:
         return False
     # (freeing gates only opens more: the combination's lowering, for freeing, only when needed;
     # and not once _GIVE_UP lowerings of the test have refuted nothing)
+    if getattr(u, "no_member", lambda: False)():
+        return True                     # (no member in any execution: nothing is freed)
     seen = u.__dict__.setdefault("_stop_freed", [0, 0])     # [not refuted, refuted]
     if seen[0] >= _GIVE_UP and not seen[1]:
         return False

@@ -24,7 +24,7 @@ from typing import Sequence
 from .. import limits
 from ..ast import Cond, LitmusTest
 from ..cat.interp import Model
-from ..errors import LimitExceeded, NeverCompletes, SolverUnknown
+from ..errors import LimitExceeded, LitmusError, NeverCompletes, SolverUnknown
 from ..front.conditions import check_refs
 from ..isa.registry import lower
 from ..unfold import paths
@@ -37,7 +37,7 @@ from . import liveness
 from .bundled import bundled
 from .liveness import Hang, hang_condition
 from .quiet import quiet_mbarriers
-from .extension import members_excluded
+from .extension import failed_waits_unnamed, members_excluded
 from .stops import refuted
 from .session import Session, Verdict, Witness
 
@@ -60,6 +60,7 @@ class UnionSession:
         # False: the reference (the undefined-behaviour search starts from every runs-once choice)
         self.extend = extend
         self.extension_why: str | None = "not asked"   # (None: the lemma applied: _ub_variants)
+        self.failed_why: str | None = "not asked"      # (None: no failed iteration combined: _ub_variants)
         self.combos = []
         self._es = []
         self.blocked: list[tuple[Combo, NeverCompletes]] = []    # combinations stuck at a barrier
@@ -203,10 +204,15 @@ class UnionSession:
         # with no hang, the stopping choices' executions extend to complete ones with their flags
         # (docs/model.md#a18, "Stopping choices and undefined behaviour"): only complete choices
         # are where the search starts, where the test meets the lemma's conditions
-        per = thread_paths(self.test, self.lim, True, self.options, spin_once=False, quiet=quiet)
-        per = [[_cut_once(p, quiet) for p in ps] for ps in per]
+        per = self._search_paths(quiet)
         self.extension_why = self._extension_lemma_fails(quiet, per) if self.extend else "not asked (the reference)"
         complete_only = self.extension_why is None
+        # how many failed iterations of awaits on quiet mbarriers a choice may have in all: one, for
+        # the flag that may name it; none where no flag can (docs/model.md#a18, "Failed iterations
+        # with no flag to name them"): then, with the lemma, the complete runs-once choices are all
+        self.failed_why = failed_waits_unnamed(self.test, self.lim, quiet, self.names) if complete_only \
+            else "the extension lemma does not apply"
+        allowed = 1 if self.failed_why is not None else 0
         mine = {c.key(): s for c, s in zip(self.combos, self.sessions)} if quiet else {}
         index = [{p.code: j for j, p in enumerate(ps)} for ps in per]
         # per thread, for each path: the paths it gives by removing one iteration that went round
@@ -269,7 +275,7 @@ class UnionSession:
                 for i, j in enumerate(choice):
                     for j2 in more[i][j]:
                         x = choice[:i] + (j2,) + choice[i + 1:]
-                        if x not in seen and sum(failed[k][y] for k, y in enumerate(x)) <= 1:
+                        if x not in seen and sum(failed[k][y] for k, y in enumerate(x)) <= allowed:
                             seen.add(x)
                             heapq.heappush(heap, (rounds(x), x))
         # (in the order combos gives them)
@@ -308,9 +314,7 @@ class UnionSession:
                 any(m.mbarrier is not None and m.name not in quiet for m in self.test.memory):
             return "an mbarrier that is not quiet"
         # no execution freed from an await or guard (the freeing rule, A7: docs/model.md#a18)
-        if per is None:
-            per = thread_paths(self.test, self.lim, True, self.options, spin_once=False, quiet=quiet)
-        why = members_excluded(self.test, self.lim, per)
+        why = self._members_why(quiet, per)
         if why is not None:
             return why
         try:
@@ -320,6 +324,39 @@ class UnionSession:
         except (LimitExceeded, SolverUnknown):
             return "the hang question unanswered"   # (the search starts from every choice)
         return None
+
+    def _search_paths(self, quiet: frozenset[str]) -> list:
+        """Per thread, the paths of the undefined-behaviour search (the awaits unrolled like any
+        loop, a thread cut in an await on a `quiet` mbarrier cut after one failed iteration)."""
+        cache = self.__dict__.setdefault("_search_paths_of", {})
+        if quiet not in cache:
+            per = thread_paths(self.test, self.lim, True, self.options, spin_once=False, quiet=quiet)
+            cache[quiet] = [[_cut_once(p, quiet) for p in ps] for ps in per]
+        return cache[quiet]
+
+    def _members_why(self, quiet: frozenset[str], per=None) -> str | None:
+        """Why condition (7) of docs/model.md#a18 is not shown (None: no member of a value-dependent
+        undefined behaviour in any execution of any variant: checker.verdict.extension)."""
+        cache = self.__dict__.setdefault("_members_why_of", {})
+        if quiet not in cache:
+            cache[quiet] = members_excluded(self.test, self.lim, per if per is not None else self._search_paths(quiet))
+        return cache[quiet]
+
+    def no_member(self) -> bool:
+        """Is condition (7) shown for this test, with no loop but awaits (no `bra`, no label)? Then
+        no execution of any combination, the hang question's included, has a member of a
+        value-dependent undefined behaviour, and the freeing rule frees nothing (the refuter of
+        checker.verdict.stops reads it). False where it is not shown, or the paths are too many."""
+        if "_no_member" not in self.__dict__:
+            if any(t.labels or any(i.op == "bra" for i in t.code) for t in self.test.threads):
+                self._no_member = False
+            else:
+                try:
+                    self._no_member = self._members_why(quiet_mbarriers(self.test) if self.quiet
+                                                        else frozenset()) is None
+                except (LimitExceeded, LitmusError, NeverCompletes):
+                    self._no_member = False
+        return self._no_member
 
     @cached_property
     def undefined(self) -> tuple[UndefinedReport, ...]:

@@ -763,3 +763,95 @@ def test_the_refuter_reads_the_bundled_model_only(tmp_path):
     assert len(UnionSession(t, MODEL, loops=True).refuted) == 6
     other = UnionSession(t, resolve_model(str(copy)), loops=True)
     assert not other.refuted and not any(refuted(other, c, liveness._fair) for c, _ in other.blocked)
+
+
+# -- failed iterations no flag can name (docs/model.md#a18, "Failed iterations with no flag to name them")
+
+FAILED_BEFORE_INIT = """
+- name: FailedBeforeInit
+  doc: "P0 initialises m and releases it with an arrive; P1 waits for m's phase 0 with no barrier after the init. A failed iteration of P1's wait may read m before its init (MbarrierUninitialised); the iteration that exits reads P0's arrive, which the init is ordered before, so the wait that runs once is never flagged."
+  source: "PTX ISA 9.4, mbarrier.init, mbarrier.arrive, mbarrier.try_wait (an operation on an object that is not a valid mbarrier is undefined)"
+  arch: sm_90
+  memory:
+    m: {space: shared, owner: gpu0.cta0}
+  threads:
+    P0:
+      at: gpu0.cta0.warp0
+      code:
+        - mbarrier.init.shared::cta.b64 [m], 1
+        - mbarrier.arrive.release.cta.shared::cta.b64 _, [m]
+    P1:
+      at: gpu0.cta0.warp1
+      code:
+        - mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 p, [m], 0 == 1
+  expect:
+    undefined: true
+    hang: forbidden
+"""
+
+
+def test_a_failed_iteration_a_flag_may_name_is_combined(monkeypatch):
+    """Where a failed wait may come before the init in base causality, it is combined (one
+    failed iteration, as before) and its MbarrierUninitialised is the reference's; with the
+    condition ignored the flag is lost: this test fails then."""
+    from checker.verdict import union
+    (t,) = load_text(FAILED_BEFORE_INIT, "failed.yaml")
+    u = UnionSession(t, MODEL, loops=True)
+    ref = UnionSession(t, MODEL, loops=True, extend=False, quiet=False)
+    assert sorted({f.flag for f in u.undefined}) == sorted({f.flag for f in ref.undefined}) \
+        == ["MbarrierUninitialised"]
+    assert u.extension_why is None and "before its init" in u.failed_why   # (set by the search)
+    monkeypatch.setattr(union, "failed_waits_unnamed", lambda *a: None)
+    ignored = UnionSession(t, MODEL, loops=True)
+    assert ignored.undefined == () and ignored.failed_why is None
+
+
+@pytest.mark.parametrize("text", [LEMMA, PIPELINE], ids=["one-stage", "two-round-pipeline"])
+def test_failed_iterations_no_flag_names_are_not_combined(text):
+    """With every wait after the init's barrier, no failed iteration is combined: the variants
+    asked are the complete runs-once ones, fewer than the reference's, with its flags."""
+    (t,) = load_text(text, "t.yaml")
+    u = UnionSession(t, MODEL, loops=True)
+    ref = UnionSession(t, MODEL, loops=True, extend=False, quiet=False)
+    assert sorted({f.flag for f in u.undefined}) == sorted({f.flag for f in ref.undefined})
+    assert u.extension_why is None and u.failed_why is None     # (set by the search)
+    assert all(not c.cut and not any(p.rounds for p in c.paths) for c, _ in u._ub_variants)
+    assert len(u._ub_variants) < len(ref._ub_variants)
+
+
+# -- the refuter where condition (7) holds (docs/model.md#a18, "Combinations with no execution") --
+
+def _no_member_combos(t) -> tuple[int, int]:
+    """(combinations _unreachable refutes when no member can fire, of them those the reference
+    finds an execution of: must be 0), where condition (7) holds; (0, 0) elsewhere."""
+    try:
+        u = UnionSession(t, MODEL, loops=True, refute=False)
+        if not u.no_member():
+            return 0, 0
+    except (LimitExceeded, LitmusError, NeverCompletes):
+        return 0, 0
+    return _unreachable_combos(t)
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_with_no_member_a_refuted_combination_has_no_execution(path):
+    """Where condition (7) shows that no member of a value-dependent undefined behaviour fires in
+    any execution, the refuter takes no gate as freed: each combination it then refutes has no
+    execution in the reference."""
+    for t in load_file(path):
+        if not isinstance(t, LitmusError):
+            n, bad = _no_member_combos(t)
+            assert bad == 0, t.name
+
+
+def test_with_no_member_the_refuter_refutes_more(monkeypatch):
+    """TwoRoundPipeline: condition (7) holds (in the orders its waits keep), and the refuter,
+    taking no gate as freed, refutes a combination that the per-combination fold of the members
+    that may fire (stops._may_fire: f's order-free fold lets the second arrive.expect_tx fire)
+    keeps; it has no execution in the reference. (CUTLASS's skeleton: 3839 of 3840 combinations
+    refuted, where 16 were left.)"""
+    (t,) = load_text(PIPELINE, "pipeline.yaml")
+    assert UnionSession(t, MODEL, loops=True, refute=False).no_member()
+    assert _unreachable_combos(t) == (11, 0)
+    monkeypatch.setattr(UnionSession, "no_member", lambda self: False)
+    assert _unreachable_combos(t) == (10, 0)
