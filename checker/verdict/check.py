@@ -36,7 +36,7 @@ def judge_test(test: LitmusTest, model: Model, name: str | None, options, engine
     base = base_result(test, engine, name or model_name(model))
     try:
         with limits.use(lim), limits.deadline(time.monotonic() + lim.timeout):
-            s = open_session(test, model, options, engine, lim)
+            s = open_session(test, model, options, engine, lim, ub_first=True)
     except (LitmusError, ModelError, Unsupported) as e:
         return replace(base, status="error", message=str(e), time=time.perf_counter() - start)
     except (SolverUnknown, LimitExceeded) as e:

@@ -17,12 +17,15 @@ from .union import UnionSession
 
 
 def open_session(test: LitmusTest, model: Model, options=frozenset(), engine: str = "z3",
-                 lim: limits.Limits | None = None, *, hang: bool = False) -> Session | UnionSession:
+                 lim: limits.Limits | None = None, *, hang: bool = False,
+                 ub_first: bool = False) -> Session | UnionSession:
     """The session that answers every question about `test` (`hang`: the liveness question is
-    asked too, so spin-wait awaits are written as the loops they stand for)."""
+    asked too, so spin-wait awaits are written as the loops they stand for; `ub_first`: the
+    undefined-behaviour question is the first asked, as a verdict asks it: UnionSession)."""
     lim = lim or limits.current()
     if hang or test.expect_hang is not None or test.branches:
-        return UnionSession(test, model, options, engine, lim, loops=hang or test.expect_hang is not None)
+        return UnionSession(test, model, options, engine, lim, loops=hang or test.expect_hang is not None,
+                            ub_first=ub_first)
     with limits.use(lim):
         variant = one_variant(test)
     if variant is None:

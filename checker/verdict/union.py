@@ -49,7 +49,7 @@ class UnionSession:
 
     def __init__(self, test: LitmusTest, model: Model, options=frozenset(), engine: str = "z3",
                  lim: limits.Limits | None = None, loops: bool = False, spin_once: bool = True,
-                 quiet: bool = True, refute: bool = True, extend: bool = True):
+                 quiet: bool = True, refute: bool = True, extend: bool = True, ub_first: bool = False):
         self.test, self.model, self.options, self.engine = test, model, frozenset(options), engine
         self.engine_name, self.model_name = engine, model_name(model)
         self.lim = lim or limits.current()
@@ -67,8 +67,13 @@ class UnionSession:
         # stopping combinations refuted before they are lowered (checker.verdict.stops): no hang,
         # never complete, no cut that loses an outcome; kept unlowered for `endless`
         self.refuted: list[Combo] = []
-        drop = self._refuted if refute and loops and spin_once and \
-            any(paths.await_loops(t) is not t for t in test.threads) else None
+        spins = loops and spin_once and any(paths.await_loops(t) is not t for t in test.threads)
+        if ub_first and spins:
+            # (`ub_first`: the caller asks the undefined-behaviour question first, as a verdict does,
+            # which needs the awaits unrolled: where they have too many paths, the refusal comes
+            # now, not after the refuter's work)
+            self._search_paths(quiet_mbarriers(test) if quiet else frozenset())
+        drop = self._refuted if refute and spins else None
         if drop is not None:
             self.names = Builder(test).roots
         with limits.use(self.lim):

@@ -255,3 +255,49 @@ def test_the_variants_kept_let_go_of_their_engines():
     flag, w = u.undefined_witness()
     assert flag == "MbarrierUninitialised" and w.paths == next(c.describe() for c, s in u._ub_variants if s.undefined)
     assert [f.flag for f in u.undefined] == ["MbarrierUninitialised"]
+
+
+THREE_WAITS = """
+- name: ThreeWaits
+  doc: "P1 waits three times for m's phase 0, which P0 completes after the barrier."
+  source: "PTX ISA 9.4, mbarrier.init, mbarrier.arrive, mbarrier.try_wait, bar.sync"
+  arch: sm_90
+  memory:
+    m: {space: shared, owner: gpu0.cta0}
+  threads:
+    P0:
+      at: gpu0.cta0.warp0
+      code:
+        - mbarrier.init.shared::cta.b64 [m], 1
+        - bar.sync 1, 2
+        - mbarrier.arrive.release.cta.shared::cta.b64 _, [m]
+    P1:
+      at: gpu0.cta0.warp1
+      code:
+        - bar.sync 1, 2
+        - mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 p, [m], 0 == 1
+        - mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 p, [m], 0 == 1
+        - mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 p, [m], 0 == 1
+  expect:
+    hang: forbidden
+"""
+
+
+def test_a_verdict_refuses_the_unrolled_paths_before_the_refuter_s_work(monkeypatch):
+    """P1's awaits run once have 4 paths, unrolled 13: with a limit of 10 the hang question alone
+    is answered, the undefined-behaviour question is refused, and a verdict (which asks it first)
+    is refused before the stopping combinations are refuted (ub_first: Triton's attention, 60 s
+    of refuting to the timeout before it), with the refusal the question gives."""
+    (t,) = load_text(THREE_WAITS, "three.yaml")
+    lim = limits.current().override(["paths=10"])
+    with limits.use(lim):
+        u = UnionSession(t, MODEL, loops=True, lim=lim)
+        assert u.hangs() == ((), True)
+        with pytest.raises(LimitExceeded) as asked:
+            u.undefined
+        monkeypatch.setattr(UnionSession, "_refuted", lambda self, c: pytest.fail("refuter reached"))
+        with pytest.raises(LimitExceeded) as first:
+            UnionSession(t, MODEL, loops=True, lim=lim, ub_first=True)
+        r = check_test(t, MODEL)
+    assert str(first.value) == str(asked.value) == r.message and r.status == "unknown"
+    assert "thread P1 has more than 10 control paths" in r.message
