@@ -51,6 +51,26 @@ class Extraction:
     def table(self) -> str:
         return role_table(self.skeleton)
 
+    def _mutants_hang(self, jobs: int, lim) -> list:
+        """The mutants' results with --hang: each asked first without it (what that run finds stands,
+        each of its executions being one of the mutant's, as for the skeleton below), and only those
+        it does not catch asked the hang question (a mutant that breaks a synchronization leaves the
+        conditions that make that question fast, and runs to the timeout)."""
+        import tempfile
+        from ..api import run
+        sk = self.skeleton
+
+        def ask(mutants, hang: bool) -> list:
+            with tempfile.TemporaryDirectory(prefix="ptxmc-extract-") as folder:
+                path = os.path.join(folder, os.path.basename(self.path) or "skeleton.yaml")
+                Path(path).write_text(yaml_text(sk, mutants, hang))
+                return run([path], jobs=jobs, limits=lim)[1:]
+        plain = ask(self.mutants, False)
+        caught = {r.name for r in plain if r.status in ("fail", "undefined")}
+        rest = [m for m in self.mutants if test_name(sk, "-" + m.name) not in caught]
+        again = {r.name: r for r in ask(rest, True)} if rest else {}
+        return [again.get(r.name, r) for r in plain]
+
     def check(self, jobs: int = 1, lim=None) -> Report:
         """Run the skeleton (and its mutants) through ptxmc, under `lim` (default: the limits in
         force) with at least EVENTS events and INSTRUCTIONS instructions per thread allowed."""
@@ -73,8 +93,10 @@ class Extraction:
                 base_only = os.path.join(folder, os.path.basename(self.path) or "skeleton.yaml")
                 Path(base_only).write_text(yaml_text(self.skeleton, [], self.hang))
                 results = run([base_only], jobs=jobs, limits=lim)
-            if _passed(results[0]):
+            if _passed(results[0]) and not self.hang:
                 results = results[:1] + run([self.path], jobs=jobs, limits=lim)[1:]
+            elif _passed(results[0]):
+                results = results[:1] + self._mutants_hang(jobs, lim)
         sk = self.skeleton
         base = results[0]
         ok = _passed(base)

@@ -273,6 +273,26 @@ def test_every_mutant_is_caught_or_explained_as_not_load_bearing(tmp_path, ptx, 
     assert f"{caught} of {len(x.mutants)} caught (load-bearing), {len(not_bearing)} not load-bearing" in rep.text
 
 
+def test_mutants_with_hang_ask_the_hang_question_of_the_mutants_the_run_without_it_does_not_catch(tmp_path, monkeypatch):
+    """With --hang, each mutant is asked first without it (what that run finds stands), and only the
+    ones it does not catch are asked the hang question: on tma_ws_pipeline the same 14 caught and 4
+    not load-bearing as without --hang, the hang question asked of those 4 alone (a mutant that
+    breaks a synchronization leaves the conditions that make it fast: CUTLASS's ran to the timeout,
+    54 of 65 UNKNOWN)."""
+    from checker.extract import api
+    asked = []
+
+    def recorded(sk, ms=(), hang=False):
+        asked.append((len(ms), hang))
+        return yaml_text(sk, ms, hang)
+    monkeypatch.setattr(api, "yaml_text", recorded)
+    [x] = extract_file(str(TMA), out_dir=str(tmp_path), mutants=True, hang=True)
+    rep = x.check(jobs=0)
+    assert rep.ok and not rep.unexplained and not rep.unknown, rep.text
+    assert len(rep.mutants_caught) == 14 and len(rep.not_bearing) == 4, rep.text
+    assert (18, False) in asked and (4, True) in asked and (18, True) not in asked[1:], asked
+
+
 HANDSHAKE = """.version 8.0
 .target sm_90a
 .address_size 64
