@@ -51,24 +51,25 @@ class Extraction:
     def table(self) -> str:
         return role_table(self.skeleton)
 
+    def _run(self, mutants, hang: bool, jobs: int, lim) -> list:
+        """The results of the skeleton with `mutants` (its own first), written with or without the
+        hang question to a file of their own."""
+        import tempfile
+        from ..api import run
+        with tempfile.TemporaryDirectory(prefix="ptxmc-extract-") as folder:
+            path = os.path.join(folder, os.path.basename(self.path) or "skeleton.yaml")
+            Path(path).write_text(yaml_text(self.skeleton, mutants, hang))
+            return run([path], jobs=jobs, limits=lim)
+
     def _mutants_hang(self, jobs: int, lim) -> list:
         """The mutants' results with --hang: each asked first without it (what that run finds stands,
         each of its executions being one of the mutant's, as for the skeleton below), and only those
         it does not catch asked the hang question (a mutant that breaks a synchronization leaves the
         conditions that make that question fast, and runs to the timeout)."""
-        import tempfile
-        from ..api import run
-        sk = self.skeleton
-
-        def ask(mutants, hang: bool) -> list:
-            with tempfile.TemporaryDirectory(prefix="ptxmc-extract-") as folder:
-                path = os.path.join(folder, os.path.basename(self.path) or "skeleton.yaml")
-                Path(path).write_text(yaml_text(sk, mutants, hang))
-                return run([path], jobs=jobs, limits=lim)[1:]
-        plain = ask(self.mutants, False)
+        plain = self._run(self.mutants, False, jobs, lim)[1:]
         caught = {r.name for r in plain if r.status in ("fail", "undefined")}
-        rest = [m for m in self.mutants if test_name(sk, "-" + m.name) not in caught]
-        again = {r.name: r for r in ask(rest, True)} if rest else {}
+        rest = [m for m in self.mutants if test_name(self.skeleton, "-" + m.name) not in caught]
+        again = {r.name: r for r in self._run(rest, True, jobs, lim)[1:]} if rest else {}
         return [again.get(r.name, r) for r in plain]
 
     def check(self, jobs: int = 1, lim=None) -> Report:
@@ -88,11 +89,7 @@ class Extraction:
             results = run([self.path], jobs=jobs, limits=lim)
         else:
             # the mutants keep the as-compiled expectations: they are judged only when it passes
-            import tempfile
-            with tempfile.TemporaryDirectory(prefix="ptxmc-extract-") as folder:
-                base_only = os.path.join(folder, os.path.basename(self.path) or "skeleton.yaml")
-                Path(base_only).write_text(yaml_text(self.skeleton, [], self.hang))
-                results = run([base_only], jobs=jobs, limits=lim)
+            results = self._run([], self.hang, jobs, lim)
             if _passed(results[0]) and not self.hang:
                 results = results[:1] + run([self.path], jobs=jobs, limits=lim)[1:]
             elif _passed(results[0]):
@@ -104,11 +101,7 @@ class Extraction:
         if self.hang and base.status == "unknown":
             # The hang question (and undefined behaviour over the waits' loops) went unanswered:
             # the questions a run without --hang answers are still asked, and said as such.
-            import tempfile
-            with tempfile.TemporaryDirectory(prefix="ptxmc-extract-") as folder:
-                plain = os.path.join(folder, os.path.basename(self.path) or "skeleton.yaml")
-                Path(plain).write_text(yaml_text(sk, [], False))
-                without = run([plain], jobs=jobs, limits=lim)[0]
+            without = self._run([], False, jobs, lim)[0]
             if without.status in ("fail", "undefined"):
                 # Each execution of the run without --hang is one of the kernel's (its waits end
                 # their loops), so what it finds stands whatever the hang question would say:

@@ -111,17 +111,11 @@ def failed_waits_unnamed(test, lim, quiet: frozenset[str], names: dict) -> str |
     order: every thread straight-line, no guarded instruction) or the mbarrier is declared one in
     `memory:` (its initial write is its init, first in coherence). `names`: the lowering's location
     of each memory name."""
-    for t in test.threads:
-        if any(i.predicate for i in t.code):
-            return f"thread {t.name} has a guarded instruction"
+    th = _straight_threads(test, lim)
+    if isinstance(th, str):
+        return th
     declared = {names.get(m.name, m.name) for m in test.memory if m.mbarrier is not None}
     quiet = {names.get(n, n) for n in quiet}
-    th = []
-    for k in range(len(test.threads)):
-        info = _thread_info(test, lim, k)
-        if isinstance(info, str):
-            return info
-        th.append(info)
     inited = {lc for x in th for _, lc in x["inits"]}
     for loc in sorted(quiet):
         if loc not in inited and loc not in declared:
@@ -231,14 +225,9 @@ def _ordered(test, lim, risky: set[str]) -> str | None:
     each of `risky` base-causality-after its one initialisation (program order, or a first barrier
     generation that every thread's first barrier operation joins), so that every RMW reads its
     coherence predecessor and every wait a state of that chain."""
-    th = []
-    for k, t in enumerate(test.threads):
-        if any(i.predicate for i in t.code):
-            return f"thread {t.name} has a guarded instruction (the ordered fold reads straight-line threads)"
-        info = _thread_info(test, lim, k)
-        if isinstance(info, str):
-            return info
-        th.append(info)
+    th = _straight_threads(test, lim)
+    if isinstance(th, str):
+        return th
     # the mbarriers folded: `risky`, and those of the awaits that gate an operation on one folded
     # (their operations too: when such an await may read a completing state); members only on
     # `risky` (on the others the order-free fold shows none)
@@ -312,6 +301,20 @@ def _ordered(test, lim, risky: set[str]) -> str | None:
         if left == members:
             return fired[min(left)]
         members = frozenset(left)
+
+
+def _straight_threads(test, lim) -> list[dict] | str:
+    """_thread_info of every thread, or why not: a guarded instruction (the readings of program
+    order here take each thread as straight-line), or a thread that cannot be lowered alone."""
+    th = []
+    for k, t in enumerate(test.threads):
+        if any(i.predicate for i in t.code):
+            return f"thread {t.name} has a guarded instruction (program order is read straight-line here)"
+        info = _thread_info(test, lim, k)
+        if isinstance(info, str):
+            return info
+        th.append(info)
+    return th
 
 
 def _thread_info(test, lim, k: int) -> dict | str:

@@ -216,7 +216,7 @@ def _unreachable(u, c: Combo, quiet, fair) -> bool:
         return False
     # (freeing gates only opens more: the combination's lowering, for freeing, only when needed;
     # and not once _GIVE_UP lowerings of the test have refuted nothing)
-    if getattr(u, "no_member", lambda: False)():
+    if getattr(u, "no_member", False):
         return True                     # (no member in any execution: nothing is freed)
     seen = u.__dict__.setdefault("_stop_freed", [0, 0])     # [not refuted, refuted]
     if seen[0] >= _GIVE_UP and not seen[1]:

@@ -72,7 +72,7 @@ class UnionSession:
             # (`ub_first`: the caller asks the undefined-behaviour question first, as a verdict does,
             # which needs the awaits unrolled: where they have too many paths, the refusal comes
             # now, not after the refuter's work)
-            self._search_paths(quiet_mbarriers(test) if quiet else frozenset())
+            self._search_paths
         drop = self._refuted if refute and spins else None
         if drop is not None:
             self.names = Builder(test).roots
@@ -205,12 +205,12 @@ class UnionSession:
         # runs-once combinations are (docs/model.md#a18, "Failed iterations of an mbarrier wait"),
         # whose sessions are this one's; a path with more than one failed iteration of waits on
         # quiet mbarriers that it goes on past is never combined (below), so not made either
-        quiet = quiet_mbarriers(self.test) if self.quiet else frozenset()
+        quiet = self._quiet
         # with no hang, the stopping choices' executions extend to complete ones with their flags
         # (docs/model.md#a18, "Stopping choices and undefined behaviour"): only complete choices
         # are where the search starts, where the test meets the lemma's conditions
-        per = self._search_paths(quiet)
-        self.extension_why = self._extension_lemma_fails(quiet, per) if self.extend else "not asked (the reference)"
+        per = self._search_paths
+        self.extension_why = self._extension_lemma_fails(quiet) if self.extend else "not asked (the reference)"
         complete_only = self.extension_why is None
         # how many failed iterations of awaits on quiet mbarriers a choice may have in all: one, for
         # the flag that may name it; none where no flag can (docs/model.md#a18, "Failed iterations
@@ -286,7 +286,7 @@ class UnionSession:
         # (in the order combos gives them)
         return [(c, s) for _, _, c, s in sorted(kept, key=lambda x: x[:2])]
 
-    def _extension_lemma_fails(self, quiet: frozenset[str], per=None) -> str | None:
+    def _extension_lemma_fails(self, quiet: frozenset[str]) -> str | None:
         """Why docs/model.md#a18's extension lemma does not apply here (None: it does). Its
         conditions, each checked here: no loop but awaits (no `bra`, no label), every await an
         mbarrier wait `== 1` (a spin loop) on a quiet mbarrier (checker.verdict.quiet: cut after one
@@ -319,7 +319,7 @@ class UnionSession:
                 any(m.mbarrier is not None and m.name not in quiet for m in self.test.memory):
             return "an mbarrier that is not quiet"
         # no execution freed from an await or guard (the freeing rule, A7: docs/model.md#a18)
-        why = self._members_why(quiet, per)
+        why = self._members_why
         if why is not None:
             return why
         try:
@@ -330,38 +330,37 @@ class UnionSession:
             return "the hang question unanswered"   # (the search starts from every choice)
         return None
 
-    def _search_paths(self, quiet: frozenset[str]) -> list:
-        """Per thread, the paths of the undefined-behaviour search (the awaits unrolled like any
-        loop, a thread cut in an await on a `quiet` mbarrier cut after one failed iteration)."""
-        cache = self.__dict__.setdefault("_search_paths_of", {})
-        if quiet not in cache:
-            per = thread_paths(self.test, self.lim, True, self.options, spin_once=False, quiet=quiet)
-            cache[quiet] = [[_cut_once(p, quiet) for p in ps] for ps in per]
-        return cache[quiet]
+    @cached_property
+    def _quiet(self) -> frozenset[str]:
+        """The mbarriers whose failed waits are not combined (checker.verdict.quiet; none for the
+        reference)."""
+        return quiet_mbarriers(self.test) if self.quiet else frozenset()
 
-    def _members_why(self, quiet: frozenset[str], per=None) -> str | None:
+    @cached_property
+    def _search_paths(self) -> list:
+        """Per thread, the paths of the undefined-behaviour search (the awaits unrolled like any
+        loop, a thread cut in an await on a quiet mbarrier cut after one failed iteration)."""
+        per = thread_paths(self.test, self.lim, True, self.options, spin_once=False, quiet=self._quiet)
+        return [[_cut_once(p, self._quiet) for p in ps] for ps in per]
+
+    @cached_property
+    def _members_why(self) -> str | None:
         """Why condition (7) of docs/model.md#a18 is not shown (None: no member of a value-dependent
         undefined behaviour in any execution of any variant: checker.verdict.extension)."""
-        cache = self.__dict__.setdefault("_members_why_of", {})
-        if quiet not in cache:
-            cache[quiet] = members_excluded(self.test, self.lim, per if per is not None else self._search_paths(quiet))
-        return cache[quiet]
+        return members_excluded(self.test, self.lim, self._search_paths)
 
+    @cached_property
     def no_member(self) -> bool:
         """Is condition (7) shown for this test, with no loop but awaits (no `bra`, no label)? Then
         no execution of any combination, the hang question's included, has a member of a
         value-dependent undefined behaviour, and the freeing rule frees nothing (the refuter of
         checker.verdict.stops reads it). False where it is not shown, or the paths are too many."""
-        if "_no_member" not in self.__dict__:
-            if any(t.labels or any(i.op == "bra" for i in t.code) for t in self.test.threads):
-                self._no_member = False
-            else:
-                try:
-                    self._no_member = self._members_why(quiet_mbarriers(self.test) if self.quiet
-                                                        else frozenset()) is None
-                except (LimitExceeded, LitmusError, NeverCompletes):
-                    self._no_member = False
-        return self._no_member
+        if any(t.labels or any(i.op == "bra" for i in t.code) for t in self.test.threads):
+            return False
+        try:
+            return self._members_why is None
+        except (LimitExceeded, LitmusError, NeverCompletes):
+            return False
 
     @cached_property
     def undefined(self) -> tuple[UndefinedReport, ...]:
