@@ -11,7 +11,8 @@ waits for it blocks.
 A mutant the check does not catch is labelled *not load-bearing* only with a reason read off the
 skeleton itself (`reason`): the phase an arrival completes is awaited by no role within the
 window; the pieces a proxy fence orders get no later asynchronous copy within the window; nothing
-follows the cluster barrier a release serves; nothing but waits follows a wait. A mutant not caught and without such a reason is
+follows the cluster barrier a release serves; nothing but waits follows a wait; a wait orders no
+two accesses to one piece (`_orders_no_data`). A mutant not caught and without such a reason is
 UNEXPLAINED: the report says so, never drops it (tests/extract/test_extract.py requires none).
 """
 from __future__ import annotations
@@ -40,6 +41,8 @@ def reason(sk: Skeleton, role: str, index: int) -> str | None:
         return _nothing_after_cluster_barrier(sk, r, index)
     if ln.kind == "mb_wait" and all(x.kind == "mb_wait" for x in r.lines[index + 1:]):
         return "nothing follows this wait in its role but other waits: it orders nothing"
+    if ln.kind == "mb_wait":
+        return _orders_no_data(sk, r, index)
     return None
 
 
@@ -194,3 +197,116 @@ def _nothing_after_cluster_barrier(sk: Skeleton, r, index: int) -> str | None:
             return None
     return ("no role accesses memory after the cluster barrier it releases, and no role accesses another CTA's "
             "shared memory before it (the exit checks of distributed shared memory read after it)")
+
+
+SIGNALS = ("mb_arrive", "mb_expect_tx", "tma_load", "tc_commit")   # what moves an mbarrier's phase (its last operand)
+_PLAIN_FENCE = re.compile(r"fence\.(proxy\.|mbarrier_init)")
+
+
+def _orders_no_data(sk: Skeleton, r, index: int) -> str | None:
+    """A wait on mbarrier M orders what comes before M's phase moves (every role's lines up to its
+    last arrive, expect_tx, copy completion or commit on M, and, through the waits and barriers among
+    them, what those follow) before what comes after the wait (the role's later lines and, through
+    the arrivals and barriers among them, every role's lines after the matching wait or barrier).
+    Both sides are over-approximated; lines before a `bar.sync` that the waiting role also passes
+    before the wait are left out, since that barrier orders them already. When no piece (a shared
+    object, an mbarrier other than M, a tensor map or its global buffer, Tensor Memory) is accessed
+    on both sides, the wait orders no two accesses of one piece: changing it changes no value read.
+    Refused (None) where another way to order appears on either side: a cluster barrier, a strong
+    generic access, a fence that is not a proxy or mbarrier_init fence."""
+    ln = r.lines[index]
+    [mb] = _names(ln.text)
+
+    def occurrence(role, i):
+        key = role.lines[i].text.split(None, 1)[1]
+        return key, sum(1 for x in role.lines[:i] if x.kind == "barrier" and x.text.split(None, 1)[1] == key)
+
+    def matching(role, key, k):
+        same = [i for i, x in enumerate(role.lines) if x.kind == "barrier" and x.text.split(None, 1)[1] == key]
+        return same[k] if k < len(same) else None
+
+    def ordered_already(role, end):
+        """The first line of `role` before `end` that a bar.sync r also passes before its wait does not order."""
+        for j in range(end - 1, -1, -1):
+            x = role.lines[j]
+            if x.kind == "barrier" and x.text.startswith("bar.sync"):
+                m = matching(r, *occurrence(role, j))
+                if m is not None and m < index and r.lines[m].text.startswith("bar.sync"):
+                    return j + 1
+        return 0
+
+    def pieces(lines) -> set | None:
+        out = set()
+        for x in lines:
+            if x.kind == "cluster_barrier" or (x.kind == "fence" and not _PLAIN_FENCE.match(x.text)) \
+                    or (x.kind in ("smem", "shadow") and x.text.split(".")[1] in ("relaxed", "release", "acquire")):
+                return None
+            names = _names(x.text)
+            if x.kind in ("mb_wait", *SIGNALS) and names[-1:] == [mb]:
+                names = names[:-1]          # the edge in question itself
+            for n in names:
+                out.add(n)
+                out.update(str(v) for v in (sk.memory.get(n, {}).get("tensormap") or {}).values())
+        return out
+
+    def signals_on(m):
+        return [(x, max(i for i, y in enumerate(x.lines) if y.kind in SIGNALS and _names(y.text)[-1:] == [m]))
+                for x in sk.roles if any(y.kind in SIGNALS and _names(y.text)[-1:] == [m] for y in x.lines)]
+
+    before: set = set()
+    todo = [(x, end + 1) for x, end in signals_on(mb)]
+    seen = set()
+    while todo:
+        role, end = todo.pop()
+        start = ordered_already(role, end)
+        if (role.name, start, end) in seen:
+            continue
+        seen.add((role.name, start, end))
+        got = pieces(role.lines[start:end])
+        if got is None:
+            return None
+        before |= got
+        for j in range(start, end):
+            x = role.lines[j]
+            if x.kind == "mb_wait":
+                todo += [(y, e + 1) for y, e in signals_on(_names(x.text)[0])]
+            elif x.kind == "barrier":
+                for y in sk.roles:
+                    m = matching(y, *occurrence(role, j))
+                    if m is not None and y is not role:
+                        todo.append((y, m + 1))
+
+    after: set = set()
+    todo = [(r, index + 1)]
+    seen = set()
+    while todo:
+        role, start = todo.pop()
+        if (role.name, start) in seen:
+            continue
+        seen.add((role.name, start))
+        got = pieces(role.lines[start:])
+        if got is None:
+            return None
+        after |= got
+        for j in range(start, len(role.lines)):
+            x = role.lines[j]
+            if x.kind in SIGNALS:
+                m = _names(x.text)[-1]
+                for y in sk.roles:
+                    waits = [i for i, z in enumerate(y.lines) if z.kind == "mb_wait" and _names(z.text) == [m]]
+                    if waits:
+                        todo.append((y, waits[0]))
+            elif x.kind == "barrier":
+                for y in sk.roles:
+                    m = matching(y, *occurrence(role, j))
+                    if m is not None:
+                        todo.append((y, m))
+    if before & after:
+        return None
+    return (f"it orders no data: what comes before the arrivals on {mb} ({_few(before)}) and what comes after "
+            f"this wait ({_few(after)}) share no piece, so the order between roles it gives changes no value read")
+
+
+def _few(names: set) -> str:
+    xs = sorted(names)
+    return ", ".join(xs[:4]) + (f" and {len(xs) - 4} more" if len(xs) > 4 else "") if xs else "nothing"
