@@ -134,7 +134,16 @@ def _judge_union(fc: UnionSession, base: Result) -> Result:
         prepared.append(fc.sessions[0].prepare(exp.cond, exp.where) if fc.sessions else exp.cond)
     notes = fc.notes
     # (undefined behaviour first: on the way to a hang it is still undefined behaviour)
-    undefined = fc.undefined
+    settled = fc.hang_settles
+    if settled:
+        notes += (HANG_SETTLES,)
+    try:
+        undefined = fc.undefined_once if settled else fc.undefined
+    except (SolverUnknown, LimitExceeded) as e:
+        failed = _hang_fails_anyway(fc, base, notes, e)
+        if failed is None:
+            raise
+        return failed
     if undefined:
         if test.expect_undefined:
             return replace(base, status="pass", undefined=undefined, notes=notes)
@@ -146,7 +155,7 @@ def _judge_union(fc: UnionSession, base: Result) -> Result:
     if awaits_block(fc):
         return _awaits_block(fc, base, notes)
     # asked "undefined:", none found: no answer where the bound cut a variant with an execution off
-    ub_cut = fc.undefined_cut if test.expect_undefined is not None else ()
+    ub_cut = fc.undefined_cut if test.expect_undefined is not None and not settled else ()
     ub_unknown = (f"no undefined behaviour within the loop bound, but the bound cut executions off ({ub_cut[0]}): "
                   f"raise --unroll") if ub_cut else ""
     outs, complete = fc.outcomes()
@@ -162,7 +171,7 @@ def _judge_union(fc: UnionSession, base: Result) -> Result:
         notes += (f"loop bound reached: executions continue past unroll {test.unroll or fc.lim.unroll} "
                   f"({fc.bounded[0]}); a condition no bounded execution satisfies is Unknown" +
                   (f" ({fc.advice})" if unknown else ""),)
-        if test.expect_undefined is None and fc.undefined_cut:
+        if test.expect_undefined is None and not settled and fc.undefined_cut:
             # (stated `undefined:`, that is Unknown above; unstated, the verdicts stand, but say it)
             notes += (UB_PAST_THE_BOUND.format(cut=fc.undefined_cut[0]),)
     if not complete:
@@ -208,6 +217,33 @@ def _judge_union(fc: UnionSession, base: Result) -> Result:
         status, message = ("unknown", "a verdict is Unknown: " + ub_unknown) if ub_unknown else ("pass", "")
     return replace(base, status=status, message=message, observe=fc.observe, outcomes=outcomes,
                    complete=complete and not fc.bounded, conditions=tuple(conds), notes=notes)
+
+
+HANG_SETTLES = ("undefined behaviour asked only where each await's loop runs once: a hang, which the test forbids, "
+                "fails it whatever the awaits unrolled would add (ask `ptxmc check FILE::NAME hang` for the question alone)")
+
+
+def _hang_fails_anyway(fc: UnionSession, base: Result, notes: tuple[str, ...], why: Exception) -> Result | None:
+    """The test forbids a hang, its undefined-behaviour question has no answer (`why`), and the hang
+    question finds one: the test fails whichever way that question goes (undefined behaviour in a
+    test that states an expectation is a fail too: `_expects`), so say so, with the hang, rather
+    than Unknown. None where that is not so (the hang question is asked only where the test
+    forbids a hang, and its own Unknown leaves `why` standing)."""
+    if fc.test.expect_hang is not False:
+        return None
+    try:
+        hangs, _ = fc.hangs()
+    except (SolverUnknown, LimitExceeded):
+        return None
+    if not hangs:
+        return None
+    h = hangs[0]
+    conds = tuple(ConditionResult(show(e.cond), e.kind, None) for e in fc.test.expectations) + \
+        (_hang_result(hangs, True, False),)
+    return replace(base, status="fail", observe=fc.observe, conditions=conds,
+                   notes=notes + (f"hang: {h.thread} blocks forever at {h.blocked}: {h.state} [{h.combo}]",),
+                   message=f"a hang, which the test forbids: {h.thread} blocks forever at {h.blocked}; the "
+                           f"undefined-behaviour question has no answer ({why}), and the test fails either way")
 
 
 def _awaits_block(s: Session | UnionSession, base: Result, notes: tuple[str, ...]) -> Result:

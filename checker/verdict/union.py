@@ -286,17 +286,16 @@ class UnionSession:
         # (in the order combos gives them)
         return [(c, s) for _, _, c, s in sorted(kept, key=lambda x: x[:2])]
 
-    def _extension_lemma_fails(self, quiet: frozenset[str]) -> str | None:
-        """Why docs/model.md#a18's extension lemma does not apply here (None: it does). Its
-        conditions, each checked here: no loop but awaits (no `bra`, no label), every await an
-        mbarrier wait `== 1` (a spin loop) on a quiet mbarrier (checker.verdict.quiet: cut after one
+    def _lemma_premises_fail(self, quiet: frozenset[str]) -> str | None:
+        """Why the premises of docs/model.md#a18's extension lemma do not hold here (None: they
+        do), the hang question's answer aside (_extension_lemma_fails). Its conditions: no loop but
+        awaits (no `bra`, no label), every await an mbarrier wait `== 1` (a spin loop) on a quiet mbarrier (checker.verdict.quiet: cut after one
         failed iteration, so one more iteration that exits is within an unroll of 2), no
         mbarrier.inval (which could hide an MbarrierUninitialised flag of a location with no init:
         axioms/ptx.cat, its third clause), no Tensor Memory allocation (TensorMemoryLeak is
         falsified by an appended dealloc), one kernel, the bundled model and options, no member of
         a value-dependent undefined behaviour in any execution of any variant (so none frees an
-        await: checker.verdict.extension, over `per`, the threads' paths of the search), and the
-        hang question answered "no hang", completely, with some execution terminating."""
+        await: checker.verdict.extension, over `per`, the threads' paths of the search)."""
         if not (self.quiet and self.spin_once and self.loops) or self.test.kernels \
                 or (self.test.unroll or self.lim.unroll) < 2:
             return "not the hang question's search with its awaits run once, or several kernels, or an unroll below 2"
@@ -319,7 +318,13 @@ class UnionSession:
                 any(m.mbarrier is not None and m.name not in quiet for m in self.test.memory):
             return "an mbarrier that is not quiet"
         # no execution freed from an await or guard (the freeing rule, A7: docs/model.md#a18)
-        why = self._members_why
+        return self._members_why
+
+    def _extension_lemma_fails(self, quiet: frozenset[str]) -> str | None:
+        """Why docs/model.md#a18's extension lemma does not apply here (None: it does): its
+        premises (_lemma_premises_fail), and the hang question answered "no hang", completely, with
+        some execution terminating."""
+        why = self._lemma_premises_fail(quiet)
         if why is not None:
             return why
         try:
@@ -329,6 +334,40 @@ class UnionSession:
         except (LimitExceeded, SolverUnknown):
             return "the hang question unanswered"   # (the search starts from every choice)
         return None
+
+    @cached_property
+    def hang_settles(self) -> bool:
+        """Does a hang the test forbids decide its status before the undefined-behaviour search
+        over the awaits unrolled? Where the test states `hang: forbidden` (and does not expect
+        undefined behaviour), either answer of that search fails it: undefined behaviour is a fail
+        in a test that states an expectation (checker.verdict.check), and so is the hang. Taken
+        only where the extension lemma's premises hold, so that the hang question is the one that
+        search would ask first (no work is added), and a hang is found: then the lemma fails and
+        the search would start from every runs-once choice, past the path limit on a real
+        pipeline (a CUTLASS mutant: 258 sessions in 139 s, then refused). The flags are then
+        asked of the runs-once combinations only (`undefined_once`); a judge says so. Never for
+        `check` or `explain`: their answer is the question itself, not a status."""
+        t = self.test
+        if t.expect_hang is not False or t.expect_undefined or not self.extend \
+                or not any(paths.await_loops(x) is not x for x in t.threads) \
+                or self._lemma_premises_fail(self._quiet) is not None:
+            return False
+        try:
+            return bool(self.hangs()[0])
+        except (LimitExceeded, SolverUnknown):
+            return False
+
+    @cached_property
+    def undefined_once(self) -> tuple[UndefinedReport, ...]:
+        """The undefined-behaviour flags that fire on a runs-once combination (a subset of
+        `undefined`'s: each such combination's executions are among the kernel's)."""
+        seen, out = set(), []
+        for s in self.sessions:
+            for u in s.undefined:
+                if (u.flag, u.why) not in seen:
+                    seen.add((u.flag, u.why))
+                    out.append(u)
+        return tuple(out)
 
     @cached_property
     def _quiet(self) -> frozenset[str]:

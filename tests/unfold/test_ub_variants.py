@@ -301,3 +301,81 @@ def test_a_verdict_refuses_the_unrolled_paths_before_the_refuter_s_work(monkeypa
         r = check_test(t, MODEL)
     assert str(first.value) == str(asked.value) == r.message and r.status == "unknown"
     assert "thread P1 has more than 10 control paths" in r.message
+
+
+PING_PONG_FORBIDDEN = """
+- name: PingPongForbidden
+  doc: "P0 and P1 pass their waits in turn; P2 waits on n, on which nobody arrives: a hang, which the
+    test forbids."
+  source: "PTX ISA 9.4, mbarrier.arrive, mbarrier.try_wait (.parity: the phase with that parity has completed)"
+  arch: sm_90
+  memory:
+    m0: {space: shared, owner: gpu0.cta0, mbarrier: {count: 1}}
+    m1: {space: shared, owner: gpu0.cta0, mbarrier: {count: 1}}
+    n: {space: shared, owner: gpu0.cta0, mbarrier: {count: 1}}
+  threads:
+    P0:
+      at: gpu0.cta0.warp0
+      code:
+        - mbarrier.arrive.release.cta.shared::cta.b64 _, [m0]
+        - mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 p, [m1], 0 == 1
+    P1:
+      at: gpu0.cta0.warp1
+      code:
+        - mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 p, [m0], 0 == 1
+        - mbarrier.arrive.release.cta.shared::cta.b64 _, [m1]
+    P2:
+      at: gpu0.cta0.warp2
+      code:
+        - mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 p, [n], 0 == 1
+  expect:
+    undefined: false
+    hang: forbidden
+"""
+
+
+@pytest.mark.parametrize("engine", ["z3", "brute"])
+def test_a_hang_the_test_forbids_settles_it_before_the_unrolled_search(engine):
+    """The extension lemma's premises hold and the hang question finds P2's hang: the lemma fails, and
+    the undefined-behaviour search would start from every runs-once choice. The test fails whichever
+    way that search goes, so a verdict asks the flags of the runs-once combinations only and fails on
+    the hang: with a limit of 8 that search is refused (UNKNOWN before; a CUTLASS mutant built 258
+    sessions in 139 s, then was refused), at the default limit it finds no flag, and the status is
+    the same. `check ... hang` still asks the whole question (its answer is not a status)."""
+    (t,) = load_text(PING_PONG_FORBIDDEN, "pp.yaml")
+    lim = limits.current().override(["paths=8"])
+    with limits.use(lim):
+        u = UnionSession(t, MODEL, engine=engine, loops=True, lim=lim)
+        assert u.hang_settles and not u.undefined_once
+        with pytest.raises(LimitExceeded):
+            u.undefined
+        small = check_test(t, MODEL, engine=engine)
+    whole = UnionSession(t, MODEL, engine=engine, loops=True)
+    assert whole.undefined == () and whole.hangs()[0]      # the whole question: no flag, a hang
+    full = check_test(t, MODEL, engine=engine)
+    assert small.status == full.status == "fail", (small.message, full.message)
+    assert [c.allowed for c in small.conditions] == [c.allowed for c in full.conditions] == [True]
+    assert any(n.startswith("undefined behaviour asked only where each await's loop runs once") for n in small.notes)
+    assert "P2" in next(n for n in small.notes if n.startswith("hang:"))
+    # the reference (no extension lemma) and a test that allows the hang ask the whole question
+    assert not UnionSession(t, MODEL, engine=engine, loops=True, extend=False).hang_settles
+    (allowed,) = load_text(PING_PONG_FORBIDDEN.replace("hang: forbidden", "hang: allowed"), "pp.yaml")
+    assert not UnionSession(allowed, MODEL, engine=engine, loops=True).hang_settles
+
+
+def test_a_hang_the_test_forbids_fails_it_where_the_undefined_behaviour_search_is_refused():
+    """With an mbarrier.inval the lemma's premises fail (the hang is not what settles it first): the
+    whole undefined-behaviour search runs, and at a limit of 8 it is refused. The hang question
+    still finds P2's hang, and the test fails either way: FAIL, naming the refusal (UNKNOWN
+    before); at the default limit the search answers (no flag) and the status is the same."""
+    (t,) = load_text(PING_PONG_FORBIDDEN.replace(
+        "[m1], 0 == 1\n", "[m1], 0 == 1\n        - mbarrier.inval.shared::cta.b64 [m0]\n", 1), "pp.yaml")
+    lim = limits.current().override(["paths=8"])
+    with limits.use(lim):
+        assert not UnionSession(t, MODEL, loops=True, lim=lim).hang_settles
+        small = check_test(t, MODEL)
+    full = check_test(t, MODEL)
+    assert small.status == full.status == "fail", (small.message, full.message)
+    assert small.message.startswith("a hang, which the test forbids: P2 blocks forever"), small.message
+    assert "the undefined-behaviour question has no answer (too large" in small.message
+    assert [c.allowed for c in small.conditions] == [True]
