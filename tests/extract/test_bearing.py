@@ -146,3 +146,19 @@ def test_a_wait_that_orders_no_two_accesses_of_one_piece_is_explained(tmp_path):
     assert {m.name for m in consumer} <= set(rep.mutants_caught), rep.text
     # and the reason is not claimed for them: `a` (or `b`) is on both sides of each
     assert [reason(x.skeleton, m.role, m.index) for m in consumer] == [None, None]
+
+
+def test_cutlass_s_load_order_wait_is_the_one_wait_that_orders_no_data():
+    """Of CUTLASS's 28 parity flips, the load-order wait (w2 on mb13, PTX L601) is the one whose
+    sides share no piece: the mainloop's A and B tiles before it, the epilogue's C tiles and output
+    after. The consumers' waits order the tiles they read; the producers' waits order the copies
+    into tiles the consumers released. (The 6 tail waits are explained by what follows them.)"""
+    from checker.extract.render import mutants
+    from tests.extract.test_extract import _cutlass
+    sk = _cutlass(1)
+    flips = {m.name: reason(sk, m.role, m.index) for m in mutants(sk) if m.name.endswith("flip-parity")}
+    data = {n for n, why in flips.items() if why and why.startswith("it orders no data")}
+    assert data == {"w2-L601-1-flip-parity"}, flips
+    assert "before the arrivals on ZN7cutlass4smemE_mb13 (ZN7cutlass4smemE10, ZN7cutlass4smemE11, " \
+           "ZN7cutlass4smemE8, ZN7cutlass4smemE9 and 8 more)" in flips["w2-L601-1-flip-parity"]
+    assert len(flips) == 28 and sum(why is None for why in flips.values()) == 21, flips
