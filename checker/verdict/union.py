@@ -210,7 +210,7 @@ class UnionSession:
         # (docs/model.md#a18, "Stopping choices and undefined behaviour"): only complete choices
         # are where the search starts, where the test meets the lemma's conditions
         per = self._search_paths
-        self.extension_why = self._extension_lemma_fails(quiet) if self.extend else "not asked (the reference)"
+        self.extension_why = self._extension_lemma_fails() if self.extend else "not asked (the reference)"
         complete_only = self.extension_why is None
         # how many failed iterations of awaits on quiet mbarriers a choice may have in all: one, for
         # the flag that may name it; none where no flag can (docs/model.md#a18, "Failed iterations
@@ -286,16 +286,19 @@ class UnionSession:
         # (in the order combos gives them)
         return [(c, s) for _, _, c, s in sorted(kept, key=lambda x: x[:2])]
 
-    def _lemma_premises_fail(self, quiet: frozenset[str]) -> str | None:
+    @cached_property
+    def _premises_why(self) -> str | None:
         """Why the premises of docs/model.md#a18's extension lemma do not hold here (None: they
-        do), the hang question's answer aside (_extension_lemma_fails). Its conditions: no loop but
-        awaits (no `bra`, no label), every await an mbarrier wait `== 1` (a spin loop) on a quiet mbarrier (checker.verdict.quiet: cut after one
-        failed iteration, so one more iteration that exits is within an unroll of 2), no
-        mbarrier.inval (which could hide an MbarrierUninitialised flag of a location with no init:
-        axioms/ptx.cat, its third clause), no Tensor Memory allocation (TensorMemoryLeak is
-        falsified by an appended dealloc), one kernel, the bundled model and options, no member of
-        a value-dependent undefined behaviour in any execution of any variant (so none frees an
-        await: checker.verdict.extension, over `per`, the threads' paths of the search)."""
+        do), the hang question's answer aside (_extension_lemma_fails). Its conditions: no loop
+        but awaits (no `bra`, no label), every await an mbarrier wait `== 1` (a spin loop) on a
+        quiet mbarrier (checker.verdict.quiet: cut after one failed iteration, so one more
+        iteration that exits is within an unroll of 2), no mbarrier.inval (which could hide an
+        MbarrierUninitialised flag of a location with no init: axioms/ptx.cat, its third clause),
+        no Tensor Memory allocation (TensorMemoryLeak is falsified by an appended dealloc), one
+        kernel, the bundled model and options, no member of a value-dependent undefined behaviour
+        in any execution of any variant (so none frees an await: checker.verdict.extension, over
+        the threads' paths of the search)."""
+        quiet = self._quiet
         if not (self.quiet and self.spin_once and self.loops) or self.test.kernels \
                 or (self.test.unroll or self.lim.unroll) < 2:
             return "not the hang question's search with its awaits run once, or several kernels, or an unroll below 2"
@@ -320,11 +323,11 @@ class UnionSession:
         # no execution freed from an await or guard (the freeing rule, A7: docs/model.md#a18)
         return self._members_why
 
-    def _extension_lemma_fails(self, quiet: frozenset[str]) -> str | None:
+    def _extension_lemma_fails(self) -> str | None:
         """Why docs/model.md#a18's extension lemma does not apply here (None: it does): its
-        premises (_lemma_premises_fail), and the hang question answered "no hang", completely, with
+        premises (_premises_why), and the hang question answered "no hang", completely, with
         some execution terminating."""
-        why = self._lemma_premises_fail(quiet)
+        why = self._premises_why
         if why is not None:
             return why
         try:
@@ -350,7 +353,7 @@ class UnionSession:
         t = self.test
         if t.expect_hang is not False or t.expect_undefined or not self.extend \
                 or not any(paths.await_loops(x) is not x for x in t.threads) \
-                or self._lemma_premises_fail(self._quiet) is not None:
+                or self._premises_why is not None:
             return False
         try:
             return bool(self.hangs()[0])
@@ -361,13 +364,7 @@ class UnionSession:
     def undefined_once(self) -> tuple[UndefinedReport, ...]:
         """The undefined-behaviour flags that fire on a runs-once combination (a subset of
         `undefined`'s: each such combination's executions are among the kernel's)."""
-        seen, out = set(), []
-        for s in self.sessions:
-            for u in s.undefined:
-                if (u.flag, u.why) not in seen:
-                    seen.add((u.flag, u.why))
-                    out.append(u)
-        return tuple(out)
+        return _flags(self.sessions)
 
     @cached_property
     def _quiet(self) -> frozenset[str]:
@@ -404,13 +401,7 @@ class UnionSession:
     @cached_property
     def undefined(self) -> tuple[UndefinedReport, ...]:
         """Every undefined-behaviour flag that fires on some variant (once per flag and reason)."""
-        seen, out = set(), []
-        for _, s in self._ub_variants:
-            for u in s.undefined:
-                if (u.flag, u.why) not in seen:
-                    seen.add((u.flag, u.why))
-                    out.append(u)
-        return tuple(out)
+        return _flags(s for _, s in self._ub_variants)
 
     @cached_property
     def undefined_cut(self) -> tuple[str, ...]:
@@ -567,6 +558,17 @@ class UnionSession:
 # tcgrow are empty in every variant, so TensorMemoryAlloc, TensorMemoryWarp, TensorMemoryColumns and
 # TensorMemoryLeak (axioms/ptx.cat:717-732; Leak is falsified by an appended dealloc) never fire.
 TMEM_ALLOCATION = ("tcgen05.alloc", "tcgen05.dealloc", "tcgen05.relinquish_alloc_permit")
+
+
+def _flags(sessions) -> tuple[UndefinedReport, ...]:
+    """Every undefined-behaviour flag that fires on one of `sessions`, once per flag and reason."""
+    seen, out = set(), []
+    for s in sessions:
+        for u in s.undefined:
+            if (u.flag, u.why) not in seen:
+                seen.add((u.flag, u.why))
+                out.append(u)
+    return tuple(out)
 
 
 def _cut_spans(p: paths.Path) -> tuple[tuple[int, int], ...]:

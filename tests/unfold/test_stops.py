@@ -495,17 +495,16 @@ def test_the_extension_lemma_needs_its_conditions():
     third clause), an unroll of 1, another model, or the reference's every-choice search."""
     from checker import limits
     from checker.cat.interp import load_model
-    from checker.verdict.quiet import quiet_mbarriers
     (t,) = load_text(LEMMA, "lemma.yaml")
-    assert UnionSession(t, MODEL, loops=True)._extension_lemma_fails(quiet_mbarriers(t)) is None
-    assert UnionSession(t, MODEL, loops=True, quiet=False)._extension_lemma_fails(quiet_mbarriers(t)) is not None
+    assert UnionSession(t, MODEL, loops=True)._extension_lemma_fails() is None
+    assert UnionSession(t, MODEL, loops=True, quiet=False)._extension_lemma_fails() is not None
     with limits.use(limits.current().override(["unroll=1"])):
-        assert UnionSession(t, MODEL, loops=True)._extension_lemma_fails(quiet_mbarriers(t)) is not None
+        assert UnionSession(t, MODEL, loops=True)._extension_lemma_fails() is not None
     sc = load_model(str(ROOT / "axioms" / "sc.cat"))
-    assert UnionSession(t, sc, loops=True)._extension_lemma_fails(quiet_mbarriers(t)) is not None
+    assert UnionSession(t, sc, loops=True)._extension_lemma_fails() is not None
     (t2,) = load_text(LEMMA.replace("0 == 1\n", "0 == 1\n        - mbarrier.inval.shared::cta.b64 [m]\n"), "inval.yaml")
     assert "mbarrier.inval" in str(t2.threads[1].code[-1].text)
-    assert UnionSession(t2, MODEL, loops=True)._extension_lemma_fails(quiet_mbarriers(t2)) is not None
+    assert UnionSession(t2, MODEL, loops=True)._extension_lemma_fails() is not None
     assert _flags(t, "z3", True)[1:] != () and _flags(t, "z3", True)[1] == _flags(t, "z3", False)[1]
 
 
